@@ -1,0 +1,79 @@
+//===- MTDialect.td - The mt dialect definition ------------*- tablegen -*-===//
+//
+// The `mt` dialect: forward graphs of transformer models, written so that
+// later passes can differentiate, shard, pipeline and lower them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGATRON_DIALECTS_MT_IR_MTDIALECT_TD
+#define MEGATRON_DIALECTS_MT_IR_MTDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def MT_Dialect : Dialect {
+  let name = "mt";
+  let cppNamespace = "::mlir::mt";
+  let summary = "Transformer training graphs on ranked tensors.";
+  let description = [{
+    The `mt` dialect expresses the forward graph of a transformer (GPT-2
+    today) as value-semantic operations on statically shaped tensors. It holds
+    only what upstream dialects lack: ops whose meaning later passes rely on as
+    a whole (attention split by heads, vocabulary-sized embeddings and
+    cross-entropy that tensor parallelism partitions in custom ways, dropout
+    drawn from a counter-based generator). Plain data movement uses `tensor`
+    ops where they fit.
+
+    A model is a `func.func`. Its parameters are function arguments carrying
+    their checkpoint name in the `mt.param` argument attribute (Hugging Face
+    names and layouts, e.g. `"h.0.attn.c_attn.weight"` of shape
+    `[n_embd, 3 * n_embd]`). Ops that belong to transformer block `i` carry
+    the discardable attribute `mt.layer = i`; embedding and output-head ops
+    carry none. Passes that split a model by layer read these attributes.
+
+    ```mlir
+    func.func @gpt2(%ids: tensor<2x8xi32>, %labels: tensor<2x8xi32>,
+                    %wte: tensor<64x16xf32> {mt.param = "wte.weight"})
+        -> tensor<f32> {
+      %x = mt.embedding %wte, %ids
+          : (tensor<64x16xf32>, tensor<2x8xi32>) -> tensor<2x8x16xf32>
+      %logits = mt.matmul %x, %wte transpose_b
+          : (tensor<2x8x16xf32>, tensor<64x16xf32>) -> tensor<2x8x64xf32>
+      %loss = mt.cross_entropy %logits, %labels
+          : (tensor<2x8x64xf32>, tensor<2x8xi32>) -> tensor<f32>
+      return %loss : tensor<f32>
+    }
+    ```
+  }];
+
+  let hasRegionArgAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
+
+  let extraClassDeclaration = [{
+    /// Argument attribute naming a parameter's checkpoint tensor.
+    static constexpr ::llvm::StringLiteral getParamAttrName() {
+      return ::llvm::StringLiteral("mt.param");
+    }
+    /// Discardable op attribute: the transformer block an op belongs to.
+    static constexpr ::llvm::StringLiteral getLayerAttrName() {
+      return ::llvm::StringLiteral("mt.layer");
+    }
+  }];
+}
+
+class MT_Op<string mnemonic, list<Trait> traits = []>
+    : Op<MT_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+/// Activations and parameters: f32 today; bf16 and f16 for mixed precision.
+def MT_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
+
+/// Token ids and labels.
+def MT_TokenTensor : StaticShapeTensorOf<[I32, I64]>;
+
+/// A scalar loss.
+def MT_ScalarF32Tensor : 0DTensorOf<[F32]>;
+
+#endif // MEGATRON_DIALECTS_MT_IR_MTDIALECT_TD

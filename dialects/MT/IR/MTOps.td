@@ -1,0 +1,321 @@
+//===- MTOps.td - mt dialect operations ---------------------*- tablegen -*-===//
+//
+// Operations of a GPT-2 forward graph. Every op checks ranks, shapes and
+// element types in its verifier and names the dimension that disagrees.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGATRON_DIALECTS_MT_IR_MTOPS_TD
+#define MEGATRON_DIALECTS_MT_IR_MTOPS_TD
+
+include "dialects/MT/IR/MTDialect.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+def MT_EmbeddingOp : MT_Op<"embedding", [Pure]> {
+  let summary = "Looks up rows of an embedding table by token id.";
+  let description = [{
+    `result[i..., :] = table[ids[i...], :]`. The table has shape
+    `[vocab, hidden]`; the result has the shape of `ids` followed by `hidden`.
+    Ids outside `[0, vocab)` are undefined behaviour at run time.
+
+    A custom op rather than `tensor.gather`: tensor parallelism partitions
+    the table by vocabulary rows (Megatron's vocab-parallel embedding), where
+    each rank masks the ids it does not own and the partial results are
+    summed; that partition needs to know the gathered dimension is the
+    vocabulary.
+
+    ```mlir
+    %x = mt.embedding %wte, %ids
+        : (tensor<50257x768xf32>, tensor<8x1024xi32>) -> tensor<8x1024x768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$table, MT_TokenTensor:$ids);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_PositionEmbeddingOp : MT_Op<"position_embedding", [Pure]> {
+  let summary = "Takes the embeddings of positions 0 to seq-1 from a table.";
+  let description = [{
+    `result[s, :] = table[s, :]` for `s` in `[0, seq)`: the learned absolute
+    position embeddings of GPT-2 (`wpe.weight`, shape
+    `[n_positions, hidden]`). The sequence length is the result's first
+    dimension and must not exceed the table's.
+
+    A custom op rather than `tensor.extract_slice`: under sequence
+    parallelism each rank reads the rows of its own sequence chunk, an offset
+    that depends on the rank; the partition of this op supplies it.
+
+    ```mlir
+    %pos = mt.position_embedding %wpe
+        : tensor<1024x768xf32> -> tensor<128x768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$table);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table attr-dict `:` type($table) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and pointwise ops
+//===----------------------------------------------------------------------===//
+
+def MT_LayerNormOp : MT_Op<"layer_norm",
+    [Pure, AllTypesMatch<["input", "result"]>,
+     AllTypesMatch<["weight", "bias"]>]> {
+  let summary = "Normalizes over the last dimension, then scales and shifts.";
+  let description = [{
+    `y = (x - mean(x)) / sqrt(var(x) + epsilon) * weight + bias`, with mean
+    and biased variance over the last dimension of `input`, as
+    `torch.nn.LayerNorm`. `weight` and `bias` have one element per entry of
+    that dimension.
+
+    ```mlir
+    %y = mt.layer_norm %x, %w, %b {epsilon = 1.0e-05 : f64}
+        : tensor<8x1024x768xf32>, tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, MT_FloatTensor:$weight,
+                       MT_FloatTensor:$bias,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias attr-dict `:` type($input) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_AddOp : MT_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
+  let summary = "Adds two tensors of the same type elementwise.";
+  let description = [{
+    The residual connection of a transformer block.
+
+    ```mlir
+    %y = mt.add %x, %h : tensor<8x1024x768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$lhs, MT_FloatTensor:$rhs);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def MT_BiasAddOp : MT_Op<"bias_add",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Adds a tensor broadcast over the leading dimensions.";
+  let description = [{
+    `result[i..., j...] = input[i..., j...] + bias[j...]`: the shape of
+    `bias` equals the trailing dimensions of `input`. Used for linear-layer
+    biases (`bias` of shape `[out]`) and for adding position embeddings
+    (`bias` of shape `[seq, hidden]`).
+
+    ```mlir
+    %y = mt.bias_add %x, %b : tensor<8x1024x2304xf32>, tensor<2304xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, MT_FloatTensor:$bias);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $bias attr-dict `:` type($input) `,` type($bias)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_GeluOp : MT_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "Applies GELU with the tanh approximation, as GPT-2 does.";
+  let description = [{
+    `y = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`:
+    Hugging Face's `gelu_new`, PyTorch's `gelu(x, approximate="tanh")`.
+
+    ```mlir
+    %y = mt.gelu %x : tensor<8x1024x3072xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def MT_DropoutOp : MT_Op<"dropout", [SameOperandsAndResultType]> {
+  let summary = "Zeroes elements with a probability and rescales the rest.";
+  let description = [{
+    Each element is zeroed with probability `probability` and otherwise
+    multiplied by `1 / (1 - probability)` (inverted dropout, as
+    `torch.nn.Dropout` in training mode). The mask comes from a
+    counter-based generator keyed by the run's seed, the step, the op and
+    the element's global index, so it does not depend on how the tensor is
+    later split across ranks. The op is not `Pure`: two dropouts of the same
+    value draw different masks and must not be merged.
+
+    A probability of 0 folds away.
+
+    ```mlir
+    %y = mt.dropout %x {probability = 1.0e-01 : f64} : tensor<8x1024x768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, F64Attr:$probability);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def MT_MatmulOp : MT_Op<"matmul", [Pure]> {
+  let summary = "Multiplies batches of matrices, optionally transposed.";
+  let description = [{
+    `result[b..., m, n] = sum_k A[b..., m, k] * B[b..., k, n]` where `A` is
+    `lhs` or, with `transpose_a`, `lhs` with its last two dimensions
+    swapped, and `B` likewise for `rhs` and `transpose_b`. The batch
+    dimensions `b...` of `lhs` and `rhs` are equal, or `rhs` has rank 2 and
+    is broadcast over all batch dimensions of `lhs` (a linear layer: an
+    activation `[batch, seq, in]` times a weight `[in, out]`).
+
+    ```mlir
+    // Linear layer with a Hugging Face Conv1D weight of layout [in, out].
+    %h = mt.matmul %x, %w
+        : (tensor<8x1024x768xf32>, tensor<768x3072xf32>) -> tensor<8x1024x3072xf32>
+    // Tied output head: logits = x * wte^T.
+    %logits = mt.matmul %x, %wte transpose_b
+        : (tensor<8x1024x768xf32>, tensor<50257x768xf32>) -> tensor<8x1024x50257xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$lhs, MT_FloatTensor:$rhs,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def MT_SplitHeadsOp : MT_Op<"split_heads", [Pure]> {
+  let summary = "Splits the hidden dimension into chunks of heads.";
+  let description = [{
+    Views `input` of shape `[batch, seq, chunks * heads * head_dim]` as
+    `[batch, seq, chunks, heads, head_dim]` and returns one tensor
+    `[batch, heads, seq, head_dim]` per chunk. With three results this splits
+    the fused QKV projection of GPT-2 (`c_attn`) into queries, keys and
+    values; with one, it splits any hidden state into heads.
+
+    A custom op rather than `tensor.expand_shape` plus a transpose: tensor
+    parallelism splits attention by heads, and for the fused QKV tensor a
+    rank's heads are three separate column ranges. Keeping the head
+    structure in one op lets its partition say so directly.
+
+    ```mlir
+    %q, %k, %v = mt.split_heads %qkv : tensor<8x1024x2304xf32>
+        -> tensor<8x12x1024x64xf32>, tensor<8x12x1024x64xf32>,
+           tensor<8x12x1024x64xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input);
+  let results = (outs Variadic<MT_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_MergeHeadsOp : MT_Op<"merge_heads", [Pure]> {
+  let summary = "Merges heads back into the hidden dimension.";
+  let description = [{
+    The inverse of a one-result `mt.split_heads`: `[batch, heads, seq,
+    head_dim]` becomes `[batch, seq, heads * head_dim]`.
+
+    ```mlir
+    %y = mt.merge_heads %a : tensor<8x12x1024x64xf32> -> tensor<8x1024x768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_AttentionOp : MT_Op<"attention",
+    [AllTypesMatch<["query", "key", "value", "result"]>]> {
+  let summary = "Computes causal scaled-dot-product attention per head.";
+  let description = [{
+    For each batch and head, `P = softmax(mask(Q K^T * scale))` and
+    `result = dropout(P) V`, where `mask` sets entries above the diagonal
+    (a key after the query) to minus infinity. All operands and the result
+    have shape `[batch, heads, seq, head_dim]`. `scale` defaults to
+    `1 / sqrt(head_dim)`. `dropout` is the probability of dropping an
+    attention weight (GPT-2's `attn_pdrop`), drawn as `mt.dropout` draws.
+
+    One op rather than its pieces: the probabilities `P` are `seq x seq` per
+    head, and keeping them inside the op lets lowering choose a fused
+    (flash) kernel and lets rematerialization recompute them instead of
+    stashing them.
+
+    ```mlir
+    %a = mt.attention %q, %k, %v {dropout = 1.0e-01 : f64}
+        : tensor<8x12x1024x64xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$query, MT_FloatTensor:$key,
+                       MT_FloatTensor:$value,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The scale applied to Q K^T: the attribute, or 1/sqrt(head_dim).
+    double getEffectiveScale();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+def MT_CrossEntropyOp : MT_Op<"cross_entropy", [Pure]> {
+  let summary = "Computes the mean softmax cross-entropy against labels.";
+  let description = [{
+    `loss = mean over positions i of (logsumexp(logits[i, :]) -
+    logits[i, labels[i]])`, as `torch.nn.functional.cross_entropy` with mean
+    reduction. `logits` has shape `[batch, seq, vocab]` and `labels`
+    `[batch, seq]`; the loss is an `f32` scalar whatever the logits' type.
+
+    A custom op: tensor parallelism computes it vocab-parallel, each rank
+    holding a slice of the vocabulary, reducing the row maximum and the sum
+    of exponentials across ranks, so that no rank ever holds full logits.
+
+    ```mlir
+    %loss = mt.cross_entropy %logits, %labels
+        : (tensor<8x1024x50257xf32>, tensor<8x1024xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$logits, MT_TokenTensor:$labels);
+  let results = (outs MT_ScalarF32Tensor:$loss);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MEGATRON_DIALECTS_MT_IR_MTOPS_TD

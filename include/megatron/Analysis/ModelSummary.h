@@ -1,0 +1,44 @@
+//===- ModelSummary.h - Size and cost of an mt model ------------*- C++ -*-===//
+//
+// Counts what a training run of an mt model costs: parameters, layers, and
+// training FLOPs per token. Shared by the summary pass and by tools that
+// report throughput (MFU needs the FLOPs per token).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGATRON_ANALYSIS_MODELSUMMARY_H
+#define MEGATRON_ANALYSIS_MODELSUMMARY_H
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <cstdint>
+
+namespace mlir::mt {
+
+struct ModelSummary {
+  /// Distinct `mt.layer` values on the function's ops.
+  int64_t numLayers = 0;
+  /// Elements of all `mt.param` arguments.
+  int64_t numParameters = 0;
+  /// Elements of the token-id argument: tokens per micro-batch.
+  int64_t tokensPerMicroBatch = 0;
+  /// `6 N`: forward and backward FLOPs of the parameters' multiply-adds.
+  int64_t parameterFlopsPerToken = 0;
+  /// `12 L S D`: forward and backward FLOPs of attention scores and sums.
+  int64_t attentionFlopsPerToken = 0;
+
+  int64_t trainingFlopsPerToken() const {
+    return parameterFlopsPerToken + attentionFlopsPerToken;
+  }
+};
+
+/// Summarizes `function`. Fails, with a diagnostic, when it has parameters
+/// but no integer tensor argument holding token ids.
+FailureOr<ModelSummary> summarizeModel(FunctionOpInterface function);
+
+/// True when `function` has at least one `mt.param` argument.
+bool hasModelParameters(FunctionOpInterface function);
+
+} // namespace mlir::mt
+
+#endif // MEGATRON_ANALYSIS_MODELSUMMARY_H

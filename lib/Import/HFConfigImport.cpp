@@ -1,0 +1,452 @@
+//===- HFConfigImport.cpp - Hugging Face config.json to mt ----------------===//
+//
+// The GPT-2 forward graph follows Hugging Face's `GPT2LMHeadModel` in training
+// mode: token plus position embedding and dropout; per block, pre-norm
+// attention (fused QKV projection `c_attn`, heads, causal attention with
+// dropout, output projection `c_proj`, residual dropout) and pre-norm MLP
+// (`c_fc`, tanh GELU, `c_proj`, residual dropout), each added to the
+// residual stream; a final layer norm; logits through the output head, tied
+// to `wte.weight` unless `tie_word_embeddings` is false; mean cross-entropy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megatron/Import/HFConfigImport.h"
+
+#include "dialects/MT/IR/MTOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::mt;
+
+//===----------------------------------------------------------------------===//
+// Reading the config
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Reads typed keys from a config object; every error names the key, the
+/// value found and the line of the key in the file.
+class ConfigReader {
+public:
+  ConfigReader(const llvm::json::Object &object, StringRef text, Location loc)
+      : object(object), text(text), loc(loc) {}
+
+  /// The location of `"key"` in the file, or of the file when absent.
+  Location keyLoc(StringRef key) const {
+    auto fileLoc = dyn_cast<FileLineColLoc>(loc);
+    if (!fileLoc)
+      return loc;
+    size_t pos = text.find(("\"" + key + "\"").str());
+    if (pos == StringRef::npos)
+      return loc;
+    StringRef before = text.take_front(pos);
+    unsigned line = 1 + before.count('\n');
+    unsigned column = 1 + pos - (before.rfind('\n') + 1);
+    return FileLineColLoc::get(fileLoc.getFilename(), line, column);
+  }
+
+  InFlightDiagnostic error(StringRef key) {
+    return emitError(keyLoc(key)) << "config key '" << key << "' ";
+  }
+
+  /// A required positive integer.
+  FailureOr<int64_t> positiveInt(StringRef key) {
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return emitError(loc) << "config is missing required key '" << key
+                            << "'";
+    return positiveInt(key, *value);
+  }
+
+  /// An optional positive integer; null or absent gives `fallback`.
+  FailureOr<int64_t> optionalPositiveInt(StringRef key, int64_t fallback) {
+    const llvm::json::Value *value = object.get(key);
+    if (!value || value->getAsNull())
+      return fallback;
+    return positiveInt(key, *value);
+  }
+
+  /// An optional probability in [0, 1).
+  FailureOr<double> probability(StringRef key, double fallback) {
+    FailureOr<double> value = number(key, fallback);
+    if (failed(value))
+      return failure();
+    if (!(*value >= 0.0 && *value < 1.0))
+      return error(key) << "must be a probability in [0, 1), got " << *value;
+    return value;
+  }
+
+  /// An optional positive number.
+  FailureOr<double> positiveNumber(StringRef key, double fallback) {
+    FailureOr<double> value = number(key, fallback);
+    if (failed(value))
+      return failure();
+    if (!(*value > 0.0))
+      return error(key) << "must be positive, got " << *value;
+    return value;
+  }
+
+  FailureOr<bool> boolean(StringRef key, bool fallback) {
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return fallback;
+    if (std::optional<bool> result = value->getAsBoolean())
+      return *result;
+    return error(key) << "must be a boolean, got " << show(*value);
+  }
+
+  /// An optional string that must be one of `allowed`.
+  LogicalResult oneOf(StringRef key, ArrayRef<StringRef> allowed,
+                      StringRef why) {
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return success();
+    std::optional<StringRef> str = value->getAsString();
+    if (!str)
+      return error(key) << "must be a string, got " << show(*value);
+    if (llvm::is_contained(allowed, *str))
+      return success();
+    return error(key) << "is \"" << *str << "\"; " << why;
+  }
+
+private:
+  static std::string show(const llvm::json::Value &value) {
+    return llvm::formatv("{0}", value).str();
+  }
+
+  FailureOr<int64_t> positiveInt(StringRef key,
+                                 const llvm::json::Value &value) {
+    std::optional<int64_t> result = value.getAsInteger();
+    if (!result)
+      return error(key) << "must be an integer, got " << show(value);
+    if (*result <= 0)
+      return error(key) << "must be positive, got " << *result;
+    return *result;
+  }
+
+  FailureOr<double> number(StringRef key, double fallback) {
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return fallback;
+    if (std::optional<double> result = value->getAsNumber())
+      return *result;
+    return error(key) << "must be a number, got " << show(*value);
+  }
+
+  const llvm::json::Object &object;
+  StringRef text;
+  Location loc;
+};
+} // namespace
+
+FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  if (!parsed)
+    return emitError(loc) << "config is not valid JSON: "
+                          << llvm::toString(parsed.takeError());
+  const llvm::json::Object *object = parsed->getAsObject();
+  if (!object)
+    return emitError(loc) << "config must be a JSON object";
+
+  ConfigReader reader(*object, json, loc);
+  if (failed(reader.oneOf("model_type", {"gpt2"},
+                          "only GPT-2 configs (\"gpt2\") are supported")) ||
+      failed(reader.oneOf("activation_function",
+                          {"gelu_new", "gelu_pytorch_tanh"},
+                          "only GPT-2's tanh GELU (\"gelu_new\") is "
+                          "supported")))
+    return failure();
+
+  GPT2Config config;
+  auto assign = [](auto &field, auto result) {
+    if (failed(result))
+      return false;
+    field = *result;
+    return true;
+  };
+  if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
+      !assign(config.numPositions, reader.positiveInt("n_positions")) ||
+      !assign(config.hiddenSize, reader.positiveInt("n_embd")) ||
+      !assign(config.numLayers, reader.positiveInt("n_layer")) ||
+      !assign(config.numHeads, reader.positiveInt("n_head")) ||
+      !assign(config.innerSize, reader.optionalPositiveInt(
+                                    "n_inner", 4 * config.hiddenSize)) ||
+      !assign(config.layerNormEpsilon,
+              reader.positiveNumber("layer_norm_epsilon", 1e-5)) ||
+      !assign(config.embeddingDropout, reader.probability("embd_pdrop", 0.1)) ||
+      !assign(config.attentionDropout, reader.probability("attn_pdrop", 0.1)) ||
+      !assign(config.residualDropout, reader.probability("resid_pdrop", 0.1)) ||
+      !assign(config.tieWordEmbeddings,
+              reader.boolean("tie_word_embeddings", true)))
+    return failure();
+
+  if (config.hiddenSize % config.numHeads != 0)
+    return reader.error("n_embd")
+           << "is " << config.hiddenSize << ", not divisible by n_head "
+           << config.numHeads;
+  return config;
+}
+
+//===----------------------------------------------------------------------===//
+// Building the forward graph
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Builds the GPT-2 forward function one block at a time. Parameters are
+/// declared first (to fix the function signature in checkpoint order), then
+/// the body looks them up by name.
+class GPT2Builder {
+public:
+  GPT2Builder(const GPT2Config &config, MicroBatchShape shape, Location loc)
+      : config(config), shape(shape), loc(loc), builder(loc.getContext()) {
+    floatType = builder.getF32Type();
+  }
+
+  OwningOpRef<ModuleOp> build() {
+    declareParameters();
+    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+    builder.setInsertionPointToEnd(module->getBody());
+
+    auto tokenType =
+        RankedTensorType::get({shape.batchSize, shape.seqLength},
+                              builder.getI32Type());
+    SmallVector<Type> argTypes = {tokenType, tokenType};
+    for (const Parameter &param : params)
+      argTypes.push_back(RankedTensorType::get(param.shape, floatType));
+    auto lossType = RankedTensorType::get({}, floatType);
+    auto func = func::FuncOp::create(
+        builder, loc, "gpt2", builder.getFunctionType(argTypes, {lossType}));
+    for (auto [index, param] : llvm::enumerate(params))
+      func.setArgAttr(2 + index, MTDialect::getParamAttrName(),
+                      builder.getStringAttr(param.name));
+
+    Block *entry = func.addEntryBlock();
+    builder.setInsertionPointToStart(entry);
+    for (auto [index, param] : llvm::enumerate(params))
+      paramValues[param.name] = entry->getArgument(2 + index);
+    Value loss = buildBody(entry->getArgument(0), entry->getArgument(1));
+    func::ReturnOp::create(builder, loc, loss);
+    return module;
+  }
+
+private:
+  struct Parameter {
+    std::string name;
+    SmallVector<int64_t> shape;
+  };
+
+  void declare(std::string name, ArrayRef<int64_t> shape) {
+    params.push_back({std::move(name), SmallVector<int64_t>(shape)});
+  }
+
+  /// Parameters in the order of Hugging Face's GPT-2 state dict.
+  void declareParameters() {
+    int64_t d = config.hiddenSize, inner = config.innerSize;
+    declare("wte.weight", {config.vocabSize, d});
+    declare("wpe.weight", {config.numPositions, d});
+    for (int64_t layer = 0; layer < config.numLayers; ++layer) {
+      std::string p = "h." + std::to_string(layer) + ".";
+      declare(p + "ln_1.weight", {d});
+      declare(p + "ln_1.bias", {d});
+      declare(p + "attn.c_attn.weight", {d, 3 * d});
+      declare(p + "attn.c_attn.bias", {3 * d});
+      declare(p + "attn.c_proj.weight", {d, d});
+      declare(p + "attn.c_proj.bias", {d});
+      declare(p + "ln_2.weight", {d});
+      declare(p + "ln_2.bias", {d});
+      declare(p + "mlp.c_fc.weight", {d, inner});
+      declare(p + "mlp.c_fc.bias", {inner});
+      declare(p + "mlp.c_proj.weight", {inner, d});
+      declare(p + "mlp.c_proj.bias", {d});
+    }
+    declare("ln_f.weight", {d});
+    declare("ln_f.bias", {d});
+    if (!config.tieWordEmbeddings)
+      declare("lm_head.weight", {config.vocabSize, d});
+  }
+
+  Value param(const std::string &name) { return paramValues.lookup(name); }
+
+  RankedTensorType activation(int64_t width) {
+    return RankedTensorType::get({shape.batchSize, shape.seqLength, width},
+                                 floatType);
+  }
+
+  /// Marks `op` as part of transformer block `layer`.
+  template <typename OpTy> OpTy inLayer(OpTy op) {
+    if (currentLayer >= 0)
+      op->setAttr(MTDialect::getLayerAttrName(),
+                  builder.getI64IntegerAttr(currentLayer));
+    return op;
+  }
+
+  Value dropout(Value x, double probability) {
+    return inLayer(DropoutOp::create(builder, loc, x.getType(), x,
+                                     builder.getF64FloatAttr(probability)))
+        .getResult();
+  }
+
+  Value layerNorm(Value x, const std::string &prefix) {
+    return inLayer(LayerNormOp::create(
+                       builder, loc, x.getType(), x, param(prefix + ".weight"),
+                       param(prefix + ".bias"),
+                       builder.getF64FloatAttr(config.layerNormEpsilon)))
+        .getResult();
+  }
+
+  /// A Hugging Face Conv1D: `x @ weight + bias` with weight `[in, out]`.
+  Value linear(Value x, const std::string &prefix, int64_t outWidth) {
+    Value weight = param(prefix + ".weight");
+    Value y = inLayer(MatmulOp::create(builder, loc, activation(outWidth), x,
+                                       weight, /*transpose_a=*/false,
+                                       /*transpose_b=*/false))
+                  .getResult();
+    return inLayer(BiasAddOp::create(builder, loc, y.getType(), y,
+                                     param(prefix + ".bias")))
+        .getResult();
+  }
+
+  Value add(Value lhs, Value rhs) {
+    return inLayer(AddOp::create(builder, loc, lhs, rhs)).getResult();
+  }
+
+  Value attentionBlock(Value x, const std::string &p) {
+    int64_t d = config.hiddenSize, heads = config.numHeads;
+    Value qkv = linear(layerNorm(x, p + "ln_1"), p + "attn.c_attn", 3 * d);
+    auto headType = RankedTensorType::get(
+        {shape.batchSize, heads, shape.seqLength, d / heads}, floatType);
+    auto split = inLayer(SplitHeadsOp::create(
+        builder, loc, SmallVector<Type>(3, headType), qkv));
+    Value attended =
+        inLayer(AttentionOp::create(
+                    builder, loc, headType, split.getResult(0),
+                    split.getResult(1), split.getResult(2),
+                    builder.getF64FloatAttr(config.attentionDropout),
+                    /*scale=*/nullptr))
+            .getResult();
+    Value merged = inLayer(MergeHeadsOp::create(builder, loc, activation(d),
+                                                attended))
+                       .getResult();
+    Value projected = linear(merged, p + "attn.c_proj", d);
+    return dropout(projected, config.residualDropout);
+  }
+
+  Value mlpBlock(Value x, const std::string &p) {
+    Value h = linear(layerNorm(x, p + "ln_2"), p + "mlp.c_fc",
+                     config.innerSize);
+    h = inLayer(GeluOp::create(builder, loc, h)).getResult();
+    h = linear(h, p + "mlp.c_proj", config.hiddenSize);
+    return dropout(h, config.residualDropout);
+  }
+
+  Value buildBody(Value ids, Value labels) {
+    int64_t d = config.hiddenSize;
+    Value x = EmbeddingOp::create(builder, loc, activation(d),
+                                  param("wte.weight"), ids);
+    Value positions =
+        PositionEmbeddingOp::create(
+            builder, loc,
+            RankedTensorType::get({shape.seqLength, d}, floatType),
+            param("wpe.weight"));
+    x = BiasAddOp::create(builder, loc, x.getType(), x, positions);
+    x = dropout(x, config.embeddingDropout);
+
+    for (int64_t layer = 0; layer < config.numLayers; ++layer) {
+      currentLayer = layer;
+      std::string p = "h." + std::to_string(layer) + ".";
+      x = add(x, attentionBlock(x, p));
+      x = add(x, mlpBlock(x, p));
+    }
+    currentLayer = -1;
+
+    x = layerNorm(x, "ln_f");
+    Value head = param(config.tieWordEmbeddings ? "wte.weight"
+                                                : "lm_head.weight");
+    Value logits = MatmulOp::create(builder, loc, activation(config.vocabSize),
+                                    x, head, /*transpose_a=*/false,
+                                    /*transpose_b=*/true);
+    return CrossEntropyOp::create(builder, loc,
+                                  RankedTensorType::get({}, floatType), logits,
+                                  labels);
+  }
+
+  const GPT2Config &config;
+  MicroBatchShape shape;
+  Location loc;
+  OpBuilder builder;
+  Type floatType;
+  SmallVector<Parameter> params;
+  llvm::StringMap<Value> paramValues;
+  int64_t currentLayer = -1;
+};
+} // namespace
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::mt::buildGPT2Module(const GPT2Config &config, MicroBatchShape shape,
+                          Location loc) {
+  if (shape.batchSize <= 0)
+    return emitError(loc) << "micro-batch size must be positive, got "
+                          << shape.batchSize;
+  if (shape.seqLength <= 0)
+    return emitError(loc) << "sequence length must be positive, got "
+                          << shape.seqLength;
+  if (shape.seqLength > config.numPositions)
+    return emitError(loc) << "sequence length " << shape.seqLength
+                          << " exceeds the config's n_positions "
+                          << config.numPositions;
+  loc.getContext()->getOrLoadDialect<MTDialect>();
+  loc.getContext()->getOrLoadDialect<func::FuncDialect>();
+  return GPT2Builder(config, shape, loc).build();
+}
+
+//===----------------------------------------------------------------------===//
+// Translation registration
+//===----------------------------------------------------------------------===//
+
+void mlir::mt::registerHFConfigImportTranslation() {
+  // Megatron-LM's names for the micro-batch shape.
+  static llvm::cl::opt<int64_t> microBatchSize(
+      "micro-batch-size",
+      llvm::cl::desc("Sequences per micro-batch for --import-hf-config"),
+      llvm::cl::init(1));
+  static llvm::cl::opt<int64_t> seqLength(
+      "seq-length",
+      llvm::cl::desc("Tokens per sequence for --import-hf-config (default: "
+                     "the config's n_positions)"),
+      llvm::cl::init(0));
+
+  TranslateToMLIRRegistration registration(
+      "import-hf-config",
+      "Import a Hugging Face GPT-2 config.json as an mt forward graph",
+      [](llvm::SourceMgr &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        Location loc = FileLineColLoc::get(
+            context, buffer->getBufferIdentifier(), 1, 1);
+        FailureOr<GPT2Config> config =
+            parseGPT2Config(buffer->getBuffer(), loc);
+        if (failed(config))
+          return nullptr;
+        MicroBatchShape shape;
+        shape.batchSize = microBatchSize;
+        shape.seqLength = seqLength.getNumOccurrences() ? int64_t(seqLength)
+                                                        : config->numPositions;
+        FailureOr<OwningOpRef<ModuleOp>> module =
+            buildGPT2Module(*config, shape, loc);
+        if (failed(module))
+          return nullptr;
+        return OwningOpRef<Operation *>(module->release());
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<MTDialect, func::FuncDialect>();
+      });
+}

@@ -1,0 +1,16 @@
+//===- InitAll.cpp - Register everything megatron-mlir provides -----------===//
+
+#include "megatron/InitAll.h"
+
+#include "dialects/MT/IR/MTDialect.h"
+#include "passes/Analysis/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+
+void mlir::mt::registerAllMegatronDialects(DialectRegistry &registry) {
+  registry.insert<MTDialect, func::FuncDialect, tensor::TensorDialect>();
+}
+
+void mlir::mt::registerAllMegatronPasses() { registerMTAnalysisPasses(); }

@@ -1,0 +1,48 @@
+//===- PrintModelSummary.cpp - Print an mt model's size and cost ----------===//
+
+#include "passes/Analysis/Passes.h"
+
+#include "dialects/MT/IR/MTDialect.h"
+#include "megatron/Analysis/ModelSummary.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/raw_ostream.h"
+
+#define DEBUG_TYPE "mt-print-model-summary"
+
+namespace mlir::mt {
+#define GEN_PASS_DEF_PRINTMODELSUMMARYPASS
+#include "passes/Analysis/Passes.h.inc"
+} // namespace mlir::mt
+
+using namespace mlir;
+using namespace mlir::mt;
+
+namespace {
+struct PrintModelSummaryPass
+    : public mt::impl::PrintModelSummaryPassBase<PrintModelSummaryPass> {
+  void runOnOperation() override {
+    llvm::raw_ostream &os = llvm::outs();
+    for (auto function : getOperation().getOps<FunctionOpInterface>()) {
+      if (!hasModelParameters(function))
+        continue;
+      FailureOr<ModelSummary> summary = summarizeModel(function);
+      if (failed(summary))
+        return signalPassFailure();
+      os << "model @" << function.getName() << "\n"
+         << "  layers: " << summary->numLayers << "\n"
+         << "  parameters: " << summary->numParameters << "\n"
+         << "  tokens per micro-batch: " << summary->tokensPerMicroBatch
+         << "\n"
+         << "  training FLOPs per token: " << summary->trainingFlopsPerToken()
+         << " (6N = " << summary->parameterFlopsPerToken
+         << ", attention = " << summary->attentionFlopsPerToken << ")\n"
+         << "  training FLOPs per micro-batch: "
+         << summary->trainingFlopsPerToken() * summary->tokensPerMicroBatch
+         << "\n";
+    }
+    os.flush();
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace
