@@ -4,13 +4,19 @@
 
 #include "dialects/MT/IR/MTDialect.h"
 #include "passes/Analysis/Passes.h"
+#include "passes/Autodiff/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 
 void mlir::mt::registerAllMegatronDialects(DialectRegistry &registry) {
-  registry.insert<MTDialect, func::FuncDialect, tensor::TensorDialect>();
+  registry.insert<MTDialect, arith::ArithDialect, func::FuncDialect,
+                  tensor::TensorDialect>();
 }
 
-void mlir::mt::registerAllMegatronPasses() { registerMTAnalysisPasses(); }
+void mlir::mt::registerAllMegatronPasses() {
+  registerMTAnalysisPasses();
+  registerMTAutodiffPasses();
+}

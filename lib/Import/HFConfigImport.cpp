@@ -224,6 +224,12 @@ public:
     auto lossType = RankedTensorType::get({}, floatType);
     auto func = func::FuncOp::create(
         builder, loc, "gpt2", builder.getFunctionType(argTypes, {lossType}));
+    func.setArgAttr(0, MTDialect::getInputAttrName(),
+                    builder.getStringAttr("tokens"));
+    func.setArgAttr(1, MTDialect::getInputAttrName(),
+                    builder.getStringAttr("labels"));
+    func.setResultAttr(0, MTDialect::getOutputAttrName(),
+                       builder.getStringAttr("loss"));
     for (auto [index, param] : llvm::enumerate(params))
       func.setArgAttr(2 + index, MTDialect::getParamAttrName(),
                       builder.getStringAttr(param.name));
@@ -290,7 +296,8 @@ private:
 
   Value dropout(Value x, double probability) {
     return inLayer(DropoutOp::create(builder, loc, x.getType(), x,
-                                     builder.getF64FloatAttr(probability)))
+                                     builder.getF64FloatAttr(probability),
+                                     /*rng_stream=*/nullptr))
         .getResult();
   }
 
@@ -330,7 +337,7 @@ private:
                     builder, loc, headType, split.getResult(0),
                     split.getResult(1), split.getResult(2),
                     builder.getF64FloatAttr(config.attentionDropout),
-                    /*scale=*/nullptr))
+                    /*scale=*/nullptr, /*rng_stream=*/nullptr))
             .getResult();
     Value merged = inLayer(MergeHeadsOp::create(builder, loc, activation(d),
                                                 attended))

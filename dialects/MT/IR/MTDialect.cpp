@@ -39,41 +39,147 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
   return op->emitOpError() << "unknown mt dialect attribute '" << name << "'";
 }
 
+ArrayRef<StringRef> MTDialect::getInputRoles() {
+  static const StringRef roles[] = {
+      "tokens",     "labels",     "step",         "lr",       "adam_beta1",
+      "adam_beta2", "adam_eps",   "weight_decay", "clip_grad"};
+  return roles;
+}
+
+ArrayRef<StringRef> MTDialect::getOutputRoles() {
+  static const StringRef roles[] = {"loss", "grad_norm"};
+  return roles;
+}
+
+ArrayRef<StringRef> MTDialect::getStateKinds() {
+  static const StringRef kinds[] = {"exp_avg", "exp_avg_sq"};
+  return kinds;
+}
+
+/// Verifies an `mt.input`, `mt.output` or `mt.state` string attribute whose
+/// value must be one of `allowed`. `where` is "argument #3" or "result #0".
+static LogicalResult verifyRoleAttr(Operation *op, NamedAttribute attr,
+                                    ArrayRef<StringRef> allowed,
+                                    const Twine &where) {
+  auto role = dyn_cast<StringAttr>(attr.getValue());
+  if (role && llvm::is_contained(allowed, role.getValue()))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << where << ": '" << attr.getName().getValue()
+                            << "' must be one of ";
+  llvm::interleave(
+      allowed, diag, [&](StringRef name) { diag << '"' << name << '"'; },
+      ", ");
+  return diag << ", got " << attr.getValue();
+}
+
+/// Checks that a parameter (or its optimizer state) is a statically shaped
+/// float tensor and that no earlier argument or result names the same
+/// (parameter, state) pair.
+static LogicalResult verifyParamAttr(Operation *op, Type type, bool isResult,
+                                     unsigned index, NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  StringRef what = isResult ? "result" : "argument";
+  auto paramName = dyn_cast<StringAttr>(attr.getValue());
+  if (!paramName || paramName.getValue().empty())
+    return op->emitOpError() << what << " #" << index << ": '" << name
+                             << "' must be a non-empty string, got "
+                             << attr.getValue();
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() ||
+      !isa<FloatType>(tensor.getElementType()))
+    return op->emitOpError()
+           << what << " #" << index << " ('" << paramName.getValue()
+           << "') is a parameter and must be a statically shaped float "
+              "tensor, got "
+           << type;
+
+  // Two arguments (or results) naming the same checkpoint tensor would make
+  // loading and saving ambiguous. Report the pair once, at the later one.
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return success();
+  auto stateOf = [&](unsigned i) {
+    return isResult ? function.getResultAttrOfType<StringAttr>(
+                          i, MTDialect::getStateAttrName())
+                    : function.getArgAttrOfType<StringAttr>(
+                          i, MTDialect::getStateAttrName());
+  };
+  auto paramOf = [&](unsigned i) {
+    return isResult ? function.getResultAttrOfType<StringAttr>(
+                          i, MTDialect::getParamAttrName())
+                    : function.getArgAttrOfType<StringAttr>(
+                          i, MTDialect::getParamAttrName());
+  };
+  StringAttr state = stateOf(index);
+  for (unsigned other = 0; other < index; ++other) {
+    if (paramOf(other) != paramName || stateOf(other) != state)
+      continue;
+    InFlightDiagnostic diag = op->emitOpError()
+                              << what << "s #" << other << " and #" << index
+                              << " both name ";
+    if (state)
+      diag << state.getValue() << " of ";
+    return diag << "parameter '" << paramName.getValue() << "'";
+  }
+  return success();
+}
+
+/// Attributes shared by arguments and results: `mt.param`, and `mt.state`
+/// which needs an `mt.param` beside it.
+static LogicalResult verifyParamOrState(Operation *op, Type type,
+                                        DictionaryAttr attrs, bool isResult,
+                                        unsigned index, NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Twine where = Twine(isResult ? "result #" : "argument #") + Twine(index);
+  if (name == MTDialect::getParamAttrName())
+    return verifyParamAttr(op, type, isResult, index, attr);
+  if (failed(verifyRoleAttr(op, attr, MTDialect::getStateKinds(), where)))
+    return failure();
+  if (!attrs || !attrs.get(MTDialect::getParamAttrName()))
+    return op->emitOpError()
+           << where << ": '" << name << "' needs an '"
+           << MTDialect::getParamAttrName()
+           << "' naming the parameter whose state it is";
+  return success();
+}
+
 LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned regionIndex,
                                                   unsigned argIndex,
                                                   NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name != getParamAttrName())
+  Value arg = op->getRegion(regionIndex).getArgument(argIndex);
+  if (name == getInputAttrName())
+    return verifyRoleAttr(op, attr, getInputRoles(),
+                          "argument #" + Twine(argIndex));
+  if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect argument attribute '"
                              << name << "' on argument #" << argIndex;
-  auto paramName = dyn_cast<StringAttr>(attr.getValue());
-  if (!paramName || paramName.getValue().empty())
-    return op->emitOpError() << "argument #" << argIndex << ": '" << name
-                             << "' must be a non-empty string, got "
-                             << attr.getValue();
-  Value arg = op->getRegion(regionIndex).getArgument(argIndex);
-  auto type = dyn_cast<RankedTensorType>(arg.getType());
-  if (!type || !type.hasStaticShape() ||
-      !isa<FloatType>(type.getElementType()))
-    return op->emitOpError()
-           << "argument #" << argIndex << " ('" << paramName.getValue()
-           << "') is a parameter and must be a statically shaped float "
-              "tensor, got "
-           << arg.getType();
+  DictionaryAttr attrs;
+  if (auto function = dyn_cast<FunctionOpInterface>(op);
+      function && regionIndex == 0)
+    attrs = function.getArgAttrDict(argIndex);
+  return verifyParamOrState(op, arg.getType(), attrs, /*isResult=*/false,
+                            argIndex, attr);
+}
 
-  // Two arguments naming the same checkpoint tensor would make loading and
-  // saving ambiguous. Report the pair once, at the later argument.
+LogicalResult MTDialect::verifyRegionResultAttribute(Operation *op,
+                                                     unsigned regionIndex,
+                                                     unsigned resultIndex,
+                                                     NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
   auto function = dyn_cast<FunctionOpInterface>(op);
-  if (!function || regionIndex != 0)
-    return success();
-  for (unsigned other = 0; other < argIndex; ++other) {
-    auto otherName =
-        function.getArgAttrOfType<StringAttr>(other, getParamAttrName());
-    if (otherName == paramName)
-      return op->emitOpError()
-             << "arguments #" << other << " and #" << argIndex
-             << " both name parameter '" << paramName.getValue() << "'";
-  }
-  return success();
+  if (!function)
+    return op->emitOpError() << "'" << name
+                             << "' is only meaningful on function results";
+  if (name == getOutputAttrName())
+    return verifyRoleAttr(op, attr, getOutputRoles(),
+                          "result #" + Twine(resultIndex));
+  if (name != getParamAttrName() && name != getStateAttrName())
+    return op->emitOpError() << "unknown mt dialect result attribute '"
+                             << name << "' on result #" << resultIndex;
+  return verifyParamOrState(op, function.getResultTypes()[resultIndex],
+                            function.getResultAttrDict(resultIndex),
+                            /*isResult=*/true, resultIndex, attr);
 }

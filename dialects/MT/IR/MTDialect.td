@@ -30,6 +30,15 @@ def MT_Dialect : Dialect {
     the discardable attribute `mt.layer = i`; embedding and output-head ops
     carry none. Passes that split a model by layer read these attributes.
 
+    The other arguments carry their role in `mt.input`: `"tokens"` and
+    `"labels"` in the forward graph; a training step (made by `mt-autodiff`)
+    adds `"step"`, `"lr"`, `"adam_beta1"`, `"adam_beta2"`, `"adam_eps"`,
+    `"weight_decay"` and `"clip_grad"` scalars, and the optimizer state of
+    each parameter as arguments with both `mt.param` and
+    `mt.state = "exp_avg"` or `"exp_avg_sq"`. Results carry `mt.output`
+    (`"loss"`, `"grad_norm"`) or, for updated parameters and state,
+    `mt.param` and `mt.state`.
+
     ```mlir
     func.func @gpt2(%ids: tensor<2x8xi32>, %labels: tensor<2x8xi32>,
                     %wte: tensor<64x16xf32> {mt.param = "wte.weight"})
@@ -46,6 +55,7 @@ def MT_Dialect : Dialect {
   }];
 
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;
 
   let extraClassDeclaration = [{
@@ -53,6 +63,22 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return ::llvm::StringLiteral("mt.param");
     }
+    /// Argument or result attribute marking a parameter's optimizer state
+    /// ("exp_avg" or "exp_avg_sq"); `mt.param` names the parameter.
+    static constexpr ::llvm::StringLiteral getStateAttrName() {
+      return ::llvm::StringLiteral("mt.state");
+    }
+    /// Argument attribute: the role of a run-time input ("tokens", "lr", ...).
+    static constexpr ::llvm::StringLiteral getInputAttrName() {
+      return ::llvm::StringLiteral("mt.input");
+    }
+    /// Result attribute: the role of a reported output ("loss", "grad_norm").
+    static constexpr ::llvm::StringLiteral getOutputAttrName() {
+      return ::llvm::StringLiteral("mt.output");
+    }
+    static ::llvm::ArrayRef<::llvm::StringRef> getInputRoles();
+    static ::llvm::ArrayRef<::llvm::StringRef> getOutputRoles();
+    static ::llvm::ArrayRef<::llvm::StringRef> getStateKinds();
     /// Discardable op attribute: the transformer block an op belongs to.
     static constexpr ::llvm::StringLiteral getLayerAttrName() {
       return ::llvm::StringLiteral("mt.layer");
@@ -73,7 +99,10 @@ def MT_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
 /// Token ids and labels.
 def MT_TokenTensor : StaticShapeTensorOf<[I32, I64]>;
 
-/// A scalar loss.
-def MT_ScalarF32Tensor : 0DTensorOf<[F32]>;
+/// A scalar: the loss, a norm, a run-time hyperparameter. Buildable, so
+/// assembly formats need not spell it.
+def MT_ScalarF32Tensor : 0DTensorOf<[F32]> {
+  let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getF32Type())";
+}
 
 #endif // MEGATRON_DIALECTS_MT_IR_MTDIALECT_TD

@@ -69,87 +69,130 @@ static LogicalResult verifyProbability(Operation *op, StringRef name,
 // EmbeddingOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult EmbeddingOp::verify() {
-  Operation *op = getOperation();
-  if (failed(verifyRank(op, getTable(), "table", 2, "[vocab, hidden]")))
+/// Shapes of a lookup: `table` [vocab, hidden], `rows` = ids shape + hidden.
+static LogicalResult verifyEmbeddingShapes(Operation *op, Value table,
+                                           StringRef tableName, Value ids,
+                                           Value rows, StringRef rowsName) {
+  if (failed(verifyRank(op, table, tableName, 2, "[vocab, hidden]")))
     return failure();
-  int64_t idsRank = getIds().getType().getRank();
-  int64_t resultRank = getResult().getType().getRank();
-  if (resultRank != idsRank + 1)
-    return emitOpError() << "result must have rank " << idsRank + 1
-                         << " (the ids' rank plus hidden), got rank "
-                         << resultRank;
+  int64_t idsRank = tensorType(ids).getRank();
+  int64_t rowsRank = tensorType(rows).getRank();
+  if (rowsRank != idsRank + 1)
+    return op->emitOpError() << rowsName << " must have rank " << idsRank + 1
+                             << " (the ids' rank plus hidden), got rank "
+                             << rowsRank;
   for (int64_t dim = 0; dim < idsRank; ++dim)
-    if (failed(verifyDimsMatch(op, getResult(), "result", dim, getIds(), "ids",
-                               dim)))
+    if (failed(verifyDimsMatch(op, rows, rowsName, dim, ids, "ids", dim)))
       return failure();
-  if (failed(verifyDimsMatch(op, getResult(), "result", idsRank, getTable(),
-                             "table", 1)))
+  if (failed(verifyDimsMatch(op, rows, rowsName, idsRank, table, tableName,
+                             1)))
     return failure();
-  return verifyElementTypesMatch(op, getResult(), "result", getTable(),
-                                 "table");
+  return verifyElementTypesMatch(op, rows, rowsName, table, tableName);
+}
+
+LogicalResult EmbeddingOp::verify() {
+  return verifyEmbeddingShapes(getOperation(), getTable(), "table", getIds(),
+                               getResult(), "result");
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  return verifyEmbeddingShapes(getOperation(), getGradTable(), "grad_table",
+                               getIds(), getGradOutput(), "grad_output");
 }
 
 //===----------------------------------------------------------------------===//
 // PositionEmbeddingOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult PositionEmbeddingOp::verify() {
-  Operation *op = getOperation();
-  if (failed(verifyRank(op, getTable(), "table", 2, "[positions, hidden]")) ||
-      failed(verifyRank(op, getResult(), "result", 2, "[seq, hidden]")))
+/// Shapes of a position lookup: `table` [positions, hidden], `rows`
+/// [seq, hidden] with seq <= positions.
+static LogicalResult verifyPositionShapes(Operation *op, Value table,
+                                          StringRef tableName, Value rows,
+                                          StringRef rowsName) {
+  if (failed(verifyRank(op, table, tableName, 2, "[positions, hidden]")) ||
+      failed(verifyRank(op, rows, rowsName, 2, "[seq, hidden]")))
     return failure();
-  int64_t seq = getResult().getType().getDimSize(0);
-  int64_t positions = getTable().getType().getDimSize(0);
+  int64_t seq = tensorType(rows).getDimSize(0);
+  int64_t positions = tensorType(table).getDimSize(0);
   if (seq > positions)
-    return emitOpError() << "result dimension 0 (sequence length) is " << seq
-                         << ", more than the " << positions
-                         << " positions of table dimension 0";
-  if (failed(verifyDimsMatch(op, getResult(), "result", 1, getTable(), "table",
-                             1)))
+    return op->emitOpError()
+           << rowsName << " dimension 0 (sequence length) is " << seq
+           << ", more than the " << positions << " positions of "
+           << tableName << " dimension 0";
+  if (failed(verifyDimsMatch(op, rows, rowsName, 1, table, tableName, 1)))
     return failure();
-  return verifyElementTypesMatch(op, getResult(), "result", getTable(),
-                                 "table");
+  return verifyElementTypesMatch(op, rows, rowsName, table, tableName);
+}
+
+LogicalResult PositionEmbeddingOp::verify() {
+  return verifyPositionShapes(getOperation(), getTable(), "table", getResult(),
+                              "result");
+}
+
+LogicalResult PositionEmbeddingGradOp::verify() {
+  return verifyPositionShapes(getOperation(), getGradTable(), "grad_table",
+                              getGradOutput(), "grad_output");
 }
 
 //===----------------------------------------------------------------------===//
 // LayerNormOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult LayerNormOp::verify() {
-  Operation *op = getOperation();
-  int64_t rank = getInput().getType().getRank();
+static LogicalResult verifyLayerNormShapes(Operation *op, Value input,
+                                           Value weight, double epsilon) {
+  int64_t rank = tensorType(input).getRank();
   if (rank < 1)
-    return emitOpError() << "input must have rank >= 1, got rank 0";
-  if (failed(verifyRank(op, getWeight(), "weight", 1, "[normalized]")) ||
-      failed(verifyDimsMatch(op, getWeight(), "weight", 0, getInput(), "input",
+    return op->emitOpError() << "input must have rank >= 1, got rank 0";
+  if (failed(verifyRank(op, weight, "weight", 1, "[normalized]")) ||
+      failed(verifyDimsMatch(op, weight, "weight", 0, input, "input",
                              rank - 1)) ||
-      failed(verifyElementTypesMatch(op, getWeight(), "weight", getInput(),
-                                     "input")))
+      failed(verifyElementTypesMatch(op, weight, "weight", input, "input")))
     return failure();
-  double epsilon = getEpsilon().convertToDouble();
   if (!(epsilon > 0.0))
-    return emitOpError() << "epsilon must be positive, got " << epsilon;
+    return op->emitOpError() << "epsilon must be positive, got " << epsilon;
   return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyLayerNormShapes(getOperation(), getInput(), getWeight(),
+                               getEpsilon().convertToDouble());
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  return verifyLayerNormShapes(getOperation(), getInput(), getWeight(),
+                               getEpsilon().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//
 // BiasAddOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult BiasAddOp::verify() {
-  Operation *op = getOperation();
-  int64_t rank = getInput().getType().getRank();
-  int64_t biasRank = getBias().getType().getRank();
+/// `bias` has the shape of the trailing dimensions of `input`.
+static LogicalResult verifyBiasShape(Operation *op, Value input,
+                                     StringRef inputName, Value bias,
+                                     StringRef biasName) {
+  int64_t rank = tensorType(input).getRank();
+  int64_t biasRank = tensorType(bias).getRank();
   if (biasRank < 1 || biasRank > rank)
-    return emitOpError() << "bias must have rank between 1 and the input rank "
-                         << rank << ", got rank " << biasRank;
+    return op->emitOpError()
+           << biasName << " must have rank between 1 and the " << inputName
+           << " rank " << rank << ", got rank " << biasRank;
   int64_t offset = rank - biasRank;
   for (int64_t dim = 0; dim < biasRank; ++dim)
-    if (failed(verifyDimsMatch(op, getBias(), "bias", dim, getInput(), "input",
+    if (failed(verifyDimsMatch(op, bias, biasName, dim, input, inputName,
                                offset + dim)))
       return failure();
-  return verifyElementTypesMatch(op, getBias(), "bias", getInput(), "input");
+  return verifyElementTypesMatch(op, bias, biasName, input, inputName);
+}
+
+LogicalResult BiasAddOp::verify() {
+  return verifyBiasShape(getOperation(), getInput(), "input", getBias(),
+                         "bias");
+}
+
+LogicalResult BiasAddGradOp::verify() {
+  return verifyBiasShape(getOperation(), getGradOutput(), "grad_output",
+                         getGradBias(), "grad_bias");
 }
 
 //===----------------------------------------------------------------------===//
@@ -266,25 +309,36 @@ LogicalResult SplitHeadsOp::verify() {
 
 LogicalResult MergeHeadsOp::verify() {
   Operation *op = getOperation();
-  if (failed(verifyRank(op, getInput(), "input",
-                        4, "[batch, heads, seq, head_dim]")) ||
+  if (getInputs().empty())
+    return emitOpError() << "must have at least one input";
+  Value first = getInputs().front();
+  for (auto [index, input] : llvm::enumerate(getInputs()))
+    if (input.getType() != first.getType())
+      return emitOpError() << "input #" << index << " has type "
+                           << input.getType() << " but input #0 has type "
+                           << first.getType();
+  if (failed(verifyRank(op, first, "input", 4,
+                        "[batch, heads, seq, head_dim]")) ||
       failed(verifyRank(op, getResult(), "result", 3,
-                        "[batch, seq, heads * head_dim]")) ||
-      failed(verifyDimsMatch(op, getResult(), "result", 0, getInput(), "input",
-                             0)) ||
-      failed(verifyDimsMatch(op, getResult(), "result", 1, getInput(), "input",
-                             2)) ||
-      failed(verifyElementTypesMatch(op, getResult(), "result", getInput(),
+                        "[batch, seq, chunks * heads * head_dim]")) ||
+      failed(verifyDimsMatch(op, getResult(), "result", 0, first, "input", 0)) ||
+      failed(verifyDimsMatch(op, getResult(), "result", 1, first, "input", 2)) ||
+      failed(verifyElementTypesMatch(op, getResult(), "result", first,
                                      "input")))
     return failure();
-  RankedTensorType inputType = getInput().getType();
+  RankedTensorType inputType = tensorType(first);
+  int64_t chunks = getInputs().size();
   int64_t heads = inputType.getDimSize(1);
   int64_t headDim = inputType.getDimSize(3);
   int64_t hidden = getResult().getType().getDimSize(2);
-  if (heads * headDim != hidden)
-    return emitOpError() << "result dimension 2 is " << hidden << " but "
-                         << heads << " heads x " << headDim
-                         << " head_dim is " << heads * headDim;
+  if (chunks * heads * headDim != hidden) {
+    InFlightDiagnostic diag = emitOpError()
+                              << "result dimension 2 is " << hidden << " but ";
+    if (chunks > 1)
+      diag << chunks << " inputs x ";
+    return diag << heads << " heads x " << headDim << " head_dim is "
+                << chunks * heads * headDim;
+  }
   return success();
 }
 
@@ -292,17 +346,27 @@ LogicalResult MergeHeadsOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::verify() {
-  Operation *op = getOperation();
-  if (failed(verifyRank(op, getQuery(), "query", 4,
+static LogicalResult verifyAttention(Operation *op, Value query,
+                                     double dropout,
+                                     std::optional<APFloat> scale) {
+  if (failed(verifyRank(op, query, "query", 4,
                         "[batch, heads, seq, head_dim]")) ||
-      failed(verifyProbability(op, "dropout", getDropout().convertToDouble())))
+      failed(verifyProbability(op, "dropout", dropout)))
     return failure();
-  if (std::optional<APFloat> scale = getScale())
-    if (!(scale->convertToDouble() > 0.0))
-      return emitOpError() << "scale must be positive, got "
-                           << scale->convertToDouble();
+  if (scale && !(scale->convertToDouble() > 0.0))
+    return op->emitOpError()
+           << "scale must be positive, got " << scale->convertToDouble();
   return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  return verifyAttention(getOperation(), getQuery(),
+                         getDropout().convertToDouble(), getScale());
+}
+
+LogicalResult AttentionGradOp::verify() {
+  return verifyAttention(getOperation(), getQuery(),
+                         getDropout().convertToDouble(), getScale());
 }
 
 double AttentionOp::getEffectiveScale() {
@@ -315,23 +379,31 @@ double AttentionOp::getEffectiveScale() {
 // CrossEntropyOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult CrossEntropyOp::verify() {
-  Operation *op = getOperation();
-  int64_t rank = getLogits().getType().getRank();
+static LogicalResult verifyCrossEntropyShapes(Operation *op, Value logits,
+                                              Value labels) {
+  int64_t rank = tensorType(logits).getRank();
   if (rank < 2)
-    return emitOpError() << "logits must have rank >= 2 ([positions..., "
-                            "vocab]), got rank "
-                         << rank;
-  int64_t labelsRank = getLabels().getType().getRank();
+    return op->emitOpError() << "logits must have rank >= 2 ([positions..., "
+                                "vocab]), got rank "
+                             << rank;
+  int64_t labelsRank = tensorType(labels).getRank();
   if (labelsRank != rank - 1)
-    return emitOpError() << "labels must have rank " << rank - 1
-                         << " (the logits' rank without vocab), got rank "
-                         << labelsRank;
+    return op->emitOpError()
+           << "labels must have rank " << rank - 1
+           << " (the logits' rank without vocab), got rank " << labelsRank;
   for (int64_t dim = 0; dim < labelsRank; ++dim)
-    if (failed(verifyDimsMatch(op, getLabels(), "labels", dim, getLogits(),
-                               "logits", dim)))
+    if (failed(verifyDimsMatch(op, labels, "labels", dim, logits, "logits",
+                               dim)))
       return failure();
   return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  return verifyCrossEntropyShapes(getOperation(), getLogits(), getLabels());
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  return verifyCrossEntropyShapes(getOperation(), getLogits(), getLabels());
 }
 
 #define GET_OP_CLASSES

@@ -154,8 +154,11 @@ def MT_DropoutOp : MT_Op<"dropout", [SameOperandsAndResultType]> {
     `torch.nn.Dropout` in training mode). The mask comes from a
     counter-based generator keyed by the run's seed, the step, the op and
     the element's global index, so it does not depend on how the tensor is
-    later split across ranks. The op is not `Pure`: two dropouts of the same
-    value draw different masks and must not be merged.
+    later split across ranks. `rng_stream` names the op's stream of random
+    numbers; `mt-autodiff` numbers every dropout and gives its backward the
+    same stream, so that the gradient is masked exactly as the forward. The
+    op is not `Pure`: two dropouts of the same value draw different masks
+    and must not be merged.
 
     A probability of 0 folds away.
 
@@ -163,7 +166,8 @@ def MT_DropoutOp : MT_Op<"dropout", [SameOperandsAndResultType]> {
     %y = mt.dropout %x {probability = 1.0e-01 : f64} : tensor<8x1024x768xf32>
     ```
   }];
-  let arguments = (ins MT_FloatTensor:$input, F64Attr:$probability);
+  let arguments = (ins MT_FloatTensor:$input, F64Attr:$probability,
+                       OptionalAttr<I64Attr>:$rng_stream);
   let results = (outs MT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -236,19 +240,21 @@ def MT_SplitHeadsOp : MT_Op<"split_heads", [Pure]> {
 }
 
 def MT_MergeHeadsOp : MT_Op<"merge_heads", [Pure]> {
-  let summary = "Merges heads back into the hidden dimension.";
+  let summary = "Merges chunks of heads back into the hidden dimension.";
   let description = [{
-    The inverse of a one-result `mt.split_heads`: `[batch, heads, seq,
-    head_dim]` becomes `[batch, seq, heads * head_dim]`.
+    The inverse of `mt.split_heads`: each input `[batch, heads, seq,
+    head_dim]` is one chunk, and the result is `[batch, seq, chunks * heads *
+    head_dim]`. With one input this merges attention heads; with three it is
+    the gradient of the QKV split.
 
     ```mlir
     %y = mt.merge_heads %a : tensor<8x12x1024x64xf32> -> tensor<8x1024x768xf32>
     ```
   }];
-  let arguments = (ins MT_FloatTensor:$input);
+  let arguments = (ins Variadic<MT_FloatTensor>:$inputs);
   let results = (outs MT_FloatTensor:$result);
   let assemblyFormat = [{
-    $input attr-dict `:` type($input) `->` type($result)
+    $inputs attr-dict `:` type($inputs) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -277,7 +283,8 @@ def MT_AttentionOp : MT_Op<"attention",
   let arguments = (ins MT_FloatTensor:$query, MT_FloatTensor:$key,
                        MT_FloatTensor:$value,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
-                       OptionalAttr<F64Attr>:$scale);
+                       OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<I64Attr>:$rng_stream);
   let results = (outs MT_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value attr-dict `:` type($result)
@@ -316,6 +323,244 @@ def MT_CrossEntropyOp : MT_Op<"cross_entropy", [Pure]> {
     $logits `,` $labels attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+}
+
+
+//===----------------------------------------------------------------------===//
+// Gradients
+//
+// The derivative of each forward op that is not itself expressible with
+// forward ops, as `mt-autodiff` emits them. Matmul, add, split_heads and
+// merge_heads differentiate into forward ops.
+//===----------------------------------------------------------------------===//
+
+def MT_EmbeddingGradOp : MT_Op<"embedding_grad", [Pure]> {
+  let summary = "Scatter-adds output gradients into the rows of the table.";
+  let description = [{
+    `grad_table[v, :] = sum of grad_output[i..., :] over all i with
+    ids[i...] = v`; rows never looked up are zero. The table's shape is the
+    result type.
+
+    ```mlir
+    %dwte = mt.embedding_grad %dx, %ids
+        : (tensor<8x1024x768xf32>, tensor<8x1024xi32>) -> tensor<50257x768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_TokenTensor:$ids);
+  let results = (outs MT_FloatTensor:$grad_table);
+  let assemblyFormat = [{
+    $grad_output `,` $ids attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_PositionEmbeddingGradOp : MT_Op<"position_embedding_grad", [Pure]> {
+  let summary = "Places position gradients in the first rows of the table.";
+  let description = [{
+    `grad_table[s, :] = grad_output[s, :]` for `s < seq`, zero after.
+
+    ```mlir
+    %dwpe = mt.position_embedding_grad %dpos
+        : tensor<128x768xf32> -> tensor<1024x768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output);
+  let results = (outs MT_FloatTensor:$grad_table);
+  let assemblyFormat = [{
+    $grad_output attr-dict `:` type($grad_output) `->` type($grad_table)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_LayerNormGradOp : MT_Op<"layer_norm_grad",
+    [Pure, AllTypesMatch<["grad_output", "input", "grad_input"]>,
+     AllTypesMatch<["weight", "grad_weight", "grad_bias"]>]> {
+  let summary = "Computes the gradients of a layer norm.";
+  let description = [{
+    Given the gradient of `mt.layer_norm`'s result, returns the gradients of
+    its input, weight and bias. The statistics are recomputed from `input`
+    rather than stashed: they are two values per row, cheaper to recompute
+    than to keep alive across the forward pass.
+
+    ```mlir
+    %dx, %dw, %db = mt.layer_norm_grad %dy, %x, %w {epsilon = 1.0e-05 : f64}
+        : tensor<8x1024x768xf32>, tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input,
+                       MT_FloatTensor:$weight,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs MT_FloatTensor:$grad_input,
+                      MT_FloatTensor:$grad_weight, MT_FloatTensor:$grad_bias);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $weight attr-dict `:` type($input) `,`
+    type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_BiasAddGradOp : MT_Op<"bias_add_grad", [Pure]> {
+  let summary = "Sums a gradient over the dimensions a bias was broadcast on.";
+  let description = [{
+    The gradient of `mt.bias_add`'s bias: `grad_output` summed over its
+    leading dimensions down to the shape of the result, which equals the
+    trailing dimensions of `grad_output`.
+
+    ```mlir
+    %db = mt.bias_add_grad %dy : tensor<8x1024x768xf32> -> tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output);
+  let results = (outs MT_FloatTensor:$grad_bias);
+  let assemblyFormat = [{
+    $grad_output attr-dict `:` type($grad_output) `->` type($grad_bias)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_GeluGradOp : MT_Op<"gelu_grad", [Pure, SameOperandsAndResultType]> {
+  let summary = "Computes the gradient of the tanh GELU.";
+  let description = [{
+    `grad_input = grad_output * gelu'(input)` with the derivative of the tanh
+    approximation `mt.gelu` computes.
+
+    ```mlir
+    %dx = mt.gelu_grad %dy, %x : tensor<8x1024x3072xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input);
+  let results = (outs MT_FloatTensor:$grad_input);
+  let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($grad_input)";
+}
+
+def MT_AttentionGradOp : MT_Op<"attention_grad",
+    [Pure, AllTypesMatch<["grad_output", "query", "key", "value",
+                          "grad_query", "grad_key", "grad_value"]>]> {
+  let summary = "Computes the gradients of causal attention.";
+  let description = [{
+    Given the gradient of `mt.attention`'s result, returns the gradients of
+    its query, key and value. The attention probabilities are recomputed
+    from query and key (as flash attention does), and the dropout mask is
+    redrawn from the same `rng_stream`, so nothing `seq x seq` is stashed.
+    `dropout`, `scale` and `rng_stream` equal the forward op's.
+
+    ```mlir
+    %dq, %dk, %dv = mt.attention_grad %do, %q, %k, %v
+        {dropout = 1.0e-01 : f64, rng_stream = 3 : i64}
+        : tensor<8x12x1024x64xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$query,
+                       MT_FloatTensor:$key, MT_FloatTensor:$value,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<I64Attr>:$rng_stream);
+  let results = (outs MT_FloatTensor:$grad_query, MT_FloatTensor:$grad_key,
+                      MT_FloatTensor:$grad_value);
+  let assemblyFormat = [{
+    $grad_output `,` $query `,` $key `,` $value attr-dict `:` type($query)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_CrossEntropyGradOp : MT_Op<"cross_entropy_grad",
+    [Pure, AllTypesMatch<["logits", "grad_logits"]>]> {
+  let summary = "Computes the gradient of the mean cross-entropy.";
+  let description = [{
+    `grad_logits = grad_loss * (softmax(logits) - onehot(labels)) / N` where
+    `N` is the number of positions.
+
+    ```mlir
+    %dlogits = mt.cross_entropy_grad %dloss, %logits, %labels
+        : (tensor<f32>, tensor<8x1024x50257xf32>, tensor<8x1024xi32>)
+        -> tensor<8x1024x50257xf32>
+    ```
+  }];
+  let arguments = (ins MT_ScalarF32Tensor:$grad_loss, MT_FloatTensor:$logits,
+                       MT_TokenTensor:$labels);
+  let results = (outs MT_FloatTensor:$grad_logits);
+  let assemblyFormat = [{
+    $grad_loss `,` $logits `,` $labels attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer
+//===----------------------------------------------------------------------===//
+
+def MT_GlobalNormOp : MT_Op<"global_norm", [Pure]> {
+  let summary = "Computes the L2 norm of all elements of all operands.";
+  let description = [{
+    `sqrt(sum over operands and elements of x^2)`, accumulated in double
+    precision: the gradient norm that clipping and the training log use.
+
+    ```mlir
+    %norm = mt.global_norm %g0, %g1 : tensor<768x768xf32>, tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<MT_FloatTensor>:$inputs);
+  let results = (outs MT_ScalarF32Tensor:$norm);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+}
+
+def MT_ClipScaleOp : MT_Op<"clip_scale", [Pure]> {
+  let summary = "Computes the factor that clips a gradient norm.";
+  let description = [{
+    `min(1, max_norm / (norm + 1e-6))` as `torch.nn.utils.clip_grad_norm_`,
+    or 1 when `max_norm <= 0` (clipping off). Both are run-time scalars.
+
+    ```mlir
+    %s = mt.clip_scale %norm, %max_norm : tensor<f32>
+    ```
+  }];
+  let arguments = (ins MT_ScalarF32Tensor:$norm, MT_ScalarF32Tensor:$max_norm);
+  let results = (outs MT_ScalarF32Tensor:$scale);
+  let assemblyFormat = "$norm `,` $max_norm attr-dict `:` type($scale)";
+}
+
+def MT_AdamWOp : MT_Op<"adamw",
+    [Pure, AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq",
+                          "new_param", "new_exp_avg", "new_exp_avg_sq"]>]> {
+  let summary = "Applies one AdamW update to a parameter.";
+  let description = [{
+    `torch.optim.AdamW` for one tensor, with the gradient first multiplied by
+    `grad_scale` (clipping):
+
+    ```
+    g = grad * grad_scale
+    p = p - lr * weight_decay * p            (only with `decay`)
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g^2
+    p = p - lr / (1 - beta1^step) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
+    ```
+
+    `step` counts from 1. Every hyperparameter is a run-time `f32` scalar
+    operand, so one compiled program serves any learning-rate schedule and
+    any flags of `megatron-run`. `decay` is set for weights and embeddings
+    and unset for biases and norm weights, as in Megatron-LM. Lowering
+    updates the parameter and both moments in place.
+
+    ```mlir
+    %p2, %m2, %v2 = mt.adamw %p, %g, %m, %v, %step, %lr, %beta1, %beta2,
+        %eps, %wd, %scale decay : tensor<768x768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$param, MT_FloatTensor:$grad,
+                       MT_FloatTensor:$exp_avg, MT_FloatTensor:$exp_avg_sq,
+                       MT_ScalarF32Tensor:$step, MT_ScalarF32Tensor:$lr,
+                       MT_ScalarF32Tensor:$beta1, MT_ScalarF32Tensor:$beta2,
+                       MT_ScalarF32Tensor:$eps,
+                       MT_ScalarF32Tensor:$weight_decay,
+                       MT_ScalarF32Tensor:$grad_scale, UnitAttr:$decay);
+  let results = (outs MT_FloatTensor:$new_param, MT_FloatTensor:$new_exp_avg,
+                      MT_FloatTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `,` $lr `,`
+    $beta1 `,` $beta2 `,` $eps `,` $weight_decay `,` $grad_scale
+    (`decay` $decay^)? attr-dict `:` type($param)
+  }];
 }
 
 #endif // MEGATRON_DIALECTS_MT_IR_MTOPS_TD

@@ -1,0 +1,65 @@
+//===- Passes.td - Training-step construction ---------------*- tablegen -*-===//
+
+#ifndef MEGATRON_PASSES_AUTODIFF_PASSES_TD
+#define MEGATRON_PASSES_AUTODIFF_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AutodiffPass : Pass<"mt-autodiff", "ModuleOp"> {
+  let summary = "Turns a forward graph into a training step with AdamW.";
+  let description = [{
+    Rewrites every function with parameters (`mt.param` arguments) that
+    returns a scalar loss into one training step: the forward graph, its
+    reverse-mode derivative, the gradient norm, clipping and the AdamW update
+    of every parameter.
+
+    Preconditions: the function returns one `tensor<f32>` loss; every
+    argument is a parameter or has an `mt.input` role; every op that depends
+    on a parameter is one this pass differentiates (all `mt` forward ops and
+    `tensor.collapse_shape` / `tensor.expand_shape`).
+
+    Postconditions:
+    - Arguments: the forward arguments, then per parameter its `exp_avg` and
+      then its `exp_avg_sq` state (`mt.param` + `mt.state`), then the
+      run-time scalars `step`, `lr`, `adam_beta1`, `adam_beta2`, `adam_eps`,
+      `weight_decay`, `clip_grad` (`mt.input`).
+    - Results: `loss`, the updated parameters, their updated `exp_avg` and
+      `exp_avg_sq`, and `grad_norm` (before clipping).
+    - Gradients of a value used twice are summed: the tied embedding gets
+      the sum of its lookup and output-head gradients.
+    - Each `mt.dropout` and `mt.attention` gets a distinct `rng_stream`, and
+      its derivative uses the same stream, so the backward applies the
+      forward's mask.
+    - Weight decay applies to parameters of rank 2 and above (weights and
+      embeddings), not to biases and norm weights, as in Megatron-LM.
+    - Backward ops carry the `mt.layer` of the forward op they differentiate.
+
+    Example (a linear model):
+
+    ```mlir
+    func.func @f(%x: tensor<4x8xf32> {mt.input = "tokens"},
+                 %w: tensor<8x2xf32> {mt.param = "w"}) -> tensor<f32>
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @f(%x, %w, %m {mt.param = "w", mt.state = "exp_avg"},
+                 %v {mt.param = "w", mt.state = "exp_avg_sq"},
+                 %step {mt.input = "step"}, %lr {mt.input = "lr"}, ...)
+        -> (tensor<f32> {mt.output = "loss"}, tensor<8x2xf32> {mt.param = "w"},
+            ..., tensor<f32> {mt.output = "grad_norm"})
+    ```
+  }];
+  let dependentDialects = ["::mlir::mt::MTDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numGradientOps", "gradient-ops",
+              "Number of ops created for the backward pass">,
+    Statistic<"numParameters", "parameters",
+              "Number of parameters updated by AdamW">
+  ];
+}
+
+#endif // MEGATRON_PASSES_AUTODIFF_PASSES_TD
