@@ -3,8 +3,11 @@
 #include "megatron/InitAll.h"
 
 #include "dialects/MT/IR/MTDialect.h"
+#include "dialects/MTRT/IR/MTRTDialect.h"
+#include "megatron/Pipelines/TrainPipeline.h"
 #include "passes/Analysis/Passes.h"
 #include "passes/Autodiff/Passes.h"
+#include "passes/Conversion/MTToMTRT/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -12,11 +15,13 @@
 #include "mlir/IR/DialectRegistry.h"
 
 void mlir::mt::registerAllMegatronDialects(DialectRegistry &registry) {
-  registry.insert<MTDialect, arith::ArithDialect, func::FuncDialect,
-                  tensor::TensorDialect>();
+  registry.insert<MTDialect, mtrt::MTRTDialect, arith::ArithDialect,
+                  func::FuncDialect, tensor::TensorDialect>();
 }
 
 void mlir::mt::registerAllMegatronPasses() {
   registerMTAnalysisPasses();
   registerMTAutodiffPasses();
+  registerMTToMTRTPasses();
+  registerTrainPipeline();
 }

@@ -1,0 +1,125 @@
+//===- MTRTOps.td - The runtime-program dialect -------------*- tablegen -*-===//
+//
+// `mtrt`: what the thin runtime executes. A program per rank is a straight
+// line of kernel launches over buffers at static offsets in one arena.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGATRON_DIALECTS_MTRT_IR_MTRTOPS_TD
+#define MEGATRON_DIALECTS_MTRT_IR_MTRTOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+
+def MTRT_Dialect : Dialect {
+  let name = "mtrt";
+  let cppNamespace = "::mlir::mtrt";
+  let summary = "Straight-line per-rank programs over a planned arena.";
+  let description = [{
+    The lowest layer before the artifact. Every value is a `memref` view of
+    one arena at a static byte offset chosen by the memory planner, so the
+    arena size of a program is its exact peak memory. Kernels are named by
+    the `mt` op they implement; the runtime binds each name to a host kernel
+    (CPU backend) or a CUDA kernel, BLAS or cuBLAS call.
+  }];
+}
+
+class MTRT_Op<string mnemonic, list<Trait> traits = []>
+    : Op<MTRT_Dialect, mnemonic, traits>;
+
+def MTRT_ProgramOp : MTRT_Op<"program",
+    [Symbol, SingleBlock, NoTerminator, IsolatedFromAbove]> {
+  let summary = "The program one rank executes per training step.";
+  let description = [{
+    Holds the rank's buffers and commands in execution order.
+    `arena_bytes` is the size of the arena: the planned peak memory.
+    `persistent_bytes` is its prefix holding what lives across steps
+    (parameters, optimizer state, inputs); the rest is reused by
+    activations and gradients as their lifetimes allow.
+
+    ```mlir
+    mtrt.program @rank0 attributes {rank = 0 : i64, arena_bytes = 4096 : i64,
+                                    persistent_bytes = 1024 : i64} {
+      %w = mtrt.buffer {offset = 0 : i64, kind = "param", name = "w"} : memref<8x8xf32>
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$rank,
+                       I64Attr:$arena_bytes, I64Attr:$persistent_bytes);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
+  let summary = "A view of the arena at a static byte offset.";
+  let description = [{
+    `kind` says what the buffer holds, for binding and for the memory
+    report: `param`, `exp_avg`, `exp_avg_sq` (named by `name`, the
+    parameter), `input` (named by its role: `tokens`, `lr`, ...),
+    `activation`, `gradient` or `constant`. Two buffers may share bytes
+    when their lifetimes do not overlap, or when one is a reshaped view of
+    the other (`alias`).
+
+    ```mlir
+    %x = mtrt.buffer {offset = 4096 : i64, kind = "activation"} : memref<2x8x16xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$offset, StrAttr:$kind,
+                       OptionalAttr<StrAttr>:$name, UnitAttr:$alias);
+  let results = (outs AnyStaticShapeMemRef:$buffer);
+  let assemblyFormat = "attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def MTRT_KernelOp : MTRT_Op<"kernel",
+    [HasParent<"ProgramOp">, AttrSizedOperandSegments]> {
+  let summary = "Launches the kernel of an mt op on arena buffers.";
+  let description = [{
+    Reads `ins` and writes `outs`. `name` is the `mt` op's name without the
+    dialect prefix; `attrs` holds the op's attributes (epsilon, dropout
+    probability and stream, transposes, ...). Sizes come from the buffers'
+    shapes. An output may be one of the inputs only for in-place kernels
+    (`adamw`).
+
+    ```mlir
+    mtrt.kernel "layer_norm" ins(%x, %w, %b : memref<16x8xf32>, memref<8xf32>, memref<8xf32>)
+        outs(%y : memref<16x8xf32>) {epsilon = 1.0e-05 : f64}
+    ```
+  }];
+  let arguments = (ins StrAttr:$kernel, Variadic<AnyStaticShapeMemRef>:$ins,
+                       Variadic<AnyStaticShapeMemRef>:$outs,
+                       DictionaryAttr:$params);
+  let assemblyFormat = [{
+    $kernel (`ins` `(` $ins^ `:` type($ins) `)`)?
+    (`outs` `(` $outs^ `:` type($outs) `)`)? $params attr-dict
+  }];
+}
+
+def MTRT_FillOp : MTRT_Op<"fill", [HasParent<"ProgramOp">]> {
+  let summary = "Fills a buffer with one value.";
+  let description = [{
+    ```mlir
+    mtrt.fill %one, 1.0 : memref<f32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$buffer, F64Attr:$value);
+  let assemblyFormat = "$buffer `,` $value attr-dict `:` type($buffer)";
+}
+
+def MTRT_OutputOp : MTRT_Op<"output", [HasParent<"ProgramOp">]> {
+  let summary = "Names a buffer the runtime reads after the step.";
+  let description = [{
+    `role` is `loss` or `grad_norm`.
+
+    ```mlir
+    mtrt.output "loss", %loss : memref<f32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$role, AnyStaticShapeMemRef:$buffer);
+  let assemblyFormat = "$role `,` $buffer attr-dict `:` type($buffer)";
+}
+
+#endif // MEGATRON_DIALECTS_MTRT_IR_MTRTOPS_TD

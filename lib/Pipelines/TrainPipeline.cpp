@@ -1,0 +1,33 @@
+//===- TrainPipeline.cpp - Forward graph to runtime programs --------------===//
+
+#include "megatron/Pipelines/TrainPipeline.h"
+
+#include "passes/Autodiff/Passes.h"
+#include "passes/Conversion/MTToMTRT/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::mt;
+
+void mlir::mt::buildTrainPipeline(OpPassManager &pm,
+                                  const TrainPipelineOptions &options) {
+  // Folding first drops dropouts of probability 0, so they get no stream and
+  // cost nothing at run time.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createAutodiffPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  LowerToRuntimePassOptions lowering;
+  lowering.printMemoryPlan = options.printMemoryPlan;
+  pm.addPass(createLowerToRuntimePass(lowering));
+}
+
+void mlir::mt::registerTrainPipeline() {
+  PassPipelineRegistration<TrainPipelineOptions>(
+      "mt-train-pipeline",
+      "Compile a forward graph into per-rank training-step programs",
+      buildTrainPipeline);
+}
