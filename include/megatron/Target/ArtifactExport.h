@@ -1,0 +1,29 @@
+//===- ArtifactExport.h - mtrt programs to a runtime artifact ---*- C++ -*-===//
+//
+// Writes the artifact `megatron-run` loads: a JSON document holding every
+// rank's program, buffer plan and parameter table. The schema is described
+// in runtime/include/mtrt/Artifact.h, which reads it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGATRON_TARGET_ARTIFACTEXPORT_H
+#define MEGATRON_TARGET_ARTIFACTEXPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::mt {
+
+/// The artifact format version this compiler writes.
+constexpr int64_t kArtifactVersion = 1;
+
+/// Writes the artifact of `module`, which must hold `mtrt.program` ops only
+/// (the output of `--mt-train-pipeline`). Fails with a diagnostic otherwise.
+LogicalResult exportArtifact(ModuleOp module, llvm::raw_ostream &os);
+
+/// Registers `--export-artifact` with mlir-translate's registry.
+void registerArtifactExportTranslation();
+
+} // namespace mlir::mt
+
+#endif // MEGATRON_TARGET_ARTIFACTEXPORT_H

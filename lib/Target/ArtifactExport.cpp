@@ -1,0 +1,174 @@
+//===- ArtifactExport.cpp - mtrt programs to a runtime artifact -----------===//
+
+#include "megatron/Target/ArtifactExport.h"
+
+#include "dialects/MTRT/IR/MTRTDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::mt;
+
+/// The artifact's name for an element type.
+static FailureOr<StringRef> dtypeName(Type type) {
+  if (type.isF32())
+    return StringRef("f32");
+  if (type.isF16())
+    return StringRef("f16");
+  if (type.isBF16())
+    return StringRef("bf16");
+  if (type.isSignlessInteger(32))
+    return StringRef("i32");
+  if (type.isSignlessInteger(64))
+    return StringRef("i64");
+  return failure();
+}
+
+/// Kernel parameters as JSON: numbers, integers, strings, flags.
+static FailureOr<llvm::json::Object> paramsToJson(mtrt::KernelOp kernel) {
+  llvm::json::Object params;
+  for (NamedAttribute attr : kernel.getParams()) {
+    StringRef name = attr.getName().getValue();
+    Attribute value = attr.getValue();
+    if (auto f = dyn_cast<FloatAttr>(value))
+      params[name] = f.getValueAsDouble();
+    else if (auto i = dyn_cast<IntegerAttr>(value))
+      params[name] = i.getInt();
+    else if (auto b = dyn_cast<BoolAttr>(value))
+      params[name] = b.getValue();
+    else if (isa<UnitAttr>(value))
+      params[name] = true;
+    else if (auto s = dyn_cast<StringAttr>(value))
+      params[name] = s.getValue();
+    else
+      return kernel.emitOpError()
+             << "parameter '" << name << "' has no artifact encoding: "
+             << value;
+  }
+  return params;
+}
+
+static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
+  llvm::json::Array buffers, commands;
+  llvm::json::Object outputs;
+  DenseMap<Value, int64_t> ids;
+  for (Operation &op : program.getBody().front()) {
+    if (auto buffer = dyn_cast<mtrt::BufferOp>(op)) {
+      MemRefType type = buffer.getType();
+      FailureOr<StringRef> dtype = dtypeName(type.getElementType());
+      if (failed(dtype))
+        return buffer.emitOpError()
+               << "element type " << type.getElementType()
+               << " has no artifact encoding";
+      int64_t id = buffers.size();
+      ids[buffer.getResult()] = id;
+      llvm::json::Object entry{
+          {"id", id},
+          {"offset", buffer.getOffset()},
+          {"dtype", *dtype},
+          {"shape", llvm::json::Array(type.getShape())},
+          {"kind", buffer.getKind()},
+      };
+      if (buffer.getName())
+        entry["name"] = *buffer.getName();
+      if (buffer.getAlias())
+        entry["alias"] = true;
+      buffers.push_back(std::move(entry));
+      continue;
+    }
+    auto idsOf = [&](ValueRange values) {
+      llvm::json::Array array;
+      for (Value value : values)
+        array.push_back(ids.lookup(value));
+      return array;
+    };
+    if (auto kernel = dyn_cast<mtrt::KernelOp>(op)) {
+      FailureOr<llvm::json::Object> params = paramsToJson(kernel);
+      if (failed(params))
+        return failure();
+      commands.push_back(llvm::json::Object{{"kernel", kernel.getKernel()},
+                                            {"ins", idsOf(kernel.getIns())},
+                                            {"outs", idsOf(kernel.getOuts())},
+                                            {"params", std::move(*params)}});
+    } else if (auto fill = dyn_cast<mtrt::FillOp>(op)) {
+      commands.push_back(
+          llvm::json::Object{{"kernel", "fill"},
+                             {"ins", llvm::json::Array()},
+                             {"outs", idsOf(fill.getBuffer())},
+                             {"params", llvm::json::Object{
+                                            {"value", fill.getValue().convertToDouble()}}}});
+    } else if (auto output = dyn_cast<mtrt::OutputOp>(op)) {
+      outputs[output.getRole()] = ids.lookup(output.getBuffer());
+    } else {
+      return op.emitOpError() << "has no artifact encoding";
+    }
+  }
+  return llvm::json::Object{
+      {"rank", program.getRank()},
+      {"arena_bytes", program.getArenaBytes()},
+      {"persistent_bytes", program.getPersistentBytes()},
+      {"buffers", std::move(buffers)},
+      {"commands", std::move(commands)},
+      {"outputs", std::move(outputs)},
+  };
+}
+
+LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
+  llvm::json::Array ranks;
+  // The parameter table: every parameter once, with its full shape.
+  llvm::json::Array params;
+  llvm::StringSet<> seen;
+  for (Operation &op : module.getBody()->getOperations()) {
+    auto program = dyn_cast<mtrt::ProgramOp>(op);
+    if (!program)
+      return op.emitOpError()
+             << "cannot be exported: an artifact holds mtrt.program ops only "
+                "(run --mt-train-pipeline first)";
+    FailureOr<llvm::json::Object> json = programToJson(program);
+    if (failed(json))
+      return failure();
+    ranks.push_back(std::move(*json));
+    for (auto buffer : program.getOps<mtrt::BufferOp>()) {
+      if (buffer.getKind() != "param" || !buffer.getName() ||
+          !seen.insert(*buffer.getName()).second)
+        continue;
+      MemRefType type = buffer.getType();
+      params.push_back(llvm::json::Object{
+          {"name", *buffer.getName()},
+          {"dtype", *dtypeName(type.getElementType())},
+          {"shape", llvm::json::Array(type.getShape())}});
+    }
+  }
+  if (ranks.empty())
+    return module.emitError()
+           << "cannot export an artifact: the module holds no mtrt.program "
+              "(run --mt-train-pipeline first)";
+  llvm::json::Object artifact{
+      {"format", "megatron-mlir-artifact"},
+      {"version", kArtifactVersion},
+      {"world_size", static_cast<int64_t>(ranks.size())},
+      {"params", std::move(params)},
+      {"ranks", std::move(ranks)},
+  };
+  os << llvm::formatv("{0}", llvm::json::Value(std::move(artifact))) << "\n";
+  return success();
+}
+
+void mlir::mt::registerArtifactExportTranslation() {
+  TranslateFromMLIRRegistration registration(
+      "export-artifact",
+      "Write the runtime artifact of a module of mtrt programs",
+      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitOpError() << "expected a builtin.module";
+        return exportArtifact(module, os);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<mtrt::MTRTDialect>();
+      });
+}
