@@ -24,6 +24,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::mt;
 
@@ -36,20 +38,41 @@ namespace {
 /// value found and the line of the key in the file.
 class ConfigReader {
 public:
+  static constexpr int64_t kMaxSize = int64_t(1) << 24;
+
   ConfigReader(const llvm::json::Object &object, StringRef text, Location loc)
       : object(object), text(text), loc(loc) {}
 
-  /// The location of `"key"` in the file, or of the file when absent.
+  /// The location of the top-level `"key":` in the file (the last one, as
+  /// the parser keeps the last of duplicate keys), or of the file when
+  /// absent. Keys inside nested objects and inside strings are skipped.
   Location keyLoc(StringRef key) const {
     auto fileLoc = dyn_cast<FileLineColLoc>(loc);
     if (!fileLoc)
       return loc;
-    size_t pos = text.find(("\"" + key + "\"").str());
-    if (pos == StringRef::npos)
+    size_t found = StringRef::npos;
+    int depth = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        --depth;
+      } else if (c == '"') {
+        size_t start = i++;
+        while (i < text.size() && text[i] != '"')
+          i += text[i] == '\\' ? 2 : 1;
+        StringRef token = text.slice(start + 1, std::min(i, text.size()));
+        StringRef rest = text.drop_front(std::min(i + 1, text.size())).ltrim();
+        if (depth == 1 && token == key && rest.starts_with(":"))
+          found = start;
+      }
+    }
+    if (found == StringRef::npos)
       return loc;
-    StringRef before = text.take_front(pos);
+    StringRef before = text.take_front(found);
     unsigned line = 1 + before.count('\n');
-    unsigned column = 1 + pos - (before.rfind('\n') + 1);
+    unsigned column = 1 + found - (before.rfind('\n') + 1);
     return FileLineColLoc::get(fileLoc.getFilename(), line, column);
   }
 
@@ -80,7 +103,8 @@ public:
     if (failed(value))
       return failure();
     if (!(*value >= 0.0 && *value < 1.0))
-      return error(key) << "must be a probability in [0, 1), got " << *value;
+      return error(key) << "must be a probability in [0, 1), got "
+                        << show(*object.get(key));
     return value;
   }
 
@@ -89,8 +113,9 @@ public:
     FailureOr<double> value = number(key, fallback);
     if (failed(value))
       return failure();
-    if (!(*value > 0.0))
-      return error(key) << "must be positive, got " << *value;
+    if (!(*value > 0.0) || !std::isfinite(*value))
+      return error(key) << "must be a positive finite number, got "
+                        << show(*object.get(key));
     return value;
   }
 
@@ -129,6 +154,11 @@ private:
       return error(key) << "must be an integer, got " << show(value);
     if (*result <= 0)
       return error(key) << "must be positive, got " << *result;
+    // Far above any real model, and low enough that products of sizes
+    // (vocab x hidden, 4 x hidden) cannot overflow.
+    if (*result > kMaxSize)
+      return error(key) << "is " << *result << ", more than the largest "
+                        << "supported size " << kMaxSize;
     return *result;
   }
 
@@ -161,8 +191,8 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
                           "only GPT-2 configs (\"gpt2\") are supported")) ||
       failed(reader.oneOf("activation_function",
                           {"gelu_new", "gelu_pytorch_tanh"},
-                          "only GPT-2's tanh GELU (\"gelu_new\") is "
-                          "supported")))
+                          "only GPT-2's tanh GELU (\"gelu_new\" or "
+                          "\"gelu_pytorch_tanh\") is supported")))
     return failure();
 
   GPT2Config config;
@@ -400,13 +430,16 @@ FailureOr<OwningOpRef<ModuleOp>>
 mlir::mt::buildGPT2Module(const GPT2Config &config, MicroBatchShape shape,
                           Location loc) {
   if (shape.batchSize <= 0)
-    return emitError(loc) << "micro-batch size must be positive, got "
+    return emitError(loc) << "micro-batch size (--micro-batch-size) must be "
+                             "positive, got "
                           << shape.batchSize;
   if (shape.seqLength <= 0)
-    return emitError(loc) << "sequence length must be positive, got "
+    return emitError(loc) << "sequence length (--seq-length) must be "
+                             "positive, got "
                           << shape.seqLength;
   if (shape.seqLength > config.numPositions)
-    return emitError(loc) << "sequence length " << shape.seqLength
+    return emitError(loc) << "sequence length (--seq-length) "
+                          << shape.seqLength
                           << " exceeds the config's n_positions "
                           << config.numPositions;
   loc.getContext()->getOrLoadDialect<MTDialect>();

@@ -1,7 +1,8 @@
 //===- MTDialect.cpp - The mt dialect -------------------------------------===//
 //
-// Registration of the mt ops and verification of the dialect's attributes
-// (`mt.param` on function arguments, `mt.layer` on ops).
+// Registration of the mt ops and verification of the dialect's attributes:
+// `mt.layer` on ops; `mt.param`, `mt.state` and `mt.input` on function
+// arguments; `mt.param`, `mt.state` and `mt.output` on function results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +27,8 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == getLayerAttrName()) {
     auto layer = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!layer || layer.getType().isIndex() || layer.getValue().isNegative())
+    if (!layer || layer.getType().isIndex() ||
+        (!layer.getType().isUnsignedInteger() && layer.getValue().isNegative()))
       return op->emitOpError() << "attribute '" << name
                                << "' must be a non-negative integer, got "
                                << attr.getValue();
@@ -131,7 +133,8 @@ static LogicalResult verifyParamOrState(Operation *op, Type type,
                                         DictionaryAttr attrs, bool isResult,
                                         unsigned index, NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  Twine where = Twine(isResult ? "result #" : "argument #") + Twine(index);
+  std::string where =
+      (isResult ? "result #" : "argument #") + std::to_string(index);
   if (name == MTDialect::getParamAttrName())
     return verifyParamAttr(op, type, isResult, index, attr);
   if (failed(verifyRoleAttr(op, attr, MTDialect::getStateKinds(), where)))
@@ -149,7 +152,11 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned argIndex,
                                                   NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  Value arg = op->getRegion(regionIndex).getArgument(argIndex);
+  // Declarations have no body: take the type from the signature.
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  Type type = function && regionIndex == 0
+                  ? function.getArgumentTypes()[argIndex]
+                  : op->getRegion(regionIndex).getArgument(argIndex).getType();
   if (name == getInputAttrName())
     return verifyRoleAttr(op, attr, getInputRoles(),
                           "argument #" + Twine(argIndex));
@@ -157,11 +164,10 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitOpError() << "unknown mt dialect argument attribute '"
                              << name << "' on argument #" << argIndex;
   DictionaryAttr attrs;
-  if (auto function = dyn_cast<FunctionOpInterface>(op);
-      function && regionIndex == 0)
+  if (function && regionIndex == 0)
     attrs = function.getArgAttrDict(argIndex);
-  return verifyParamOrState(op, arg.getType(), attrs, /*isResult=*/false,
-                            argIndex, attr);
+  return verifyParamOrState(op, type, attrs, /*isResult=*/false, argIndex,
+                            attr);
 }
 
 LogicalResult MTDialect::verifyRegionResultAttribute(Operation *op,
@@ -169,10 +175,8 @@ LogicalResult MTDialect::verifyRegionResultAttribute(Operation *op,
                                                      unsigned resultIndex,
                                                      NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  auto function = dyn_cast<FunctionOpInterface>(op);
-  if (!function)
-    return op->emitOpError() << "'" << name
-                             << "' is only meaningful on function results";
+  // MLIR verifies result attributes only on function-like ops.
+  auto function = cast<FunctionOpInterface>(op);
   if (name == getOutputAttrName())
     return verifyRoleAttr(op, attr, getOutputRoles(),
                           "result #" + Twine(resultIndex));

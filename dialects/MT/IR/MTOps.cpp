@@ -406,5 +406,15 @@ LogicalResult CrossEntropyGradOp::verify() {
   return verifyCrossEntropyShapes(getOperation(), getLogits(), getLabels());
 }
 
+//===----------------------------------------------------------------------===//
+// GlobalNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GlobalNormOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "must have at least one input";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "dialects/MT/IR/MTOps.cpp.inc"

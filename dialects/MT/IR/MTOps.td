@@ -503,6 +503,7 @@ def MT_GlobalNormOp : MT_Op<"global_norm", [Pure]> {
   let arguments = (ins Variadic<MT_FloatTensor>:$inputs);
   let results = (outs MT_ScalarF32Tensor:$norm);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
 }
 
 def MT_ClipScaleOp : MT_Op<"clip_scale", [Pure]> {

@@ -1,0 +1,55 @@
+//===- CpuExecutor.h - Runs a rank program on the host ----------*- C++ -*-===//
+//
+// The CPU backend: one arena of the planned size, host kernels for every
+// mt op, BLAS for GEMMs. Executing a program also measures the highest arena
+// byte any command touches, which must equal the compiler's planned peak.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_CPUEXECUTOR_H
+#define MTRT_CPUEXECUTOR_H
+
+#include "mtrt/Artifact.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace mtrt {
+
+class CpuExecutor {
+public:
+  CpuExecutor() = default;
+  CpuExecutor(const CpuExecutor &) = delete;
+  CpuExecutor &operator=(const CpuExecutor &) = delete;
+  ~CpuExecutor();
+
+  /// Checks every command (known kernel, operand counts and types) and
+  /// allocates the zeroed arena. Errors name the command and kernel.
+  Status init(const RankProgram &program);
+
+  /// Host address of a buffer.
+  void *data(int64_t bufferId) const;
+  template <typename T> T *as(int64_t bufferId) const {
+    return static_cast<T *>(data(bufferId));
+  }
+
+  /// Runs every command once. `seed` and `step` key the dropout masks.
+  Status run(uint64_t seed, uint64_t step);
+
+  /// One past the highest arena byte read or written so far, counting the
+  /// persistent buffers the runtime itself fills.
+  int64_t measuredPeakBytes() const { return measuredPeak; }
+
+  const RankProgram &program() const { return *prog; }
+
+private:
+  Status runCommand(const Command &command, uint64_t seed, uint64_t step);
+
+  const RankProgram *prog = nullptr;
+  uint8_t *arena = nullptr;
+  int64_t measuredPeak = 0;
+};
+
+} // namespace mtrt
+
+#endif // MTRT_CPUEXECUTOR_H

@@ -1,0 +1,285 @@
+//===- CpuExecutor.cpp - Runs a rank program on the host ------------------===//
+
+#include "mtrt/CpuExecutor.h"
+
+#include "cpu/HostKernels.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+using namespace mtrt;
+
+namespace {
+
+/// Operand counts of each kernel; -1 means any number (at least one).
+struct KernelSignature {
+  int ins;
+  int outs;
+};
+
+const std::map<std::string, KernelSignature> &kernelSignatures() {
+  static const std::map<std::string, KernelSignature> signatures = {
+      {"embedding", {2, 1}},
+      {"embedding_grad", {2, 1}},
+      {"position_embedding", {1, 1}},
+      {"position_embedding_grad", {1, 1}},
+      {"layer_norm", {3, 1}},
+      {"layer_norm_grad", {3, 3}},
+      {"add", {2, 1}},
+      {"bias_add", {2, 1}},
+      {"bias_add_grad", {1, 1}},
+      {"gelu", {1, 1}},
+      {"gelu_grad", {2, 1}},
+      {"dropout", {1, 1}},
+      {"matmul", {2, 1}},
+      {"split_heads", {1, -1}},
+      {"merge_heads", {-1, 1}},
+      {"attention", {3, 1}},
+      {"attention_grad", {4, 3}},
+      {"cross_entropy", {2, 1}},
+      {"cross_entropy_grad", {3, 1}},
+      {"global_norm", {-1, 1}},
+      {"clip_scale", {2, 1}},
+      {"adamw", {11, 3}},
+      {"fill", {0, 1}},
+  };
+  return signatures;
+}
+
+/// Kernels whose token-id operands are i32; every other operand is f32.
+bool isIndexOperand(const std::string &kernel, size_t index) {
+  if (kernel == "embedding" || kernel == "embedding_grad")
+    return index == 1;
+  if (kernel == "cross_entropy")
+    return index == 1;
+  if (kernel == "cross_entropy_grad")
+    return index == 2;
+  return false;
+}
+
+std::string describe(size_t index, const Command &command) {
+  return "command " + std::to_string(index) + " ('" + command.kernel + "')";
+}
+
+/// Row-major GEMM of one matrix pair: C = op(A) op(B).
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
+          const float *b, float *c) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, ta ? m : k, b,
+              tb ? k : n, 0.0f, c, n);
+}
+
+} // namespace
+
+CpuExecutor::~CpuExecutor() { std::free(arena); }
+
+Status CpuExecutor::init(const RankProgram &program) {
+  prog = &program;
+  for (size_t i = 0; i < program.commands.size(); ++i) {
+    const Command &command = program.commands[i];
+    auto it = kernelSignatures().find(command.kernel);
+    if (it == kernelSignatures().end())
+      return Status::error(describe(i, command) +
+                           ": no CPU kernel of that name");
+    auto checkCount = [&](int expected, size_t actual, const char *what) {
+      if (expected < 0 ? actual == 0 : actual != size_t(expected))
+        return Status::error(
+            describe(i, command) + ": expected " +
+            (expected < 0 ? std::string("at least 1")
+                          : std::to_string(expected)) +
+            " " + what + ", got " + std::to_string(actual));
+      return Status::ok();
+    };
+    MTRT_RETURN_IF_ERROR(checkCount(it->second.ins, command.ins.size(), "inputs"));
+    MTRT_RETURN_IF_ERROR(
+        checkCount(it->second.outs, command.outs.size(), "outputs"));
+    for (size_t j = 0; j < command.ins.size(); ++j) {
+      DType expected = isIndexOperand(command.kernel, j) ? DType::I32 : DType::F32;
+      DType actual = program.buffers[command.ins[j]].dtype;
+      if (actual != expected)
+        return Status::error(describe(i, command) + ": input " +
+                             std::to_string(j) + " is " + dtypeName(actual) +
+                             ", the CPU backend expects " +
+                             dtypeName(expected));
+    }
+    for (int64_t out : command.outs)
+      if (program.buffers[out].dtype != DType::F32)
+        return Status::error(describe(i, command) +
+                             ": outputs must be f32 on the CPU backend");
+  }
+  std::free(arena);
+  size_t bytes = std::max<int64_t>(program.arenaBytes, 64);
+  bytes = (bytes + 63) / 64 * 64;
+  arena = static_cast<uint8_t *>(std::aligned_alloc(64, bytes));
+  if (!arena)
+    return Status::error("cannot allocate an arena of " +
+                         std::to_string(program.arenaBytes) + " bytes");
+  std::memset(arena, 0, bytes);
+  measuredPeak = 0;
+  return Status::ok();
+}
+
+void *CpuExecutor::data(int64_t bufferId) const {
+  return arena + prog->buffers[bufferId].offset;
+}
+
+Status CpuExecutor::run(uint64_t seed, uint64_t step) {
+  // The runtime filled the persistent buffers (parameters, state, inputs).
+  for (const BufferDesc &buffer : prog->buffers)
+    if (buffer.offset < prog->persistentBytes)
+      measuredPeak = std::max(measuredPeak, buffer.offset + buffer.bytes());
+  for (size_t i = 0; i < prog->commands.size(); ++i) {
+    const Command &command = prog->commands[i];
+    for (const auto *ids : {&command.ins, &command.outs})
+      for (int64_t id : *ids)
+        measuredPeak = std::max(measuredPeak, prog->buffers[id].offset +
+                                                  prog->buffers[id].bytes());
+    Status status = runCommand(command, seed, step);
+    if (!status)
+      return Status::error(describe(i, command) + ": " + status.message());
+  }
+  return Status::ok();
+}
+
+Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
+                               uint64_t step) {
+  const std::vector<BufferDesc> &buffers = prog->buffers;
+  auto in = [&](size_t i) { return as<float>(command.ins[i]); };
+  auto ids = [&](size_t i) { return as<int32_t>(command.ins[i]); };
+  auto out = [&](size_t i) { return as<float>(command.outs[i]); };
+  auto inDesc = [&](size_t i) -> const BufferDesc & {
+    return buffers[command.ins[i]];
+  };
+  auto outDesc = [&](size_t i) -> const BufferDesc & {
+    return buffers[command.outs[i]];
+  };
+  auto lastDim = [](const BufferDesc &buffer) {
+    return buffer.shape.empty() ? int64_t(1) : buffer.shape.back();
+  };
+  auto scalar = [&](size_t i) { return double(in(i)[0]); };
+  cpu::RngKey key{seed, step};
+  uint32_t stream = uint32_t(command.get("rng_stream", 0));
+  const std::string &k = command.kernel;
+
+  if (k == "embedding") {
+    const BufferDesc &table = inDesc(0);
+    cpu::embedding(in(0), ids(1), out(0), inDesc(1).numElements(),
+                   table.shape[0], table.shape[1]);
+  } else if (k == "embedding_grad") {
+    const BufferDesc &table = outDesc(0);
+    cpu::embeddingGrad(in(0), ids(1), out(0), inDesc(1).numElements(),
+                       table.shape[0], table.shape[1]);
+  } else if (k == "position_embedding") {
+    cpu::positionEmbedding(in(0), out(0), outDesc(0).shape[0],
+                           outDesc(0).shape[1]);
+  } else if (k == "position_embedding_grad") {
+    cpu::positionEmbeddingGrad(in(0), out(0), inDesc(0).shape[0],
+                               outDesc(0).shape[0], outDesc(0).shape[1]);
+  } else if (k == "layer_norm") {
+    int64_t cols = lastDim(inDesc(0));
+    cpu::layerNorm(in(0), in(1), in(2), out(0), inDesc(0).numElements() / cols,
+                   cols, command.get("epsilon", 1e-5));
+  } else if (k == "layer_norm_grad") {
+    int64_t cols = lastDim(inDesc(1));
+    cpu::layerNormGrad(in(0), in(1), in(2), out(0), out(1), out(2),
+                       inDesc(1).numElements() / cols, cols,
+                       command.get("epsilon", 1e-5));
+  } else if (k == "add") {
+    cpu::add(in(0), in(1), out(0), outDesc(0).numElements());
+  } else if (k == "bias_add") {
+    int64_t cols = inDesc(1).numElements();
+    cpu::biasAdd(in(0), in(1), out(0), inDesc(0).numElements() / cols, cols);
+  } else if (k == "bias_add_grad") {
+    int64_t cols = outDesc(0).numElements();
+    cpu::biasAddGrad(in(0), out(0), inDesc(0).numElements() / cols, cols);
+  } else if (k == "gelu") {
+    cpu::gelu(in(0), out(0), outDesc(0).numElements());
+  } else if (k == "gelu_grad") {
+    cpu::geluGrad(in(0), in(1), out(0), outDesc(0).numElements());
+  } else if (k == "dropout") {
+    cpu::dropout(in(0), out(0), outDesc(0).numElements(),
+                 command.get("probability", 0.0), stream, key);
+  } else if (k == "matmul") {
+    const BufferDesc &a = inDesc(0), &b = inDesc(1), &c = outDesc(0);
+    bool ta = command.get("transpose_a", 0) != 0;
+    bool tb = command.get("transpose_b", 0) != 0;
+    size_t rank = a.shape.size();
+    int64_t m = c.shape[rank - 2], n = c.shape[rank - 1];
+    int64_t kDim = ta ? a.shape[rank - 2] : a.shape[rank - 1];
+    int64_t batch = c.numElements() / (m * n);
+    bool broadcast = b.shape.size() != rank;
+    if (broadcast && !ta) {
+      // [batch..., m, k] x [k, n]: the batch folds into the rows.
+      gemm(false, tb, batch * m, n, kDim, in(0), in(1), out(0));
+    } else {
+      for (int64_t i = 0; i < batch; ++i)
+        gemm(ta, tb, m, n, kDim, in(0) + i * m * kDim,
+             in(1) + (broadcast ? 0 : i * kDim * n), out(0) + i * m * n);
+    }
+  } else if (k == "split_heads") {
+    const BufferDesc &x = inDesc(0), &head = outDesc(0);
+    std::vector<float *> outs;
+    for (size_t i = 0; i < command.outs.size(); ++i)
+      outs.push_back(out(i));
+    cpu::splitHeads(in(0), outs.data(), int64_t(outs.size()), x.shape[0],
+                    x.shape[1], head.shape[1], head.shape[3]);
+  } else if (k == "merge_heads") {
+    const BufferDesc &head = inDesc(0);
+    std::vector<const float *> ins;
+    for (size_t i = 0; i < command.ins.size(); ++i)
+      ins.push_back(in(i));
+    cpu::mergeHeads(ins.data(), out(0), int64_t(ins.size()), head.shape[0],
+                    head.shape[2], head.shape[1], head.shape[3]);
+  } else if (k == "attention" || k == "attention_grad") {
+    const BufferDesc &q = inDesc(k == "attention" ? 0 : 1);
+    int64_t batch = q.shape[0], heads = q.shape[1], seq = q.shape[2],
+            headDim = q.shape[3];
+    double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
+    double p = command.get("dropout", 0.0);
+    if (k == "attention")
+      cpu::attention(in(0), in(1), in(2), out(0), batch, heads, seq, headDim,
+                     scale, p, stream, key);
+    else
+      cpu::attentionGrad(in(0), in(1), in(2), in(3), out(0), out(1), out(2),
+                         batch, heads, seq, headDim, scale, p, stream, key);
+  } else if (k == "cross_entropy") {
+    int64_t vocab = lastDim(inDesc(0));
+    out(0)[0] = cpu::crossEntropy(in(0), ids(1), inDesc(1).numElements(), vocab);
+  } else if (k == "cross_entropy_grad") {
+    int64_t vocab = lastDim(inDesc(1));
+    cpu::crossEntropyGrad(in(0)[0], in(1), ids(2), out(0),
+                          inDesc(2).numElements(), vocab);
+  } else if (k == "global_norm") {
+    double sum = 0;
+    for (size_t i = 0; i < command.ins.size(); ++i)
+      sum += cpu::sumOfSquares(in(i), inDesc(i).numElements());
+    out(0)[0] = float(std::sqrt(sum));
+  } else if (k == "clip_scale") {
+    double norm = scalar(0), maxNorm = scalar(1);
+    out(0)[0] = maxNorm <= 0 ? 1.0f
+                             : float(std::min(1.0, maxNorm / (norm + 1e-6)));
+  } else if (k == "adamw") {
+    // The moments are read through the outputs: they must alias the inputs.
+    if (out(0) != in(0) || out(1) != in(2) || out(2) != in(3))
+      return Status::error(
+          "adamw must update its parameter and moments in place");
+    double stepCount = scalar(4);
+    if (stepCount < 1)
+      return Status::error("adamw step must be >= 1, got " +
+                           std::to_string(stepCount));
+    cpu::adamw(out(0), in(1), out(1), out(2), outDesc(0).numElements(),
+               scalar(5), scalar(6), scalar(7), scalar(8), scalar(9),
+               int64_t(stepCount), scalar(10), command.get("decay", 0) != 0);
+  } else if (k == "fill") {
+    std::fill_n(out(0), outDesc(0).numElements(),
+                float(command.get("value", 0.0)));
+  } else {
+    return Status::error("no CPU kernel of that name");
+  }
+  return Status::ok();
+}

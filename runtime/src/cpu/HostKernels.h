@@ -1,0 +1,585 @@
+//===- HostKernels.h - Reference CPU kernels of the mt ops -------*- C++ -*-===//
+//
+// The host kernels of the thin training runtime: one function per forward or
+// gradient op of the mt dialect (see dialects/MT/IR/MTOps.td for the exact
+// semantics). Every kernel is a template over the element type so that the
+// runtime instantiates it with float and the unit tests with double, where a
+// finite-difference check can be tight.
+//
+// Conventions:
+//  - Tensors are row-major and contiguous; sizes are element counts.
+//  - Kernels named *Grad overwrite their outputs (they never accumulate into
+//    what the caller left there).
+//  - Reductions (means, variances, softmax sums, dot products, gradient sums
+//    over rows) accumulate in double whatever T is: the runtime runs in f32
+//    and these sums run over up to tens of thousands of terms.
+//  - Single-threaded plain loops: these are the reference kernels that the
+//    compiled backends are checked against, so they favour being obviously
+//    correct, with loop orders that walk memory contiguously.
+//
+// This header must build without LLVM or MLIR: it uses only the standard
+// library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_CPU_HOSTKERNELS_H
+#define MTRT_CPU_HOSTKERNELS_H
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace mtrt {
+namespace cpu {
+
+//===----------------------------------------------------------------------===//
+// Random numbers
+//===----------------------------------------------------------------------===//
+
+/// What keys the dropout masks of one run of the program: the user's seed and
+/// the training step, so that every step draws fresh masks and a rerun with
+/// the same seed reproduces them.
+struct RngKey {
+  uint64_t seed;
+  uint64_t step;
+};
+
+/// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
+/// 3", SC 2011), bit-exact with Random123's philox4x32_10 and therefore with
+/// cuRAND's and PyTorch's Philox: returns all four output words of one block.
+inline std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter,
+                                             std::array<uint32_t, 2> key) {
+  constexpr uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u;
+  constexpr uint32_t w0 = 0x9E3779B9u, w1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    // The key schedule bumps the key before every round but the first.
+    if (round > 0) {
+      key[0] += w0;
+      key[1] += w1;
+    }
+    uint64_t p0 = uint64_t(m0) * counter[0];
+    uint64_t p1 = uint64_t(m1) * counter[2];
+    uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0);
+    uint32_t hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
+    counter = {hi1 ^ counter[1] ^ key[0], lo1, hi0 ^ counter[3] ^ key[1], lo0};
+  }
+  return counter;
+}
+
+/// The random word of element `index` of dropout stream `stream` at `step`:
+/// key = (seed low 32, seed high 32), counter = (index low 32, index high 32,
+/// stream, step low 32). Counter-based, so an element's word depends only on
+/// its global index, never on how the tensor is split or on its size.
+inline uint32_t philox4x32(uint64_t seed, uint64_t index, uint32_t stream,
+                           uint32_t step) {
+  return philox4x32_10({uint32_t(index), uint32_t(index >> 32), stream, step},
+                       {uint32_t(seed), uint32_t(seed >> 32)})[0];
+}
+
+/// Whether dropout keeps element `index` of stream `stream`: with probability
+/// 1-p. The uniform is word * 2^-32 in [0, 1), so p = 0 keeps everything and
+/// p = 1 drops everything.
+inline bool dropoutKeep(RngKey key, uint32_t stream, uint64_t index, double p) {
+  double uniform =
+      double(philox4x32(key.seed, index, stream, uint32_t(key.step))) *
+      (1.0 / 4294967296.0);
+  return uniform >= p;
+}
+
+namespace detail {
+/// The factor kept elements are multiplied by: 1/(1-p), or 0 when p >= 1
+/// (nothing is kept then, and this avoids dividing by zero).
+inline double dropoutScale(double p) { return p < 1.0 ? 1.0 / (1.0 - p) : 0.0; }
+} // namespace detail
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+/// out[t, :] = table[ids[t], :] for `tokens` ids. An id outside [0, vocab) is
+/// undefined behaviour in the op; here it yields a zero row rather than a read
+/// outside the table.
+template <typename T>
+void embedding(const T *table, const int32_t *ids, T *out, int64_t tokens,
+               int64_t vocab, int64_t hidden) {
+  for (int64_t t = 0; t < tokens; ++t) {
+    T *row = out + t * hidden;
+    int64_t id = ids[t];
+    if (id < 0 || id >= vocab) {
+      std::fill(row, row + hidden, T(0));
+      continue;
+    }
+    std::copy(table + id * hidden, table + (id + 1) * hidden, row);
+  }
+}
+
+/// dTable[v, :] = sum of dOut[t, :] over the tokens t with ids[t] = v. Zeroes
+/// dTable first, so rows never looked up are zero. Out-of-range ids are
+/// skipped, as the forward gave them a constant row.
+template <typename T>
+void embeddingGrad(const T *dOut, const int32_t *ids, T *dTable,
+                   int64_t tokens, int64_t vocab, int64_t hidden) {
+  std::fill(dTable, dTable + vocab * hidden, T(0));
+  for (int64_t t = 0; t < tokens; ++t) {
+    int64_t id = ids[t];
+    if (id < 0 || id >= vocab)
+      continue;
+    T *row = dTable + id * hidden;
+    const T *src = dOut + t * hidden;
+    for (int64_t c = 0; c < hidden; ++c)
+      row[c] += src[c];
+  }
+}
+
+/// out[s, :] = table[s, :] for s < seq: the first `seq` rows of the table.
+template <typename T>
+void positionEmbedding(const T *table, T *out, int64_t seq, int64_t hidden) {
+  std::copy(table, table + seq * hidden, out);
+}
+
+/// dTable[s, :] = dOut[s, :] for s < seq and zero for the rows up to
+/// `positions` that the forward did not read.
+template <typename T>
+void positionEmbeddingGrad(const T *dOut, T *dTable, int64_t seq,
+                           int64_t positions, int64_t hidden) {
+  std::copy(dOut, dOut + seq * hidden, dTable);
+  std::fill(dTable + seq * hidden, dTable + positions * hidden, T(0));
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+/// Mean and 1/sqrt(biased variance + eps) of one row, in double. Two passes
+/// rather than E[x^2] - E[x]^2, which cancels badly when |mean| >> stddev.
+template <typename T>
+void rowStats(const T *x, int64_t cols, double eps, double &mean,
+              double &rstd) {
+  double sum = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    sum += double(x[c]);
+  mean = sum / double(cols);
+  double sq = 0;
+  for (int64_t c = 0; c < cols; ++c) {
+    double d = double(x[c]) - mean;
+    sq += d * d;
+  }
+  rstd = 1.0 / std::sqrt(sq / double(cols) + eps);
+}
+} // namespace detail
+
+/// y = (x - mean) / sqrt(var + eps) * weight + bias over each row of `cols`
+/// elements, with the biased variance, as torch.nn.LayerNorm.
+template <typename T>
+void layerNorm(const T *x, const T *weight, const T *bias, T *y, int64_t rows,
+               int64_t cols, double eps) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * cols;
+    T *yr = y + r * cols;
+    double mean, rstd;
+    detail::rowStats(xr, cols, eps, mean, rstd);
+    for (int64_t c = 0; c < cols; ++c)
+      yr[c] = T((double(xr[c]) - mean) * rstd * double(weight[c]) +
+                double(bias[c]));
+  }
+}
+
+/// The gradients of layerNorm w.r.t. x, weight and bias, given dY. With
+/// xhat = (x - mean) * rstd and g = dY * weight:
+///   dX = rstd * (g - mean(g) - xhat * mean(g * xhat))
+///   dWeight = sum over rows of dY * xhat,  dBias = sum over rows of dY.
+/// The row statistics are recomputed from x (the op stashes nothing).
+template <typename T>
+void layerNormGrad(const T *dY, const T *x, const T *weight, T *dX,
+                   T *dWeight, T *dBias, int64_t rows, int64_t cols,
+                   double eps) {
+  std::vector<double> accWeight(cols, 0.0), accBias(cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * cols;
+    const T *dyr = dY + r * cols;
+    T *dxr = dX + r * cols;
+    double mean, rstd;
+    detail::rowStats(xr, cols, eps, mean, rstd);
+    double sumG = 0, sumGXhat = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      double xhat = (double(xr[c]) - mean) * rstd;
+      double dy = double(dyr[c]);
+      double g = dy * double(weight[c]);
+      sumG += g;
+      sumGXhat += g * xhat;
+      accWeight[c] += dy * xhat;
+      accBias[c] += dy;
+    }
+    double meanG = sumG / double(cols), meanGXhat = sumGXhat / double(cols);
+    for (int64_t c = 0; c < cols; ++c) {
+      double xhat = (double(xr[c]) - mean) * rstd;
+      double g = double(dyr[c]) * double(weight[c]);
+      dxr[c] = T(rstd * (g - meanG - xhat * meanGXhat));
+    }
+  }
+  for (int64_t c = 0; c < cols; ++c) {
+    dWeight[c] = T(accWeight[c]);
+    dBias[c] = T(accBias[c]);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise ops
+//===----------------------------------------------------------------------===//
+
+/// y = a + b elementwise (the residual connection).
+template <typename T> void add(const T *a, const T *b, T *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = a[i] + b[i];
+}
+
+/// y[r, c] = x[r, c] + bias[c]: the bias is broadcast over the leading
+/// dimensions, which the caller folds into `rows`.
+template <typename T>
+void biasAdd(const T *x, const T *bias, T *y, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      y[r * cols + c] = x[r * cols + c] + bias[c];
+}
+
+/// dBias[c] = sum over rows of dY[r, c]. Overwrites dBias.
+template <typename T>
+void biasAddGrad(const T *dY, T *dBias, int64_t rows, int64_t cols) {
+  // Row-outer so that dY is read contiguously; a double accumulator per
+  // column keeps the long sums accurate in f32.
+  std::vector<double> acc(cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      acc[c] += double(dY[r * cols + c]);
+  for (int64_t c = 0; c < cols; ++c)
+    dBias[c] = T(acc[c]);
+}
+
+namespace detail {
+/// sqrt(2 / pi) and the cubic coefficient of the tanh GELU.
+constexpr double geluK = 0.7978845608028654;
+constexpr double geluC = 0.044715;
+} // namespace detail
+
+/// y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), GPT-2's gelu_new.
+template <typename T> void gelu(const T *x, T *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    double v = double(x[i]);
+    double t = std::tanh(detail::geluK * (v + detail::geluC * v * v * v));
+    y[i] = T(0.5 * v * (1.0 + t));
+  }
+}
+
+/// dX = dY * gelu'(x), the exact derivative of the tanh approximation:
+/// 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2).
+template <typename T>
+void geluGrad(const T *dY, const T *x, T *dX, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    double v = double(x[i]);
+    double t = std::tanh(detail::geluK * (v + detail::geluC * v * v * v));
+    double du = detail::geluK * (1.0 + 3.0 * detail::geluC * v * v);
+    double d = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * du;
+    dX[i] = T(double(dY[i]) * d);
+  }
+}
+
+/// Inverted dropout: y = x / (1 - p) where dropoutKeep says so, else 0. The
+/// element index is the position in the flat tensor, so a prefix of the
+/// tensor draws the same mask as the whole. p == 0 copies (bit-exactly).
+/// Dropout is linear, so its gradient is this same kernel applied to dY with
+/// the forward's stream and key.
+template <typename T>
+void dropout(const T *x, T *y, int64_t n, double p, uint32_t stream,
+             RngKey key) {
+  if (p <= 0.0) {
+    std::copy(x, x + n, y);
+    return;
+  }
+  double scale = detail::dropoutScale(p);
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = dropoutKeep(key, stream, uint64_t(i), p) ? T(double(x[i]) * scale)
+                                                    : T(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Heads
+//===----------------------------------------------------------------------===//
+
+/// Views `in` [batch, seq, chunks * heads * headDim] as [batch, seq, chunks,
+/// heads, headDim] and writes chunk c to outs[c] as [batch, heads, seq,
+/// headDim]. Each copy moves one contiguous headDim run.
+template <typename T>
+void splitHeads(const T *in, T *const *outs, int64_t chunks, int64_t batch,
+                int64_t seq, int64_t heads, int64_t headDim) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t s = 0; s < seq; ++s) {
+      const T *row = in + (b * seq + s) * chunks * heads * headDim;
+      for (int64_t c = 0; c < chunks; ++c)
+        for (int64_t h = 0; h < heads; ++h) {
+          const T *src = row + (c * heads + h) * headDim;
+          T *dst = outs[c] + ((b * heads + h) * seq + s) * headDim;
+          std::copy(src, src + headDim, dst);
+        }
+    }
+}
+
+/// The exact inverse of splitHeads: ins[c] [batch, heads, seq, headDim] go to
+/// chunk c of `out` [batch, seq, chunks * heads * headDim].
+template <typename T>
+void mergeHeads(const T *const *ins, T *out, int64_t chunks, int64_t batch,
+                int64_t seq, int64_t heads, int64_t headDim) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t s = 0; s < seq; ++s) {
+      T *row = out + (b * seq + s) * chunks * heads * headDim;
+      for (int64_t c = 0; c < chunks; ++c)
+        for (int64_t h = 0; h < heads; ++h) {
+          const T *src = ins[c] + ((b * heads + h) * seq + s) * headDim;
+          std::copy(src, src + headDim, row + (c * heads + h) * headDim);
+        }
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+/// Dot product of two rows of `n` elements, in double.
+template <typename T> double dot(const T *a, const T *b, int64_t n) {
+  double sum = 0;
+  for (int64_t d = 0; d < n; ++d)
+    sum += double(a[d]) * double(b[d]);
+  return sum;
+}
+
+/// The causal softmax row of query i: probs[j] for j <= i, from the scores
+/// scale * q_i . k_j, max-subtracted so exp never overflows. Keys j > i are
+/// masked (minus infinity before the softmax), i.e. probability exactly 0,
+/// so only the first i + 1 entries are written.
+template <typename T>
+void softmaxRow(const T *qi, const T *k, int64_t i, int64_t headDim,
+                double scale, double *probs) {
+  double maxScore = -std::numeric_limits<double>::infinity();
+  for (int64_t j = 0; j <= i; ++j) {
+    probs[j] = scale * dot(qi, k + j * headDim, headDim);
+    maxScore = std::max(maxScore, probs[j]);
+  }
+  double sum = 0;
+  for (int64_t j = 0; j <= i; ++j) {
+    probs[j] = std::exp(probs[j] - maxScore);
+    sum += probs[j];
+  }
+  for (int64_t j = 0; j <= i; ++j)
+    probs[j] /= sum;
+}
+} // namespace detail
+
+/// Causal scaled-dot-product attention per (batch, head), all operands
+/// [batch, heads, seq, headDim]:
+///   P = softmax(mask(Q K^T * scale)),  out = dropout(P) V,
+/// where dropout keeps P[b, h, i, j] by dropoutKeep at the global index
+/// ((b * heads + h) * seq + i) * seq + j and scales kept values by 1/(1-p).
+/// One query row at a time, so nothing seq x seq is materialised.
+template <typename T>
+void attention(const T *q, const T *k, const T *v, T *out, int64_t batch,
+               int64_t heads, int64_t seq, int64_t headDim, double scale,
+               double p, uint32_t stream, RngKey key) {
+  std::vector<double> probs(seq), acc(headDim);
+  double keepScale = detail::dropoutScale(p);
+  for (int64_t bh = 0; bh < batch * heads; ++bh) {
+    const T *qh = q + bh * seq * headDim;
+    const T *kh = k + bh * seq * headDim;
+    const T *vh = v + bh * seq * headDim;
+    for (int64_t i = 0; i < seq; ++i) {
+      detail::softmaxRow(qh + i * headDim, kh, i, headDim, scale, probs.data());
+      if (p > 0.0) {
+        uint64_t rowIndex = uint64_t((bh * seq + i) * seq);
+        for (int64_t j = 0; j <= i; ++j)
+          probs[j] = dropoutKeep(key, stream, rowIndex + uint64_t(j), p)
+                         ? probs[j] * keepScale
+                         : 0.0;
+      }
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t j = 0; j <= i; ++j) {
+        const T *vj = vh + j * headDim;
+        for (int64_t d = 0; d < headDim; ++d)
+          acc[d] += probs[j] * double(vj[d]);
+      }
+      T *oi = out + (bh * seq + i) * headDim;
+      for (int64_t d = 0; d < headDim; ++d)
+        oi[d] = T(acc[d]);
+    }
+  }
+}
+
+/// The gradients of attention w.r.t. q, k and v, given dOut. Recomputes P and
+/// redraws the same dropout mask (same key, stream and indices), then per
+/// query row i, with Pd = dropout(P):
+///   dV_j += Pd_ij dO_i
+///   dPd_ij = dO_i . v_j,  dP_ij = keep_ij ? dPd_ij / (1-p) : 0
+///   dS_ij = P_ij (dP_ij - sum_j' P_ij' dP_ij')
+///   dQ_i = scale sum_j dS_ij k_j,  dK_j += scale dS_ij q_i.
+/// dK and dV gather contributions from every query row, so they accumulate
+/// in double scratch per (batch, head). Overwrites dQ, dK and dV.
+template <typename T>
+void attentionGrad(const T *dOut, const T *q, const T *k, const T *v, T *dQ,
+                   T *dK, T *dV, int64_t batch, int64_t heads, int64_t seq,
+                   int64_t headDim, double scale, double p, uint32_t stream,
+                   RngKey key) {
+  std::vector<double> probs(seq), dProbs(seq), accQ(headDim);
+  std::vector<double> accK(seq * headDim), accV(seq * headDim);
+  double keepScale = detail::dropoutScale(p);
+  for (int64_t bh = 0; bh < batch * heads; ++bh) {
+    const int64_t base = bh * seq * headDim;
+    const T *qh = q + base, *kh = k + base, *vh = v + base;
+    const T *dOh = dOut + base;
+    std::fill(accK.begin(), accK.end(), 0.0);
+    std::fill(accV.begin(), accV.end(), 0.0);
+    for (int64_t i = 0; i < seq; ++i) {
+      const T *qi = qh + i * headDim;
+      const T *dOi = dOh + i * headDim;
+      detail::softmaxRow(qi, kh, i, headDim, scale, probs.data());
+      uint64_t rowIndex = uint64_t((bh * seq + i) * seq);
+      // dP = the gradient w.r.t. the softmax output, through the dropout;
+      // dV takes the dropped-out probabilities.
+      double rowDot = 0;
+      for (int64_t j = 0; j <= i; ++j) {
+        double keep =
+            p > 0.0
+                ? (dropoutKeep(key, stream, rowIndex + uint64_t(j), p)
+                       ? keepScale
+                       : 0.0)
+                : 1.0;
+        const T *vj = vh + j * headDim;
+        double *dvj = accV.data() + j * headDim;
+        double pd = probs[j] * keep;
+        for (int64_t d = 0; d < headDim; ++d)
+          dvj[d] += pd * double(dOi[d]);
+        dProbs[j] = keep * detail::dot(dOi, vj, headDim);
+        rowDot += probs[j] * dProbs[j];
+      }
+      // Softmax backward, then the two matmuls of the scores.
+      std::fill(accQ.begin(), accQ.end(), 0.0);
+      for (int64_t j = 0; j <= i; ++j) {
+        double dS = probs[j] * (dProbs[j] - rowDot) * scale;
+        const T *kj = kh + j * headDim;
+        double *dkj = accK.data() + j * headDim;
+        for (int64_t d = 0; d < headDim; ++d) {
+          accQ[d] += dS * double(kj[d]);
+          dkj[d] += dS * double(qi[d]);
+        }
+      }
+      T *dQi = dQ + base + i * headDim;
+      for (int64_t d = 0; d < headDim; ++d)
+        dQi[d] = T(accQ[d]);
+    }
+    for (int64_t e = 0; e < seq * headDim; ++e) {
+      dK[base + e] = T(accK[e]);
+      dV[base + e] = T(accV[e]);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+/// log(sum_v exp(row[v])), max-subtracted, in double.
+template <typename T> double logSumExp(const T *row, int64_t vocab) {
+  double maxLogit = -std::numeric_limits<double>::infinity();
+  for (int64_t c = 0; c < vocab; ++c)
+    maxLogit = std::max(maxLogit, double(row[c]));
+  double sum = 0;
+  for (int64_t c = 0; c < vocab; ++c)
+    sum += std::exp(double(row[c]) - maxLogit);
+  return maxLogit + std::log(sum);
+}
+} // namespace detail
+
+/// mean over rows of logsumexp(logits[r, :]) - logits[r, labels[r]], as
+/// torch.nn.functional.cross_entropy with mean reduction. Labels are assumed
+/// in [0, vocab) (no ignore index); an out-of-range label contributes its
+/// logsumexp only rather than reading outside the row. Zero rows give 0.
+template <typename T>
+T crossEntropy(const T *logits, const int32_t *labels, int64_t rows,
+               int64_t vocab) {
+  if (rows <= 0)
+    return T(0);
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *row = logits + r * vocab;
+    total += detail::logSumExp(row, vocab);
+    int64_t label = labels[r];
+    if (label >= 0 && label < vocab)
+      total -= double(row[label]);
+  }
+  return T(total / double(rows));
+}
+
+/// dLogits = dLoss * (softmax(logits) - onehot(labels)) / rows. Overwrites.
+template <typename T>
+void crossEntropyGrad(T dLoss, const T *logits, const int32_t *labels,
+                      T *dLogits, int64_t rows, int64_t vocab) {
+  double factor = double(dLoss) / double(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *row = logits + r * vocab;
+    T *drow = dLogits + r * vocab;
+    double lse = detail::logSumExp(row, vocab);
+    int64_t label = labels[r];
+    for (int64_t c = 0; c < vocab; ++c) {
+      double prob = std::exp(double(row[c]) - lse);
+      drow[c] = T(factor * (prob - (c == label ? 1.0 : 0.0)));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer
+//===----------------------------------------------------------------------===//
+
+/// sum of x^2 in double: one operand's share of the global gradient norm.
+template <typename T> double sumOfSquares(const T *x, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += double(x[i]) * double(x[i]);
+  return sum;
+}
+
+/// One AdamW step as torch.optim.AdamW (single tensor, no amsgrad), in place
+/// on param, expAvg and expAvgSq:
+///   g = grad * gradScale
+///   p -= lr * weightDecay * p                       (only with applyDecay)
+///   m = beta1 m + (1 - beta1) g,  v = beta2 v + (1 - beta2) g^2
+///   p -= lr / (1 - beta1^step) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
+/// `step` counts from 1 (the caller rejects smaller values). The arithmetic
+/// runs in double and rounds once per stored value.
+template <typename T>
+void adamw(T *param, const T *grad, T *expAvg, T *expAvgSq, int64_t n,
+           double lr, double beta1, double beta2, double eps,
+           double weightDecay, int64_t step, double gradScale,
+           bool applyDecay) {
+  double stepSize = lr / (1.0 - std::pow(beta1, double(step)));
+  double bias2Sqrt = std::sqrt(1.0 - std::pow(beta2, double(step)));
+  double decay = applyDecay ? lr * weightDecay : 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    double g = double(grad[i]) * gradScale;
+    double p = double(param[i]);
+    p -= decay * p;
+    double m = beta1 * double(expAvg[i]) + (1.0 - beta1) * g;
+    double v = beta2 * double(expAvgSq[i]) + (1.0 - beta2) * g * g;
+    p -= stepSize * m / (std::sqrt(v) / bias2Sqrt + eps);
+    expAvg[i] = T(m);
+    expAvgSq[i] = T(v);
+    param[i] = T(p);
+  }
+}
+
+} // namespace cpu
+} // namespace mtrt
+
+#endif // MTRT_CPU_HOSTKERNELS_H

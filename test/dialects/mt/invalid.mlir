@@ -1,0 +1,1188 @@
+// RUN: megatron-opt %s --split-input-file --verify-diagnostics
+
+// Every verifier message of the mt ops and of the mt dialect's attributes,
+// one per split, plus the type constraints that ODS generates.
+
+//===----------------------------------------------------------------------===//
+// Type constraints generated from ODS
+//===----------------------------------------------------------------------===//
+
+// An integer tensor is not a float tensor.
+
+func.func @negative_gelu_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'mt.gelu' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  %y = mt.gelu %x : tensor<4xi32>
+  return %y : tensor<4xi32>
+}
+
+// -----
+
+// A dynamically shaped tensor is rejected.
+
+func.func @negative_gelu_dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'mt.gelu' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?xf32>'}}
+  %y = mt.gelu %x : tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
+// Token ids must be integers.
+
+func.func @negative_embedding_float_ids(%table: tensor<64x16xf32>, %ids: tensor<8xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'mt.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xf32>'}}
+  %x = mt.embedding %table, %ids : (tensor<64x16xf32>, tensor<8xf32>) -> tensor<8x16xf32>
+  return %x : tensor<8x16xf32>
+}
+
+// -----
+
+// The loss is an f32 scalar whatever the logits' type.
+
+func.func @negative_cross_entropy_bf16_loss(%logits: tensor<2x8x64xbf16>, %labels: tensor<2x8xi32>) -> tensor<bf16> {
+  // expected-error @+1 {{'mt.cross_entropy' op result #0 must be 0D tensor of 32-bit float values, but got 'tensor<bf16>'}}
+  %loss = mt.cross_entropy %logits, %labels : (tensor<2x8x64xbf16>, tensor<2x8xi32>) -> tensor<bf16>
+  return %loss : tensor<bf16>
+}
+
+// -----
+
+// mt.dropout requires its probability attribute.
+
+func.func @negative_dropout_no_probability(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.dropout' op requires attribute 'probability'}}
+  %y = mt.dropout %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// mt.layer_norm weight and bias have one type.
+
+func.func @negative_layer_norm_bias_type(%x: tensor<2x16xf32>, %w: tensor<16xf32>, %b: tensor<16xbf16>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'mt.layer_norm' op failed to verify that all of {weight, bias} have same type}}
+  %y = "mt.layer_norm"(%x, %w, %b) : (tensor<2x16xf32>, tensor<16xf32>, tensor<16xbf16>) -> tensor<2x16xf32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+// mt.add operands and result have one type.
+
+func.func @negative_add_types(%x: tensor<4xf32>, %h: tensor<4xf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.add' op requires the same type for all operands and results}}
+  %y = "mt.add"(%x, %h) : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// mt.attention operands and result have one type.
+
+func.func @negative_attention_types(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x4x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'mt.attention' op failed to verify that all of {query, key, value, result} have same type}}
+  %a = "mt.attention"(%q, %k, %k) : (tensor<1x2x8x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x8x4xf32>
+  return %a : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.embedding
+//===----------------------------------------------------------------------===//
+
+// The embedding table has rank 2.
+
+func.func @negative_embedding_table_rank(%table: tensor<4x64x16xf32>, %ids: tensor<8xi32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'mt.embedding' op table must have rank 2 ([vocab, hidden]), got rank 3}}
+  %x = mt.embedding %table, %ids : (tensor<4x64x16xf32>, tensor<8xi32>) -> tensor<8x16xf32>
+  return %x : tensor<8x16xf32>
+}
+
+// -----
+
+// The embedding result has the ids' rank plus one.
+
+func.func @negative_embedding_result_rank(%table: tensor<64x16xf32>, %ids: tensor<2x8xi32>) -> tensor<16x16xf32> {
+  // expected-error @+1 {{'mt.embedding' op result must have rank 3 (the ids' rank plus hidden), got rank 2}}
+  %x = mt.embedding %table, %ids : (tensor<64x16xf32>, tensor<2x8xi32>) -> tensor<16x16xf32>
+  return %x : tensor<16x16xf32>
+}
+
+// -----
+
+// The embedding result's leading dimensions are those of the ids.
+
+func.func @negative_embedding_ids_dim(%table: tensor<64x16xf32>, %ids: tensor<2x8xi32>) -> tensor<2x4x16xf32> {
+  // expected-error @+1 {{'mt.embedding' op result dimension 1 is 4 but ids dimension 1 is 8}}
+  %x = mt.embedding %table, %ids : (tensor<64x16xf32>, tensor<2x8xi32>) -> tensor<2x4x16xf32>
+  return %x : tensor<2x4x16xf32>
+}
+
+// -----
+
+// The embedding result's last dimension is the table's hidden size.
+
+func.func @negative_embedding_hidden(%table: tensor<64x16xf32>, %ids: tensor<2x8xi32>) -> tensor<2x8x32xf32> {
+  // expected-error @+1 {{'mt.embedding' op result dimension 2 is 32 but table dimension 1 is 16}}
+  %x = mt.embedding %table, %ids : (tensor<64x16xf32>, tensor<2x8xi32>) -> tensor<2x8x32xf32>
+  return %x : tensor<2x8x32xf32>
+}
+
+// -----
+
+// The embedding result has the table's element type.
+
+func.func @negative_embedding_element_type(%table: tensor<64x16xf32>, %ids: tensor<8xi64>) -> tensor<8x16xbf16> {
+  // expected-error @+1 {{'mt.embedding' op result element type 'bf16' does not match table element type 'f32'}}
+  %x = mt.embedding %table, %ids : (tensor<64x16xf32>, tensor<8xi64>) -> tensor<8x16xbf16>
+  return %x : tensor<8x16xbf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.position_embedding
+//===----------------------------------------------------------------------===//
+
+// The position table has rank 2.
+
+func.func @negative_position_embedding_table_rank(%table: tensor<32xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'mt.position_embedding' op table must have rank 2 ([positions, hidden]), got rank 1}}
+  %pos = mt.position_embedding %table : tensor<32xf32> -> tensor<8x16xf32>
+  return %pos : tensor<8x16xf32>
+}
+
+// -----
+
+// The position embedding result has rank 2.
+
+func.func @negative_position_embedding_result_rank(%table: tensor<32x16xf32>) -> tensor<1x8x16xf32> {
+  // expected-error @+1 {{'mt.position_embedding' op result must have rank 2 ([seq, hidden]), got rank 3}}
+  %pos = mt.position_embedding %table : tensor<32x16xf32> -> tensor<1x8x16xf32>
+  return %pos : tensor<1x8x16xf32>
+}
+
+// -----
+
+// The sequence may not be longer than the table has positions.
+
+func.func @negative_position_embedding_too_long(%table: tensor<32x16xf32>) -> tensor<64x16xf32> {
+  // expected-error @+1 {{'mt.position_embedding' op result dimension 0 (sequence length) is 64, more than the 32 positions of table dimension 0}}
+  %pos = mt.position_embedding %table : tensor<32x16xf32> -> tensor<64x16xf32>
+  return %pos : tensor<64x16xf32>
+}
+
+// -----
+
+// The position embedding result has the table's hidden size.
+
+func.func @negative_position_embedding_hidden(%table: tensor<32x16xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'mt.position_embedding' op result dimension 1 is 8 but table dimension 1 is 16}}
+  %pos = mt.position_embedding %table : tensor<32x16xf32> -> tensor<8x8xf32>
+  return %pos : tensor<8x8xf32>
+}
+
+// -----
+
+// The position embedding result has the table's element type.
+
+func.func @negative_position_embedding_element_type(%table: tensor<32x16xbf16>) -> tensor<8x16xf16> {
+  // expected-error @+1 {{'mt.position_embedding' op result element type 'f16' does not match table element type 'bf16'}}
+  %pos = mt.position_embedding %table : tensor<32x16xbf16> -> tensor<8x16xf16>
+  return %pos : tensor<8x16xf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.layer_norm
+//===----------------------------------------------------------------------===//
+
+// mt.layer_norm needs a dimension to normalize over.
+
+func.func @negative_layer_norm_scalar(%x: tensor<f32>, %w: tensor<1xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.layer_norm' op input must have rank >= 1, got rank 0}}
+  %y = mt.layer_norm %x, %w, %w : tensor<f32>, tensor<1xf32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+// The layer norm weight has rank 1.
+
+func.func @negative_layer_norm_weight_rank(%x: tensor<2x16xf32>, %w: tensor<2x16xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'mt.layer_norm' op weight must have rank 1 ([normalized]), got rank 2}}
+  %y = mt.layer_norm %x, %w, %w : tensor<2x16xf32>, tensor<2x16xf32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+// The layer norm weight has one element per entry of the last input dimension.
+
+func.func @negative_layer_norm_weight_size(%x: tensor<2x16xf32>, %w: tensor<8xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'mt.layer_norm' op weight dimension 0 is 8 but input dimension 1 is 16}}
+  %y = mt.layer_norm %x, %w, %w : tensor<2x16xf32>, tensor<8xf32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+// The layer norm weight has the input's element type.
+
+func.func @negative_layer_norm_weight_element_type(%x: tensor<2x16xbf16>, %w: tensor<16xf32>) -> tensor<2x16xbf16> {
+  // expected-error @+1 {{'mt.layer_norm' op weight element type 'f32' does not match input element type 'bf16'}}
+  %y = mt.layer_norm %x, %w, %w : tensor<2x16xbf16>, tensor<16xf32>
+  return %y : tensor<2x16xbf16>
+}
+
+// -----
+
+// The layer norm epsilon is positive.
+
+func.func @negative_layer_norm_epsilon(%x: tensor<2x16xf32>, %w: tensor<16xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'mt.layer_norm' op epsilon must be positive, got 0.000000e+00}}
+  %y = mt.layer_norm %x, %w, %w {epsilon = 0.0 : f64} : tensor<2x16xf32>, tensor<16xf32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.bias_add
+//===----------------------------------------------------------------------===//
+
+// The bias may not have a higher rank than the input.
+
+func.func @negative_bias_add_rank(%x: tensor<16xf32>, %b: tensor<2x16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'mt.bias_add' op bias must have rank between 1 and the input rank 1, got rank 2}}
+  %y = mt.bias_add %x, %b : tensor<16xf32>, tensor<2x16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+// A scalar bias is rejected.
+
+func.func @negative_bias_add_scalar(%x: tensor<2x16xf32>, %b: tensor<f32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'mt.bias_add' op bias must have rank between 1 and the input rank 2, got rank 0}}
+  %y = mt.bias_add %x, %b : tensor<2x16xf32>, tensor<f32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+// The bias shape equals the trailing dimensions of the input.
+
+func.func @negative_bias_add_shape(%x: tensor<2x8x16xf32>, %b: tensor<4x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.bias_add' op bias dimension 0 is 4 but input dimension 1 is 8}}
+  %y = mt.bias_add %x, %b : tensor<2x8x16xf32>, tensor<4x16xf32>
+  return %y : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The bias has the input's element type.
+
+func.func @negative_bias_add_element_type(%x: tensor<2x16xf32>, %b: tensor<16xf16>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'mt.bias_add' op bias element type 'f16' does not match input element type 'f32'}}
+  %y = mt.bias_add %x, %b : tensor<2x16xf32>, tensor<16xf16>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.dropout
+//===----------------------------------------------------------------------===//
+
+// A dropout probability of 1 would drop everything.
+
+func.func @negative_dropout_probability_one(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.dropout' op probability must be in [0, 1), got 1.000000e+00}}
+  %y = mt.dropout %x {probability = 1.0 : f64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A negative dropout probability is rejected.
+
+func.func @negative_dropout_probability_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.dropout' op probability must be in [0, 1), got -1.000000e-01}}
+  %y = mt.dropout %x {probability = -0.1 : f64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.matmul
+//===----------------------------------------------------------------------===//
+
+// The matmul lhs is at least a matrix.
+
+func.func @negative_matmul_lhs_rank(%x: tensor<16xf32>, %w: tensor<16x4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.matmul' op lhs must have rank >= 2, got rank 1}}
+  %y = mt.matmul %x, %w : (tensor<16xf32>, tensor<16x4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// The matmul rhs is a matrix or has the lhs rank.
+
+func.func @negative_matmul_rhs_rank(%x: tensor<2x4x8x16xf32>, %w: tensor<4x16x8xf32>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+1 {{'mt.matmul' op rhs must have rank 2 (broadcast over batch dimensions) or the lhs rank 4, got rank 3}}
+  %y = mt.matmul %x, %w : (tensor<2x4x8x16xf32>, tensor<4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  return %y : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// The matmul result has the lhs rank.
+
+func.func @negative_matmul_result_rank(%x: tensor<2x8x16xf32>, %w: tensor<16x4xf32>) -> tensor<16x4xf32> {
+  // expected-error @+1 {{'mt.matmul' op result must have the lhs rank 3, got rank 2}}
+  %y = mt.matmul %x, %w : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<16x4xf32>
+  return %y : tensor<16x4xf32>
+}
+
+// -----
+
+// The batch dimensions of a batched matmul's operands are equal.
+
+func.func @negative_matmul_rhs_batch(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+1 {{'mt.matmul' op rhs batch dimension 1 is 2 but lhs dimension 1 is 4}}
+  %s = mt.matmul %q, %k transpose_b : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x8xf32>
+  return %s : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// The matmul result has the lhs batch dimensions.
+
+func.func @negative_matmul_result_batch(%x: tensor<2x8x16xf32>, %w: tensor<16x4xf32>) -> tensor<3x8x4xf32> {
+  // expected-error @+1 {{'mt.matmul' op result dimension 0 is 3 but lhs dimension 0 is 2}}
+  %y = mt.matmul %x, %w : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<3x8x4xf32>
+  return %y : tensor<3x8x4xf32>
+}
+
+// -----
+
+// The contraction dimensions of a plain matmul agree.
+
+func.func @negative_matmul_contraction(%x: tensor<2x8x16xf32>, %w: tensor<8x4xf32>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{'mt.matmul' op contraction dimensions differ: lhs dimension 2 is 16 but rhs dimension 0 is 8}}
+  %y = mt.matmul %x, %w : (tensor<2x8x16xf32>, tensor<8x4xf32>) -> tensor<2x8x4xf32>
+  return %y : tensor<2x8x4xf32>
+}
+
+// -----
+
+// With transpose_a and transpose_b the contraction uses the other dimensions
+// and the message names them.
+
+func.func @negative_matmul_contraction_transposed(%a: tensor<16x8xf32>, %b: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'mt.matmul' op contraction dimensions differ: lhs dimension 0 is 16 but rhs dimension 1 is 8}}
+  %y = mt.matmul %a, %b transpose_a transpose_b : (tensor<16x8xf32>, tensor<4x8xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+// The matmul result rows are the lhs rows.
+
+func.func @negative_matmul_result_rows(%x: tensor<2x8x16xf32>, %w: tensor<16x4xf32>) -> tensor<2x6x4xf32> {
+  // expected-error @+1 {{'mt.matmul' op result dimension 1 is 6 but lhs dimension 1 is 8}}
+  %y = mt.matmul %x, %w : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<2x6x4xf32>
+  return %y : tensor<2x6x4xf32>
+}
+
+// -----
+
+// The matmul result columns are the rhs columns, here rhs rows under
+// transpose_b.
+
+func.func @negative_matmul_result_cols(%x: tensor<2x8x16xf32>, %wte: tensor<64x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.matmul' op result dimension 2 is 16 but rhs dimension 0 is 64}}
+  %y = mt.matmul %x, %wte transpose_b : (tensor<2x8x16xf32>, tensor<64x16xf32>) -> tensor<2x8x16xf32>
+  return %y : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The matmul operands have one element type.
+
+func.func @negative_matmul_rhs_element_type(%x: tensor<8x16xf32>, %w: tensor<16x4xbf16>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'mt.matmul' op rhs element type 'bf16' does not match lhs element type 'f32'}}
+  %y = mt.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xbf16>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+// The matmul result has the operands' element type.
+
+func.func @negative_matmul_result_element_type(%x: tensor<8x16xbf16>, %w: tensor<16x4xbf16>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'mt.matmul' op result element type 'f32' does not match lhs element type 'bf16'}}
+  %y = mt.matmul %x, %w : (tensor<8x16xbf16>, tensor<16x4xbf16>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.split_heads
+//===----------------------------------------------------------------------===//
+
+// mt.split_heads has at least one result (reachable in the generic form).
+
+func.func @negative_split_heads_no_results(%x: tensor<2x8x16xf32>) {
+  // expected-error @+1 {{'mt.split_heads' op must have at least one result}}
+  "mt.split_heads"(%x) : (tensor<2x8x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// The split_heads input has rank 3.
+
+func.func @negative_split_heads_input_rank(%x: tensor<16x16xf32>) -> tensor<2x4x8x4xf32> {
+  // expected-error @+1 {{'mt.split_heads' op input must have rank 3 ([batch, seq, chunks * heads * head_dim]), got rank 2}}
+  %h = mt.split_heads %x : tensor<16x16xf32> -> tensor<2x4x8x4xf32>
+  return %h : tensor<2x4x8x4xf32>
+}
+
+// -----
+
+// The split_heads results have rank 4.
+
+func.func @negative_split_heads_result_rank(%x: tensor<2x8x16xf32>) -> tensor<2x8x4x4xf32> {
+  // expected-error @+1 {{'mt.split_heads' op result must have rank 4 ([batch, heads, seq, head_dim]), got rank 3}}
+  %h = mt.split_heads %x : tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+  return %h : tensor<2x8x16xf32>
+}
+
+// -----
+
+// All split_heads results have one type.
+
+func.func @negative_split_heads_result_types(%qkv: tensor<2x8x48xf32>) -> tensor<2x4x8x4xf32> {
+  // expected-error @+1 {{'mt.split_heads' op result #2 has type 'tensor<2x2x8x8xf32>' but result #0 has type 'tensor<2x4x8x4xf32>'}}
+  %q, %k, %v = mt.split_heads %qkv : tensor<2x8x48xf32> -> tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>, tensor<2x2x8x8xf32>
+  return %q : tensor<2x4x8x4xf32>
+}
+
+// -----
+
+// The split_heads batch dimension is the input's.
+
+func.func @negative_split_heads_batch(%x: tensor<2x8x16xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @+1 {{'mt.split_heads' op result dimension 0 is 1 but input dimension 0 is 2}}
+  %h = mt.split_heads %x : tensor<2x8x16xf32> -> tensor<1x4x8x4xf32>
+  return %h : tensor<1x4x8x4xf32>
+}
+
+// -----
+
+// The split_heads sequence dimension moves from input dimension 1 to result
+// dimension 2.
+
+func.func @negative_split_heads_seq(%x: tensor<2x8x16xf32>) -> tensor<2x8x4x4xf32> {
+  // expected-error @+1 {{'mt.split_heads' op result dimension 2 is 4 but input dimension 1 is 8}}
+  %h = mt.split_heads %x : tensor<2x8x16xf32> -> tensor<2x8x4x4xf32>
+  return %h : tensor<2x8x4x4xf32>
+}
+
+// -----
+
+// The split_heads results have the input's element type.
+
+func.func @negative_split_heads_element_type(%x: tensor<2x8x16xf32>) -> tensor<2x4x8x4xf16> {
+  // expected-error @+1 {{'mt.split_heads' op result element type 'f16' does not match input element type 'f32'}}
+  %h = mt.split_heads %x : tensor<2x8x16xf32> -> tensor<2x4x8x4xf16>
+  return %h : tensor<2x4x8x4xf16>
+}
+
+// -----
+
+// The input hidden size is results x heads x head_dim.
+
+func.func @negative_split_heads_count(%qkv: tensor<2x8x48xf32>) -> tensor<2x4x8x4xf32> {
+  // expected-error @+1 {{'mt.split_heads' op input dimension 2 is 48 but 2 results x 4 heads x 4 head_dim is 32}}
+  %q, %k = mt.split_heads %qkv : tensor<2x8x48xf32> -> tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>
+  return %q : tensor<2x4x8x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.merge_heads
+//===----------------------------------------------------------------------===//
+
+// mt.merge_heads has at least one input (reachable in the generic form).
+
+func.func @negative_merge_heads_no_inputs() -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.merge_heads' op must have at least one input}}
+  %y = "mt.merge_heads"() : () -> tensor<2x8x16xf32>
+  return %y : tensor<2x8x16xf32>
+}
+
+// -----
+
+// All merge_heads inputs have one type.
+
+func.func @negative_merge_heads_input_types(%q: tensor<2x4x8x4xf32>, %v: tensor<2x2x8x8xf32>) -> tensor<2x8x48xf32> {
+  // expected-error @+1 {{'mt.merge_heads' op input #2 has type 'tensor<2x2x8x8xf32>' but input #0 has type 'tensor<2x4x8x4xf32>'}}
+  %y = mt.merge_heads %q, %q, %v : tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>, tensor<2x2x8x8xf32> -> tensor<2x8x48xf32>
+  return %y : tensor<2x8x48xf32>
+}
+
+// -----
+
+// The merge_heads inputs have rank 4.
+
+func.func @negative_merge_heads_input_rank(%a: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.merge_heads' op input must have rank 4 ([batch, heads, seq, head_dim]), got rank 3}}
+  %y = mt.merge_heads %a : tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+  return %y : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The merge_heads result has rank 3.
+
+func.func @negative_merge_heads_result_rank(%a: tensor<2x4x8x4xf32>) -> tensor<16x16xf32> {
+  // expected-error @+1 {{'mt.merge_heads' op result must have rank 3 ([batch, seq, chunks * heads * head_dim]), got rank 2}}
+  %y = mt.merge_heads %a : tensor<2x4x8x4xf32> -> tensor<16x16xf32>
+  return %y : tensor<16x16xf32>
+}
+
+// -----
+
+// The merge_heads batch dimension is the input's.
+
+func.func @negative_merge_heads_batch(%a: tensor<2x4x8x4xf32>) -> tensor<4x8x16xf32> {
+  // expected-error @+1 {{'mt.merge_heads' op result dimension 0 is 4 but input dimension 0 is 2}}
+  %y = mt.merge_heads %a : tensor<2x4x8x4xf32> -> tensor<4x8x16xf32>
+  return %y : tensor<4x8x16xf32>
+}
+
+// -----
+
+// The merge_heads sequence dimension moves from input dimension 2 to result
+// dimension 1.
+
+func.func @negative_merge_heads_seq(%a: tensor<2x4x8x4xf32>) -> tensor<2x4x32xf32> {
+  // expected-error @+1 {{'mt.merge_heads' op result dimension 1 is 4 but input dimension 2 is 8}}
+  %y = mt.merge_heads %a : tensor<2x4x8x4xf32> -> tensor<2x4x32xf32>
+  return %y : tensor<2x4x32xf32>
+}
+
+// -----
+
+// The merge_heads result has the input's element type.
+
+func.func @negative_merge_heads_element_type(%a: tensor<2x4x8x4xbf16>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.merge_heads' op result element type 'f32' does not match input element type 'bf16'}}
+  %y = mt.merge_heads %a : tensor<2x4x8x4xbf16> -> tensor<2x8x16xf32>
+  return %y : tensor<2x8x16xf32>
+}
+
+// -----
+
+// With one input the merged hidden size is heads x head_dim.
+
+func.func @negative_merge_heads_hidden(%a: tensor<2x4x8x4xf32>) -> tensor<2x8x32xf32> {
+  // expected-error @+1 {{'mt.merge_heads' op result dimension 2 is 32 but 4 heads x 4 head_dim is 16}}
+  %y = mt.merge_heads %a : tensor<2x4x8x4xf32> -> tensor<2x8x32xf32>
+  return %y : tensor<2x8x32xf32>
+}
+
+// -----
+
+// With several inputs the merged hidden size is inputs x heads x head_dim.
+
+func.func @negative_merge_heads_hidden_chunks(%q: tensor<2x4x8x4xf32>) -> tensor<2x8x32xf32> {
+  // expected-error @+1 {{'mt.merge_heads' op result dimension 2 is 32 but 3 inputs x 4 heads x 4 head_dim is 48}}
+  %y = mt.merge_heads %q, %q, %q : tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32> -> tensor<2x8x32xf32>
+  return %y : tensor<2x8x32xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.attention
+//===----------------------------------------------------------------------===//
+
+// Attention operands have rank 4.
+
+func.func @negative_attention_rank(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.attention' op query must have rank 4 ([batch, heads, seq, head_dim]), got rank 3}}
+  %a = mt.attention %x, %x, %x : tensor<2x8x16xf32>
+  return %a : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The attention dropout probability is in [0, 1).
+
+func.func @negative_attention_dropout(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'mt.attention' op dropout must be in [0, 1), got 1.500000e+00}}
+  %a = mt.attention %q, %q, %q {dropout = 1.5 : f64} : tensor<1x2x8x4xf32>
+  return %a : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// The attention scale is positive.
+
+func.func @negative_attention_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'mt.attention' op scale must be positive, got -5.000000e-01}}
+  %a = mt.attention %q, %q, %q {scale = -0.5 : f64} : tensor<1x2x8x4xf32>
+  return %a : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.cross_entropy
+//===----------------------------------------------------------------------===//
+
+// Logits have a vocabulary dimension after at least one position dimension.
+
+func.func @negative_cross_entropy_logits_rank(%logits: tensor<64xf32>, %labels: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.cross_entropy' op logits must have rank >= 2 ([positions..., vocab]), got rank 1}}
+  %loss = mt.cross_entropy %logits, %labels : (tensor<64xf32>, tensor<i32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Labels have the logits' rank without vocab.
+
+func.func @negative_cross_entropy_labels_rank(%logits: tensor<2x8x64xf32>, %labels: tensor<16xi32>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.cross_entropy' op labels must have rank 2 (the logits' rank without vocab), got rank 1}}
+  %loss = mt.cross_entropy %logits, %labels : (tensor<2x8x64xf32>, tensor<16xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Labels have the logits' position dimensions.
+
+func.func @negative_cross_entropy_labels_shape(%logits: tensor<2x8x64xf32>, %labels: tensor<2x4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.cross_entropy' op labels dimension 1 is 4 but logits dimension 1 is 8}}
+  %loss = mt.cross_entropy %logits, %labels : (tensor<2x8x64xf32>, tensor<2x4xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.embedding_grad
+//===----------------------------------------------------------------------===//
+
+// The embedding gradient table has rank 2.
+
+func.func @negative_embedding_grad_table_rank(%dx: tensor<8x16xf32>, %ids: tensor<8xi32>) -> tensor<1024xf32> {
+  // expected-error @+1 {{'mt.embedding_grad' op grad_table must have rank 2 ([vocab, hidden]), got rank 1}}
+  %d = mt.embedding_grad %dx, %ids : (tensor<8x16xf32>, tensor<8xi32>) -> tensor<1024xf32>
+  return %d : tensor<1024xf32>
+}
+
+// -----
+
+// The output gradient has the ids' rank plus one.
+
+func.func @negative_embedding_grad_output_rank(%dx: tensor<16x16xf32>, %ids: tensor<2x8xi32>) -> tensor<64x16xf32> {
+  // expected-error @+1 {{'mt.embedding_grad' op grad_output must have rank 3 (the ids' rank plus hidden), got rank 2}}
+  %d = mt.embedding_grad %dx, %ids : (tensor<16x16xf32>, tensor<2x8xi32>) -> tensor<64x16xf32>
+  return %d : tensor<64x16xf32>
+}
+
+// -----
+
+// The output gradient's leading dimensions are those of the ids.
+
+func.func @negative_embedding_grad_ids_dim(%dx: tensor<2x4x16xf32>, %ids: tensor<2x8xi32>) -> tensor<64x16xf32> {
+  // expected-error @+1 {{'mt.embedding_grad' op grad_output dimension 1 is 4 but ids dimension 1 is 8}}
+  %d = mt.embedding_grad %dx, %ids : (tensor<2x4x16xf32>, tensor<2x8xi32>) -> tensor<64x16xf32>
+  return %d : tensor<64x16xf32>
+}
+
+// -----
+
+// The output gradient's last dimension is the table's hidden size.
+
+func.func @negative_embedding_grad_hidden(%dx: tensor<2x8x32xf32>, %ids: tensor<2x8xi32>) -> tensor<64x16xf32> {
+  // expected-error @+1 {{'mt.embedding_grad' op grad_output dimension 2 is 32 but grad_table dimension 1 is 16}}
+  %d = mt.embedding_grad %dx, %ids : (tensor<2x8x32xf32>, tensor<2x8xi32>) -> tensor<64x16xf32>
+  return %d : tensor<64x16xf32>
+}
+
+// -----
+
+// The embedding gradient keeps the element type.
+
+func.func @negative_embedding_grad_element_type(%dx: tensor<8x16xbf16>, %ids: tensor<8xi64>) -> tensor<64x16xf32> {
+  // expected-error @+1 {{'mt.embedding_grad' op grad_output element type 'bf16' does not match grad_table element type 'f32'}}
+  %d = mt.embedding_grad %dx, %ids : (tensor<8x16xbf16>, tensor<8xi64>) -> tensor<64x16xf32>
+  return %d : tensor<64x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.position_embedding_grad
+//===----------------------------------------------------------------------===//
+
+// The position gradient table has rank 2.
+
+func.func @negative_position_embedding_grad_table_rank(%dpos: tensor<8x16xf32>) -> tensor<512xf32> {
+  // expected-error @+1 {{'mt.position_embedding_grad' op grad_table must have rank 2 ([positions, hidden]), got rank 1}}
+  %d = mt.position_embedding_grad %dpos : tensor<8x16xf32> -> tensor<512xf32>
+  return %d : tensor<512xf32>
+}
+
+// -----
+
+// The position output gradient has rank 2.
+
+func.func @negative_position_embedding_grad_output_rank(%dpos: tensor<1x8x16xf32>) -> tensor<32x16xf32> {
+  // expected-error @+1 {{'mt.position_embedding_grad' op grad_output must have rank 2 ([seq, hidden]), got rank 3}}
+  %d = mt.position_embedding_grad %dpos : tensor<1x8x16xf32> -> tensor<32x16xf32>
+  return %d : tensor<32x16xf32>
+}
+
+// -----
+
+// The position output gradient has no more rows than the table.
+
+func.func @negative_position_embedding_grad_too_long(%dpos: tensor<64x16xf32>) -> tensor<32x16xf32> {
+  // expected-error @+1 {{'mt.position_embedding_grad' op grad_output dimension 0 (sequence length) is 64, more than the 32 positions of grad_table dimension 0}}
+  %d = mt.position_embedding_grad %dpos : tensor<64x16xf32> -> tensor<32x16xf32>
+  return %d : tensor<32x16xf32>
+}
+
+// -----
+
+// The position output gradient has the table's hidden size.
+
+func.func @negative_position_embedding_grad_hidden(%dpos: tensor<8x8xf32>) -> tensor<32x16xf32> {
+  // expected-error @+1 {{'mt.position_embedding_grad' op grad_output dimension 1 is 8 but grad_table dimension 1 is 16}}
+  %d = mt.position_embedding_grad %dpos : tensor<8x8xf32> -> tensor<32x16xf32>
+  return %d : tensor<32x16xf32>
+}
+
+// -----
+
+// The position gradient keeps the element type.
+
+func.func @negative_position_embedding_grad_element_type(%dpos: tensor<8x16xf16>) -> tensor<32x16xf32> {
+  // expected-error @+1 {{'mt.position_embedding_grad' op grad_output element type 'f16' does not match grad_table element type 'f32'}}
+  %d = mt.position_embedding_grad %dpos : tensor<8x16xf16> -> tensor<32x16xf32>
+  return %d : tensor<32x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.layer_norm_grad
+//===----------------------------------------------------------------------===//
+
+// mt.layer_norm_grad needs a dimension to normalize over.
+
+func.func @negative_layer_norm_grad_scalar(%dy: tensor<f32>, %w: tensor<1xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.layer_norm_grad' op input must have rank >= 1, got rank 0}}
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %dy, %w : tensor<f32>, tensor<1xf32>
+  return %dx : tensor<f32>
+}
+
+// -----
+
+// The layer norm gradient's weight has rank 1.
+
+func.func @negative_layer_norm_grad_weight_rank(%dy: tensor<2x16xf32>, %w: tensor<2x16xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'mt.layer_norm_grad' op weight must have rank 1 ([normalized]), got rank 2}}
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %dy, %w : tensor<2x16xf32>, tensor<2x16xf32>
+  return %dx : tensor<2x16xf32>
+}
+
+// -----
+
+// The layer norm gradient's weight matches the last input dimension.
+
+func.func @negative_layer_norm_grad_weight_size(%dy: tensor<2x16xf32>, %w: tensor<8xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'mt.layer_norm_grad' op weight dimension 0 is 8 but input dimension 1 is 16}}
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %dy, %w : tensor<2x16xf32>, tensor<8xf32>
+  return %dx : tensor<2x16xf32>
+}
+
+// -----
+
+// The layer norm gradient's weight has the input's element type.
+
+func.func @negative_layer_norm_grad_weight_element_type(%dy: tensor<2x16xf16>, %w: tensor<16xf32>) -> tensor<2x16xf16> {
+  // expected-error @+1 {{'mt.layer_norm_grad' op weight element type 'f32' does not match input element type 'f16'}}
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %dy, %w : tensor<2x16xf16>, tensor<16xf32>
+  return %dx : tensor<2x16xf16>
+}
+
+// -----
+
+// The layer norm gradient's epsilon is positive.
+
+func.func @negative_layer_norm_grad_epsilon(%dy: tensor<2x16xf32>, %w: tensor<16xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'mt.layer_norm_grad' op epsilon must be positive, got -1.000000e-05}}
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %dy, %w {epsilon = -1.0e-05 : f64} : tensor<2x16xf32>, tensor<16xf32>
+  return %dx : tensor<2x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.bias_add_grad
+//===----------------------------------------------------------------------===//
+
+// The bias gradient may not have a higher rank than the output gradient.
+
+func.func @negative_bias_add_grad_rank(%dy: tensor<8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.bias_add_grad' op grad_bias must have rank between 1 and the grad_output rank 2, got rank 3}}
+  %db = mt.bias_add_grad %dy : tensor<8x16xf32> -> tensor<2x8x16xf32>
+  return %db : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The bias gradient has the trailing dimensions of the output gradient.
+
+func.func @negative_bias_add_grad_shape(%dy: tensor<2x8x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'mt.bias_add_grad' op grad_bias dimension 0 is 4 but grad_output dimension 1 is 8}}
+  %db = mt.bias_add_grad %dy : tensor<2x8x16xf32> -> tensor<4x16xf32>
+  return %db : tensor<4x16xf32>
+}
+
+// -----
+
+// The bias gradient keeps the element type.
+
+func.func @negative_bias_add_grad_element_type(%dy: tensor<2x16xf32>) -> tensor<16xf16> {
+  // expected-error @+1 {{'mt.bias_add_grad' op grad_bias element type 'f16' does not match grad_output element type 'f32'}}
+  %db = mt.bias_add_grad %dy : tensor<2x16xf32> -> tensor<16xf16>
+  return %db : tensor<16xf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.attention_grad
+//===----------------------------------------------------------------------===//
+
+// Attention gradient operands have rank 4.
+
+func.func @negative_attention_grad_rank(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.attention_grad' op query must have rank 4 ([batch, heads, seq, head_dim]), got rank 3}}
+  %dq, %dk, %dv = mt.attention_grad %x, %x, %x, %x : tensor<2x8x16xf32>
+  return %dq : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The attention gradient's dropout probability is in [0, 1).
+
+func.func @negative_attention_grad_dropout(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'mt.attention_grad' op dropout must be in [0, 1), got 1.000000e+00}}
+  %dq, %dk, %dv = mt.attention_grad %q, %q, %q, %q {dropout = 1.0 : f64} : tensor<1x2x8x4xf32>
+  return %dq : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// The attention gradient's scale is positive.
+
+func.func @negative_attention_grad_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'mt.attention_grad' op scale must be positive, got 0.000000e+00}}
+  %dq, %dk, %dv = mt.attention_grad %q, %q, %q, %q {scale = 0.0 : f64} : tensor<1x2x8x4xf32>
+  return %dq : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.cross_entropy_grad
+//===----------------------------------------------------------------------===//
+
+// The cross-entropy gradient's logits have rank >= 2.
+
+func.func @negative_cross_entropy_grad_logits_rank(%dloss: tensor<f32>, %logits: tensor<64xf32>, %labels: tensor<i32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'mt.cross_entropy_grad' op logits must have rank >= 2 ([positions..., vocab]), got rank 1}}
+  %d = mt.cross_entropy_grad %dloss, %logits, %labels : (tensor<f32>, tensor<64xf32>, tensor<i32>) -> tensor<64xf32>
+  return %d : tensor<64xf32>
+}
+
+// -----
+
+// The cross-entropy gradient's labels have the logits' rank without vocab.
+
+func.func @negative_cross_entropy_grad_labels_rank(%dloss: tensor<f32>, %logits: tensor<2x8x64xf32>, %labels: tensor<16xi32>) -> tensor<2x8x64xf32> {
+  // expected-error @+1 {{'mt.cross_entropy_grad' op labels must have rank 2 (the logits' rank without vocab), got rank 1}}
+  %d = mt.cross_entropy_grad %dloss, %logits, %labels : (tensor<f32>, tensor<2x8x64xf32>, tensor<16xi32>) -> tensor<2x8x64xf32>
+  return %d : tensor<2x8x64xf32>
+}
+
+// -----
+
+// The cross-entropy gradient's labels have the logits' position dimensions.
+
+func.func @negative_cross_entropy_grad_labels_shape(%dloss: tensor<f32>, %logits: tensor<2x8x64xf32>, %labels: tensor<3x8xi32>) -> tensor<2x8x64xf32> {
+  // expected-error @+1 {{'mt.cross_entropy_grad' op labels dimension 0 is 3 but logits dimension 0 is 2}}
+  %d = mt.cross_entropy_grad %dloss, %logits, %labels : (tensor<f32>, tensor<2x8x64xf32>, tensor<3x8xi32>) -> tensor<2x8x64xf32>
+  return %d : tensor<2x8x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.adamw
+//===----------------------------------------------------------------------===//
+
+// AdamW hyperparameters are f32 scalars.
+
+func.func @negative_adamw_vector_step(%p: tensor<16xf32>, %s: tensor<f32>, %step: tensor<1xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'mt.adamw' op operand #4 must be 0D tensor of 32-bit float values, but got 'tensor<1xf32>'}}
+  %p2, %m2, %v2 = "mt.adamw"(%p, %p, %p, %p, %step, %s, %s, %s, %s, %s, %s) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<1xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %p2 : tensor<16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.layer on operations
+//===----------------------------------------------------------------------===//
+
+// mt.layer is an integer, not a string.
+
+func.func @negative_layer_string(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer, got "0"}}
+  %y = mt.gelu %x {mt.layer = "0"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// mt.layer is not negative.
+
+func.func @negative_layer_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer, got -1 : i64}}
+  %y = mt.gelu %x {mt.layer = -1} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// mt.layer is not an index.
+
+func.func @negative_layer_index(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer, got 0 : index}}
+  %y = mt.gelu %x {mt.layer = 0 : index} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// mt.param names function arguments; on an operation it is an error.
+
+func.func @negative_param_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.gelu' op attribute 'mt.param' belongs on a function argument, not on an operation}}
+  %y = mt.gelu %x {mt.param = "h.0.mlp.c_fc.weight"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// The mt dialect knows no other operation attribute.
+
+func.func @negative_unknown_op_attr(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.gelu' op unknown mt dialect attribute 'mt.stage'}}
+  %y = mt.gelu %x {mt.stage = 1} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.param on function arguments
+//===----------------------------------------------------------------------===//
+
+// The mt dialect knows no other argument attribute.
+
+// expected-error @below {{'func.func' op unknown mt dialect argument attribute 'mt.layer' on argument #1}}
+func.func @negative_unknown_arg_attr(%ids: tensor<8xi32>, %w: tensor<4xf32> {mt.layer = 0}) {
+  return
+}
+
+// -----
+
+// A parameter name is not empty.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.param' must be a non-empty string, got ""}}
+func.func @negative_param_empty(%w: tensor<4xf32> {mt.param = ""}) {
+  return
+}
+
+// -----
+
+// A parameter name is a string.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.param' must be a non-empty string, got 3 : i64}}
+func.func @negative_param_not_string(%w: tensor<4xf32> {mt.param = 3}) {
+  return
+}
+
+// -----
+
+// A parameter has a float element type.
+
+// expected-error @below {{'func.func' op argument #1 ('wte.weight') is a parameter and must be a statically shaped float tensor, got 'tensor<64x16xi32>'}}
+func.func @negative_param_integer(%ids: tensor<8xi32>, %wte: tensor<64x16xi32> {mt.param = "wte.weight"}) {
+  return
+}
+
+// -----
+
+// A parameter is a tensor.
+
+// expected-error @below {{'func.func' op argument #0 ('scale') is a parameter and must be a statically shaped float tensor, got 'f32'}}
+func.func @negative_param_scalar(%s: f32 {mt.param = "scale"}) {
+  return
+}
+
+// -----
+
+// A parameter has a static shape.
+
+// expected-error @below {{'func.func' op argument #0 ('wte.weight') is a parameter and must be a statically shaped float tensor, got 'tensor<?x16xf32>'}}
+func.func @negative_param_dynamic(%wte: tensor<?x16xf32> {mt.param = "wte.weight"}) {
+  return
+}
+
+// -----
+
+// Two arguments may not name the same checkpoint tensor.
+
+// expected-error @below {{'func.func' op arguments #0 and #2 both name parameter 'wte.weight'}}
+func.func @negative_param_duplicate(%wte: tensor<64x16xf32> {mt.param = "wte.weight"},
+                                    %wpe: tensor<8x16xf32> {mt.param = "wpe.weight"},
+                                    %head: tensor<64x16xf32> {mt.param = "wte.weight"}) {
+  return
+}
+
+// -----
+
+// A parameter and its optimizer states are told apart by mt.state; two
+// arguments naming the same state of one parameter are rejected.
+
+// expected-error @below {{'func.func' op arguments #1 and #2 both name exp_avg of parameter 'w'}}
+func.func @negative_state_duplicate(%w: tensor<4xf32> {mt.param = "w"},
+                                    %m: tensor<4xf32> {mt.param = "w", mt.state = "exp_avg"},
+                                    %m2: tensor<4xf32> {mt.param = "w", mt.state = "exp_avg"}) {
+  return
+}
+
+// -----
+
+// mt.state names one of the AdamW moments.
+
+// expected-error @below {{'func.func' op argument #1: 'mt.state' must be one of "exp_avg", "exp_avg_sq", got "momentum"}}
+func.func @negative_state_unknown(%w: tensor<4xf32> {mt.param = "w"},
+                                  %m: tensor<4xf32> {mt.param = "w", mt.state = "momentum"}) {
+  return
+}
+
+// -----
+
+// mt.state needs an mt.param beside it.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.state' needs an 'mt.param' naming the parameter whose state it is}}
+func.func @negative_state_without_param(%m: tensor<4xf32> {mt.state = "exp_avg"}) {
+  return
+}
+
+// -----
+
+// mt.input names one of the run-time input roles.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.input' must be one of "tokens", "labels", "step", "lr", "adam_beta1", "adam_beta2", "adam_eps", "weight_decay", "clip_grad", got "ids"}}
+func.func @negative_input_unknown(%ids: tensor<2x8xi32> {mt.input = "ids"}) {
+  return
+}
+
+// -----
+
+// mt.input is a string.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.input' must be one of "tokens", "labels", "step", "lr", "adam_beta1", "adam_beta2", "adam_eps", "weight_decay", "clip_grad", got 0 : i64}}
+func.func @negative_input_not_string(%ids: tensor<2x8xi32> {mt.input = 0}) {
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt attributes on function results
+//===----------------------------------------------------------------------===//
+
+// mt.output names one of the reported output roles.
+
+// expected-error @below {{'func.func' op result #0: 'mt.output' must be one of "loss", "grad_norm", got "perplexity"}}
+func.func @negative_output_unknown(%loss: tensor<f32>) -> (tensor<f32> {mt.output = "perplexity"}) {
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// The mt dialect knows no other result attribute.
+
+// expected-error @below {{'func.func' op unknown mt dialect result attribute 'mt.input' on result #0}}
+func.func @negative_unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {mt.input = "tokens"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// A result's parameter name is not empty.
+
+// expected-error @below {{'func.func' op result #0: 'mt.param' must be a non-empty string, got ""}}
+func.func @negative_result_param_empty(%w: tensor<4xf32> {mt.param = "w"}) -> (tensor<4xf32> {mt.param = ""}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// A parameter result is a statically shaped float tensor.
+
+// expected-error @below {{'func.func' op result #0 ('scale') is a parameter and must be a statically shaped float tensor, got 'f32'}}
+func.func @negative_result_param_scalar(%s: f32) -> (f32 {mt.param = "scale"}) {
+  return %s : f32
+}
+
+// -----
+
+// Two results may not name the same parameter.
+
+// expected-error @below {{'func.func' op results #0 and #1 both name parameter 'w'}}
+func.func @negative_result_param_duplicate(%w: tensor<4xf32> {mt.param = "w"}) -> (tensor<4xf32> {mt.param = "w"}, tensor<4xf32> {mt.param = "w"}) {
+  return %w, %w : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A result's mt.state needs an mt.param beside it.
+
+// expected-error @below {{'func.func' op result #0: 'mt.state' needs an 'mt.param' naming the parameter whose state it is}}
+func.func @negative_result_state_without_param(%m: tensor<4xf32>) -> (tensor<4xf32> {mt.state = "exp_avg_sq"}) {
+  return %m : tensor<4xf32>
+}

@@ -1,0 +1,506 @@
+//===- megatron-run.cpp - Train with a compiled artifact ------------------===//
+//
+// Loads an artifact written by `megatron-translate --export-artifact`, binds
+// parameters (from safetensors or GPT-2's initialization), optimizer state,
+// data and hyperparameters to its buffers, and runs training steps on the
+// CPU backend. Flags follow Megatron-LM's names where it has one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mtrt/Artifact.h"
+#include "mtrt/CpuExecutor.h"
+#include "mtrt/LearningRate.h"
+#include "mtrt/ParamInit.h"
+#include "mtrt/Safetensors.h"
+#include "mtrt/SyntheticCorpus.h"
+#include "mtrt/TokenData.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace mtrt;
+
+namespace {
+
+struct Options {
+  std::string artifact;
+  int64_t steps = 10;
+  std::string data;
+  int64_t seed = 1234;
+  double lr = 6e-4;
+  double minLr = 0.0;
+  int64_t warmupIters = 0;
+  int64_t decayIters = 0; // 0: the number of steps
+  std::string decayStyle = "linear";
+  double weightDecay = 0.01;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double clipGrad = 1.0;
+  std::string loadParams;
+  std::string saveParams;
+  std::string log;
+  int64_t corpusVocab = 64;
+  int64_t corpusOrder = 2;
+  bool quiet = false;
+};
+
+const char *kUsage = R"(usage: megatron-run MODEL.mtx [flags]
+
+Trains with a compiled artifact (megatron-translate --export-artifact).
+
+  --steps N, --train-iters N   training steps (default 10)
+  --data FILE                  token file: raw little-endian uint16 (nanoGPT's
+                               train.bin); sample i of step t starts at token
+                               ((t*B)+i)*S. Default: a built-in synthetic
+                               corpus (an order-k Markov source) whose entropy
+                               is printed as the loss floor
+  --corpus-vocab N             synthetic corpus: tokens used (default 64)
+  --corpus-order K             synthetic corpus: Markov order (default 2)
+  --seed N                     initialization, dropout and corpus seed (1234)
+  --lr X                       peak learning rate (6e-4)
+  --min-lr X                   learning rate after decay (0)
+  --lr-warmup-iters N          linear warmup steps (0)
+  --lr-decay-iters N           steps until min-lr (default: --steps)
+  --lr-decay-style S           constant | linear | cosine (linear)
+  --weight-decay X             AdamW decoupled weight decay (0.01)
+  --adam-beta1 X               (0.9)
+  --adam-beta2 X               (0.999)
+  --adam-eps X                 (1e-8)
+  --clip-grad X                clip the global gradient norm; 0 disables (1.0)
+  --load-params FILE           safetensors with Hugging Face names and layouts
+                               (default: GPT-2's initialization from --seed)
+  --save-params FILE           write the trained parameters as safetensors
+  --log FILE                   one JSON object per step
+  --quiet                      no per-step progress lines
+)";
+
+Status parseInt(const std::string &flag, const std::string &text,
+                int64_t &value) {
+  char *end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno)
+    return Status::error("flag " + flag + " expects an integer, got '" +
+                         text + "'");
+  value = parsed;
+  return Status::ok();
+}
+
+Status parseDouble(const std::string &flag, const std::string &text,
+                   double &value) {
+  char *end = nullptr;
+  errno = 0;
+  double parsed = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno || !std::isfinite(parsed))
+    return Status::error("flag " + flag + " expects a number, got '" + text +
+                         "'");
+  value = parsed;
+  return Status::ok();
+}
+
+Status parseOptions(int argc, char **argv, Options &options) {
+  std::map<std::string, std::function<Status(const std::string &)>> flags;
+  auto intFlag = [&](const char *name, int64_t &field) {
+    flags[name] = [&field, name](const std::string &v) {
+      return parseInt(name, v, field);
+    };
+  };
+  auto doubleFlag = [&](const char *name, double &field) {
+    flags[name] = [&field, name](const std::string &v) {
+      return parseDouble(name, v, field);
+    };
+  };
+  auto stringFlag = [&](const char *name, std::string &field) {
+    flags[name] = [&field](const std::string &v) {
+      field = v;
+      return Status::ok();
+    };
+  };
+  intFlag("--steps", options.steps);
+  intFlag("--train-iters", options.steps);
+  stringFlag("--data", options.data);
+  intFlag("--seed", options.seed);
+  doubleFlag("--lr", options.lr);
+  doubleFlag("--min-lr", options.minLr);
+  intFlag("--lr-warmup-iters", options.warmupIters);
+  intFlag("--lr-decay-iters", options.decayIters);
+  stringFlag("--lr-decay-style", options.decayStyle);
+  doubleFlag("--weight-decay", options.weightDecay);
+  doubleFlag("--adam-beta1", options.beta1);
+  doubleFlag("--adam-beta2", options.beta2);
+  doubleFlag("--adam-eps", options.eps);
+  doubleFlag("--clip-grad", options.clipGrad);
+  stringFlag("--load-params", options.loadParams);
+  stringFlag("--save-params", options.saveParams);
+  stringFlag("--log", options.log);
+  intFlag("--corpus-vocab", options.corpusVocab);
+  intFlag("--corpus-order", options.corpusOrder);
+
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (arg == "--quiet") {
+      options.quiet = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (!options.artifact.empty())
+        return Status::error("unexpected argument '" + arg +
+                             "': one artifact only");
+      options.artifact = arg;
+      continue;
+    }
+    std::string name = arg, value;
+    size_t eq = arg.find('=');
+    bool inlineValue = eq != std::string::npos;
+    if (inlineValue) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    }
+    auto it = flags.find(name);
+    if (it == flags.end())
+      return Status::error("unknown flag '" + name + "' (see --help)");
+    if (!inlineValue) {
+      if (i + 1 >= argc)
+        return Status::error("flag " + name + " needs a value");
+      value = argv[++i];
+    }
+    MTRT_RETURN_IF_ERROR(it->second(value));
+  }
+  if (options.artifact.empty())
+    return Status::error("no artifact given (see --help)");
+  auto positive = [](const char *flag, double value) {
+    return value > 0 ? Status::ok()
+                     : Status::error(std::string("flag ") + flag +
+                                     " must be positive, got " +
+                                     std::to_string(value));
+  };
+  auto nonNegative = [](const char *flag, double value) {
+    return value >= 0 ? Status::ok()
+                      : Status::error(std::string("flag ") + flag +
+                                      " must not be negative, got " +
+                                      std::to_string(value));
+  };
+  MTRT_RETURN_IF_ERROR(positive("--steps", double(options.steps)));
+  MTRT_RETURN_IF_ERROR(positive("--lr", options.lr));
+  MTRT_RETURN_IF_ERROR(positive("--adam-eps", options.eps));
+  MTRT_RETURN_IF_ERROR(positive("--corpus-vocab", double(options.corpusVocab)));
+  MTRT_RETURN_IF_ERROR(positive("--corpus-order", double(options.corpusOrder)));
+  MTRT_RETURN_IF_ERROR(nonNegative("--min-lr", options.minLr));
+  MTRT_RETURN_IF_ERROR(nonNegative("--lr-warmup-iters", double(options.warmupIters)));
+  MTRT_RETURN_IF_ERROR(nonNegative("--lr-decay-iters", double(options.decayIters)));
+  MTRT_RETURN_IF_ERROR(nonNegative("--weight-decay", options.weightDecay));
+  MTRT_RETURN_IF_ERROR(nonNegative("--clip-grad", options.clipGrad));
+  MTRT_RETURN_IF_ERROR(nonNegative("--seed", double(options.seed)));
+  for (auto [flag, beta] : {std::pair{"--adam-beta1", options.beta1},
+                            std::pair{"--adam-beta2", options.beta2}})
+    if (!(beta >= 0 && beta < 1))
+      return Status::error(std::string("flag ") + flag +
+                           " must be in [0, 1), got " + std::to_string(beta));
+  return Status::ok();
+}
+
+std::string mib(int64_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%10.3f MiB (%lld B)",
+                double(bytes) / (1 << 20), static_cast<long long>(bytes));
+  return text;
+}
+
+/// Everything one training run binds to the program's buffers.
+class Trainer {
+public:
+  Trainer(const Options &options, const Artifact &artifact)
+      : options(options), artifact(artifact),
+        program(artifact.ranks.front()) {}
+
+  Status setup() {
+    MTRT_RETURN_IF_ERROR(executor.init(program));
+    const BufferDesc *tokens = program.find("input", "tokens");
+    const BufferDesc *labels = program.find("input", "labels");
+    if (!tokens || !labels || tokens->shape.size() != 2)
+      return Status::error(options.artifact +
+                           ": the program has no [batch, seq] tokens and "
+                           "labels inputs");
+    tokensId = tokens->id;
+    labelsId = labels->id;
+    batchSize = tokens->shape[0];
+    seqLen = tokens->shape[1];
+    for (const Command &command : program.commands)
+      if (command.kernel == "cross_entropy")
+        vocabSize = program.buffers[command.ins[0]].shape.back();
+    for (const char *role : {"step", "lr", "adam_beta1", "adam_beta2",
+                             "adam_eps", "weight_decay", "clip_grad"}) {
+      const BufferDesc *buffer = program.find("input", role);
+      if (!buffer)
+        return Status::error(options.artifact + ": the program has no '" +
+                             role + "' input: is it a training step?");
+      scalars[role] = buffer->id;
+    }
+    if (program.outputs.count("loss") == 0)
+      return Status::error(options.artifact + ": the program has no loss");
+
+    MTRT_RETURN_IF_ERROR(LearningRateSchedule::parseStyle(
+        options.decayStyle, schedule.style));
+    schedule.maxLr = options.lr;
+    schedule.minLr = options.minLr;
+    schedule.warmupIters = options.warmupIters;
+    schedule.decayIters =
+        options.decayIters > 0 ? options.decayIters : options.steps;
+
+    MTRT_RETURN_IF_ERROR(bindParameters());
+    return bindData();
+  }
+
+  Status bindParameters() {
+    std::vector<std::string> names;
+    for (const ParamDesc &param : artifact.params)
+      names.push_back(param.name);
+    int64_t layers = countGPT2Layers(names);
+    SafetensorsFile file;
+    if (!options.loadParams.empty())
+      MTRT_RETURN_IF_ERROR(SafetensorsFile::open(options.loadParams, file));
+    for (const BufferDesc &buffer : program.buffers) {
+      if (buffer.kind != "param" || buffer.alias)
+        continue;
+      float *values = executor.as<float>(buffer.id);
+      if (options.loadParams.empty()) {
+        initGPT2Parameter(buffer.name, buffer.shape, layers,
+                          uint64_t(options.seed), values);
+        continue;
+      }
+      if (!file.contains(buffer.name))
+        return Status::error(options.loadParams + ": missing tensor '" +
+                             buffer.name + "' that the model needs");
+      std::string dtype;
+      std::vector<int64_t> shape;
+      MTRT_RETURN_IF_ERROR(file.info(buffer.name, dtype, shape));
+      if (dtype != "F32")
+        return Status::error(options.loadParams + ": tensor '" + buffer.name +
+                             "' has dtype " + dtype + ", expected F32");
+      if (shape != buffer.shape) {
+        std::string expected, got;
+        for (int64_t d : buffer.shape)
+          expected += (expected.empty() ? "" : ", ") + std::to_string(d);
+        for (int64_t d : shape)
+          got += (got.empty() ? "" : ", ") + std::to_string(d);
+        return Status::error(options.loadParams + ": tensor '" + buffer.name +
+                             "' has shape [" + got + "], expected [" +
+                             expected + "]");
+      }
+      MTRT_RETURN_IF_ERROR(
+          file.readSlice(buffer.name, 0, buffer.bytes(), values));
+    }
+    return Status::ok();
+  }
+
+  Status bindData() {
+    std::string path = options.data;
+    if (path.empty()) {
+      // The built-in corpus, written once to a temporary token file so that
+      // it is read exactly as --data files are.
+      int64_t vocab = std::min(options.corpusVocab, vocabSize);
+      corpus = std::make_unique<SyntheticCorpus>(vocab, options.corpusOrder,
+                                                 uint64_t(options.seed));
+      char name[] = "/tmp/megatron-run-corpus-XXXXXX";
+      int fd = mkstemp(name);
+      if (fd < 0)
+        return Status::error("cannot create a temporary corpus file");
+      close(fd);
+      temporaryCorpus = name;
+      int64_t needed = options.steps * batchSize * seqLen + 1;
+      MTRT_RETURN_IF_ERROR(corpus->writeTokenFile(path = name, needed));
+    }
+    MTRT_RETURN_IF_ERROR(TokenData::open(path, data));
+    return data.checkCovers(options.steps, batchSize, seqLen, vocabSize);
+  }
+
+  void printPlan() const {
+    std::map<std::string, int64_t> bytes;
+    for (const BufferDesc &buffer : program.buffers)
+      if (!buffer.alias)
+        bytes[buffer.kind] += buffer.bytes();
+    std::printf("memory plan (rank %lld):\n",
+                static_cast<long long>(program.rank));
+    std::printf("  parameters        %s\n", mib(bytes["param"]).c_str());
+    std::printf("  optimizer state   %s\n",
+                mib(bytes["exp_avg"] + bytes["exp_avg_sq"]).c_str());
+    std::printf("  inputs            %s\n", mib(bytes["input"]).c_str());
+    std::printf("  gradients         %s  (sum; transient)\n",
+                mib(bytes["gradient"]).c_str());
+    std::printf("  activations       %s  (sum; transient)\n",
+                mib(bytes["activation"] + bytes["constant"]).c_str());
+    std::printf("  transient region  %s  (activations and gradients share "
+                "it by lifetime)\n",
+                mib(program.arenaBytes - program.persistentBytes).c_str());
+    std::printf("  planned peak      %s\n", mib(program.arenaBytes).c_str());
+  }
+
+  Status train() {
+    std::FILE *log = nullptr;
+    std::string logTemp;
+    if (!options.log.empty()) {
+      log = std::fopen(options.log.c_str(), "w");
+      if (!log)
+        return Status::error(options.log + ": cannot open the log for "
+                                           "writing");
+    }
+    double floor = corpus ? corpus->entropyRateNats() : 0.0;
+    if (corpus)
+      std::printf("data: synthetic order-%lld Markov corpus over %lld "
+                  "tokens, entropy rate %.4f nats/token (the loss floor)\n",
+                  static_cast<long long>(options.corpusOrder),
+                  static_cast<long long>(corpus->vocabSize()), floor);
+    else
+      std::printf("data: %s (%lld tokens)\n", options.data.c_str(),
+                  static_cast<long long>(data.numTokens()));
+    int64_t lossId = program.outputs.at("loss");
+    int64_t normId = program.outputs.count("grad_norm")
+                         ? program.outputs.at("grad_norm")
+                         : -1;
+    for (int64_t step = 1; step <= options.steps; ++step) {
+      auto start = std::chrono::steady_clock::now();
+      MTRT_RETURN_IF_ERROR(data.batch(step - 1, batchSize, seqLen,
+                                      executor.as<int32_t>(tokensId),
+                                      executor.as<int32_t>(labelsId)));
+      double lr = schedule.at(step);
+      setScalar("step", double(step));
+      setScalar("lr", lr);
+      setScalar("adam_beta1", options.beta1);
+      setScalar("adam_beta2", options.beta2);
+      setScalar("adam_eps", options.eps);
+      setScalar("weight_decay", options.weightDecay);
+      setScalar("clip_grad", options.clipGrad);
+      MTRT_RETURN_IF_ERROR(executor.run(uint64_t(options.seed), uint64_t(step)));
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      double loss = executor.as<float>(lossId)[0];
+      double norm = normId >= 0 ? executor.as<float>(normId)[0] : 0.0;
+      if (!std::isfinite(loss))
+        return Status::error("step " + std::to_string(step) +
+                             ": the loss is not finite (" +
+                             std::to_string(loss) + ")");
+      double tokensPerSecond = double(batchSize * seqLen) / seconds;
+      if (!options.quiet) {
+        std::printf("step %5lld/%lld | loss %.4f", static_cast<long long>(step),
+                    static_cast<long long>(options.steps), loss);
+        if (corpus)
+          std::printf(" (floor %.4f)", floor);
+        std::printf(" | lr %.3e | grad norm %.4f | %.3f s | %.0f tokens/s\n",
+                    lr, norm, seconds, tokensPerSecond);
+        std::fflush(stdout);
+      }
+      if (log)
+        std::fprintf(log,
+                     "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
+                     "\"grad_norm\": %.9g, \"step_time_s\": %.6f, "
+                     "\"tokens_per_s\": %.3f, \"peak_bytes\": %lld}\n",
+                     static_cast<long long>(step), loss, lr, norm, seconds,
+                     tokensPerSecond,
+                     static_cast<long long>(executor.measuredPeakBytes()));
+    }
+    if (log)
+      std::fclose(log);
+    std::printf("peak memory: planned %lld B, measured %lld B (%s)\n",
+                static_cast<long long>(program.arenaBytes),
+                static_cast<long long>(executor.measuredPeakBytes()),
+                program.arenaBytes == executor.measuredPeakBytes()
+                    ? "equal"
+                    : "DIFFERENT");
+    if (program.arenaBytes != executor.measuredPeakBytes())
+      return Status::error("measured peak memory differs from the plan");
+    return Status::ok();
+  }
+
+  Status save() {
+    if (options.saveParams.empty())
+      return Status::ok();
+    std::vector<std::pair<std::string, HostTensor>> tensors;
+    for (const ParamDesc &param : artifact.params) {
+      const BufferDesc *buffer = program.find("param", param.name);
+      HostTensor tensor;
+      tensor.dtype = "F32";
+      tensor.shape = param.shape;
+      const uint8_t *bytes = executor.as<uint8_t>(buffer->id);
+      tensor.bytes.assign(bytes, bytes + buffer->bytes());
+      tensors.emplace_back(param.name, std::move(tensor));
+    }
+    MTRT_RETURN_IF_ERROR(writeSafetensors(options.saveParams, tensors));
+    std::printf("saved %zu parameters to %s\n", tensors.size(),
+                options.saveParams.c_str());
+    return Status::ok();
+  }
+
+  ~Trainer() {
+    if (!temporaryCorpus.empty())
+      std::remove(temporaryCorpus.c_str());
+  }
+
+  int64_t batchSize = 0, seqLen = 0, vocabSize = 0;
+
+private:
+  void setScalar(const char *role, double value) {
+    executor.as<float>(scalars.at(role))[0] = float(value);
+  }
+
+  const Options &options;
+  const Artifact &artifact;
+  const RankProgram &program;
+  CpuExecutor executor;
+  LearningRateSchedule schedule;
+  TokenData data;
+  std::unique_ptr<SyntheticCorpus> corpus;
+  std::string temporaryCorpus;
+  int64_t tokensId = 0, labelsId = 0;
+  std::map<std::string, int64_t> scalars;
+};
+
+int fail(const Status &status) {
+  std::fprintf(stderr, "megatron-run: error: %s\n", status.message().c_str());
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  if (Status status = parseOptions(argc, argv, options); !status)
+    return fail(status);
+  Artifact artifact;
+  if (Status status = loadArtifact(options.artifact, artifact); !status)
+    return fail(status);
+  if (artifact.worldSize != 1)
+    return fail(Status::error(
+        options.artifact + ": compiled for " +
+        std::to_string(artifact.worldSize) +
+        " ranks; this build of megatron-run runs single-rank artifacts"));
+  Trainer trainer(options, artifact);
+  if (Status status = trainer.setup(); !status)
+    return fail(status);
+  std::printf("megatron-run: %s, 1 rank, micro-batch %lld x %lld tokens, "
+              "vocab %lld, %lld steps\n",
+              options.artifact.c_str(),
+              static_cast<long long>(trainer.batchSize),
+              static_cast<long long>(trainer.seqLen),
+              static_cast<long long>(trainer.vocabSize),
+              static_cast<long long>(options.steps));
+  trainer.printPlan();
+  if (Status status = trainer.train(); !status)
+    return fail(status);
+  if (Status status = trainer.save(); !status)
+    return fail(status);
+  return 0;
+}
