@@ -21,5 +21,20 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.megatron_tools_dir, config.llvm_tools_dir]
-tools = ["megatron-opt", "megatron-translate"]
+tools = ["megatron-opt", "megatron-translate", "megatron-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Debian's PyTorch (python3-torch) is the independent numerical reference. It
+# installs for the system interpreter, which may not be the first python3 on
+# the PATH.
+import subprocess
+
+python_torch = "/usr/bin/python3"
+try:
+    subprocess.run([python_torch, "-c", "import torch, numpy"], check=True,
+                   capture_output=True, timeout=120)
+    config.available_features.add("torch")
+except (OSError, subprocess.SubprocessError):
+    pass
+config.substitutions.append(("%python_torch", python_torch))
+config.substitutions.append(("%unittests_dir", os.path.join(config.megatron_obj_root, "unittests")))

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Step time of megatron-run's CPU backend against PyTorch, same CPU threads.
+
+For each GPT-2 configuration (GPT-2 small's width and vocabulary, 2 and 12
+layers, dropout 0 so both sides do the same work), this compiles the model,
+trains it for a few steps with megatron-run and with the PyTorch reference
+(test/integration/gpt2_reference.py) from the same init and tokens, and
+reports the median step time of each after the first step, and the ratio
+megatron-run / PyTorch (below 1 means megatron-run is faster). Both use the
+same number of threads: OpenBLAS's for megatron-run's GEMMs (its other host
+kernels are single-threaded), torch.set_num_threads for PyTorch.
+
+Results are appended to bench/results/step_time_cpu.md and written to
+bench/results/step_time_cpu.json.
+
+usage: bench/step_time.py [--steps N] [--threads T] [--batch B] [--seq S]
+                          [--layers 2,12]
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+REFERENCE = os.path.join(ROOT, "test", "integration", "gpt2_reference.py")
+
+
+def run(cmd, env=None, **kwargs):
+    subprocess.run(cmd, check=True, env=env, **kwargs)
+
+
+def median_step_time(log):
+    with open(log) as f:
+        times = [json.loads(line)["step_time_s"] for line in f if line.strip()]
+    return statistics.median(times[1:] if len(times) > 1 else times)
+
+
+def bench(layers, a, work):
+    config = {
+        "model_type": "gpt2", "vocab_size": 50257, "n_positions": 1024,
+        "n_embd": 768, "n_head": 12, "n_layer": layers, "n_inner": None,
+        "embd_pdrop": 0.0, "attn_pdrop": 0.0, "resid_pdrop": 0.0,
+    }
+    cfg = os.path.join(work, f"gpt2-{layers}l.json")
+    with open(cfg, "w") as f:
+        json.dump(config, f)
+    init = os.path.join(work, f"init-{layers}.safetensors")
+    tokens = os.path.join(work, "tokens.bin")
+    model = os.path.join(work, f"model-{layers}.mtx")
+    py = "/usr/bin/python3"
+    run([py, REFERENCE, "init", cfg, init, "--seed", "1"])
+    run([py, REFERENCE, "tokens", tokens, "--count", str((a.steps + 1) * a.batch * a.seq + 1),
+         "--vocab", "50257", "--seed", "2"])
+    translate = subprocess.run(
+        [os.path.join(BIN, "megatron-translate"), "--import-hf-config", cfg,
+         "--micro-batch-size", str(a.batch), "--seq-length", str(a.seq)],
+        check=True, capture_output=True)
+    compiled = subprocess.run([os.path.join(BIN, "megatron-opt"), "--mt-train-pipeline"],
+                              input=translate.stdout, check=True, capture_output=True)
+    run([os.path.join(BIN, "megatron-translate"), "--export-artifact", "-o", model],
+        input=compiled.stdout)
+
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
+    run_log = os.path.join(work, f"run-{layers}.jsonl")
+    run([os.path.join(BIN, "megatron-run"), model, "--data", tokens, "--steps", str(a.steps),
+         "--load-params", init, "--log", run_log, "--quiet"], env=env, stdout=subprocess.DEVNULL)
+    ref_log = os.path.join(work, f"ref-{layers}.jsonl")
+    run([py, REFERENCE, "train", cfg, init, tokens, "--steps", str(a.steps), "--batch", str(a.batch),
+         "--seq", str(a.seq), "--threads", str(a.threads), "--out-log", ref_log,
+         "--out-params", os.path.join(work, f"ref-{layers}.safetensors")], env=env)
+    ours, theirs = median_step_time(run_log), median_step_time(ref_log)
+    return {"layers": layers, "batch": a.batch, "seq": a.seq, "threads": a.threads,
+            "steps": a.steps, "megatron_run_s": ours, "pytorch_s": theirs, "ratio": ours / theirs}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--layers", default="2,12")
+    a = parser.parse_args()
+    torch_version = subprocess.run(["/usr/bin/python3", "-c", "import torch; print(torch.__version__)"],
+                                   check=True, capture_output=True, text=True).stdout.strip()
+    results = []
+    with tempfile.TemporaryDirectory() as work:
+        for layers in [int(x) for x in a.layers.split(",")]:
+            r = bench(layers, a, work)
+            results.append(r)
+            print(f"GPT-2 small width, {layers} layers, batch {a.batch} x {a.seq}, {a.threads} threads: "
+                  f"megatron-run {r['megatron_run_s']:.3f} s/step, PyTorch {r['pytorch_s']:.3f} s/step, "
+                  f"ratio {r['ratio']:.2f}", flush=True)
+    record = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "machine": f"{platform.machine()}, {os.cpu_count()} cores", "baseline": f"PyTorch {torch_version} (CPU, Debian python3-torch, OpenBLAS)",
+              "results": results}
+    out = os.path.join(ROOT, "bench", "results")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "step_time_cpu.json"), "w") as f:
+        json.dump(record, f, indent=2)
+    with open(os.path.join(out, "step_time_cpu.md"), "a") as f:
+        f.write(f"\n## {record['date']} — {record['machine']}, baseline {record['baseline']}\n\n")
+        f.write("| layers | batch x seq | threads | megatron-run s/step | PyTorch s/step | ratio |\n")
+        f.write("|---|---|---|---|---|---|\n")
+        for r in results:
+            f.write(f"| {r['layers']} | {r['batch']} x {r['seq']} | {r['threads']} | {r['megatron_run_s']:.3f} | "
+                    f"{r['pytorch_s']:.3f} | {r['ratio']:.2f} |\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
