@@ -8,6 +8,9 @@ packages=(
   cmake ninja-build ccache g++ python3 git   # build tools
   llvm-22-dev libmlir-22-dev mlir-22-tools  # LLVM/MLIR 22, shared libMLIR.so, mlir-tblgen
   llvm-22-tools                              # lit, FileCheck, not, split-file
+  libopenblas-dev nlohmann-json3-dev         # the runtime: BLAS GEMMs, JSON artifacts
+  libgtest-dev                               # runtime unit tests
+  python3-torch python3-numpy                # the independent numerical reference
 )
 
 missing=()

@@ -36,5 +36,6 @@ try:
     config.available_features.add("torch")
 except (OSError, subprocess.SubprocessError):
     pass
-config.substitutions.append(("%python_torch", python_torch))
+# Before the default %python, which would otherwise match first.
+config.substitutions.insert(0, ("%torch_python", python_torch))
 config.substitutions.append(("%unittests_dir", os.path.join(config.megatron_obj_root, "unittests")))

@@ -57,7 +57,9 @@ ArenaPlacement mlir::mt::placeBuffers(llvm::ArrayRef<BufferLifetime> buffers,
       offset = std::max(offset, c.end);
     }
     placement.offsets[index] = offset;
-    placement.endBytes = std::max(placement.endBytes, offset + size);
+    // The arena ends at the last byte a buffer really occupies: alignment
+    // padding after the highest buffer is not memory anyone touches.
+    placement.endBytes = std::max(placement.endBytes, offset + buffer.bytes);
     placed.push_back(index);
   }
   return placement;

@@ -4,7 +4,7 @@
 
 #include "dialects/MT/IR/MTOps.h"
 
-#include "llvm/ADT/DenseSet.h"
+#include <set>
 
 using namespace mlir;
 using namespace mlir::mt;
@@ -24,9 +24,18 @@ mlir::mt::summarizeModel(FunctionOpInterface function) {
     auto type = dyn_cast<RankedTensorType>(function.getArgumentTypes()[i]);
     if (!type || !type.hasStaticShape())
       continue;
+    auto role =
+        function.getArgAttrOfType<StringAttr>(i, MTDialect::getInputAttrName());
+    if (function.getArgAttr(i, MTDialect::getStateAttrName()))
+      continue;
     if (function.getArgAttr(i, MTDialect::getParamAttrName())) {
       summary.numParameters += type.getNumElements();
-    } else if (!foundTokens && type.getElementType().isSignlessInteger()) {
+    } else if (role && role.getValue() == "tokens") {
+      summary.tokensPerMicroBatch = type.getNumElements();
+      foundTokens = true;
+    } else if (!foundTokens && !role &&
+               type.getElementType().isSignlessInteger()) {
+      // Hand-written graphs may leave out roles: the first integer tensor.
       summary.tokensPerMicroBatch = type.getNumElements();
       foundTokens = true;
     }
@@ -36,11 +45,11 @@ mlir::mt::summarizeModel(FunctionOpInterface function) {
            << "cannot summarize model @" << function.getName()
            << ": no integer tensor argument holds the token ids";
 
-  llvm::DenseSet<int64_t> layers;
+  std::set<uint64_t> layers;
   function.walk([&](Operation *op) {
     if (auto layer =
             op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))
-      layers.insert(layer.getInt());
+      layers.insert(layer.getValue().getZExtValue());
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       RankedTensorType type = attention.getQuery().getType();
       int64_t seq = type.getDimSize(2);

@@ -437,6 +437,10 @@ mlir::mt::buildGPT2Module(const GPT2Config &config, MicroBatchShape shape,
     return emitError(loc) << "sequence length (--seq-length) must be "
                              "positive, got "
                           << shape.seqLength;
+  if (shape.batchSize > ConfigReader::kMaxSize)
+    return emitError(loc) << "micro-batch size (--micro-batch-size) "
+                          << shape.batchSize << " is more than the largest "
+                          << "supported size " << ConfigReader::kMaxSize;
   if (shape.seqLength > config.numPositions)
     return emitError(loc) << "sequence length (--seq-length) "
                           << shape.seqLength

@@ -138,8 +138,10 @@ def forward(params, ids, labels, c):
 
 
 def megatron_lr(step, a):
-    """Megatron-LM's OptimizerParamScheduler.get_lr for 1-based `step`."""
+    """Megatron-LM's OptimizerParamScheduler.get_lr for update `step` (1-based),
+    which Megatron runs with num_steps = step - 1 completed updates."""
     warmup, decay = a.lr_warmup_iters, a.lr_decay_iters or a.steps
+    step -= 1
     if warmup > 0 and step <= warmup:
         return a.lr * step / warmup
     if a.lr_decay_style == "constant":

@@ -68,7 +68,8 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --seed N                     initialization, dropout and corpus seed (1234)
   --lr X                       peak learning rate (6e-4)
   --min-lr X                   learning rate after decay (0)
-  --lr-warmup-iters N          linear warmup steps (0)
+  --lr-warmup-iters N          linear warmup steps from 0 (0); as in
+                               Megatron-LM, update k uses the rate after k-1
   --lr-decay-iters N           steps until min-lr (default: --steps)
   --lr-decay-style S           constant | linear | cosine (linear)
   --weight-decay X             AdamW decoupled weight decay (0.01)
@@ -252,13 +253,13 @@ public:
     if (program.outputs.count("loss") == 0)
       return Status::error(options.artifact + ": the program has no loss");
 
-    MTRT_RETURN_IF_ERROR(LearningRateSchedule::parseStyle(
-        options.decayStyle, schedule.style));
+    MTRT_RETURN_IF_ERROR(parseStyle(options.decayStyle, schedule.style));
     schedule.maxLr = options.lr;
     schedule.minLr = options.minLr;
     schedule.warmupIters = options.warmupIters;
     schedule.decayIters =
         options.decayIters > 0 ? options.decayIters : options.steps;
+    MTRT_RETURN_IF_ERROR(schedule.validate());
 
     MTRT_RETURN_IF_ERROR(bindParameters());
     return bindData();
@@ -311,9 +312,12 @@ public:
     if (path.empty()) {
       // The built-in corpus, written once to a temporary token file so that
       // it is read exactly as --data files are.
-      int64_t vocab = std::min(options.corpusVocab, vocabSize);
-      corpus = std::make_unique<SyntheticCorpus>(vocab, options.corpusOrder,
-                                                 uint64_t(options.seed));
+      SyntheticCorpusOptions corpusOptions;
+      corpusOptions.vocabSize = std::min(options.corpusVocab, vocabSize);
+      corpusOptions.order = options.corpusOrder;
+      corpusOptions.seed = uint64_t(options.seed);
+      corpus = std::make_unique<SyntheticCorpus>();
+      MTRT_RETURN_IF_ERROR(SyntheticCorpus::create(corpusOptions, *corpus));
       char name[] = "/tmp/megatron-run-corpus-XXXXXX";
       int fd = mkstemp(name);
       if (fd < 0)
@@ -357,12 +361,15 @@ public:
         return Status::error(options.log + ": cannot open the log for "
                                            "writing");
     }
-    double floor = corpus ? corpus->entropyRateNats() : 0.0;
+    double floor = corpus ? corpus->lossFloorNats(seqLen) : 0.0;
     if (corpus)
       std::printf("data: synthetic order-%lld Markov corpus over %lld "
-                  "tokens, entropy rate %.4f nats/token (the loss floor)\n",
+                  "tokens, entropy rate %.4f nats/token; loss floor for "
+                  "%lld-token windows %.4f\n",
                   static_cast<long long>(options.corpusOrder),
-                  static_cast<long long>(corpus->vocabSize()), floor);
+                  static_cast<long long>(corpus->options().vocabSize),
+                  corpus->entropyRateNats(), static_cast<long long>(seqLen),
+                  floor);
     else
       std::printf("data: %s (%lld tokens)\n", options.data.c_str(),
                   static_cast<long long>(data.numTokens()));
@@ -375,7 +382,8 @@ public:
       MTRT_RETURN_IF_ERROR(data.batch(step - 1, batchSize, seqLen,
                                       executor.as<int32_t>(tokensId),
                                       executor.as<int32_t>(labelsId)));
-      double lr = schedule.at(step);
+      // Megatron's update k runs with the schedule at k - 1 completed steps.
+      double lr = schedule.at(step - 1);
       setScalar("step", double(step));
       setScalar("lr", lr);
       setScalar("adam_beta1", options.beta1);

@@ -27,7 +27,7 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == getLayerAttrName()) {
     auto layer = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!layer || layer.getType().isIndex() ||
+    if (!layer || layer.getType().isIndex() || layer.getType().isInteger(1) ||
         (!layer.getType().isUnsignedInteger() && layer.getValue().isNegative()))
       return op->emitOpError() << "attribute '" << name
                                << "' must be a non-negative integer, got "

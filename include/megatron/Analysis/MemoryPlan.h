@@ -26,7 +26,8 @@ struct BufferLifetime {
 struct ArenaPlacement {
   /// Offset of each buffer, in request order.
   llvm::SmallVector<int64_t> offsets;
-  /// One past the highest byte any buffer occupies.
+  /// One past the highest byte any buffer occupies (not counting the
+  /// alignment padding after it).
   int64_t endBytes = 0;
 };
 

@@ -960,6 +960,20 @@ func.func @negative_adamw_vector_step(%p: tensor<16xf32>, %s: tensor<f32>, %step
 // -----
 
 //===----------------------------------------------------------------------===//
+// mt.global_norm
+//===----------------------------------------------------------------------===//
+
+// mt.global_norm has at least one input (reachable in the generic form).
+
+func.func @negative_global_norm_no_inputs() -> tensor<f32> {
+  // expected-error @+1 {{'mt.global_norm' op must have at least one input}}
+  %n = "mt.global_norm"() : () -> tensor<f32>
+  return %n : tensor<f32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // mt.layer on operations
 //===----------------------------------------------------------------------===//
 
@@ -988,6 +1002,16 @@ func.func @negative_layer_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @negative_layer_index(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer, got 0 : index}}
   %y = mt.gelu %x {mt.layer = 0 : index} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A signed mt.layer is not negative either.
+
+func.func @negative_layer_negative_si8(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer, got -1 : si8}}
+  %y = mt.gelu %x {mt.layer = -1 : si8} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
 
@@ -1023,6 +1047,21 @@ func.func @negative_unknown_op_attr(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @negative_unknown_arg_attr(%ids: tensor<8xi32>, %w: tensor<4xf32> {mt.layer = 0}) {
   return
 }
+
+// -----
+
+// A function declaration's arguments are verified like a definition's, with
+// the types taken from the signature.
+
+// expected-error @below {{'func.func' op argument #1 ('w') is a parameter and must be a statically shaped float tensor, got 'tensor<?x4xf32>'}}
+func.func private @negative_param_declaration(tensor<2x8xi32> {mt.input = "tokens"}, tensor<?x4xf32> {mt.param = "w"})
+
+// -----
+
+// Two arguments of a declaration may not name the same parameter either.
+
+// expected-error @below {{'func.func' op arguments #0 and #1 both name parameter 'w'}}
+func.func private @negative_param_declaration_duplicate(tensor<4xf32> {mt.param = "w"}, tensor<4xf32> {mt.param = "w"})
 
 // -----
 

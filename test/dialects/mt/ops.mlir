@@ -287,6 +287,20 @@ func.func @model(%ids: tensor<2x8xi32>,
 
 // -----
 
+// mt.layer may be any non-negative integer attribute, of any width and
+// signedness; an unsigned one is never negative, so 255 : ui8 is layer 255.
+
+// CHECK-LABEL: func.func @layer_unsigned
+// CHECK:         mt.gelu %{{.+}} {mt.layer = 255 : ui8} : tensor<4xf32>
+// CHECK:         mt.gelu %{{.+}} {mt.layer = 7 : si8} : tensor<4xf32>
+func.func @layer_unsigned(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = mt.gelu %x {mt.layer = 255 : ui8} : tensor<4xf32>
+  %z = mt.gelu %y {mt.layer = 7 : si8} : tensor<4xf32>
+  return %z : tensor<4xf32>
+}
+
+// -----
+
 // mt.dropout keeps its rng_stream.
 
 // CHECK-LABEL: func.func @dropout_rng_stream
@@ -443,3 +457,16 @@ func.func @train_step(%ids: tensor<2x8xi32> {mt.input = "tokens"},
         tensor<16xf32> {mt.param = "w", mt.state = "exp_avg"}) {
   return %lr, %w, %m : tensor<f32>, tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// A function declaration (no body) carries the same argument and result
+// attributes; the parameter types come from its signature.
+
+// CHECK-LABEL: func.func private @train_step_decl
+// CHECK-SAME:    (tensor<2x8xi32> {mt.input = "tokens"}, tensor<16x4xf32> {mt.param = "w"}, tensor<16x4xf32> {mt.param = "w", mt.state = "exp_avg"})
+// CHECK-SAME:    -> (tensor<f32> {mt.output = "loss"}, tensor<16x4xf32> {mt.param = "w"})
+func.func private @train_step_decl(tensor<2x8xi32> {mt.input = "tokens"},
+                                   tensor<16x4xf32> {mt.param = "w"},
+                                   tensor<16x4xf32> {mt.param = "w", mt.state = "exp_avg"})
+    -> (tensor<f32> {mt.output = "loss"}, tensor<16x4xf32> {mt.param = "w"})

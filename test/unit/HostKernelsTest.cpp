@@ -1,0 +1,665 @@
+//===- HostKernelsTest.cpp - Tests of the CPU host kernels ----------------===//
+//
+// Checks every gradient kernel against central finite differences of its
+// forward kernel in double, plus known values, the dropout generator's
+// properties and Random123's known-answer vectors for Philox4x32-10.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/HostKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+using namespace mtrt::cpu;
+
+namespace {
+
+using Vec = std::vector<double>;
+
+/// Uniform values in [lo, hi) from a fixed-seed generator.
+Vec randomVec(std::mt19937_64 &gen, size_t n, double lo = -1.0,
+              double hi = 1.0) {
+  std::uniform_real_distribution<double> dist(lo, hi);
+  Vec v(n);
+  for (double &x : v)
+    x = dist(gen);
+  return v;
+}
+
+double dotVec(const Vec &a, const Vec &b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    sum += a[i] * b[i];
+  return sum;
+}
+
+/// Compares `analytic`, the gradient of the scalar `loss` w.r.t. `x`, with
+/// central differences (L(x + h) - L(x - h)) / 2h, h = 1e-6. The tolerance is
+/// relative to the largest gradient entry, so entries that are exactly zero
+/// (masked keys, unused rows) are checked too.
+void checkGradient(const char *what, Vec &x, const Vec &analytic,
+                   const std::function<double()> &loss) {
+  ASSERT_EQ(x.size(), analytic.size()) << what;
+  const double h = 1e-6;
+  double maxAbs = 0;
+  for (double g : analytic)
+    maxAbs = std::max(maxAbs, std::abs(g));
+  ASSERT_GT(maxAbs, 0.0) << what << ": the gradient is identically zero";
+  for (size_t i = 0; i < x.size(); ++i) {
+    double saved = x[i];
+    x[i] = saved + h;
+    double plus = loss();
+    x[i] = saved - h;
+    double minus = loss();
+    x[i] = saved;
+    double numeric = (plus - minus) / (2 * h);
+    EXPECT_NEAR(analytic[i], numeric, 1e-6 * maxAbs)
+        << what << " element " << i;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Philox and dropout masks
+//===----------------------------------------------------------------------===//
+
+// Random123's kat_vectors, the three philox4x32 10 lines: counter, key, out.
+TEST(Philox, KnownAnswersAllWords) {
+  EXPECT_EQ(philox4x32_10({0, 0, 0, 0}, {0, 0}),
+            (std::array<uint32_t, 4>{0x6627e8d5, 0xe169c58d, 0xbc57ac4c,
+                                     0x9b00dbd8}));
+  EXPECT_EQ(philox4x32_10({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+                          {0xffffffff, 0xffffffff}),
+            (std::array<uint32_t, 4>{0x408f276d, 0x41c83b0e, 0xa20bc7c6,
+                                     0x6d5451fd}));
+  EXPECT_EQ(philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+                          {0xa4093822, 0x299f31d0}),
+            (std::array<uint32_t, 4>{0xd16cfe09, 0x94fdcceb, 0x5001e420,
+                                     0x24126ea1}));
+}
+
+// The same vectors through the (seed, index, stream, step) mapping.
+TEST(Philox, KnownAnswersThroughArgumentMapping) {
+  EXPECT_EQ(philox4x32(0, 0, 0, 0), 0x6627e8d5u);
+  EXPECT_EQ(philox4x32(UINT64_MAX, UINT64_MAX, 0xffffffffu, 0xffffffffu),
+            0x408f276du);
+  EXPECT_EQ(philox4x32(0x299f31d0a4093822ull, 0x85a308d3243f6a88ull,
+                       0x13198a2eu, 0x03707344u),
+            0xd16cfe09u);
+}
+
+TEST(Dropout, ZeroProbabilityIsIdentity) {
+  std::mt19937_64 gen(1);
+  Vec x = randomVec(gen, 1000), y(1000);
+  dropout(x.data(), y.data(), 1000, 0.0, 7, RngKey{42, 3});
+  EXPECT_EQ(x, y);
+  for (uint64_t i = 0; i < 1000; ++i)
+    EXPECT_TRUE(dropoutKeep(RngKey{42, 3}, 7, i, 0.0));
+}
+
+TEST(Dropout, KeptFractionAndScale) {
+  const int64_t n = 100000;
+  for (double p : {0.1, 0.5}) {
+    Vec x(n, 1.0), y(n);
+    dropout(x.data(), y.data(), n, p, 2, RngKey{1234, 5});
+    int64_t kept = 0;
+    for (double v : y) {
+      if (v != 0.0) {
+        ++kept;
+        EXPECT_DOUBLE_EQ(v, 1.0 / (1.0 - p));
+      }
+    }
+    EXPECT_NEAR(double(kept) / n, 1.0 - p, 0.01) << "p = " << p;
+  }
+}
+
+TEST(Dropout, MaskIsDeterministicAndKeyed) {
+  const int64_t n = 10000;
+  const double p = 0.3;
+  Vec x(n, 1.0), a(n), b(n), otherStream(n), otherStep(n), otherSeed(n);
+  dropout(x.data(), a.data(), n, p, 4, RngKey{99, 10});
+  dropout(x.data(), b.data(), n, p, 4, RngKey{99, 10});
+  dropout(x.data(), otherStream.data(), n, p, 5, RngKey{99, 10});
+  dropout(x.data(), otherStep.data(), n, p, 4, RngKey{99, 11});
+  dropout(x.data(), otherSeed.data(), n, p, 4, RngKey{100, 10});
+  EXPECT_EQ(a, b);
+  // Independent masks agree on a fraction p^2 + (1-p)^2 = 0.58 of elements.
+  auto differing = [&](const Vec &other) {
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; ++i)
+      count += (a[i] == 0.0) != (other[i] == 0.0);
+    return count;
+  };
+  EXPECT_GT(differing(otherStream), n / 3);
+  EXPECT_GT(differing(otherStep), n / 3);
+  EXPECT_GT(differing(otherSeed), n / 3);
+}
+
+TEST(Dropout, MaskDoesNotDependOnSize) {
+  const int64_t n = 100000, prefix = 777;
+  std::mt19937_64 gen(2);
+  Vec x = randomVec(gen, n), full(n), part(prefix);
+  dropout(x.data(), full.data(), n, 0.2, 1, RngKey{5, 6});
+  dropout(x.data(), part.data(), prefix, 0.2, 1, RngKey{5, 6});
+  for (int64_t i = 0; i < prefix; ++i)
+    EXPECT_EQ(part[i], full[i]) << i;
+}
+
+TEST(Dropout, GradientIsDropoutOfTheOutputGradient) {
+  std::mt19937_64 gen(3);
+  const int64_t n = 200;
+  const double p = 0.25;
+  const RngKey key{77, 2};
+  Vec x = randomVec(gen, n), r = randomVec(gen, n), y(n), dx(n);
+  dropout(r.data(), dx.data(), n, p, 9, key);
+  checkGradient("dropout x", x, dx, [&] {
+    dropout(x.data(), y.data(), n, p, 9, key);
+    return dotVec(r, y);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+TEST(Embedding, LooksUpRows) {
+  Vec table = {0, 1, 10, 11, 20, 21};
+  std::vector<int32_t> ids = {2, 0, 2};
+  Vec out(6);
+  embedding(table.data(), ids.data(), out.data(), 3, 3, 2);
+  EXPECT_EQ(out, (Vec{20, 21, 0, 1, 20, 21}));
+}
+
+TEST(Embedding, GradientOfTable) {
+  std::mt19937_64 gen(4);
+  const int64_t vocab = 7, hidden = 5, tokens = 9;
+  // Repeated ids exercise the scatter-add; id 6 is never used.
+  std::vector<int32_t> ids = {3, 1, 3, 0, 5, 3, 2, 4, 1};
+  Vec table = randomVec(gen, vocab * hidden);
+  Vec r = randomVec(gen, tokens * hidden), out(tokens * hidden);
+  Vec dTable(vocab * hidden, 123.0); // Garbage: the kernel must overwrite.
+  embeddingGrad(r.data(), ids.data(), dTable.data(), tokens, vocab, hidden);
+  for (int64_t c = 0; c < hidden; ++c)
+    EXPECT_EQ(dTable[6 * hidden + c], 0.0);
+  checkGradient("embedding table", table, dTable, [&] {
+    embedding(table.data(), ids.data(), out.data(), tokens, vocab, hidden);
+    return dotVec(r, out);
+  });
+}
+
+TEST(PositionEmbedding, GradientOfTable) {
+  std::mt19937_64 gen(5);
+  const int64_t positions = 8, seq = 5, hidden = 3;
+  Vec table = randomVec(gen, positions * hidden);
+  Vec r = randomVec(gen, seq * hidden), out(seq * hidden);
+  Vec dTable(positions * hidden, -5.0);
+  positionEmbedding(table.data(), out.data(), seq, hidden);
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), table.begin()));
+  positionEmbeddingGrad(r.data(), dTable.data(), seq, positions, hidden);
+  for (int64_t e = seq * hidden; e < positions * hidden; ++e)
+    EXPECT_EQ(dTable[e], 0.0);
+  checkGradient("position_embedding table", table, dTable, [&] {
+    positionEmbedding(table.data(), out.data(), seq, hidden);
+    return dotVec(r, out);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm
+//===----------------------------------------------------------------------===//
+
+TEST(LayerNorm, NormalizesRows) {
+  std::mt19937_64 gen(6);
+  const int64_t rows = 4, cols = 64;
+  Vec x = randomVec(gen, rows * cols, -3.0, 5.0), y(rows * cols);
+  Vec weight(cols, 1.0), bias(cols, 0.0);
+  layerNorm(x.data(), weight.data(), bias.data(), y.data(), rows, cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      mean += y[r * cols + c] / cols;
+    for (int64_t c = 0; c < cols; ++c)
+      var += (y[r * cols + c] - mean) * (y[r * cols + c] - mean) / cols;
+    EXPECT_NEAR(mean, 0.0, 1e-12);
+    EXPECT_NEAR(var, 1.0, 1e-12);
+  }
+}
+
+TEST(LayerNorm, EpsilonAndAffine) {
+  // x = {1, 3}: mean 2, biased variance 1, so xhat = {-1, 1} / sqrt(1 + eps).
+  Vec x = {1, 3}, weight = {2, 3}, bias = {0.5, -0.5}, y(2);
+  const double eps = 0.25;
+  layerNorm(x.data(), weight.data(), bias.data(), y.data(), 1, 2, eps);
+  EXPECT_NEAR(y[0], -2 / std::sqrt(1.25) + 0.5, 1e-15);
+  EXPECT_NEAR(y[1], 3 / std::sqrt(1.25) - 0.5, 1e-15);
+}
+
+TEST(LayerNorm, Gradients) {
+  std::mt19937_64 gen(7);
+  const int64_t rows = 3, cols = 6;
+  const double eps = 1e-5;
+  Vec x = randomVec(gen, rows * cols, -2.0, 2.0);
+  Vec weight = randomVec(gen, cols, 0.5, 1.5), bias = randomVec(gen, cols);
+  Vec r = randomVec(gen, rows * cols), y(rows * cols);
+  Vec dX(rows * cols), dWeight(cols, 9.0), dBias(cols, 9.0);
+  layerNormGrad(r.data(), x.data(), weight.data(), dX.data(), dWeight.data(),
+                dBias.data(), rows, cols, eps);
+  auto loss = [&] {
+    layerNorm(x.data(), weight.data(), bias.data(), y.data(), rows, cols, eps);
+    return dotVec(r, y);
+  };
+  checkGradient("layer_norm x", x, dX, loss);
+  checkGradient("layer_norm weight", weight, dWeight, loss);
+  checkGradient("layer_norm bias", bias, dBias, loss);
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise ops
+//===----------------------------------------------------------------------===//
+
+TEST(Add, Elementwise) {
+  Vec a = {1, 2, 3}, b = {10, 20, 30}, y(3);
+  add(a.data(), b.data(), y.data(), 3);
+  EXPECT_EQ(y, (Vec{11, 22, 33}));
+}
+
+TEST(BiasAdd, Gradients) {
+  std::mt19937_64 gen(8);
+  const int64_t rows = 5, cols = 4;
+  Vec x = randomVec(gen, rows * cols), bias = randomVec(gen, cols);
+  Vec r = randomVec(gen, rows * cols), y(rows * cols), dBias(cols, 7.0);
+  biasAdd(x.data(), bias.data(), y.data(), rows, cols);
+  EXPECT_EQ(y[2 * cols + 3], x[2 * cols + 3] + bias[3]);
+  biasAddGrad(r.data(), dBias.data(), rows, cols);
+  auto loss = [&] {
+    biasAdd(x.data(), bias.data(), y.data(), rows, cols);
+    return dotVec(r, y);
+  };
+  // The gradient w.r.t. x is dY itself.
+  checkGradient("bias_add x", x, r, loss);
+  checkGradient("bias_add bias", bias, dBias, loss);
+}
+
+TEST(Gelu, KnownValues) {
+  Vec x = {1.0, 0.0, -1.0}, y(3);
+  gelu(x.data(), y.data(), 3);
+  EXPECT_NEAR(y[0], 0.8411919906082768, 1e-15);
+  EXPECT_EQ(y[1], 0.0);
+  EXPECT_NEAR(y[2], 0.8411919906082768 - 1.0, 1e-15); // gelu(-x) = gelu(x) - x
+}
+
+TEST(Gelu, Gradient) {
+  std::mt19937_64 gen(9);
+  const int64_t n = 50;
+  Vec x = randomVec(gen, n, -4.0, 4.0), r = randomVec(gen, n), y(n), dX(n);
+  geluGrad(r.data(), x.data(), dX.data(), n);
+  checkGradient("gelu x", x, dX, [&] {
+    gelu(x.data(), y.data(), n);
+    return dotVec(r, y);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Heads
+//===----------------------------------------------------------------------===//
+
+TEST(Heads, SplitLayoutAndRoundTrip) {
+  const int64_t chunks = 3, batch = 2, seq = 4, heads = 2, headDim = 3;
+  const int64_t n = batch * seq * chunks * heads * headDim;
+  Vec in(n);
+  for (int64_t e = 0; e < n; ++e)
+    in[e] = double(e);
+  std::vector<Vec> parts(chunks, Vec(n / chunks));
+  std::vector<double *> outs = {parts[0].data(), parts[1].data(),
+                                parts[2].data()};
+  splitHeads(in.data(), outs.data(), chunks, batch, seq, heads, headDim);
+  // parts[c][b, h, s, d] = in[b, s, c, h, d].
+  int64_t b = 1, s = 2, c = 2, h = 1, d = 2;
+  EXPECT_EQ(parts[c][((b * heads + h) * seq + s) * headDim + d],
+            in[(((b * seq + s) * chunks + c) * heads + h) * headDim + d]);
+  Vec back(n, -1.0);
+  std::vector<const double *> ins = {parts[0].data(), parts[1].data(),
+                                     parts[2].data()};
+  mergeHeads(ins.data(), back.data(), chunks, batch, seq, heads, headDim);
+  EXPECT_EQ(back, in);
+}
+
+// split_heads and merge_heads differentiate into each other.
+TEST(Heads, GradientsAsLinearMaps) {
+  std::mt19937_64 gen(10);
+  const int64_t chunks = 2, batch = 2, seq = 3, heads = 2, headDim = 2;
+  const int64_t n = batch * seq * chunks * heads * headDim, m = n / chunks;
+  Vec x = randomVec(gen, n);
+  std::vector<Vec> parts(chunks, Vec(m)), rParts(chunks);
+  for (Vec &rp : rParts)
+    rp = randomVec(gen, m);
+  std::vector<double *> outs = {parts[0].data(), parts[1].data()};
+  std::vector<const double *> rIns = {rParts[0].data(), rParts[1].data()};
+  Vec dX(n);
+  mergeHeads(rIns.data(), dX.data(), chunks, batch, seq, heads, headDim);
+  checkGradient("split_heads input", x, dX, [&] {
+    splitHeads(x.data(), outs.data(), chunks, batch, seq, heads, headDim);
+    return dotVec(rParts[0], parts[0]) + dotVec(rParts[1], parts[1]);
+  });
+
+  Vec r = randomVec(gen, n), merged(n);
+  std::vector<Vec> dParts(chunks, Vec(m));
+  std::vector<double *> dOuts = {dParts[0].data(), dParts[1].data()};
+  splitHeads(r.data(), dOuts.data(), chunks, batch, seq, heads, headDim);
+  std::vector<const double *> ins = {parts[0].data(), parts[1].data()};
+  for (int64_t c = 0; c < chunks; ++c)
+    checkGradient(c == 0 ? "merge_heads input 0" : "merge_heads input 1",
+                  parts[c], dParts[c], [&] {
+                    mergeHeads(ins.data(), merged.data(), chunks, batch, seq,
+                               heads, headDim);
+                    return dotVec(r, merged);
+                  });
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+TEST(Attention, SeqOneReturnsValue) {
+  std::mt19937_64 gen(11);
+  const int64_t batch = 2, heads = 3, seq = 1, headDim = 4;
+  const int64_t n = batch * heads * seq * headDim;
+  Vec q = randomVec(gen, n), k = randomVec(gen, n), v = randomVec(gen, n);
+  Vec out(n);
+  attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
+            headDim, 0.5, 0.0, 0, RngKey{1, 1});
+  for (int64_t e = 0; e < n; ++e)
+    EXPECT_NEAR(out[e], v[e], 1e-15);
+}
+
+TEST(Attention, MatchesNaiveSoftmax) {
+  // One head, seq 2, headDim 1: row 1 mixes v0 and v1 by softmax(q1 k * s).
+  Vec q = {0.3, 0.7}, k = {1.5, -0.5}, v = {2.0, 5.0}, out(2);
+  attention(q.data(), k.data(), v.data(), out.data(), 1, 1, 2, 1, 0.8, 0.0, 0,
+            RngKey{0, 0});
+  double s0 = 0.7 * 1.5 * 0.8, s1 = 0.7 * -0.5 * 0.8;
+  double p0 = std::exp(s0) / (std::exp(s0) + std::exp(s1));
+  EXPECT_NEAR(out[0], 2.0, 1e-15);
+  EXPECT_NEAR(out[1], p0 * 2.0 + (1 - p0) * 5.0, 1e-14);
+}
+
+TEST(Attention, CausalMask) {
+  std::mt19937_64 gen(12);
+  const int64_t batch = 1, heads = 2, seq = 6, headDim = 3;
+  const int64_t n = batch * heads * seq * headDim;
+  for (double p : {0.0, 0.3}) {
+    Vec q = randomVec(gen, n), k = randomVec(gen, n), v = randomVec(gen, n);
+    Vec before(n), after(n);
+    RngKey key{3, 4};
+    attention(q.data(), k.data(), v.data(), before.data(), batch, heads, seq,
+              headDim, 0.6, p, 1, key);
+    // Change keys and values at positions j > i = 2 in every head.
+    const int64_t i = 2;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t j = i + 1; j < seq; ++j)
+        for (int64_t d = 0; d < headDim; ++d) {
+          k[(h * seq + j) * headDim + d] += 10.0;
+          v[(h * seq + j) * headDim + d] -= 7.0;
+        }
+    attention(q.data(), k.data(), v.data(), after.data(), batch, heads, seq,
+              headDim, 0.6, p, 1, key);
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t row = 0; row <= i; ++row)
+        for (int64_t d = 0; d < headDim; ++d) {
+          int64_t e = (h * seq + row) * headDim + d;
+          EXPECT_EQ(before[e], after[e]) << "p " << p << " head " << h;
+        }
+    // Rows after i see the change.
+    EXPECT_NE(before[(i + 1) * headDim], after[(i + 1) * headDim]);
+  }
+}
+
+// Against a naive reference that materialises P for each (b, h) and drops
+// P[b, h, i, j] by dropoutKeep at ((b * heads + h) * seq + i) * seq + j.
+TEST(Attention, DropoutMatchesNaiveReference) {
+  std::mt19937_64 gen(17);
+  const int64_t batch = 2, heads = 3, seq = 5, headDim = 2;
+  const int64_t n = batch * heads * seq * headDim;
+  const double scale = 0.9, p = 0.4;
+  const RngKey key{11, 12};
+  const uint32_t stream = 6;
+  Vec q = randomVec(gen, n), k = randomVec(gen, n), v = randomVec(gen, n);
+  Vec out(n);
+  attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
+            headDim, scale, p, stream, key);
+  int64_t kept = 0, total = 0;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < seq; ++i) {
+        const int64_t bh = b * heads + h;
+        auto at = [&](const Vec &t, int64_t s, int64_t d) {
+          return t[(bh * seq + s) * headDim + d];
+        };
+        Vec scores(seq);
+        double sum = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          for (int64_t d = 0; d < headDim; ++d)
+            scores[j] += at(q, i, d) * at(k, j, d) * scale;
+          sum += std::exp(scores[j]);
+        }
+        for (int64_t d = 0; d < headDim; ++d) {
+          double expected = 0;
+          for (int64_t j = 0; j <= i; ++j) {
+            uint64_t index = uint64_t(((b * heads + h) * seq + i) * seq + j);
+            bool keep = dropoutKeep(key, stream, index, p);
+            if (d == 0) {
+              kept += keep;
+              ++total;
+            }
+            if (keep)
+              expected += std::exp(scores[j]) / sum / (1 - p) * at(v, j, d);
+          }
+          EXPECT_NEAR(out[(bh * seq + i) * headDim + d], expected, 1e-14)
+              << "b " << b << " h " << h << " i " << i;
+        }
+      }
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, total);
+}
+
+TEST(Attention, Gradients) {
+  const int64_t batch = 2, heads = 2, seq = 5, headDim = 3;
+  const int64_t n = batch * heads * seq * headDim;
+  const double scale = 1.0 / std::sqrt(double(headDim));
+  const RngKey key{2024, 17};
+  const uint32_t stream = 3;
+  for (double p : {0.0, 0.2}) {
+    SCOPED_TRACE(p == 0.0 ? "p = 0" : "p = 0.2");
+    std::mt19937_64 gen(13);
+    Vec q = randomVec(gen, n, -1.5, 1.5), k = randomVec(gen, n, -1.5, 1.5);
+    Vec v = randomVec(gen, n), r = randomVec(gen, n), out(n);
+    Vec dQ(n, 5.0), dK(n, 5.0), dV(n, 5.0);
+    attentionGrad(r.data(), q.data(), k.data(), v.data(), dQ.data(),
+                  dK.data(), dV.data(), batch, heads, seq, headDim, scale, p,
+                  stream, key);
+    auto loss = [&] {
+      attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
+                headDim, scale, p, stream, key);
+      return dotVec(r, out);
+    };
+    checkGradient("attention q", q, dQ, loss);
+    checkGradient("attention k", k, dK, loss);
+    checkGradient("attention v", v, dV, loss);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Cross-entropy
+//===----------------------------------------------------------------------===//
+
+TEST(CrossEntropy, UniformLogitsGiveLogVocab) {
+  const int64_t rows = 3, vocab = 11;
+  Vec logits(rows * vocab, 2.5);
+  std::vector<int32_t> labels = {0, 5, 10};
+  EXPECT_NEAR(crossEntropy(logits.data(), labels.data(), rows, vocab),
+              std::log(double(vocab)), 1e-14);
+}
+
+TEST(CrossEntropy, LargeLogitsAreStable) {
+  Vec logits = {1000.0, 0.0};
+  std::vector<int32_t> labels = {0};
+  EXPECT_NEAR(crossEntropy(logits.data(), labels.data(), 1, 2),
+              std::log1p(std::exp(-1000.0)), 1e-15);
+}
+
+TEST(CrossEntropy, Gradient) {
+  std::mt19937_64 gen(14);
+  const int64_t rows = 4, vocab = 6;
+  Vec logits = randomVec(gen, rows * vocab, -3.0, 3.0);
+  std::vector<int32_t> labels = {2, 0, 5, 2};
+  const double dLoss = 1.7;
+  Vec dLogits(rows * vocab);
+  crossEntropyGrad(dLoss, logits.data(), labels.data(), dLogits.data(), rows,
+                   vocab);
+  checkGradient("cross_entropy logits", logits, dLogits, [&] {
+    return dLoss * crossEntropy(logits.data(), labels.data(), rows, vocab);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer
+//===----------------------------------------------------------------------===//
+
+TEST(SumOfSquares, Value) {
+  Vec x = {1, -2, 3};
+  EXPECT_EQ(sumOfSquares(x.data(), 3), 14.0);
+  std::vector<float> f(1000, 0.1f);
+  EXPECT_NEAR(sumOfSquares(f.data(), 1000), 1000.0 * double(0.1f) * 0.1f,
+              1e-12);
+}
+
+// Step 1 from zero moments, lr 0.1, betas (0.9, 0.999), eps 1e-8, g = 0.5:
+// m = 0.05, v = 0.00025, bias corrections 0.1 and 0.001, so
+// denom = sqrt(0.00025) / sqrt(0.001) + 1e-8 = 0.5 + 1e-8 and
+// p = p0 - (0.1 / 0.1) * 0.05 / (0.5 + 1e-8) = p0 - 0.1 / (1 + 2e-8).
+TEST(AdamW, FirstStepByHand) {
+  for (bool decay : {false, true}) {
+    Vec p = {1.0}, g = {0.5}, m = {0.0}, v = {0.0};
+    adamw(p.data(), g.data(), m.data(), v.data(), 1, 0.1, 0.9, 0.999, 1e-8,
+          0.01, 1, 1.0, decay);
+    // With decay, p0 = 1 - 0.1 * 0.01 * 1 = 0.999 first.
+    double p0 = decay ? 0.999 : 1.0;
+    EXPECT_NEAR(p[0], p0 - 0.1 / (1 + 2e-8), 1e-15) << "decay " << decay;
+    EXPECT_NEAR(m[0], 0.05, 1e-16);
+    EXPECT_NEAR(v[0], 0.00025, 1e-18);
+  }
+}
+
+// Step 3 with nonzero moments: m = 0.9 * 0.1 + 0.1 * 0.4 = 0.13,
+// v = 0.999 * 0.02 + 0.001 * 0.16 = 0.02014,
+// p = p0 - 0.01 / (1 - 0.9^3) * 0.13 / (sqrt(0.02014) / sqrt(1 - 0.999^3)
+// + 1e-8) with p0 = 1.5, or 1.5 * (1 - 0.01 * 0.1) = 1.4985 with decay.
+TEST(AdamW, LaterStepByHand) {
+  const double expected[2] = {1.4981495056195457, 1.4966495056195457};
+  for (bool decay : {false, true}) {
+    Vec p = {1.5}, g = {0.4}, m = {0.1}, v = {0.02};
+    adamw(p.data(), g.data(), m.data(), v.data(), 1, 0.01, 0.9, 0.999, 1e-8,
+          0.1, 3, 1.0, decay);
+    EXPECT_NEAR(p[0], expected[decay], 1e-14) << "decay " << decay;
+    EXPECT_NEAR(m[0], 0.13, 1e-15);
+    EXPECT_NEAR(v[0], 0.02014, 1e-16);
+  }
+}
+
+TEST(AdamW, GradScaleScalesTheGradient) {
+  std::mt19937_64 gen(15);
+  const int64_t n = 20;
+  Vec p0 = randomVec(gen, n), g = randomVec(gen, n);
+  Vec m0 = randomVec(gen, n, -0.1, 0.1), v0 = randomVec(gen, n, 0.0, 0.1);
+  Vec gScaled(n);
+  for (int64_t i = 0; i < n; ++i)
+    gScaled[i] = g[i] * 0.37;
+  Vec pa = p0, ma = m0, va = v0, pb = p0, mb = m0, vb = v0;
+  adamw(pa.data(), g.data(), ma.data(), va.data(), n, 1e-3, 0.9, 0.95, 1e-8,
+        0.1, 4, 0.37, true);
+  adamw(pb.data(), gScaled.data(), mb.data(), vb.data(), n, 1e-3, 0.9, 0.95,
+        1e-8, 0.1, 4, 1.0, true);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(pa[i], pb[i], 1e-15);
+    EXPECT_NEAR(ma[i], mb[i], 1e-15);
+    EXPECT_NEAR(va[i], vb[i], 1e-15);
+  }
+  // And it differs from the unscaled update.
+  Vec pc = p0, mc = m0, vc = v0;
+  adamw(pc.data(), g.data(), mc.data(), vc.data(), n, 1e-3, 0.9, 0.95, 1e-8,
+        0.1, 4, 1.0, true);
+  EXPECT_NE(pa, pc);
+}
+
+//===----------------------------------------------------------------------===//
+// The float instantiation the runtime uses
+//===----------------------------------------------------------------------===//
+
+// The runtime instantiates every kernel with float; check they compile and
+// agree with the double reference to float precision.
+TEST(Float, AgreesWithDouble) {
+  std::mt19937_64 gen(16);
+  const int64_t batch = 1, heads = 2, seq = 4, headDim = 8;
+  const int64_t n = batch * heads * seq * headDim;
+  Vec q = randomVec(gen, n), k = randomVec(gen, n), v = randomVec(gen, n);
+  Vec r = randomVec(gen, n);
+  std::vector<float> qf(q.begin(), q.end()), kf(k.begin(), k.end()),
+      vf(v.begin(), v.end()), rf(r.begin(), r.end());
+  Vec out(n), dQ(n), dK(n), dV(n);
+  std::vector<float> outF(n), dQF(n), dKF(n), dVF(n);
+  RngKey key{8, 9};
+  attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
+            headDim, 0.35, 0.1, 2, key);
+  attention(qf.data(), kf.data(), vf.data(), outF.data(), batch, heads, seq,
+            headDim, 0.35, 0.1, 2, key);
+  attentionGrad(r.data(), q.data(), k.data(), v.data(), dQ.data(), dK.data(),
+                dV.data(), batch, heads, seq, headDim, 0.35, 0.1, 2, key);
+  attentionGrad(rf.data(), qf.data(), kf.data(), vf.data(), dQF.data(),
+                dKF.data(), dVF.data(), batch, heads, seq, headDim, 0.35, 0.1,
+                2, key);
+  for (int64_t e = 0; e < n; ++e) {
+    EXPECT_NEAR(outF[e], out[e], 1e-5);
+    EXPECT_NEAR(dQF[e], dQ[e], 1e-5);
+    EXPECT_NEAR(dKF[e], dK[e], 1e-5);
+    EXPECT_NEAR(dVF[e], dV[e], 1e-5);
+  }
+
+  // Every other kernel, once, with float.
+  std::vector<float> a(n), b(n), y(n), w(headDim, 1.0f), bias(headDim, 0.0f),
+      dw(headDim), db(headDim);
+  std::vector<int32_t> ids(4, 1);
+  layerNorm(qf.data(), w.data(), bias.data(), y.data(), n / headDim, headDim,
+            1e-5);
+  layerNormGrad(rf.data(), qf.data(), w.data(), a.data(), dw.data(), db.data(),
+                n / headDim, headDim, 1e-5);
+  add(qf.data(), kf.data(), y.data(), n);
+  biasAdd(qf.data(), bias.data(), y.data(), n / headDim, headDim);
+  biasAddGrad(rf.data(), db.data(), n / headDim, headDim);
+  gelu(qf.data(), y.data(), n);
+  geluGrad(rf.data(), qf.data(), y.data(), n);
+  dropout(qf.data(), y.data(), n, 0.1, 1, key);
+  embedding(qf.data(), ids.data(), y.data(), 4, n / headDim, headDim);
+  embeddingGrad(rf.data(), ids.data(), a.data(), 4, n / headDim, headDim);
+  positionEmbedding(qf.data(), y.data(), 2, headDim);
+  positionEmbeddingGrad(rf.data(), a.data(), 2, 4, headDim);
+  float *splitOuts[1] = {a.data()};
+  const float *mergeIns[1] = {a.data()};
+  splitHeads(qf.data(), splitOuts, 1, batch, seq, heads, headDim);
+  mergeHeads(mergeIns, b.data(), 1, batch, seq, heads, headDim);
+  EXPECT_EQ(b, qf);
+  std::vector<int32_t> labels(4, 3);
+  float loss = crossEntropy(qf.data(), labels.data(), 4, n / 4);
+  EXPECT_TRUE(std::isfinite(loss));
+  crossEntropyGrad(1.0f, qf.data(), labels.data(), y.data(), 4, n / 4);
+  std::vector<float> m(n, 0.0f), vs(n, 0.0f);
+  adamw(a.data(), rf.data(), m.data(), vs.data(), n, 1e-3, 0.9, 0.999, 1e-8,
+        0.1, 1, 1.0, true);
+  EXPECT_GT(sumOfSquares(rf.data(), n), 0.0);
+}
+
+} // namespace
