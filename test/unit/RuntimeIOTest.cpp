@@ -161,9 +161,9 @@ TEST(Safetensors, HeaderIsPaddedWithSpacesToAMultipleOfEight) {
   // Try several name lengths so that some header needs padding.
   for (int extra = 0; extra < 8; ++extra) {
     std::string name = "t" + std::string(extra, 'x');
-    ASSERT_TRUE(writeSafetensors(path, {{name, makeTensor("U8", {3},
-                                                          {7, 8, 9})}})
-                    .isOk());
+    ASSERT_TRUE(
+        writeSafetensors(path, {{name, makeTensor("U8", {3}, {7, 8, 9})}})
+            .isOk());
     std::string bytes = readBytes(path);
     ASSERT_GE(bytes.size(), 8u);
     uint64_t headerLength = 0;
@@ -193,8 +193,8 @@ TEST(Safetensors, ReadsAHandWrittenHuggingFaceStyleFile) {
   std::vector<int64_t> b = {42};
   std::vector<uint8_t> data = toBytes(a), bData = toBytes(b);
   data.insert(data.end(), bData.begin(), bData.end());
-  writeBytes(path, safetensorsBytes(header, std::string(data.begin(),
-                                                        data.end())));
+  writeBytes(path,
+             safetensorsBytes(header, std::string(data.begin(), data.end())));
   std::map<std::string, HostTensor> read;
   Status status = readSafetensors(path, read);
   ASSERT_TRUE(status.isOk()) << status.message();
@@ -210,10 +210,9 @@ TEST(Safetensors, ReadSliceReadsAMiddleRange) {
   for (int i = 0; i < 100; ++i)
     values[i] = static_cast<float>(i);
   std::vector<int32_t> other = {1, 2, 3};
-  ASSERT_TRUE(writeSafetensors(path, {{"first", makeTensor("I32", {3},
-                                                           toBytes(other))},
-                                      {"w", makeTensor("F32", {10, 10},
-                                                       toBytes(values))}})
+  ASSERT_TRUE(writeSafetensors(
+                  path, {{"first", makeTensor("I32", {3}, toBytes(other))},
+                         {"w", makeTensor("F32", {10, 10}, toBytes(values))}})
                   .isOk());
   SafetensorsFile file;
   ASSERT_TRUE(SafetensorsFile::open(path, file).isOk());
@@ -284,19 +283,19 @@ TEST(Safetensors, HeaderNotJsonOrNotAnObject) {
 
 TEST(Safetensors, EntryMissingAField) {
   TempDir dir;
-  expectBadFile(dir,
-                safetensorsBytes(
-                    "{\"t\": {\"shape\": [1], \"data_offsets\": [0, 4]}}",
-                    "abcd"),
-                {"tensor 't'", "no \"dtype\""});
-  expectBadFile(dir,
-                safetensorsBytes(
-                    "{\"t\": {\"dtype\": \"F32\", \"data_offsets\": [0, 4]}}",
-                    "abcd"),
-                {"tensor 't'", "no \"shape\""});
   expectBadFile(
-      dir, safetensorsBytes("{\"t\": {\"dtype\": \"F32\", \"shape\": [1]}}",
-                            "abcd"),
+      dir,
+      safetensorsBytes("{\"t\": {\"shape\": [1], \"data_offsets\": [0, 4]}}",
+                       "abcd"),
+      {"tensor 't'", "no \"dtype\""});
+  expectBadFile(
+      dir,
+      safetensorsBytes(
+          "{\"t\": {\"dtype\": \"F32\", \"data_offsets\": [0, 4]}}", "abcd"),
+      {"tensor 't'", "no \"shape\""});
+  expectBadFile(
+      dir,
+      safetensorsBytes("{\"t\": {\"dtype\": \"F32\", \"shape\": [1]}}", "abcd"),
       {"tensor 't'", "no \"data_offsets\""});
 }
 
@@ -317,8 +316,7 @@ TEST(Safetensors, MalformedFields) {
                                  "[1], \"data_offsets\": [0]}}",
                                  "abcd"),
                 {"tensor 't'", "[0]", "[begin, end]"});
-  expectBadFile(dir,
-                safetensorsBytes("{\"__metadata__\": {\"k\": 1}}", ""),
+  expectBadFile(dir, safetensorsBytes("{\"__metadata__\": {\"k\": 1}}", ""),
                 {"__metadata__", "'k'", "not a string"});
 }
 
@@ -368,9 +366,9 @@ TEST(Safetensors, FailedWriteDoesNotClobberTheExistingFile) {
   std::string before = readBytes(path);
 
   // A tensor whose bytes do not match its shape fails before any write.
-  expectError(writeSafetensors(path, {{"w", makeTensor("F32", {3},
-                                                       {1, 2, 3, 4})}}),
-              {path, "tensor 'w'", "4 bytes", "needs 12"});
+  expectError(
+      writeSafetensors(path, {{"w", makeTensor("F32", {3}, {1, 2, 3, 4})}}),
+      {path, "tensor 'w'", "4 bytes", "needs 12"});
   EXPECT_EQ(readBytes(path), before);
   EXPECT_FALSE(fs::exists(path + ".tmp"));
 
@@ -378,8 +376,7 @@ TEST(Safetensors, FailedWriteDoesNotClobberTheExistingFile) {
               {path, "tensor 'w'", "unknown dtype 'Q7'"});
   auto dup = sampleTensors();
   dup.push_back(dup.front());
-  expectError(writeSafetensors(path, dup),
-              {path, "'wte.weight'", "twice"});
+  expectError(writeSafetensors(path, dup), {path, "'wte.weight'", "twice"});
   expectError(
       writeSafetensors(path, {{"__metadata__", makeTensor("U8", {1}, {1})}}),
       {path, "reserved"});
@@ -389,8 +386,7 @@ TEST(Safetensors, FailedWriteDoesNotClobberTheExistingFile) {
   // rename; the temporary file must not be left behind.
   std::string dirPath = dir.path("occupied");
   fs::create_directory(dirPath);
-  expectError(writeSafetensors(dirPath, sampleTensors()),
-              {dirPath, "rename"});
+  expectError(writeSafetensors(dirPath, sampleTensors()), {dirPath, "rename"});
   EXPECT_TRUE(fs::is_directory(dirPath));
   EXPECT_FALSE(fs::exists(dirPath + ".tmp"));
 }
@@ -616,8 +612,8 @@ TEST(SyntheticCorpus, LossFloorOfShortWindows) {
   for (int64_t a = 0; a < v; ++a)
     for (int64_t b = 0; b < v; ++b)
       if (pairs[a * v + b] > 0)
-        estimate -= pairs[a * v + b] / n *
-                    std::log(pairs[a * v + b] / singles[a]);
+        estimate -=
+            pairs[a * v + b] / n * std::log(pairs[a * v + b] / singles[a]);
   EXPECT_NEAR(estimate, h0, 0.02 * h0);
 }
 
@@ -649,8 +645,7 @@ TEST(SyntheticCorpus, RejectsBadOptions) {
   expectError(SyntheticCorpus::create(options, corpus), {"order 4"});
   options = SyntheticCorpusOptions();
   options.vocabSize = 1;
-  expectError(SyntheticCorpus::create(options, corpus),
-              {"vocabulary size 1"});
+  expectError(SyntheticCorpus::create(options, corpus), {"vocabulary size 1"});
   options = SyntheticCorpusOptions();
   options.successors = 65;
   expectError(SyntheticCorpus::create(options, corpus), {"65 successors"});

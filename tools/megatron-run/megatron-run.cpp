@@ -49,7 +49,7 @@ struct Options {
   std::string saveParams;
   std::string log;
   int64_t corpusVocab = 64;
-  int64_t corpusOrder = 2;
+  int64_t corpusOrder = 1;
   bool quiet = false;
 };
 
@@ -64,7 +64,7 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                corpus (an order-k Markov source) whose entropy
                                is printed as the loss floor
   --corpus-vocab N             synthetic corpus: tokens used (default 64)
-  --corpus-order K             synthetic corpus: Markov order (default 2)
+  --corpus-order K             synthetic corpus: Markov order (default 1)
   --seed N                     initialization, dropout and corpus seed (1234)
   --lr X                       peak learning rate (6e-4)
   --min-lr X                   learning rate after decay (0)
@@ -374,6 +374,7 @@ public:
       std::printf("data: %s (%lld tokens)\n", options.data.c_str(),
                   static_cast<long long>(data.numTokens()));
     int64_t lossId = program.outputs.at("loss");
+    std::vector<double> losses;
     int64_t normId = program.outputs.count("grad_norm")
                          ? program.outputs.at("grad_norm")
                          : -1;
@@ -401,6 +402,7 @@ public:
         return Status::error("step " + std::to_string(step) +
                              ": the loss is not finite (" +
                              std::to_string(loss) + ")");
+      losses.push_back(loss);
       double tokensPerSecond = double(batchSize * seqLen) / seconds;
       if (!options.quiet) {
         std::printf("step %5lld/%lld | loss %.4f", static_cast<long long>(step),
@@ -422,6 +424,15 @@ public:
     }
     if (log)
       std::fclose(log);
+    size_t window = std::min<size_t>(10, losses.size());
+    double recent = 0;
+    for (size_t i = losses.size() - window; i < losses.size(); ++i)
+      recent += losses[i] / double(window);
+    std::printf("loss: first step %.4f, mean of the last %zu steps %.4f",
+                losses.front(), window, recent);
+    if (corpus)
+      std::printf(", corpus floor %.4f (gap %.4f)", floor, recent - floor);
+    std::printf("\n");
     std::printf("peak memory: planned %lld B, measured %lld B (%s)\n",
                 static_cast<long long>(program.arenaBytes),
                 static_cast<long long>(executor.measuredPeakBytes()),

@@ -47,8 +47,8 @@ inline Status writeFileAtomically(const std::string &path,
                          tmpPath + "': " + std::strerror(err));
   };
 
-  int fd = ::open(tmpPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  0644);
+  int fd =
+      ::open(tmpPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return failure("create", errno);
 

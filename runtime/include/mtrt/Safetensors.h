@@ -117,11 +117,10 @@ Status readSafetensors(const std::string &path,
 /// `path + ".tmp"` and a previous file at `path` is untouched. Fails on
 /// duplicate or reserved names, unknown dtypes, and byte counts that do not
 /// match the shape.
-Status writeSafetensors(const std::string &path,
-                        const std::vector<std::pair<std::string, HostTensor>>
-                            &tensors,
-                        const std::map<std::string, std::string> &metadata =
-                            {});
+Status
+writeSafetensors(const std::string &path,
+                 const std::vector<std::pair<std::string, HostTensor>> &tensors,
+                 const std::map<std::string, std::string> &metadata = {});
 
 } // namespace mtrt
 

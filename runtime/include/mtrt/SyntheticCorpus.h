@@ -1,4 +1,4 @@
-//===- SyntheticCorpus.h - A token source with a known loss floor -*- C++ -*-=//
+//===- SyntheticCorpus.h - A token source with a known floor ----*- C++ -*-===//
 //
 // The built-in corpus for running without downloaded data: an order-k
 // Markov source over tokens 0 .. V-1. Because the true distribution is

@@ -48,8 +48,8 @@ public:
   /// [batchSize, seqLen] order, with the batch of step `step` (0-based) as
   /// described in the file comment. Fails, naming the file and the token
   /// range, if the file is too short.
-  Status batch(int64_t step, int64_t batchSize, int64_t seqLen,
-               int32_t *inputs, int32_t *labels) const;
+  Status batch(int64_t step, int64_t batchSize, int64_t seqLen, int32_t *inputs,
+               int32_t *labels) const;
 
   /// Checks before training that `steps` steps of batchSize x seqLen fit in
   /// the file (steps * batchSize * seqLen + 1 tokens) and that every token

@@ -73,11 +73,10 @@ bool isValidUtf8(const std::string &text) {
 
 int64_t mtrt::safetensorsDtypeSize(const std::string &dtype) {
   static const std::map<std::string, int64_t> sizes = {
-      {"BOOL", 1},    {"U8", 1},      {"I8", 1},      {"F8_E5M2", 1},
-      {"F8_E4M3", 1}, {"F8_E8M0", 1}, {"I16", 2},     {"U16", 2},
-      {"F16", 2},     {"BF16", 2},    {"I32", 4},     {"U32", 4},
-      {"F32", 4},     {"I64", 8},     {"U64", 8},     {"F64", 8},
-      {"C64", 8}};
+      {"BOOL", 1},    {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1},
+      {"F8_E8M0", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},     {"BF16", 2},
+      {"I32", 4},     {"U32", 4}, {"F32", 4}, {"I64", 8},     {"U64", 8},
+      {"F64", 8},     {"C64", 8}};
   auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
 }
@@ -127,14 +126,14 @@ public:
 Status SafetensorsFile::open(const std::string &path, SafetensorsFile &file) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return Status::error(path + ": cannot open safetensors file: " +
-                         std::strerror(errno));
+    return Status::error(
+        path + ": cannot open safetensors file: " + std::strerror(errno));
   auto handle = std::make_shared<FileHandle>(fd);
 
   struct stat info;
   if (::fstat(fd, &info) != 0)
-    return Status::error(path + ": cannot stat safetensors file: " +
-                         std::strerror(errno));
+    return Status::error(
+        path + ": cannot stat safetensors file: " + std::strerror(errno));
   if (!S_ISREG(info.st_mode))
     return Status::error(path + ": not a regular file");
   int64_t fileSize = static_cast<int64_t>(info.st_size);
@@ -160,9 +159,8 @@ Status SafetensorsFile::open(const std::string &path, SafetensorsFile &file) {
   int64_t dataSize = fileSize - dataStart;
 
   std::string headerText(headerLength, '\0');
-  MTRT_RETURN_IF_ERROR(handle->readAt(path, "header", 8,
-                                      static_cast<int64_t>(headerLength),
-                                      &headerText[0]));
+  MTRT_RETURN_IF_ERROR(handle->readAt(
+      path, "header", 8, static_cast<int64_t>(headerLength), &headerText[0]));
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(headerText);
@@ -187,10 +185,9 @@ Status SafetensorsFile::open(const std::string &path, SafetensorsFile &file) {
                              ", not an object of strings");
       for (auto m = value.begin(); m != value.end(); ++m) {
         if (!m.value().is_string())
-          return Status::error(path + ": \"__metadata__\" key '" + m.key() +
-                               "' is a JSON " +
-                               std::string(m.value().type_name()) +
-                               ", not a string");
+          return Status::error(
+              path + ": \"__metadata__\" key '" + m.key() + "' is a JSON " +
+              std::string(m.value().type_name()) + ", not a string");
         metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
@@ -199,8 +196,7 @@ Status SafetensorsFile::open(const std::string &path, SafetensorsFile &file) {
     std::string where = path + ": tensor '" + name + "': ";
     if (!value.is_object())
       return Status::error(where + "entry is a JSON " +
-                           std::string(value.type_name()) +
-                           ", not an object");
+                           std::string(value.type_name()) + ", not an object");
     for (const char *field : {"dtype", "shape", "data_offsets"})
       if (!value.contains(field))
         return Status::error(where + "entry has no \"" + field + "\"");
@@ -249,11 +245,11 @@ Status SafetensorsFile::open(const std::string &path, SafetensorsFile &file) {
       return Status::error(where + "shape " + formatShape(entry.shape) +
                            " is too large: its byte size overflows");
     if (end - begin != expected)
-      return Status::error(
-          where + "data_offsets " + formatRange(begin, end) + " hold " +
-          std::to_string(end - begin) + " bytes but shape " +
-          formatShape(entry.shape) + " of " + entry.dtype + " needs " +
-          std::to_string(expected) + " bytes");
+      return Status::error(where + "data_offsets " + formatRange(begin, end) +
+                           " hold " + std::to_string(end - begin) +
+                           " bytes but shape " + formatShape(entry.shape) +
+                           " of " + entry.dtype + " needs " +
+                           std::to_string(expected) + " bytes");
     entry.begin = dataStart + begin;
     entry.end = dataStart + end;
     entries.emplace(name, std::move(entry));
@@ -291,8 +287,9 @@ std::vector<std::string> SafetensorsFile::names() const {
   std::vector<std::pair<int64_t, std::string>> order;
   for (const auto &item : entries)
     order.push_back({item.second.begin, item.first});
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
   std::vector<std::string> result;
   for (auto &item : order)
     result.push_back(std::move(item.second));
@@ -313,8 +310,9 @@ Status SafetensorsFile::missing(const std::string &name) const {
   if (!handle)
     return Status::error("safetensors: tensor '" + name +
                          "' requested from a file that was never opened");
-  return Status::error(filePath + ": no tensor named '" + name + "' (file has " +
-                       std::to_string(entries.size()) + " tensors)");
+  return Status::error(filePath + ": no tensor named '" + name +
+                       "' (file has " + std::to_string(entries.size()) +
+                       " tensors)");
 }
 
 Status SafetensorsFile::info(const std::string &name, std::string &dtype,
@@ -327,8 +325,7 @@ Status SafetensorsFile::info(const std::string &name, std::string &dtype,
   return Status::ok();
 }
 
-Status SafetensorsFile::byteSize(const std::string &name,
-                                 int64_t &size) const {
+Status SafetensorsFile::byteSize(const std::string &name, int64_t &size) const {
   const Entry *entry = find(name);
   if (!entry)
     return missing(name);
@@ -430,11 +427,10 @@ Status mtrt::writeSafetensors(
       return Status::error(where + "shape " + formatShape(tensor.shape) +
                            " is too large: its byte size overflows");
     if (static_cast<int64_t>(tensor.bytes.size()) != expected)
-      return Status::error(where + "has " +
-                           std::to_string(tensor.bytes.size()) +
-                           " bytes but shape " + formatShape(tensor.shape) +
-                           " of " + tensor.dtype + " needs " +
-                           std::to_string(expected) + " bytes");
+      return Status::error(
+          where + "has " + std::to_string(tensor.bytes.size()) +
+          " bytes but shape " + formatShape(tensor.shape) + " of " +
+          tensor.dtype + " needs " + std::to_string(expected) + " bytes");
     nlohmann::ordered_json entry = nlohmann::ordered_json::object();
     entry["dtype"] = tensor.dtype;
     entry["shape"] = tensor.shape;

@@ -65,14 +65,12 @@ Status SyntheticCorpus::create(const SyntheticCorpusOptions &options,
                          " is outside 2 .. 65536 (tokens are 16-bit)");
   if (options.order < 1 || options.order > 3)
     return Status::error("synthetic corpus: order " +
-                         std::to_string(options.order) +
-                         " is outside 1 .. 3");
+                         std::to_string(options.order) + " is outside 1 .. 3");
   if (options.successors < 2 || options.successors > v)
-    return Status::error("synthetic corpus: " +
-                         std::to_string(options.successors) +
-                         " successors per context is outside 2 .. the "
-                         "vocabulary size " +
-                         std::to_string(v));
+    return Status::error(
+        "synthetic corpus: " + std::to_string(options.successors) +
+        " successors per context is outside 2 .. " + std::to_string(v) +
+        ", the vocabulary size");
   int64_t contexts = 1;
   for (int64_t i = 0; i < options.order; ++i)
     contexts *= v; // at most 2^48: no overflow
@@ -255,9 +253,8 @@ Status SyntheticCorpus::writeTokenFile(const std::string &path,
                                        int64_t numTokens,
                                        uint64_t stream) const {
   if (numTokens < 0)
-    return Status::error(path + ": cannot write a negative number of "
-                                "tokens (" +
-                         std::to_string(numTokens) + ")");
+    return Status::error(path + ": cannot write " + std::to_string(numTokens) +
+                         " tokens (negative)");
   std::vector<uint16_t> tokens;
   generate(numTokens, tokens, stream);
   // train.bin is little-endian whatever the host is.

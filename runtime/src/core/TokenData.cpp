@@ -28,14 +28,14 @@ public:
 Status TokenData::open(const std::string &path, TokenData &data) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return Status::error(path + ": cannot open token file: " +
-                         std::strerror(errno));
+    return Status::error(path +
+                         ": cannot open token file: " + std::strerror(errno));
   struct stat info;
   if (::fstat(fd, &info) != 0) {
     int err = errno;
     ::close(fd);
-    return Status::error(path + ": cannot stat token file: " +
-                         std::strerror(err));
+    return Status::error(path +
+                         ": cannot stat token file: " + std::strerror(err));
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
@@ -57,16 +57,16 @@ Status TokenData::open(const std::string &path, TokenData &data) {
     if (address == MAP_FAILED) {
       int err = errno;
       ::close(fd);
-      return Status::error(path + ": cannot map token file: " +
-                           std::strerror(err));
+      return Status::error(path +
+                           ": cannot map token file: " + std::strerror(err));
     }
     mapping = std::make_shared<Mapping>(address, static_cast<size_t>(size));
   }
   ::close(fd);
 
   data.filePath = path;
-  data.bytes = mapping ? static_cast<const uint8_t *>(mapping->address)
-                       : nullptr;
+  data.bytes =
+      mapping ? static_cast<const uint8_t *>(mapping->address) : nullptr;
   data.mapping = std::move(mapping);
   data.count = size / 2;
   return Status::ok();
@@ -97,9 +97,9 @@ Status TokenData::batch(int64_t step, int64_t batchSize, int64_t seqLen,
         filePath + ": step " + std::to_string(step) + " (batch size " +
         std::to_string(batchSize) + ", sequence length " +
         std::to_string(seqLen) + ") reads tokens " +
-        (overflow ? std::string("beyond index 2^63")
-                  : "[" + std::to_string(first) + ", " + std::to_string(end) +
-                        ")") +
+        (overflow
+             ? std::string("beyond index 2^63")
+             : "[" + std::to_string(first) + ", " + std::to_string(end) + ")") +
         " but the file has only " + std::to_string(count) + " tokens");
 
   for (int64_t i = 0; i < batchSize; ++i) {
@@ -136,22 +136,20 @@ Status TokenData::checkCovers(int64_t steps, int64_t batchSize, int64_t seqLen,
                      std::to_string(batchSize) + " and sequence length " +
                      std::to_string(seqLen);
   if (overflow || needed > count)
-    return Status::error(filePath + ": has " + std::to_string(count) +
-                         " tokens but " + what + " need " +
-                         (overflow ? std::string("more than 2^63")
-                                   : std::to_string(needed)) +
-                         " tokens");
+    return Status::error(
+        filePath + ": has " + std::to_string(count) + " tokens but " + what +
+        " need " +
+        (overflow ? std::string("more than 2^63") : std::to_string(needed)) +
+        " tokens");
 
   for (int64_t i = 0; i < needed; ++i) {
     uint16_t id = token(i);
     if (id >= vocabSize)
-      return Status::error(filePath + ": token id " + std::to_string(id) +
-                           " at position " + std::to_string(i) +
-                           " is not below the vocabulary size " +
-                           std::to_string(vocabSize) +
-                           " (first such token among the " +
-                           std::to_string(needed) + " that " + what +
-                           " read)");
+      return Status::error(
+          filePath + ": token id " + std::to_string(id) + " at position " +
+          std::to_string(i) + " is not below the vocabulary size " +
+          std::to_string(vocabSize) + " (first such token among the " +
+          std::to_string(needed) + " that " + what + " read)");
   }
   return Status::ok();
 }
