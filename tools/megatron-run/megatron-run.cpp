@@ -15,6 +15,7 @@
 #include "mtrt/SyntheticCorpus.h"
 #include "mtrt/TokenData.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -83,6 +84,17 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --log FILE                   one JSON object per step
   --quiet                      no per-step progress lines
 )";
+
+/// Shortest round-trip spelling of a number: "1e-07", "0", "0.9".
+std::string number(double value) {
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value)
+      break;
+  }
+  return text;
+}
 
 Status parseInt(const std::string &flag, const std::string &text,
                 int64_t &value) {
@@ -156,6 +168,11 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.quiet = true;
       continue;
     }
+    if (arg.rfind("--quiet=", 0) == 0)
+      return Status::error("flag --quiet takes no value");
+    if (arg.size() > 1 && arg[0] == '-' && arg.rfind("--", 0) != 0)
+      return Status::error("unknown flag '" + arg +
+                           "' (flags start with --; see --help)");
     if (arg.rfind("--", 0) != 0) {
       if (!options.artifact.empty())
         return Status::error("unexpected argument '" + arg +
@@ -186,13 +203,13 @@ Status parseOptions(int argc, char **argv, Options &options) {
     return value > 0 ? Status::ok()
                      : Status::error(std::string("flag ") + flag +
                                      " must be positive, got " +
-                                     std::to_string(value));
+                                     number(value));
   };
   auto nonNegative = [](const char *flag, double value) {
     return value >= 0 ? Status::ok()
                       : Status::error(std::string("flag ") + flag +
                                       " must not be negative, got " +
-                                      std::to_string(value));
+                                      number(value));
   };
   MTRT_RETURN_IF_ERROR(positive("--steps", double(options.steps)));
   MTRT_RETURN_IF_ERROR(positive("--lr", options.lr));
@@ -209,7 +226,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
                             std::pair{"--adam-beta2", options.beta2}})
     if (!(beta >= 0 && beta < 1))
       return Status::error(std::string("flag ") + flag +
-                           " must be in [0, 1), got " + std::to_string(beta));
+                           " must be in [0, 1), got " + number(beta));
   return Status::ok();
 }
 
@@ -228,7 +245,8 @@ public:
         program(artifact.ranks.front()) {}
 
   Status setup() {
-    MTRT_RETURN_IF_ERROR(executor.init(program));
+    if (Status status = executor.init(program); !status)
+      return Status::error(options.artifact + ": rank 0: " + status.message());
     const BufferDesc *tokens = program.find("input", "tokens");
     const BufferDesc *labels = program.find("input", "labels");
     if (!tokens || !labels || tokens->shape.size() != 2)
@@ -262,7 +280,24 @@ public:
     MTRT_RETURN_IF_ERROR(schedule.validate());
 
     MTRT_RETURN_IF_ERROR(bindParameters());
+    MTRT_RETURN_IF_ERROR(checkOutputsWritable());
     return bindData();
+  }
+
+  /// Fails before training, not after it, when a file the run will write
+  /// cannot be created.
+  Status checkOutputsWritable() const {
+    for (const std::string &path : {options.saveParams + ".tmp"}) {
+      if (options.saveParams.empty())
+        continue;
+      std::FILE *probe = std::fopen(path.c_str(), "wb");
+      if (!probe)
+        return Status::error(options.saveParams + ": cannot write here (" +
+                             std::strerror(errno) + ")");
+      std::fclose(probe);
+      std::remove(path.c_str());
+    }
+    return Status::ok();
   }
 
   Status bindParameters() {
@@ -316,8 +351,14 @@ public:
       corpusOptions.vocabSize = std::min(options.corpusVocab, vocabSize);
       corpusOptions.order = options.corpusOrder;
       corpusOptions.seed = uint64_t(options.seed);
+      corpusOptions.successors = std::min<int64_t>(corpusOptions.successors,
+                                                   corpusOptions.vocabSize);
       corpus = std::make_unique<SyntheticCorpus>();
-      MTRT_RETURN_IF_ERROR(SyntheticCorpus::create(corpusOptions, *corpus));
+      if (Status status = SyntheticCorpus::create(corpusOptions, *corpus);
+          !status)
+        return Status::error(status.message() +
+                             " (set by --corpus-vocab, --corpus-order and the "
+                             "model's vocabulary)");
       char name[] = "/tmp/megatron-run-corpus-XXXXXX";
       int fd = mkstemp(name);
       if (fd < 0)
@@ -359,7 +400,8 @@ public:
       log = std::fopen(options.log.c_str(), "w");
       if (!log)
         return Status::error(options.log + ": cannot open the log for "
-                                           "writing");
+                                           "writing (" +
+                             std::strerror(errno) + ")");
     }
     double floor = corpus ? corpus->lossFloorNats(seqLen) : 0.0;
     if (corpus)
@@ -392,7 +434,10 @@ public:
       setScalar("adam_eps", options.eps);
       setScalar("weight_decay", options.weightDecay);
       setScalar("clip_grad", options.clipGrad);
-      MTRT_RETURN_IF_ERROR(executor.run(uint64_t(options.seed), uint64_t(step)));
+      if (Status status = executor.run(uint64_t(options.seed), uint64_t(step));
+          !status)
+        return Status::error("step " + std::to_string(step) + ": " +
+                             status.message());
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
@@ -413,14 +458,25 @@ public:
                     lr, norm, seconds, tokensPerSecond);
         std::fflush(stdout);
       }
-      if (log)
+      if (log) {
+        // JSON has no inf or nan: a non-finite value is written as null.
+        auto json = [](double value, const char *format) {
+          char text[64];
+          if (!std::isfinite(value))
+            return std::string("null");
+          std::snprintf(text, sizeof(text), format, value);
+          return std::string(text);
+        };
         std::fprintf(log,
-                     "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
-                     "\"grad_norm\": %.9g, \"step_time_s\": %.6f, "
-                     "\"tokens_per_s\": %.3f, \"peak_bytes\": %lld}\n",
-                     static_cast<long long>(step), loss, lr, norm, seconds,
-                     tokensPerSecond,
+                     "{\"step\": %lld, \"loss\": %s, \"lr\": %s, "
+                     "\"grad_norm\": %s, \"step_time_s\": %s, "
+                     "\"tokens_per_s\": %s, \"peak_bytes\": %lld}\n",
+                     static_cast<long long>(step), json(loss, "%.9g").c_str(),
+                     json(lr, "%.9g").c_str(), json(norm, "%.9g").c_str(),
+                     json(seconds, "%.6f").c_str(),
+                     json(tokensPerSecond, "%.3f").c_str(),
                      static_cast<long long>(executor.measuredPeakBytes()));
+      }
     }
     if (log)
       std::fclose(log);
@@ -450,6 +506,10 @@ public:
     std::vector<std::pair<std::string, HostTensor>> tensors;
     for (const ParamDesc &param : artifact.params) {
       const BufferDesc *buffer = program.find("param", param.name);
+      if (!buffer)
+        return Status::error(options.artifact + ": parameter '" + param.name +
+                             "' of the parameter table has no buffer in "
+                             "rank 0's program");
       HostTensor tensor;
       tensor.dtype = "F32";
       tensor.shape = param.shape;

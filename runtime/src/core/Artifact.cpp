@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <sys/stat.h>
 #include <sstream>
 
 using namespace mtrt;
@@ -157,6 +158,9 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Status::error(path + ": cannot open the artifact");
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    return Status::error(path + ": is a directory, not an artifact");
   std::stringstream text;
   text << in.rdbuf();
   json document = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
@@ -290,6 +294,15 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
     artifact.ranks.push_back(std::move(program));
   }
   MTRT_RETURN_IF_ERROR(reader.status());
+  for (size_t i = 0; i < artifact.params.size(); ++i) {
+    bool held = false;
+    for (const RankProgram &program : artifact.ranks)
+      held |= program.find("param", artifact.params[i].name) != nullptr;
+    if (!held)
+      return Status::error(path + ": params[" + std::to_string(i) +
+                           "]: parameter '" + artifact.params[i].name +
+                           "' is held by no rank's program");
+  }
   if (static_cast<int64_t>(artifact.ranks.size()) != artifact.worldSize)
     return Status::error(path + ": world_size is " +
                          std::to_string(artifact.worldSize) + " but " +

@@ -2,6 +2,9 @@
 
 #include "mtrt/LearningRate.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <cmath>
 
 using namespace mtrt;
@@ -30,24 +33,40 @@ double LearningRateSchedule::at(int64_t numSteps) const {
   return minLr + coeff * deltaLr;
 }
 
+namespace {
+/// Shortest round-trip spelling: "1e-07", not std::to_string's "0.000000".
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value)
+      break;
+  }
+  return text;
+}
+} // namespace
+
 Status LearningRateSchedule::validate() const {
   auto fail = [](const std::string &what) {
     return Status::error("learning-rate schedule: " + what);
   };
   if (!(minLr >= 0.0))
-    return fail("min lr " + std::to_string(minLr) + " is negative");
+    return fail("min lr (--min-lr) " + number(minLr) + " is negative");
   if (!(maxLr >= minLr))
-    return fail("max lr " + std::to_string(maxLr) + " is below min lr " +
-                std::to_string(minLr));
+    return fail("max lr (--lr) " + number(maxLr) +
+                " is below min lr (--min-lr) " + number(minLr));
   if (!(initLr <= maxLr))
-    return fail("warmup init lr " + std::to_string(initLr) +
-                " is above max lr " + std::to_string(maxLr));
+    return fail("warmup init lr " + number(initLr) + " is above max lr (--lr) " +
+                number(maxLr));
   if (decayIters <= 0)
-    return fail("decay iterations " + std::to_string(decayIters) +
-                " must be positive");
+    return fail("decay iterations (--lr-decay-iters, default --steps) " +
+                std::to_string(decayIters) + " must be positive");
   if (warmupIters < 0 || warmupIters >= decayIters)
-    return fail("warmup iterations " + std::to_string(warmupIters) +
-                " must be at least 0 and below the decay iterations " +
+    return fail("warmup iterations (--lr-warmup-iters) " +
+                std::to_string(warmupIters) +
+                " must be at least 0 and below the decay iterations "
+                "(--lr-decay-iters, default --steps) " +
                 std::to_string(decayIters));
   return Status::ok();
 }
@@ -60,7 +79,7 @@ Status mtrt::parseStyle(const std::string &text,
       style = candidate;
       return Status::ok();
     }
-  return Status::error("unknown learning-rate decay style '" + text +
+  return Status::error("unknown learning-rate decay style (--lr-decay-style) '" + text +
                        "' (expected one of: constant, linear, cosine)");
 }
 
