@@ -2,7 +2,10 @@
 
 #include "megatron/Target/ArtifactExport.h"
 
+#include "dialects/MT/IR/MTDialect.h"
 #include "dialects/MTRT/IR/MTRTDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
@@ -13,19 +16,19 @@
 using namespace mlir;
 using namespace mlir::mt;
 
-/// The artifact's name for an element type.
-static FailureOr<StringRef> dtypeName(Type type) {
+/// The artifact's name for an element type; `mtrt.buffer`'s verifier admits
+/// exactly these.
+static StringRef dtypeName(Type type) {
   if (type.isF32())
-    return StringRef("f32");
+    return "f32";
   if (type.isF16())
-    return StringRef("f16");
+    return "f16";
   if (type.isBF16())
-    return StringRef("bf16");
+    return "bf16";
   if (type.isSignlessInteger(32))
-    return StringRef("i32");
-  if (type.isSignlessInteger(64))
-    return StringRef("i64");
-  return failure();
+    return "i32";
+  assert(type.isSignlessInteger(64) && "mtrt.buffer verifier admits it");
+  return "i64";
 }
 
 /// Kernel parameters as JSON: numbers, integers, strings, flags.
@@ -34,12 +37,13 @@ static FailureOr<llvm::json::Object> paramsToJson(mtrt::KernelOp kernel) {
   for (NamedAttribute attr : kernel.getParams()) {
     StringRef name = attr.getName().getValue();
     Attribute value = attr.getValue();
-    if (auto f = dyn_cast<FloatAttr>(value))
+    // BoolAttr is an IntegerAttr: test it first.
+    if (auto b = dyn_cast<BoolAttr>(value))
+      params[name] = b.getValue();
+    else if (auto f = dyn_cast<FloatAttr>(value))
       params[name] = f.getValueAsDouble();
     else if (auto i = dyn_cast<IntegerAttr>(value))
       params[name] = i.getInt();
-    else if (auto b = dyn_cast<BoolAttr>(value))
-      params[name] = b.getValue();
     else if (isa<UnitAttr>(value))
       params[name] = true;
     else if (auto s = dyn_cast<StringAttr>(value))
@@ -59,17 +63,12 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
   for (Operation &op : program.getBody().front()) {
     if (auto buffer = dyn_cast<mtrt::BufferOp>(op)) {
       MemRefType type = buffer.getType();
-      FailureOr<StringRef> dtype = dtypeName(type.getElementType());
-      if (failed(dtype))
-        return buffer.emitOpError()
-               << "element type " << type.getElementType()
-               << " has no artifact encoding";
       int64_t id = buffers.size();
       ids[buffer.getResult()] = id;
       llvm::json::Object entry{
           {"id", id},
           {"offset", buffer.getOffset()},
-          {"dtype", *dtype},
+          {"dtype", dtypeName(type.getElementType())},
           {"shape", llvm::json::Array(type.getShape())},
           {"kind", buffer.getKind()},
       };
@@ -119,7 +118,8 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
 
 LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
   llvm::json::Array ranks;
-  // The parameter table: every parameter once, with its full shape.
+  // The parameter table: every parameter once, with the shape of the first
+  // program that holds it.
   llvm::json::Array params;
   llvm::StringSet<> seen;
   for (Operation &op : module.getBody()->getOperations()) {
@@ -139,7 +139,7 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
       MemRefType type = buffer.getType();
       params.push_back(llvm::json::Object{
           {"name", *buffer.getName()},
-          {"dtype", *dtypeName(type.getElementType())},
+          {"dtype", dtypeName(type.getElementType())},
           {"shape", llvm::json::Array(type.getShape())}});
     }
   }
@@ -169,6 +169,8 @@ void mlir::mt::registerArtifactExportTranslation() {
         return exportArtifact(module, os);
       },
       [](DialectRegistry &registry) {
-        registry.insert<mtrt::MTRTDialect>();
+        // func and mt too, so that a module not yet lowered is reported as
+        // such rather than as unparsable.
+        registry.insert<mtrt::MTRTDialect, func::FuncDialect, mt::MTDialect>();
       });
 }

@@ -3,6 +3,7 @@
 #include "dialects/MTRT/IR/MTRTDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::mtrt;
@@ -22,21 +23,29 @@ static int64_t bufferBytes(MemRefType type) {
          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
+// The getters of I64Attr return unsigned values: sizes are read signed here
+// so that negative ones are reported as such.
 LogicalResult ProgramOp::verify() {
-  if (getPersistentBytes() < 0 || getPersistentBytes() > getArenaBytes())
-    return emitOpError() << "persistent_bytes " << getPersistentBytes()
-                         << " must be between 0 and arena_bytes "
-                         << getArenaBytes();
+  int64_t arena = getArenaBytesAttr().getInt();
+  int64_t persistent = getPersistentBytesAttr().getInt();
+  if (arena < 0)
+    return emitOpError() << "arena_bytes must not be negative, got " << arena;
+  if (persistent < 0 || persistent > arena)
+    return emitOpError() << "persistent_bytes " << persistent
+                         << " must be between 0 and arena_bytes " << arena;
   return success();
 }
 
 LogicalResult BufferOp::verify() {
   auto program = (*this)->getParentOfType<ProgramOp>();
-  int64_t end = getOffset() + bufferBytes(getType());
-  if (getOffset() < 0 || end > program.getArenaBytes())
-    return emitOpError() << "bytes [" << getOffset() << ", " << end
-                         << ") lie outside the arena of "
-                         << program.getArenaBytes() << " bytes";
+  int64_t offset = getOffsetAttr().getInt();
+  int64_t arena = program.getArenaBytesAttr().getInt();
+  int64_t bytes = bufferBytes(getType());
+  int64_t end;
+  if (offset < 0 || llvm::AddOverflow(offset, bytes, end) || end > arena)
+    return emitOpError() << "bytes [" << offset << ", " << offset << " + "
+                         << bytes << ") lie outside the arena of " << arena
+                         << " bytes";
   return success();
 }
 

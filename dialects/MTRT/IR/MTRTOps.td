@@ -28,6 +28,9 @@ def MTRT_Dialect : Dialect {
 class MTRT_Op<string mnemonic, list<Trait> traits = []>
     : Op<MTRT_Dialect, mnemonic, traits>;
 
+/// What an arena buffer can hold: the element types the runtime binds.
+def MTRT_Buffer : StaticShapeMemRefOf<[F32, F16, BF16, I32, I64]>;
+
 def MTRT_ProgramOp : MTRT_Op<"program",
     [Symbol, SingleBlock, NoTerminator, IsolatedFromAbove]> {
   let summary = "The program one rank executes per training step.";
@@ -69,7 +72,7 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
   }];
   let arguments = (ins I64Attr:$offset, StrAttr:$kind,
                        OptionalAttr<StrAttr>:$name, UnitAttr:$alias);
-  let results = (outs AnyStaticShapeMemRef:$buffer);
+  let results = (outs MTRT_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
   let hasVerifier = 1;
 }
@@ -89,8 +92,8 @@ def MTRT_KernelOp : MTRT_Op<"kernel",
         outs(%y : memref<16x8xf32>) {epsilon = 1.0e-05 : f64}
     ```
   }];
-  let arguments = (ins StrAttr:$kernel, Variadic<AnyStaticShapeMemRef>:$ins,
-                       Variadic<AnyStaticShapeMemRef>:$outs,
+  let arguments = (ins StrAttr:$kernel, Variadic<MTRT_Buffer>:$ins,
+                       Variadic<MTRT_Buffer>:$outs,
                        DictionaryAttr:$params);
   let assemblyFormat = [{
     $kernel (`ins` `(` $ins^ `:` type($ins) `)`)?
@@ -105,7 +108,7 @@ def MTRT_FillOp : MTRT_Op<"fill", [HasParent<"ProgramOp">]> {
     mtrt.fill %one, 1.0 : memref<f32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeMemRef:$buffer, F64Attr:$value);
+  let arguments = (ins MTRT_Buffer:$buffer, F64Attr:$value);
   let assemblyFormat = "$buffer `,` $value attr-dict `:` type($buffer)";
 }
 
@@ -118,7 +121,7 @@ def MTRT_OutputOp : MTRT_Op<"output", [HasParent<"ProgramOp">]> {
     mtrt.output "loss", %loss : memref<f32>
     ```
   }];
-  let arguments = (ins StrAttr:$role, AnyStaticShapeMemRef:$buffer);
+  let arguments = (ins StrAttr:$role, MTRT_Buffer:$buffer);
   let assemblyFormat = "$role `,` $buffer attr-dict `:` type($buffer)";
 }
 

@@ -16,8 +16,8 @@ struct TrainPipelineOptions
       llvm::cl::desc("Print each rank's memory plan"), llvm::cl::init(false)};
 };
 
-/// canonicalize, mt-autodiff, canonicalize, mt-lower-to-runtime: a forward
-/// graph in, one mtrt program per rank out.
+/// canonicalize, mt-autodiff, canonicalize, cse, mt-lower-to-runtime: a
+/// forward graph in, one mtrt program per rank out.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
 /// Registers `--mt-train-pipeline`.

@@ -68,6 +68,7 @@ struct LowerToRuntimePass
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isExternal())
         functions.push_back(function);
+    // Every defined function becomes a program; they are the ranks.
     int64_t rank = 0;
     for (func::FuncOp function : functions) {
       if (failed(lower(function, rank++)))
@@ -250,11 +251,12 @@ struct LowerToRuntimePass
     if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
       return success();
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      if (isa<SplatElementsAttr>(constant.getValue()) &&
-          isa<RankedTensorType>(constant.getType()))
+      auto type = dyn_cast<RankedTensorType>(constant.getType());
+      if (isa<SplatElementsAttr>(constant.getValue()) && type &&
+          isa<FloatType>(type.getElementType()))
         return success();
       return op->emitOpError()
-             << "cannot be lowered to the runtime: only splat tensor "
+             << "cannot be lowered to the runtime: only splat float tensor "
                 "constants are supported";
     }
     if (!isa<MTDialect>(op->getDialect()))

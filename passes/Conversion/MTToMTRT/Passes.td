@@ -8,7 +8,8 @@ include "mlir/Pass/PassBase.td"
 def LowerToRuntimePass : Pass<"mt-lower-to-runtime", "ModuleOp"> {
   let summary = "Lowers mt functions to mtrt programs with a memory plan.";
   let description = [{
-    Replaces every function with parameters by an `mtrt.program`: one
+    Replaces every defined function by an `mtrt.program` (the i-th function
+    becomes rank i's program): one
     `mtrt.buffer` per tensor value at a static arena offset, one
     `mtrt.kernel` per op in the function's order, `mtrt.fill` for splat
     constants, and `mtrt.output` for the `loss` and `grad_norm` results.
@@ -21,9 +22,9 @@ def LowerToRuntimePass : Pass<"mt-lower-to-runtime", "ModuleOp"> {
     views of their source and extend its lifetime; `mt.adamw` updates its
     parameter and moments in place. The arena size is the planned peak.
 
-    Preconditions: every dropout with a non-zero probability and every
-    attention has an `rng_stream` (run `mt-autodiff` first); constants are
-    splats. Errors name the op.
+    Preconditions: every dropout and attention with a non-zero dropout
+    probability has an `rng_stream` (run `mt-autodiff` first); constants are
+    float splats. Errors name the op.
 
     ```mlir
     %y = mt.gelu %x : tensor<4x8xf32>

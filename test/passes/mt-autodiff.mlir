@@ -1,0 +1,530 @@
+// RUN: megatron-opt %s --mt-autodiff --split-input-file --verify-diagnostics | FileCheck %s
+
+// mt-autodiff turns a forward graph returning a scalar loss into one training
+// step: forward, reverse-mode backward, global norm, clipping and AdamW.
+
+//===----------------------------------------------------------------------===//
+// Signature of the training step
+//===----------------------------------------------------------------------===//
+
+// The forward arguments stay first; then exp_avg of every parameter, then
+// exp_avg_sq of every parameter (each with mt.param and mt.state), then the
+// seven run-time scalars. Results: loss, the updated parameters, exp_avg,
+// exp_avg_sq, grad_norm.
+
+// CHECK-LABEL: func.func @signature
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x4x8xf32> {mt.input = "tokens"}
+// CHECK-SAME:    %[[LABELS:[^:]+]]: tensor<2x4xi32> {mt.input = "labels"}
+// CHECK-SAME:    %[[W:[^:]+]]: tensor<8x16xf32> {mt.param = "fc.weight"}
+// CHECK-SAME:    %[[B:[^:]+]]: tensor<16xf32> {mt.param = "fc.bias"}
+// CHECK-SAME:    %[[W_M:[^:]+]]: tensor<8x16xf32> {mt.param = "fc.weight", mt.state = "exp_avg"}
+// CHECK-SAME:    %[[B_M:[^:]+]]: tensor<16xf32> {mt.param = "fc.bias", mt.state = "exp_avg"}
+// CHECK-SAME:    %[[W_V:[^:]+]]: tensor<8x16xf32> {mt.param = "fc.weight", mt.state = "exp_avg_sq"}
+// CHECK-SAME:    %[[B_V:[^:]+]]: tensor<16xf32> {mt.param = "fc.bias", mt.state = "exp_avg_sq"}
+// CHECK-SAME:    %[[STEP:[^:]+]]: tensor<f32> {mt.input = "step"}
+// CHECK-SAME:    %[[LR:[^:]+]]: tensor<f32> {mt.input = "lr"}
+// CHECK-SAME:    %[[BETA1:[^:]+]]: tensor<f32> {mt.input = "adam_beta1"}
+// CHECK-SAME:    %[[BETA2:[^:]+]]: tensor<f32> {mt.input = "adam_beta2"}
+// CHECK-SAME:    %[[EPS:[^:]+]]: tensor<f32> {mt.input = "adam_eps"}
+// CHECK-SAME:    %[[WD:[^:]+]]: tensor<f32> {mt.input = "weight_decay"}
+// CHECK-SAME:    %[[CLIP:[^:]+]]: tensor<f32> {mt.input = "clip_grad"})
+// CHECK-SAME:    -> (tensor<f32> {mt.output = "loss"},
+// CHECK-SAME:    tensor<8x16xf32> {mt.param = "fc.weight"}, tensor<16xf32> {mt.param = "fc.bias"},
+// CHECK-SAME:    tensor<8x16xf32> {mt.param = "fc.weight", mt.state = "exp_avg"}, tensor<16xf32> {mt.param = "fc.bias", mt.state = "exp_avg"},
+// CHECK-SAME:    tensor<8x16xf32> {mt.param = "fc.weight", mt.state = "exp_avg_sq"}, tensor<16xf32> {mt.param = "fc.bias", mt.state = "exp_avg_sq"},
+// CHECK-SAME:    tensor<f32> {mt.output = "grad_norm"})
+// CHECK:         %[[LOSS:.+]] = mt.cross_entropy
+// CHECK:         %[[DB:.+]] = mt.bias_add_grad
+// CHECK:         %[[DW:.+]] = mt.matmul {{.*}} transpose_a
+// CHECK:         %[[NORM:.+]] = mt.global_norm %[[DW]], %[[DB]] : tensor<8x16xf32>, tensor<16xf32>
+// CHECK:         %[[SCALE:.+]] = mt.clip_scale %[[NORM]], %[[CLIP]] : tensor<f32>
+// CHECK:         %[[NEW_W:.+]], %[[NEW_W_M:.+]], %[[NEW_W_V:.+]] = mt.adamw %[[W]], %[[DW]], %[[W_M]], %[[W_V]], %[[STEP]], %[[LR]], %[[BETA1]], %[[BETA2]], %[[EPS]], %[[WD]], %[[SCALE]] decay : tensor<8x16xf32>
+// CHECK:         %[[NEW_B:.+]], %[[NEW_B_M:.+]], %[[NEW_B_V:.+]] = mt.adamw %[[B]], %[[DB]], %[[B_M]], %[[B_V]], %[[STEP]], %[[LR]], %[[BETA1]], %[[BETA2]], %[[EPS]], %[[WD]], %[[SCALE]] : tensor<16xf32>
+// CHECK:         return %[[LOSS]], %[[NEW_W]], %[[NEW_B]], %[[NEW_W_M]], %[[NEW_B_M]], %[[NEW_W_V]], %[[NEW_B_V]], %[[NORM]] :
+func.func @signature(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
+                     %labels: tensor<2x4xi32> {mt.input = "labels"},
+                     %w: tensor<8x16xf32> {mt.param = "fc.weight"},
+                     %b: tensor<16xf32> {mt.param = "fc.bias"}) -> tensor<f32> {
+  %h = mt.matmul %x, %w : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>
+  %y = mt.bias_add %h, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// The backward starts from d(loss)/d(loss) = 1, a splat f32 constant fed to
+// mt.cross_entropy_grad with the forward logits and labels.
+
+// CHECK-LABEL: func.func @cross_entropy_seed
+// CHECK-SAME:    %[[LABELS:[^:]+]]: tensor<2x4xi32> {mt.input = "labels"}
+// CHECK:         %[[LOGITS:.+]] = mt.bias_add
+// CHECK:         mt.cross_entropy %[[LOGITS]], %[[LABELS]]
+// CHECK-NEXT:    %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %[[DLOGITS:.+]] = mt.cross_entropy_grad %[[ONE]], %[[LOGITS]], %[[LABELS]] : (tensor<f32>, tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+// CHECK-NEXT:    mt.bias_add_grad %[[DLOGITS]] : tensor<2x4x16xf32> -> tensor<16xf32>
+func.func @cross_entropy_seed(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
+                              %labels: tensor<2x4xi32> {mt.input = "labels"},
+                              %b: tensor<16xf32> {mt.param = "b"}) -> tensor<f32> {
+  %y = mt.bias_add %x, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients of the forward ops
+//===----------------------------------------------------------------------===//
+
+// A linear layer (rank-3 activation times a broadcast rank-2 weight): the
+// weight gradient folds the batch into rows (collapse_shape of the input and
+// of dY) and multiplies with transpose_a; the input gradient is dY W^T, a
+// matmul with transpose_b. The bias gradient sums dY over the batch.
+
+// CHECK-LABEL: func.func @linear_layer
+// CHECK-SAME:    %[[IDS:[^:]+]]: tensor<2x4xi32> {mt.input = "tokens"}
+// CHECK-SAME:    %[[WTE:[^:]+]]: tensor<32x8xf32> {mt.param = "wte.weight"}
+// CHECK-SAME:    %[[W:[^:]+]]: tensor<8x16xf32> {mt.param = "fc.weight"}
+// CHECK-SAME:    %[[B:[^:]+]]: tensor<16xf32> {mt.param = "fc.bias"}
+// CHECK:         %[[X:.+]] = mt.embedding %[[WTE]], %[[IDS]]
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[DY]] : tensor<2x4x16xf32> -> tensor<16xf32>
+// CHECK-NEXT:    %[[DX:.+]] = mt.matmul %[[DY]], %[[W]] transpose_b : (tensor<2x4x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT:    %[[X2:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
+// CHECK-NEXT:    %[[DY2:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] : tensor<2x4x16xf32> into tensor<8x16xf32>
+// CHECK-NEXT:    %[[DW:.+]] = mt.matmul %[[X2]], %[[DY2]] transpose_a : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+// CHECK-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DX]], %[[IDS]] : (tensor<2x4x8xf32>, tensor<2x4xi32>) -> tensor<32x8xf32>
+// CHECK-NEXT:    mt.global_norm %[[DWTE]], %[[DW]], %[[DB]] : tensor<32x8xf32>, tensor<8x16xf32>, tensor<16xf32>
+func.func @linear_layer(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                        %labels: tensor<2x4xi32> {mt.input = "labels"},
+                        %wte: tensor<32x8xf32> {mt.param = "wte.weight"},
+                        %w: tensor<8x16xf32> {mt.param = "fc.weight"},
+                        %b: tensor<16xf32> {mt.param = "fc.bias"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x8xf32>, tensor<2x4xi32>) -> tensor<2x4x8xf32>
+  %h = mt.matmul %x, %w : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>
+  %y = mt.bias_add %h, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// The tied output head (x wte^T, transpose_b with a broadcast rhs): the
+// input gradient is dY wte with no transpose, the table's head gradient is
+// dY^T x over the folded batch (transpose_a on the collapsed dY). The table
+// is used twice, so its lookup and head gradients are summed with mt.add.
+
+// CHECK-LABEL: func.func @tied_head
+// CHECK-SAME:    %[[IDS:[^:]+]]: tensor<2x4xi32> {mt.input = "tokens"}
+// CHECK-SAME:    %[[WTE:[^:]+]]: tensor<16x8xf32> {mt.param = "wte.weight"}
+// CHECK:         %[[X:.+]] = mt.embedding %[[WTE]], %[[IDS]]
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DX:.+]] = mt.matmul %[[DY]], %[[WTE]] : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT:    %[[X2:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
+// CHECK-NEXT:    %[[DY2:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] : tensor<2x4x16xf32> into tensor<8x16xf32>
+// CHECK-NEXT:    %[[DHEAD:.+]] = mt.matmul %[[DY2]], %[[X2]] transpose_a : (tensor<8x16xf32>, tensor<8x8xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT:    %[[DLOOKUP:.+]] = mt.embedding_grad %[[DX]], %[[IDS]] : (tensor<2x4x8xf32>, tensor<2x4xi32>) -> tensor<16x8xf32>
+// CHECK-NEXT:    %[[DWTE:.+]] = mt.add %[[DHEAD]], %[[DLOOKUP]] : tensor<16x8xf32>
+// CHECK-NEXT:    %[[NORM:.+]] = mt.global_norm %[[DWTE]] : tensor<16x8xf32>
+// CHECK:         mt.adamw %[[WTE]], %[[DWTE]],
+func.func @tied_head(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                     %labels: tensor<2x4xi32> {mt.input = "labels"},
+                     %wte: tensor<16x8xf32> {mt.param = "wte.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<16x8xf32>, tensor<2x4xi32>) -> tensor<2x4x8xf32>
+  %logits = mt.matmul %x, %wte transpose_b : (tensor<2x4x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %logits, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// transpose_a on operands of the same rank: C = A^T B gives the stored
+// gradients dA = B dC^T (transpose_b) and dB = A dC (no transpose).
+
+// CHECK-LABEL: func.func @matmul_transpose_a
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<2x8x4xf32> {mt.param = "a"}
+// CHECK-SAME:    %[[B:[^:]+]]: tensor<2x8x6xf32> {mt.param = "b"}
+// CHECK:         %[[DC:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DA:.+]] = mt.matmul %[[B]], %[[DC]] transpose_b : (tensor<2x8x6xf32>, tensor<2x4x6xf32>) -> tensor<2x8x4xf32>
+// CHECK-NEXT:    %[[DB:.+]] = mt.matmul %[[A]], %[[DC]] : (tensor<2x8x4xf32>, tensor<2x4x6xf32>) -> tensor<2x8x6xf32>
+// CHECK-NEXT:    mt.global_norm %[[DA]], %[[DB]]
+func.func @matmul_transpose_a(%labels: tensor<2x4xi32> {mt.input = "labels"},
+                              %a: tensor<2x8x4xf32> {mt.param = "a"},
+                              %b: tensor<2x8x6xf32> {mt.param = "b"}) -> tensor<f32> {
+  %c = mt.matmul %a, %b transpose_a : (tensor<2x8x4xf32>, tensor<2x8x6xf32>) -> tensor<2x4x6xf32>
+  %loss = mt.cross_entropy %c, %labels : (tensor<2x4x6xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Both transposes on operands of the same rank: C = A^T B^T gives
+// dA = B^T dC^T and dB = dC^T A^T, both with transpose_a and transpose_b.
+
+// CHECK-LABEL: func.func @matmul_transpose_both
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<2x8x4xf32> {mt.param = "a"}
+// CHECK-SAME:    %[[B:[^:]+]]: tensor<2x6x8xf32> {mt.param = "b"}
+// CHECK:         %[[DC:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DA:.+]] = mt.matmul %[[B]], %[[DC]] transpose_a transpose_b : (tensor<2x6x8xf32>, tensor<2x4x6xf32>) -> tensor<2x8x4xf32>
+// CHECK-NEXT:    %[[DB:.+]] = mt.matmul %[[DC]], %[[A]] transpose_a transpose_b : (tensor<2x4x6xf32>, tensor<2x8x4xf32>) -> tensor<2x6x8xf32>
+// CHECK-NEXT:    mt.global_norm %[[DA]], %[[DB]]
+func.func @matmul_transpose_both(%labels: tensor<2x4xi32> {mt.input = "labels"},
+                                 %a: tensor<2x8x4xf32> {mt.param = "a"},
+                                 %b: tensor<2x6x8xf32> {mt.param = "b"}) -> tensor<f32> {
+  %c = mt.matmul %a, %b transpose_a transpose_b : (tensor<2x8x4xf32>, tensor<2x6x8xf32>) -> tensor<2x4x6xf32>
+  %loss = mt.cross_entropy %c, %labels : (tensor<2x4x6xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Only operands that depend on a parameter get a gradient: the input x of a
+// linear layer gets no dY W^T matmul, and an arith op computed from inputs
+// alone is not differentiated.
+
+// CHECK-LABEL: func.func @inactive_operand
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK-NOT:     mt.matmul %[[DY]]
+// CHECK:         tensor.collapse_shape
+// CHECK-NEXT:    tensor.collapse_shape %[[DY]]
+// CHECK-NEXT:    %[[DW:.+]] = mt.matmul {{.*}} transpose_a
+// CHECK-NEXT:    mt.global_norm %[[DW]] : tensor<8x16xf32>
+func.func @inactive_operand(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
+                            %labels: tensor<2x4xi32> {mt.input = "labels"},
+                            %w: tensor<8x16xf32> {mt.param = "w"}) -> tensor<f32> {
+  %x2 = arith.addf %x, %x : tensor<2x4x8xf32>
+  %h = mt.matmul %x2, %w : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %h, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// mt.layer_norm differentiates into one mt.layer_norm_grad (same epsilon)
+// whose three results are the input, weight and bias gradients; weight and
+// bias (rank 1) are updated without weight decay.
+
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME:    %[[WTE:[^:]+]]: tensor<16x8xf32> {mt.param = "wte.weight"}
+// CHECK-SAME:    %[[LN_W:[^:]+]]: tensor<8xf32> {mt.param = "ln.weight"}
+// CHECK-SAME:    %[[LN_B:[^:]+]]: tensor<8xf32> {mt.param = "ln.bias"}
+// CHECK:         %[[X:.+]] = mt.embedding
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DX:.+]], %[[DLN_W:.+]], %[[DLN_B:.+]] = mt.layer_norm_grad %[[DY]], %[[X]], %[[LN_W]] {epsilon = 9.765625E-4 : f64} : tensor<2x4x8xf32>, tensor<8xf32>
+// CHECK-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DX]],
+// CHECK-NEXT:    mt.global_norm %[[DWTE]], %[[DLN_W]], %[[DLN_B]] :
+// CHECK:         mt.adamw %[[WTE]], %[[DWTE]], {{.*}} decay : tensor<16x8xf32>
+// CHECK:         mt.adamw %[[LN_W]], %[[DLN_W]], {{[^d]*}} : tensor<8xf32>
+// CHECK:         mt.adamw %[[LN_B]], %[[DLN_B]], {{[^d]*}} : tensor<8xf32>
+func.func @layer_norm(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                      %labels: tensor<2x4xi32> {mt.input = "labels"},
+                      %wte: tensor<16x8xf32> {mt.param = "wte.weight"},
+                      %w: tensor<8xf32> {mt.param = "ln.weight"},
+                      %b: tensor<8xf32> {mt.param = "ln.bias"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<16x8xf32>, tensor<2x4xi32>) -> tensor<2x4x8xf32>
+  %y = mt.layer_norm %x, %w, %b {epsilon = 9.765625E-4 : f64} : tensor<2x4x8xf32>, tensor<8xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x8xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// mt.gelu differentiates into mt.gelu_grad of dY and the forward input; a
+// residual connection (mt.add) passes dY to both operands, and the two
+// gradients of x are summed.
+
+// CHECK-LABEL: func.func @gelu_residual
+// CHECK:         %[[X:.+]] = mt.embedding
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DG:.+]] = mt.gelu_grad %[[DY]], %[[X]] : tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[DX:.+]] = mt.add %[[DY]], %[[DG]] : tensor<2x4x16xf32>
+// CHECK-NEXT:    mt.embedding_grad %[[DX]],
+func.func @gelu_residual(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                         %labels: tensor<2x4xi32> {mt.input = "labels"},
+                         %wte: tensor<32x16xf32> {mt.param = "wte.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  %g = mt.gelu %x : tensor<2x4x16xf32>
+  %y = mt.add %x, %g : tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Every mt.dropout gets a distinct rng_stream in forward order, and its
+// derivative is an mt.dropout of the gradient with the same probability and
+// the same stream (the forward's mask).
+
+// CHECK-LABEL: func.func @dropout_streams
+// CHECK:         %[[D0:.+]] = mt.dropout %{{.+}} {probability = 1.000000e-01 : f64, rng_stream = 0 : i64} : tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[D1:.+]] = mt.dropout %[[D0]] {probability = 2.000000e-01 : f64, rng_stream = 1 : i64} : tensor<2x4x16xf32>
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DD0:.+]] = mt.dropout %[[DY]] {probability = 2.000000e-01 : f64, rng_stream = 1 : i64} : tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[DX:.+]] = mt.dropout %[[DD0]] {probability = 1.000000e-01 : f64, rng_stream = 0 : i64} : tensor<2x4x16xf32>
+// CHECK-NEXT:    mt.embedding_grad %[[DX]],
+func.func @dropout_streams(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                           %labels: tensor<2x4xi32> {mt.input = "labels"},
+                           %wte: tensor<32x16xf32> {mt.param = "wte.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  %d0 = mt.dropout %x {probability = 1.0e-01 : f64} : tensor<2x4x16xf32>
+  %d1 = mt.dropout %d0 {probability = 2.0e-01 : f64} : tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %d1, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// mt.dropout and mt.attention share one stream counter, numbered in forward
+// order, including ops that do not depend on a parameter.
+
+// CHECK-LABEL: func.func @stream_numbering
+// CHECK:         mt.dropout %{{.+}} {probability = 1.000000e-01 : f64, rng_stream = 0 : i64}
+// CHECK:         mt.attention {{.*}}rng_stream = 1 : i64
+// CHECK:         mt.dropout %{{.+}} {probability = 1.000000e-01 : f64, rng_stream = 2 : i64}
+func.func @stream_numbering(%ids: tensor<2x8xi32> {mt.input = "tokens"},
+                            %labels: tensor<2x8xi32> {mt.input = "labels"},
+                            %noise: tensor<2x8x8xf32> {mt.input = "tokens"},
+                            %wte: tensor<64x8xf32> {mt.param = "wte.weight"}) -> tensor<f32> {
+  %n = mt.dropout %noise {probability = 1.0e-01 : f64} : tensor<2x8x8xf32>
+  %x = mt.embedding %wte, %ids : (tensor<64x8xf32>, tensor<2x8xi32>) -> tensor<2x8x8xf32>
+  %h = mt.split_heads %x : tensor<2x8x8xf32> -> tensor<2x2x8x4xf32>
+  %a = mt.attention %h, %h, %h : tensor<2x2x8x4xf32>
+  %m = mt.merge_heads %a : tensor<2x2x8x4xf32> -> tensor<2x8x8xf32>
+  %d = mt.dropout %m {probability = 1.0e-01 : f64} : tensor<2x8x8xf32>
+  %y = mt.add %d, %n : tensor<2x8x8xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x8x8xf32>, tensor<2x8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// mt.attention differentiates into mt.attention_grad with the forward's
+// dropout, scale and rng_stream. split_heads and merge_heads are each
+// other's derivative: merge_heads -> split_heads of dY, and the three QKV
+// gradients merge back into the fused hidden dimension.
+
+// CHECK-LABEL: func.func @attention
+// CHECK:         %[[QKV:.+]]:3 = mt.split_heads
+// CHECK-NEXT:    mt.attention %[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2 {dropout = 1.000000e-01 : f64, mt.layer = 0 : i64, rng_stream = 0 : i64, scale = 5.000000e-01 : f64}
+// CHECK:         %[[DM:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DA:.+]] = mt.split_heads %[[DM]] {mt.layer = 0 : i64} : tensor<2x8x8xf32> -> tensor<2x2x8x4xf32>
+// CHECK-NEXT:    %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = mt.attention_grad %[[DA]], %[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2 {dropout = 1.000000e-01 : f64, mt.layer = 0 : i64, rng_stream = 0 : i64, scale = 5.000000e-01 : f64} : tensor<2x2x8x4xf32>
+// CHECK-NEXT:    %[[DX:.+]] = mt.merge_heads %[[DQ]], %[[DK]], %[[DV]] {mt.layer = 0 : i64} : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x8x24xf32>
+// CHECK-NEXT:    mt.embedding_grad %[[DX]],
+func.func @attention(%ids: tensor<2x8xi32> {mt.input = "tokens"},
+                     %labels: tensor<2x8xi32> {mt.input = "labels"},
+                     %wte: tensor<64x24xf32> {mt.param = "wte.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<64x24xf32>, tensor<2x8xi32>) -> tensor<2x8x24xf32>
+  %q, %k, %v = mt.split_heads %x {mt.layer = 0} : tensor<2x8x24xf32> -> tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>
+  %a = mt.attention %q, %k, %v {dropout = 1.0e-01 : f64, scale = 5.0e-01 : f64, mt.layer = 0} : tensor<2x2x8x4xf32>
+  %m = mt.merge_heads %a {mt.layer = 0} : tensor<2x2x8x4xf32> -> tensor<2x8x8xf32>
+  %loss = mt.cross_entropy %m, %labels : (tensor<2x8x8xf32>, tensor<2x8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Token embedding and position embedding: mt.embedding_grad scatters dX into
+// the table by the same ids; the position table gets bias_add_grad (summed
+// over the batch) placed in its first rows by mt.position_embedding_grad.
+
+// CHECK-LABEL: func.func @embeddings
+// CHECK-SAME:    %[[IDS:[^:]+]]: tensor<2x8xi32> {mt.input = "tokens"}
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DPOS:.+]] = mt.bias_add_grad %[[DY]] : tensor<2x8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:    %[[DWPE:.+]] = mt.position_embedding_grad %[[DPOS]] : tensor<8x16xf32> -> tensor<32x16xf32>
+// CHECK-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DY]], %[[IDS]] : (tensor<2x8x16xf32>, tensor<2x8xi32>) -> tensor<64x16xf32>
+// CHECK-NEXT:    mt.global_norm %[[DWTE]], %[[DWPE]] : tensor<64x16xf32>, tensor<32x16xf32>
+func.func @embeddings(%ids: tensor<2x8xi32> {mt.input = "tokens"},
+                      %labels: tensor<2x8xi32> {mt.input = "labels"},
+                      %wte: tensor<64x16xf32> {mt.param = "wte.weight"},
+                      %wpe: tensor<32x16xf32> {mt.param = "wpe.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<64x16xf32>, tensor<2x8xi32>) -> tensor<2x8x16xf32>
+  %pos = mt.position_embedding %wpe : tensor<32x16xf32> -> tensor<8x16xf32>
+  %h = mt.bias_add %x, %pos : tensor<2x8x16xf32>, tensor<8x16xf32>
+  %loss = mt.cross_entropy %h, %labels : (tensor<2x8x16xf32>, tensor<2x8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Reshapes are differentiable: the gradient of a collapse_shape is an
+// expand_shape of dY and vice versa, with the same reassociation.
+
+// CHECK-LABEL: func.func @reshapes
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DC:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] : tensor<2x4x16xf32> into tensor<8x16xf32>
+// CHECK-NEXT:    %[[DX:.+]] = tensor.expand_shape %[[DC]] {{\[\[}}0, 1], [2]] output_shape [2, 4, 16] : tensor<8x16xf32> into tensor<2x4x16xf32>
+// CHECK-NEXT:    mt.embedding_grad %[[DX]],
+func.func @reshapes(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                    %labels: tensor<2x4xi32> {mt.input = "labels"},
+                    %wte: tensor<32x16xf32> {mt.param = "wte.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x4x16xf32> into tensor<8x16xf32>
+  %e = tensor.expand_shape %c [[0, 1], [2]] output_shape [2, 4, 16] : tensor<8x16xf32> into tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %e, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Backward ops carry the mt.layer of the forward op they differentiate;
+// ops of untagged forward ops (embedding, loss) and the optimizer carry none.
+
+// CHECK-LABEL: func.func @layer_attribute
+// CHECK:         mt.cross_entropy_grad
+// CHECK-NOT:     mt.layer
+// CHECK-SAME:    -> tensor<2x4x16xf32>
+// CHECK-NEXT:    mt.bias_add_grad {{.*}} {mt.layer = 7 : i64}
+// CHECK-NEXT:    mt.gelu_grad {{.*}} {mt.layer = 5 : i64}
+// CHECK-NEXT:    mt.embedding_grad
+// CHECK-NOT:     mt.layer
+// CHECK:         return
+func.func @layer_attribute(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                           %labels: tensor<2x4xi32> {mt.input = "labels"},
+                           %wte: tensor<32x16xf32> {mt.param = "wte.weight"},
+                           %b: tensor<16xf32> {mt.param = "b"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  %g = mt.gelu %x {mt.layer = 5} : tensor<2x4x16xf32>
+  %y = mt.bias_add %g, %b {mt.layer = 7} : tensor<2x4x16xf32>, tensor<16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// A parameter the loss does not depend on gets a zero gradient: it is still
+// part of the norm and still updated (here without decay: rank 1).
+
+// CHECK-LABEL: func.func @unused_parameter
+// CHECK-SAME:    %[[UNUSED:[^:]+]]: tensor<4xf32> {mt.param = "unused"}
+// CHECK:         %[[DB:.+]] = mt.bias_add_grad
+// CHECK-NEXT:    %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK-NEXT:    %[[NORM:.+]] = mt.global_norm %[[DB]], %[[ZERO]] : tensor<16xf32>, tensor<4xf32>
+// CHECK:         mt.adamw %[[UNUSED]], %[[ZERO]], {{[^d]*}} : tensor<4xf32>
+func.func @unused_parameter(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
+                            %labels: tensor<2x4xi32> {mt.input = "labels"},
+                            %b: tensor<16xf32> {mt.param = "b"},
+                            %unused: tensor<4xf32> {mt.param = "unused"}) -> tensor<f32> {
+  %y = mt.bias_add %x, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// A function without parameters is not a model: it is left unchanged, even
+// with arguments that have no role and ops the pass cannot differentiate.
+
+// CHECK-LABEL: func.func @no_parameters
+// CHECK-SAME:    (%[[X:.+]]: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    %[[Y:.+]] = arith.addf %[[X]], %[[X]] : tensor<4xf32>
+// CHECK-NEXT:    return %[[Y]] : tensor<4xf32>
+func.func @no_parameters(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = arith.addf %x, %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+// A training step needs exactly one loss.
+
+// expected-error @below {{'func.func' op mt-autodiff needs a function returning one tensor<f32> loss, got 'tensor<f32>', 'tensor<f32>'}}
+func.func @negative_two_results(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
+                                %labels: tensor<2x4xi32> {mt.input = "labels"},
+                                %b: tensor<16xf32> {mt.param = "b"}) -> (tensor<f32>, tensor<f32>) {
+  %y = mt.bias_add %x, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss, %loss : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// The loss must be a scalar.
+
+// expected-error @below {{'func.func' op mt-autodiff needs a function returning one tensor<f32> loss, got 'tensor<16xf32>'}}
+func.func @negative_non_scalar_loss(%b: tensor<16xf32> {mt.param = "b"}) -> tensor<16xf32> {
+  %y = mt.gelu %b : tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+// The loss must be f32, not another float type.
+
+// expected-error @below {{'func.func' op mt-autodiff needs a function returning one tensor<f32> loss, got 'tensor<bf16>'}}
+func.func @negative_bf16_loss(%b: tensor<bf16> {mt.param = "b"}) -> tensor<bf16> {
+  return %b : tensor<bf16>
+}
+
+// -----
+
+// Every argument needs a role.
+
+// expected-error @below {{'func.func' op argument #1 is neither a parameter ('mt.param') nor a run-time input ('mt.input')}}
+func.func @negative_argument_without_role(%b: tensor<16xf32> {mt.param = "b"},
+                                          %x: tensor<2x4x16xf32>,
+                                          %labels: tensor<2x4xi32> {mt.input = "labels"}) -> tensor<f32> {
+  %y = mt.bias_add %x, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Optimizer state means the function already is a training step.
+
+// expected-error @below {{'func.func' op argument #1 is optimizer state: mt-autodiff runs on a forward graph}}
+func.func @negative_state_argument(%b: tensor<16xf32> {mt.param = "b"},
+                                   %m: tensor<16xf32> {mt.param = "b", mt.state = "exp_avg"},
+                                   %x: tensor<2x4x16xf32> {mt.input = "tokens"},
+                                   %labels: tensor<2x4xi32> {mt.input = "labels"}) -> tensor<f32> {
+  %y = mt.bias_add %x, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// An op outside the mt forward set on the path from a parameter to the loss.
+
+func.func @negative_not_differentiable(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
+                                       %labels: tensor<2x4xi32> {mt.input = "labels"},
+                                       %b: tensor<16xf32> {mt.param = "b"}) -> tensor<f32> {
+  %y = mt.bias_add %x, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  // expected-error @below {{'arith.mulf' op cannot be differentiated by mt-autodiff}}
+  %z = arith.mulf %y, %y : tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %z, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// transpose_a with a broadcast rank-2 rhs has no gradient rule.
+
+func.func @negative_transpose_a_broadcast(%labels: tensor<2x4xi32> {mt.input = "labels"},
+                                          %a: tensor<2x8x4xf32> {mt.param = "a"},
+                                          %w: tensor<8x6xf32> {mt.param = "w"}) -> tensor<f32> {
+  // expected-error @below {{'mt.matmul' op cannot be differentiated: transpose_a with a broadcast rhs}}
+  %c = mt.matmul %a, %w transpose_a : (tensor<2x8x4xf32>, tensor<8x6xf32>) -> tensor<2x4x6xf32>
+  %loss = mt.cross_entropy %c, %labels : (tensor<2x4x6xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// The backward is one reverse sweep over one block.
+
+// expected-error @below {{'func.func' op mt-autodiff needs a single-block function}}
+func.func @negative_multi_block(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
+                                %labels: tensor<2x4xi32> {mt.input = "labels"},
+                                %b: tensor<16xf32> {mt.param = "b"}) -> tensor<f32> {
+  %y = mt.bias_add %x, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  cf.br ^bb1
+^bb1:
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

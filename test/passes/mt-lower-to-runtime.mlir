@@ -1,0 +1,409 @@
+// RUN: megatron-opt %s --mt-lower-to-runtime --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: megatron-opt %s --mt-lower-to-runtime=print-memory-plan=true --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=PLAN
+// RUN: megatron-opt %s --mt-lower-to-runtime=alignment=16 --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=ALIGN16
+
+// mt-lower-to-runtime turns each function into an mtrt.program: one buffer
+// per tensor value at a static arena offset, one kernel per op.
+//
+// Offsets below are computed by hand from the planner's rules: arguments
+// are persistent and placed first, in argument order, each starting at a
+// multiple of the alignment (64 by default); every other value lives from
+// the op that defines it to its last use, both inclusive (returned values to
+// the end), and is placed largest first (ties: earlier first) at the lowest
+// aligned offset not used by a value alive at the same time. The arena ends
+// at the last byte of the highest buffer.
+
+//===----------------------------------------------------------------------===//
+// Persistent buffers
+//===----------------------------------------------------------------------===//
+
+// Parameters, optimizer state and inputs are placed in argument order, each
+// aligned: ids 24 B at 0, w/m/v 64 B at 64/128/192, lr 4 B at 256, b 12 B at
+// 320; persistent_bytes = 384. The only transient (64 B) follows at 384, so
+// the arena is 448 bytes.
+
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 448 : i64, persistent_bytes = 384 : i64, rank = 0 : i64}
+// CHECK-NEXT:    mtrt.buffer {kind = "input", name = "tokens", offset = 0 : i64} : memref<2x3xi32>
+// CHECK-NEXT:    %[[W:.+]] = mtrt.buffer {kind = "param", name = "w", offset = 64 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    mtrt.buffer {kind = "exp_avg", name = "w", offset = 128 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    mtrt.buffer {kind = "exp_avg_sq", name = "w", offset = 192 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    mtrt.buffer {kind = "input", name = "lr", offset = 256 : i64} : memref<f32>
+// CHECK-NEXT:    mtrt.buffer {kind = "param", name = "b", offset = 320 : i64} : memref<3xf32>
+// CHECK-NEXT:    %[[Y:.+]] = mtrt.buffer {kind = "activation", offset = 384 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    mtrt.kernel "gelu" ins(%[[W]] : memref<4x4xf32>) outs(%[[Y]] : memref<4x4xf32>) {}
+// CHECK-NEXT:  }
+// CHECK-NOT:   func.func
+
+// With alignment=16: ids at 0, w/m/v at 32/96/160, lr at 224, b at 240;
+// persistent_bytes = 256, the transient at 256, arena 320.
+
+// ALIGN16-LABEL: mtrt.program @rank0 attributes {arena_bytes = 320 : i64, persistent_bytes = 256 : i64, rank = 0 : i64}
+// ALIGN16-NEXT:    mtrt.buffer {kind = "input", name = "tokens", offset = 0 : i64}
+// ALIGN16-NEXT:    mtrt.buffer {kind = "param", name = "w", offset = 32 : i64}
+// ALIGN16-NEXT:    mtrt.buffer {kind = "exp_avg", name = "w", offset = 96 : i64}
+// ALIGN16-NEXT:    mtrt.buffer {kind = "exp_avg_sq", name = "w", offset = 160 : i64}
+// ALIGN16-NEXT:    mtrt.buffer {kind = "input", name = "lr", offset = 224 : i64}
+// ALIGN16-NEXT:    mtrt.buffer {kind = "param", name = "b", offset = 240 : i64}
+// ALIGN16-NEXT:    mtrt.buffer {kind = "activation", offset = 256 : i64}
+func.func @persistent_layout(%ids: tensor<2x3xi32> {mt.input = "tokens"},
+                             %w: tensor<4x4xf32> {mt.param = "w"},
+                             %m: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg"},
+                             %v: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg_sq"},
+                             %lr: tensor<f32> {mt.input = "lr"},
+                             %b: tensor<3xf32> {mt.param = "b"}) -> tensor<4x4xf32> {
+  %y = mt.gelu %w : tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// mt.adamw updates in place: its three results are alias buffers at the
+// offsets of the parameter and its two moments. The gradient it reads is a
+// "gradient" buffer. Persistent: p/m/v at 0/64/128, seven scalars at 192 to
+// 576, persistent_bytes = 640. Transients: g (64 B, steps 0-3) at 640, norm
+// (4 B, steps 1-4, returned) at 704, scale (4 B, steps 2-3) at 768, alive
+// with both; the arena ends at 772.
+
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 772 : i64, persistent_bytes = 640 : i64, rank = 0 : i64}
+// CHECK-NEXT:    %[[P:.+]] = mtrt.buffer {kind = "param", name = "w", offset = 0 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    %[[M:.+]] = mtrt.buffer {kind = "exp_avg", name = "w", offset = 64 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    %[[V:.+]] = mtrt.buffer {kind = "exp_avg_sq", name = "w", offset = 128 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    %[[STEP:.+]] = mtrt.buffer {kind = "input", name = "step", offset = 192 : i64} : memref<f32>
+// CHECK-NEXT:    %[[LR:.+]] = mtrt.buffer {kind = "input", name = "lr", offset = 256 : i64} : memref<f32>
+// CHECK-NEXT:    %[[BETA1:.+]] = mtrt.buffer {kind = "input", name = "adam_beta1", offset = 320 : i64} : memref<f32>
+// CHECK-NEXT:    %[[BETA2:.+]] = mtrt.buffer {kind = "input", name = "adam_beta2", offset = 384 : i64} : memref<f32>
+// CHECK-NEXT:    %[[EPS:.+]] = mtrt.buffer {kind = "input", name = "adam_eps", offset = 448 : i64} : memref<f32>
+// CHECK-NEXT:    %[[WD:.+]] = mtrt.buffer {kind = "input", name = "weight_decay", offset = 512 : i64} : memref<f32>
+// CHECK-NEXT:    %[[CLIP:.+]] = mtrt.buffer {kind = "input", name = "clip_grad", offset = 576 : i64} : memref<f32>
+// CHECK-NEXT:    %[[G:.+]] = mtrt.buffer {kind = "gradient", offset = 640 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    mtrt.kernel "gelu" ins(%[[P]] : memref<4x4xf32>) outs(%[[G]] : memref<4x4xf32>) {}
+// CHECK-NEXT:    %[[NORM:.+]] = mtrt.buffer {kind = "activation", offset = 704 : i64} : memref<f32>
+// CHECK-NEXT:    mtrt.kernel "global_norm" ins(%[[G]] : memref<4x4xf32>) outs(%[[NORM]] : memref<f32>) {}
+// CHECK-NEXT:    %[[SCALE:.+]] = mtrt.buffer {kind = "activation", offset = 768 : i64} : memref<f32>
+// CHECK-NEXT:    mtrt.kernel "clip_scale" ins(%[[NORM]], %[[CLIP]] : memref<f32>, memref<f32>) outs(%[[SCALE]] : memref<f32>) {}
+// CHECK-NEXT:    %[[NEW_P:.+]] = mtrt.buffer {alias, kind = "param", name = "w", offset = 0 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    %[[NEW_M:.+]] = mtrt.buffer {alias, kind = "exp_avg", name = "w", offset = 64 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    %[[NEW_V:.+]] = mtrt.buffer {alias, kind = "exp_avg_sq", name = "w", offset = 128 : i64} : memref<4x4xf32>
+// CHECK-NEXT:    mtrt.kernel "adamw" ins(%[[P]], %[[G]], %[[M]], %[[V]], %[[STEP]], %[[LR]], %[[BETA1]], %[[BETA2]], %[[EPS]], %[[WD]], %[[SCALE]] :
+// CHECK-SAME:        outs(%[[NEW_P]], %[[NEW_M]], %[[NEW_V]] : memref<4x4xf32>, memref<4x4xf32>, memref<4x4xf32>) {decay}
+// CHECK-NEXT:    mtrt.output "grad_norm", %[[NORM]] : memref<f32>
+// CHECK-NEXT:  }
+
+// The memory plan of the same program: parameters 64 B, optimizer state
+// 2 x 64 B, inputs 7 x 4 B, gradients 64 B (g), activations 4 + 4 B (norm,
+// scale); transient peak 772 - 640 = 132 B.
+
+// PLAN-LABEL: memory plan @adamw_in_place
+// PLAN-NEXT:    parameters: 64 bytes
+// PLAN-NEXT:    optimizer state: 128 bytes
+// PLAN-NEXT:    inputs: 28 bytes
+// PLAN-NEXT:    persistent (aligned): 640 bytes
+// PLAN-NEXT:    gradients (sum): 64 bytes
+// PLAN-NEXT:    activations and workspace (sum): 8 bytes
+// PLAN-NEXT:    transient peak: 132 bytes
+// PLAN-NEXT:    planned peak: 772 bytes
+// PLAN:         mtrt.program @rank0 attributes {arena_bytes = 772 : i64, persistent_bytes = 640 : i64, rank = 0 : i64}
+func.func @adamw_in_place(%p: tensor<4x4xf32> {mt.param = "w"},
+                          %m: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg"},
+                          %v: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg_sq"},
+                          %step: tensor<f32> {mt.input = "step"},
+                          %lr: tensor<f32> {mt.input = "lr"},
+                          %beta1: tensor<f32> {mt.input = "adam_beta1"},
+                          %beta2: tensor<f32> {mt.input = "adam_beta2"},
+                          %eps: tensor<f32> {mt.input = "adam_eps"},
+                          %wd: tensor<f32> {mt.input = "weight_decay"},
+                          %clip: tensor<f32> {mt.input = "clip_grad"})
+    -> (tensor<4x4xf32> {mt.param = "w"},
+        tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg"},
+        tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg_sq"},
+        tensor<f32> {mt.output = "grad_norm"}) {
+  %g = mt.gelu %p : tensor<4x4xf32>
+  %norm = mt.global_norm %g : tensor<4x4xf32>
+  %scale = mt.clip_scale %norm, %clip : tensor<f32>
+  %p2, %m2, %v2 = mt.adamw %p, %g, %m, %v, %step, %lr, %beta1, %beta2, %eps, %wd, %scale decay : tensor<4x4xf32>
+  return %p2, %m2, %v2, %norm : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Views
+//===----------------------------------------------------------------------===//
+
+// tensor.collapse_shape launches no kernel: its result is an alias buffer at
+// the source's offset, and its uses keep the source alive. p and w (256 B
+// each) fill [0, 512); x (steps 0-2: the matmul reads it through the view)
+// is at 512, so y (steps 2-3) cannot reuse it and goes to 768.
+
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 1024 : i64, persistent_bytes = 512 : i64, rank = 0 : i64}
+// CHECK:         %[[X:.+]] = mtrt.buffer {kind = "activation", offset = 512 : i64} : memref<2x4x8xf32>
+// CHECK-NEXT:    mtrt.kernel "gelu" ins(%{{.+}} : memref<2x4x8xf32>) outs(%[[X]] : memref<2x4x8xf32>) {}
+// CHECK-NEXT:    %[[VIEW:.+]] = mtrt.buffer {alias, kind = "activation", offset = 512 : i64} : memref<8x8xf32>
+// CHECK-NEXT:    %[[Y:.+]] = mtrt.buffer {kind = "activation", offset = 768 : i64} : memref<8x8xf32>
+// CHECK-NEXT:    mtrt.kernel "matmul" ins(%[[VIEW]], %{{.+}} : memref<8x8xf32>, memref<8x8xf32>) outs(%[[Y]] : memref<8x8xf32>) {}
+// CHECK-NEXT:  }
+func.func @collapse_view(%p: tensor<2x4x8xf32> {mt.param = "p"},
+                         %w: tensor<8x8xf32> {mt.param = "w"}) -> tensor<8x8xf32> {
+  %x = mt.gelu %p : tensor<2x4x8xf32>
+  %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
+  %y = mt.matmul %c, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// tensor.expand_shape of a parameter is an alias of the parameter buffer,
+// with its kind and name.
+
+// CHECK-LABEL: mtrt.program @rank0
+// CHECK-NEXT:    %[[W:.+]] = mtrt.buffer {kind = "param", name = "w", offset = 0 : i64} : memref<8x8xf32>
+// CHECK-NEXT:    %[[VIEW:.+]] = mtrt.buffer {alias, kind = "param", name = "w", offset = 0 : i64} : memref<2x4x8xf32>
+// CHECK-NEXT:    %[[Y:.+]] = mtrt.buffer {kind = "activation", offset = 256 : i64} : memref<2x4x8xf32>
+// CHECK-NEXT:    mtrt.kernel "gelu" ins(%[[VIEW]] : memref<2x4x8xf32>) outs(%[[Y]] : memref<2x4x8xf32>) {}
+// CHECK-NOT:     mtrt.kernel
+func.func @expand_view(%w: tensor<8x8xf32> {mt.param = "w"}) -> tensor<2x4x8xf32> {
+  %e = tensor.expand_shape %w [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
+  %y = mt.gelu %e : tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Transient placement
+//===----------------------------------------------------------------------===//
+
+// A value whose lifetime has ended frees its bytes: in a chain a -> b -> c,
+// a (steps 0-1) is at 256, b (steps 1-2) at 512, and c (steps 2-3) reuses
+// a's offset.
+
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 768 : i64, persistent_bytes = 256 : i64, rank = 0 : i64}
+// CHECK-NEXT:    %[[P:.+]] = mtrt.buffer {kind = "param", name = "p", offset = 0 : i64}
+// CHECK-NEXT:    %[[A:.+]] = mtrt.buffer {kind = "activation", offset = 256 : i64}
+// CHECK-NEXT:    mtrt.kernel "gelu" ins(%[[P]] : memref<4x16xf32>) outs(%[[A]] : memref<4x16xf32>)
+// CHECK-NEXT:    %[[B:.+]] = mtrt.buffer {kind = "activation", offset = 512 : i64}
+// CHECK-NEXT:    mtrt.kernel "gelu" ins(%[[A]] : memref<4x16xf32>) outs(%[[B]] : memref<4x16xf32>)
+// CHECK-NEXT:    %[[C:.+]] = mtrt.buffer {kind = "activation", offset = 256 : i64}
+// CHECK-NEXT:    mtrt.kernel "gelu" ins(%[[B]] : memref<4x16xf32>) outs(%[[C]] : memref<4x16xf32>)
+func.func @reuse(%p: tensor<4x16xf32> {mt.param = "p"}) -> tensor<4x16xf32> {
+  %a = mt.gelu %p : tensor<4x16xf32>
+  %b = mt.gelu %a : tensor<4x16xf32>
+  %c = mt.gelu %b : tensor<4x16xf32>
+  return %c : tensor<4x16xf32>
+}
+
+// -----
+
+// Values alive at the same time never share bytes: a (steps 0-2) and b
+// (steps 1-2) are both read by the add at step 2, which writes c; all three
+// get their own range.
+
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 1024 : i64, persistent_bytes = 256 : i64, rank = 0 : i64}
+// CHECK:         %[[A:.+]] = mtrt.buffer {kind = "activation", offset = 256 : i64}
+// CHECK:         %[[B:.+]] = mtrt.buffer {kind = "activation", offset = 512 : i64}
+// CHECK:         %[[C:.+]] = mtrt.buffer {kind = "activation", offset = 768 : i64}
+// CHECK-NEXT:    mtrt.kernel "add" ins(%[[A]], %[[B]] : memref<4x16xf32>, memref<4x16xf32>) outs(%[[C]] : memref<4x16xf32>)
+func.func @no_overlap(%p: tensor<4x16xf32> {mt.param = "p"}) -> tensor<4x16xf32> {
+  %a = mt.gelu %p : tensor<4x16xf32>
+  %b = mt.gelu %p : tensor<4x16xf32>
+  %c = mt.add %a, %b : tensor<4x16xf32>
+  return %c : tensor<4x16xf32>
+}
+
+// -----
+
+// The largest buffer is placed first: the 512 B matmul result (defined
+// later) gets the lowest transient offset, 2304, and the 256 B gelu result
+// it is alive with goes above it, to 2816.
+
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 3072 : i64, persistent_bytes = 2304 : i64, rank = 0 : i64}
+// CHECK:         %[[A:.+]] = mtrt.buffer {kind = "activation", offset = 2816 : i64} : memref<4x16xf32>
+// CHECK:         %[[BIG:.+]] = mtrt.buffer {kind = "activation", offset = 2304 : i64} : memref<4x32xf32>
+// CHECK-NEXT:    mtrt.kernel "matmul" ins(%[[A]], %{{.+}} : memref<4x16xf32>, memref<16x32xf32>) outs(%[[BIG]] : memref<4x32xf32>)
+func.func @largest_first(%p: tensor<4x16xf32> {mt.param = "p"},
+                         %w: tensor<16x32xf32> {mt.param = "w"}) -> tensor<4x32xf32> {
+  %a = mt.gelu %p : tensor<4x16xf32>
+  %big = mt.matmul %a, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32>
+  return %big : tensor<4x32xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Constants, kernels, outputs
+//===----------------------------------------------------------------------===//
+
+// A splat constant becomes a "constant" buffer filled by mtrt.fill, not a
+// kernel.
+
+// CHECK-LABEL: mtrt.program @rank0
+// CHECK-NEXT:    %[[X:.+]] = mtrt.buffer {kind = "param", name = "x", offset = 0 : i64} : memref<4xf32>
+// CHECK-NEXT:    %[[C:.+]] = mtrt.buffer {kind = "constant", offset = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    mtrt.fill %[[C]], 2.500000e+00 : memref<4xf32>
+// CHECK-NEXT:    %[[Y:.+]] = mtrt.buffer {kind = "activation", offset = 128 : i64} : memref<4xf32>
+// CHECK-NEXT:    mtrt.kernel "add" ins(%[[X]], %[[C]] : memref<4xf32>, memref<4xf32>) outs(%[[Y]] : memref<4xf32>) {}
+// CHECK-NEXT:  }
+func.func @splat_constant(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
+  %c = arith.constant dense<2.5> : tensor<4xf32>
+  %y = mt.add %x, %c : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A kernel is named by its mt op without the dialect prefix and carries the
+// op's attributes (inherent and mt.layer) as its params dictionary.
+
+// CHECK-LABEL: mtrt.program @rank0
+// CHECK:         mtrt.kernel "layer_norm" ins(%{{.+}}, %{{.+}}, %{{.+}} : memref<2x4x8xf32>, memref<8xf32>, memref<8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {epsilon = 9.765625E-4 : f64, mt.layer = 2 : i64}
+// CHECK:         mtrt.kernel "dropout" ins(%{{.+}} : memref<2x4x8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {mt.layer = 2 : i64, probability = 1.000000e-01 : f64, rng_stream = 4 : i64}
+// CHECK:         mtrt.kernel "matmul" ins(%{{.+}}, %{{.+}} : memref<2x4x8xf32>, memref<16x8xf32>) outs(%{{.+}} : memref<2x4x16xf32>) {transpose_b}
+// CHECK:         mtrt.kernel "cross_entropy" ins(%{{.+}}, %{{.+}} : memref<2x4x16xf32>, memref<2x4xi32>) outs(%{{.+}} : memref<f32>) {}
+func.func @kernel_params(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
+                         %labels: tensor<2x4xi32> {mt.input = "labels"},
+                         %w: tensor<8xf32> {mt.param = "ln.weight"},
+                         %b: tensor<8xf32> {mt.param = "ln.bias"},
+                         %wte: tensor<16x8xf32> {mt.param = "wte.weight"}) -> tensor<f32> {
+  %y = mt.layer_norm %x, %w, %b {epsilon = 9.765625e-04 : f64, mt.layer = 2} : tensor<2x4x8xf32>, tensor<8xf32>
+  %d = mt.dropout %y {probability = 1.0e-01 : f64, rng_stream = 4, mt.layer = 2} : tensor<2x4x8xf32>
+  %logits = mt.matmul %d, %wte transpose_b : (tensor<2x4x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %logits, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Dropout of probability 0 needs no stream.
+
+// CHECK-LABEL: mtrt.program @rank0
+// CHECK:         mtrt.kernel "dropout" ins({{.*}}) outs({{.*}}) {probability = 0.000000e+00 : f64}
+func.func @dropout_zero(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
+  %y = mt.dropout %x {probability = 0.0 : f64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Results with an mt.output role become mtrt.output, in result order;
+// returned parameters do not.
+
+// CHECK-LABEL: mtrt.program @rank0
+// CHECK:         %[[LOSS:.+]] = mtrt.buffer {kind = "activation", {{.*}}} : memref<f32>
+// CHECK-NEXT:    mtrt.kernel "cross_entropy" {{.*}} outs(%[[LOSS]] : memref<f32>)
+// CHECK:         %[[NORM:.+]] = mtrt.buffer {kind = "activation", {{.*}}} : memref<f32>
+// CHECK-NEXT:    mtrt.kernel "global_norm" {{.*}} outs(%[[NORM]] : memref<f32>)
+// CHECK-NEXT:    mtrt.output "loss", %[[LOSS]] : memref<f32>
+// CHECK-NEXT:    mtrt.output "grad_norm", %[[NORM]] : memref<f32>
+// CHECK-NEXT:  }
+func.func @outputs(%p: tensor<2x4x8xf32> {mt.param = "p"},
+                   %labels: tensor<2x4xi32> {mt.input = "labels"})
+    -> (tensor<f32> {mt.output = "loss"}, tensor<2x4x8xf32> {mt.param = "p"},
+        tensor<f32> {mt.output = "grad_norm"}) {
+  %loss = mt.cross_entropy %p, %labels : (tensor<2x4x8xf32>, tensor<2x4xi32>) -> tensor<f32>
+  %norm = mt.global_norm %p : tensor<2x4x8xf32>
+  return %loss, %p, %norm : tensor<f32>, tensor<2x4x8xf32>, tensor<f32>
+}
+
+// -----
+
+// Each function becomes one program; programs are numbered in function
+// order and the functions are removed.
+
+// CHECK-LABEL: mtrt.program @rank0 attributes {{{.*}}rank = 0 : i64}
+// CHECK:       mtrt.program @rank1 attributes {{{.*}}rank = 1 : i64}
+// CHECK-NOT:   func.func
+func.func @first(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
+  %y = mt.gelu %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+func.func @second(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
+  %y = mt.gelu %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+// A dropout that drops something needs the stream mt-autodiff assigns.
+
+func.func @negative_dropout_without_stream(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
+  // expected-error @below {{'mt.dropout' op has no rng_stream: run mt-autodiff before mt-lower-to-runtime}}
+  %y = mt.dropout %x {probability = 1.0e-01 : f64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// So does attention with dropout.
+
+func.func @negative_attention_without_stream(%q: tensor<1x2x4x4xf32> {mt.param = "q"}) -> tensor<1x2x4x4xf32> {
+  // expected-error @below {{'mt.attention' op has no rng_stream: run mt-autodiff before mt-lower-to-runtime}}
+  %y = mt.attention %q, %q, %q {dropout = 1.0e-01 : f64} : tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Only splat constants have a fill command.
+
+func.func @negative_non_splat_constant(%x: tensor<2xf32> {mt.param = "x"}) -> tensor<2xf32> {
+  // expected-error @below {{'arith.constant' op cannot be lowered to the runtime: only splat float tensor constants are supported}}
+  %c = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %y = mt.add %x, %c : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+// A scalar (non-tensor) constant has no buffer.
+
+func.func @negative_scalar_constant(%x: tensor<2xf32> {mt.param = "x"}) -> tensor<2xf32> {
+  // expected-error @below {{'arith.constant' op cannot be lowered to the runtime: only splat float tensor constants are supported}}
+  %c = arith.constant 1.0 : f32
+  return %x : tensor<2xf32>
+}
+
+// -----
+
+// Ops of other dialects have no kernel.
+
+func.func @negative_other_dialect(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
+  // expected-error @below {{'arith.addf' op cannot be lowered to the runtime}}
+  %y = arith.addf %x, %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Every argument needs a role, to be bound by the runtime.
+
+// expected-error @below {{'func.func' op argument #1 has no role: mark it 'mt.param' or 'mt.input'}}
+func.func @negative_argument_without_role(%x: tensor<4xf32> {mt.param = "x"},
+                                          %y: tensor<4xf32>) -> tensor<4xf32> {
+  %z = mt.add %x, %y : tensor<4xf32>
+  return %z : tensor<4xf32>
+}
+
+// -----
+
+// Every argument must be a tensor.
+
+// expected-error @below {{'func.func' op argument #1 is not a tensor}}
+func.func @negative_non_tensor_argument(%x: tensor<4xf32> {mt.param = "x"},
+                                        %n: i32) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// The program is a straight line.
+
+// expected-error @below {{'func.func' op mt-lower-to-runtime needs a single-block function}}
+func.func @negative_multi_block(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
+  cf.br ^bb1
+^bb1:
+  return %x : tensor<4xf32>
+}
