@@ -724,19 +724,30 @@ TEST(LearningRate, ParseStyleAndValidate) {
   ASSERT_TRUE(parseStyle("constant", style).isOk());
   EXPECT_EQ(style, Style::Constant);
   expectError(parseStyle("exponential", style),
-              {"'exponential'", "constant, linear, cosine"});
+              {"(--lr-decay-style) 'exponential'",
+               "constant, linear, cosine"});
   EXPECT_EQ(style, Style::Constant);
   EXPECT_STREQ(styleName(Style::Linear), "linear");
 
   LearningRateSchedule s = schedule(Style::Cosine);
   s.warmupIters = 110;
-  expectError(s.validate(), {"warmup iterations 110", "110"});
+  expectError(s.validate(),
+              {"warmup iterations (--lr-warmup-iters) 110",
+               "below the decay iterations (--lr-decay-iters, default "
+               "--steps) 110"});
   s = schedule(Style::Cosine);
   s.minLr = 2e-3;
-  expectError(s.validate(), {"max lr", "below min lr"});
+  // Rates are spelled the shortest way that reads back exactly.
+  expectError(s.validate(),
+              {"max lr (--lr) 0.001 is below min lr (--min-lr) 0.002"});
+  s = schedule(Style::Cosine);
+  s.minLr = -1e-7;
+  expectError(s.validate(), {"min lr (--min-lr) -1e-07 is negative"});
   s = schedule(Style::Cosine);
   s.decayIters = 0;
-  expectError(s.validate(), {"decay iterations 0"});
+  expectError(s.validate(),
+              {"decay iterations (--lr-decay-iters, default --steps) 0 "
+               "must be positive"});
 }
 
 } // namespace

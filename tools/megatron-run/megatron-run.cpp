@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -287,6 +288,11 @@ public:
   /// Fails before training, not after it, when a file the run will write
   /// cannot be created.
   Status checkOutputsWritable() const {
+    struct stat info;
+    if (!options.saveParams.empty() &&
+        stat(options.saveParams.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+      return Status::error(options.saveParams +
+                           ": is a directory, not a file to save to");
     for (const std::string &path : {options.saveParams + ".tmp"}) {
       if (options.saveParams.empty())
         continue;
@@ -445,8 +451,8 @@ public:
       double norm = normId >= 0 ? executor.as<float>(normId)[0] : 0.0;
       if (!std::isfinite(loss))
         return Status::error("step " + std::to_string(step) +
-                             ": the loss is not finite (" +
-                             std::to_string(loss) + ")");
+                             ": the loss is not finite (" + number(loss) +
+                             ")");
       losses.push_back(loss);
       double tokensPerSecond = double(batchSize * seqLen) / seconds;
       if (!options.quiet) {

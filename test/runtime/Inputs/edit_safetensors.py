@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Reads, lists and rewrites safetensors files for megatron-run's tests,
+and writes token files. Safetensors need numpy; tokens only the standard
+library. No torch, so it starts fast.
+
+  edit_safetensors.py names FILE
+      prints "NAME DTYPE [d0, d1]" per tensor, sorted by name
+  edit_safetensors.py edit IN OUT [--drop NAME]... [--transpose NAME]...
+        [--f16 NAME]... [--add NAME=d0,d1]...
+      --drop removes a tensor; --transpose writes a 2-D tensor with its
+      dimensions swapped (same bytes, the other layout); --f16 stores it as
+      F16; --add appends a zero F32 tensor of that shape
+  edit_safetensors.py tokens OUT --count N --vocab V [--seed S]
+        [--put POSITION=ID]...
+      writes a little-endian uint16 token file of random ids below V, then
+      overwrites the ids at the given positions
+"""
+
+import argparse
+import json
+import random
+import struct
+
+try:
+    import numpy as np
+
+    DTYPES = {"F32": np.float32, "F16": np.float16, "I32": np.int32}
+    NAMES = {np.dtype(v): k for k, v in DTYPES.items()}
+except ImportError:  # enough for "tokens"
+    np = None
+
+
+def read(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + n])
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        array = np.frombuffer(data[8 + n + begin : 8 + n + end], dtype=DTYPES[info["dtype"]])
+        tensors[name] = array.reshape(info["shape"]).copy()
+    return tensors
+
+
+def write(path, tensors):
+    header, offset, blobs = {}, 0, []
+    for name, array in tensors.items():
+        blob = np.ascontiguousarray(array).tobytes()
+        header[name] = {
+            "dtype": NAMES[array.dtype],
+            "shape": list(array.shape),
+            "data_offsets": [offset, offset + len(blob)],
+        }
+        offset += len(blob)
+        blobs.append(blob)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for blob in blobs:
+            f.write(blob)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("names")
+    p.add_argument("file")
+    p = sub.add_parser("edit")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--drop", action="append", default=[])
+    p.add_argument("--transpose", action="append", default=[])
+    p.add_argument("--f16", action="append", default=[])
+    p.add_argument("--add", action="append", default=[])
+    p = sub.add_parser("tokens")
+    p.add_argument("output")
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--vocab", type=int, required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--put", action="append", default=[])
+    args = parser.parse_args()
+
+    if args.command == "names":
+        for name, array in sorted(read(args.file).items()):
+            print(name, NAMES[array.dtype], list(array.shape))
+    elif args.command == "edit":
+        tensors = read(args.input)
+        for name in args.drop:
+            del tensors[name]
+        for name in args.transpose:
+            tensors[name] = np.ascontiguousarray(tensors[name].T)
+        for name in args.f16:
+            tensors[name] = tensors[name].astype(np.float16)
+        for item in args.add:
+            name, shape = item.split("=")
+            tensors[name] = np.zeros([int(d) for d in shape.split(",")], np.float32)
+        write(args.output, tensors)
+    else:
+        rng = random.Random(args.seed)
+        ids = [rng.randrange(args.vocab) for _ in range(args.count)]
+        for item in args.put:
+            position, value = item.split("=")
+            ids[int(position)] = int(value)
+        with open(args.output, "wb") as f:
+            f.write(struct.pack(f"<{len(ids)}H", *ids))
+
+
+if __name__ == "__main__":
+    main()
