@@ -7,7 +7,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 
 "$root/scripts/install-deps.sh"
-"$root/scripts/build.sh" megatron-opt megatron-translate
+# Everything: the tools, the runtime and the unit-test binaries lit runs.
+"$root/scripts/build.sh"
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
