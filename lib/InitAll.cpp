@@ -8,6 +8,7 @@
 #include "passes/Analysis/Passes.h"
 #include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/MTToMTRT/Passes.h"
+#include "passes/Parallelize/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,5 +24,6 @@ void mlir::mt::registerAllMegatronPasses() {
   registerMTAnalysisPasses();
   registerMTAutodiffPasses();
   registerMTToMTRTPasses();
+  registerMTParallelizePasses();
   registerTrainPipeline();
 }

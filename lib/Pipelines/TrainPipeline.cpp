@@ -4,6 +4,7 @@
 
 #include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/MTToMTRT/Passes.h"
+#include "passes/Parallelize/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -18,6 +19,12 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
   // cost nothing at run time.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAutodiffPass());
+  ParallelizePassOptions parallel;
+  parallel.dp = options.dp;
+  parallel.tp = options.tp;
+  parallel.sp = options.sp;
+  parallel.zero = options.zero;
+  pm.addPass(createParallelizePass(parallel));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   LowerToRuntimePassOptions lowering;

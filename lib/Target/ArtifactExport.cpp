@@ -6,6 +6,8 @@
 #include "dialects/MTRT/IR/MTRTDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
@@ -76,6 +78,11 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
         entry["name"] = *buffer.getName();
       if (buffer.getAlias())
         entry["alias"] = true;
+      if (auto fullShape = buffer.getFullShapeAttr())
+        entry["shard"] = llvm::json::Object{
+            {"index", static_cast<int64_t>(*buffer.getShardIndex())},
+            {"count", static_cast<int64_t>(*buffer.getShardCount())},
+            {"full_shape", llvm::json::Array(fullShape.asArrayRef())}};
       buffers.push_back(std::move(entry));
       continue;
     }
@@ -106,8 +113,12 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
       return op.emitOpError() << "has no artifact encoding";
     }
   }
+  llvm::json::Array coords;
+  if (auto attr = program.getCoordsAttr())
+    coords = llvm::json::Array(attr.asArrayRef());
   return llvm::json::Object{
       {"rank", program.getRank()},
+      {"coords", std::move(coords)},
       {"arena_bytes", program.getArenaBytes()},
       {"persistent_bytes", program.getPersistentBytes()},
       {"buffers", std::move(buffers)},
@@ -118,11 +129,16 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
 
 LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
   llvm::json::Array ranks;
-  // The parameter table: every parameter once, with the shape of the first
-  // program that holds it.
+  // The parameter table: every parameter once, with its full shape (a
+  // sharded buffer knows it).
   llvm::json::Array params;
   llvm::StringSet<> seen;
+  llvm::json::Array gridShape;
   for (Operation &op : module.getBody()->getOperations()) {
+    if (auto grid = dyn_cast<shard::GridOp>(op)) {
+      gridShape = llvm::json::Array(grid.getShape());
+      continue;
+    }
     auto program = dyn_cast<mtrt::ProgramOp>(op);
     if (!program)
       return op.emitOpError()
@@ -137,10 +153,13 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
           !seen.insert(*buffer.getName()).second)
         continue;
       MemRefType type = buffer.getType();
+      ArrayRef<int64_t> shape = type.getShape();
+      if (auto fullShape = buffer.getFullShapeAttr())
+        shape = fullShape.asArrayRef();
       params.push_back(llvm::json::Object{
           {"name", *buffer.getName()},
           {"dtype", dtypeName(type.getElementType())},
-          {"shape", llvm::json::Array(type.getShape())}});
+          {"shape", llvm::json::Array(shape)}});
     }
   }
   if (ranks.empty())
@@ -151,6 +170,7 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
       {"format", "megatron-mlir-artifact"},
       {"version", kArtifactVersion},
       {"world_size", static_cast<int64_t>(ranks.size())},
+      {"grid", llvm::json::Object{{"shape", std::move(gridShape)}}},
       {"params", std::move(params)},
       {"ranks", std::move(ranks)},
   };
@@ -171,6 +191,7 @@ void mlir::mt::registerArtifactExportTranslation() {
       [](DialectRegistry &registry) {
         // func and mt too, so that a module not yet lowered is reported as
         // such rather than as unparsable.
-        registry.insert<mtrt::MTRTDialect, func::FuncDialect, mt::MTDialect>();
+        registry.insert<mtrt::MTRTDialect, func::FuncDialect, mt::MTDialect,
+                        shard::ShardDialect>();
       });
 }

@@ -34,6 +34,15 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
                                << attr.getValue();
     return success();
   }
+  if (name == getRngBatchAxisAttrName()) {
+    auto axis = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!axis || !axis.getType().isSignlessInteger(64) ||
+        axis.getValue().isNegative())
+      return op->emitOpError() << "attribute '" << name
+                               << "' must be a non-negative i64 grid axis, got "
+                               << attr.getValue();
+    return success();
+  }
   if (name == getParamAttrName())
     return op->emitOpError()
            << "attribute '" << name
@@ -127,6 +136,30 @@ static LogicalResult verifyParamAttr(Operation *op, Type type, bool isResult,
   return success();
 }
 
+/// `mt.full_shape` (positive dimensions) and `mt.shard_axis` (a grid axis)
+/// of a sharded argument or result.
+static LogicalResult verifyShardAttr(Operation *op, NamedAttribute attr,
+                                     const std::string &where) {
+  StringRef name = attr.getName().getValue();
+  if (name == MTDialect::getFullShapeAttrName()) {
+    auto shape = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!shape || llvm::any_of(shape.asArrayRef(),
+                               [](int64_t dim) { return dim <= 0; }))
+      return op->emitOpError() << where << ": '" << name
+                               << "' must be an array of positive i64 "
+                                  "dimensions, got "
+                               << attr.getValue();
+    return success();
+  }
+  auto axis = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!axis || !axis.getType().isSignlessInteger(64) ||
+      axis.getValue().isNegative())
+    return op->emitOpError() << where << ": '" << name
+                             << "' must be a non-negative i64 grid axis, got "
+                             << attr.getValue();
+  return success();
+}
+
 /// Attributes shared by arguments and results: `mt.param`, and `mt.state`
 /// which needs an `mt.param` beside it.
 static LogicalResult verifyParamOrState(Operation *op, Type type,
@@ -160,6 +193,8 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
   if (name == getInputAttrName())
     return verifyRoleAttr(op, attr, getInputRoles(),
                           "argument #" + Twine(argIndex));
+  if (name == getFullShapeAttrName() || name == getShardAxisAttrName())
+    return verifyShardAttr(op, attr, "argument #" + std::to_string(argIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect argument attribute '"
                              << name << "' on argument #" << argIndex;
@@ -180,6 +215,8 @@ LogicalResult MTDialect::verifyRegionResultAttribute(Operation *op,
   if (name == getOutputAttrName())
     return verifyRoleAttr(op, attr, getOutputRoles(),
                           "result #" + Twine(resultIndex));
+  if (name == getFullShapeAttrName() || name == getShardAxisAttrName())
+    return verifyShardAttr(op, attr, "result #" + std::to_string(resultIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect result attribute '"
                              << name << "' on result #" << resultIndex;

@@ -79,6 +79,22 @@ def MT_Dialect : Dialect {
     static ::llvm::ArrayRef<::llvm::StringRef> getInputRoles();
     static ::llvm::ArrayRef<::llvm::StringRef> getOutputRoles();
     static ::llvm::ArrayRef<::llvm::StringRef> getStateKinds();
+    /// Discardable op attribute on dropout and attention ops whose tensors
+    /// are split along their leading (batch) dimension across the grid axis
+    /// it names: the random stream's element index is offset by the rank's
+    /// share, so every rank draws its part of the single-device mask.
+    static constexpr ::llvm::StringLiteral getRngBatchAxisAttrName() {
+      return ::llvm::StringLiteral("mt.rng_batch_axis");
+    }
+    /// Argument or result attribute: the value is one of equal contiguous
+    /// pieces of the flattened tensor of this full shape (ZeRO sharding),
+    /// the piece of the rank's coordinate on grid axis `mt.shard_axis`.
+    static constexpr ::llvm::StringLiteral getFullShapeAttrName() {
+      return ::llvm::StringLiteral("mt.full_shape");
+    }
+    static constexpr ::llvm::StringLiteral getShardAxisAttrName() {
+      return ::llvm::StringLiteral("mt.shard_axis");
+    }
     /// Discardable op attribute: the transformer block an op belongs to.
     static constexpr ::llvm::StringLiteral getLayerAttrName() {
       return ::llvm::StringLiteral("mt.layer");

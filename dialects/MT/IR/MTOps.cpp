@@ -416,5 +416,11 @@ LogicalResult GlobalNormOp::verify() {
   return success();
 }
 
+LogicalResult SumSquaresOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "must have at least one input";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "dialects/MT/IR/MTOps.cpp.inc"

@@ -506,6 +506,35 @@ def MT_GlobalNormOp : MT_Op<"global_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def MT_SumSquaresOp : MT_Op<"sum_squares", [Pure]> {
+  let summary = "Sums the squares of all elements of all operands.";
+  let description = [{
+    `sum over operands and elements of x^2`, accumulated in double precision.
+    With gradients sharded across data-parallel ranks (ZeRO-2 and 3), the
+    global norm is the square root of this value summed over the ranks.
+
+    ```mlir
+    %ss = mt.sum_squares %g0, %g1 : tensor<384xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<MT_FloatTensor>:$inputs);
+  let results = (outs MT_ScalarF32Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+}
+
+def MT_SqrtOp : MT_Op<"sqrt", [Pure]> {
+  let summary = "Takes the square root of a scalar.";
+  let description = [{
+    ```mlir
+    %norm = mt.sqrt %ss : tensor<f32>
+    ```
+  }];
+  let arguments = (ins MT_ScalarF32Tensor:$input);
+  let results = (outs MT_ScalarF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def MT_ClipScaleOp : MT_Op<"clip_scale", [Pure]> {
   let summary = "Computes the factor that clips a gradient norm.";
   let description = [{

@@ -35,7 +35,8 @@ def MTRT_ProgramOp : MTRT_Op<"program",
     [Symbol, SingleBlock, NoTerminator, IsolatedFromAbove]> {
   let summary = "The program one rank executes per training step.";
   let description = [{
-    Holds the rank's buffers and commands in execution order.
+    Holds the rank's buffers and commands in execution order. On a device
+    grid (`shard.grid` in the module), `coords` are the rank's coordinates.
     `arena_bytes` is the size of the arena: the planned peak memory.
     `persistent_bytes` is its prefix holding what lives across steps
     (parameters, optimizer state, inputs); the rest is reused by
@@ -50,7 +51,8 @@ def MTRT_ProgramOp : MTRT_Op<"program",
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$rank,
-                       I64Attr:$arena_bytes, I64Attr:$persistent_bytes);
+                       I64Attr:$arena_bytes, I64Attr:$persistent_bytes,
+                       OptionalAttr<DenseI64ArrayAttr>:$coords);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;
@@ -64,14 +66,19 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
     parameter), `input` (named by its role: `tokens`, `lr`, ...),
     `activation`, `gradient` or `constant`. Two buffers may share bytes
     when their lifetimes do not overlap, or when one is a reshaped view of
-    the other (`alias`).
+    the other (`alias`). A ZeRO-sharded parameter or state holds piece
+    `shard_index` of `shard_count` equal contiguous pieces of the flattened
+    tensor of `full_shape`.
 
     ```mlir
     %x = mtrt.buffer {offset = 4096 : i64, kind = "activation"} : memref<2x8x16xf32>
     ```
   }];
   let arguments = (ins I64Attr:$offset, StrAttr:$kind,
-                       OptionalAttr<StrAttr>:$name, UnitAttr:$alias);
+                       OptionalAttr<StrAttr>:$name, UnitAttr:$alias,
+                       OptionalAttr<DenseI64ArrayAttr>:$full_shape,
+                       OptionalAttr<I64Attr>:$shard_index,
+                       OptionalAttr<I64Attr>:$shard_count);
   let results = (outs MTRT_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
   let hasVerifier = 1;

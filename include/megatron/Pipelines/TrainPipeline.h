@@ -11,13 +11,25 @@ namespace mt {
 
 struct TrainPipelineOptions
     : public PassPipelineOptions<TrainPipelineOptions> {
+  PassOptions::Option<int64_t> dp{*this, "dp",
+                                  llvm::cl::desc("Data-parallel ranks"),
+                                  llvm::cl::init(1)};
+  PassOptions::Option<int64_t> tp{*this, "tp",
+                                  llvm::cl::desc("Tensor-parallel ranks"),
+                                  llvm::cl::init(1)};
+  PassOptions::Option<bool> sp{
+      *this, "sp", llvm::cl::desc("Sequence parallelism (needs tp > 1)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> zero{
+      *this, "zero", llvm::cl::desc("ZeRO stage 0, 1, 2 or 3"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print each rank's memory plan"), llvm::cl::init(false)};
 };
 
-/// canonicalize, mt-autodiff, canonicalize, cse, mt-lower-to-runtime: a
-/// forward graph in, one mtrt program per rank out.
+/// canonicalize, mt-autodiff, mt-parallelize, canonicalize, cse,
+/// mt-lower-to-runtime: a forward graph in, one mtrt program per rank out.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
 /// Registers `--mt-train-pipeline`.

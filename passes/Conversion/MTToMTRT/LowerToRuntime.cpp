@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/raw_ostream.h"
@@ -39,6 +41,12 @@ struct Allocation {
   int64_t firstUse = 0;
   int64_t lastUse = 0;
   int64_t offset = 0;
+  /// Set when this allocation lives in another's bytes: a parameter's new
+  /// value written over the old one once nothing reads the old one.
+  std::optional<unsigned> redirect;
+  /// ZeRO pieces: the full shape and the grid axis of the piece index.
+  DenseI64ArrayAttr fullShape;
+  std::optional<int64_t> shardAxis;
 };
 
 int64_t tensorBytes(Type type) {
@@ -68,16 +76,35 @@ struct LowerToRuntimePass
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isExternal())
         functions.push_back(function);
-    // Every defined function becomes a program; they are the ranks.
+    // On a device grid, the one SPMD function becomes every rank's program;
+    // without one, every defined function becomes a program: the ranks.
+    SmallVector<int64_t> gridShape;
+    auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
+    if (grids.size() > 1)
+      return (void)(grids[1].emitOpError()
+                    << "mt-lower-to-runtime supports one device grid"),
+             signalPassFailure();
+    if (!grids.empty()) {
+      gridShape.assign(grids.front().getShape().begin(),
+                       grids.front().getShape().end());
+      if (functions.size() != 1)
+        return (void)(module.emitError()
+                      << "mt-lower-to-runtime: a module with a device grid "
+                         "must hold one function (the SPMD program), got "
+                      << functions.size()),
+               signalPassFailure();
+    }
     int64_t rank = 0;
     for (func::FuncOp function : functions) {
-      if (failed(lower(function, rank++)))
+      if (failed(lower(function, rank, gridShape)))
         return signalPassFailure();
+      rank += gridShape.empty() ? 1 : ShapedType::getNumElements(gridShape);
       function.erase();
     }
   }
 
-  LogicalResult lower(func::FuncOp function, int64_t rank) {
+  LogicalResult lower(func::FuncOp function, int64_t firstRank,
+                      ArrayRef<int64_t> gridShape) {
     if (!function.getBody().hasOneBlock())
       return function.emitOpError()
              << "mt-lower-to-runtime needs a single-block function";
@@ -112,6 +139,11 @@ struct LowerToRuntimePass
           function.getArgAttrOfType<StringAttr>(index, MTDialect::getStateAttrName());
       auto input =
           function.getArgAttrOfType<StringAttr>(index, MTDialect::getInputAttrName());
+      alloc.fullShape = function.getArgAttrOfType<DenseI64ArrayAttr>(
+          index, MTDialect::getFullShapeAttrName());
+      if (auto axis = function.getArgAttrOfType<IntegerAttr>(
+              index, MTDialect::getShardAxisAttrName()))
+        alloc.shardAxis = axis.getInt();
       if (param) {
         alloc.kind = state ? state.getValue().str() : "param";
         alloc.name = param.getValue().str();
@@ -141,7 +173,6 @@ struct LowerToRuntimePass
         alias(adamw.getNewParam(), adamw.getParam());
         alias(adamw.getNewExpAvg(), adamw.getExpAvg());
         alias(adamw.getNewExpAvgSq(), adamw.getExpAvgSq());
-        gradientAllocs.insert(allocOf.lookup(adamw.getGrad()));
       } else {
         for (Value result : op.getResults()) {
           Allocation alloc;
@@ -154,6 +185,11 @@ struct LowerToRuntimePass
         Allocation &alloc = allocs[allocOf.lookup(operand)];
         alloc.lastUse = std::max(alloc.lastUse, step);
       }
+      // The gradients the optimizer consumes, after any reduction: what the
+      // norm reads.
+      if (isa<GlobalNormOp, SumSquaresOp>(op))
+        for (Value operand : op.getOperands())
+          gradientAllocs.insert(allocOf.lookup(operand));
     }
     int64_t end = ops.size();
     for (Value value : ret.getOperands())
@@ -161,6 +197,36 @@ struct LowerToRuntimePass
     for (unsigned index : gradientAllocs)
       if (!allocs[index].persistent)
         allocs[index].kind = "gradient";
+
+    // A returned parameter (or state) computed into a fresh buffer, as after
+    // a ZeRO all-gather, is written over the argument it replaces: nothing
+    // reads the argument by then.
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      auto param = function.getResultAttrOfType<StringAttr>(
+          index, MTDialect::getParamAttrName());
+      if (!param)
+        continue;
+      auto state = function.getResultAttrOfType<StringAttr>(
+          index, MTDialect::getStateAttrName());
+      std::optional<unsigned> argAlloc;
+      for (BlockArgument arg : body.getArguments())
+        if (function.getArgAttr(arg.getArgNumber(),
+                                MTDialect::getParamAttrName()) == param &&
+            function.getArgAttr(arg.getArgNumber(),
+                                MTDialect::getStateAttrName()) == state)
+          argAlloc = allocOf.lookup(arg);
+      unsigned resultAlloc = allocOf.lookup(value);
+      if (!argAlloc || *argAlloc == resultAlloc)
+        continue;
+      Allocation &result = allocs[resultAlloc];
+      if (result.persistent || result.redirect ||
+          allocs[*argAlloc].lastUse >= result.firstUse ||
+          allocs[*argAlloc].bytes != result.bytes)
+        return function.emitOpError()
+               << "result #" << index << " (parameter '" << param.getValue()
+               << "') cannot be written in place of its argument";
+      result.redirect = *argAlloc;
+    }
 
     // Persistent first, in argument order; then the planned transients.
     int64_t offset = 0;
@@ -170,7 +236,7 @@ struct LowerToRuntimePass
       if (alloc.persistent) {
         alloc.offset = offset;
         offset = alignTo(offset + std::max<int64_t>(alloc.bytes, 1), alignment);
-      } else {
+      } else if (!alloc.redirect) {
         lifetimes.push_back({alloc.bytes, alloc.firstUse, alloc.lastUse});
         transient.push_back(index);
       }
@@ -180,7 +246,103 @@ struct LowerToRuntimePass
         placeBuffers(lifetimes, persistentBytes, alignment);
     for (auto [i, index] : llvm::enumerate(transient))
       allocs[index].offset = placement.offsets[i];
+    for (Allocation &alloc : allocs)
+      if (alloc.redirect)
+        alloc.offset = allocs[*alloc.redirect].offset;
     int64_t arena = placement.endBytes;
+
+    int64_t numRanks = gridShape.empty() ? 1
+                                         : ShapedType::getNumElements(gridShape);
+    for (int64_t local = 0; local < numRanks; ++local) {
+      SmallVector<int64_t> coords;
+      if (!gridShape.empty())
+        coords = delinearize(local, gridShape);
+      emitProgram(function, firstRank + local, coords, gridShape, ops, allocs,
+                  allocOf, views, persistentBytes, arena);
+    }
+    arenaBytes += arena;
+    if (printMemoryPlan)
+      printPlan(function.getName(), allocs, persistentBytes, arena);
+    return success();
+  }
+
+  static SmallVector<int64_t> delinearize(int64_t index,
+                                          ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> coords(shape.size());
+    for (int64_t dim = int64_t(shape.size()) - 1; dim >= 0; --dim) {
+      coords[dim] = index % shape[dim];
+      index /= shape[dim];
+    }
+    return coords;
+  }
+
+  /// Kernel parameters that depend on the rank: the offset of dropout's
+  /// random index for a batch-split tensor.
+  static void addRankParams(Operation *op, ArrayRef<int64_t> coords,
+                            OpBuilder &builder,
+                            SmallVectorImpl<NamedAttribute> &params) {
+    auto axis =
+        op->getAttrOfType<IntegerAttr>(MTDialect::getRngBatchAxisAttrName());
+    if (!axis || coords.empty())
+      return;
+    // Elements of the local tensor the mask is drawn over: the dropout's
+    // input, or attention's [batch, heads, seq, seq] probabilities.
+    int64_t elements;
+    if (auto dropout = dyn_cast<DropoutOp>(op)) {
+      elements = dropout.getType().getNumElements();
+    } else {
+      auto query = cast<RankedTensorType>(
+          (isa<AttentionOp>(op) ? op->getOperand(0) : op->getOperand(1))
+              .getType());
+      elements = query.getDimSize(0) * query.getDimSize(1) *
+                 query.getDimSize(2) * query.getDimSize(2);
+    }
+    params.push_back(builder.getNamedAttr(
+        "rng_offset",
+        builder.getI64IntegerAttr(coords[axis.getInt()] * elements)));
+  }
+
+  /// The runtime kernel of an upstream `shard` collective.
+  static std::optional<std::pair<StringRef, SmallVector<NamedAttribute>>>
+  collectiveKernel(Operation *op, OpBuilder &builder) {
+    auto axisOf = [&](ArrayRef<int16_t> axes) {
+      return builder.getNamedAttr("grid_axis",
+                                  builder.getI64IntegerAttr(axes.front()));
+    };
+    auto average = [&](shard::ReductionKind kind) {
+      return builder.getNamedAttr(
+          "average", builder.getBoolAttr(kind == shard::ReductionKind::Average));
+    };
+    auto tensorAxis = [&](const APInt &axis) {
+      return builder.getNamedAttr("axis",
+                                  builder.getI64IntegerAttr(axis.getSExtValue()));
+    };
+    using Kernel = std::pair<StringRef, SmallVector<NamedAttribute>>;
+    if (auto reduce = dyn_cast<shard::AllReduceOp>(op))
+      return Kernel{"all_reduce",
+                    {axisOf(reduce.getGridAxes()), average(reduce.getReduction())}};
+    if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op))
+      return Kernel{"reduce_scatter",
+                    {axisOf(scatter.getGridAxes()),
+                     average(scatter.getReduction()),
+                     tensorAxis(scatter.getScatterAxis())}};
+    if (auto gather = dyn_cast<shard::AllGatherOp>(op))
+      return Kernel{"all_gather", {axisOf(gather.getGridAxes()),
+                                   tensorAxis(gather.getGatherAxis())}};
+    if (auto slice = dyn_cast<shard::AllSliceOp>(op))
+      return Kernel{"all_slice", {axisOf(slice.getGridAxes()),
+                                  tensorAxis(slice.getSliceAxis())}};
+    return std::nullopt;
+  }
+
+  void emitProgram(func::FuncOp function, int64_t rank,
+                   ArrayRef<int64_t> coords, ArrayRef<int64_t> gridShape,
+                   ArrayRef<Operation *> ops, ArrayRef<Allocation> allocs,
+                   const DenseMap<Value, unsigned> &allocOf,
+                   const DenseSet<Value> &views, int64_t persistentBytes,
+                   int64_t arena) {
+    Block &body = function.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
 
     // Emit the program.
     OpBuilder builder(function);
@@ -188,7 +350,9 @@ struct LowerToRuntimePass
     auto program = mtrt::ProgramOp::create(
         builder, loc, builder.getStringAttr("rank" + std::to_string(rank)),
         builder.getI64IntegerAttr(rank), builder.getI64IntegerAttr(arena),
-        builder.getI64IntegerAttr(persistentBytes));
+        builder.getI64IntegerAttr(persistentBytes),
+        coords.empty() ? DenseI64ArrayAttr()
+                       : builder.getDenseI64ArrayAttr(coords));
     Block *programBody = builder.createBlock(&program.getBody());
     builder.setInsertionPointToStart(programBody);
 
@@ -196,13 +360,21 @@ struct LowerToRuntimePass
     auto bufferFor = [&](Value value) -> Value {
       if (Value buffer = buffers.lookup(value))
         return buffer;
-      const Allocation &alloc = allocs[allocOf.lookup(value)];
+      const Allocation &own = allocs[allocOf.lookup(value)];
+      const Allocation &alloc = own.redirect ? allocs[*own.redirect] : own;
+      bool sharded = alloc.fullShape && alloc.shardAxis && !coords.empty();
       auto buffer = mtrt::BufferOp::create(
           builder, value.getLoc(), memrefFor(value.getType()),
           builder.getI64IntegerAttr(alloc.offset),
           builder.getStringAttr(alloc.kind),
           alloc.name.empty() ? StringAttr() : builder.getStringAttr(alloc.name),
-          views.contains(value) ? builder.getUnitAttr() : UnitAttr());
+          views.contains(value) || own.redirect ? builder.getUnitAttr()
+                                                : UnitAttr(),
+          sharded ? alloc.fullShape : DenseI64ArrayAttr(),
+          sharded ? builder.getI64IntegerAttr(coords[*alloc.shardAxis])
+                  : IntegerAttr(),
+          sharded ? builder.getI64IntegerAttr(gridShape[*alloc.shardAxis])
+                  : IntegerAttr());
       buffers[value] = buffer;
       return buffer;
     };
@@ -227,10 +399,14 @@ struct LowerToRuntimePass
         ins.push_back(bufferFor(operand));
       for (Value result : op->getResults())
         outs.push_back(bufferFor(result));
-      mtrt::KernelOp::create(
-          builder, op->getLoc(),
-          builder.getStringAttr(op->getName().stripDialect()), ins, outs,
-          op->getAttrDictionary());
+      StringRef kernel = op->getName().stripDialect();
+      SmallVector<NamedAttribute> params(op->getAttrs());
+      if (auto collective = collectiveKernel(op, builder))
+        std::tie(kernel, params) = *collective;
+      addRankParams(op, coords, builder, params);
+      mtrt::KernelOp::create(builder, op->getLoc(),
+                             builder.getStringAttr(kernel), ins, outs,
+                             builder.getDictionaryAttr(params));
       ++numKernels;
     }
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
@@ -239,11 +415,6 @@ struct LowerToRuntimePass
       if (role)
         mtrt::OutputOp::create(builder, ret.getLoc(), role, bufferFor(value));
     }
-    arenaBytes += arena;
-
-    if (printMemoryPlan)
-      printPlan(function.getName(), allocs, persistentBytes, arena);
-    return success();
   }
 
   /// Rejects ops the runtime has no kernel for, before anything is emitted.
@@ -258,6 +429,21 @@ struct LowerToRuntimePass
       return op->emitOpError()
              << "cannot be lowered to the runtime: only splat float tensor "
                 "constants are supported";
+    }
+    if (isa<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
+            shard::AllSliceOp>(op)) {
+      auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
+      if (!axes || axes.size() != 1)
+        return op->emitOpError()
+               << "cannot be lowered to the runtime: collectives over exactly "
+                  "one grid axis are supported";
+      auto reduction =
+          op->getAttrOfType<shard::ReductionKindAttr>("reduction");
+      if (reduction && reduction.getValue() != shard::ReductionKind::Sum &&
+          reduction.getValue() != shard::ReductionKind::Average)
+        return op->emitOpError() << "cannot be lowered to the runtime: only "
+                                    "sum and average reductions are supported";
+      return success();
     }
     if (!isa<MTDialect>(op->getDialect()))
       return op->emitOpError() << "cannot be lowered to the runtime";

@@ -1,0 +1,422 @@
+//===- Parallelize.cpp - Data parallelism and ZeRO on a training step -----===//
+//
+// A training step is turned into the SPMD program of every rank:
+//
+//   1. the batch of the data inputs is split across `dp` and every op is
+//      retyped for the local share (ShapeInference);
+//   2. the loss is averaged across `dp`;
+//   3. gradients are all-reduced (ZeRO 0, 1) or reduce-scattered (ZeRO 2, 3)
+//      and the optimizer runs on the rank's piece of every flattened
+//      parameter (ZeRO >= 1), whose updated pieces are all-gathered (ZeRO 1,
+//      2) or kept as pieces (ZeRO 3, which all-gathers parameters before
+//      their uses in the forward and in the backward pass).
+//
+// Every communication decision is made here explicitly, not left to
+// sharding propagation: DESIGN.md explains why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Parallelize/Passes.h"
+
+#include "dialects/MT/IR/MTOps.h"
+#include "megatron/Analysis/ShapeInference.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+
+#define DEBUG_TYPE "mt-parallelize"
+
+namespace mlir::mt {
+#define GEN_PASS_DEF_PARALLELIZEPASS
+#include "passes/Parallelize/Passes.h.inc"
+} // namespace mlir::mt
+
+using namespace mlir;
+using namespace mlir::mt;
+
+namespace {
+
+constexpr StringLiteral kGridName = "grid";
+/// Grid axes: data-parallel ranks vary along axis 0, tensor-parallel ranks
+/// along axis 1 (fastest in the row-major rank order, as in Megatron-LM).
+constexpr int16_t kDataAxis = 0;
+
+RankedTensorType typeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+struct ParallelizePass
+    : public mt::impl::ParallelizePassBase<ParallelizePass> {
+  using ParallelizePassBase::ParallelizePassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(validateOptions(module)))
+      return signalPassFailure();
+    if (dp == 1 && tp == 1)
+      return;
+
+    OpBuilder builder(module.getBodyRegion());
+    if (!module.lookupSymbol(kGridName))
+      shard::GridOp::create(builder, module.getLoc(), kGridName,
+                            ArrayRef<int64_t>{dp, tp});
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isExternal() || function.getOps<AdamWOp>().empty())
+        continue;
+      if (failed(parallelize(function)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult validateOptions(ModuleOp module) {
+    auto error = [&]() { return module.emitError() << "mt-parallelize: "; };
+    if (dp < 1)
+      return error() << "dp must be positive, got " << dp;
+    if (tp < 1)
+      return error() << "tp must be positive, got " << tp;
+    if (zero < 0 || zero > 3)
+      return error() << "zero must be 0, 1, 2 or 3, got " << zero;
+    if (sp && tp == 1)
+      return error() << "sp (sequence parallelism) needs tp > 1";
+    if (tp == 1)
+      return success();
+    // Tensor parallelism splits attention by heads and the MLP by its
+    // width: check that the model allows it before saying it is not built.
+    WalkResult walk = module.walk([&](Operation *op) {
+      if (auto attention = dyn_cast<AttentionOp>(op)) {
+        int64_t heads = attention.getQuery().getType().getDimSize(1);
+        if (heads % tp != 0) {
+          attention.emitOpError()
+              << "has " << heads << " heads, not divisible by tp " << tp;
+          return WalkResult::interrupt();
+        }
+      }
+      if (auto gelu = dyn_cast<GeluOp>(op)) {
+        int64_t width = gelu.getType().getShape().back();
+        if (width % tp != 0) {
+          gelu.emitOpError() << "has an MLP width of " << width
+                             << ", not divisible by tp " << tp;
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    return error() << "tensor parallelism (tp = " << tp
+                   << ") is not implemented yet; only dp and zero are";
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Batch split
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult splitBatch(func::FuncOp function) {
+    Block &body = function.getBody().front();
+    DenseSet<Value> split;
+    for (BlockArgument arg : body.getArguments()) {
+      auto role = function.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), MTDialect::getInputAttrName());
+      if (!role || (role.getValue() != "tokens" && role.getValue() != "labels"))
+        continue;
+      RankedTensorType type = typeOf(arg);
+      int64_t batch = type.getDimSize(0);
+      if (batch % dp != 0)
+        return function.emitOpError()
+               << "dp " << dp << " does not divide the micro-batch of "
+               << batch << " sequences (argument '" << role.getValue()
+               << "')";
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] /= dp;
+      arg.setType(RankedTensorType::get(shape, type.getElementType()));
+      split.insert(arg);
+    }
+    for (Operation &op : body.without_terminator()) {
+      FailureOr<SmallVector<Type>> types = inferResultTypes(&op);
+      if (failed(types))
+        return failure();
+      for (auto [result, type] : llvm::zip_equal(op.getResults(), *types))
+        if (result.getType() != type) {
+          result.setType(type);
+          split.insert(result);
+        }
+      // Masks are drawn over the single-device tensor: offset the random
+      // index by the rank's share of the batch.
+      if (isa<DropoutOp, AttentionOp, AttentionGradOp>(op) &&
+          split.contains(op.getOperand(0)))
+        op.setAttr(MTDialect::getRngBatchAxisAttrName(),
+                   Builder(&op).getI64IntegerAttr(kDataAxis));
+    }
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Collectives
+  //===--------------------------------------------------------------------===//
+
+  Value allReduce(OpBuilder &b, Location loc, Value value,
+                  shard::ReductionKind kind) {
+    ++numCollectives;
+    return shard::AllReduceOp::create(b, loc, value.getType(), kGridName,
+                                      ArrayRef<int16_t>{kDataAxis}, value,
+                                      kind);
+  }
+
+  RankedTensorType flatType(RankedTensorType type, int64_t parts = 1) {
+    return RankedTensorType::get({type.getNumElements() / parts},
+                                 type.getElementType());
+  }
+
+  Value flatten(OpBuilder &b, Location loc, Value value) {
+    RankedTensorType type = typeOf(value);
+    if (type.getRank() == 1)
+      return value;
+    ReassociationIndices all;
+    for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      all.push_back(dim);
+    return tensor::CollapseShapeOp::create(b, loc, flatType(type), value,
+                                           ArrayRef<ReassociationIndices>{all});
+  }
+
+  Value unflatten(OpBuilder &b, Location loc, Value value,
+                  RankedTensorType type) {
+    if (type.getRank() == 1)
+      return value;
+    ReassociationIndices all;
+    for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      all.push_back(dim);
+    return tensor::ExpandShapeOp::create(b, loc, type, value,
+                                         ArrayRef<ReassociationIndices>{all});
+  }
+
+  /// The rank's piece of a flat tensor replicated over dp.
+  Value slicePiece(OpBuilder &b, Location loc, Value flat) {
+    return shard::AllSliceOp::create(
+        b, loc, flatType(typeOf(flat), dp), kGridName,
+        ArrayRef<int16_t>{kDataAxis}, flat, llvm::APInt(64, 0));
+  }
+
+  Value gatherPieces(OpBuilder &b, Location loc, Value piece) {
+    ++numCollectives;
+    RankedTensorType type = typeOf(piece);
+    return shard::AllGatherOp::create(
+        b, loc,
+        RankedTensorType::get({type.getNumElements() * dp},
+                              type.getElementType()),
+        kGridName, ArrayRef<int16_t>{kDataAxis}, piece, llvm::APInt(64, 0));
+  }
+
+  Value reduceScatter(OpBuilder &b, Location loc, Value flat) {
+    ++numCollectives;
+    return shard::ReduceScatterOp::create(
+        b, loc, flatType(typeOf(flat), dp), kGridName,
+        ArrayRef<int16_t>{kDataAxis}, flat, shard::ReductionKind::Average,
+        llvm::APInt(64, 0));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The step
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult parallelize(func::FuncOp function) {
+    Block &body = function.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    if (dp > 1 && failed(splitBatch(function)))
+      return failure();
+
+    auto globalNorms = llvm::to_vector(body.getOps<GlobalNormOp>());
+    auto updates = llvm::to_vector(body.getOps<AdamWOp>());
+    if (globalNorms.size() != 1)
+      return function.emitOpError()
+             << "mt-parallelize needs a training step with one mt.global_norm "
+                "(run mt-autodiff first)";
+    GlobalNormOp globalNorm = globalNorms.front();
+
+    // Averaged loss: what a single device would report.
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      auto role = function.getResultAttrOfType<StringAttr>(
+          index, MTDialect::getOutputAttrName());
+      if (!role || role.getValue() != "loss")
+        continue;
+      OpBuilder b(ret);
+      ret.setOperand(index, allReduce(b, ret.getLoc(), value,
+                                      shard::ReductionKind::Average));
+    }
+
+    if (zero > 0)
+      for (AdamWOp update : updates) {
+        int64_t numel = update.getParam().getType().getNumElements();
+        if (numel % dp != 0)
+          return update.emitOpError()
+                 << "updates a parameter of " << numel
+                 << " elements, not divisible by dp " << dp
+                 << ": ZeRO cannot split it into equal pieces";
+      }
+
+    // Gradient reduction, in front of the global norm that reads them all.
+    OpBuilder b(globalNorm);
+    Location loc = globalNorm.getLoc();
+    SmallVector<Value> reduced;
+    for (AdamWOp update : updates) {
+      Value grad = update.getGrad();
+      Value result = zero >= 2
+                         ? reduceScatter(b, loc, flatten(b, loc, grad))
+                         : allReduce(b, loc, grad,
+                                     shard::ReductionKind::Average);
+      reduced.push_back(result);
+    }
+    Value norm;
+    if (zero >= 2) {
+      // Pieces: the global norm sums their squares over the ranks.
+      Value local = SumSquaresOp::create(b, loc, reduced);
+      norm = SqrtOp::create(
+          b, loc, allReduce(b, loc, local, shard::ReductionKind::Sum));
+    } else {
+      norm = GlobalNormOp::create(b, loc, reduced);
+    }
+    globalNorm.getResult().replaceAllUsesWith(norm);
+    globalNorm.erase();
+
+    for (auto [update, grad] : llvm::zip_equal(updates, reduced))
+      if (failed(updateParameter(function, update, grad)))
+        return failure();
+
+    if (zero == 3)
+      gatherParametersBeforeUse(function);
+
+    function.setFunctionType(FunctionType::get(
+        function.getContext(), body.getArgumentTypes(),
+        ret.getOperandTypes()));
+    return success();
+  }
+
+  /// Marks argument or result `index` of `function` as a ZeRO piece.
+  void markSharded(func::FuncOp function, std::optional<unsigned> arg,
+                   std::optional<unsigned> result, RankedTensorType full) {
+    Builder b(function.getContext());
+    auto shape = b.getDenseI64ArrayAttr(full.getShape());
+    auto axis = b.getI64IntegerAttr(kDataAxis);
+    if (arg) {
+      function.setArgAttr(*arg, MTDialect::getFullShapeAttrName(), shape);
+      function.setArgAttr(*arg, MTDialect::getShardAxisAttrName(), axis);
+    }
+    if (result) {
+      function.setResultAttr(*result, MTDialect::getFullShapeAttrName(), shape);
+      function.setResultAttr(*result, MTDialect::getShardAxisAttrName(), axis);
+    }
+  }
+
+  /// Rewrites `update` to use the reduced gradient `grad`: unchanged for
+  /// ZeRO 0, on the rank's pieces for ZeRO >= 1.
+  LogicalResult updateParameter(func::FuncOp function, AdamWOp update,
+                                Value grad) {
+    if (zero == 0) {
+      update.getGradMutable().assign(grad);
+      return success();
+    }
+    auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+    auto param = dyn_cast<BlockArgument>(update.getParam());
+    auto expAvg = dyn_cast<BlockArgument>(update.getExpAvg());
+    auto expAvgSq = dyn_cast<BlockArgument>(update.getExpAvgSq());
+    if (!param || !expAvg || !expAvgSq)
+      return update.emitOpError()
+             << "mt-parallelize needs the parameter and its moments to be "
+                "function arguments";
+    RankedTensorType full = update.getParam().getType();
+    RankedTensorType pieceType = flatType(full, dp);
+
+    // The moments are pieces from now on.
+    for (BlockArgument state : {expAvg, expAvgSq}) {
+      state.setType(pieceType);
+      markSharded(function, state.getArgNumber(), std::nullopt, full);
+    }
+    OpBuilder b(update);
+    Location loc = update.getLoc();
+    Value paramPiece;
+    if (zero == 3) {
+      param.setType(pieceType);
+      markSharded(function, param.getArgNumber(), std::nullopt, full);
+      paramPiece = param;
+    } else {
+      paramPiece = slicePiece(b, loc, flatten(b, loc, param));
+    }
+    Value gradPiece = zero >= 2 ? grad : slicePiece(b, loc, flatten(b, loc, grad));
+    auto piece = AdamWOp::create(
+        b, loc, pieceType, pieceType, pieceType, paramPiece, gradPiece, expAvg,
+        expAvgSq, update.getStep(), update.getLr(), update.getBeta1(),
+        update.getBeta2(), update.getEps(), update.getWeightDecay(),
+        update.getGradScale(), update.getDecay());
+    Value newParam = zero == 3 ? piece.getNewParam()
+                               : unflatten(b, loc, gatherPieces(b, loc,
+                                                                piece.getNewParam()),
+                                           full);
+    // Results: the new parameter (full or piece) and the new moments.
+    for (OpOperand &use : llvm::make_early_inc_range(update->getUses())) {
+      if (use.getOwner() != ret)
+        return update.emitOpError()
+               << "mt-parallelize expects updated parameters to be returned "
+                  "only";
+      unsigned index = use.getOperandNumber();
+      unsigned which = cast<OpResult>(use.get()).getResultNumber();
+      Value replacement = which == 0   ? newParam
+                          : which == 1 ? piece.getNewExpAvg()
+                                       : piece.getNewExpAvgSq();
+      use.set(replacement);
+      if (which != 0 || zero == 3)
+        markSharded(function, std::nullopt, index, full);
+    }
+    update.erase();
+    return success();
+  }
+
+  /// ZeRO-3: each parameter piece is all-gathered right before its first use
+  /// in the forward pass and again before its first use in the backward
+  /// pass, so a full copy lives only while that pass needs it.
+  void gatherParametersBeforeUse(func::FuncOp function) {
+    Block &body = function.getBody().front();
+    // The forward pass ends with the op computing the loss.
+    Operation *lossOp = nullptr;
+    for (Operation &op : body)
+      if (isa<CrossEntropyOp>(op))
+        lossOp = &op;
+    for (BlockArgument arg : body.getArguments()) {
+      auto fullShape = function.getArgAttrOfType<DenseI64ArrayAttr>(
+          arg.getArgNumber(), MTDialect::getFullShapeAttrName());
+      if (!fullShape || !function.getArgAttr(arg.getArgNumber(),
+                                             MTDialect::getParamAttrName()) ||
+          function.getArgAttr(arg.getArgNumber(),
+                              MTDialect::getStateAttrName()))
+        continue;
+      auto full = RankedTensorType::get(fullShape.asArrayRef(),
+                                        typeOf(arg).getElementType());
+      SmallVector<OpOperand *> forward, backward;
+      for (OpOperand &use : arg.getUses()) {
+        Operation *user = use.getOwner();
+        if (isa<AdamWOp>(user))
+          continue;
+        bool isForward = !lossOp || user == lossOp ||
+                         user->isBeforeInBlock(lossOp);
+        (isForward ? forward : backward).push_back(&use);
+      }
+      for (auto *uses : {&forward, &backward}) {
+        if (uses->empty())
+          continue;
+        Operation *first = (*uses)[0]->getOwner();
+        for (OpOperand *use : *uses)
+          if (use->getOwner()->isBeforeInBlock(first))
+            first = use->getOwner();
+        OpBuilder b(first);
+        Value gathered =
+            unflatten(b, arg.getLoc(), gatherPieces(b, arg.getLoc(), arg), full);
+        for (OpOperand *use : *uses)
+          use->set(gathered);
+      }
+    }
+  }
+};
+} // namespace
