@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mtrt/Artifact.h"
+#include "mtrt/Communicator.h"
 #include "mtrt/CpuExecutor.h"
 #include "mtrt/LearningRate.h"
 #include "mtrt/ParamInit.h"
@@ -241,13 +242,23 @@ std::string mib(int64_t bytes) {
 /// Everything one training run binds to the program's buffers.
 class Trainer {
 public:
-  Trainer(const Options &options, const Artifact &artifact)
+  Trainer(const Options &options, const Artifact &artifact,
+          const Communicator &comm)
       : options(options), artifact(artifact),
-        program(artifact.ranks.front()) {}
+        program(artifact.ranks[comm.rank()]), comm(comm) {
+    // Data-parallel ranks lie along grid axis 0.
+    if (!artifact.gridShape.empty()) {
+      dataRank = comm.coords()[0];
+      dataRanks = artifact.gridShape[0];
+    }
+  }
 
   Status setup() {
     if (Status status = executor.init(program); !status)
-      return Status::error(options.artifact + ": rank 0: " + status.message());
+      return Status::error(options.artifact + ": rank " +
+                           std::to_string(program.rank) + ": " +
+                           status.message());
+    executor.setCommunicator(&comm);
     const BufferDesc *tokens = program.find("input", "tokens");
     const BufferDesc *labels = program.find("input", "labels");
     if (!tokens || !labels || tokens->shape.size() != 2)
@@ -318,9 +329,22 @@ public:
       if (buffer.kind != "param" || buffer.alias)
         continue;
       float *values = executor.as<float>(buffer.id);
+      // A ZeRO piece is a contiguous range of the flattened full tensor.
+      const std::vector<int64_t> &fullShape =
+          buffer.sharded() ? buffer.fullShape : buffer.shape;
+      int64_t pieceOffset = buffer.sharded() ? buffer.shardIndex * buffer.bytes()
+                                             : 0;
       if (options.loadParams.empty()) {
-        initGPT2Parameter(buffer.name, buffer.shape, layers,
-                          uint64_t(options.seed), values);
+        if (!buffer.sharded()) {
+          initGPT2Parameter(buffer.name, fullShape, layers,
+                            uint64_t(options.seed), values);
+          continue;
+        }
+        std::vector<float> full(size_t(buffer.numElements() * buffer.shardCount));
+        initGPT2Parameter(buffer.name, fullShape, layers,
+                          uint64_t(options.seed), full.data());
+        std::memcpy(values, full.data() + buffer.shardIndex * buffer.numElements(),
+                    size_t(buffer.bytes()));
         continue;
       }
       if (!file.contains(buffer.name))
@@ -332,9 +356,9 @@ public:
       if (dtype != "F32")
         return Status::error(options.loadParams + ": tensor '" + buffer.name +
                              "' has dtype " + dtype + ", expected F32");
-      if (shape != buffer.shape) {
+      if (shape != fullShape) {
         std::string expected, got;
-        for (int64_t d : buffer.shape)
+        for (int64_t d : fullShape)
           expected += (expected.empty() ? "" : ", ") + std::to_string(d);
         for (int64_t d : shape)
           got += (got.empty() ? "" : ", ") + std::to_string(d);
@@ -342,8 +366,9 @@ public:
                              "' has shape [" + got + "], expected [" +
                              expected + "]");
       }
+      // Each rank reads only its own piece of the full tensor.
       MTRT_RETURN_IF_ERROR(
-          file.readSlice(buffer.name, 0, buffer.bytes(), values));
+          file.readSlice(buffer.name, pieceOffset, buffer.bytes(), values));
     }
     return Status::ok();
   }
@@ -371,11 +396,12 @@ public:
         return Status::error("cannot create a temporary corpus file");
       close(fd);
       temporaryCorpus = name;
-      int64_t needed = options.steps * batchSize * seqLen + 1;
+      int64_t needed = options.steps * batchSize * dataRanks * seqLen + 1;
       MTRT_RETURN_IF_ERROR(corpus->writeTokenFile(path = name, needed));
     }
     MTRT_RETURN_IF_ERROR(TokenData::open(path, data));
-    return data.checkCovers(options.steps, batchSize, seqLen, vocabSize);
+    return data.checkCovers(options.steps, batchSize * dataRanks, seqLen,
+                            vocabSize);
   }
 
   void printPlan() const {
@@ -402,7 +428,7 @@ public:
   Status train() {
     std::FILE *log = nullptr;
     std::string logTemp;
-    if (!options.log.empty()) {
+    if (!options.log.empty() && comm.rank() == 0) {
       log = std::fopen(options.log.c_str(), "w");
       if (!log)
         return Status::error(options.log + ": cannot open the log for "
@@ -410,7 +436,8 @@ public:
                              std::strerror(errno) + ")");
     }
     double floor = corpus ? corpus->lossFloorNats(seqLen) : 0.0;
-    if (corpus)
+    bool speak = comm.rank() == 0;
+    if (corpus && speak)
       std::printf("data: synthetic order-%lld Markov corpus over %lld "
                   "tokens, entropy rate %.4f nats/token; loss floor for "
                   "%lld-token windows %.4f\n",
@@ -418,7 +445,7 @@ public:
                   static_cast<long long>(corpus->options().vocabSize),
                   corpus->entropyRateNats(), static_cast<long long>(seqLen),
                   floor);
-    else
+    else if (speak)
       std::printf("data: %s (%lld tokens)\n", options.data.c_str(),
                   static_cast<long long>(data.numTokens()));
     int64_t lossId = program.outputs.at("loss");
@@ -428,9 +455,7 @@ public:
                          : -1;
     for (int64_t step = 1; step <= options.steps; ++step) {
       auto start = std::chrono::steady_clock::now();
-      MTRT_RETURN_IF_ERROR(data.batch(step - 1, batchSize, seqLen,
-                                      executor.as<int32_t>(tokensId),
-                                      executor.as<int32_t>(labelsId)));
+      fillBatch(step - 1);
       // Megatron's update k runs with the schedule at k - 1 completed steps.
       double lr = schedule.at(step - 1);
       setScalar("step", double(step));
@@ -454,8 +479,9 @@ public:
                              ": the loss is not finite (" + number(loss) +
                              ")");
       losses.push_back(loss);
-      double tokensPerSecond = double(batchSize * seqLen) / seconds;
-      if (!options.quiet) {
+      double tokensPerSecond =
+          double(batchSize * dataRanks * seqLen) / seconds;
+      if (!options.quiet && comm.rank() == 0) {
         std::printf("step %5lld/%lld | loss %.4f", static_cast<long long>(step),
                     static_cast<long long>(options.steps), loss);
         if (corpus)
@@ -490,18 +516,31 @@ public:
     double recent = 0;
     for (size_t i = losses.size() - window; i < losses.size(); ++i)
       recent += losses[i] / double(window);
-    std::printf("loss: first step %.4f, mean of the last %zu steps %.4f",
-                losses.front(), window, recent);
-    if (corpus)
-      std::printf(", corpus floor %.4f (gap %.4f)", floor, recent - floor);
-    std::printf("\n");
-    std::printf("peak memory: planned %lld B, measured %lld B (%s)\n",
-                static_cast<long long>(program.arenaBytes),
-                static_cast<long long>(executor.measuredPeakBytes()),
-                program.arenaBytes == executor.measuredPeakBytes()
-                    ? "equal"
-                    : "DIFFERENT");
-    if (program.arenaBytes != executor.measuredPeakBytes())
+    if (speak) {
+      std::printf("loss: first step %.4f, mean of the last %zu steps %.4f",
+                  losses.front(), window, recent);
+      if (corpus)
+        std::printf(", corpus floor %.4f (gap %.4f)", floor, recent - floor);
+      std::printf("\n");
+    }
+    // Every rank's planned and measured peak, printed by rank 0.
+    int64_t peaks[2] = {program.arenaBytes, executor.measuredPeakBytes()};
+    std::vector<uint8_t> all;
+    MTRT_RETURN_IF_ERROR(comm.gatherToRoot(peaks, sizeof(peaks), all));
+    bool equal = true;
+    for (int r = 0; speak && r < comm.size(); ++r) {
+      int64_t planned, measured;
+      std::memcpy(&planned, all.data() + r * sizeof(peaks), 8);
+      std::memcpy(&measured, all.data() + r * sizeof(peaks) + 8, 8);
+      equal &= planned == measured;
+      std::string who =
+          comm.size() == 1 ? std::string() : " (rank " + std::to_string(r) + ")";
+      std::printf("peak memory%s: planned %lld B, measured %lld B (%s)\n",
+                  who.c_str(), static_cast<long long>(planned),
+                  static_cast<long long>(measured),
+                  planned == measured ? "equal" : "DIFFERENT");
+    }
+    if (!comm.allAgree(equal))
       return Status::error("measured peak memory differs from the plan");
     return Status::ok();
   }
@@ -509,24 +548,52 @@ public:
   Status save() {
     if (options.saveParams.empty())
       return Status::ok();
+    // Full, unsharded tensors whatever the layout, so that a checkpoint
+    // written under one layout loads under any other. Every rank takes part
+    // in gathering ZeRO pieces; rank 0 writes.
     std::vector<std::pair<std::string, HostTensor>> tensors;
     for (const ParamDesc &param : artifact.params) {
       const BufferDesc *buffer = program.find("param", param.name);
       if (!buffer)
         return Status::error(options.artifact + ": parameter '" + param.name +
                              "' of the parameter table has no buffer in "
-                             "rank 0's program");
+                             "rank " + std::to_string(program.rank) +
+                             "'s program");
       HostTensor tensor;
       tensor.dtype = "F32";
       tensor.shape = param.shape;
       const uint8_t *bytes = executor.as<uint8_t>(buffer->id);
-      tensor.bytes.assign(bytes, bytes + buffer->bytes());
+      if (!buffer->sharded()) {
+        tensor.bytes.assign(bytes, bytes + buffer->bytes());
+      } else {
+        std::vector<uint8_t> pieces, indices;
+        int64_t index = buffer->shardIndex;
+        MTRT_RETURN_IF_ERROR(comm.gatherToRoot(bytes, buffer->bytes(), pieces));
+        MTRT_RETURN_IF_ERROR(comm.gatherToRoot(&index, sizeof(index), indices));
+        if (comm.rank() == 0) {
+          tensor.bytes.resize(size_t(buffer->bytes() * buffer->shardCount));
+          for (int r = 0; r < comm.size(); ++r) {
+            int64_t piece;
+            std::memcpy(&piece, indices.data() + r * sizeof(piece),
+                        sizeof(piece));
+            std::memcpy(tensor.bytes.data() + piece * buffer->bytes(),
+                        pieces.data() + r * buffer->bytes(),
+                        size_t(buffer->bytes()));
+          }
+        }
+      }
       tensors.emplace_back(param.name, std::move(tensor));
     }
-    MTRT_RETURN_IF_ERROR(writeSafetensors(options.saveParams, tensors));
-    std::printf("saved %zu parameters to %s\n", tensors.size(),
-                options.saveParams.c_str());
-    return Status::ok();
+    Status written = Status::ok();
+    if (comm.rank() == 0) {
+      written = writeSafetensors(options.saveParams, tensors);
+      if (written)
+        std::printf("saved %zu parameters to %s\n", tensors.size(),
+                    options.saveParams.c_str());
+    }
+    if (!comm.allAgree(written.isOk()) && written)
+      return Status::error("rank 0 could not save the parameters");
+    return written;
   }
 
   ~Trainer() {
@@ -537,6 +604,22 @@ public:
   int64_t batchSize = 0, seqLen = 0, vocabSize = 0;
 
 private:
+  /// This rank's samples of the global batch of `step` (0-based): sample i
+  /// of the step starts at token ((step * B) + i) * S, with B the global
+  /// batch, and data-parallel rank r holds samples r * b .. r * b + b - 1.
+  void fillBatch(int64_t step) {
+    int32_t *inputs = executor.as<int32_t>(tokensId);
+    int32_t *labels = executor.as<int32_t>(labelsId);
+    int64_t globalBatch = batchSize * dataRanks;
+    for (int64_t i = 0; i < batchSize; ++i) {
+      int64_t start = (step * globalBatch + dataRank * batchSize + i) * seqLen;
+      for (int64_t t = 0; t < seqLen; ++t) {
+        inputs[i * seqLen + t] = data.token(start + t);
+        labels[i * seqLen + t] = data.token(start + t + 1);
+      }
+    }
+  }
+
   void setScalar(const char *role, double value) {
     executor.as<float>(scalars.at(role))[0] = float(value);
   }
@@ -544,6 +627,8 @@ private:
   const Options &options;
   const Artifact &artifact;
   const RankProgram &program;
+  const Communicator &comm;
+  int64_t dataRank = 0, dataRanks = 1;
   CpuExecutor executor;
   LearningRateSchedule schedule;
   TokenData data;
@@ -558,34 +643,68 @@ int fail(const Status &status) {
   return 1;
 }
 
+/// An error only some ranks may see: each failing rank reports it with its
+/// rank, and every rank stops.
+int failTogether(const Status &status, const Communicator &comm) {
+  if (comm.allAgree(status.isOk()))
+    return 0;
+  if (!status) {
+    std::string prefix =
+        comm.size() == 1 ? "" : "rank " + std::to_string(comm.rank()) + ": ";
+    std::fprintf(stderr, "megatron-run: error: %s%s\n", prefix.c_str(),
+                 status.message().c_str());
+  }
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  Communicator comm;
+  if (Status status = Communicator::init(argc, argv, comm); !status)
+    return fail(status);
+  // Errors every rank sees alike are reported once, by rank 0.
+  bool speak = comm.rank() == 0;
+  auto failOnce = [&](const Status &status) { return speak ? fail(status) : 1; };
   Options options;
   if (Status status = parseOptions(argc, argv, options); !status)
-    return fail(status);
+    return failOnce(status);
   Artifact artifact;
   if (Status status = loadArtifact(options.artifact, artifact); !status)
-    return fail(status);
-  if (artifact.worldSize != 1)
-    return fail(Status::error(
+    return failOnce(status);
+  if (artifact.worldSize != comm.size())
+    return failOnce(Status::error(
         options.artifact + ": compiled for " +
-        std::to_string(artifact.worldSize) +
-        " ranks; this build of megatron-run runs single-rank artifacts"));
-  Trainer trainer(options, artifact);
-  if (Status status = trainer.setup(); !status)
-    return fail(status);
-  std::printf("megatron-run: %s, 1 rank, micro-batch %lld x %lld tokens, "
-              "vocab %lld, %lld steps\n",
-              options.artifact.c_str(),
-              static_cast<long long>(trainer.batchSize),
-              static_cast<long long>(trainer.seqLen),
-              static_cast<long long>(trainer.vocabSize),
-              static_cast<long long>(options.steps));
-  trainer.printPlan();
-  if (Status status = trainer.train(); !status)
-    return fail(status);
-  if (Status status = trainer.save(); !status)
-    return fail(status);
+        std::to_string(artifact.worldSize) + " ranks but launched on " +
+        std::to_string(comm.size()) + " (run it under mpirun -np " +
+        std::to_string(artifact.worldSize) + ")"));
+  if (Status status = comm.setGrid(artifact.gridShape); !status)
+    return failOnce(status);
+  Trainer trainer(options, artifact, comm);
+  if (int code = failTogether(trainer.setup(), comm))
+    return code;
+  if (speak) {
+    std::printf("megatron-run: %s, %d rank%s, micro-batch %lld x %lld tokens "
+                "per rank, vocab %lld, %lld steps\n",
+                options.artifact.c_str(), comm.size(),
+                comm.size() == 1 ? "" : "s",
+                static_cast<long long>(trainer.batchSize),
+                static_cast<long long>(trainer.seqLen),
+                static_cast<long long>(trainer.vocabSize),
+                static_cast<long long>(options.steps));
+    trainer.printPlan();
+  }
+  if (Status status = trainer.train(); !status) {
+    // Other ranks may be waiting in a collective: end them all.
+    fail(Status::error((comm.size() == 1
+                            ? std::string()
+                            : "rank " + std::to_string(comm.rank()) + ": ") +
+                       status.message()));
+    if (comm.size() > 1)
+      comm.abort(1);
+    return 1;
+  }
+  if (int code = failTogether(trainer.save(), comm))
+    return code;
   return 0;
 }

@@ -4,10 +4,12 @@
 // `megatron-translate --export-artifact`:
 //
 //   {"format": "megatron-mlir-artifact", "version": 1, "world_size": W,
+//    "grid": {"shape": [dp, tp]},                   empty shape: no grid
 //    "params": [{"name", "dtype", "shape"}],          full, unsharded shapes
-//    "ranks": [{"rank", "arena_bytes", "persistent_bytes",
+//    "ranks": [{"rank", "coords", "arena_bytes", "persistent_bytes",
 //               "buffers": [{"id", "offset", "dtype", "shape", "kind",
-//                            "name"?, "alias"?}],
+//                            "name"?, "alias"?,
+//                            "shard"?: {"index", "count", "full_shape"}}],
 //               "commands": [{"kernel", "ins": [id], "outs": [id],
 //                             "params": {name: number or bool}}],
 //               "outputs": {"loss": id, "grad_norm": id}}]}
@@ -49,7 +51,13 @@ struct BufferDesc {
   std::string kind;
   std::string name;
   bool alias = false;
+  /// A ZeRO piece: piece `shardIndex` of `shardCount` equal contiguous pieces
+  /// of the flattened tensor of `fullShape` (empty when not sharded).
+  std::vector<int64_t> fullShape;
+  int64_t shardIndex = 0;
+  int64_t shardCount = 1;
 
+  bool sharded() const { return !fullShape.empty(); }
   int64_t numElements() const;
   int64_t bytes() const { return numElements() * dtypeSize(dtype); }
 };
@@ -69,6 +77,8 @@ struct Command {
 
 struct RankProgram {
   int64_t rank = 0;
+  /// Coordinates on the device grid (empty without one).
+  std::vector<int64_t> coords;
   int64_t arenaBytes = 0;
   int64_t persistentBytes = 0;
   std::vector<BufferDesc> buffers; // indexed by id
@@ -89,6 +99,8 @@ struct ParamDesc {
 struct Artifact {
   int64_t version = 0;
   int64_t worldSize = 0;
+  /// The device grid: axis 0 data-parallel, axis 1 tensor-parallel ranks.
+  std::vector<int64_t> gridShape;
   std::vector<ParamDesc> params;
   std::vector<RankProgram> ranks;
 };

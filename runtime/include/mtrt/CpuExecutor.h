@@ -10,6 +10,7 @@
 #define MTRT_CPUEXECUTOR_H
 
 #include "mtrt/Artifact.h"
+#include "mtrt/Communicator.h"
 
 #include <cstdint>
 #include <memory>
@@ -26,6 +27,10 @@ public:
   /// Checks every command (known kernel, operand counts and types) and
   /// allocates the zeroed arena. Errors name the command and kernel.
   Status init(const RankProgram &program);
+
+  /// The ranks collectives run among; required by programs with
+  /// collectives.
+  void setCommunicator(const Communicator *comm) { communicator = comm; }
 
   /// Host address of a buffer.
   void *data(int64_t bufferId) const;
@@ -44,8 +49,10 @@ public:
 
 private:
   Status runCommand(const Command &command, uint64_t seed, uint64_t step);
+  Status runCollective(const Command &command);
 
   const RankProgram *prog = nullptr;
+  const Communicator *communicator = nullptr;
   uint8_t *arena = nullptr;
   int64_t measuredPeak = 0;
 };

@@ -185,6 +185,20 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                          std::to_string(kArtifactVersion) +
                          " (recompile the model with this release)");
   artifact.worldSize = reader.integer(document, "world_size", "artifact");
+  if (document.contains("grid")) {
+    const json *grid =
+        reader.field(document, "grid", "artifact", json::value_t::object);
+    if (grid && grid->contains("shape"))
+      for (const json &dim : reader.array(*grid, "shape", "artifact.grid")) {
+        if (!dim.is_number_integer() || dim.get<int64_t>() <= 0) {
+          reader.fail("artifact.grid.shape",
+                      "dimensions must be positive integers, got " +
+                          dim.dump());
+          break;
+        }
+        artifact.gridShape.push_back(dim.get<int64_t>());
+      }
+  }
 
   const json &params = reader.array(document, "params", "artifact");
   for (size_t i = 0; i < params.size() && reader.ok(); ++i) {
@@ -202,6 +216,16 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
     const json &rank = ranks[r];
     RankProgram program;
     program.rank = reader.integer(rank, "rank", where);
+    if (rank.contains("coords"))
+      for (const json &coord : reader.array(rank, "coords", where)) {
+        if (!coord.is_number_integer() || coord.get<int64_t>() < 0) {
+          reader.fail(where + ".coords",
+                      "coordinates must be non-negative integers, got " +
+                          coord.dump());
+          break;
+        }
+        program.coords.push_back(coord.get<int64_t>());
+      }
     program.arenaBytes = reader.integer(rank, "arena_bytes", where);
     program.persistentBytes = reader.integer(rank, "persistent_bytes", where);
 
@@ -217,6 +241,30 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       if (buffers[b].contains("name"))
         buffer.name = reader.string(buffers[b], "name", at);
       buffer.alias = buffers[b].value("alias", false);
+      if (buffers[b].contains("shard")) {
+        const json *shard = reader.field(buffers[b], "shard", at,
+                                         json::value_t::object);
+        if (shard) {
+          buffer.shardIndex = reader.integer(*shard, "index", at + ".shard");
+          buffer.shardCount = reader.integer(*shard, "count", at + ".shard");
+          buffer.fullShape = reader.shape(
+              json{{"shape", reader.array(*shard, "full_shape", at + ".shard")}},
+              at + ".shard.full_shape");
+          int64_t full = 1;
+          for (int64_t dim : buffer.fullShape)
+            full *= dim;
+          if (reader.ok() &&
+              (buffer.shardCount <= 0 || buffer.shardIndex < 0 ||
+               buffer.shardIndex >= buffer.shardCount ||
+               full != buffer.numElements() * buffer.shardCount))
+            reader.fail(at + ".shard",
+                        "piece " + std::to_string(buffer.shardIndex) + " of " +
+                            std::to_string(buffer.shardCount) + " of " +
+                            std::to_string(full) +
+                            " elements does not match the buffer's " +
+                            std::to_string(buffer.numElements()));
+        }
+      }
       if (!reader.ok())
         break;
       if (buffer.id != static_cast<int64_t>(b))
@@ -272,17 +320,20 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       }
 
     // Parameter buffers must match the parameter table.
+    // (Aliases are reshaped views of a parameter's bytes: not checked.)
     for (const BufferDesc &buffer : program.buffers) {
-      if (!reader.ok() || buffer.kind != "param")
+      if (!reader.ok() || buffer.kind != "param" || buffer.alias)
         continue;
       bool found = false;
       for (const ParamDesc &param : artifact.params)
         if (param.name == buffer.name) {
           found = true;
-          if (param.shape != buffer.shape)
+          if (param.shape !=
+              (buffer.sharded() ? buffer.fullShape : buffer.shape))
             reader.fail(where + ".buffers[" + std::to_string(buffer.id) + "]",
                         "parameter '" + buffer.name + "' has shape " +
-                            shapeString(buffer.shape) +
+                            shapeString(buffer.sharded() ? buffer.fullShape
+                                                         : buffer.shape) +
                             " but the parameter table says " +
                             shapeString(param.shape));
         }
@@ -303,6 +354,20 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                            "]: parameter '" + artifact.params[i].name +
                            "' is held by no rank's program");
   }
+  int64_t gridSize = 1;
+  for (int64_t dim : artifact.gridShape)
+    gridSize *= dim;
+  if (!artifact.gridShape.empty() && gridSize != artifact.worldSize)
+    return Status::error(path + ": the grid has " + std::to_string(gridSize) +
+                         " ranks but world_size is " +
+                         std::to_string(artifact.worldSize));
+  for (const RankProgram &program : artifact.ranks)
+    if (program.coords.size() != artifact.gridShape.size())
+      return Status::error(path + ": rank " + std::to_string(program.rank) +
+                           " has " + std::to_string(program.coords.size()) +
+                           " coordinates for a grid of " +
+                           std::to_string(artifact.gridShape.size()) +
+                           " axes");
   if (static_cast<int64_t>(artifact.ranks.size()) != artifact.worldSize)
     return Status::error(path + ": world_size is " +
                          std::to_string(artifact.worldSize) + " but " +

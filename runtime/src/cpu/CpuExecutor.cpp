@@ -47,6 +47,12 @@ const std::map<std::string, KernelSignature> &kernelSignatures() {
       {"clip_scale", {2, 1}},
       {"adamw", {11, 3}},
       {"fill", {0, 1}},
+      {"sum_squares", {-1, 1}},
+      {"sqrt", {1, 1}},
+      {"all_reduce", {1, 1}},
+      {"reduce_scatter", {1, 1}},
+      {"all_gather", {1, 1}},
+      {"all_slice", {1, 1}},
   };
   return signatures;
 }
@@ -77,6 +83,55 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
 } // namespace
 
 CpuExecutor::~CpuExecutor() { std::free(arena); }
+
+Status CpuExecutor::runCollective(const Command &command) {
+  const std::string &k = command.kernel;
+  const BufferDesc &input = prog->buffers[command.ins[0]];
+  const BufferDesc &output = prog->buffers[command.outs[0]];
+  const float *in = as<float>(command.ins[0]);
+  float *out = as<float>(command.outs[0]);
+  int64_t axis = int64_t(command.get("grid_axis", 0));
+  bool average = command.get("average", 0) != 0;
+  if (!communicator)
+    return Status::error("a collective needs the run's communicator");
+  if (axis < 0 || axis >= int64_t(communicator->coords().size()))
+    return Status::error("grid axis " + std::to_string(axis) +
+                         " is not an axis of the device grid");
+  // Pieces are split along the tensor's leading dimension, contiguous in
+  // memory; other axes are not lowered yet.
+  if (command.get("axis", 0) != 0)
+    return Status::error("only collectives along tensor axis 0 are supported");
+  int64_t parts = communicator->groupSize(axis);
+  if (k == "all_reduce") {
+    if (out != in)
+      std::memcpy(out, in, size_t(output.bytes()));
+    return communicator->allReduce(axis, out, output.numElements(), average);
+  }
+  if (k == "reduce_scatter") {
+    if (input.numElements() != output.numElements() * parts)
+      return Status::error("reduce-scatter of " +
+                           std::to_string(input.numElements()) +
+                           " elements into pieces of " +
+                           std::to_string(output.numElements()) + " over " +
+                           std::to_string(parts) + " ranks");
+    return communicator->reduceScatter(axis, in, out, output.numElements(),
+                                       average);
+  }
+  if (input.numElements() * (k == "all_gather" ? parts : 1) !=
+      output.numElements() * (k == "all_slice" ? parts : 1))
+    return Status::error(k + " of " + std::to_string(input.numElements()) +
+                         " elements into " +
+                         std::to_string(output.numElements()) + " over " +
+                         std::to_string(parts) + " ranks");
+  if (k == "all_gather")
+    return communicator->allGather(axis, in, out, input.numElements());
+  // all_slice: this rank's piece of a tensor every rank holds; no
+  // communication.
+  int64_t count = output.numElements();
+  std::memcpy(out, in + communicator->groupIndex(axis) * count,
+              size_t(output.bytes()));
+  return Status::ok();
+}
 
 Status CpuExecutor::init(const RankProgram &program) {
   prog = &program;
@@ -163,6 +218,9 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
   };
   auto scalar = [&](size_t i) { return double(in(i)[0]); };
   cpu::RngKey key{seed, step};
+  // Where this rank's part of a batch-split tensor starts in the
+  // single-device random stream.
+  uint64_t rngOffset = uint64_t(command.get("rng_offset", 0));
   uint32_t stream = uint32_t(command.get("rng_stream", 0));
   const std::string &k = command.kernel;
 
@@ -203,7 +261,7 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
     cpu::geluGrad(in(0), in(1), out(0), outDesc(0).numElements());
   } else if (k == "dropout") {
     cpu::dropout(in(0), out(0), outDesc(0).numElements(),
-                 command.get("probability", 0.0), stream, key);
+                 command.get("probability", 0.0), stream, key, rngOffset);
   } else if (k == "matmul") {
     const BufferDesc &a = inDesc(0), &b = inDesc(1), &c = outDesc(0);
     bool ta = command.get("transpose_a", 0) != 0;
@@ -243,10 +301,11 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
     double p = command.get("dropout", 0.0);
     if (k == "attention")
       cpu::attention(in(0), in(1), in(2), out(0), batch, heads, seq, headDim,
-                     scale, p, stream, key);
+                     scale, p, stream, key, rngOffset);
     else
       cpu::attentionGrad(in(0), in(1), in(2), in(3), out(0), out(1), out(2),
-                         batch, heads, seq, headDim, scale, p, stream, key);
+                         batch, heads, seq, headDim, scale, p, stream, key,
+                         rngOffset);
   } else if (k == "cross_entropy") {
     int64_t vocab = lastDim(inDesc(0));
     out(0)[0] = cpu::crossEntropy(in(0), ids(1), inDesc(1).numElements(), vocab);
@@ -275,6 +334,16 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
     cpu::adamw(out(0), in(1), out(1), out(2), outDesc(0).numElements(),
                scalar(5), scalar(6), scalar(7), scalar(8), scalar(9),
                int64_t(stepCount), scalar(10), command.get("decay", 0) != 0);
+  } else if (k == "sum_squares") {
+    double sum = 0;
+    for (size_t i = 0; i < command.ins.size(); ++i)
+      sum += cpu::sumOfSquares(in(i), inDesc(i).numElements());
+    out(0)[0] = float(sum);
+  } else if (k == "sqrt") {
+    out(0)[0] = std::sqrt(in(0)[0]);
+  } else if (k == "all_reduce" || k == "reduce_scatter" || k == "all_gather" ||
+             k == "all_slice") {
+    return runCollective(command);
   } else if (k == "fill") {
     std::fill_n(out(0), outDesc(0).numElements(),
                 float(command.get("value", 0.0)));

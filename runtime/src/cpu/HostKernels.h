@@ -288,20 +288,23 @@ void geluGrad(const T *dY, const T *x, T *dX, int64_t n) {
 }
 
 /// Inverted dropout: y = x / (1 - p) where dropoutKeep says so, else 0. The
-/// element index is the position in the flat tensor, so a prefix of the
-/// tensor draws the same mask as the whole. p == 0 copies (bit-exactly).
+/// element index is `indexOffset` plus the position in the flat tensor, so a
+/// prefix of the tensor draws the same mask as the whole, and a rank holding
+/// a later part of the batch (offset by the elements before it) draws its
+/// part of the single-device mask. p == 0 copies (bit-exactly).
 /// Dropout is linear, so its gradient is this same kernel applied to dY with
 /// the forward's stream and key.
 template <typename T>
 void dropout(const T *x, T *y, int64_t n, double p, uint32_t stream,
-             RngKey key) {
+             RngKey key, uint64_t indexOffset = 0) {
   if (p <= 0.0) {
     std::copy(x, x + n, y);
     return;
   }
   double scale = detail::dropoutScale(p);
   for (int64_t i = 0; i < n; ++i)
-    y[i] = dropoutKeep(key, stream, uint64_t(i), p) ? T(double(x[i]) * scale)
+    y[i] = dropoutKeep(key, stream, indexOffset + uint64_t(i), p)
+               ? T(double(x[i]) * scale)
                                                     : T(0);
 }
 
@@ -387,7 +390,8 @@ void softmaxRow(const T *qi, const T *k, int64_t i, int64_t headDim,
 template <typename T>
 void attention(const T *q, const T *k, const T *v, T *out, int64_t batch,
                int64_t heads, int64_t seq, int64_t headDim, double scale,
-               double p, uint32_t stream, RngKey key) {
+               double p, uint32_t stream, RngKey key,
+               uint64_t indexOffset = 0) {
   std::vector<double> probs(seq), acc(headDim);
   double keepScale = detail::dropoutScale(p);
   for (int64_t bh = 0; bh < batch * heads; ++bh) {
@@ -397,7 +401,7 @@ void attention(const T *q, const T *k, const T *v, T *out, int64_t batch,
     for (int64_t i = 0; i < seq; ++i) {
       detail::softmaxRow(qh + i * headDim, kh, i, headDim, scale, probs.data());
       if (p > 0.0) {
-        uint64_t rowIndex = uint64_t((bh * seq + i) * seq);
+        uint64_t rowIndex = indexOffset + uint64_t((bh * seq + i) * seq);
         for (int64_t j = 0; j <= i; ++j)
           probs[j] = dropoutKeep(key, stream, rowIndex + uint64_t(j), p)
                          ? probs[j] * keepScale
@@ -429,7 +433,7 @@ template <typename T>
 void attentionGrad(const T *dOut, const T *q, const T *k, const T *v, T *dQ,
                    T *dK, T *dV, int64_t batch, int64_t heads, int64_t seq,
                    int64_t headDim, double scale, double p, uint32_t stream,
-                   RngKey key) {
+                   RngKey key, uint64_t indexOffset = 0) {
   std::vector<double> probs(seq), dProbs(seq), accQ(headDim);
   std::vector<double> accK(seq * headDim), accV(seq * headDim);
   double keepScale = detail::dropoutScale(p);
@@ -443,7 +447,7 @@ void attentionGrad(const T *dOut, const T *q, const T *k, const T *v, T *dQ,
       const T *qi = qh + i * headDim;
       const T *dOi = dOh + i * headDim;
       detail::softmaxRow(qi, kh, i, headDim, scale, probs.data());
-      uint64_t rowIndex = uint64_t((bh * seq + i) * seq);
+      uint64_t rowIndex = indexOffset + uint64_t((bh * seq + i) * seq);
       // dP = the gradient w.r.t. the softmax output, through the dropout;
       // dV takes the dropped-out probabilities.
       double rowDot = 0;

@@ -1,0 +1,76 @@
+//===- Communicator.h - The ranks of a run and their collectives -*- C++ -*-=//
+//
+// One process per rank, launched by mpirun (or any MPI launcher); a process
+// started alone is a world of one. On a device grid, the collectives of an
+// axis run among the ranks whose coordinates differ only on that axis, as
+// `shard` collectives with `grid_axes = [axis]` mean.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_COMMUNICATOR_H
+#define MTRT_COMMUNICATOR_H
+
+#include "mtrt/Status.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mtrt {
+
+class Communicator {
+public:
+  /// Initializes MPI once per process.
+  static Status init(int &argc, char **&argv, Communicator &comm);
+  Communicator() = default;
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+  ~Communicator();
+
+  int rank() const { return worldRank; }
+  int size() const { return worldSize; }
+
+  /// Builds one group per grid axis for this rank. An empty shape is a grid
+  /// of one axis holding every rank.
+  Status setGrid(const std::vector<int64_t> &shape);
+  const std::vector<int64_t> &coords() const { return myCoords; }
+  int64_t groupSize(int64_t axis) const;
+  int64_t groupIndex(int64_t axis) const { return myCoords[axis]; }
+
+  /// In place: sum (or average) of `data` over the axis' group.
+  Status allReduce(int64_t axis, float *data, int64_t count,
+                   bool average) const;
+  /// `in` holds groupSize * count elements; `out` receives this rank's
+  /// `count`-element piece of their sum (or average) over the group.
+  Status reduceScatter(int64_t axis, const float *in, float *out,
+                       int64_t count, bool average) const;
+  /// `out` receives the `count`-element pieces of every group member, in
+  /// group order.
+  Status allGather(int64_t axis, const float *in, float *out,
+                   int64_t count) const;
+
+  /// Whole world: rank 0 receives every rank's `bytes` (equal sizes), in
+  /// rank order; other ranks receive nothing.
+  Status gatherToRoot(const void *in, int64_t bytes,
+                      std::vector<uint8_t> &out) const;
+  /// Whole world: true when `ok` is true on every rank.
+  bool allAgree(bool ok) const;
+  /// Whole world: the sum of `value` over the ranks.
+  int64_t sum(int64_t value) const;
+  /// Ends every rank of the run: used after an error that other ranks,
+  /// waiting in a collective, cannot see.
+  [[noreturn]] void abort(int code) const;
+
+private:
+  int worldRank = 0;
+  int worldSize = 1;
+  bool initialized = false;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> myCoords;
+  /// MPI communicators, one per grid axis (MPI_Comm is an int or a pointer
+  /// depending on the MPI; stored opaquely so this header needs no mpi.h).
+  std::vector<void *> groups;
+};
+
+} // namespace mtrt
+
+#endif // MTRT_COMMUNICATOR_H

@@ -1,0 +1,144 @@
+//===- MpiCommunicator.cpp - Collectives of CPU ranks over MPI ------------===//
+
+#include "mtrt/Communicator.h"
+
+// The C API only: the deprecated C++ bindings would need their own library.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace mtrt;
+
+namespace {
+// OpenMPI's MPI_Comm is a pointer; the groups are kept as heap copies so
+// that the header stays independent of the MPI implementation.
+MPI_Comm &commOf(void *group) { return *static_cast<MPI_Comm *>(group); }
+
+Status check(int code, const char *what) {
+  if (code == MPI_SUCCESS)
+    return Status::ok();
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return Status::error(std::string("MPI ") + what + " failed: " +
+                       std::string(text, length));
+}
+} // namespace
+
+Status Communicator::init(int &argc, char **&argv, Communicator &comm) {
+  int done = 0;
+  MPI_Initialized(&done);
+  if (!done)
+    MTRT_RETURN_IF_ERROR(check(MPI_Init(&argc, &argv), "initialization"));
+  comm.initialized = !done;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &comm.worldRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &comm.worldSize);
+  return Status::ok();
+}
+
+Communicator::~Communicator() {
+  for (void *group : groups) {
+    MPI_Comm_free(&commOf(group));
+    delete static_cast<MPI_Comm *>(group);
+  }
+  if (initialized)
+    MPI_Finalize();
+}
+
+Status Communicator::setGrid(const std::vector<int64_t> &gridShape) {
+  shape = gridShape.empty() ? std::vector<int64_t>{worldSize} : gridShape;
+  int64_t total = 1;
+  for (int64_t dim : shape)
+    total *= dim;
+  if (total != worldSize)
+    return Status::error("the device grid has " + std::to_string(total) +
+                         " ranks but the run has " +
+                         std::to_string(worldSize));
+  // Row-major coordinates: the last axis varies fastest.
+  myCoords.assign(shape.size(), 0);
+  int64_t rest = worldRank;
+  for (int64_t axis = int64_t(shape.size()) - 1; axis >= 0; --axis) {
+    myCoords[axis] = rest % shape[axis];
+    rest /= shape[axis];
+  }
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    // Ranks that agree on every other axis form the group.
+    int64_t color = 0;
+    for (size_t other = 0; other < shape.size(); ++other)
+      color = color * shape[other] + (other == axis ? 0 : myCoords[other]);
+    auto *group = new MPI_Comm;
+    Status status = check(MPI_Comm_split(MPI_COMM_WORLD, int(color),
+                                         int(myCoords[axis]), group),
+                          "group creation");
+    if (!status) {
+      delete group;
+      return status;
+    }
+    groups.push_back(group);
+  }
+  return Status::ok();
+}
+
+int64_t Communicator::groupSize(int64_t axis) const { return shape[axis]; }
+
+Status Communicator::allReduce(int64_t axis, float *data, int64_t count,
+                               bool average) const {
+  MTRT_RETURN_IF_ERROR(check(MPI_Allreduce(MPI_IN_PLACE, data, int(count),
+                                           MPI_FLOAT, MPI_SUM,
+                                           commOf(groups[axis])),
+                             "all-reduce"));
+  if (average)
+    for (int64_t i = 0; i < count; ++i)
+      data[i] /= float(shape[axis]);
+  return Status::ok();
+}
+
+Status Communicator::reduceScatter(int64_t axis, const float *in, float *out,
+                                   int64_t count, bool average) const {
+  MTRT_RETURN_IF_ERROR(check(MPI_Reduce_scatter_block(in, out, int(count),
+                                                      MPI_FLOAT, MPI_SUM,
+                                                      commOf(groups[axis])),
+                             "reduce-scatter"));
+  if (average)
+    for (int64_t i = 0; i < count; ++i)
+      out[i] /= float(shape[axis]);
+  return Status::ok();
+}
+
+Status Communicator::allGather(int64_t axis, const float *in, float *out,
+                               int64_t count) const {
+  return check(MPI_Allgather(in, int(count), MPI_FLOAT, out, int(count),
+                             MPI_FLOAT, commOf(groups[axis])),
+               "all-gather");
+}
+
+Status Communicator::gatherToRoot(const void *in, int64_t bytes,
+                                  std::vector<uint8_t> &out) const {
+  if (worldRank == 0)
+    out.resize(size_t(bytes) * size_t(worldSize));
+  return check(MPI_Gather(in, int(bytes), MPI_BYTE,
+                          worldRank == 0 ? out.data() : nullptr, int(bytes),
+                          MPI_BYTE, 0, MPI_COMM_WORLD),
+               "gather");
+}
+
+bool Communicator::allAgree(bool ok) const {
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+int64_t Communicator::sum(int64_t value) const {
+  long long mine = value, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return all;
+}
+
+void Communicator::abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);
+}
