@@ -113,18 +113,18 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
       return op.emitOpError() << "has no artifact encoding";
     }
   }
-  llvm::json::Array coords;
-  if (auto attr = program.getCoordsAttr())
-    coords = llvm::json::Array(attr.asArrayRef());
-  return llvm::json::Object{
+  llvm::json::Object json{
       {"rank", program.getRank()},
-      {"coords", std::move(coords)},
       {"arena_bytes", program.getArenaBytes()},
       {"persistent_bytes", program.getPersistentBytes()},
       {"buffers", std::move(buffers)},
       {"commands", std::move(commands)},
       {"outputs", std::move(outputs)},
   };
+  // Only ranks of a device grid have coordinates.
+  if (auto coords = program.getCoordsAttr())
+    json["coords"] = llvm::json::Array(coords.asArrayRef());
+  return json;
 }
 
 LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
@@ -170,10 +170,11 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
       {"format", "megatron-mlir-artifact"},
       {"version", kArtifactVersion},
       {"world_size", static_cast<int64_t>(ranks.size())},
-      {"grid", llvm::json::Object{{"shape", std::move(gridShape)}}},
       {"params", std::move(params)},
       {"ranks", std::move(ranks)},
   };
+  if (!gridShape.empty())
+    artifact["grid"] = llvm::json::Object{{"shape", std::move(gridShape)}};
   os << llvm::formatv("{0}", llvm::json::Value(std::move(artifact))) << "\n";
   return success();
 }
