@@ -2,6 +2,7 @@
 
 #include "megatron/Pipelines/TrainPipeline.h"
 
+#include "passes/Analysis/Passes.h"
 #include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/MTToMTRT/Passes.h"
 #include "passes/Parallelize/Passes.h"
@@ -30,6 +31,7 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
   LowerToRuntimePassOptions lowering;
   lowering.printMemoryPlan = options.printMemoryPlan;
   pm.addPass(createLowerToRuntimePass(lowering));
+  pm.addPass(createVerifyCollectivesPass());
 }
 
 void mlir::mt::registerTrainPipeline() {

@@ -51,4 +51,25 @@ def PrintModelSummaryPass : Pass<"mt-print-model-summary", "ModuleOp"> {
   let dependentDialects = ["::mlir::mt::MTDialect"];
 }
 
+def VerifyCollectivesPass : Pass<"mt-verify-collectives", "ModuleOp"> {
+  let summary = "Checks that every rank issues matching collectives.";
+  let description = [{
+    A collective completes only when every rank of its group issues it, with
+    the same shape and type, in the same order; otherwise training hangs,
+    the most common failure of parallel training. This pass checks it before
+    anything runs: for each axis of the device grid (`shard.grid`) and each
+    group of ranks that differ only on that axis, every rank's program must
+    issue the same sequence of collectives on that axis (kernel, reduction,
+    tensor axis, input and output types) as the group's first rank.
+
+    A mismatch fails the pass with an error at the later rank's command and
+    a note at the first rank's, naming both ranks and both commands; a rank
+    that issues fewer or more collectives than its group is an error naming
+    the count of each.
+
+    Runs on `mtrt.program`s (the output of `mt-lower-to-runtime`); modules
+    without a grid have nothing to check.
+  }];
+}
+
 #endif // MEGATRON_PASSES_ANALYSIS_PASSES_TD
