@@ -39,3 +39,13 @@ except (OSError, subprocess.SubprocessError):
 # Before the default %python, which would otherwise match first.
 config.substitutions.insert(0, ("%torch_python", python_torch))
 config.substitutions.append(("%unittests_dir", os.path.join(config.megatron_obj_root, "unittests")))
+
+# CPU ranks: OpenMPI's launcher. --allow-run-as-root because CI runs as root,
+# --oversubscribe because tests start more ranks than the machine has cores.
+import shutil
+
+mpirun = shutil.which("mpirun")
+if mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", mpirun + " --allow-run-as-root --oversubscribe"))
