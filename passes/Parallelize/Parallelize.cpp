@@ -258,18 +258,24 @@ struct ParallelizePass
                  << ": ZeRO cannot split it into equal pieces";
       }
 
-    // Gradient reduction, in front of the global norm that reads them all.
-    OpBuilder b(globalNorm);
-    Location loc = globalNorm.getLoc();
+    // Each gradient is reduced as soon as it is complete, right after the op
+    // that computes it: under ZeRO-2 and 3 the full gradient then dies at
+    // once instead of every full gradient living until the optimizer, and
+    // the communication can overlap the rest of the backward pass.
     SmallVector<Value> reduced;
     for (AdamWOp update : updates) {
       Value grad = update.getGrad();
+      OpBuilder g(function.getContext());
+      g.setInsertionPointAfterValue(grad);
+      Location gradLoc = grad.getLoc();
       Value result = zero >= 2
-                         ? reduceScatter(b, loc, flatten(b, loc, grad))
-                         : allReduce(b, loc, grad,
+                         ? reduceScatter(g, gradLoc, flatten(g, gradLoc, grad))
+                         : allReduce(g, gradLoc, grad,
                                      shard::ReductionKind::Average);
       reduced.push_back(result);
     }
+    OpBuilder b(globalNorm);
+    Location loc = globalNorm.getLoc();
     Value norm;
     if (zero >= 2) {
       // Pieces: the global norm sums their squares over the ranks.
