@@ -20,14 +20,17 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
   // cost nothing at run time.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAutodiffPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // After the cleanups: CSE would merge ZeRO-3's second all-gather of a
+  // parameter (before the backward pass) into the first, keeping every full
+  // parameter alive through the whole backward pass.
   ParallelizePassOptions parallel;
   parallel.dp = options.dp;
   parallel.tp = options.tp;
   parallel.sp = options.sp;
   parallel.zero = options.zero;
   pm.addPass(createParallelizePass(parallel));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
   LowerToRuntimePassOptions lowering;
   lowering.printMemoryPlan = options.printMemoryPlan;
   pm.addPass(createLowerToRuntimePass(lowering));

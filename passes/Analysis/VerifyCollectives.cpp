@@ -47,6 +47,7 @@ std::string describe(mtrt::KernelOp kernel) {
   llvm::interleaveComma(kernel.getIns().getTypes(), os);
   os << " -> ";
   llvm::interleaveComma(kernel.getOuts().getTypes(), os);
+  os << " with " << kernel.getParams();
   return text;
 }
 
@@ -67,8 +68,30 @@ struct VerifyCollectivesPass
                               << "-axis device grid";
         return signalPassFailure();
       }
-      byCoords[std::vector<int64_t>(coords.asArrayRef().begin(),
-                                    coords.asArrayRef().end())] = program;
+      std::vector<int64_t> key(coords.asArrayRef().begin(),
+                               coords.asArrayRef().end());
+      for (size_t axis = 0; axis < key.size(); ++axis)
+        if (key[axis] < 0 || key[axis] >= shape[axis]) {
+          program.emitOpError()
+              << "has coordinate " << key[axis] << " on grid axis " << axis
+              << ", outside the grid's " << shape[axis];
+          return signalPassFailure();
+        }
+      auto [it, inserted] = byCoords.try_emplace(key, program);
+      if (!inserted) {
+        InFlightDiagnostic diag = program.emitOpError()
+                                  << "has the same coordinates as rank "
+                                  << it->second.getRank();
+        diag.attachNote(it->second.getLoc()) << "the other rank is here";
+        return signalPassFailure();
+      }
+    }
+    if (int64_t(byCoords.size()) != ShapedType::getNumElements(shape)) {
+      module.emitError() << "mt-verify-collectives: the device grid has "
+                         << ShapedType::getNumElements(shape)
+                         << " ranks but the module holds "
+                         << byCoords.size() << " programs";
+      return signalPassFailure();
     }
     for (int64_t axis = 0; axis < int64_t(shape.size()); ++axis)
       for (auto &[coords, program] : byCoords) {

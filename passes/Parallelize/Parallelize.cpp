@@ -61,26 +61,40 @@ struct ParallelizePass
     if (dp == 1 && tp == 1)
       return;
 
-    OpBuilder builder(module.getBodyRegion());
-    if (!module.lookupSymbol(kGridName))
-      shard::GridOp::create(builder, module.getLoc(), kGridName,
-                            ArrayRef<int64_t>{dp, tp});
-    for (auto function : module.getOps<func::FuncOp>()) {
-      if (function.isExternal() || function.getOps<AdamWOp>().empty())
-        continue;
+    SmallVector<func::FuncOp> steps;
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal() && !function.getOps<AdamWOp>().empty())
+        steps.push_back(function);
+    if (steps.empty())
+      return;
+    // The grid the collectives run on: created here, or an existing one of
+    // exactly this shape.
+    SmallVector<int64_t> shape = {dp.getValue(), tp.getValue()};
+    if (auto grid = module.lookupSymbol<shard::GridOp>(kGridName)) {
+      if (grid.getShape() != ArrayRef<int64_t>(shape)) {
+        InFlightDiagnostic diag = grid.emitOpError() << "has shape ";
+        llvm::interleave(grid.getShape(), diag, "x");
+        diag << " but mt-parallelize needs " << dp.getValue() << "x"
+             << tp.getValue() << " (dp x tp)";
+        return signalPassFailure();
+      }
+    } else {
+      OpBuilder builder(module.getBodyRegion());
+      shard::GridOp::create(builder, module.getLoc(), kGridName, shape);
+    }
+    for (func::FuncOp function : steps)
       if (failed(parallelize(function)))
         return signalPassFailure();
-    }
   }
 
   LogicalResult validateOptions(ModuleOp module) {
     auto error = [&]() { return module.emitError() << "mt-parallelize: "; };
     if (dp < 1)
-      return error() << "dp must be positive, got " << dp;
+      return error() << "dp must be positive, got " << dp.getValue();
     if (tp < 1)
-      return error() << "tp must be positive, got " << tp;
+      return error() << "tp must be positive, got " << tp.getValue();
     if (zero < 0 || zero > 3)
-      return error() << "zero must be 0, 1, 2 or 3, got " << zero;
+      return error() << "zero must be 0, 1, 2 or 3, got " << zero.getValue();
     if (sp && tp == 1)
       return error() << "sp (sequence parallelism) needs tp > 1";
     if (tp == 1)
@@ -92,7 +106,8 @@ struct ParallelizePass
         int64_t heads = attention.getQuery().getType().getDimSize(1);
         if (heads % tp != 0) {
           attention.emitOpError()
-              << "has " << heads << " heads, not divisible by tp " << tp;
+              << "has " << heads << " heads, not divisible by tp "
+              << tp.getValue();
           return WalkResult::interrupt();
         }
       }
@@ -100,7 +115,7 @@ struct ParallelizePass
         int64_t width = gelu.getType().getShape().back();
         if (width % tp != 0) {
           gelu.emitOpError() << "has an MLP width of " << width
-                             << ", not divisible by tp " << tp;
+                             << ", not divisible by tp " << tp.getValue();
           return WalkResult::interrupt();
         }
       }
@@ -108,7 +123,7 @@ struct ParallelizePass
     });
     if (walk.wasInterrupted())
       return failure();
-    return error() << "tensor parallelism (tp = " << tp
+    return error() << "tensor parallelism (tp = " << tp.getValue()
                    << ") is not implemented yet; only dp and zero are";
   }
 
@@ -128,7 +143,7 @@ struct ParallelizePass
       int64_t batch = type.getDimSize(0);
       if (batch % dp != 0)
         return function.emitOpError()
-               << "dp " << dp << " does not divide the micro-batch of "
+               << "dp " << dp.getValue() << " does not divide the micro-batch of "
                << batch << " sequences (argument '" << role.getValue()
                << "')";
       SmallVector<int64_t> shape(type.getShape());
@@ -254,7 +269,7 @@ struct ParallelizePass
         if (numel % dp != 0)
           return update.emitOpError()
                  << "updates a parameter of " << numel
-                 << " elements, not divisible by dp " << dp
+                 << " elements, not divisible by dp " << dp.getValue()
                  << ": ZeRO cannot split it into equal pieces";
       }
 

@@ -173,7 +173,7 @@ module {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
     %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
     mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 0 : i64}
-    // expected-error @below {{'mtrt.kernel' op collective #1 of rank 1 (reduce_scatter on grid axis 0 of memref<4xf32> -> memref<4xf32>) does not match collective #1 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32>): the ranks would hang}}
+    // expected-error @below {{'mtrt.kernel' op collective #1 of rank 1 (reduce_scatter on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, axis = 0 : i64, grid_axis = 0 : i64}) does not match collective #1 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 0 : i64}): the ranks would hang}}
     mtrt.kernel "reduce_scatter" ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, axis = 0 : i64, grid_axis = 0 : i64}
   }
 }
@@ -195,7 +195,7 @@ module {
   mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
     %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32>) does not match collective #0 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32>): the ranks would hang}}
+    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = false, grid_axis = 0 : i64}) does not match collective #0 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 0 : i64}): the ranks would hang}}
     mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = false, grid_axis = 0 : i64}
   }
 }
@@ -215,7 +215,7 @@ module {
   mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<2x2xf32>
     %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4x4xf32>
-    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_gather on grid axis 0 of memref<2x2xf32> -> memref<4x4xf32>) does not match collective #0 of rank 0 (all_gather on grid axis 0 of memref<2x2xf32> -> memref<4x4xf32>): the ranks would hang}}
+    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_gather on grid axis 0 of memref<2x2xf32> -> memref<4x4xf32> with {axis = 1 : i64, grid_axis = 0 : i64}) does not match collective #0 of rank 0 (all_gather on grid axis 0 of memref<2x2xf32> -> memref<4x4xf32> with {axis = 0 : i64, grid_axis = 0 : i64}): the ranks would hang}}
     mtrt.kernel "all_gather" ins(%a : memref<2x2xf32>) outs(%b : memref<4x4xf32>) {axis = 1 : i64, grid_axis = 0 : i64}
   }
 }
@@ -236,7 +236,7 @@ module {
   mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<8xf32>
     %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<8xf32>
-    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_reduce on grid axis 0 of memref<8xf32> -> memref<8xf32>) does not match collective #0 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32>): the ranks would hang}}
+    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_reduce on grid axis 0 of memref<8xf32> -> memref<8xf32> with {average = true, grid_axis = 0 : i64}) does not match collective #0 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 0 : i64}): the ranks would hang}}
     mtrt.kernel "all_reduce" ins(%a : memref<8xf32>) outs(%b : memref<8xf32>) {average = true, grid_axis = 0 : i64}
   }
 }
@@ -256,7 +256,7 @@ module {
   mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xbf16>
     %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xbf16>
-    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_reduce on grid axis 0 of memref<4xbf16> -> memref<4xbf16>) does not match collective #0 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32>): the ranks would hang}}
+    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_reduce on grid axis 0 of memref<4xbf16> -> memref<4xbf16> with {average = true, grid_axis = 0 : i64}) does not match collective #0 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 0 : i64}): the ranks would hang}}
     mtrt.kernel "all_reduce" ins(%a : memref<4xbf16>) outs(%b : memref<4xbf16>) {average = true, grid_axis = 0 : i64}
   }
 }
@@ -317,7 +317,7 @@ module {
   mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 0, 1>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
     %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<8xf32>
-    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_gather on grid axis 1 of memref<4xf32> -> memref<8xf32>) does not match collective #0 of rank 0 (all_reduce on grid axis 1 of memref<4xf32> -> memref<4xf32>): the ranks would hang}}
+    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_gather on grid axis 1 of memref<4xf32> -> memref<8xf32> with {axis = 0 : i64, grid_axis = 1 : i64}) does not match collective #0 of rank 0 (all_reduce on grid axis 1 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 1 : i64}): the ranks would hang}}
     mtrt.kernel "all_gather" ins(%a : memref<4xf32>) outs(%b : memref<8xf32>) {axis = 0 : i64, grid_axis = 1 : i64}
   }
 }

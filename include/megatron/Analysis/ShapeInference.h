@@ -14,8 +14,9 @@
 namespace mlir::mt {
 
 /// The result types `op` has given its current operand types: for mt ops,
-/// `tensor.collapse_shape`, splat `arith.constant` (unchanged) and upstream
-/// `shard` collectives. Fails with a diagnostic for other ops.
+/// `tensor.collapse_shape` and splat `arith.constant` (unchanged). Fails
+/// with a diagnostic for other ops, `tensor.expand_shape` included: which of
+/// its result dimensions takes a changed source dimension is ambiguous.
 FailureOr<SmallVector<Type>> inferResultTypes(Operation *op);
 
 } // namespace mlir::mt

@@ -25,11 +25,14 @@ struct TrainPipelineOptions
       llvm::cl::init(0)};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
-      llvm::cl::desc("Print each rank's memory plan"), llvm::cl::init(false)};
+      llvm::cl::desc("Print the memory plan (every rank of an SPMD program "
+                     "has the same)"),
+      llvm::cl::init(false)};
 };
 
-/// canonicalize, mt-autodiff, mt-parallelize, canonicalize, cse,
-/// mt-lower-to-runtime: a forward graph in, one mtrt program per rank out.
+/// canonicalize, mt-autodiff, canonicalize, cse, mt-parallelize,
+/// mt-lower-to-runtime, mt-verify-collectives: a forward graph in, one mtrt
+/// program per rank out.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
 /// Registers `--mt-train-pipeline`.
