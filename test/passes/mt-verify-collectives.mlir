@@ -345,3 +345,41 @@ module {
   mtrt.program @negative_short_coords attributes {rank = 0 : i64, coords = array<i64: 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
   }
 }
+
+// -----
+
+// A coordinate outside the grid.
+
+module {
+  shard.grid @grid(shape = 2x1)
+  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+  // expected-error @below {{'mtrt.program' op has coordinate 2 on grid axis 0, outside the grid's 2}}
+  mtrt.program @negative_outside attributes {rank = 1 : i64, coords = array<i64: 2, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+}
+
+// -----
+
+// Two programs with the same coordinates.
+
+module {
+  shard.grid @grid(shape = 2x1)
+  // expected-note @below {{the other rank is here}}
+  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+  // expected-error @below {{'mtrt.program' op has the same coordinates as rank 0}}
+  mtrt.program @negative_same_coords attributes {rank = 1 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+}
+
+// -----
+
+// A rank of the grid has no program.
+
+// expected-error @below {{mt-verify-collectives: the device grid has 2 ranks but the module holds 1 programs}}
+module {
+  shard.grid @grid(shape = 2x1)
+  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+}
