@@ -47,8 +47,9 @@ ArenaPlacement mlir::mt::placeBuffers(llvm::ArrayRef<BufferLifetime> buffers,
       conflicts.push_back(
           {begin, begin + alignTo(std::max<int64_t>(o.bytes, 1), alignment)});
     }
-    llvm::sort(conflicts,
-               [](const Placed &a, const Placed &b) { return a.begin < b.begin; });
+    llvm::sort(conflicts, [](const Placed &a, const Placed &b) {
+      return a.begin < b.begin;
+    });
     // Lowest gap that fits.
     int64_t offset = baseOffset;
     for (const Placed &c : conflicts) {

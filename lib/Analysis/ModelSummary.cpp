@@ -16,8 +16,7 @@ bool mlir::mt::hasModelParameters(FunctionOpInterface function) {
   return false;
 }
 
-FailureOr<ModelSummary>
-mlir::mt::summarizeModel(FunctionOpInterface function) {
+FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
   ModelSummary summary;
   bool foundTokens = false;
   for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {

@@ -58,7 +58,8 @@ FailureOr<SmallVector<Type>> mlir::mt::inferResultTypes(Operation *op) {
         RankedTensorType lhs = typeOf(op.getLhs()), rhs = typeOf(op.getRhs());
         int64_t rank = lhs.getRank();
         SmallVector<int64_t> shape(lhs.getShape().drop_back(2));
-        shape.push_back(lhs.getDimSize(op.getTransposeA() ? rank - 1 : rank - 2));
+        shape.push_back(
+            lhs.getDimSize(op.getTransposeA() ? rank - 1 : rank - 2));
         int64_t rhsRank = rhs.getRank();
         shape.push_back(
             rhs.getDimSize(op.getTransposeB() ? rhsRank - 2 : rhsRank - 1));
@@ -67,9 +68,9 @@ FailureOr<SmallVector<Type>> mlir::mt::inferResultTypes(Operation *op) {
       .Case([](SplitHeadsOp op) -> Result {
         RankedTensorType input = op.getInput().getType();
         RankedTensorType old = typeOf(op.getResult(0));
-        RankedTensorType type = withShape(
-            old, {input.getDimSize(0), old.getDimSize(1), input.getDimSize(1),
-                  old.getDimSize(3)});
+        RankedTensorType type =
+            withShape(old, {input.getDimSize(0), old.getDimSize(1),
+                            input.getDimSize(1), old.getDimSize(3)});
         return SmallVector<Type>(op.getNumResults(), type);
       })
       .Case([](MergeHeadsOp op) -> Result {

@@ -84,8 +84,7 @@ public:
   FailureOr<int64_t> positiveInt(StringRef key) {
     const llvm::json::Value *value = object.get(key);
     if (!value)
-      return emitError(loc) << "config is missing required key '" << key
-                            << "'";
+      return emitError(loc) << "config is missing required key '" << key << "'";
     return positiveInt(key, *value);
   }
 
@@ -207,8 +206,8 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
       !assign(config.hiddenSize, reader.positiveInt("n_embd")) ||
       !assign(config.numLayers, reader.positiveInt("n_layer")) ||
       !assign(config.numHeads, reader.positiveInt("n_head")) ||
-      !assign(config.innerSize, reader.optionalPositiveInt(
-                                    "n_inner", 4 * config.hiddenSize)) ||
+      !assign(config.innerSize,
+              reader.optionalPositiveInt("n_inner", 4 * config.hiddenSize)) ||
       !assign(config.layerNormEpsilon,
               reader.positiveNumber("layer_norm_epsilon", 1e-5)) ||
       !assign(config.embeddingDropout, reader.probability("embd_pdrop", 0.1)) ||
@@ -245,9 +244,8 @@ public:
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
     builder.setInsertionPointToEnd(module->getBody());
 
-    auto tokenType =
-        RankedTensorType::get({shape.batchSize, shape.seqLength},
-                              builder.getI32Type());
+    auto tokenType = RankedTensorType::get({shape.batchSize, shape.seqLength},
+                                           builder.getI32Type());
     SmallVector<Type> argTypes = {tokenType, tokenType};
     for (const Parameter &param : params)
       argTypes.push_back(RankedTensorType::get(param.shape, floatType));
@@ -369,16 +367,16 @@ private:
                     builder.getF64FloatAttr(config.attentionDropout),
                     /*scale=*/nullptr, /*rng_stream=*/nullptr))
             .getResult();
-    Value merged = inLayer(MergeHeadsOp::create(builder, loc, activation(d),
-                                                attended))
-                       .getResult();
+    Value merged =
+        inLayer(MergeHeadsOp::create(builder, loc, activation(d), attended))
+            .getResult();
     Value projected = linear(merged, p + "attn.c_proj", d);
     return dropout(projected, config.residualDropout);
   }
 
   Value mlpBlock(Value x, const std::string &p) {
-    Value h = linear(layerNorm(x, p + "ln_2"), p + "mlp.c_fc",
-                     config.innerSize);
+    Value h =
+        linear(layerNorm(x, p + "ln_2"), p + "mlp.c_fc", config.innerSize);
     h = inLayer(GeluOp::create(builder, loc, h)).getResult();
     h = linear(h, p + "mlp.c_proj", config.hiddenSize);
     return dropout(h, config.residualDropout);
@@ -388,11 +386,9 @@ private:
     int64_t d = config.hiddenSize;
     Value x = EmbeddingOp::create(builder, loc, activation(d),
                                   param("wte.weight"), ids);
-    Value positions =
-        PositionEmbeddingOp::create(
-            builder, loc,
-            RankedTensorType::get({shape.seqLength, d}, floatType),
-            param("wpe.weight"));
+    Value positions = PositionEmbeddingOp::create(
+        builder, loc, RankedTensorType::get({shape.seqLength, d}, floatType),
+        param("wpe.weight"));
     x = BiasAddOp::create(builder, loc, x.getType(), x, positions);
     x = dropout(x, config.embeddingDropout);
 
@@ -405,14 +401,13 @@ private:
     currentLayer = -1;
 
     x = layerNorm(x, "ln_f");
-    Value head = param(config.tieWordEmbeddings ? "wte.weight"
-                                                : "lm_head.weight");
+    Value head =
+        param(config.tieWordEmbeddings ? "wte.weight" : "lm_head.weight");
     Value logits = MatmulOp::create(builder, loc, activation(config.vocabSize),
                                     x, head, /*transpose_a=*/false,
                                     /*transpose_b=*/true);
-    return CrossEntropyOp::create(builder, loc,
-                                  RankedTensorType::get({}, floatType), logits,
-                                  labels);
+    return CrossEntropyOp::create(
+        builder, loc, RankedTensorType::get({}, floatType), logits, labels);
   }
 
   const GPT2Config &config;
@@ -474,8 +469,8 @@ void mlir::mt::registerHFConfigImportTranslation() {
          MLIRContext *context) -> OwningOpRef<Operation *> {
         const llvm::MemoryBuffer *buffer =
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
-        Location loc = FileLineColLoc::get(
-            context, buffer->getBufferIdentifier(), 1, 1);
+        Location loc =
+            FileLineColLoc::get(context, buffer->getBufferIdentifier(), 1, 1);
         FailureOr<GPT2Config> config =
             parseGPT2Config(buffer->getBuffer(), loc);
         if (failed(config))

@@ -51,9 +51,8 @@ static FailureOr<llvm::json::Object> paramsToJson(mtrt::KernelOp kernel) {
     else if (auto s = dyn_cast<StringAttr>(value))
       params[name] = s.getValue();
     else
-      return kernel.emitOpError()
-             << "parameter '" << name << "' has no artifact encoding: "
-             << value;
+      return kernel.emitOpError() << "parameter '" << name
+                                  << "' has no artifact encoding: " << value;
   }
   return params;
 }
@@ -101,12 +100,12 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
                                             {"outs", idsOf(kernel.getOuts())},
                                             {"params", std::move(*params)}});
     } else if (auto fill = dyn_cast<mtrt::FillOp>(op)) {
-      commands.push_back(
-          llvm::json::Object{{"kernel", "fill"},
-                             {"ins", llvm::json::Array()},
-                             {"outs", idsOf(fill.getBuffer())},
-                             {"params", llvm::json::Object{
-                                            {"value", fill.getValue().convertToDouble()}}}});
+      commands.push_back(llvm::json::Object{
+          {"kernel", "fill"},
+          {"ins", llvm::json::Array()},
+          {"outs", idsOf(fill.getBuffer())},
+          {"params",
+           llvm::json::Object{{"value", fill.getValue().convertToDouble()}}}});
     } else if (auto output = dyn_cast<mtrt::OutputOp>(op)) {
       outputs[output.getRole()] = ids.lookup(output.getBuffer());
     } else {
@@ -156,10 +155,10 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
       ArrayRef<int64_t> shape = type.getShape();
       if (auto fullShape = buffer.getFullShapeAttr())
         shape = fullShape.asArrayRef();
-      params.push_back(llvm::json::Object{
-          {"name", *buffer.getName()},
-          {"dtype", dtypeName(type.getElementType())},
-          {"shape", llvm::json::Array(shape)}});
+      params.push_back(
+          llvm::json::Object{{"name", *buffer.getName()},
+                             {"dtype", dtypeName(type.getElementType())},
+                             {"shape", llvm::json::Array(shape)}});
     }
   }
   if (ranks.empty())

@@ -32,8 +32,7 @@ struct PrintModelSummaryPass
       os << "model @" << function.getName() << "\n"
          << "  layers: " << summary->numLayers << "\n"
          << "  parameters: " << summary->numParameters << "\n"
-         << "  tokens per micro-batch: " << summary->tokensPerMicroBatch
-         << "\n"
+         << "  tokens per micro-batch: " << summary->tokensPerMicroBatch << "\n"
          << "  training FLOPs per token: " << summary->trainingFlopsPerToken()
          << " (6N = " << summary->parameterFlopsPerToken
          << ", attention = " << summary->attentionFlopsPerToken << ")\n"

@@ -89,8 +89,8 @@ struct VerifyCollectivesPass
     if (int64_t(byCoords.size()) != ShapedType::getNumElements(shape)) {
       module.emitError() << "mt-verify-collectives: the device grid has "
                          << ShapedType::getNumElements(shape)
-                         << " ranks but the module holds "
-                         << byCoords.size() << " programs";
+                         << " ranks but the module holds " << byCoords.size()
+                         << " programs";
       return signalPassFailure();
     }
     for (int64_t axis = 0; axis < int64_t(shape.size()); ++axis)
@@ -128,8 +128,8 @@ struct VerifyCollectivesPass
           actual[i].emitOpError()
           << "collective #" << i << " of rank " << other.getRank() << " ("
           << describe(actual[i]) << ") does not match collective #" << i
-          << " of rank " << first.getRank() << " ("
-          << describe(expected[i]) << "): the ranks would hang";
+          << " of rank " << first.getRank() << " (" << describe(expected[i])
+          << "): the ranks would hang";
       diag.attachNote(expected[i].getLoc())
           << "rank " << first.getRank() << "'s collective #" << i << " is here";
       return failure();

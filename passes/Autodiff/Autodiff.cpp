@@ -33,8 +33,8 @@ namespace {
 
 /// The run-time scalars a training step takes, in argument order.
 constexpr StringLiteral kScalarRoles[] = {
-    "step", "lr", "adam_beta1", "adam_beta2", "adam_eps", "weight_decay",
-    "clip_grad"};
+    "step",     "lr",           "adam_beta1", "adam_beta2",
+    "adam_eps", "weight_decay", "clip_grad"};
 
 /// Builds the backward pass of one function. Gradient ops are created at the
 /// builder's insertion point and tagged with the `mt.layer` of the forward op
@@ -75,8 +75,7 @@ private:
     Location loc = current ? current->getLoc() : builder.getUnknownLoc();
     auto op = OpTy::create(builder, loc, std::forward<Args>(args)...);
     if (current)
-      if (Attribute layer =
-              current->getAttr(MTDialect::getLayerAttrName()))
+      if (Attribute layer = current->getAttr(MTDialect::getLayerAttrName()))
         op->setAttr(MTDialect::getLayerAttrName(), layer);
     ++numCreatedOps;
     return op;
@@ -155,9 +154,9 @@ private:
 
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](EmbeddingOp op) {
-          accumulate(op.getTable(), make<EmbeddingGradOp>(
-                                        op.getTable().getType(), dy,
-                                        op.getIds()));
+          accumulate(
+              op.getTable(),
+              make<EmbeddingGradOp>(op.getTable().getType(), dy, op.getIds()));
           return success();
         })
         .Case([&](PositionEmbeddingOp op) {
@@ -188,8 +187,8 @@ private:
           return success();
         })
         .Case([&](GeluOp op) {
-          accumulate(op.getInput(), make<GeluGradOp>(op.getType(), dy,
-                                                     op.getInput()));
+          accumulate(op.getInput(),
+                     make<GeluGradOp>(op.getType(), dy, op.getInput()));
           return success();
         })
         .Case([&](DropoutOp op) {
@@ -202,8 +201,8 @@ private:
         })
         .Case([&](MatmulOp op) { return differentiateMatmul(op, dy); })
         .Case([&](SplitHeadsOp op) {
-          accumulate(op.getInput(), make<MergeHeadsOp>(op.getInput().getType(),
-                                                       resultGrads));
+          accumulate(op.getInput(),
+                     make<MergeHeadsOp>(op.getInput().getType(), resultGrads));
           return success();
         })
         .Case([&](MergeHeadsOp op) {
@@ -224,9 +223,9 @@ private:
           return success();
         })
         .Case([&](CrossEntropyOp op) {
-          accumulate(op.getLogits(), make<CrossEntropyGradOp>(
-                                         op.getLogits().getType(), dy,
-                                         op.getLogits(), op.getLabels()));
+          accumulate(op.getLogits(),
+                     make<CrossEntropyGradOp>(op.getLogits().getType(), dy,
+                                              op.getLogits(), op.getLabels()));
           return success();
         })
         .Case([&](tensor::CollapseShapeOp op) {
@@ -242,8 +241,7 @@ private:
           return success();
         })
         .Default([&](Operation *op) {
-          return op->emitOpError()
-                 << "cannot be differentiated by mt-autodiff";
+          return op->emitOpError() << "cannot be differentiated by mt-autodiff";
         });
   }
 
@@ -277,8 +275,7 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
              << "mt-autodiff needs a single-block function";
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     auto scalarF32 = RankedTensorType::get({}, Float32Type::get(&getContext()));
-    if (ret.getNumOperands() != 1 ||
-        ret.getOperand(0).getType() != scalarF32)
+    if (ret.getNumOperands() != 1 || ret.getOperand(0).getType() != scalarF32)
       return function.emitOpError()
              << "mt-autodiff needs a function returning one tensor<f32> "
                 "loss, got "
@@ -287,7 +284,8 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
     // Classify arguments: parameters are differentiated, inputs are not.
     SmallVector<BlockArgument> params;
     for (BlockArgument arg : body.getArguments()) {
-      if (function.getArgAttr(arg.getArgNumber(), MTDialect::getStateAttrName()))
+      if (function.getArgAttr(arg.getArgNumber(),
+                              MTDialect::getStateAttrName()))
         return function.emitOpError()
                << "argument #" << arg.getArgNumber()
                << " is optimizer state: mt-autodiff runs on a forward graph";
@@ -404,8 +402,8 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
           MTDialect::getOutputAttrName(), builder.getStringAttr(role)));
     };
     SmallVector<Attribute> resultAttrs = {outputAttr("loss")};
-    for (StringRef kind : {StringRef(), StringRef("exp_avg"),
-                           StringRef("exp_avg_sq")})
+    for (StringRef kind :
+         {StringRef(), StringRef("exp_avg"), StringRef("exp_avg_sq")})
       for (BlockArgument param : params) {
         SmallVector<NamedAttribute> named = {builder.getNamedAttr(
             MTDialect::getParamAttrName(), paramName(param))};

@@ -50,8 +50,7 @@ RankedTensorType typeOf(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
-struct ParallelizePass
-    : public mt::impl::ParallelizePassBase<ParallelizePass> {
+struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   using ParallelizePassBase::ParallelizePassBase;
 
   void runOnOperation() override {
@@ -143,9 +142,9 @@ struct ParallelizePass
       int64_t batch = type.getDimSize(0);
       if (batch % dp != 0)
         return function.emitOpError()
-               << "dp " << dp.getValue() << " does not divide the micro-batch of "
-               << batch << " sequences (argument '" << role.getValue()
-               << "')";
+               << "dp " << dp.getValue()
+               << " does not divide the micro-batch of " << batch
+               << " sequences (argument '" << role.getValue() << "')";
       SmallVector<int64_t> shape(type.getShape());
       shape[0] /= dp;
       arg.setType(RankedTensorType::get(shape, type.getElementType()));
@@ -211,9 +210,9 @@ struct ParallelizePass
 
   /// The rank's piece of a flat tensor replicated over dp.
   Value slicePiece(OpBuilder &b, Location loc, Value flat) {
-    return shard::AllSliceOp::create(
-        b, loc, flatType(typeOf(flat), dp), kGridName,
-        ArrayRef<int16_t>{kDataAxis}, flat, llvm::APInt(64, 0));
+    return shard::AllSliceOp::create(b, loc, flatType(typeOf(flat), dp),
+                                     kGridName, ArrayRef<int16_t>{kDataAxis},
+                                     flat, llvm::APInt(64, 0));
   }
 
   Value gatherPieces(OpBuilder &b, Location loc, Value piece) {
@@ -283,10 +282,10 @@ struct ParallelizePass
       OpBuilder g(function.getContext());
       g.setInsertionPointAfterValue(grad);
       Location gradLoc = grad.getLoc();
-      Value result = zero >= 2
-                         ? reduceScatter(g, gradLoc, flatten(g, gradLoc, grad))
-                         : allReduce(g, gradLoc, grad,
-                                     shard::ReductionKind::Average);
+      Value result =
+          zero >= 2
+              ? reduceScatter(g, gradLoc, flatten(g, gradLoc, grad))
+              : allReduce(g, gradLoc, grad, shard::ReductionKind::Average);
       reduced.push_back(result);
     }
     OpBuilder b(globalNorm);
@@ -311,8 +310,7 @@ struct ParallelizePass
       gatherParametersBeforeUse(function);
 
     function.setFunctionType(FunctionType::get(
-        function.getContext(), body.getArgumentTypes(),
-        ret.getOperandTypes()));
+        function.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
     return success();
   }
 
@@ -366,16 +364,17 @@ struct ParallelizePass
     } else {
       paramPiece = slicePiece(b, loc, flatten(b, loc, param));
     }
-    Value gradPiece = zero >= 2 ? grad : slicePiece(b, loc, flatten(b, loc, grad));
+    Value gradPiece =
+        zero >= 2 ? grad : slicePiece(b, loc, flatten(b, loc, grad));
     auto piece = AdamWOp::create(
         b, loc, pieceType, pieceType, pieceType, paramPiece, gradPiece, expAvg,
         expAvgSq, update.getStep(), update.getLr(), update.getBeta1(),
         update.getBeta2(), update.getEps(), update.getWeightDecay(),
         update.getGradScale(), update.getDecay());
-    Value newParam = zero == 3 ? piece.getNewParam()
-                               : unflatten(b, loc, gatherPieces(b, loc,
-                                                                piece.getNewParam()),
-                                           full);
+    Value newParam =
+        zero == 3 ? piece.getNewParam()
+                  : unflatten(b, loc, gatherPieces(b, loc, piece.getNewParam()),
+                              full);
     // Results: the new parameter (full or piece) and the new moments.
     for (OpOperand &use : llvm::make_early_inc_range(update->getUses())) {
       if (use.getOwner() != ret)
@@ -408,8 +407,9 @@ struct ParallelizePass
     for (BlockArgument arg : body.getArguments()) {
       auto fullShape = function.getArgAttrOfType<DenseI64ArrayAttr>(
           arg.getArgNumber(), MTDialect::getFullShapeAttrName());
-      if (!fullShape || !function.getArgAttr(arg.getArgNumber(),
-                                             MTDialect::getParamAttrName()) ||
+      if (!fullShape ||
+          !function.getArgAttr(arg.getArgNumber(),
+                               MTDialect::getParamAttrName()) ||
           function.getArgAttr(arg.getArgNumber(),
                               MTDialect::getStateAttrName()))
         continue;
@@ -420,8 +420,8 @@ struct ParallelizePass
         Operation *user = use.getOwner();
         if (isa<AdamWOp>(user))
           continue;
-        bool isForward = !lossOp || user == lossOp ||
-                         user->isBeforeInBlock(lossOp);
+        bool isForward =
+            !lossOp || user == lossOp || user->isBeforeInBlock(lossOp);
         (isForward ? forward : backward).push_back(&use);
       }
       for (auto *uses : {&forward, &backward}) {
@@ -432,8 +432,8 @@ struct ParallelizePass
           if (use->getOwner()->isBeforeInBlock(first))
             first = use->getOwner();
         OpBuilder b(first);
-        Value gathered =
-            unflatten(b, arg.getLoc(), gatherPieces(b, arg.getLoc(), arg), full);
+        Value gathered = unflatten(b, arg.getLoc(),
+                                   gatherPieces(b, arg.getLoc(), arg), full);
         for (OpOperand *use : *uses)
           use->set(gathered);
       }

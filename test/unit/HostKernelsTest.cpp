@@ -479,9 +479,8 @@ TEST(Attention, Gradients) {
     Vec q = randomVec(gen, n, -1.5, 1.5), k = randomVec(gen, n, -1.5, 1.5);
     Vec v = randomVec(gen, n), r = randomVec(gen, n), out(n);
     Vec dQ(n, 5.0), dK(n, 5.0), dV(n, 5.0);
-    attentionGrad(r.data(), q.data(), k.data(), v.data(), dQ.data(),
-                  dK.data(), dV.data(), batch, heads, seq, headDim, scale, p,
-                  stream, key);
+    attentionGrad(r.data(), q.data(), k.data(), v.data(), dQ.data(), dK.data(),
+                  dV.data(), batch, heads, seq, headDim, scale, p, stream, key);
     auto loss = [&] {
       attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
                 headDim, scale, p, stream, key);

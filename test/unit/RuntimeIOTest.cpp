@@ -724,8 +724,7 @@ TEST(LearningRate, ParseStyleAndValidate) {
   ASSERT_TRUE(parseStyle("constant", style).isOk());
   EXPECT_EQ(style, Style::Constant);
   expectError(parseStyle("exponential", style),
-              {"(--lr-decay-style) 'exponential'",
-               "constant, linear, cosine"});
+              {"(--lr-decay-style) 'exponential'", "constant, linear, cosine"});
   EXPECT_EQ(style, Style::Constant);
   EXPECT_STREQ(styleName(Style::Linear), "linear");
 

@@ -104,8 +104,8 @@ Status parseInt(const std::string &flag, const std::string &text,
   errno = 0;
   long long parsed = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno)
-    return Status::error("flag " + flag + " expects an integer, got '" +
-                         text + "'");
+    return Status::error("flag " + flag + " expects an integer, got '" + text +
+                         "'");
   value = parsed;
   return Status::ok();
 }
@@ -204,14 +204,13 @@ Status parseOptions(int argc, char **argv, Options &options) {
   auto positive = [](const char *flag, double value) {
     return value > 0 ? Status::ok()
                      : Status::error(std::string("flag ") + flag +
-                                     " must be positive, got " +
-                                     number(value));
+                                     " must be positive, got " + number(value));
   };
   auto nonNegative = [](const char *flag, double value) {
-    return value >= 0 ? Status::ok()
-                      : Status::error(std::string("flag ") + flag +
-                                      " must not be negative, got " +
-                                      number(value));
+    return value >= 0
+               ? Status::ok()
+               : Status::error(std::string("flag ") + flag +
+                               " must not be negative, got " + number(value));
   };
   MTRT_RETURN_IF_ERROR(positive("--steps", double(options.steps)));
   MTRT_RETURN_IF_ERROR(positive("--lr", options.lr));
@@ -219,8 +218,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
   MTRT_RETURN_IF_ERROR(positive("--corpus-vocab", double(options.corpusVocab)));
   MTRT_RETURN_IF_ERROR(positive("--corpus-order", double(options.corpusOrder)));
   MTRT_RETURN_IF_ERROR(nonNegative("--min-lr", options.minLr));
-  MTRT_RETURN_IF_ERROR(nonNegative("--lr-warmup-iters", double(options.warmupIters)));
-  MTRT_RETURN_IF_ERROR(nonNegative("--lr-decay-iters", double(options.decayIters)));
+  MTRT_RETURN_IF_ERROR(
+      nonNegative("--lr-warmup-iters", double(options.warmupIters)));
+  MTRT_RETURN_IF_ERROR(
+      nonNegative("--lr-decay-iters", double(options.decayIters)));
   MTRT_RETURN_IF_ERROR(nonNegative("--weight-decay", options.weightDecay));
   MTRT_RETURN_IF_ERROR(nonNegative("--clip-grad", options.clipGrad));
   MTRT_RETURN_IF_ERROR(nonNegative("--seed", double(options.seed)));
@@ -332,18 +333,20 @@ public:
       // A ZeRO piece is a contiguous range of the flattened full tensor.
       const std::vector<int64_t> &fullShape =
           buffer.sharded() ? buffer.fullShape : buffer.shape;
-      int64_t pieceOffset = buffer.sharded() ? buffer.shardIndex * buffer.bytes()
-                                             : 0;
+      int64_t pieceOffset =
+          buffer.sharded() ? buffer.shardIndex * buffer.bytes() : 0;
       if (options.loadParams.empty()) {
         if (!buffer.sharded()) {
           initGPT2Parameter(buffer.name, fullShape, layers,
                             uint64_t(options.seed), values);
           continue;
         }
-        std::vector<float> full(size_t(buffer.numElements() * buffer.shardCount));
+        std::vector<float> full(
+            size_t(buffer.numElements() * buffer.shardCount));
         initGPT2Parameter(buffer.name, fullShape, layers,
                           uint64_t(options.seed), full.data());
-        std::memcpy(values, full.data() + buffer.shardIndex * buffer.numElements(),
+        std::memcpy(values,
+                    full.data() + buffer.shardIndex * buffer.numElements(),
                     size_t(buffer.bytes()));
         continue;
       }
@@ -382,8 +385,8 @@ public:
       corpusOptions.vocabSize = std::min(options.corpusVocab, vocabSize);
       corpusOptions.order = options.corpusOrder;
       corpusOptions.seed = uint64_t(options.seed);
-      corpusOptions.successors = std::min<int64_t>(corpusOptions.successors,
-                                                   corpusOptions.vocabSize);
+      corpusOptions.successors =
+          std::min<int64_t>(corpusOptions.successors, corpusOptions.vocabSize);
       corpus = std::make_unique<SyntheticCorpus>();
       if (Status status = SyntheticCorpus::create(corpusOptions, *corpus);
           !status)
@@ -431,8 +434,9 @@ public:
     if (!options.log.empty() && comm.rank() == 0) {
       log = std::fopen(options.log.c_str(), "w");
       if (!log)
-        return Status::error(options.log + ": cannot open the log for "
-                                           "writing (" +
+        return Status::error(options.log +
+                             ": cannot open the log for "
+                             "writing (" +
                              std::strerror(errno) + ")");
     }
     double floor = corpus ? corpus->lossFloorNats(seqLen) : 0.0;
@@ -476,11 +480,9 @@ public:
       double norm = normId >= 0 ? executor.as<float>(normId)[0] : 0.0;
       if (!std::isfinite(loss))
         return Status::error("step " + std::to_string(step) +
-                             ": the loss is not finite (" + number(loss) +
-                             ")");
+                             ": the loss is not finite (" + number(loss) + ")");
       losses.push_back(loss);
-      double tokensPerSecond =
-          double(batchSize * dataRanks * seqLen) / seconds;
+      double tokensPerSecond = double(batchSize * dataRanks * seqLen) / seconds;
       if (!options.quiet && comm.rank() == 0) {
         std::printf("step %5lld/%lld | loss %.4f", static_cast<long long>(step),
                     static_cast<long long>(options.steps), loss);
@@ -533,8 +535,8 @@ public:
       std::memcpy(&planned, all.data() + r * sizeof(peaks), 8);
       std::memcpy(&measured, all.data() + r * sizeof(peaks) + 8, 8);
       equal &= planned == measured;
-      std::string who =
-          comm.size() == 1 ? std::string() : " (rank " + std::to_string(r) + ")";
+      std::string who = comm.size() == 1 ? std::string()
+                                         : " (rank " + std::to_string(r) + ")";
       std::printf("peak memory%s: planned %lld B, measured %lld B (%s)\n",
                   who.c_str(), static_cast<long long>(planned),
                   static_cast<long long>(measured),
@@ -557,8 +559,8 @@ public:
       if (!buffer)
         return Status::error(options.artifact + ": parameter '" + param.name +
                              "' of the parameter table has no buffer in "
-                             "rank " + std::to_string(program.rank) +
-                             "'s program");
+                             "rank " +
+                             std::to_string(program.rank) + "'s program");
       HostTensor tensor;
       tensor.dtype = "F32";
       tensor.shape = param.shape;
@@ -665,7 +667,9 @@ int main(int argc, char **argv) {
     return fail(status);
   // Errors every rank sees alike are reported once, by rank 0.
   bool speak = comm.rank() == 0;
-  auto failOnce = [&](const Status &status) { return speak ? fail(status) : 1; };
+  auto failOnce = [&](const Status &status) {
+    return speak ? fail(status) : 1;
+  };
   Options options;
   if (Status status = parseOptions(argc, argv, options); !status)
     return failOnce(status);

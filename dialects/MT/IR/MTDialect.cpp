@@ -29,9 +29,9 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
     auto layer = dyn_cast<IntegerAttr>(attr.getValue());
     if (!layer || layer.getType().isIndex() || layer.getType().isInteger(1) ||
         (!layer.getType().isUnsignedInteger() && layer.getValue().isNegative()))
-      return op->emitOpError() << "attribute '" << name
-                               << "' must be a non-negative integer, got "
-                               << attr.getValue();
+      return op->emitOpError()
+             << "attribute '" << name
+             << "' must be a non-negative integer, got " << attr.getValue();
     return success();
   }
   if (name == getRngBatchAxisAttrName()) {
@@ -51,9 +51,9 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
 }
 
 ArrayRef<StringRef> MTDialect::getInputRoles() {
-  static const StringRef roles[] = {
-      "tokens",     "labels",     "step",         "lr",       "adam_beta1",
-      "adam_beta2", "adam_eps",   "weight_decay", "clip_grad"};
+  static const StringRef roles[] = {"tokens",   "labels",       "step",
+                                    "lr",       "adam_beta1",   "adam_beta2",
+                                    "adam_eps", "weight_decay", "clip_grad"};
   return roles;
 }
 
@@ -79,8 +79,7 @@ static LogicalResult verifyRoleAttr(Operation *op, NamedAttribute attr,
                             << where << ": '" << attr.getName().getValue()
                             << "' must be one of ";
   llvm::interleave(
-      allowed, diag, [&](StringRef name) { diag << '"' << name << '"'; },
-      ", ");
+      allowed, diag, [&](StringRef name) { diag << '"' << name << '"'; }, ", ");
   return diag << ", got " << attr.getValue();
 }
 
@@ -93,9 +92,9 @@ static LogicalResult verifyParamAttr(Operation *op, Type type, bool isResult,
   StringRef what = isResult ? "result" : "argument";
   auto paramName = dyn_cast<StringAttr>(attr.getValue());
   if (!paramName || paramName.getValue().empty())
-    return op->emitOpError() << what << " #" << index << ": '" << name
-                             << "' must be a non-empty string, got "
-                             << attr.getValue();
+    return op->emitOpError()
+           << what << " #" << index << ": '" << name
+           << "' must be a non-empty string, got " << attr.getValue();
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape() ||
       !isa<FloatType>(tensor.getElementType()))
@@ -143,8 +142,8 @@ static LogicalResult verifyShardAttr(Operation *op, NamedAttribute attr,
   StringRef name = attr.getName().getValue();
   if (name == MTDialect::getFullShapeAttrName()) {
     auto shape = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
-    if (!shape || llvm::any_of(shape.asArrayRef(),
-                               [](int64_t dim) { return dim <= 0; }))
+    if (!shape ||
+        llvm::any_of(shape.asArrayRef(), [](int64_t dim) { return dim <= 0; }))
       return op->emitOpError() << where << ": '" << name
                                << "' must be an array of positive i64 "
                                   "dimensions, got "
@@ -154,9 +153,9 @@ static LogicalResult verifyShardAttr(Operation *op, NamedAttribute attr,
   auto axis = dyn_cast<IntegerAttr>(attr.getValue());
   if (!axis || !axis.getType().isSignlessInteger(64) ||
       axis.getValue().isNegative())
-    return op->emitOpError() << where << ": '" << name
-                             << "' must be a non-negative i64 grid axis, got "
-                             << attr.getValue();
+    return op->emitOpError()
+           << where << ": '" << name
+           << "' must be a non-negative i64 grid axis, got " << attr.getValue();
   return success();
 }
 
@@ -173,10 +172,9 @@ static LogicalResult verifyParamOrState(Operation *op, Type type,
   if (failed(verifyRoleAttr(op, attr, MTDialect::getStateKinds(), where)))
     return failure();
   if (!attrs || !attrs.get(MTDialect::getParamAttrName()))
-    return op->emitOpError()
-           << where << ": '" << name << "' needs an '"
-           << MTDialect::getParamAttrName()
-           << "' naming the parameter whose state it is";
+    return op->emitOpError() << where << ": '" << name << "' needs an '"
+                             << MTDialect::getParamAttrName()
+                             << "' naming the parameter whose state it is";
   return success();
 }
 
@@ -218,8 +216,8 @@ LogicalResult MTDialect::verifyRegionResultAttribute(Operation *op,
   if (name == getFullShapeAttrName() || name == getShardAxisAttrName())
     return verifyShardAttr(op, attr, "result #" + std::to_string(resultIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
-    return op->emitOpError() << "unknown mt dialect result attribute '"
-                             << name << "' on result #" << resultIndex;
+    return op->emitOpError() << "unknown mt dialect result attribute '" << name
+                             << "' on result #" << resultIndex;
   return verifyParamOrState(op, function.getResultTypes()[resultIndex],
                             function.getResultAttrDict(resultIndex),
                             /*isResult=*/true, resultIndex, attr);

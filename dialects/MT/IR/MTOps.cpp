@@ -31,9 +31,10 @@ static LogicalResult verifyRank(Operation *op, Value value, StringRef what,
 
 /// Fails unless dimension `lhsDim` of `lhs` equals dimension `rhsDim` of
 /// `rhs`.
-static LogicalResult verifyDimsMatch(Operation *op, Value lhs, StringRef lhsName,
-                                     int64_t lhsDim, Value rhs,
-                                     StringRef rhsName, int64_t rhsDim) {
+static LogicalResult verifyDimsMatch(Operation *op, Value lhs,
+                                     StringRef lhsName, int64_t lhsDim,
+                                     Value rhs, StringRef rhsName,
+                                     int64_t rhsDim) {
   int64_t lhsSize = tensorType(lhs).getDimSize(lhsDim);
   int64_t rhsSize = tensorType(rhs).getDimSize(rhsDim);
   if (lhsSize == rhsSize)
@@ -52,8 +53,8 @@ static LogicalResult verifyElementTypesMatch(Operation *op, Value lhs,
   if (lhsType == rhsType)
     return success();
   return op->emitOpError() << lhsName << " element type " << lhsType
-                           << " does not match " << rhsName
-                           << " element type " << rhsType;
+                           << " does not match " << rhsName << " element type "
+                           << rhsType;
 }
 
 /// Fails unless `probability` is in [0, 1).
@@ -61,8 +62,7 @@ static LogicalResult verifyProbability(Operation *op, StringRef name,
                                        double probability) {
   if (probability >= 0.0 && probability < 1.0)
     return success();
-  return op->emitOpError() << name << " must be in [0, 1), got "
-                           << probability;
+  return op->emitOpError() << name << " must be in [0, 1), got " << probability;
 }
 
 //===----------------------------------------------------------------------===//
@@ -78,14 +78,13 @@ static LogicalResult verifyEmbeddingShapes(Operation *op, Value table,
   int64_t idsRank = tensorType(ids).getRank();
   int64_t rowsRank = tensorType(rows).getRank();
   if (rowsRank != idsRank + 1)
-    return op->emitOpError() << rowsName << " must have rank " << idsRank + 1
-                             << " (the ids' rank plus hidden), got rank "
-                             << rowsRank;
+    return op->emitOpError()
+           << rowsName << " must have rank " << idsRank + 1
+           << " (the ids' rank plus hidden), got rank " << rowsRank;
   for (int64_t dim = 0; dim < idsRank; ++dim)
     if (failed(verifyDimsMatch(op, rows, rowsName, dim, ids, "ids", dim)))
       return failure();
-  if (failed(verifyDimsMatch(op, rows, rowsName, idsRank, table, tableName,
-                             1)))
+  if (failed(verifyDimsMatch(op, rows, rowsName, idsRank, table, tableName, 1)))
     return failure();
   return verifyElementTypesMatch(op, rows, rowsName, table, tableName);
 }
@@ -115,10 +114,9 @@ static LogicalResult verifyPositionShapes(Operation *op, Value table,
   int64_t seq = tensorType(rows).getDimSize(0);
   int64_t positions = tensorType(table).getDimSize(0);
   if (seq > positions)
-    return op->emitOpError()
-           << rowsName << " dimension 0 (sequence length) is " << seq
-           << ", more than the " << positions << " positions of "
-           << tableName << " dimension 0";
+    return op->emitOpError() << rowsName << " dimension 0 (sequence length) is "
+                             << seq << ", more than the " << positions
+                             << " positions of " << tableName << " dimension 0";
   if (failed(verifyDimsMatch(op, rows, rowsName, 1, table, tableName, 1)))
     return failure();
   return verifyElementTypesMatch(op, rows, rowsName, table, tableName);
@@ -144,8 +142,8 @@ static LogicalResult verifyLayerNormShapes(Operation *op, Value input,
   if (rank < 1)
     return op->emitOpError() << "input must have rank >= 1, got rank 0";
   if (failed(verifyRank(op, weight, "weight", 1, "[normalized]")) ||
-      failed(verifyDimsMatch(op, weight, "weight", 0, input, "input",
-                             rank - 1)) ||
+      failed(
+          verifyDimsMatch(op, weight, "weight", 0, input, "input", rank - 1)) ||
       failed(verifyElementTypesMatch(op, weight, "weight", input, "input")))
     return failure();
   if (!(epsilon > 0.0))
@@ -278,8 +276,8 @@ LogicalResult SplitHeadsOp::verify() {
                         "[batch, seq, chunks * heads * head_dim]")))
     return failure();
   Value first = getResults().front();
-  if (failed(verifyRank(op, first, "result", 4,
-                        "[batch, heads, seq, head_dim]")))
+  if (failed(
+          verifyRank(op, first, "result", 4, "[batch, heads, seq, head_dim]")))
     return failure();
   for (auto [index, result] : llvm::enumerate(getResults()))
     if (result.getType() != first.getType())
@@ -317,14 +315,16 @@ LogicalResult MergeHeadsOp::verify() {
       return emitOpError() << "input #" << index << " has type "
                            << input.getType() << " but input #0 has type "
                            << first.getType();
-  if (failed(verifyRank(op, first, "input", 4,
-                        "[batch, heads, seq, head_dim]")) ||
+  if (failed(
+          verifyRank(op, first, "input", 4, "[batch, heads, seq, head_dim]")) ||
       failed(verifyRank(op, getResult(), "result", 3,
                         "[batch, seq, chunks * heads * head_dim]")) ||
-      failed(verifyDimsMatch(op, getResult(), "result", 0, first, "input", 0)) ||
-      failed(verifyDimsMatch(op, getResult(), "result", 1, first, "input", 2)) ||
-      failed(verifyElementTypesMatch(op, getResult(), "result", first,
-                                     "input")))
+      failed(
+          verifyDimsMatch(op, getResult(), "result", 0, first, "input", 0)) ||
+      failed(
+          verifyDimsMatch(op, getResult(), "result", 1, first, "input", 2)) ||
+      failed(
+          verifyElementTypesMatch(op, getResult(), "result", first, "input")))
     return failure();
   RankedTensorType inputType = tensorType(first);
   int64_t chunks = getInputs().size();
@@ -346,11 +346,10 @@ LogicalResult MergeHeadsOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyAttention(Operation *op, Value query,
-                                     double dropout,
+static LogicalResult verifyAttention(Operation *op, Value query, double dropout,
                                      std::optional<APFloat> scale) {
-  if (failed(verifyRank(op, query, "query", 4,
-                        "[batch, heads, seq, head_dim]")) ||
+  if (failed(
+          verifyRank(op, query, "query", 4, "[batch, heads, seq, head_dim]")) ||
       failed(verifyProbability(op, "dropout", dropout)))
     return failure();
   if (scale && !(scale->convertToDouble() > 0.0))
@@ -392,8 +391,8 @@ static LogicalResult verifyCrossEntropyShapes(Operation *op, Value logits,
            << "labels must have rank " << rank - 1
            << " (the logits' rank without vocab), got rank " << labelsRank;
   for (int64_t dim = 0; dim < labelsRank; ++dim)
-    if (failed(verifyDimsMatch(op, labels, "labels", dim, logits, "logits",
-                               dim)))
+    if (failed(
+            verifyDimsMatch(op, labels, "labels", dim, logits, "logits", dim)))
       return failure();
   return success();
 }

@@ -45,9 +45,8 @@ struct MicroBatchShape {
 /// computing the mean cross-entropy loss. Fails, reporting at `loc`, when the
 /// micro-batch does not fit the config (non-positive sizes, sequence longer
 /// than `n_positions`).
-FailureOr<OwningOpRef<ModuleOp>> buildGPT2Module(const GPT2Config &config,
-                                                 MicroBatchShape shape,
-                                                 Location loc);
+FailureOr<OwningOpRef<ModuleOp>>
+buildGPT2Module(const GPT2Config &config, MicroBatchShape shape, Location loc);
 
 /// Registers `--import-hf-config` (with `--micro-batch-size` and
 /// `--seq-length`) with mlir-translate's registry.

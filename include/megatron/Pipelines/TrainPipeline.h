@@ -9,20 +9,17 @@ namespace mlir {
 class OpPassManager;
 namespace mt {
 
-struct TrainPipelineOptions
-    : public PassPipelineOptions<TrainPipelineOptions> {
-  PassOptions::Option<int64_t> dp{*this, "dp",
-                                  llvm::cl::desc("Data-parallel ranks"),
-                                  llvm::cl::init(1)};
-  PassOptions::Option<int64_t> tp{*this, "tp",
-                                  llvm::cl::desc("Tensor-parallel ranks"),
-                                  llvm::cl::init(1)};
+struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
+  PassOptions::Option<int64_t> dp{
+      *this, "dp", llvm::cl::desc("Data-parallel ranks"), llvm::cl::init(1)};
+  PassOptions::Option<int64_t> tp{
+      *this, "tp", llvm::cl::desc("Tensor-parallel ranks"), llvm::cl::init(1)};
   PassOptions::Option<bool> sp{
       *this, "sp", llvm::cl::desc("Sequence parallelism (needs tp > 1)"),
       llvm::cl::init(false)};
-  PassOptions::Option<int64_t> zero{
-      *this, "zero", llvm::cl::desc("ZeRO stage 0, 1, 2 or 3"),
-      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> zero{*this, "zero",
+                                    llvm::cl::desc("ZeRO stage 0, 1, 2 or 3"),
+                                    llvm::cl::init(0)};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "

@@ -133,12 +133,12 @@ struct LowerToRuntimePass
       Allocation alloc;
       alloc.persistent = true;
       unsigned index = arg.getArgNumber();
-      auto param =
-          function.getArgAttrOfType<StringAttr>(index, MTDialect::getParamAttrName());
-      auto state =
-          function.getArgAttrOfType<StringAttr>(index, MTDialect::getStateAttrName());
-      auto input =
-          function.getArgAttrOfType<StringAttr>(index, MTDialect::getInputAttrName());
+      auto param = function.getArgAttrOfType<StringAttr>(
+          index, MTDialect::getParamAttrName());
+      auto state = function.getArgAttrOfType<StringAttr>(
+          index, MTDialect::getStateAttrName());
+      auto input = function.getArgAttrOfType<StringAttr>(
+          index, MTDialect::getInputAttrName());
       alloc.fullShape = function.getArgAttrOfType<DenseI64ArrayAttr>(
           index, MTDialect::getFullShapeAttrName());
       if (auto axis = function.getArgAttrOfType<IntegerAttr>(
@@ -251,8 +251,8 @@ struct LowerToRuntimePass
         alloc.offset = allocs[*alloc.redirect].offset;
     int64_t arena = placement.endBytes;
 
-    int64_t numRanks = gridShape.empty() ? 1
-                                         : ShapedType::getNumElements(gridShape);
+    int64_t numRanks =
+        gridShape.empty() ? 1 : ShapedType::getNumElements(gridShape);
     for (int64_t local = 0; local < numRanks; ++local) {
       SmallVector<int64_t> coords;
       if (!gridShape.empty())
@@ -311,27 +311,31 @@ struct LowerToRuntimePass
     };
     auto average = [&](shard::ReductionKind kind) {
       return builder.getNamedAttr(
-          "average", builder.getBoolAttr(kind == shard::ReductionKind::Average));
+          "average",
+          builder.getBoolAttr(kind == shard::ReductionKind::Average));
     };
     auto tensorAxis = [&](const APInt &axis) {
-      return builder.getNamedAttr("axis",
-                                  builder.getI64IntegerAttr(axis.getSExtValue()));
+      return builder.getNamedAttr(
+          "axis", builder.getI64IntegerAttr(axis.getSExtValue()));
     };
     using Kernel = std::pair<StringRef, SmallVector<NamedAttribute>>;
     if (auto reduce = dyn_cast<shard::AllReduceOp>(op))
-      return Kernel{"all_reduce",
-                    {axisOf(reduce.getGridAxes()), average(reduce.getReduction())}};
+      return Kernel{
+          "all_reduce",
+          {axisOf(reduce.getGridAxes()), average(reduce.getReduction())}};
     if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op))
       return Kernel{"reduce_scatter",
                     {axisOf(scatter.getGridAxes()),
                      average(scatter.getReduction()),
                      tensorAxis(scatter.getScatterAxis())}};
     if (auto gather = dyn_cast<shard::AllGatherOp>(op))
-      return Kernel{"all_gather", {axisOf(gather.getGridAxes()),
-                                   tensorAxis(gather.getGatherAxis())}};
+      return Kernel{
+          "all_gather",
+          {axisOf(gather.getGridAxes()), tensorAxis(gather.getGatherAxis())}};
     if (auto slice = dyn_cast<shard::AllSliceOp>(op))
-      return Kernel{"all_slice", {axisOf(slice.getGridAxes()),
-                                  tensorAxis(slice.getSliceAxis())}};
+      return Kernel{
+          "all_slice",
+          {axisOf(slice.getGridAxes()), tensorAxis(slice.getSliceAxis())}};
     return std::nullopt;
   }
 
@@ -437,8 +441,7 @@ struct LowerToRuntimePass
         return op->emitOpError()
                << "cannot be lowered to the runtime: collectives over exactly "
                   "one grid axis are supported";
-      auto reduction =
-          op->getAttrOfType<shard::ReductionKindAttr>("reduction");
+      auto reduction = op->getAttrOfType<shard::ReductionKindAttr>("reduction");
       if (reduction && reduction.getValue() != shard::ReductionKind::Sum &&
           reduction.getValue() != shard::ReductionKind::Average)
         return op->emitOpError() << "cannot be lowered to the runtime: only "
@@ -451,9 +454,8 @@ struct LowerToRuntimePass
                            IntegerAttr stream) -> LogicalResult {
       if (probability == 0.0 || stream)
         return success();
-      return op->emitOpError()
-             << "has no rng_stream: run mt-autodiff before "
-                "mt-lower-to-runtime";
+      return op->emitOpError() << "has no rng_stream: run mt-autodiff before "
+                                  "mt-lower-to-runtime";
     };
     if (auto dropout = dyn_cast<DropoutOp>(op))
       return needsStream(dropout.getProbability().convertToDouble(),
@@ -481,14 +483,12 @@ struct LowerToRuntimePass
     }
     llvm::outs() << "memory plan @" << name << "\n"
                  << "  parameters: " << report.params << " bytes\n"
-                 << "  optimizer state: " << report.optimizerState
-                 << " bytes\n"
+                 << "  optimizer state: " << report.optimizerState << " bytes\n"
                  << "  inputs: " << report.inputs << " bytes\n"
-                 << "  persistent (aligned): " << persistentBytes
-                 << " bytes\n"
+                 << "  persistent (aligned): " << persistentBytes << " bytes\n"
                  << "  gradients (sum): " << report.gradients << " bytes\n"
-                 << "  activations and workspace (sum): "
-                 << report.activations << " bytes\n"
+                 << "  activations and workspace (sum): " << report.activations
+                 << " bytes\n"
                  << "  transient peak: " << arena - persistentBytes
                  << " bytes\n"
                  << "  planned peak: " << arena << " bytes\n";

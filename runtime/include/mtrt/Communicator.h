@@ -41,8 +41,8 @@ public:
                    bool average) const;
   /// `in` holds groupSize * count elements; `out` receives this rank's
   /// `count`-element piece of their sum (or average) over the group.
-  Status reduceScatter(int64_t axis, const float *in, float *out,
-                       int64_t count, bool average) const;
+  Status reduceScatter(int64_t axis, const float *in, float *out, int64_t count,
+                       bool average) const;
   /// `out` receives the `count`-element pieces of every group member, in
   /// group order.
   Status allGather(int64_t axis, const float *in, float *out,

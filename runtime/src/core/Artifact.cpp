@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <sys/stat.h>
 #include <sstream>
+#include <sys/stat.h>
 
 using namespace mtrt;
 using json = nlohmann::json;
@@ -85,9 +85,9 @@ public:
       fail(where, std::string("missing key '") + key + "'");
       return nullptr;
     }
-    bool matches = it->type() == type ||
-                   (type == json::value_t::number_integer &&
-                    it->is_number_unsigned());
+    bool matches =
+        it->type() == type ||
+        (type == json::value_t::number_integer && it->is_number_unsigned());
     if (!matches) {
       fail(where + "." + key, std::string("expected ") +
                                   json(type).type_name() + ", got " +
@@ -117,9 +117,11 @@ public:
 
   DType dtype(const json &object, const std::string &where) {
     std::string name = string(object, "dtype", where);
-    static const std::map<std::string, DType> names = {
-        {"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16},
-        {"i32", DType::I32}, {"i64", DType::I64}};
+    static const std::map<std::string, DType> names = {{"f32", DType::F32},
+                                                       {"f16", DType::F16},
+                                                       {"bf16", DType::BF16},
+                                                       {"i32", DType::I32},
+                                                       {"i64", DType::I64}};
     auto it = names.find(name);
     if (ok() && it == names.end())
       fail(where + ".dtype", "unknown dtype '" + name + "'");
@@ -130,8 +132,8 @@ public:
     std::vector<int64_t> dims;
     for (const json &dim : array(object, "shape", where)) {
       if (!dim.is_number_integer() || dim.get<int64_t>() <= 0) {
-        fail(where + ".shape", "dimensions must be positive integers, got " +
-                                   dim.dump());
+        fail(where + ".shape",
+             "dimensions must be positive integers, got " + dim.dump());
         break;
       }
       dims.push_back(dim.get<int64_t>());
@@ -242,21 +244,21 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         buffer.name = reader.string(buffers[b], "name", at);
       buffer.alias = buffers[b].value("alias", false);
       if (buffers[b].contains("shard")) {
-        const json *shard = reader.field(buffers[b], "shard", at,
-                                         json::value_t::object);
+        const json *shard =
+            reader.field(buffers[b], "shard", at, json::value_t::object);
         if (shard) {
           buffer.shardIndex = reader.integer(*shard, "index", at + ".shard");
           buffer.shardCount = reader.integer(*shard, "count", at + ".shard");
-          buffer.fullShape = reader.shape(
-              json{{"shape", reader.array(*shard, "full_shape", at + ".shard")}},
-              at + ".shard.full_shape");
+          buffer.fullShape =
+              reader.shape(json{{"shape", reader.array(*shard, "full_shape",
+                                                       at + ".shard")}},
+                           at + ".shard.full_shape");
           int64_t full = 1;
           for (int64_t dim : buffer.fullShape)
             full *= dim;
-          if (reader.ok() &&
-              (buffer.shardCount <= 0 || buffer.shardIndex < 0 ||
-               buffer.shardIndex >= buffer.shardCount ||
-               full != buffer.numElements() * buffer.shardCount))
+          if (reader.ok() && (buffer.shardCount <= 0 || buffer.shardIndex < 0 ||
+                              buffer.shardIndex >= buffer.shardCount ||
+                              full != buffer.numElements() * buffer.shardCount))
             reader.fail(at + ".shard",
                         "piece " + std::to_string(buffer.shardIndex) + " of " +
                             std::to_string(buffer.shardCount) + " of " +
@@ -269,8 +271,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         break;
       if (buffer.id != static_cast<int64_t>(b))
         reader.fail(at, "id " + std::to_string(buffer.id) +
-                            " out of sequence (expected " +
-                            std::to_string(b) + ")");
+                            " out of sequence (expected " + std::to_string(b) +
+                            ")");
       else if (buffer.offset < 0 ||
                buffer.offset + buffer.bytes() > program.arenaBytes)
         reader.fail(at, "bytes [" + std::to_string(buffer.offset) + ", " +
@@ -288,7 +290,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       for (const char *list : {"ins", "outs"}) {
         for (const json &id : reader.array(commands[c], list, at)) {
           if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
-              id.get<int64_t>() >= static_cast<int64_t>(program.buffers.size())) {
+              id.get<int64_t>() >=
+                  static_cast<int64_t>(program.buffers.size())) {
             reader.fail(at + "." + list, "no buffer " + id.dump());
             break;
           }
@@ -366,8 +369,7 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       return Status::error(path + ": rank " + std::to_string(program.rank) +
                            " has " + std::to_string(program.coords.size()) +
                            " coordinates for a grid of " +
-                           std::to_string(artifact.gridShape.size()) +
-                           " axes");
+                           std::to_string(artifact.gridShape.size()) + " axes");
   if (static_cast<int64_t>(artifact.ranks.size()) != artifact.worldSize)
     return Status::error(path + ": world_size is " +
                          std::to_string(artifact.worldSize) + " but " +

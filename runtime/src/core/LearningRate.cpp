@@ -57,8 +57,8 @@ Status LearningRateSchedule::validate() const {
     return fail("max lr (--lr) " + number(maxLr) +
                 " is below min lr (--min-lr) " + number(minLr));
   if (!(initLr <= maxLr))
-    return fail("warmup init lr " + number(initLr) + " is above max lr (--lr) " +
-                number(maxLr));
+    return fail("warmup init lr " + number(initLr) +
+                " is above max lr (--lr) " + number(maxLr));
   if (decayIters <= 0)
     return fail("decay iterations (--lr-decay-iters, default --steps) " +
                 std::to_string(decayIters) + " must be positive");
@@ -79,8 +79,9 @@ Status mtrt::parseStyle(const std::string &text,
       style = candidate;
       return Status::ok();
     }
-  return Status::error("unknown learning-rate decay style (--lr-decay-style) '" + text +
-                       "' (expected one of: constant, linear, cosine)");
+  return Status::error(
+      "unknown learning-rate decay style (--lr-decay-style) '" + text +
+      "' (expected one of: constant, linear, cosine)");
 }
 
 const char *mtrt::styleName(LearningRateSchedule::Style style) {

@@ -109,11 +109,10 @@ Status CpuExecutor::runCollective(const Command &command) {
   }
   if (k == "reduce_scatter") {
     if (input.numElements() != output.numElements() * parts)
-      return Status::error("reduce-scatter of " +
-                           std::to_string(input.numElements()) +
-                           " elements into pieces of " +
-                           std::to_string(output.numElements()) + " over " +
-                           std::to_string(parts) + " ranks");
+      return Status::error(
+          "reduce-scatter of " + std::to_string(input.numElements()) +
+          " elements into pieces of " + std::to_string(output.numElements()) +
+          " over " + std::to_string(parts) + " ranks");
     return communicator->reduceScatter(axis, in, out, output.numElements(),
                                        average);
   }
@@ -143,18 +142,19 @@ Status CpuExecutor::init(const RankProgram &program) {
                            ": no CPU kernel of that name");
     auto checkCount = [&](int expected, size_t actual, const char *what) {
       if (expected < 0 ? actual == 0 : actual != size_t(expected))
-        return Status::error(
-            describe(i, command) + ": expected " +
-            (expected < 0 ? std::string("at least 1")
-                          : std::to_string(expected)) +
-            " " + what + ", got " + std::to_string(actual));
+        return Status::error(describe(i, command) + ": expected " +
+                             (expected < 0 ? std::string("at least 1")
+                                           : std::to_string(expected)) +
+                             " " + what + ", got " + std::to_string(actual));
       return Status::ok();
     };
-    MTRT_RETURN_IF_ERROR(checkCount(it->second.ins, command.ins.size(), "inputs"));
+    MTRT_RETURN_IF_ERROR(
+        checkCount(it->second.ins, command.ins.size(), "inputs"));
     MTRT_RETURN_IF_ERROR(
         checkCount(it->second.outs, command.outs.size(), "outputs"));
     for (size_t j = 0; j < command.ins.size(); ++j) {
-      DType expected = isIndexOperand(command.kernel, j) ? DType::I32 : DType::F32;
+      DType expected =
+          isIndexOperand(command.kernel, j) ? DType::I32 : DType::F32;
       DType actual = program.buffers[command.ins[j]].dtype;
       if (actual != expected)
         return Status::error(describe(i, command) + ": input " +
@@ -308,7 +308,8 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
                          rngOffset);
   } else if (k == "cross_entropy") {
     int64_t vocab = lastDim(inDesc(0));
-    out(0)[0] = cpu::crossEntropy(in(0), ids(1), inDesc(1).numElements(), vocab);
+    out(0)[0] =
+        cpu::crossEntropy(in(0), ids(1), inDesc(1).numElements(), vocab);
   } else if (k == "cross_entropy_grad") {
     int64_t vocab = lastDim(inDesc(1));
     cpu::crossEntropyGrad(in(0)[0], in(1), ids(2), out(0),
@@ -320,8 +321,8 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
     out(0)[0] = float(std::sqrt(sum));
   } else if (k == "clip_scale") {
     double norm = scalar(0), maxNorm = scalar(1);
-    out(0)[0] = maxNorm <= 0 ? 1.0f
-                             : float(std::min(1.0, maxNorm / (norm + 1e-6)));
+    out(0)[0] =
+        maxNorm <= 0 ? 1.0f : float(std::min(1.0, maxNorm / (norm + 1e-6)));
   } else if (k == "adamw") {
     // The moments are read through the outputs: they must alias the inputs.
     if (out(0) != in(0) || out(1) != in(2) || out(2) != in(3))

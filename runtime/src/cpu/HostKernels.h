@@ -1,4 +1,5 @@
-//===- HostKernels.h - Reference CPU kernels of the mt ops -------*- C++ -*-===//
+//===- HostKernels.h - Reference CPU kernels of the mt ops -------*- C++
+//-*-===//
 //
 // The host kernels of the thin training runtime: one function per forward or
 // gradient op of the mt dialect (see dialects/MT/IR/MTOps.td for the exact
@@ -120,8 +121,8 @@ void embedding(const T *table, const int32_t *ids, T *out, int64_t tokens,
 /// dTable first, so rows never looked up are zero. Out-of-range ids are
 /// skipped, as the forward gave them a constant row.
 template <typename T>
-void embeddingGrad(const T *dOut, const int32_t *ids, T *dTable,
-                   int64_t tokens, int64_t vocab, int64_t hidden) {
+void embeddingGrad(const T *dOut, const int32_t *ids, T *dTable, int64_t tokens,
+                   int64_t vocab, int64_t hidden) {
   std::fill(dTable, dTable + vocab * hidden, T(0));
   for (int64_t t = 0; t < tokens; ++t) {
     int64_t id = ids[t];
@@ -194,9 +195,8 @@ void layerNorm(const T *x, const T *weight, const T *bias, T *y, int64_t rows,
 ///   dWeight = sum over rows of dY * xhat,  dBias = sum over rows of dY.
 /// The row statistics are recomputed from x (the op stashes nothing).
 template <typename T>
-void layerNormGrad(const T *dY, const T *x, const T *weight, T *dX,
-                   T *dWeight, T *dBias, int64_t rows, int64_t cols,
-                   double eps) {
+void layerNormGrad(const T *dY, const T *x, const T *weight, T *dX, T *dWeight,
+                   T *dBias, int64_t rows, int64_t cols, double eps) {
   std::vector<double> accWeight(cols, 0.0), accBias(cols, 0.0);
   for (int64_t r = 0; r < rows; ++r) {
     const T *xr = x + r * cols;
@@ -276,8 +276,7 @@ template <typename T> void gelu(const T *x, T *y, int64_t n) {
 
 /// dX = dY * gelu'(x), the exact derivative of the tanh approximation:
 /// 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2).
-template <typename T>
-void geluGrad(const T *dY, const T *x, T *dX, int64_t n) {
+template <typename T> void geluGrad(const T *dY, const T *x, T *dX, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     double v = double(x[i]);
     double t = std::tanh(detail::geluK * (v + detail::geluC * v * v * v));
@@ -295,8 +294,8 @@ void geluGrad(const T *dY, const T *x, T *dX, int64_t n) {
 /// Dropout is linear, so its gradient is this same kernel applied to dY with
 /// the forward's stream and key.
 template <typename T>
-void dropout(const T *x, T *y, int64_t n, double p, uint32_t stream,
-             RngKey key, uint64_t indexOffset = 0) {
+void dropout(const T *x, T *y, int64_t n, double p, uint32_t stream, RngKey key,
+             uint64_t indexOffset = 0) {
   if (p <= 0.0) {
     std::copy(x, x + n, y);
     return;
@@ -305,7 +304,7 @@ void dropout(const T *x, T *y, int64_t n, double p, uint32_t stream,
   for (int64_t i = 0; i < n; ++i)
     y[i] = dropoutKeep(key, stream, indexOffset + uint64_t(i), p)
                ? T(double(x[i]) * scale)
-                                                    : T(0);
+               : T(0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -452,12 +451,11 @@ void attentionGrad(const T *dOut, const T *q, const T *k, const T *v, T *dQ,
       // dV takes the dropped-out probabilities.
       double rowDot = 0;
       for (int64_t j = 0; j <= i; ++j) {
-        double keep =
-            p > 0.0
-                ? (dropoutKeep(key, stream, rowIndex + uint64_t(j), p)
-                       ? keepScale
-                       : 0.0)
-                : 1.0;
+        double keep = p > 0.0
+                          ? (dropoutKeep(key, stream, rowIndex + uint64_t(j), p)
+                                 ? keepScale
+                                 : 0.0)
+                          : 1.0;
         const T *vj = vh + j * headDim;
         double *dvj = accV.data() + j * headDim;
         double pd = probs[j] * keep;

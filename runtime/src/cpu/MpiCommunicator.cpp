@@ -23,8 +23,8 @@ Status check(int code, const char *what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  return Status::error(std::string("MPI ") + what + " failed: " +
-                       std::string(text, length));
+  return Status::error(std::string("MPI ") + what +
+                       " failed: " + std::string(text, length));
 }
 } // namespace
 
@@ -56,8 +56,7 @@ Status Communicator::setGrid(const std::vector<int64_t> &gridShape) {
     total *= dim;
   if (total != worldSize)
     return Status::error("the device grid has " + std::to_string(total) +
-                         " ranks but the run has " +
-                         std::to_string(worldSize));
+                         " ranks but the run has " + std::to_string(worldSize));
   // Row-major coordinates: the last axis varies fastest.
   myCoords.assign(shape.size(), 0);
   int64_t rest = worldRank;
@@ -71,9 +70,9 @@ Status Communicator::setGrid(const std::vector<int64_t> &gridShape) {
     for (size_t other = 0; other < shape.size(); ++other)
       color = color * shape[other] + (other == axis ? 0 : myCoords[other]);
     auto *group = new MPI_Comm;
-    Status status = check(MPI_Comm_split(MPI_COMM_WORLD, int(color),
-                                         int(myCoords[axis]), group),
-                          "group creation");
+    Status status = check(
+        MPI_Comm_split(MPI_COMM_WORLD, int(color), int(myCoords[axis]), group),
+        "group creation");
     if (!status) {
       delete group;
       return status;
@@ -87,10 +86,10 @@ int64_t Communicator::groupSize(int64_t axis) const { return shape[axis]; }
 
 Status Communicator::allReduce(int64_t axis, float *data, int64_t count,
                                bool average) const {
-  MTRT_RETURN_IF_ERROR(check(MPI_Allreduce(MPI_IN_PLACE, data, int(count),
-                                           MPI_FLOAT, MPI_SUM,
-                                           commOf(groups[axis])),
-                             "all-reduce"));
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Allreduce(MPI_IN_PLACE, data, int(count), MPI_FLOAT, MPI_SUM,
+                          commOf(groups[axis])),
+            "all-reduce"));
   if (average)
     for (int64_t i = 0; i < count; ++i)
       data[i] /= float(shape[axis]);
@@ -99,10 +98,10 @@ Status Communicator::allReduce(int64_t axis, float *data, int64_t count,
 
 Status Communicator::reduceScatter(int64_t axis, const float *in, float *out,
                                    int64_t count, bool average) const {
-  MTRT_RETURN_IF_ERROR(check(MPI_Reduce_scatter_block(in, out, int(count),
-                                                      MPI_FLOAT, MPI_SUM,
-                                                      commOf(groups[axis])),
-                             "reduce-scatter"));
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Reduce_scatter_block(in, out, int(count), MPI_FLOAT, MPI_SUM,
+                                     commOf(groups[axis])),
+            "reduce-scatter"));
   if (average)
     for (int64_t i = 0; i < count; ++i)
       out[i] /= float(shape[axis]);
