@@ -1,9 +1,10 @@
 //===- Communicator.h - The ranks of a run and their collectives -*- C++ -*-=//
 //
 // One process per rank, launched by mpirun (or any MPI launcher); a process
-// started alone is a world of one. On a device grid, the collectives of an
-// axis run among the ranks whose coordinates differ only on that axis, as
-// `shard` collectives with `grid_axes = [axis]` mean.
+// started alone is a world of one and does not start MPI at all (its
+// start-up costs a large part of a second). On a device grid, the
+// collectives of an axis run among the ranks whose coordinates differ only
+// on that axis, as `shard` collectives with `grid_axes = [axis]` mean.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +65,9 @@ private:
   int worldRank = 0;
   int worldSize = 1;
   bool initialized = false;
+  /// False for a process started without a launcher: a world of one, whose
+  /// collectives are copies.
+  bool usesMpi = false;
   std::vector<int64_t> shape;
   std::vector<int64_t> myCoords;
   /// MPI communicators, one per grid axis (MPI_Comm is an int or a pointer

@@ -28,7 +28,19 @@ Status check(int code, const char *what) {
 }
 } // namespace
 
+/// True when an MPI launcher (mpirun, mpiexec, srun) started this process.
+static bool launchedByMpi() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK",
+                           "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(name))
+      return true;
+  return false;
+}
+
 Status Communicator::init(int &argc, char **&argv, Communicator &comm) {
+  comm.usesMpi = launchedByMpi();
+  if (!comm.usesMpi)
+    return Status::ok();
   int done = 0;
   MPI_Initialized(&done);
   if (!done)
@@ -64,6 +76,8 @@ Status Communicator::setGrid(const std::vector<int64_t> &gridShape) {
     myCoords[axis] = rest % shape[axis];
     rest /= shape[axis];
   }
+  if (!usesMpi)
+    return Status::ok();
   for (size_t axis = 0; axis < shape.size(); ++axis) {
     // Ranks that agree on every other axis form the group.
     int64_t color = 0;
@@ -86,6 +100,8 @@ int64_t Communicator::groupSize(int64_t axis) const { return shape[axis]; }
 
 Status Communicator::allReduce(int64_t axis, float *data, int64_t count,
                                bool average) const {
+  if (!usesMpi)
+    return Status::ok();
   MTRT_RETURN_IF_ERROR(
       check(MPI_Allreduce(MPI_IN_PLACE, data, int(count), MPI_FLOAT, MPI_SUM,
                           commOf(groups[axis])),
@@ -98,6 +114,10 @@ Status Communicator::allReduce(int64_t axis, float *data, int64_t count,
 
 Status Communicator::reduceScatter(int64_t axis, const float *in, float *out,
                                    int64_t count, bool average) const {
+  if (!usesMpi) {
+    std::memcpy(out, in, size_t(count) * sizeof(float));
+    return Status::ok();
+  }
   MTRT_RETURN_IF_ERROR(
       check(MPI_Reduce_scatter_block(in, out, int(count), MPI_FLOAT, MPI_SUM,
                                      commOf(groups[axis])),
@@ -110,6 +130,10 @@ Status Communicator::reduceScatter(int64_t axis, const float *in, float *out,
 
 Status Communicator::allGather(int64_t axis, const float *in, float *out,
                                int64_t count) const {
+  if (!usesMpi) {
+    std::memcpy(out, in, size_t(count) * sizeof(float));
+    return Status::ok();
+  }
   return check(MPI_Allgather(in, int(count), MPI_FLOAT, out, int(count),
                              MPI_FLOAT, commOf(groups[axis])),
                "all-gather");
@@ -119,6 +143,10 @@ Status Communicator::gatherToRoot(const void *in, int64_t bytes,
                                   std::vector<uint8_t> &out) const {
   if (worldRank == 0)
     out.resize(size_t(bytes) * size_t(worldSize));
+  if (!usesMpi) {
+    std::memcpy(out.data(), in, size_t(bytes));
+    return Status::ok();
+  }
   return check(MPI_Gather(in, int(bytes), MPI_BYTE,
                           worldRank == 0 ? out.data() : nullptr, int(bytes),
                           MPI_BYTE, 0, MPI_COMM_WORLD),
@@ -126,18 +154,23 @@ Status Communicator::gatherToRoot(const void *in, int64_t bytes,
 }
 
 bool Communicator::allAgree(bool ok) const {
+  if (!usesMpi)
+    return ok;
   int mine = ok ? 1 : 0, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return all == 1;
 }
 
 int64_t Communicator::sum(int64_t value) const {
+  if (!usesMpi)
+    return value;
   long long mine = value, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   return all;
 }
 
 void Communicator::abort(int code) const {
-  MPI_Abort(MPI_COMM_WORLD, code);
+  if (usesMpi)
+    MPI_Abort(MPI_COMM_WORLD, code);
   std::exit(code);
 }
