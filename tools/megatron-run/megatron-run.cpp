@@ -305,16 +305,16 @@ public:
         stat(options.saveParams.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
       return Status::error(options.saveParams +
                            ": is a directory, not a file to save to");
-    for (const std::string &path : {options.saveParams + ".tmp"}) {
-      if (options.saveParams.empty())
-        continue;
-      std::FILE *probe = std::fopen(path.c_str(), "wb");
-      if (!probe)
-        return Status::error(options.saveParams + ": cannot write here (" +
-                             std::strerror(errno) + ")");
-      std::fclose(probe);
-      std::remove(path.c_str());
-    }
+    if (options.saveParams.empty())
+      return Status::ok();
+    // The save writes this temporary file, then renames it into place.
+    std::string probePath = options.saveParams + ".tmp";
+    std::FILE *probe = std::fopen(probePath.c_str(), "wb");
+    if (!probe)
+      return Status::error(options.saveParams + ": cannot write here (" +
+                           std::strerror(errno) + ")");
+    std::fclose(probe);
+    std::remove(probePath.c_str());
     return Status::ok();
   }
 
@@ -430,7 +430,6 @@ public:
 
   Status train() {
     std::FILE *log = nullptr;
-    std::string logTemp;
     if (!options.log.empty() && comm.rank() == 0) {
       log = std::fopen(options.log.c_str(), "w");
       if (!log)

@@ -63,7 +63,7 @@ MemRefType memrefFor(Type type) {
 /// Sizes of a program's memory, for the plan report.
 struct MemoryReport {
   int64_t params = 0, optimizerState = 0, inputs = 0, gradients = 0,
-          activations = 0, persistent = 0, arena = 0;
+          activations = 0;
 };
 
 struct LowerToRuntimePass

@@ -55,8 +55,6 @@ public:
                       std::vector<uint8_t> &out) const;
   /// Whole world: true when `ok` is true on every rank.
   bool allAgree(bool ok) const;
-  /// Whole world: the sum of `value` over the ranks.
-  int64_t sum(int64_t value) const;
   /// Ends every rank of the run: used after an error that other ranks,
   /// waiting in a collective, cannot see.
   [[noreturn]] void abort(int code) const;

@@ -161,14 +161,6 @@ bool Communicator::allAgree(bool ok) const {
   return all == 1;
 }
 
-int64_t Communicator::sum(int64_t value) const {
-  if (!usesMpi)
-    return value;
-  long long mine = value, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  return all;
-}
-
 void Communicator::abort(int code) const {
   if (usesMpi)
     MPI_Abort(MPI_COMM_WORLD, code);
