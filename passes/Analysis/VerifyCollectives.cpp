@@ -63,7 +63,7 @@ struct VerifyCollectivesPass
     std::map<std::vector<int64_t>, mtrt::ProgramOp> byCoords;
     for (auto program : module.getOps<mtrt::ProgramOp>()) {
       auto coords = program.getCoordsAttr();
-      if (!coords || coords.size() != shape.size()) {
+      if (!coords || coords.size() != int64_t(shape.size())) {
         program.emitOpError() << "has no coordinates on the " << shape.size()
                               << "-axis device grid";
         return signalPassFailure();
