@@ -240,6 +240,29 @@ std::string mib(int64_t bytes) {
   return text;
 }
 
+/// The memory plan of one rank's program, from the artifact: rank 0
+/// prints every rank's.
+void printPlan(const RankProgram &program) {
+  std::map<std::string, int64_t> bytes;
+  for (const BufferDesc &buffer : program.buffers)
+    if (!buffer.alias)
+      bytes[buffer.kind] += buffer.bytes();
+  std::printf("memory plan (rank %lld):\n",
+              static_cast<long long>(program.rank));
+  std::printf("  parameters        %s\n", mib(bytes["param"]).c_str());
+  std::printf("  optimizer state   %s\n",
+              mib(bytes["exp_avg"] + bytes["exp_avg_sq"]).c_str());
+  std::printf("  inputs            %s\n", mib(bytes["input"]).c_str());
+  std::printf("  gradients         %s  (sum; transient)\n",
+              mib(bytes["gradient"]).c_str());
+  std::printf("  activations       %s  (sum; transient)\n",
+              mib(bytes["activation"] + bytes["constant"]).c_str());
+  std::printf("  transient region  %s  (activations and gradients share "
+              "it by lifetime)\n",
+              mib(program.arenaBytes - program.persistentBytes).c_str());
+  std::printf("  planned peak      %s\n", mib(program.arenaBytes).c_str());
+}
+
 /// Everything one training run binds to the program's buffers.
 class Trainer {
 public:
@@ -405,27 +428,6 @@ public:
     MTRT_RETURN_IF_ERROR(TokenData::open(path, data));
     return data.checkCovers(options.steps, batchSize * dataRanks, seqLen,
                             vocabSize);
-  }
-
-  void printPlan() const {
-    std::map<std::string, int64_t> bytes;
-    for (const BufferDesc &buffer : program.buffers)
-      if (!buffer.alias)
-        bytes[buffer.kind] += buffer.bytes();
-    std::printf("memory plan (rank %lld):\n",
-                static_cast<long long>(program.rank));
-    std::printf("  parameters        %s\n", mib(bytes["param"]).c_str());
-    std::printf("  optimizer state   %s\n",
-                mib(bytes["exp_avg"] + bytes["exp_avg_sq"]).c_str());
-    std::printf("  inputs            %s\n", mib(bytes["input"]).c_str());
-    std::printf("  gradients         %s  (sum; transient)\n",
-                mib(bytes["gradient"]).c_str());
-    std::printf("  activations       %s  (sum; transient)\n",
-                mib(bytes["activation"] + bytes["constant"]).c_str());
-    std::printf("  transient region  %s  (activations and gradients share "
-                "it by lifetime)\n",
-                mib(program.arenaBytes - program.persistentBytes).c_str());
-    std::printf("  planned peak      %s\n", mib(program.arenaBytes).c_str());
   }
 
   Status train() {
@@ -695,7 +697,8 @@ int main(int argc, char **argv) {
                 static_cast<long long>(trainer.seqLen),
                 static_cast<long long>(trainer.vocabSize),
                 static_cast<long long>(options.steps));
-    trainer.printPlan();
+    for (const RankProgram &program : artifact.ranks)
+      printPlan(program);
   }
   if (Status status = trainer.train(); !status) {
     // Other ranks may be waiting in a collective: end them all.
