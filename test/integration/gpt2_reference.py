@@ -32,45 +32,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-DTYPES = {"F32": np.float32, "I32": np.int32, "F16": np.float16}
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        array = np.frombuffer(
-            data[8 + n + begin : 8 + n + end], dtype=DTYPES[info["dtype"]]
-        )
-        tensors[name] = array.reshape(info["shape"]).copy()
-    return tensors
-
-
-def write_safetensors(path, tensors):
-    header, offset, blobs = {}, 0, []
-    for name, array in tensors.items():
-        blob = np.ascontiguousarray(array, dtype=np.float32).tobytes()
-        header[name] = {
-            "dtype": "F32",
-            "shape": list(array.shape),
-            "data_offsets": [offset, offset + len(blob)],
-        }
-        offset += len(blob)
-        blobs.append(blob)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-
+from safetensors_io import read_safetensors, write_safetensors  # noqa: F401
 
 def load_config(path):
     with open(path) as f:
@@ -193,7 +155,7 @@ def train(a):
             seconds = time.perf_counter() - start
             log.write(json.dumps({"step": step, "loss": loss.item(), "lr": lr,
                                   "grad_norm": float(norm), "step_time_s": seconds}) + "\n")
-    write_safetensors(a.out_params, {n: p.detach().numpy() for n, p in params.items()})
+    write_safetensors(a.out_params, {n: p.detach().numpy().astype(np.float32) for n, p in params.items()})
 
 
 def init(a):

@@ -17,52 +17,20 @@ library. No torch, so it starts fast.
 """
 
 import argparse
-import json
+import os
 import random
 import struct
+import sys
 
 try:
     import numpy as np
 
-    DTYPES = {"F32": np.float32, "F16": np.float16, "I32": np.int32}
-    NAMES = {np.dtype(v): k for k, v in DTYPES.items()}
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "integration"))
+    from safetensors_io import NAMES
+    from safetensors_io import read_safetensors as read
+    from safetensors_io import write_safetensors as write
 except ImportError:  # enough for "tokens"
     np = None
-
-
-def read(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        array = np.frombuffer(data[8 + n + begin : 8 + n + end], dtype=DTYPES[info["dtype"]])
-        tensors[name] = array.reshape(info["shape"]).copy()
-    return tensors
-
-
-def write(path, tensors):
-    header, offset, blobs = {}, 0, []
-    for name, array in tensors.items():
-        blob = np.ascontiguousarray(array).tobytes()
-        header[name] = {
-            "dtype": NAMES[array.dtype],
-            "shape": list(array.shape),
-            "data_offsets": [offset, offset + len(blob)],
-        }
-        offset += len(blob)
-        blobs.append(blob)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
 
 
 def main():
