@@ -28,7 +28,12 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
     if (function.getArgAttr(i, MTDialect::getStateAttrName()))
       continue;
     if (function.getArgAttr(i, MTDialect::getParamAttrName())) {
-      summary.numParameters += type.getNumElements();
+      // A ZeRO-3 piece counts as the full parameter it is a piece of.
+      if (auto full = function.getArgAttrOfType<DenseI64ArrayAttr>(
+              i, MTDialect::getFullShapeAttrName()))
+        summary.numParameters += ShapedType::getNumElements(full.asArrayRef());
+      else
+        summary.numParameters += type.getNumElements();
     } else if (role && role.getValue() == "tokens") {
       summary.tokensPerMicroBatch = type.getNumElements();
       foundTokens = true;

@@ -123,6 +123,8 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
   // Only ranks of a device grid have coordinates.
   if (auto coords = program.getCoordsAttr())
     json["coords"] = llvm::json::Array(coords.asArrayRef());
+  if (std::optional<uint64_t> flops = program.getFlopsPerToken())
+    json["flops_per_token"] = static_cast<int64_t>(*flops);
   return json;
 }
 

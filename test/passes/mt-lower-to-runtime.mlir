@@ -22,7 +22,7 @@
 // 320; persistent_bytes = 384. The only transient (64 B) follows at 384, so
 // the arena is 448 bytes.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 448 : i64, persistent_bytes = 384 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 448 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 384 : i64, rank = 0 : i64}
 // CHECK-NEXT:    mtrt.buffer {kind = "input", name = "tokens", offset = 0 : i64} : memref<2x3xi32>
 // CHECK-NEXT:    %[[W:.+]] = mtrt.buffer {kind = "param", name = "w", offset = 64 : i64} : memref<4x4xf32>
 // CHECK-NEXT:    mtrt.buffer {kind = "exp_avg", name = "w", offset = 128 : i64} : memref<4x4xf32>
@@ -37,7 +37,7 @@
 // With alignment=16: ids at 0, w/m/v at 32/96/160, lr at 224, b at 240;
 // persistent_bytes = 256, the transient at 256, arena 320.
 
-// ALIGN16-LABEL: mtrt.program @rank0 attributes {arena_bytes = 320 : i64, persistent_bytes = 256 : i64, rank = 0 : i64}
+// ALIGN16-LABEL: mtrt.program @rank0 attributes {arena_bytes = 320 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 256 : i64, rank = 0 : i64}
 // ALIGN16-NEXT:    mtrt.buffer {kind = "input", name = "tokens", offset = 0 : i64}
 // ALIGN16-NEXT:    mtrt.buffer {kind = "param", name = "w", offset = 32 : i64}
 // ALIGN16-NEXT:    mtrt.buffer {kind = "exp_avg", name = "w", offset = 96 : i64}
@@ -64,7 +64,7 @@ func.func @persistent_layout(%ids: tensor<2x3xi32> {mt.input = "tokens"},
 // (4 B, steps 1-4, returned) at 704, scale (4 B, steps 2-3) at 768, alive
 // with both; the arena ends at 772.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 772 : i64, persistent_bytes = 640 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 772 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 640 : i64, rank = 0 : i64}
 // CHECK-NEXT:    %[[P:.+]] = mtrt.buffer {kind = "param", name = "w", offset = 0 : i64} : memref<4x4xf32>
 // CHECK-NEXT:    %[[M:.+]] = mtrt.buffer {kind = "exp_avg", name = "w", offset = 64 : i64} : memref<4x4xf32>
 // CHECK-NEXT:    %[[V:.+]] = mtrt.buffer {kind = "exp_avg_sq", name = "w", offset = 128 : i64} : memref<4x4xf32>
@@ -102,7 +102,7 @@ func.func @persistent_layout(%ids: tensor<2x3xi32> {mt.input = "tokens"},
 // PLAN-NEXT:    activations and workspace (sum): 8 bytes
 // PLAN-NEXT:    transient peak: 132 bytes
 // PLAN-NEXT:    planned peak: 772 bytes
-// PLAN:         mtrt.program @rank0 attributes {arena_bytes = 772 : i64, persistent_bytes = 640 : i64, rank = 0 : i64}
+// PLAN:         mtrt.program @rank0 attributes {arena_bytes = 772 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 640 : i64, rank = 0 : i64}
 func.func @adamw_in_place(%p: tensor<4x4xf32> {mt.param = "w"},
                           %m: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg"},
                           %v: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg_sq"},
@@ -135,7 +135,7 @@ func.func @adamw_in_place(%p: tensor<4x4xf32> {mt.param = "w"},
 // each) fill [0, 512); x (steps 0-2: the matmul reads it through the view)
 // is at 512, so y (steps 2-3) cannot reuse it and goes to 768.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 1024 : i64, persistent_bytes = 512 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 1024 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 512 : i64, rank = 0 : i64}
 // CHECK:         %[[X:.+]] = mtrt.buffer {kind = "activation", offset = 512 : i64} : memref<2x4x8xf32>
 // CHECK-NEXT:    mtrt.kernel "gelu" ins(%{{.+}} : memref<2x4x8xf32>) outs(%[[X]] : memref<2x4x8xf32>) {}
 // CHECK-NEXT:    %[[VIEW:.+]] = mtrt.buffer {alias, kind = "activation", offset = 512 : i64} : memref<8x8xf32>
@@ -177,7 +177,7 @@ func.func @expand_view(%w: tensor<8x8xf32> {mt.param = "w"}) -> tensor<2x4x8xf32
 // a (steps 0-1) is at 256, b (steps 1-2) at 512, and c (steps 2-3) reuses
 // a's offset.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 768 : i64, persistent_bytes = 256 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 768 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 256 : i64, rank = 0 : i64}
 // CHECK-NEXT:    %[[P:.+]] = mtrt.buffer {kind = "param", name = "p", offset = 0 : i64}
 // CHECK-NEXT:    %[[A:.+]] = mtrt.buffer {kind = "activation", offset = 256 : i64}
 // CHECK-NEXT:    mtrt.kernel "gelu" ins(%[[P]] : memref<4x16xf32>) outs(%[[A]] : memref<4x16xf32>)
@@ -198,7 +198,7 @@ func.func @reuse(%p: tensor<4x16xf32> {mt.param = "p"}) -> tensor<4x16xf32> {
 // (steps 1-2) are both read by the add at step 2, which writes c; all three
 // get their own range.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 1024 : i64, persistent_bytes = 256 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 1024 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 256 : i64, rank = 0 : i64}
 // CHECK:         %[[A:.+]] = mtrt.buffer {kind = "activation", offset = 256 : i64}
 // CHECK:         %[[B:.+]] = mtrt.buffer {kind = "activation", offset = 512 : i64}
 // CHECK:         %[[C:.+]] = mtrt.buffer {kind = "activation", offset = 768 : i64}
@@ -216,7 +216,7 @@ func.func @no_overlap(%p: tensor<4x16xf32> {mt.param = "p"}) -> tensor<4x16xf32>
 // later) gets the lowest transient offset, 2304, and the 256 B gelu result
 // it is alive with goes above it, to 2816.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 3072 : i64, persistent_bytes = 2304 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 3072 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 2304 : i64, rank = 0 : i64}
 // CHECK:         %[[A:.+]] = mtrt.buffer {kind = "activation", offset = 2816 : i64} : memref<4x16xf32>
 // CHECK:         %[[BIG:.+]] = mtrt.buffer {kind = "activation", offset = 2304 : i64} : memref<4x32xf32>
 // CHECK-NEXT:    mtrt.kernel "matmul" ins(%[[A]], %{{.+}} : memref<4x16xf32>, memref<16x32xf32>) outs(%[[BIG]] : memref<4x32xf32>)

@@ -83,7 +83,9 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --load-params FILE           safetensors with Hugging Face names and layouts
                                (default: GPT-2's initialization from --seed)
   --save-params FILE           write the trained parameters as safetensors
-  --log FILE                   one JSON object per step
+  --log FILE                   one JSON object per step: step, loss, lr,
+                               grad_norm, step_time_s, tokens_per_s,
+                               peak_bytes, tflops
   --quiet                      no per-step progress lines
 )";
 
@@ -484,13 +486,22 @@ public:
                              ": the loss is not finite (" + number(loss) + ")");
       losses.push_back(loss);
       double tokensPerSecond = double(batchSize * dataRanks * seqLen) / seconds;
+      // Model FLOPs of the whole run (all ranks) per second, as Megatron-LM
+      // reports them; unknown (NaN) when the artifact does not say.
+      double teraflops =
+          program.flopsPerToken > 0
+              ? double(program.flopsPerToken) * tokensPerSecond / 1e12
+              : std::nan("");
       if (!options.quiet && comm.rank() == 0) {
         std::printf("step %5lld/%lld | loss %.4f", static_cast<long long>(step),
                     static_cast<long long>(options.steps), loss);
         if (corpus)
           std::printf(" (floor %.4f)", floor);
-        std::printf(" | lr %.3e | grad norm %.4f | %.3f s | %.0f tokens/s\n",
-                    lr, norm, seconds, tokensPerSecond);
+        std::printf(" | lr %.3e | grad norm %.4f | %.3f s | %.0f tokens/s", lr,
+                    norm, seconds, tokensPerSecond);
+        if (std::isfinite(teraflops))
+          std::printf(" | %.4f TFLOP/s", teraflops);
+        std::printf("\n");
         std::fflush(stdout);
       }
       if (log) {
@@ -505,12 +516,14 @@ public:
         std::fprintf(log,
                      "{\"step\": %lld, \"loss\": %s, \"lr\": %s, "
                      "\"grad_norm\": %s, \"step_time_s\": %s, "
-                     "\"tokens_per_s\": %s, \"peak_bytes\": %lld}\n",
+                     "\"tokens_per_s\": %s, \"peak_bytes\": %lld, "
+                     "\"tflops\": %s}\n",
                      static_cast<long long>(step), json(loss, "%.9g").c_str(),
                      json(lr, "%.9g").c_str(), json(norm, "%.9g").c_str(),
                      json(seconds, "%.6f").c_str(),
                      json(tokensPerSecond, "%.3f").c_str(),
-                     static_cast<long long>(executor.measuredPeakBytes()));
+                     static_cast<long long>(executor.measuredPeakBytes()),
+                     json(teraflops, "%.6f").c_str());
       }
     }
     if (log)

@@ -37,6 +37,8 @@ def MTRT_ProgramOp : MTRT_Op<"program",
   let description = [{
     Holds the rank's buffers and commands in execution order. On a device
     grid (`shard.grid` in the module), `coords` are the rank's coordinates.
+    `flops_per_token` is the model's training FLOPs per token (6N plus the
+    attention term, see `mt-print-model-summary`), for throughput reports.
     `arena_bytes` is the size of the arena: the planned peak memory.
     `persistent_bytes` is its prefix holding what lives across steps
     (parameters, optimizer state, inputs); the rest is reused by
@@ -52,7 +54,8 @@ def MTRT_ProgramOp : MTRT_Op<"program",
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$rank,
                        I64Attr:$arena_bytes, I64Attr:$persistent_bytes,
-                       OptionalAttr<DenseI64ArrayAttr>:$coords);
+                       OptionalAttr<DenseI64ArrayAttr>:$coords,
+                       OptionalAttr<I64Attr>:$flops_per_token);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;

@@ -11,6 +11,7 @@
 #include "dialects/MT/IR/MTOps.h"
 #include "dialects/MTRT/IR/MTRTDialect.h"
 #include "megatron/Analysis/MemoryPlan.h"
+#include "megatron/Analysis/ModelSummary.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -356,7 +357,20 @@ struct LowerToRuntimePass
         builder.getI64IntegerAttr(rank), builder.getI64IntegerAttr(arena),
         builder.getI64IntegerAttr(persistentBytes),
         coords.empty() ? DenseI64ArrayAttr()
-                       : builder.getDenseI64ArrayAttr(coords));
+                       : builder.getDenseI64ArrayAttr(coords),
+        IntegerAttr());
+    // Throughput reports need the model's FLOPs per token: known for models
+    // with parameters and a token input.
+    bool hasTokens = llvm::any_of(body.getArguments(), [&](BlockArgument arg) {
+      auto role = function.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), MTDialect::getInputAttrName());
+      return role && role.getValue() == "tokens";
+    });
+    if (hasTokens && hasModelParameters(function))
+      if (FailureOr<ModelSummary> summary = summarizeModel(function);
+          succeeded(summary))
+        program.setFlopsPerTokenAttr(
+            builder.getI64IntegerAttr(summary->trainingFlopsPerToken()));
     Block *programBody = builder.createBlock(&program.getBody());
     builder.setInsertionPointToStart(programBody);
 

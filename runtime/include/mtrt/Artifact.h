@@ -6,7 +6,8 @@
 //   {"format": "megatron-mlir-artifact", "version": 1, "world_size": W,
 //    "grid": {"shape": [dp, tp]},                   empty shape: no grid
 //    "params": [{"name", "dtype", "shape"}],          full, unsharded shapes
-//    "ranks": [{"rank", "coords", "arena_bytes", "persistent_bytes",
+//    "ranks": [{"rank", "coords"?, "flops_per_token"?, "arena_bytes",
+//               "persistent_bytes",
 //               "buffers": [{"id", "offset", "dtype", "shape", "kind",
 //                            "name"?, "alias"?,
 //                            "shard"?: {"index", "count", "full_shape"}}],
@@ -81,6 +82,8 @@ struct RankProgram {
   std::vector<int64_t> coords;
   int64_t arenaBytes = 0;
   int64_t persistentBytes = 0;
+  /// Training FLOPs per token of the model (0 when unknown).
+  int64_t flopsPerToken = 0;
   std::vector<BufferDesc> buffers; // indexed by id
   std::vector<Command> commands;
   std::map<std::string, int64_t> outputs;

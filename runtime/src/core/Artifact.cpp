@@ -229,6 +229,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         program.coords.push_back(coord.get<int64_t>());
       }
     program.arenaBytes = reader.integer(rank, "arena_bytes", where);
+    if (rank.contains("flops_per_token"))
+      program.flopsPerToken = reader.integer(rank, "flops_per_token", where);
     program.persistentBytes = reader.integer(rank, "persistent_bytes", where);
 
     const json &buffers = reader.array(rank, "buffers", where);
