@@ -77,11 +77,18 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
         entry["name"] = *buffer.getName();
       if (buffer.getAlias())
         entry["alias"] = true;
-      if (auto fullShape = buffer.getFullShapeAttr())
-        entry["shard"] = llvm::json::Object{
+      if (auto fullShape = buffer.getFullShapeAttr()) {
+        llvm::json::Object shard{
             {"index", static_cast<int64_t>(*buffer.getShardIndex())},
             {"count", static_cast<int64_t>(*buffer.getShardCount())},
             {"full_shape", llvm::json::Array(fullShape.asArrayRef())}};
+        if (std::optional<uint64_t> dim = buffer.getShardDim()) {
+          shard["dim"] = static_cast<int64_t>(*dim);
+          shard["chunks"] =
+              static_cast<int64_t>(buffer.getShardChunks().value_or(1));
+        }
+        entry["shard"] = std::move(shard);
+      }
       buffers.push_back(std::move(entry));
       continue;
     }

@@ -20,6 +20,7 @@
 
 #include "dialects/MT/IR/MTOps.h"
 #include "megatron/Analysis/ShapeInference.h"
+#include "passes/Parallelize/TensorParallel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -45,6 +46,7 @@ constexpr StringLiteral kGridName = "grid";
 /// Grid axes: data-parallel ranks vary along axis 0, tensor-parallel ranks
 /// along axis 1 (fastest in the row-major rank order, as in Megatron-LM).
 constexpr int16_t kDataAxis = 0;
+constexpr int16_t kTensorAxis = 1;
 
 RankedTensorType typeOf(Value value) {
   return cast<RankedTensorType>(value.getType());
@@ -122,8 +124,13 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     });
     if (walk.wasInterrupted())
       return failure();
-    return error() << "tensor parallelism (tp = " << tp.getValue()
-                   << ") is not implemented yet; only dp and zero are";
+    if (sp)
+      return error() << "sequence parallelism (sp) is not implemented yet";
+    if (zero > 0)
+      return error() << "ZeRO (zero = " << zero.getValue()
+                     << ") with tensor parallelism (tp = " << tp.getValue()
+                     << ") is not implemented yet";
+    return success();
   }
 
   //===--------------------------------------------------------------------===//
@@ -238,9 +245,23 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   //===--------------------------------------------------------------------===//
 
   LogicalResult parallelize(func::FuncOp function) {
+    if (dp > 1 && failed(parallelizeData(function)))
+      return failure();
+    if (tp > 1) {
+      int64_t count = 0;
+      if (failed(partitionTensorParallel(function, tp, kTensorAxis, kGridName,
+                                         count)))
+        return failure();
+      numCollectives += count;
+    }
+    return success();
+  }
+
+  /// Data parallelism and ZeRO.
+  LogicalResult parallelizeData(func::FuncOp function) {
     Block &body = function.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-    if (dp > 1 && failed(splitBatch(function)))
+    if (failed(splitBatch(function)))
       return failure();
 
     auto globalNorms = llvm::to_vector(body.getOps<GlobalNormOp>());
@@ -308,6 +329,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
 
     if (zero == 3)
       gatherParametersBeforeUse(function);
+
 
     function.setFunctionType(FunctionType::get(
         function.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));

@@ -34,7 +34,8 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
              << "' must be a non-negative integer, got " << attr.getValue();
     return success();
   }
-  if (name == getRngBatchAxisAttrName()) {
+  if (name == getRngBatchAxisAttrName() || name == getRngHeadAxisAttrName() ||
+      name == getTpVocabAxisAttrName()) {
     auto axis = dyn_cast<IntegerAttr>(attr.getValue());
     if (!axis || !axis.getType().isSignlessInteger(64) ||
         axis.getValue().isNegative())
@@ -155,7 +156,7 @@ static LogicalResult verifyShardAttr(Operation *op, NamedAttribute attr,
       axis.getValue().isNegative())
     return op->emitOpError()
            << where << ": '" << name
-           << "' must be a non-negative i64 grid axis, got " << attr.getValue();
+           << "' must be a non-negative i64, got " << attr.getValue();
   return success();
 }
 
@@ -191,7 +192,8 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
   if (name == getInputAttrName())
     return verifyRoleAttr(op, attr, getInputRoles(),
                           "argument #" + Twine(argIndex));
-  if (name == getFullShapeAttrName() || name == getShardAxisAttrName())
+  if (name == getFullShapeAttrName() || name == getShardAxisAttrName() ||
+      name == getShardDimAttrName() || name == getShardChunksAttrName())
     return verifyShardAttr(op, attr, "argument #" + std::to_string(argIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect argument attribute '"
@@ -213,7 +215,8 @@ LogicalResult MTDialect::verifyRegionResultAttribute(Operation *op,
   if (name == getOutputAttrName())
     return verifyRoleAttr(op, attr, getOutputRoles(),
                           "result #" + Twine(resultIndex));
-  if (name == getFullShapeAttrName() || name == getShardAxisAttrName())
+  if (name == getFullShapeAttrName() || name == getShardAxisAttrName() ||
+      name == getShardDimAttrName() || name == getShardChunksAttrName())
     return verifyShardAttr(op, attr, "result #" + std::to_string(resultIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect result attribute '" << name

@@ -95,6 +95,25 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getShardAxisAttrName() {
       return ::llvm::StringLiteral("mt.shard_axis");
     }
+    /// With `mt.full_shape`: a tensor-parallel split is not a flat piece but
+    /// `1/count` of dimension `mt.shard_dim` within each of `mt.shard_chunks`
+    /// equal chunks of that dimension (c_attn's [q | k | v] is 3 chunks).
+    static constexpr ::llvm::StringLiteral getShardDimAttrName() {
+      return ::llvm::StringLiteral("mt.shard_dim");
+    }
+    static constexpr ::llvm::StringLiteral getShardChunksAttrName() {
+      return ::llvm::StringLiteral("mt.shard_chunks");
+    }
+    /// Discardable op attribute on embedding and cross-entropy ops (and
+    /// their gradients) whose vocabulary is split across this grid axis.
+    static constexpr ::llvm::StringLiteral getTpVocabAxisAttrName() {
+      return ::llvm::StringLiteral("mt.tp_vocab_axis");
+    }
+    /// Discardable op attribute on attention ops whose heads are split
+    /// across this grid axis (masks are offset by the rank's first head).
+    static constexpr ::llvm::StringLiteral getRngHeadAxisAttrName() {
+      return ::llvm::StringLiteral("mt.rng_head_axis");
+    }
     /// Discardable op attribute: the transformer block an op belongs to.
     static constexpr ::llvm::StringLiteral getLayerAttrName() {
       return ::llvm::StringLiteral("mt.layer");

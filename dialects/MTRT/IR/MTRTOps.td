@@ -71,7 +71,9 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
     when their lifetimes do not overlap, or when one is a reshaped view of
     the other (`alias`). A ZeRO-sharded parameter or state holds piece
     `shard_index` of `shard_count` equal contiguous pieces of the flattened
-    tensor of `full_shape`.
+    tensor of `full_shape`; a tensor-parallel split (`shard_dim` set) holds
+    piece `shard_index` of `shard_count` of dimension `shard_dim` within each
+    of its `shard_chunks` equal chunks.
 
     ```mlir
     %x = mtrt.buffer {offset = 4096 : i64, kind = "activation"} : memref<2x8x16xf32>
@@ -81,7 +83,9 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
                        OptionalAttr<StrAttr>:$name, UnitAttr:$alias,
                        OptionalAttr<DenseI64ArrayAttr>:$full_shape,
                        OptionalAttr<I64Attr>:$shard_index,
-                       OptionalAttr<I64Attr>:$shard_count);
+                       OptionalAttr<I64Attr>:$shard_count,
+                       OptionalAttr<I64Attr>:$shard_dim,
+                       OptionalAttr<I64Attr>:$shard_chunks);
   let results = (outs MTRT_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
   let hasVerifier = 1;

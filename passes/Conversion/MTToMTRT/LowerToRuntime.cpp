@@ -48,6 +48,10 @@ struct Allocation {
   /// ZeRO pieces: the full shape and the grid axis of the piece index.
   DenseI64ArrayAttr fullShape;
   std::optional<int64_t> shardAxis;
+  /// Tensor-parallel splits: the split dimension and its chunks (a ZeRO
+  /// piece has none: it is a piece of the flattened tensor).
+  std::optional<int64_t> shardDim;
+  int64_t shardChunks = 1;
 };
 
 int64_t tensorBytes(Type type) {
@@ -145,6 +149,12 @@ struct LowerToRuntimePass
       if (auto axis = function.getArgAttrOfType<IntegerAttr>(
               index, MTDialect::getShardAxisAttrName()))
         alloc.shardAxis = axis.getInt();
+      if (auto dim = function.getArgAttrOfType<IntegerAttr>(
+              index, MTDialect::getShardDimAttrName()))
+        alloc.shardDim = dim.getInt();
+      if (auto chunks = function.getArgAttrOfType<IntegerAttr>(
+              index, MTDialect::getShardChunksAttrName()))
+        alloc.shardChunks = chunks.getInt();
       if (param) {
         alloc.kind = state ? state.getValue().str() : "param";
         alloc.name = param.getValue().str();
@@ -280,14 +290,52 @@ struct LowerToRuntimePass
   /// Kernel parameters that depend on the rank: the offset of dropout's
   /// random index for a batch-split tensor.
   static void addRankParams(Operation *op, ArrayRef<int64_t> coords,
-                            OpBuilder &builder,
+                            ArrayRef<int64_t> gridShape, OpBuilder &builder,
                             SmallVectorImpl<NamedAttribute> &params) {
-    auto axis =
-        op->getAttrOfType<IntegerAttr>(MTDialect::getRngBatchAxisAttrName());
-    if (!axis || coords.empty())
+    if (coords.empty())
       return;
-    // Elements of the local tensor the mask is drawn over: the dropout's
-    // input, or attention's [batch, heads, seq, seq] probabilities.
+    auto axisAttr = [&](StringRef name) -> std::optional<int64_t> {
+      if (auto axis = op->getAttrOfType<IntegerAttr>(name))
+        return axis.getInt();
+      return std::nullopt;
+    };
+    auto param = [&](StringRef name, int64_t value) {
+      params.push_back(
+          builder.getNamedAttr(name, builder.getI64IntegerAttr(value)));
+    };
+    // Attention split by heads: the rank's first head and the total heads,
+    // so that its masks are the single-device heads' masks.
+    int64_t headParts = 1;
+    if (auto axis = axisAttr(MTDialect::getRngHeadAxisAttrName())) {
+      auto query = cast<RankedTensorType>(
+          (isa<AttentionOp>(op) ? op->getOperand(0) : op->getOperand(1))
+              .getType());
+      int64_t heads = query.getDimSize(1);
+      headParts = gridShape[*axis];
+      param("rng_head_offset", coords[*axis] * heads);
+      param("rng_heads", heads * headParts);
+    }
+    // A vocabulary split: the rank's first row and the grid axis its
+    // cross-entropy reduces over.
+    if (auto axis = axisAttr(MTDialect::getTpVocabAxisAttrName())) {
+      Value table = op->getOperand(0); // embedding table or logits
+      if (isa<EmbeddingGradOp>(op))
+        table = op->getResult(0);
+      else if (isa<CrossEntropyGradOp>(op))
+        table = op->getOperand(1);
+      auto type = cast<RankedTensorType>(table.getType());
+      int64_t rows = isa<EmbeddingOp, EmbeddingGradOp>(op)
+                         ? type.getDimSize(0)
+                         : type.getShape().back();
+      param("vocab_offset", coords[*axis] * rows);
+      param("vocab_grid_axis", *axis);
+    }
+    // A batch split: offset the random index by the elements of the
+    // single-device tensor before this rank's share, the dropout's input or
+    // attention's [batch, heads, seq, seq] probabilities.
+    auto axis = axisAttr(MTDialect::getRngBatchAxisAttrName());
+    if (!axis)
+      return;
     int64_t elements;
     if (auto dropout = dyn_cast<DropoutOp>(op)) {
       elements = dropout.getType().getNumElements();
@@ -295,12 +343,10 @@ struct LowerToRuntimePass
       auto query = cast<RankedTensorType>(
           (isa<AttentionOp>(op) ? op->getOperand(0) : op->getOperand(1))
               .getType());
-      elements = query.getDimSize(0) * query.getDimSize(1) *
+      elements = query.getDimSize(0) * query.getDimSize(1) * headParts *
                  query.getDimSize(2) * query.getDimSize(2);
     }
-    params.push_back(builder.getNamedAttr(
-        "rng_offset",
-        builder.getI64IntegerAttr(coords[axis.getInt()] * elements)));
+    param("rng_offset", coords[*axis] * elements);
   }
 
   /// The runtime kernel of an upstream `shard` collective.
@@ -392,7 +438,12 @@ struct LowerToRuntimePass
           sharded ? builder.getI64IntegerAttr(coords[*alloc.shardAxis])
                   : IntegerAttr(),
           sharded ? builder.getI64IntegerAttr(gridShape[*alloc.shardAxis])
-                  : IntegerAttr());
+                  : IntegerAttr(),
+          sharded && alloc.shardDim ? builder.getI64IntegerAttr(*alloc.shardDim)
+                                    : IntegerAttr(),
+          sharded && alloc.shardDim
+              ? builder.getI64IntegerAttr(alloc.shardChunks)
+              : IntegerAttr());
       buffers[value] = buffer;
       return buffer;
     };
@@ -421,7 +472,7 @@ struct LowerToRuntimePass
       SmallVector<NamedAttribute> params(op->getAttrs());
       if (auto collective = collectiveKernel(op, builder))
         std::tie(kernel, params) = *collective;
-      addRankParams(op, coords, builder, params);
+      addRankParams(op, coords, gridShape, builder, params);
       mtrt::KernelOp::create(builder, op->getLoc(),
                              builder.getStringAttr(kernel), ins, outs,
                              builder.getDictionaryAttr(params));

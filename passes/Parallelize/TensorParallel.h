@@ -1,0 +1,20 @@
+//===- TensorParallel.h - Megatron tensor parallelism on a step -*- C++ -*-===//
+
+#ifndef MEGATRON_PASSES_PARALLELIZE_TENSORPARALLEL_H
+#define MEGATRON_PASSES_PARALLELIZE_TENSORPARALLEL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::mt {
+
+/// Partitions the training step `function` across `tp` ranks on axis
+/// `gridAxis` of the device grid `grid`, inserting `shard.all_reduce`s where
+/// Megatron-LM's tensor parallelism needs them; counts them in
+/// `numCollectives`. Fails with a diagnostic on an op it cannot partition.
+LogicalResult partitionTensorParallel(func::FuncOp function, int64_t tp,
+                                      int16_t gridAxis, StringRef grid,
+                                      int64_t &numCollectives);
+
+} // namespace mlir::mt
+
+#endif // MEGATRON_PASSES_PARALLELIZE_TENSORPARALLEL_H
