@@ -330,7 +330,6 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     if (zero == 3)
       gatherParametersBeforeUse(function);
 
-
     function.setFunctionType(FunctionType::get(
         function.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
     return success();

@@ -77,8 +77,8 @@ std::optional<ParamSplit> splitOf(StringRef name) {
 
 class Partitioner {
 public:
-  Partitioner(func::FuncOp function, int64_t tp, int16_t axis,
-              StringRef grid, int64_t &numCollectives)
+  Partitioner(func::FuncOp function, int64_t tp, int16_t axis, StringRef grid,
+              int64_t &numCollectives)
       : function(function), tp(tp), axis(axis), grid(grid),
         numCollectives(numCollectives) {}
 
@@ -124,8 +124,7 @@ public:
       }
     }
     function.setFunctionType(FunctionType::get(
-        function.getContext(), body.getArgumentTypes(),
-        ret.getOperandTypes()));
+        function.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
     return success();
   }
 
@@ -169,8 +168,8 @@ private:
         return function.emitOpError()
                << "parameter '" << name.getValue() << "' has " << size
                << " entries in dimension " << split->dim
-               << ", not divisible into " << split->chunks << " x tp "
-               << tp << " pieces";
+               << ", not divisible into " << split->chunks << " x tp " << tp
+               << " pieces";
       function.setArgAttr(index, MTDialect::getFullShapeAttrName(),
                           b.getDenseI64ArrayAttr(type.getShape()));
       function.setArgAttr(index, MTDialect::getShardAxisAttrName(),
@@ -359,8 +358,8 @@ private:
             setResults(op, grad);
             return success();
           }
-          int64_t offset = op.getGradOutput().getType().getRank() -
-                           op.getType().getRank();
+          int64_t offset =
+              op.getGradOutput().getType().getRank() - op.getType().getRank();
           if (grad.kind != Layout::Split || grad.dim < offset)
             return unsupported(op);
           setResults(op, Layout::s(grad.dim - offset));
@@ -403,8 +402,8 @@ private:
           return success();
         })
         .Case([&](AdamWOp op) {
-          return sameLayout(op, {op.getParam(), op.getGrad(),
-                                 op.getExpAvg(), op.getExpAvgSq()});
+          return sameLayout(op, {op.getParam(), op.getGrad(), op.getExpAvg(),
+                                 op.getExpAvgSq()});
         })
         .Case([&](tensor::CollapseShapeOp op) {
           Layout src = layoutOf(op.getSrc());

@@ -13,6 +13,7 @@
 #include "mtrt/LearningRate.h"
 #include "mtrt/ParamInit.h"
 #include "mtrt/Safetensors.h"
+#include "mtrt/Sharding.h"
 #include "mtrt/SyntheticCorpus.h"
 #include "mtrt/TokenData.h"
 
@@ -296,8 +297,13 @@ public:
     batchSize = tokens->shape[0];
     seqLen = tokens->shape[1];
     for (const Command &command : program.commands)
-      if (command.kernel == "cross_entropy")
+      if (command.kernel == "cross_entropy") {
         vocabSize = program.buffers[command.ins[0]].shape.back();
+        // A vocab-parallel loss sees 1/parts of the vocabulary.
+        if (command.has("vocab_grid_axis"))
+          vocabSize *=
+              artifact.gridShape[int64_t(command.get("vocab_grid_axis", 0))];
+      }
     for (const char *role : {"step", "lr", "adam_beta1", "adam_beta2",
                              "adam_eps", "weight_decay", "clip_grad"}) {
       const BufferDesc *buffer = program.find("input", role);
@@ -355,11 +361,10 @@ public:
       if (buffer.kind != "param" || buffer.alias)
         continue;
       float *values = executor.as<float>(buffer.id);
-      // A ZeRO piece is a contiguous range of the flattened full tensor.
-      const std::vector<int64_t> &fullShape =
-          buffer.sharded() ? buffer.fullShape : buffer.shape;
-      int64_t pieceOffset =
-          buffer.sharded() ? buffer.shardIndex * buffer.bytes() : 0;
+      // A sharded buffer holds runs of the full tensor (a ZeRO piece, or a
+      // tensor-parallel split); every rank reads or initializes only those.
+      const std::vector<int64_t> &fullShape = fullShapeOf(buffer);
+      std::vector<ElementRun> runs = shardRuns(buffer);
       if (options.loadParams.empty()) {
         if (!buffer.sharded()) {
           initGPT2Parameter(buffer.name, fullShape, layers,
@@ -370,9 +375,9 @@ public:
             size_t(buffer.numElements() * buffer.shardCount));
         initGPT2Parameter(buffer.name, fullShape, layers,
                           uint64_t(options.seed), full.data());
-        std::memcpy(values,
-                    full.data() + buffer.shardIndex * buffer.numElements(),
-                    size_t(buffer.bytes()));
+        float *dst = values;
+        for (const ElementRun &run : runs)
+          dst = std::copy_n(full.data() + run.offset, run.count, dst);
         continue;
       }
       if (!file.contains(buffer.name))
@@ -395,8 +400,13 @@ public:
                              expected + "]");
       }
       // Each rank reads only its own piece of the full tensor.
-      MTRT_RETURN_IF_ERROR(
-          file.readSlice(buffer.name, pieceOffset, buffer.bytes(), values));
+      float *dst = values;
+      for (const ElementRun &run : runs) {
+        MTRT_RETURN_IF_ERROR(
+            file.readSlice(buffer.name, run.offset * int64_t(sizeof(float)),
+                           run.count * int64_t(sizeof(float)), dst));
+        dst += run.count;
+      }
     }
     return Status::ok();
   }
@@ -587,14 +597,20 @@ public:
         MTRT_RETURN_IF_ERROR(comm.gatherToRoot(bytes, buffer->bytes(), pieces));
         MTRT_RETURN_IF_ERROR(comm.gatherToRoot(&index, sizeof(index), indices));
         if (comm.rank() == 0) {
+          // Each piece's runs of the full tensor; replicas (the same piece
+          // on several ranks) write the same values.
           tensor.bytes.resize(size_t(buffer->bytes() * buffer->shardCount));
+          float *full = reinterpret_cast<float *>(tensor.bytes.data());
           for (int r = 0; r < comm.size(); ++r) {
             int64_t piece;
             std::memcpy(&piece, indices.data() + r * sizeof(piece),
                         sizeof(piece));
-            std::memcpy(tensor.bytes.data() + piece * buffer->bytes(),
-                        pieces.data() + r * buffer->bytes(),
-                        size_t(buffer->bytes()));
+            const float *src = reinterpret_cast<const float *>(pieces.data()) +
+                               r * buffer->numElements();
+            for (const ElementRun &run : shardRuns(*buffer, piece)) {
+              std::copy_n(src, run.count, full + run.offset);
+              src += run.count;
+            }
           }
         }
       }

@@ -155,8 +155,8 @@ static LogicalResult verifyShardAttr(Operation *op, NamedAttribute attr,
   if (!axis || !axis.getType().isSignlessInteger(64) ||
       axis.getValue().isNegative())
     return op->emitOpError()
-           << where << ": '" << name
-           << "' must be a non-negative i64, got " << attr.getValue();
+           << where << ": '" << name << "' must be a non-negative i64, got "
+           << attr.getValue();
   return success();
 }
 

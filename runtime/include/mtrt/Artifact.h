@@ -10,7 +10,8 @@
 //               "persistent_bytes",
 //               "buffers": [{"id", "offset", "dtype", "shape", "kind",
 //                            "name"?, "alias"?,
-//                            "shard"?: {"index", "count", "full_shape"}}],
+//                            "shard"?: {"index", "count", "full_shape",
+//                                       "dim"?, "chunks"?}}],
 //               "commands": [{"kernel", "ins": [id], "outs": [id],
 //                             "params": {name: number or bool}}],
 //               "outputs": {"loss": id, "grad_norm": id}}]}
@@ -57,6 +58,10 @@ struct BufferDesc {
   std::vector<int64_t> fullShape;
   int64_t shardIndex = 0;
   int64_t shardCount = 1;
+  /// A tensor-parallel split instead: piece `shardIndex` of dimension
+  /// `shardDim` within each of `shardChunks` chunks (-1: a ZeRO piece).
+  int64_t shardDim = -1;
+  int64_t shardChunks = 1;
 
   bool sharded() const { return !fullShape.empty(); }
   int64_t numElements() const;

@@ -40,6 +40,10 @@ public:
   /// In place: sum (or average) of `data` over the axis' group.
   Status allReduce(int64_t axis, float *data, int64_t count,
                    bool average) const;
+  /// In place, in double precision: the maximum (or the sum) of `data` over
+  /// the axis' group.
+  Status allReduceDouble(int64_t axis, double *data, int64_t count,
+                         bool maximum) const;
   /// `in` holds groupSize * count elements; `out` receives this rank's
   /// `count`-element piece of their sum (or average) over the group.
   Status reduceScatter(int64_t axis, const float *in, float *out, int64_t count,

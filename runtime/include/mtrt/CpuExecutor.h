@@ -50,6 +50,7 @@ public:
 private:
   Status runCommand(const Command &command, uint64_t seed, uint64_t step);
   Status runCollective(const Command &command);
+  Status runVocabParallelCrossEntropy(const Command &command);
 
   const RankProgram *prog = nullptr;
   const Communicator *communicator = nullptr;

@@ -251,6 +251,11 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         if (shard) {
           buffer.shardIndex = reader.integer(*shard, "index", at + ".shard");
           buffer.shardCount = reader.integer(*shard, "count", at + ".shard");
+          if (shard->contains("dim")) {
+            buffer.shardDim = reader.integer(*shard, "dim", at + ".shard");
+            buffer.shardChunks =
+                reader.integer(*shard, "chunks", at + ".shard");
+          }
           buffer.fullShape =
               reader.shape(json{{"shape", reader.array(*shard, "full_shape",
                                                        at + ".shard")}},
@@ -258,6 +263,19 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
           int64_t full = 1;
           for (int64_t dim : buffer.fullShape)
             full *= dim;
+          bool badDim = buffer.shardDim >= int64_t(buffer.fullShape.size()) ||
+                        buffer.shardChunks <= 0 || buffer.shardCount <= 0 ||
+                        (buffer.shardDim >= 0 &&
+                         buffer.fullShape[buffer.shardDim] %
+                                 (buffer.shardChunks * buffer.shardCount) !=
+                             0);
+          if (reader.ok() && badDim)
+            reader.fail(at + ".shard",
+                        "dimension " + std::to_string(buffer.shardDim) +
+                            " in " + std::to_string(buffer.shardChunks) +
+                            " chunks does not split the full shape " +
+                            shapeString(buffer.fullShape) + " into " +
+                            std::to_string(buffer.shardCount) + " pieces");
           if (reader.ok() && (buffer.shardCount <= 0 || buffer.shardIndex < 0 ||
                               buffer.shardIndex >= buffer.shardCount ||
                               full != buffer.numElements() * buffer.shardCount))

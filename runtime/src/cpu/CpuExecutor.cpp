@@ -84,6 +84,64 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
 
 CpuExecutor::~CpuExecutor() { std::free(arena); }
 
+Status CpuExecutor::runVocabParallelCrossEntropy(const Command &command) {
+  // Megatron's vocab-parallel cross-entropy: each rank holds the logits of
+  // its vocabulary rows; the row maximum, the sum of exponentials and the
+  // target logit are reduced across the ranks, so none holds full logits.
+  bool grad = command.kernel == "cross_entropy_grad";
+  size_t logitsIndex = grad ? 1 : 0, labelsIndex = grad ? 2 : 1;
+  const BufferDesc &logitsDesc = prog->buffers[command.ins[logitsIndex]];
+  const float *logits = as<float>(command.ins[logitsIndex]);
+  const int32_t *labels = as<int32_t>(command.ins[labelsIndex]);
+  int64_t vocab = logitsDesc.shape.back();
+  int64_t rows = logitsDesc.numElements() / vocab;
+  int64_t offset = int64_t(command.get("vocab_offset", 0));
+  int64_t axis = int64_t(command.get("vocab_grid_axis", 0));
+  if (!communicator)
+    return Status::error("a vocab-parallel cross-entropy needs the run's "
+                         "communicator");
+  std::vector<double> maxima(rows), sums(rows), targets(rows, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = logits + r * vocab;
+    maxima[r] = *std::max_element(row, row + vocab);
+  }
+  MTRT_RETURN_IF_ERROR(
+      communicator->allReduceDouble(axis, maxima.data(), rows, true));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = logits + r * vocab;
+    double sum = 0;
+    for (int64_t v = 0; v < vocab; ++v)
+      sum += std::exp(double(row[v]) - maxima[r]);
+    sums[r] = sum;
+    int64_t local = int64_t(labels[r]) - offset;
+    if (local >= 0 && local < vocab)
+      targets[r] = row[local];
+  }
+  MTRT_RETURN_IF_ERROR(
+      communicator->allReduceDouble(axis, sums.data(), rows, false));
+  if (!grad) {
+    MTRT_RETURN_IF_ERROR(
+        communicator->allReduceDouble(axis, targets.data(), rows, false));
+    double loss = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      loss += std::log(sums[r]) + maxima[r] - targets[r];
+    as<float>(command.outs[0])[0] = float(loss / double(rows));
+    return Status::ok();
+  }
+  double dLoss = as<float>(command.ins[0])[0];
+  float *dLogits = as<float>(command.outs[0]);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = logits + r * vocab;
+    int64_t local = int64_t(labels[r]) - offset;
+    for (int64_t v = 0; v < vocab; ++v) {
+      double softmax = std::exp(double(row[v]) - maxima[r]) / sums[r];
+      dLogits[r * vocab + v] =
+          float(dLoss * (softmax - (v == local ? 1.0 : 0.0)) / double(rows));
+    }
+  }
+  return Status::ok();
+}
+
 Status CpuExecutor::runCollective(const Command &command) {
   const std::string &k = command.kernel;
   const BufferDesc &input = prog->buffers[command.ins[0]];
@@ -227,11 +285,13 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
   if (k == "embedding") {
     const BufferDesc &table = inDesc(0);
     cpu::embedding(in(0), ids(1), out(0), inDesc(1).numElements(),
-                   table.shape[0], table.shape[1]);
+                   table.shape[0], table.shape[1],
+                   int64_t(command.get("vocab_offset", 0)));
   } else if (k == "embedding_grad") {
     const BufferDesc &table = outDesc(0);
     cpu::embeddingGrad(in(0), ids(1), out(0), inDesc(1).numElements(),
-                       table.shape[0], table.shape[1]);
+                       table.shape[0], table.shape[1],
+                       int64_t(command.get("vocab_offset", 0)));
   } else if (k == "position_embedding") {
     cpu::positionEmbedding(in(0), out(0), outDesc(0).shape[0],
                            outDesc(0).shape[1]);
@@ -299,13 +359,18 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
             headDim = q.shape[3];
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
     double p = command.get("dropout", 0.0);
+    int64_t headOffset = int64_t(command.get("rng_head_offset", 0));
+    int64_t headsTotal = int64_t(command.get("rng_heads", double(heads)));
     if (k == "attention")
       cpu::attention(in(0), in(1), in(2), out(0), batch, heads, seq, headDim,
-                     scale, p, stream, key, rngOffset);
+                     scale, p, stream, key, rngOffset, headOffset, headsTotal);
     else
       cpu::attentionGrad(in(0), in(1), in(2), in(3), out(0), out(1), out(2),
                          batch, heads, seq, headDim, scale, p, stream, key,
-                         rngOffset);
+                         rngOffset, headOffset, headsTotal);
+  } else if ((k == "cross_entropy" || k == "cross_entropy_grad") &&
+             command.has("vocab_grid_axis")) {
+    return runVocabParallelCrossEntropy(command);
   } else if (k == "cross_entropy") {
     int64_t vocab = lastDim(inDesc(0));
     out(0)[0] =

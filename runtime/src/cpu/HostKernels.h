@@ -105,10 +105,12 @@ inline double dropoutScale(double p) { return p < 1.0 ? 1.0 / (1.0 - p) : 0.0; }
 /// outside the table.
 template <typename T>
 void embedding(const T *table, const int32_t *ids, T *out, int64_t tokens,
-               int64_t vocab, int64_t hidden) {
+               int64_t vocab, int64_t hidden, int64_t vocabOffset = 0) {
+  // A vocabulary-parallel table holds rows vocabOffset .. vocabOffset +
+  // vocab - 1: other ids look up zeros, summed over the ranks later.
   for (int64_t t = 0; t < tokens; ++t) {
     T *row = out + t * hidden;
-    int64_t id = ids[t];
+    int64_t id = ids[t] - vocabOffset;
     if (id < 0 || id >= vocab) {
       std::fill(row, row + hidden, T(0));
       continue;
@@ -122,10 +124,10 @@ void embedding(const T *table, const int32_t *ids, T *out, int64_t tokens,
 /// skipped, as the forward gave them a constant row.
 template <typename T>
 void embeddingGrad(const T *dOut, const int32_t *ids, T *dTable, int64_t tokens,
-                   int64_t vocab, int64_t hidden) {
+                   int64_t vocab, int64_t hidden, int64_t vocabOffset = 0) {
   std::fill(dTable, dTable + vocab * hidden, T(0));
   for (int64_t t = 0; t < tokens; ++t) {
-    int64_t id = ids[t];
+    int64_t id = ids[t] - vocabOffset;
     if (id < 0 || id >= vocab)
       continue;
     T *row = dTable + id * hidden;
@@ -389,8 +391,12 @@ void softmaxRow(const T *qi, const T *k, int64_t i, int64_t headDim,
 template <typename T>
 void attention(const T *q, const T *k, const T *v, T *out, int64_t batch,
                int64_t heads, int64_t seq, int64_t headDim, double scale,
-               double p, uint32_t stream, RngKey key,
-               uint64_t indexOffset = 0) {
+               double p, uint32_t stream, RngKey key, uint64_t indexOffset = 0,
+               int64_t headOffset = 0, int64_t headsTotal = 0) {
+  // Heads split across ranks: head h here is head headOffset + h of
+  // headsTotal on one device, whose mask index it uses.
+  if (headsTotal == 0)
+    headsTotal = heads;
   std::vector<double> probs(seq), acc(headDim);
   double keepScale = detail::dropoutScale(p);
   for (int64_t bh = 0; bh < batch * heads; ++bh) {
@@ -400,7 +406,12 @@ void attention(const T *q, const T *k, const T *v, T *out, int64_t batch,
     for (int64_t i = 0; i < seq; ++i) {
       detail::softmaxRow(qh + i * headDim, kh, i, headDim, scale, probs.data());
       if (p > 0.0) {
-        uint64_t rowIndex = indexOffset + uint64_t((bh * seq + i) * seq);
+        uint64_t rowIndex =
+            indexOffset +
+            uint64_t(
+                (((bh / heads) * headsTotal + headOffset + bh % heads) * seq +
+                 i) *
+                seq);
         for (int64_t j = 0; j <= i; ++j)
           probs[j] = dropoutKeep(key, stream, rowIndex + uint64_t(j), p)
                          ? probs[j] * keepScale
@@ -432,7 +443,10 @@ template <typename T>
 void attentionGrad(const T *dOut, const T *q, const T *k, const T *v, T *dQ,
                    T *dK, T *dV, int64_t batch, int64_t heads, int64_t seq,
                    int64_t headDim, double scale, double p, uint32_t stream,
-                   RngKey key, uint64_t indexOffset = 0) {
+                   RngKey key, uint64_t indexOffset = 0, int64_t headOffset = 0,
+                   int64_t headsTotal = 0) {
+  if (headsTotal == 0)
+    headsTotal = heads;
   std::vector<double> probs(seq), dProbs(seq), accQ(headDim);
   std::vector<double> accK(seq * headDim), accV(seq * headDim);
   double keepScale = detail::dropoutScale(p);
@@ -446,7 +460,12 @@ void attentionGrad(const T *dOut, const T *q, const T *k, const T *v, T *dQ,
       const T *qi = qh + i * headDim;
       const T *dOi = dOh + i * headDim;
       detail::softmaxRow(qi, kh, i, headDim, scale, probs.data());
-      uint64_t rowIndex = indexOffset + uint64_t((bh * seq + i) * seq);
+      uint64_t rowIndex =
+          indexOffset +
+          uint64_t(
+              (((bh / heads) * headsTotal + headOffset + bh % heads) * seq +
+               i) *
+              seq);
       // dP = the gradient w.r.t. the softmax output, through the dropout;
       // dV takes the dropped-out probabilities.
       double rowDot = 0;

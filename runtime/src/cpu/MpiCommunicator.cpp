@@ -112,6 +112,15 @@ Status Communicator::allReduce(int64_t axis, float *data, int64_t count,
   return Status::ok();
 }
 
+Status Communicator::allReduceDouble(int64_t axis, double *data, int64_t count,
+                                     bool maximum) const {
+  if (!usesMpi)
+    return Status::ok();
+  return check(MPI_Allreduce(MPI_IN_PLACE, data, int(count), MPI_DOUBLE,
+                             maximum ? MPI_MAX : MPI_SUM, commOf(groups[axis])),
+               "all-reduce");
+}
+
 Status Communicator::reduceScatter(int64_t axis, const float *in, float *out,
                                    int64_t count, bool average) const {
   if (!usesMpi) {

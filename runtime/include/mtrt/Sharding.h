@@ -1,0 +1,40 @@
+//===- Sharding.h - Where a rank's piece lies in the full tensor -*- C++ -*-=//
+//
+// A sharded buffer holds part of a full tensor: a ZeRO piece (a contiguous
+// range of the flattened tensor) or a tensor-parallel split (1/count of one
+// dimension within each of its equal chunks). Both are described by the
+// contiguous runs of the full tensor that, concatenated, make the buffer;
+// loading, initializing and saving parameters all go through them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_SHARDING_H
+#define MTRT_SHARDING_H
+
+#include "mtrt/Artifact.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mtrt {
+
+/// A run of `count` elements starting at element `offset` of the full,
+/// row-major tensor.
+struct ElementRun {
+  int64_t offset;
+  int64_t count;
+};
+
+/// The runs of the full tensor that `buffer` holds, in buffer order, for the
+/// piece `shardIndex` (by default the buffer's own).
+std::vector<ElementRun> shardRuns(const BufferDesc &buffer, int64_t shardIndex);
+inline std::vector<ElementRun> shardRuns(const BufferDesc &buffer) {
+  return shardRuns(buffer, buffer.shardIndex);
+}
+
+/// The full tensor's shape (the buffer's own when not sharded).
+const std::vector<int64_t> &fullShapeOf(const BufferDesc &buffer);
+
+} // namespace mtrt
+
+#endif // MTRT_SHARDING_H
