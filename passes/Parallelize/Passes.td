@@ -6,7 +6,7 @@
 include "mlir/Pass/PassBase.td"
 
 def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
-  let summary = "Splits a training step across data-parallel ranks with ZeRO.";
+  let summary = "Splits a training step across data- and tensor-parallel ranks.";
   let description = [{
     Runs on training steps (the output of `mt-autodiff`) and rewrites each
     into the program every rank of a `dp x tp` device grid runs (SPMD), with
@@ -38,9 +38,23 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     ZeRO pieces need parameter sizes divisible by `dp` (Megatron pads the
     flattened buffer instead; not done here).
 
-    Tensor (`tp`) and sequence (`sp`) parallelism: the configuration is
-    validated (tp must divide the heads and the MLP width, sp needs tp > 1)
-    but the partition is not implemented yet, and `tp > 1` is an error.
+    Tensor parallelism (`tp`, Shoeybi et al. 2019; TensorParallel.cpp):
+    the QKV and first MLP projections are column-parallel, the attention and
+    MLP output projections row-parallel, attention is split by heads and the
+    embedding table and output head by vocabulary rows (vocab-parallel
+    lookup and cross-entropy: no rank holds full logits). Parameter layouts
+    are pinned by their Hugging Face names; every other value's layout is
+    derived op by op, forward and backward, and a partial sum is
+    all-reduced over `tp` right after the op that makes it: after the
+    embedding and each row-parallel projection in the forward pass, after
+    the input gradient of each column-parallel projection and of the head in
+    the backward pass. Split parameters carry `mt.full_shape`,
+    `mt.shard_axis`, `mt.shard_dim` and `mt.shard_chunks` (c_attn's
+    [q | k | v] columns are three chunks); attention gets
+    `mt.rng_head_axis` and the vocabulary ops `mt.tp_vocab_axis`, from
+    which lowering derives each rank's mask offsets and vocabulary rows.
+    Not built yet, and errors: sequence parallelism (`sp`), ZeRO with
+    `tp > 1`, a vocabulary not divisible by `tp` (no padding).
 
     Errors, before anything runs: a non-positive size, `zero` outside 0..3,
     `sp` without `tp`, `tp` not dividing heads or the MLP width, `dp` not
