@@ -91,6 +91,17 @@ inline bool dropoutKeep(RngKey key, uint32_t stream, uint64_t index, double p) {
 }
 
 namespace detail {
+
+/// The single-device random index of element (i, 0) of attention's
+/// probabilities for local batch-head `bh`: a rank holding heads
+/// headOffset .. of headsTotal, and batch rows after `indexOffset`
+/// elements, draws the masks one device would.
+inline uint64_t maskRowIndex(uint64_t indexOffset, int64_t bh, int64_t heads,
+                             int64_t headsTotal, int64_t headOffset,
+                             int64_t seq, int64_t i) {
+  int64_t batch = bh / heads, head = headOffset + bh % heads;
+  return indexOffset + uint64_t(((batch * headsTotal + head) * seq + i) * seq);
+}
 /// The factor kept elements are multiplied by: 1/(1-p), or 0 when p >= 1
 /// (nothing is kept then, and this avoids dividing by zero).
 inline double dropoutScale(double p) { return p < 1.0 ? 1.0 / (1.0 - p) : 0.0; }
@@ -406,12 +417,8 @@ void attention(const T *q, const T *k, const T *v, T *out, int64_t batch,
     for (int64_t i = 0; i < seq; ++i) {
       detail::softmaxRow(qh + i * headDim, kh, i, headDim, scale, probs.data());
       if (p > 0.0) {
-        uint64_t rowIndex =
-            indexOffset +
-            uint64_t(
-                (((bh / heads) * headsTotal + headOffset + bh % heads) * seq +
-                 i) *
-                seq);
+        uint64_t rowIndex = detail::maskRowIndex(
+            indexOffset, bh, heads, headsTotal, headOffset, seq, i);
         for (int64_t j = 0; j <= i; ++j)
           probs[j] = dropoutKeep(key, stream, rowIndex + uint64_t(j), p)
                          ? probs[j] * keepScale
@@ -460,12 +467,8 @@ void attentionGrad(const T *dOut, const T *q, const T *k, const T *v, T *dQ,
       const T *qi = qh + i * headDim;
       const T *dOi = dOh + i * headDim;
       detail::softmaxRow(qi, kh, i, headDim, scale, probs.data());
-      uint64_t rowIndex =
-          indexOffset +
-          uint64_t(
-              (((bh / heads) * headsTotal + headOffset + bh % heads) * seq +
-               i) *
-              seq);
+      uint64_t rowIndex = detail::maskRowIndex(indexOffset, bh, heads,
+                                               headsTotal, headOffset, seq, i);
       // dP = the gradient w.r.t. the softmax output, through the dropout;
       // dV takes the dropped-out probabilities.
       double rowDot = 0;
