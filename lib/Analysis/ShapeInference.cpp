@@ -5,6 +5,7 @@
 #include "dialects/MT/IR/MTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -24,11 +25,12 @@ FailureOr<SmallVector<Type>> mlir::mt::inferResultTypes(Operation *op) {
   // Ops whose results keep their types whatever the operands: parameter- and
   // scalar-shaped results.
   if (isa<PositionEmbeddingOp, PositionEmbeddingGradOp, EmbeddingGradOp,
-          BiasAddGradOp, CrossEntropyOp, GlobalNormOp, ClipScaleOp,
-          arith::ConstantOp>(op))
+          BiasAddGradOp, CrossEntropyOp, GlobalNormOp, SumSquaresOp, SqrtOp,
+          ClipScaleOp, arith::ConstantOp>(op))
     return SmallVector<Type>(op->getResultTypes());
   // Ops whose results have the type of their first operand.
-  if (isa<LayerNormOp, AddOp, BiasAddOp, GeluOp, DropoutOp, AttentionOp>(op))
+  if (isa<LayerNormOp, AddOp, BiasAddOp, GeluOp, DropoutOp, AttentionOp,
+          shard::AllReduceOp>(op))
     return SmallVector<Type>(op->getNumResults(), op->getOperand(0).getType());
 
   using Result = FailureOr<SmallVector<Type>>;

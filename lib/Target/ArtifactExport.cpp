@@ -87,6 +87,11 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
           shard["chunks"] =
               static_cast<int64_t>(buffer.getShardChunks().value_or(1));
         }
+        if (std::optional<uint64_t> piece = buffer.getPieceIndex()) {
+          shard["piece_index"] = static_cast<int64_t>(*piece);
+          shard["piece_count"] =
+              static_cast<int64_t>(buffer.getPieceCount().value_or(1));
+        }
         entry["shard"] = std::move(shard);
       }
       buffers.push_back(std::move(entry));

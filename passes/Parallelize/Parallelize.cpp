@@ -126,10 +126,6 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       return failure();
     if (sp)
       return error() << "sequence parallelism (sp) is not implemented yet";
-    if (zero > 0)
-      return error() << "ZeRO (zero = " << zero.getValue()
-                     << ") with tensor parallelism (tp = " << tp.getValue()
-                     << ") is not implemented yet";
     return success();
   }
 
@@ -245,8 +241,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   //===--------------------------------------------------------------------===//
 
   LogicalResult parallelize(func::FuncOp function) {
-    if (dp > 1 && failed(parallelizeData(function)))
-      return failure();
+    // Tensor parallelism first: data parallelism and ZeRO then work on the
+    // rank's tensor-parallel share of every parameter.
     if (tp > 1) {
       int64_t count = 0;
       if (failed(partitionTensorParallel(function, tp, kTensorAxis, kGridName,
@@ -254,6 +250,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         return failure();
       numCollectives += count;
     }
+    if (dp > 1 && failed(parallelizeData(function)))
+      return failure();
     return success();
   }
 
@@ -266,11 +264,15 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
 
     auto globalNorms = llvm::to_vector(body.getOps<GlobalNormOp>());
     auto updates = llvm::to_vector(body.getOps<AdamWOp>());
-    if (globalNorms.size() != 1)
+    // After tensor parallelism the norm is already split into sums of
+    // squares (mt.sum_squares ... mt.sqrt); otherwise one mt.global_norm.
+    auto sqrts = llvm::to_vector(body.getOps<SqrtOp>());
+    bool splitNorm = globalNorms.empty() && sqrts.size() == 1;
+    if (globalNorms.size() != 1 && !splitNorm)
       return function.emitOpError()
              << "mt-parallelize needs a training step with one mt.global_norm "
                 "(run mt-autodiff first)";
-    GlobalNormOp globalNorm = globalNorms.front();
+    GlobalNormOp globalNorm = splitNorm ? GlobalNormOp() : globalNorms.front();
 
     // Averaged loss: what a single device would report.
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
@@ -309,6 +311,31 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
               : allReduce(g, gradLoc, grad, shard::ReductionKind::Average);
       reduced.push_back(result);
     }
+    if (splitNorm) {
+      // Each gradient the sums of squares read is replaced by its reduced
+      // value; pieces (ZeRO >= 2) also sum over the data-parallel ranks.
+      for (auto [update, grad] : llvm::zip_equal(updates, reduced)) {
+        Value old = update.getGrad();
+        old.replaceUsesWithIf(grad, [](OpOperand &use) {
+          return isa<SumSquaresOp>(use.getOwner());
+        });
+      }
+      if (zero >= 2) {
+        SqrtOp sqrt = sqrts.front();
+        OpBuilder b(sqrt);
+        sqrt.getInputMutable().assign(allReduce(
+            b, sqrt.getLoc(), sqrt.getInput(), shard::ReductionKind::Sum));
+      }
+      for (auto [update, grad] : llvm::zip_equal(updates, reduced))
+        if (failed(updateParameter(function, update, grad)))
+          return failure();
+      if (zero == 3)
+        gatherParametersBeforeUse(function);
+      function.setFunctionType(FunctionType::get(function.getContext(),
+                                                 body.getArgumentTypes(),
+                                                 ret.getOperandTypes()));
+      return success();
+    }
     OpBuilder b(globalNorm);
     Location loc = globalNorm.getLoc();
     Value norm;
@@ -341,6 +368,17 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     Builder b(function.getContext());
     auto shape = b.getDenseI64ArrayAttr(full.getShape());
     auto axis = b.getI64IntegerAttr(kDataAxis);
+    // A tensor-parallel split is already described: the ZeRO piece is a
+    // piece of it.
+    if (arg && function.getArgAttr(*arg, MTDialect::getShardDimAttrName())) {
+      function.setArgAttr(*arg, MTDialect::getPieceAxisAttrName(), axis);
+      arg.reset();
+    }
+    if (result &&
+        function.getResultAttr(*result, MTDialect::getShardDimAttrName())) {
+      function.setResultAttr(*result, MTDialect::getPieceAxisAttrName(), axis);
+      result.reset();
+    }
     if (arg) {
       function.setArgAttr(*arg, MTDialect::getFullShapeAttrName(), shape);
       function.setArgAttr(*arg, MTDialect::getShardAxisAttrName(), axis);
@@ -426,16 +464,24 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       if (isa<CrossEntropyOp>(op))
         lossOp = &op;
     for (BlockArgument arg : body.getArguments()) {
+      unsigned index = arg.getArgNumber();
       auto fullShape = function.getArgAttrOfType<DenseI64ArrayAttr>(
-          arg.getArgNumber(), MTDialect::getFullShapeAttrName());
-      if (!fullShape ||
-          !function.getArgAttr(arg.getArgNumber(),
-                               MTDialect::getParamAttrName()) ||
-          function.getArgAttr(arg.getArgNumber(),
-                              MTDialect::getStateAttrName()))
+          index, MTDialect::getFullShapeAttrName());
+      auto tpDim = function.getArgAttrOfType<IntegerAttr>(
+          index, MTDialect::getShardDimAttrName());
+      bool piece = tpDim ? bool(function.getArgAttr(
+                               index, MTDialect::getPieceAxisAttrName()))
+                         : bool(fullShape);
+      if (!piece ||
+          !function.getArgAttr(index, MTDialect::getParamAttrName()) ||
+          function.getArgAttr(index, MTDialect::getStateAttrName()))
         continue;
-      auto full = RankedTensorType::get(fullShape.asArrayRef(),
-                                        typeOf(arg).getElementType());
+      // What the all-gather rebuilds: the full tensor, or the rank's
+      // tensor-parallel share of it.
+      SmallVector<int64_t> shape(fullShape.asArrayRef());
+      if (tpDim)
+        shape[tpDim.getInt()] /= tp;
+      auto full = RankedTensorType::get(shape, typeOf(arg).getElementType());
       SmallVector<OpOperand *> forward, backward;
       for (OpOperand &use : arg.getUses()) {
         Operation *user = use.getOwner();

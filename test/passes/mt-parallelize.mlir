@@ -40,7 +40,6 @@
 // RUN: megatron-opt %t/tp-heads.mlir --mt-parallelize=tp=2 --verify-diagnostics
 // RUN: megatron-opt %t/tp-width.mlir --mt-parallelize=tp=2 --verify-diagnostics
 // RUN: megatron-opt %t/tp-sp.mlir --mt-parallelize="tp=2 sp=true" --verify-diagnostics
-// RUN: megatron-opt %t/tp-zero.mlir --mt-parallelize="tp=2 dp=2 zero=1" --verify-diagnostics
 //
 // Diagnostics that print an option's value (dp, tp, zero) are matched with
 // {{.*}} in its place: the pass streams the option object, which prints as
@@ -624,15 +623,3 @@ module @negative_tp_sp {
   }
 }
 
-//--- tp-zero.mlir
-
-// ZeRO pieces of tensor-parallel parameters are not built.
-
-// expected-error @below {{mt-parallelize: ZeRO (zero = 1) with tensor parallelism (tp = 2) is not implemented yet}}
-module @negative_tp_zero {
-  func.func @layer(%q: tensor<2x2x8x4xf32>, %x: tensor<2x8x8xf32>) -> (tensor<2x2x8x4xf32>, tensor<2x8x8xf32>) {
-    %a = mt.attention %q, %q, %q : tensor<2x2x8x4xf32>
-    %y = mt.gelu %x : tensor<2x8x8xf32>
-    return %a, %y : tensor<2x2x8x4xf32>, tensor<2x8x8xf32>
-  }
-}

@@ -371,8 +371,8 @@ public:
                             uint64_t(options.seed), values);
           continue;
         }
-        std::vector<float> full(
-            size_t(buffer.numElements() * buffer.shardCount));
+        std::vector<float> full(size_t(buffer.numElements() *
+                                       buffer.shardCount * buffer.pieceCount));
         initGPT2Parameter(buffer.name, fullShape, layers,
                           uint64_t(options.seed), full.data());
         float *dst = values;
@@ -593,21 +593,23 @@ public:
         tensor.bytes.assign(bytes, bytes + buffer->bytes());
       } else {
         std::vector<uint8_t> pieces, indices;
-        int64_t index = buffer->shardIndex;
+        int64_t index[2] = {buffer->shardIndex, buffer->pieceIndex};
         MTRT_RETURN_IF_ERROR(comm.gatherToRoot(bytes, buffer->bytes(), pieces));
-        MTRT_RETURN_IF_ERROR(comm.gatherToRoot(&index, sizeof(index), indices));
+        MTRT_RETURN_IF_ERROR(comm.gatherToRoot(index, sizeof(index), indices));
         if (comm.rank() == 0) {
-          // Each piece's runs of the full tensor; replicas (the same piece
+          // Each rank's runs of the full tensor; replicas (the same piece
           // on several ranks) write the same values.
-          tensor.bytes.resize(size_t(buffer->bytes() * buffer->shardCount));
+          tensor.bytes.resize(size_t(buffer->bytes() * buffer->shardCount *
+                                     buffer->pieceCount));
           float *full = reinterpret_cast<float *>(tensor.bytes.data());
           for (int r = 0; r < comm.size(); ++r) {
-            int64_t piece;
-            std::memcpy(&piece, indices.data() + r * sizeof(piece),
-                        sizeof(piece));
+            int64_t which[2];
+            std::memcpy(which, indices.data() + r * sizeof(which),
+                        sizeof(which));
             const float *src = reinterpret_cast<const float *>(pieces.data()) +
                                r * buffer->numElements();
-            for (const ElementRun &run : shardRuns(*buffer, piece)) {
+            for (const ElementRun &run :
+                 shardRuns(*buffer, which[0], which[1])) {
               std::copy_n(src, run.count, full + run.offset);
               src += run.count;
             }

@@ -193,7 +193,8 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
     return verifyRoleAttr(op, attr, getInputRoles(),
                           "argument #" + Twine(argIndex));
   if (name == getFullShapeAttrName() || name == getShardAxisAttrName() ||
-      name == getShardDimAttrName() || name == getShardChunksAttrName())
+      name == getShardDimAttrName() || name == getShardChunksAttrName() ||
+      name == getPieceAxisAttrName())
     return verifyShardAttr(op, attr, "argument #" + std::to_string(argIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect argument attribute '"
@@ -216,7 +217,8 @@ LogicalResult MTDialect::verifyRegionResultAttribute(Operation *op,
     return verifyRoleAttr(op, attr, getOutputRoles(),
                           "result #" + Twine(resultIndex));
   if (name == getFullShapeAttrName() || name == getShardAxisAttrName() ||
-      name == getShardDimAttrName() || name == getShardChunksAttrName())
+      name == getShardDimAttrName() || name == getShardChunksAttrName() ||
+      name == getPieceAxisAttrName())
     return verifyShardAttr(op, attr, "result #" + std::to_string(resultIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect result attribute '" << name

@@ -104,6 +104,11 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getShardChunksAttrName() {
       return ::llvm::StringLiteral("mt.shard_chunks");
     }
+    /// With a tensor-parallel split: the value is moreover a ZeRO piece of
+    /// the rank's flattened share, indexed by the coordinate on this axis.
+    static constexpr ::llvm::StringLiteral getPieceAxisAttrName() {
+      return ::llvm::StringLiteral("mt.piece_axis");
+    }
     /// Discardable op attribute on embedding and cross-entropy ops (and
     /// their gradients) whose vocabulary is split across this grid axis.
     static constexpr ::llvm::StringLiteral getTpVocabAxisAttrName() {

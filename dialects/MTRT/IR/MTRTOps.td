@@ -73,7 +73,8 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
     `shard_index` of `shard_count` equal contiguous pieces of the flattened
     tensor of `full_shape`; a tensor-parallel split (`shard_dim` set) holds
     piece `shard_index` of `shard_count` of dimension `shard_dim` within each
-    of its `shard_chunks` equal chunks.
+    of its `shard_chunks` equal chunks, and with `piece_count` only piece
+    `piece_index` of that split, flattened (ZeRO on tensor-parallel ranks).
 
     ```mlir
     %x = mtrt.buffer {offset = 4096 : i64, kind = "activation"} : memref<2x8x16xf32>
@@ -85,7 +86,9 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
                        OptionalAttr<I64Attr>:$shard_index,
                        OptionalAttr<I64Attr>:$shard_count,
                        OptionalAttr<I64Attr>:$shard_dim,
-                       OptionalAttr<I64Attr>:$shard_chunks);
+                       OptionalAttr<I64Attr>:$shard_chunks,
+                       OptionalAttr<I64Attr>:$piece_index,
+                       OptionalAttr<I64Attr>:$piece_count);
   let results = (outs MTRT_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
   let hasVerifier = 1;

@@ -14,7 +14,8 @@
 namespace mlir::mt {
 
 /// The result types `op` has given its current operand types: for mt ops,
-/// `tensor.collapse_shape` and splat `arith.constant` (unchanged). Fails
+/// `tensor.collapse_shape`, `shard.all_reduce` and splat `arith.constant`
+/// (unchanged). Fails
 /// with a diagnostic for other ops, `tensor.expand_shape` included: which of
 /// its result dimensions takes a changed source dimension is ambiguous.
 FailureOr<SmallVector<Type>> inferResultTypes(Operation *op);

@@ -52,6 +52,8 @@ struct Allocation {
   /// piece has none: it is a piece of the flattened tensor).
   std::optional<int64_t> shardDim;
   int64_t shardChunks = 1;
+  /// ZeRO on top of a tensor-parallel split: the grid axis of the piece.
+  std::optional<int64_t> pieceAxis;
 };
 
 int64_t tensorBytes(Type type) {
@@ -155,6 +157,9 @@ struct LowerToRuntimePass
       if (auto chunks = function.getArgAttrOfType<IntegerAttr>(
               index, MTDialect::getShardChunksAttrName()))
         alloc.shardChunks = chunks.getInt();
+      if (auto piece = function.getArgAttrOfType<IntegerAttr>(
+              index, MTDialect::getPieceAxisAttrName()))
+        alloc.pieceAxis = piece.getInt();
       if (param) {
         alloc.kind = state ? state.getValue().str() : "param";
         alloc.name = param.getValue().str();
@@ -443,6 +448,12 @@ struct LowerToRuntimePass
                                     : IntegerAttr(),
           sharded && alloc.shardDim
               ? builder.getI64IntegerAttr(alloc.shardChunks)
+              : IntegerAttr(),
+          sharded && alloc.pieceAxis
+              ? builder.getI64IntegerAttr(coords[*alloc.pieceAxis])
+              : IntegerAttr(),
+          sharded && alloc.pieceAxis
+              ? builder.getI64IntegerAttr(gridShape[*alloc.pieceAxis])
               : IntegerAttr());
       buffers[value] = buffer;
       return buffer;

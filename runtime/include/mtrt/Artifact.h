@@ -11,7 +11,8 @@
 //               "buffers": [{"id", "offset", "dtype", "shape", "kind",
 //                            "name"?, "alias"?,
 //                            "shard"?: {"index", "count", "full_shape",
-//                                       "dim"?, "chunks"?}}],
+//                                       "dim"?, "chunks"?, "piece_index"?,
+//                                       "piece_count"?}}],
 //               "commands": [{"kernel", "ins": [id], "outs": [id],
 //                             "params": {name: number or bool}}],
 //               "outputs": {"loss": id, "grad_norm": id}}]}
@@ -62,6 +63,10 @@ struct BufferDesc {
   /// `shardDim` within each of `shardChunks` chunks (-1: a ZeRO piece).
   int64_t shardDim = -1;
   int64_t shardChunks = 1;
+  /// ZeRO on tensor-parallel ranks: only piece `pieceIndex` of
+  /// `pieceCount` of that split, flattened.
+  int64_t pieceIndex = 0;
+  int64_t pieceCount = 1;
 
   bool sharded() const { return !fullShape.empty(); }
   int64_t numElements() const;

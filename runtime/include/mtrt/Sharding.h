@@ -25,11 +25,13 @@ struct ElementRun {
   int64_t count;
 };
 
-/// The runs of the full tensor that `buffer` holds, in buffer order, for the
-/// piece `shardIndex` (by default the buffer's own).
-std::vector<ElementRun> shardRuns(const BufferDesc &buffer, int64_t shardIndex);
+/// The runs of the full tensor that `buffer` holds, in buffer order, for
+/// split `shardIndex` and ZeRO piece `pieceIndex` (by default the buffer's
+/// own).
+std::vector<ElementRun> shardRuns(const BufferDesc &buffer, int64_t shardIndex,
+                                  int64_t pieceIndex);
 inline std::vector<ElementRun> shardRuns(const BufferDesc &buffer) {
-  return shardRuns(buffer, buffer.shardIndex);
+  return shardRuns(buffer, buffer.shardIndex, buffer.pieceIndex);
 }
 
 /// The full tensor's shape (the buffer's own when not sharded).

@@ -256,6 +256,20 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
             buffer.shardChunks =
                 reader.integer(*shard, "chunks", at + ".shard");
           }
+          if (shard->contains("piece_index")) {
+            buffer.pieceIndex =
+                reader.integer(*shard, "piece_index", at + ".shard");
+            buffer.pieceCount =
+                reader.integer(*shard, "piece_count", at + ".shard");
+            if (reader.ok() && (buffer.shardDim < 0 || buffer.pieceCount <= 0 ||
+                                buffer.pieceIndex < 0 ||
+                                buffer.pieceIndex >= buffer.pieceCount))
+              reader.fail(at + ".shard",
+                          "piece " + std::to_string(buffer.pieceIndex) +
+                              " of " + std::to_string(buffer.pieceCount) +
+                              " needs a split dimension and an index below "
+                              "the count");
+          }
           buffer.fullShape =
               reader.shape(json{{"shape", reader.array(*shard, "full_shape",
                                                        at + ".shard")}},
@@ -278,7 +292,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                             std::to_string(buffer.shardCount) + " pieces");
           if (reader.ok() && (buffer.shardCount <= 0 || buffer.shardIndex < 0 ||
                               buffer.shardIndex >= buffer.shardCount ||
-                              full != buffer.numElements() * buffer.shardCount))
+                              full != buffer.numElements() * buffer.shardCount *
+                                          buffer.pieceCount))
             reader.fail(at + ".shard",
                         "piece " + std::to_string(buffer.shardIndex) + " of " +
                             std::to_string(buffer.shardCount) + " of " +

@@ -2,6 +2,8 @@
 
 #include "mtrt/Sharding.h"
 
+#include <algorithm>
+
 using namespace mtrt;
 
 const std::vector<int64_t> &mtrt::fullShapeOf(const BufferDesc &buffer) {
@@ -9,7 +11,31 @@ const std::vector<int64_t> &mtrt::fullShapeOf(const BufferDesc &buffer) {
 }
 
 std::vector<ElementRun> mtrt::shardRuns(const BufferDesc &buffer,
-                                        int64_t shardIndex) {
+                                        int64_t shardIndex,
+                                        int64_t pieceIndex) {
+  // A ZeRO piece of a tensor-parallel split: the piece's range of the
+  // concatenated runs of the split.
+  if (buffer.pieceCount > 1) {
+    BufferDesc split = buffer;
+    split.pieceCount = 1;
+    split.shape = {buffer.numElements() * buffer.pieceCount};
+    int64_t skip = pieceIndex * buffer.numElements();
+    int64_t take = buffer.numElements();
+    std::vector<ElementRun> runs;
+    for (const ElementRun &run : shardRuns(split, shardIndex, 0)) {
+      if (take == 0)
+        break;
+      if (skip >= run.count) {
+        skip -= run.count;
+        continue;
+      }
+      int64_t count = std::min(run.count - skip, take);
+      runs.push_back({run.offset + skip, count});
+      take -= count;
+      skip = 0;
+    }
+    return runs;
+  }
   int64_t count = buffer.numElements();
   if (!buffer.sharded())
     return {{0, count}};
