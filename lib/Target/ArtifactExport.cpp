@@ -87,6 +87,8 @@ static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
           shard["chunks"] =
               static_cast<int64_t>(buffer.getShardChunks().value_or(1));
         }
+        if (std::optional<uint64_t> valid = buffer.getValidRows())
+          shard["valid_rows"] = static_cast<int64_t>(*valid);
         if (std::optional<uint64_t> piece = buffer.getPieceIndex()) {
           shard["piece_index"] = static_cast<int64_t>(*piece);
           shard["piece_count"] =
@@ -166,9 +168,13 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
           !seen.insert(*buffer.getName()).second)
         continue;
       MemRefType type = buffer.getType();
-      ArrayRef<int64_t> shape = type.getShape();
+      SmallVector<int64_t> shape(type.getShape());
       if (auto fullShape = buffer.getFullShapeAttr())
-        shape = fullShape.asArrayRef();
+        shape.assign(fullShape.asArrayRef().begin(),
+                     fullShape.asArrayRef().end());
+      // A padded vocabulary's checkpoint tensor has only the real rows.
+      if (std::optional<uint64_t> valid = buffer.getValidRows())
+        shape[0] = int64_t(*valid);
       params.push_back(
           llvm::json::Object{{"name", *buffer.getName()},
                              {"dtype", dtypeName(type.getElementType())},

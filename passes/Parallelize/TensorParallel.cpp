@@ -116,7 +116,8 @@ public:
           if (attr.getName() == MTDialect::getFullShapeAttrName() ||
               attr.getName() == MTDialect::getShardAxisAttrName() ||
               attr.getName() == MTDialect::getShardDimAttrName() ||
-              attr.getName() == MTDialect::getShardChunksAttrName())
+              attr.getName() == MTDialect::getShardChunksAttrName() ||
+              attr.getName() == MTDialect::getValidRowsAttrName())
             function.setResultAttr(index, attr.getName(), attr.getValue());
       } else if (layout.kind == Layout::Partial) {
         return function.emitOpError()
@@ -134,7 +135,8 @@ private:
   static RankedTensorType splitType(Type type, int64_t dim, int64_t parts) {
     auto tensor = cast<RankedTensorType>(type);
     SmallVector<int64_t> shape(tensor.getShape());
-    shape[dim] /= parts;
+    // Rounded up: a padded vocabulary gives every rank ceil(V / tp) rows.
+    shape[dim] = (shape[dim] + parts - 1) / parts;
     return RankedTensorType::get(shape, tensor.getElementType());
   }
 
@@ -164,14 +166,25 @@ private:
       }
       auto type = cast<RankedTensorType>(arg.getType());
       int64_t size = type.getDimSize(split->dim);
-      if (size % (split->chunks * tp) != 0)
+      SmallVector<int64_t> fullShape(type.getShape());
+      if (isVocabulary(name.getValue()) && size % tp != 0) {
+        // Megatron pads the vocabulary to a multiple of tp; the padded rows
+        // are zero, never looked up, and masked out of the loss.
+        int64_t padded = (size + tp - 1) / tp * tp;
+        fullShape[0] = padded;
+        function.setArgAttr(index, MTDialect::getValidRowsAttrName(),
+                            b.getI64IntegerAttr(size));
+        vocabSize = size;
+        type = RankedTensorType::get(fullShape, type.getElementType());
+      } else if (size % (split->chunks * tp) != 0) {
         return function.emitOpError()
                << "parameter '" << name.getValue() << "' has " << size
                << " entries in dimension " << split->dim
                << ", not divisible into " << split->chunks << " x tp " << tp
                << " pieces";
+      }
       function.setArgAttr(index, MTDialect::getFullShapeAttrName(),
-                          b.getDenseI64ArrayAttr(type.getShape()));
+                          b.getDenseI64ArrayAttr(fullShape));
       function.setArgAttr(index, MTDialect::getShardAxisAttrName(),
                           b.getI64IntegerAttr(axis));
       function.setArgAttr(index, MTDialect::getShardDimAttrName(),
@@ -224,6 +237,13 @@ private:
   void markVocabSplit(Operation *op) {
     op->setAttr(MTDialect::getTpVocabAxisAttrName(),
                 Builder(op).getI64IntegerAttr(axis));
+    if (vocabSize)
+      op->setAttr(MTDialect::getVocabSizeAttrName(),
+                  Builder(op).getI64IntegerAttr(*vocabSize));
+  }
+
+  static bool isVocabulary(StringRef name) {
+    return name == "wte.weight" || name == "lm_head.weight";
   }
 
   LogicalResult partitionMatmul(MatmulOp op) {
@@ -459,6 +479,8 @@ private:
   int64_t &numCollectives;
   DenseMap<Value, Layout> layouts;
   bool vocabSplit = false;
+  /// The true vocabulary size when the tables are padded for tp.
+  std::optional<int64_t> vocabSize;
 };
 } // namespace
 

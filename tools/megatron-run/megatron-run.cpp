@@ -363,7 +363,10 @@ public:
       float *values = executor.as<float>(buffer.id);
       // A sharded buffer holds runs of the full tensor (a ZeRO piece, or a
       // tensor-parallel split); every rank reads or initializes only those.
-      const std::vector<int64_t> &fullShape = fullShapeOf(buffer);
+      // The checkpoint's shape: the full tensor without padding rows, which
+      // are zero and lie after the real ones.
+      std::vector<int64_t> fullShape = checkpointShapeOf(buffer);
+      int64_t valid = validElementsOf(buffer);
       std::vector<ElementRun> runs = shardRuns(buffer);
       if (options.loadParams.empty()) {
         if (!buffer.sharded()) {
@@ -372,7 +375,8 @@ public:
           continue;
         }
         std::vector<float> full(size_t(buffer.numElements() *
-                                       buffer.shardCount * buffer.pieceCount));
+                                       buffer.shardCount * buffer.pieceCount),
+                                0.0f);
         initGPT2Parameter(buffer.name, fullShape, layers,
                           uint64_t(options.seed), full.data());
         float *dst = values;
@@ -402,9 +406,13 @@ public:
       // Each rank reads only its own piece of the full tensor.
       float *dst = values;
       for (const ElementRun &run : runs) {
-        MTRT_RETURN_IF_ERROR(
-            file.readSlice(buffer.name, run.offset * int64_t(sizeof(float)),
-                           run.count * int64_t(sizeof(float)), dst));
+        int64_t real =
+            std::max<int64_t>(0, std::min(run.count, valid - run.offset));
+        if (real > 0)
+          MTRT_RETURN_IF_ERROR(
+              file.readSlice(buffer.name, run.offset * int64_t(sizeof(float)),
+                             real * int64_t(sizeof(float)), dst));
+        std::fill(dst + real, dst + run.count, 0.0f);
         dst += run.count;
       }
     }
@@ -614,6 +622,8 @@ public:
               src += run.count;
             }
           }
+          // Padding rows of a vocabulary are not part of the checkpoint.
+          tensor.bytes.resize(size_t(validElementsOf(*buffer)) * sizeof(float));
         }
       }
       tensors.emplace_back(param.name, std::move(tensor));

@@ -35,7 +35,7 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == getRngBatchAxisAttrName() || name == getRngHeadAxisAttrName() ||
-      name == getTpVocabAxisAttrName()) {
+      name == getTpVocabAxisAttrName() || name == getVocabSizeAttrName()) {
     auto axis = dyn_cast<IntegerAttr>(attr.getValue());
     if (!axis || !axis.getType().isSignlessInteger(64) ||
         axis.getValue().isNegative())
@@ -194,7 +194,7 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
                           "argument #" + Twine(argIndex));
   if (name == getFullShapeAttrName() || name == getShardAxisAttrName() ||
       name == getShardDimAttrName() || name == getShardChunksAttrName() ||
-      name == getPieceAxisAttrName())
+      name == getPieceAxisAttrName() || name == getValidRowsAttrName())
     return verifyShardAttr(op, attr, "argument #" + std::to_string(argIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect argument attribute '"
@@ -218,7 +218,7 @@ LogicalResult MTDialect::verifyRegionResultAttribute(Operation *op,
                           "result #" + Twine(resultIndex));
   if (name == getFullShapeAttrName() || name == getShardAxisAttrName() ||
       name == getShardDimAttrName() || name == getShardChunksAttrName() ||
-      name == getPieceAxisAttrName())
+      name == getPieceAxisAttrName() || name == getValidRowsAttrName())
     return verifyShardAttr(op, attr, "result #" + std::to_string(resultIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect result attribute '" << name

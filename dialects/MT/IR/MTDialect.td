@@ -109,6 +109,16 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPieceAxisAttrName() {
       return ::llvm::StringLiteral("mt.piece_axis");
     }
+    /// With `mt.full_shape`: only the first rows of the full tensor are
+    /// real; the rest pad a vocabulary to a multiple of tp.
+    static constexpr ::llvm::StringLiteral getValidRowsAttrName() {
+      return ::llvm::StringLiteral("mt.valid_rows");
+    }
+    /// Discardable op attribute on vocab-parallel ops of a padded
+    /// vocabulary: the true vocabulary size (padded logits are masked).
+    static constexpr ::llvm::StringLiteral getVocabSizeAttrName() {
+      return ::llvm::StringLiteral("mt.vocab_size");
+    }
     /// Discardable op attribute on embedding and cross-entropy ops (and
     /// their gradients) whose vocabulary is split across this grid axis.
     static constexpr ::llvm::StringLiteral getTpVocabAxisAttrName() {

@@ -75,6 +75,8 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
     piece `shard_index` of `shard_count` of dimension `shard_dim` within each
     of its `shard_chunks` equal chunks, and with `piece_count` only piece
     `piece_index` of that split, flattened (ZeRO on tensor-parallel ranks).
+    `valid_rows` marks a vocabulary padded to a multiple of tp: rows of the
+    full tensor from `valid_rows` on are padding.
 
     ```mlir
     %x = mtrt.buffer {offset = 4096 : i64, kind = "activation"} : memref<2x8x16xf32>
@@ -88,7 +90,8 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
                        OptionalAttr<I64Attr>:$shard_dim,
                        OptionalAttr<I64Attr>:$shard_chunks,
                        OptionalAttr<I64Attr>:$piece_index,
-                       OptionalAttr<I64Attr>:$piece_count);
+                       OptionalAttr<I64Attr>:$piece_count,
+                       OptionalAttr<I64Attr>:$valid_rows);
   let results = (outs MTRT_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
   let hasVerifier = 1;

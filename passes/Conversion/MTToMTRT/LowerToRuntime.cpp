@@ -54,6 +54,8 @@ struct Allocation {
   int64_t shardChunks = 1;
   /// ZeRO on top of a tensor-parallel split: the grid axis of the piece.
   std::optional<int64_t> pieceAxis;
+  /// A padded vocabulary: the rows of the full tensor that are real.
+  std::optional<int64_t> validRows;
 };
 
 int64_t tensorBytes(Type type) {
@@ -160,6 +162,9 @@ struct LowerToRuntimePass
       if (auto piece = function.getArgAttrOfType<IntegerAttr>(
               index, MTDialect::getPieceAxisAttrName()))
         alloc.pieceAxis = piece.getInt();
+      if (auto valid = function.getArgAttrOfType<IntegerAttr>(
+              index, MTDialect::getValidRowsAttrName()))
+        alloc.validRows = valid.getInt();
       if (param) {
         alloc.kind = state ? state.getValue().str() : "param";
         alloc.name = param.getValue().str();
@@ -334,6 +339,9 @@ struct LowerToRuntimePass
                          : type.getShape().back();
       param("vocab_offset", coords[*axis] * rows);
       param("vocab_grid_axis", *axis);
+      if (auto size =
+              op->getAttrOfType<IntegerAttr>(MTDialect::getVocabSizeAttrName()))
+        param("vocab_size", size.getInt());
     }
     // A batch split: offset the random index by the elements of the
     // single-device tensor before this rank's share, the dropout's input or
@@ -454,6 +462,9 @@ struct LowerToRuntimePass
               : IntegerAttr(),
           sharded && alloc.pieceAxis
               ? builder.getI64IntegerAttr(gridShape[*alloc.pieceAxis])
+              : IntegerAttr(),
+          sharded && alloc.validRows
+              ? builder.getI64IntegerAttr(*alloc.validRows)
               : IntegerAttr());
       buffers[value] = buffer;
       return buffer;

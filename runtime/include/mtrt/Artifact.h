@@ -12,7 +12,7 @@
 //                            "name"?, "alias"?,
 //                            "shard"?: {"index", "count", "full_shape",
 //                                       "dim"?, "chunks"?, "piece_index"?,
-//                                       "piece_count"?}}],
+//                                       "piece_count"?, "valid_rows"?}}],
 //               "commands": [{"kernel", "ins": [id], "outs": [id],
 //                             "params": {name: number or bool}}],
 //               "outputs": {"loss": id, "grad_norm": id}}]}
@@ -67,6 +67,9 @@ struct BufferDesc {
   /// `pieceCount` of that split, flattened.
   int64_t pieceIndex = 0;
   int64_t pieceCount = 1;
+  /// A vocabulary padded to a multiple of tp: rows of the full tensor from
+  /// `validRows` on are padding, absent from checkpoints (-1: none).
+  int64_t validRows = -1;
 
   bool sharded() const { return !fullShape.empty(); }
   int64_t numElements() const;

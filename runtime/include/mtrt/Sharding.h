@@ -34,8 +34,16 @@ inline std::vector<ElementRun> shardRuns(const BufferDesc &buffer) {
   return shardRuns(buffer, buffer.shardIndex, buffer.pieceIndex);
 }
 
-/// The full tensor's shape (the buffer's own when not sharded).
+/// The full tensor's shape (the buffer's own when not sharded), padding
+/// included.
 const std::vector<int64_t> &fullShapeOf(const BufferDesc &buffer);
+
+/// The tensor's shape in a checkpoint: the full shape without padding rows.
+std::vector<int64_t> checkpointShapeOf(const BufferDesc &buffer);
+
+/// Elements of the full tensor that are real: everything, or the rows before
+/// the padding.
+int64_t validElementsOf(const BufferDesc &buffer);
 
 } // namespace mtrt
 

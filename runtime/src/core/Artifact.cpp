@@ -2,6 +2,8 @@
 
 #include "mtrt/Artifact.h"
 
+#include "mtrt/Sharding.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -256,6 +258,9 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
             buffer.shardChunks =
                 reader.integer(*shard, "chunks", at + ".shard");
           }
+          if (shard->contains("valid_rows"))
+            buffer.validRows =
+                reader.integer(*shard, "valid_rows", at + ".shard");
           if (shard->contains("piece_index")) {
             buffer.pieceIndex =
                 reader.integer(*shard, "piece_index", at + ".shard");
@@ -366,12 +371,10 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       for (const ParamDesc &param : artifact.params)
         if (param.name == buffer.name) {
           found = true;
-          if (param.shape !=
-              (buffer.sharded() ? buffer.fullShape : buffer.shape))
+          if (param.shape != checkpointShapeOf(buffer))
             reader.fail(where + ".buffers[" + std::to_string(buffer.id) + "]",
                         "parameter '" + buffer.name + "' has shape " +
-                            shapeString(buffer.sharded() ? buffer.fullShape
-                                                         : buffer.shape) +
+                            shapeString(checkpointShapeOf(buffer)) +
                             " but the parameter table says " +
                             shapeString(param.shape));
         }

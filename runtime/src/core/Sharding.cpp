@@ -10,6 +10,20 @@ const std::vector<int64_t> &mtrt::fullShapeOf(const BufferDesc &buffer) {
   return buffer.sharded() ? buffer.fullShape : buffer.shape;
 }
 
+std::vector<int64_t> mtrt::checkpointShapeOf(const BufferDesc &buffer) {
+  std::vector<int64_t> shape = fullShapeOf(buffer);
+  if (buffer.validRows >= 0)
+    shape[0] = buffer.validRows;
+  return shape;
+}
+
+int64_t mtrt::validElementsOf(const BufferDesc &buffer) {
+  int64_t elements = 1;
+  for (int64_t dim : checkpointShapeOf(buffer))
+    elements *= dim;
+  return elements;
+}
+
 std::vector<ElementRun> mtrt::shardRuns(const BufferDesc &buffer,
                                         int64_t shardIndex,
                                         int64_t pieceIndex) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 
 using namespace mtrt;
@@ -97,20 +98,25 @@ Status CpuExecutor::runVocabParallelCrossEntropy(const Command &command) {
   int64_t rows = logitsDesc.numElements() / vocab;
   int64_t offset = int64_t(command.get("vocab_offset", 0));
   int64_t axis = int64_t(command.get("vocab_grid_axis", 0));
+  // A padded vocabulary: columns from vocab_size on are padding, masked out.
+  int64_t valid = std::clamp<int64_t>(
+      int64_t(command.get("vocab_size", double(offset + vocab))) - offset, 0,
+      vocab);
   if (!communicator)
     return Status::error("a vocab-parallel cross-entropy needs the run's "
                          "communicator");
   std::vector<double> maxima(rows), sums(rows), targets(rows, 0.0);
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = logits + r * vocab;
-    maxima[r] = *std::max_element(row, row + vocab);
+    maxima[r] = valid > 0 ? *std::max_element(row, row + valid)
+                          : -std::numeric_limits<double>::infinity();
   }
   MTRT_RETURN_IF_ERROR(
       communicator->allReduceDouble(axis, maxima.data(), rows, true));
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = logits + r * vocab;
     double sum = 0;
-    for (int64_t v = 0; v < vocab; ++v)
+    for (int64_t v = 0; v < valid; ++v)
       sum += std::exp(double(row[v]) - maxima[r]);
     sums[r] = sum;
     int64_t local = int64_t(labels[r]) - offset;
@@ -134,7 +140,8 @@ Status CpuExecutor::runVocabParallelCrossEntropy(const Command &command) {
     const float *row = logits + r * vocab;
     int64_t local = int64_t(labels[r]) - offset;
     for (int64_t v = 0; v < vocab; ++v) {
-      double softmax = std::exp(double(row[v]) - maxima[r]) / sums[r];
+      double softmax =
+          v < valid ? std::exp(double(row[v]) - maxima[r]) / sums[r] : 0.0;
       dLogits[r * vocab + v] =
           float(dLoss * (softmax - (v == local ? 1.0 : 0.0)) / double(rows));
     }
