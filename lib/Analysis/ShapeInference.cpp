@@ -33,6 +33,23 @@ FailureOr<SmallVector<Type>> mlir::mt::inferResultTypes(Operation *op) {
           shard::AllReduceOp>(op))
     return SmallVector<Type>(op->getNumResults(), op->getOperand(0).getType());
 
+  // A collective that gathers, scatters or slices along dimension `axis`
+  // keeps that dimension's result size; the others follow the operand (the
+  // batch split of data parallelism is along another dimension).
+  std::optional<int64_t> axis;
+  if (auto gather = dyn_cast<shard::AllGatherOp>(op))
+    axis = gather.getGatherAxis().getSExtValue();
+  else if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op))
+    axis = scatter.getScatterAxis().getSExtValue();
+  else if (auto slice = dyn_cast<shard::AllSliceOp>(op))
+    axis = slice.getSliceAxis().getSExtValue();
+  if (axis) {
+    auto operand = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto result = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<int64_t> shape(operand.getShape());
+    shape[*axis] = result.getDimSize(*axis);
+    return SmallVector<Type>{withShape(result, shape)};
+  }
   using Result = FailureOr<SmallVector<Type>>;
   return llvm::TypeSwitch<Operation *, Result>(op)
       .Case([](EmbeddingOp op) -> Result {

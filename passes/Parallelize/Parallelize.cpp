@@ -124,8 +124,6 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     });
     if (walk.wasInterrupted())
       return failure();
-    if (sp)
-      return error() << "sequence parallelism (sp) is not implemented yet";
     return success();
   }
 
@@ -245,8 +243,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     // rank's tensor-parallel share of every parameter.
     if (tp > 1) {
       int64_t count = 0;
-      if (failed(partitionTensorParallel(function, tp, kTensorAxis, kGridName,
-                                         count)))
+      if (failed(partitionTensorParallel(function, tp, sp, kTensorAxis,
+                                         kGridName, count)))
         return failure();
       numCollectives += count;
     }

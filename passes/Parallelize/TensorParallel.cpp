@@ -77,10 +77,10 @@ std::optional<ParamSplit> splitOf(StringRef name) {
 
 class Partitioner {
 public:
-  Partitioner(func::FuncOp function, int64_t tp, int16_t axis, StringRef grid,
-              int64_t &numCollectives)
-      : function(function), tp(tp), axis(axis), grid(grid),
-        numCollectives(numCollectives) {}
+  Partitioner(func::FuncOp function, int64_t tp, bool sequenceParallel,
+              int16_t axis, StringRef grid, int64_t &numCollectives)
+      : function(function), tp(tp), sequenceParallel(sequenceParallel),
+        axis(axis), grid(grid), numCollectives(numCollectives) {}
 
   LogicalResult run() {
     Block &body = function.getBody().front();
@@ -222,16 +222,62 @@ private:
   }
 
   /// Makes a partial result whole: all-reduce (sum) right after its op.
-  void reducePartial(Operation *op) {
-    Value partial = op->getResult(0);
-    OpBuilder b(op->getContext());
-    b.setInsertionPointAfter(op);
-    auto reduce = shard::AllReduceOp::create(
-        b, op->getLoc(), partial.getType(), grid, ArrayRef<int16_t>{axis},
-        partial, shard::ReductionKind::Sum);
-    partial.replaceAllUsesExcept(reduce.getResult(), reduce);
-    layouts[reduce.getResult()] = Layout::r();
+
+  /// Makes a partial sum whole right after its op: all-reduce, or under
+  /// sequence parallelism for an activation [batch, seq, hidden],
+  /// reduce-scatter along the sequence (Megatron-SP's replacement for the
+  /// all-reduce after a tensor-parallel region).
+  void reducePartial(Value partial) {
+    OpBuilder b(partial.getContext());
+    b.setInsertionPointAfterValue(partial);
+    auto type = cast<RankedTensorType>(partial.getType());
+    Value whole;
+    if (sequenceParallel && type.getRank() == 3) {
+      whole = shard::ReduceScatterOp::create(
+          b, partial.getLoc(), splitType(type, 1, tp), grid,
+          ArrayRef<int16_t>{axis}, partial, shard::ReductionKind::Sum,
+          llvm::APInt(64, 1));
+      layouts[whole] = Layout::s(1);
+    } else {
+      whole = shard::AllReduceOp::create(b, partial.getLoc(), type, grid,
+                                         ArrayRef<int16_t>{axis}, partial,
+                                         shard::ReductionKind::Sum);
+      layouts[whole] = Layout::r();
+    }
+    partial.replaceAllUsesExcept(whole, whole.getDefiningOp());
     ++numCollectives;
+  }
+
+  /// Makes operand `operand` of its op replicated: all-gathers a split
+  /// value right before the op (Megatron-SP's gather before a
+  /// tensor-parallel region, and again in the backward pass).
+  void makeReplicated(OpOperand &operand) {
+    Value value = operand.get();
+    Layout layout = layoutOf(value);
+    if (layout.kind != Layout::Split)
+      return;
+    OpBuilder b(operand.getOwner());
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[layout.dim] *= tp;
+    Value gathered = shard::AllGatherOp::create(
+        b, value.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+        grid, ArrayRef<int16_t>{axis}, value, llvm::APInt(64, layout.dim));
+    layouts[gathered] = Layout::r();
+    operand.set(gathered);
+    ++numCollectives;
+  }
+
+  /// Makes operand `operand` split along `dim` like its sibling: the rank's
+  /// slice of a replicated value, no communication.
+  void makeSplit(OpOperand &operand, int64_t dim) {
+    Value value = operand.get();
+    OpBuilder b(operand.getOwner());
+    Value slice = shard::AllSliceOp::create(
+        b, value.getLoc(), splitType(value.getType(), dim, tp), grid,
+        ArrayRef<int16_t>{axis}, value, llvm::APInt(64, dim));
+    layouts[slice] = Layout::s(dim);
+    operand.set(slice);
   }
 
   void markVocabSplit(Operation *op) {
@@ -247,6 +293,21 @@ private:
   }
 
   LogicalResult partitionMatmul(MatmulOp op) {
+    // A combination of layouts the rules below do not cover becomes one
+    // they do by gathering the lhs, then the rhs.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      if (succeeded(partitionMatmulOnce(op, /*dryRun=*/true)))
+        return partitionMatmulOnce(op, /*dryRun=*/false);
+      OpOperand &operand =
+          attempt == 0 ? op.getLhsMutable() : op.getRhsMutable();
+      if (layoutOf(operand.get()).kind != Layout::Split)
+        continue;
+      makeReplicated(operand);
+    }
+    return partitionMatmulOnce(op, /*dryRun=*/false);
+  }
+
+  LogicalResult partitionMatmulOnce(MatmulOp op, bool dryRun) {
     int64_t rank = op.getLhs().getType().getRank();
     int64_t rhsRank = op.getRhs().getType().getRank();
     bool ta = op.getTransposeA(), tb = op.getTransposeB();
@@ -267,35 +328,55 @@ private:
         return Batch;
       return l.dim == (tb ? rhsRank - 1 : rhsRank - 2) ? K : N;
     }();
-    if (lhsRole == None && rhsRole == None) {
-      setResults(op, Layout::r());
-    } else if (lhsRole == None && rhsRole == N) {
-      setResults(op, Layout::s(rank - 1));
-    } else if (lhsRole == M && rhsRole == None) {
-      setResults(op, Layout::s(rank - 2));
-    } else if (lhsRole == K && rhsRole == K) {
-      setResults(op, Layout::p());
-      reducePartial(op);
-    } else {
-      return unsupported(op);
-    }
+    std::optional<Layout> result;
+    if (lhsRole == None && rhsRole == None)
+      result = Layout::r();
+    else if (lhsRole == None && rhsRole == N)
+      result = Layout::s(rank - 1);
+    else if (lhsRole == M && rhsRole == None)
+      result = Layout::s(rank - 2);
+    else if (lhsRole == Batch && rhsRole == None &&
+             layoutOf(op.getRhs()) == Layout::r() && rhsRank == 2)
+      result = layoutOf(op.getLhs());
+    else if (lhsRole == K && rhsRole == K)
+      result = Layout::p();
+    if (!result)
+      return dryRun ? failure() : unsupported(op);
+    if (dryRun)
+      return success();
+    setResults(op, *result);
+    if (result->kind == Layout::Partial)
+      reducePartial(op->getResult(0));
     return success();
   }
 
   /// All operands share one layout, which the results take.
   LogicalResult sameLayout(Operation *op, ValueRange operands) {
+    // A split operand sets the layout; replicated ones are sliced to match.
     Layout layout = layoutOf(operands.front());
     for (Value operand : operands)
-      if (layoutOf(operand) != layout)
+      if (layoutOf(operand).kind == Layout::Split)
+        layout = layoutOf(operand);
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!llvm::is_contained(operands, operand.get()))
+        continue;
+      Layout own = layoutOf(operand.get());
+      if (own == layout)
+        continue;
+      if (own != Layout::r() || layout.kind != Layout::Split)
         return unsupported(op);
+      makeSplit(operand, layout.dim);
+    }
     setResults(op, layout);
     return success();
   }
 
   LogicalResult replicatedOnly(Operation *op) {
-    for (Value operand : op->getOperands())
-      if (layoutOf(operand).kind != Layout::Replicated)
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (layoutOf(operand.get()).kind == Layout::Partial)
         return unsupported(op);
+      makeReplicated(operand);
+    }
     setResults(op, Layout::r());
     return success();
   }
@@ -313,10 +394,11 @@ private:
           vocabSplit = true;
           markVocabSplit(op);
           setResults(op, Layout::p());
-          reducePartial(op);
+          reducePartial(op->getResult(0));
           return success();
         })
         .Case([&](EmbeddingGradOp op) {
+          makeReplicated(op.getGradOutputMutable());
           if (layoutOf(op.getGradOutput()) != Layout::r())
             return unsupported(op);
           if (!vocabSplit) {
@@ -348,10 +430,60 @@ private:
           setResults(op, logits);
           return success();
         })
-        .Case<PositionEmbeddingOp, PositionEmbeddingGradOp, LayerNormOp,
-              LayerNormGradOp, ClipScaleOp, arith::ConstantOp>(
+        .Case<PositionEmbeddingOp, PositionEmbeddingGradOp, ClipScaleOp,
+              arith::ConstantOp>(
             [&](Operation *op) { return replicatedOnly(op); })
-        .Case<AddOp, GeluOp, GeluGradOp, DropoutOp>(
+        .Case([&](LayerNormOp op) {
+          // Rows are independent: a split along any but the normalized
+          // dimension stays; the weights are replicated.
+          Layout input = layoutOf(op.getInput());
+          if (input.kind == Layout::Split &&
+              input.dim == op.getType().getRank() - 1)
+            makeReplicated(op.getInputMutable());
+          setResults(op, layoutOf(op.getInput()));
+          return success();
+        })
+        .Case([&](LayerNormGradOp op) {
+          int64_t last = op.getInput().getType().getRank() - 1;
+          for (OpOperand *operand :
+               {&op.getGradOutputMutable(), &op.getInputMutable()})
+            if (layoutOf(operand->get()).kind == Layout::Split &&
+                layoutOf(operand->get()).dim == last)
+              makeReplicated(*operand);
+          if (layoutOf(op.getGradOutput()) != layoutOf(op.getInput()))
+            return unsupported(op);
+          Layout rows = layoutOf(op.getInput());
+          layouts[op.getGradInput()] = rows;
+          if (rows.kind == Layout::Split)
+            op.getGradInput().setType(
+                splitType(op.getGradInput().getType(), rows.dim, tp));
+          if (rows.kind != Layout::Split) {
+            layouts[op.getGradWeight()] = Layout::r();
+            layouts[op.getGradBias()] = Layout::r();
+            return success();
+          }
+          // Weight and bias gradients sum over rows other ranks hold.
+          layouts[op.getGradWeight()] = Layout::p();
+          layouts[op.getGradBias()] = Layout::p();
+          reducePartial(op.getGradWeight());
+          reducePartial(op.getGradBias());
+          return success();
+        })
+        .Case([&](DropoutOp op) {
+          if (failed(sameLayout(op, op->getOperands())))
+            return failure();
+          // Split along the sequence: each rank draws its rows of the
+          // single-device mask.
+          Layout layout = layoutOf(op.getResult());
+          if (layout.kind == Layout::Split && layout.dim == 1 &&
+              op.getType().getRank() == 3)
+            op->setAttr(MTDialect::getRngSeqAxisAttrName(),
+                        Builder(op).getI64IntegerAttr(axis));
+          else if (layout.kind == Layout::Split)
+            return unsupported(op);
+          return success();
+        })
+        .Case<AddOp, GeluOp, GeluGradOp>(
             [&](Operation *op) { return sameLayout(op, op->getOperands()); })
         .Case([&](shard::AllReduceOp op) {
           return sameLayout(op, op->getOperands());
@@ -361,16 +493,27 @@ private:
           Layout bias = layoutOf(op.getBias());
           int64_t rank = op.getInput().getType().getRank();
           int64_t biasRank = op.getBias().getType().getRank();
+          int64_t offset = rank - biasRank;
           if (input == Layout::r() && bias == Layout::r()) {
             setResults(op, input);
             return success();
           }
-          if (input.kind == Layout::Split && bias.kind == Layout::Split &&
-              input.dim - (rank - biasRank) == bias.dim) {
+          if (input.kind != Layout::Split)
+            return unsupported(op);
+          // Split along a broadcast dimension: the bias is whole.
+          if (input.dim < offset && bias == Layout::r()) {
             setResults(op, input);
             return success();
           }
-          return unsupported(op);
+          // Split along a bias dimension: the bias is split alike (sliced
+          // when replicated, as the position embedding under sequence
+          // parallelism).
+          if (bias == Layout::r())
+            makeSplit(op.getBiasMutable(), input.dim - offset);
+          if (layoutOf(op.getBias()) != Layout::s(input.dim - offset))
+            return unsupported(op);
+          setResults(op, input);
+          return success();
         })
         .Case([&](BiasAddGradOp op) {
           Layout grad = layoutOf(op.getGradOutput());
@@ -380,8 +523,14 @@ private:
           }
           int64_t offset =
               op.getGradOutput().getType().getRank() - op.getType().getRank();
-          if (grad.kind != Layout::Split || grad.dim < offset)
+          if (grad.kind != Layout::Split)
             return unsupported(op);
+          if (grad.dim < offset) {
+            // Summed over a dimension other ranks hold part of.
+            setResults(op, Layout::p());
+            reducePartial(op->getResult(0));
+            return success();
+          }
           setResults(op, Layout::s(grad.dim - offset));
           return success();
         })
@@ -429,14 +578,17 @@ private:
           Layout src = layoutOf(op.getSrc());
           if (src == Layout::r())
             return replicatedOnly(op);
-          // A split dimension stays split if it is the last of its group.
+          // A split stays a contiguous split of the merged dimension only if
+          // it is on the group's outermost dimension; otherwise gather first.
           for (auto [group, dims] :
                llvm::enumerate(op.getReassociationIndices()))
-            if (src.kind == Layout::Split && dims.back() == src.dim) {
+            if (src.kind == Layout::Split && dims.front() == src.dim) {
               setResults(op, Layout::s(group));
               return success();
             }
-          return unsupported(op);
+          makeReplicated(op.getSrcMutable());
+          setResults(op, Layout::r());
+          return success();
         })
         .Default([&](Operation *op) { return unsupported(op); });
   }
@@ -474,6 +626,7 @@ private:
 
   func::FuncOp function;
   int64_t tp;
+  bool sequenceParallel;
   int16_t axis;
   StringRef grid;
   int64_t &numCollectives;
@@ -484,9 +637,11 @@ private:
 };
 } // namespace
 
-LogicalResult mlir::mt::partitionTensorParallel(func::FuncOp function,
-                                                int64_t tp, int16_t gridAxis,
-                                                StringRef grid,
-                                                int64_t &numCollectives) {
-  return Partitioner(function, tp, gridAxis, grid, numCollectives).run();
+LogicalResult
+mlir::mt::partitionTensorParallel(func::FuncOp function, int64_t tp,
+                                  bool sequenceParallel, int16_t gridAxis,
+                                  StringRef grid, int64_t &numCollectives) {
+  return Partitioner(function, tp, sequenceParallel, gridAxis, grid,
+                     numCollectives)
+      .run();
 }

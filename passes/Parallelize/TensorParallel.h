@@ -8,12 +8,15 @@
 namespace mlir::mt {
 
 /// Partitions the training step `function` across `tp` ranks on axis
-/// `gridAxis` of the device grid `grid`, inserting `shard.all_reduce`s where
-/// Megatron-LM's tensor parallelism needs them; counts them in
+/// `gridAxis` of the device grid `grid`, inserting the collectives
+/// Megatron-LM's tensor parallelism needs (with `sequenceParallel`, its
+/// sequence parallelism: activations between tensor-parallel regions split
+/// along the sequence, reduce-scatters instead of all-reduces, all-gathers
+/// before each region); counts them in
 /// `numCollectives`. Fails with a diagnostic on an op it cannot partition.
 LogicalResult partitionTensorParallel(func::FuncOp function, int64_t tp,
-                                      int16_t gridAxis, StringRef grid,
-                                      int64_t &numCollectives);
+                                      bool sequenceParallel, int16_t gridAxis,
+                                      StringRef grid, int64_t &numCollectives);
 
 } // namespace mlir::mt
 

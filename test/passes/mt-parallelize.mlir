@@ -39,7 +39,6 @@
 // RUN: megatron-opt %t/sp.mlir --mt-parallelize=sp=true --verify-diagnostics
 // RUN: megatron-opt %t/tp-heads.mlir --mt-parallelize=tp=2 --verify-diagnostics
 // RUN: megatron-opt %t/tp-width.mlir --mt-parallelize=tp=2 --verify-diagnostics
-// RUN: megatron-opt %t/tp-sp.mlir --mt-parallelize="tp=2 sp=true" --verify-diagnostics
 //
 // Diagnostics that print an option's value (dp, tp, zero) are matched with
 // {{.*}} in its place: the pass streams the option object, which prints as
@@ -607,19 +606,6 @@ module @negative_tp_width {
     // expected-error-re @below {{'mt.gelu' op has an MLP width of 5, not divisible by tp {{.*}}}}
     %y = mt.gelu %x : tensor<2x8x5xf32>
     return %y : tensor<2x8x5xf32>
-  }
-}
-
-//--- tp-sp.mlir
-
-// Sequence parallelism is validated (it needs tp > 1) but not built.
-
-// expected-error @below {{mt-parallelize: sequence parallelism (sp) is not implemented yet}}
-module @negative_tp_sp {
-  func.func @layer(%q: tensor<2x2x8x4xf32>, %x: tensor<2x8x8xf32>) -> (tensor<2x2x8x4xf32>, tensor<2x8x8xf32>) {
-    %a = mt.attention %q, %q, %q : tensor<2x2x8x4xf32>
-    %y = mt.gelu %x : tensor<2x8x8xf32>
-    return %a, %y : tensor<2x2x8x4xf32>, tensor<2x8x8xf32>
   }
 }
 

@@ -35,7 +35,8 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == getRngBatchAxisAttrName() || name == getRngHeadAxisAttrName() ||
-      name == getTpVocabAxisAttrName() || name == getVocabSizeAttrName()) {
+      name == getRngSeqAxisAttrName() || name == getTpVocabAxisAttrName() ||
+      name == getVocabSizeAttrName()) {
     auto axis = dyn_cast<IntegerAttr>(attr.getValue());
     if (!axis || !axis.getType().isSignlessInteger(64) ||
         axis.getValue().isNegative())

@@ -129,6 +129,12 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getRngHeadAxisAttrName() {
       return ::llvm::StringLiteral("mt.rng_head_axis");
     }
+    /// Discardable op attribute on dropouts of [batch, seq, hidden] tensors
+    /// split along the sequence across this grid axis (sequence
+    /// parallelism): the random index follows the rank's rows.
+    static constexpr ::llvm::StringLiteral getRngSeqAxisAttrName() {
+      return ::llvm::StringLiteral("mt.rng_seq_axis");
+    }
     /// Discardable op attribute: the transformer block an op belongs to.
     static constexpr ::llvm::StringLiteral getLayerAttrName() {
       return ::llvm::StringLiteral("mt.layer");

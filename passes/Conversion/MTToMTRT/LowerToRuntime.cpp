@@ -343,6 +343,16 @@ struct LowerToRuntimePass
               op->getAttrOfType<IntegerAttr>(MTDialect::getVocabSizeAttrName()))
         param("vocab_size", size.getInt());
     }
+    // A sequence split (sequence parallelism): the rank's rows of the
+    // [batch, seq, hidden] mask.
+    int64_t seqParts = 1;
+    if (auto axis = axisAttr(MTDialect::getRngSeqAxisAttrName())) {
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      int64_t seq = type.getDimSize(1);
+      seqParts = gridShape[*axis];
+      param("rng_seq_total", seq * seqParts);
+      param("rng_seq_offset", coords[*axis] * seq);
+    }
     // A batch split: offset the random index by the elements of the
     // single-device tensor before this rank's share, the dropout's input or
     // attention's [batch, heads, seq, seq] probabilities.
@@ -351,7 +361,7 @@ struct LowerToRuntimePass
       return;
     int64_t elements;
     if (auto dropout = dyn_cast<DropoutOp>(op)) {
-      elements = dropout.getType().getNumElements();
+      elements = dropout.getType().getNumElements() * seqParts;
     } else {
       auto query = cast<RankedTensorType>(
           (isa<AttentionOp>(op) ? op->getOperand(0) : op->getOperand(1))

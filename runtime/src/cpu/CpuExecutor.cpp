@@ -162,38 +162,70 @@ Status CpuExecutor::runCollective(const Command &command) {
   if (axis < 0 || axis >= int64_t(communicator->coords().size()))
     return Status::error("grid axis " + std::to_string(axis) +
                          " is not an axis of the device grid");
-  // Pieces are split along the tensor's leading dimension, contiguous in
-  // memory; other axes are not lowered yet.
-  if (command.get("axis", 0) != 0)
-    return Status::error("only collectives along tensor axis 0 are supported");
   int64_t parts = communicator->groupSize(axis);
   if (k == "all_reduce") {
     if (out != in)
       std::memcpy(out, in, size_t(output.bytes()));
     return communicator->allReduce(axis, out, output.numElements(), average);
   }
-  if (k == "reduce_scatter") {
-    if (input.numElements() != output.numElements() * parts)
-      return Status::error(
-          "reduce-scatter of " + std::to_string(input.numElements()) +
-          " elements into pieces of " + std::to_string(output.numElements()) +
-          " over " + std::to_string(parts) + " ranks");
-    return communicator->reduceScatter(axis, in, out, output.numElements(),
-                                       average);
+  // The pieces split tensor dimension `dim`: the whole tensor is
+  // [outer][parts x local][inner] and piece t is [outer][local][inner].
+  // Along dimension 0 the pieces are contiguous; along a later one
+  // (sequence parallelism splits [batch, seq, hidden] along seq) they are
+  // rearranged through a scratch buffer in rank order.
+  const BufferDesc &whole = k == "all_gather" ? output : input;
+  const BufferDesc &piece = k == "all_gather" ? input : output;
+  int64_t dim = int64_t(command.get("axis", 0));
+  if (dim < 0 || dim >= int64_t(whole.shape.size()) ||
+      whole.numElements() != piece.numElements() * parts)
+    return Status::error(
+        k + " of " + std::to_string(input.numElements()) + " elements into " +
+        std::to_string(output.numElements()) +
+        " along "
+        "dimension " +
+        std::to_string(dim) + " over " + std::to_string(parts) + " ranks");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= whole.shape[d];
+  for (size_t d = size_t(dim) + 1; d < whole.shape.size(); ++d)
+    inner *= whole.shape[d];
+  int64_t block = piece.shape[dim] * inner; // one outer row of a piece
+  // Moves piece t of `from` (whole layout) to rank-major `to`, or back.
+  auto toRankMajor = [&](const float *from, float *to) {
+    for (int64_t t = 0; t < parts; ++t)
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(to + (t * outer + o) * block,
+                    from + (o * parts + t) * block, size_t(block) * 4);
+  };
+  auto fromRankMajor = [&](const float *from, float *to) {
+    for (int64_t t = 0; t < parts; ++t)
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(to + (o * parts + t) * block,
+                    from + (t * outer + o) * block, size_t(block) * 4);
+  };
+  int64_t index = communicator->groupIndex(axis);
+  if (k == "all_slice") {
+    // This rank's piece of a tensor every rank holds; no communication.
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(out + o * block, in + (o * parts + index) * block,
+                  size_t(block) * 4);
+    return Status::ok();
   }
-  if (input.numElements() * (k == "all_gather" ? parts : 1) !=
-      output.numElements() * (k == "all_slice" ? parts : 1))
-    return Status::error(k + " of " + std::to_string(input.numElements()) +
-                         " elements into " +
-                         std::to_string(output.numElements()) + " over " +
-                         std::to_string(parts) + " ranks");
-  if (k == "all_gather")
+  if (outer == 1) {
+    if (k == "reduce_scatter")
+      return communicator->reduceScatter(axis, in, out, output.numElements(),
+                                         average);
     return communicator->allGather(axis, in, out, input.numElements());
-  // all_slice: this rank's piece of a tensor every rank holds; no
-  // communication.
-  int64_t count = output.numElements();
-  std::memcpy(out, in + communicator->groupIndex(axis) * count,
-              size_t(output.bytes()));
+  }
+  std::vector<float> scratch(size_t(whole.numElements()));
+  if (k == "reduce_scatter") {
+    toRankMajor(in, scratch.data());
+    return communicator->reduceScatter(axis, scratch.data(), out,
+                                       output.numElements(), average);
+  }
+  MTRT_RETURN_IF_ERROR(
+      communicator->allGather(axis, in, scratch.data(), input.numElements()));
+  fromRankMajor(scratch.data(), out);
   return Status::ok();
 }
 
@@ -326,6 +358,21 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
     cpu::gelu(in(0), out(0), outDesc(0).numElements());
   } else if (k == "gelu_grad") {
     cpu::geluGrad(in(0), in(1), out(0), outDesc(0).numElements());
+  } else if (k == "dropout" && command.has("rng_seq_total")) {
+    // Split along the sequence: each row of `inner` elements draws its
+    // stretch of the single-device mask of [batch, seq total, inner].
+    int64_t seqTotal = int64_t(command.get("rng_seq_total", 0));
+    int64_t seqOffset = int64_t(command.get("rng_seq_offset", 0));
+    const BufferDesc &x = outDesc(0);
+    int64_t batch = x.shape[0], seqLocal = x.shape[1], inner = x.shape[2];
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < seqLocal; ++t) {
+        int64_t row = (b * seqLocal + t) * inner;
+        uint64_t index =
+            rngOffset + uint64_t((b * seqTotal + seqOffset + t) * inner);
+        cpu::dropout(in(0) + row, out(0) + row, inner,
+                     command.get("probability", 0.0), stream, key, index);
+      }
   } else if (k == "dropout") {
     cpu::dropout(in(0), out(0), outDesc(0).numElements(),
                  command.get("probability", 0.0), stream, key, rngOffset);
