@@ -53,13 +53,29 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     [q | k | v] columns are three chunks); attention gets
     `mt.rng_head_axis` and the vocabulary ops `mt.tp_vocab_axis`, from
     which lowering derives each rank's mask offsets and vocabulary rows.
-    Not built yet, and errors: sequence parallelism (`sp`), ZeRO with
-    `tp > 1`, a vocabulary not divisible by `tp` (no padding).
+    A vocabulary `tp` does not divide is padded to a multiple of it (zero
+    rows, masked out of the loss, absent from checkpoints: `mt.valid_rows`,
+    `mt.vocab_size`). With ZeRO, the pieces are of each rank's
+    tensor-parallel share (`mt.piece_axis`).
+
+    Sequence parallelism (`sp`, Korthikanti et al. 2022): between
+    tensor-parallel regions the activations [batch, seq, hidden] are split
+    along the sequence (layer norms, dropout, residuals); a partial sum is
+    reduce-scattered along the sequence instead of all-reduced, and a
+    sequence-split operand is all-gathered before each column-parallel
+    projection (again in the backward pass for the weight gradient);
+    layer-norm and replicated-bias gradients, summed over the rows each rank
+    holds, are all-reduced over `tp`. Dropouts of split activations get
+    `mt.rng_seq_axis`.
 
     Errors, before anything runs: a non-positive size, `zero` outside 0..3,
     `sp` without `tp`, `tp` not dividing heads or the MLP width, `dp` not
     dividing the micro-batch, a parameter size not divisible by `dp` under
     ZeRO.
+
+    Upstream `ShardingInterface` is not used: layouts are pinned here and
+    derived op by op (DESIGN.md asks for pinned communication decisions),
+    and upstream `shard` supplies the grid and the collectives.
 
     Example (`dp=2 zero=0`): `tokens : tensor<8x64xi32>` becomes
     `tensor<4x64xi32>`, and each gradient `%g` feeding the optimizer becomes
