@@ -13,10 +13,18 @@
 //   P     partial: each rank holds a summand; an all-reduce over tp makes it
 //         R right after the op that produces it.
 //
-// The all-reduces this inserts are Megatron's: one after each row-parallel
-// projection and after the embedding lookup in the forward pass, one after
-// the input gradient of each column-parallel projection and of the output
-// head in the backward pass.
+// An op whose rules do not cover its operands' layouts gets them converted:
+// a split operand all-gathered (replicated), a replicated one sliced to
+// match a split sibling. The all-reduces this inserts are Megatron's: one
+// after each row-parallel projection and after the embedding lookup in the
+// forward pass, one after the input gradient of each column-parallel
+// projection and of the output head in the backward pass.
+//
+// With sequence parallelism (Korthikanti et al. 2022), a partial activation
+// [batch, seq, hidden] is reduce-scattered along the sequence instead, so
+// the activations between tensor-parallel regions (layer norms, dropout,
+// residuals) are split along the sequence, and the conversion rule above
+// all-gathers them in front of each column-parallel projection.
 //
 //===----------------------------------------------------------------------===//
 
