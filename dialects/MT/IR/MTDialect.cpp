@@ -137,8 +137,18 @@ static LogicalResult verifyParamAttr(Operation *op, Type type, bool isResult,
   return success();
 }
 
-/// `mt.full_shape` (positive dimensions) and `mt.shard_axis` (a grid axis)
-/// of a sharded argument or result.
+/// The attributes that say how an argument or result is sharded.
+static bool isShardAttrName(StringRef name) {
+  return name == MTDialect::getFullShapeAttrName() ||
+         name == MTDialect::getShardAxisAttrName() ||
+         name == MTDialect::getShardDimAttrName() ||
+         name == MTDialect::getShardChunksAttrName() ||
+         name == MTDialect::getPieceAxisAttrName() ||
+         name == MTDialect::getValidRowsAttrName();
+}
+
+/// `mt.full_shape` (positive dimensions) and the other sharding attributes
+/// (non-negative integers) of a sharded argument or result.
 static LogicalResult verifyShardAttr(Operation *op, NamedAttribute attr,
                                      const std::string &where) {
   StringRef name = attr.getName().getValue();
@@ -193,9 +203,7 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
   if (name == getInputAttrName())
     return verifyRoleAttr(op, attr, getInputRoles(),
                           "argument #" + Twine(argIndex));
-  if (name == getFullShapeAttrName() || name == getShardAxisAttrName() ||
-      name == getShardDimAttrName() || name == getShardChunksAttrName() ||
-      name == getPieceAxisAttrName() || name == getValidRowsAttrName())
+  if (isShardAttrName(name))
     return verifyShardAttr(op, attr, "argument #" + std::to_string(argIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect argument attribute '"
@@ -217,9 +225,7 @@ LogicalResult MTDialect::verifyRegionResultAttribute(Operation *op,
   if (name == getOutputAttrName())
     return verifyRoleAttr(op, attr, getOutputRoles(),
                           "result #" + Twine(resultIndex));
-  if (name == getFullShapeAttrName() || name == getShardAxisAttrName() ||
-      name == getShardDimAttrName() || name == getShardChunksAttrName() ||
-      name == getPieceAxisAttrName() || name == getValidRowsAttrName())
+  if (isShardAttrName(name))
     return verifyShardAttr(op, attr, "result #" + std::to_string(resultIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect result attribute '" << name

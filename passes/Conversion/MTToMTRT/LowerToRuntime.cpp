@@ -150,21 +150,17 @@ struct LowerToRuntimePass
           index, MTDialect::getInputAttrName());
       alloc.fullShape = function.getArgAttrOfType<DenseI64ArrayAttr>(
           index, MTDialect::getFullShapeAttrName());
-      if (auto axis = function.getArgAttrOfType<IntegerAttr>(
-              index, MTDialect::getShardAxisAttrName()))
-        alloc.shardAxis = axis.getInt();
-      if (auto dim = function.getArgAttrOfType<IntegerAttr>(
-              index, MTDialect::getShardDimAttrName()))
-        alloc.shardDim = dim.getInt();
-      if (auto chunks = function.getArgAttrOfType<IntegerAttr>(
-              index, MTDialect::getShardChunksAttrName()))
-        alloc.shardChunks = chunks.getInt();
-      if (auto piece = function.getArgAttrOfType<IntegerAttr>(
-              index, MTDialect::getPieceAxisAttrName()))
-        alloc.pieceAxis = piece.getInt();
-      if (auto valid = function.getArgAttrOfType<IntegerAttr>(
-              index, MTDialect::getValidRowsAttrName()))
-        alloc.validRows = valid.getInt();
+      auto intAttr = [&](StringRef name) -> std::optional<int64_t> {
+        if (auto value = function.getArgAttrOfType<IntegerAttr>(index, name))
+          return value.getInt();
+        return std::nullopt;
+      };
+      alloc.shardAxis = intAttr(MTDialect::getShardAxisAttrName());
+      alloc.shardDim = intAttr(MTDialect::getShardDimAttrName());
+      alloc.shardChunks =
+          intAttr(MTDialect::getShardChunksAttrName()).value_or(1);
+      alloc.pieceAxis = intAttr(MTDialect::getPieceAxisAttrName());
+      alloc.validRows = intAttr(MTDialect::getValidRowsAttrName());
       if (param) {
         alloc.kind = state ? state.getValue().str() : "param";
         alloc.name = param.getValue().str();
