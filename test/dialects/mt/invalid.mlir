@@ -1225,3 +1225,32 @@ func.func @negative_result_param_duplicate(%w: tensor<4xf32> {mt.param = "w"}) -
 func.func @negative_result_state_without_param(%m: tensor<4xf32>) -> (tensor<4xf32> {mt.state = "exp_avg_sq"}) {
   return %m : tensor<4xf32>
 }
+
+// -----
+
+// mt.full_shape needs positive dimensions.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.full_shape' must be an array of positive i64 dimensions, got array<i64: 4, 0>}}
+func.func private @negative_full_shape(tensor<4xf32> {mt.param = "w", mt.full_shape = array<i64: 4, 0>})
+
+// -----
+
+// The other sharding attributes are non-negative integers, on results too.
+
+// expected-error @below {{'func.func' op result #0: 'mt.shard_dim' must be a non-negative i64, got -1 : i64}}
+func.func private @negative_shard_dim() -> (tensor<4xf32> {mt.param = "w", mt.shard_dim = -1 : i64})
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'mt.valid_rows' must be a non-negative i64, got "63"}}
+func.func private @negative_valid_rows(tensor<4xf32> {mt.param = "w", mt.valid_rows = "63"})
+
+// -----
+
+// Rank-dependent op attributes name a grid axis.
+
+func.func @negative_rng_seq_axis(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @below {{'mt.dropout' op attribute 'mt.rng_seq_axis' must be a non-negative i64 grid axis, got -1 : i64}}
+  %y = mt.dropout %x {probability = 1.0e-01 : f64, mt.rng_seq_axis = -1 : i64} : tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
