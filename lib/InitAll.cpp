@@ -3,6 +3,7 @@
 #include "megatron/InitAll.h"
 
 #include "dialects/MT/IR/MTDialect.h"
+#include "dialects/MT/Transforms/ShardingInterfaceImpl.h"
 #include "dialects/MTRT/IR/MTRTDialect.h"
 #include "megatron/Pipelines/TrainPipeline.h"
 #include "passes/Analysis/Passes.h"
@@ -18,6 +19,7 @@
 void mlir::mt::registerAllMegatronDialects(DialectRegistry &registry) {
   registry.insert<MTDialect, mtrt::MTRTDialect, arith::ArithDialect,
                   func::FuncDialect, tensor::TensorDialect>();
+  registerShardingInterfaceExternalModels(registry);
 }
 
 void mlir::mt::registerAllMegatronPasses() {
