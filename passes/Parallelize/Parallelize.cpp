@@ -19,6 +19,7 @@
 #include "passes/Parallelize/Passes.h"
 
 #include "dialects/MT/IR/MTOps.h"
+#include "dialects/MT/Transforms/ShardingInterfaceImpl.h"
 #include "megatron/Analysis/ShapeInference.h"
 #include "passes/Parallelize/TensorParallel.h"
 
@@ -26,8 +27,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseSet.h"
 
 #define DEBUG_TYPE "mt-parallelize"
@@ -54,6 +57,12 @@ RankedTensorType typeOf(Value value) {
 
 struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   using ParallelizePassBase::ParallelizePassBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    ParallelizePassBase::getDependentDialects(registry);
+    // The partition of the tensor-parallel step needs the ops' models.
+    registerShardingInterfaceExternalModels(registry);
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -242,9 +251,16 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     // Tensor parallelism first: data parallelism and ZeRO then work on the
     // rank's tensor-parallel share of every parameter.
     if (tp > 1) {
+      if (failed(
+              annotateTensorParallel(function, tp, sp, kTensorAxis, kGridName)))
+        return failure();
+      OpPassManager partition(func::FuncOp::getOperationName());
+      partition.addPass(shard::createShardingPropagation());
+      partition.addPass(shard::createPartition());
+      if (failed(runPipeline(partition, function)))
+        return failure();
       int64_t count = 0;
-      if (failed(partitionTensorParallel(function, tp, sp, kTensorAxis,
-                                         kGridName, count)))
+      if (failed(finishTensorParallel(function, count)))
         return failure();
       numCollectives += count;
     }

@@ -38,14 +38,19 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     ZeRO pieces need parameter sizes divisible by `dp` (Megatron pads the
     flattened buffer instead; not done here).
 
-    Tensor parallelism (`tp`, Shoeybi et al. 2019; TensorParallel.cpp):
-    the QKV and first MLP projections are column-parallel, the attention and
-    MLP output projections row-parallel, attention is split by heads and the
-    embedding table and output head by vocabulary rows (vocab-parallel
-    lookup and cross-entropy: no rank holds full logits). Parameter layouts
-    are pinned by their Hugging Face names; every other value's layout is
-    derived op by op, forward and backward, and a partial sum is
-    all-reduced over `tp` right after the op that makes it: after the
+    Tensor parallelism (`tp`, Shoeybi et al. 2019; TensorParallel.cpp) is
+    stated as upstream `shard` shardings and partitioned by upstream passes:
+    mt-parallelize pins every sharding that decides communication (each
+    parameter by its Hugging Face name: the QKV and first MLP projections
+    split by columns, the attention and MLP output projections by rows, the
+    embedding table and output head by vocabulary rows; the same for its
+    gradient, its optimizer state and each of its uses; with `sp`, the
+    activations between tensor-parallel regions split along the sequence),
+    then runs upstream `sharding-propagation` and `shard-partition` on the
+    step, whose `mt` ops implement `ShardingInterface`
+    (dialects/MT/Transforms/ShardingInterfaceImpl.cpp: vocab-parallel
+    embedding and cross-entropy, head-split attention, dropout masks offset
+    by the rank's share). The partition all-reduces over `tp` after the
     embedding and each row-parallel projection in the forward pass, after
     the input gradient of each column-parallel projection and of the head in
     the backward pass. Split parameters carry `mt.full_shape`,
@@ -60,22 +65,34 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
 
     Sequence parallelism (`sp`, Korthikanti et al. 2022): between
     tensor-parallel regions the activations [batch, seq, hidden] are split
-    along the sequence (layer norms, dropout, residuals); a partial sum is
-    reduce-scattered along the sequence instead of all-reduced, and a
-    sequence-split operand is all-gathered before each column-parallel
-    projection (again in the backward pass for the weight gradient);
-    layer-norm and replicated-bias gradients, summed over the rows each rank
-    holds, are all-reduced over `tp`. Dropouts of split activations get
+    along the sequence (layer norms, dropout, residuals); a sequence-split
+    operand is all-gathered before each column-parallel projection (again in
+    the backward pass for the weight gradient), and a sum completed by an
+    op and then split along the sequence is a reduce-scatter; layer-norm
+    and replicated-bias gradients, summed over the rows each rank holds, are
+    all-reduced over `tp`. Dropouts of split activations get
     `mt.rng_seq_axis`.
+
+    Where upstream (MLIR 22) falls short, this pass extends it: shardings
+    have no partial state, so an op completes its own sums (all-reduce) and
+    this pass folds an all-reduce followed by the rank's slice into a
+    reduce-scatter; upstream places every gather right after its source, so
+    this pass moves each down to its first use (a weight gradient's
+    re-gather then lives only in the backward pass); the option-building
+    and `tensor.collapse_shape` gaps are described in
+    ShardingInterfaceImpl.cpp.
+
+    Data parallelism and ZeRO are rewritten here directly on the
+    partitioned program, with upstream `shard` collectives: without partial
+    shardings, each gradient contribution would be all-reduced by the op
+    that computes it (twice for a tied embedding, more bytes than DDP), and
+    ZeRO's flat pieces of a parameter are not a split of any of its
+    dimensions when its rows do not divide by `dp`.
 
     Errors, before anything runs: a non-positive size, `zero` outside 0..3,
     `sp` without `tp`, `tp` not dividing heads or the MLP width, `dp` not
     dividing the micro-batch, a parameter size not divisible by `dp` under
     ZeRO.
-
-    Upstream `ShardingInterface` is not used: layouts are pinned here and
-    derived op by op (DESIGN.md asks for pinned communication decisions),
-    and upstream `shard` supplies the grid and the collectives.
 
     Example (`dp=2 zero=0`): `tokens : tensor<8x64xi32>` becomes
     `tensor<4x64xi32>`, and each gradient `%g` feeding the optimizer becomes

@@ -1,61 +1,48 @@
-//===- TensorParallel.cpp - Megatron tensor parallelism on a step ---------===//
+//===- TensorParallel.cpp - Megatron tensor parallelism as shardings ------===//
 //
-// Partitions a training step across the `tp` axis of the device grid as
-// Megatron-LM does (Shoeybi et al. 2019): the QKV and first MLP projections
-// are column-parallel, the attention and MLP output projections row-
-// parallel, attention is split by heads, and the embedding table and output
-// head are split by vocabulary rows. Each parameter's layout is pinned by its
-// Hugging Face name; the layout of every other value follows from its
-// operands, op by op, forward and backward alike:
+// States Megatron-LM's tensor parallelism (Shoeybi et al. 2019) as upstream
+// `shard` shardings on the `tp` axis of the device grid, for upstream
+// `sharding-propagation` and `shard-partition` (with the `mt` ops' sharding
+// models, dialects/MT/Transforms) to turn into the program of every rank:
 //
-//   R     replicated: every tp rank holds the whole tensor;
-//   S(d)  split: each rank holds 1/tp of dimension d;
-//   P     partial: each rank holds a summand; an all-reduce over tp makes it
-//         R right after the op that produces it.
+//   - parameters, pinned by their Hugging Face GPT-2 name: the QKV and first
+//     MLP projections split by columns (column-parallel; c_attn's columns in
+//     three chunks q | k | v, each rank holding its heads of each), the
+//     attention and MLP output projections by rows (row-parallel), the
+//     embedding table and output head by vocabulary rows; everything else
+//     replicated. The optimizer state and the gradient of each parameter
+//     are pinned alike, and so is every use of a parameter, so that
+//     propagation never chooses to gather a weight to split an activation
+//     (DESIGN.md: propagation is correct but not cost-aware);
+//   - with sequence parallelism (Korthikanti et al. 2022), the activations
+//     between tensor-parallel regions (dropouts, residual adds, layer norms
+//     and their gradients) are pinned split along the sequence.
 //
-// An op whose rules do not cover its operands' layouts gets them converted:
-// a split operand all-gathered (replicated), a replicated one sliced to
-// match a split sibling. The all-reduces this inserts are Megatron's: one
-// after each row-parallel projection and after the embedding lookup in the
-// forward pass, one after the input gradient of each column-parallel
-// projection and of the output head in the backward pass.
+// The partition then inserts exactly Megatron's collectives: the
+// row-parallel projections and the vocab-parallel embedding sum over `tp`
+// (all-reduce) in the forward pass, the column-parallel projections' input
+// gradients in the backward pass; with sequence parallelism an all-gather
+// before each tensor-parallel region and, since an all-reduce followed by
+// the rank's slice is a reduce-scatter, reduce-scatters after them.
 //
-// With sequence parallelism (Korthikanti et al. 2022), a partial activation
-// [batch, seq, hidden] is reduce-scattered along the sequence instead, so
-// the activations between tensor-parallel regions (layer norms, dropout,
-// residuals) are split along the sequence, and the conversion rule above
-// all-gathers them in front of each column-parallel projection.
+// A vocabulary not divisible by `tp` is padded first, as Megatron does: the
+// padded rows are zero, never looked up, and masked out of the loss.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Parallelize/TensorParallel.h"
 
 #include "dialects/MT/IR/MTOps.h"
+#include "megatron/Analysis/ShapeInference.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::mt;
 
 namespace {
-
-struct Layout {
-  enum Kind { Replicated, Split, Partial } kind = Replicated;
-  int64_t dim = 0;
-
-  static Layout r() { return {}; }
-  static Layout s(int64_t dim) { return {Split, dim}; }
-  static Layout p() { return {Partial, 0}; }
-  bool operator==(const Layout &other) const {
-    return kind == other.kind && (kind != Split || dim == other.dim);
-  }
-  bool operator!=(const Layout &other) const { return !(*this == other); }
-};
 
 /// How a parameter is split, from its Hugging Face GPT-2 name: `dim` and the
 /// number of equal `chunks` of that dimension each rank takes a piece of
@@ -83,74 +70,222 @@ std::optional<ParamSplit> splitOf(StringRef name) {
   return std::nullopt;
 }
 
-class Partitioner {
+bool isVocabulary(StringRef name) {
+  return name == "wte.weight" || name == "lm_head.weight";
+}
+
+class Annotator {
 public:
-  Partitioner(func::FuncOp function, int64_t tp, bool sequenceParallel,
-              int16_t axis, StringRef grid, int64_t &numCollectives)
+  Annotator(func::FuncOp function, int64_t tp, bool sequenceParallel,
+            int16_t axis, StringRef grid)
       : function(function), tp(tp), sequenceParallel(sequenceParallel),
-        axis(axis), grid(grid), numCollectives(numCollectives) {}
+        axis(axis), grid(grid),
+        builder(OpBuilder::atBlockBegin(&function.getBody().front())) {}
 
   LogicalResult run() {
-    Block &body = function.getBody().front();
-    if (failed(splitParameters()))
+    if (failed(padVocabulary()) || failed(pinArguments()))
       return failure();
-    // The ops to partition: those of the step, not the collectives and norm
-    // ops this inserts (their layouts are set when they are made).
-    SmallVector<Operation *> ops;
-    for (Operation &op : body.without_terminator())
-      ops.push_back(&op);
-    for (Operation *opPtr : ops) {
-      Operation &op = *opPtr;
-      if (isa<GlobalNormOp>(op)) {
-        if (failed(splitGlobalNorm(cast<GlobalNormOp>(op))))
-          return failure();
-        continue;
-      }
-      if (failed(partition(&op)))
-        return failure();
-    }
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
-    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-      Layout layout = layoutOf(value);
-      if (layout.kind == Layout::Split) {
-        // An updated parameter or state: say how it is split.
-        auto arg = splitArgFor(index);
-        if (!arg)
-          return function.emitOpError()
-                 << "result #" << index
-                 << " is split for tensor parallelism but names no split "
-                    "parameter";
-        for (NamedAttribute attr : function.getArgAttrDict(*arg))
-          if (attr.getName() == MTDialect::getFullShapeAttrName() ||
-              attr.getName() == MTDialect::getShardAxisAttrName() ||
-              attr.getName() == MTDialect::getShardDimAttrName() ||
-              attr.getName() == MTDialect::getShardChunksAttrName() ||
-              attr.getName() == MTDialect::getValidRowsAttrName())
-            function.setResultAttr(index, attr.getName(), attr.getValue());
-      } else if (layout.kind == Layout::Partial) {
-        return function.emitOpError()
-               << "result #" << index << " is a partial sum";
-      }
-    }
-    function.setFunctionType(FunctionType::get(
-        function.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
+    pinGradients();
+    if (sequenceParallel)
+      pinSequenceSplits();
+    pinResults();
     return success();
   }
 
 private:
-  Layout layoutOf(Value value) const { return layouts.lookup(value); }
+  Block &body() { return function.getBody().front(); }
 
-  static RankedTensorType splitType(Type type, int64_t dim, int64_t parts) {
-    auto tensor = cast<RankedTensorType>(type);
-    SmallVector<int64_t> shape(tensor.getShape());
-    // Rounded up: a padded vocabulary gives every rank ceil(V / tp) rows.
-    shape[dim] = (shape[dim] + parts - 1) / parts;
-    return RankedTensorType::get(shape, tensor.getElementType());
+  /// The sharding splitting dimension `dim` over the tp axis, or the
+  /// replicated one; made once at the function's entry.
+  Value sharding(std::optional<int64_t> dim) {
+    int64_t key = dim ? *dim : -1;
+    if (Value existing = shardings.lookup(key))
+      return existing;
+    MLIRContext *ctx = function.getContext();
+    SmallVector<shard::GridAxesAttr> axes;
+    if (dim) {
+      axes.assign(*dim + 1, shard::GridAxesAttr::get(ctx, {}));
+      axes[*dim] = shard::GridAxesAttr::get(ctx, {axis});
+    }
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&body());
+    Value value = shard::ShardingOp::create(
+        builder, function.getLoc(), FlatSymbolRefAttr::get(ctx, grid), axes);
+    shardings[key] = value;
+    return value;
+  }
+
+  /// Pins the sharding of `value` where it is defined (every use sees it).
+  Value pinDefinition(Value value, std::optional<int64_t> dim) {
+    Value sharding = this->sharding(dim);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointAfterValue(value);
+    if (isa<BlockArgument>(value))
+      builder.setInsertionPointAfterValue(sharding);
+    auto pinned =
+        shard::ShardOp::create(builder, value.getLoc(), value, sharding,
+                               /*annotate_for_users=*/false);
+    value.replaceAllUsesExcept(pinned, pinned);
+    return pinned;
+  }
+
+  /// Pins the sharding `use`'s op reads its operand with.
+  void pinUse(OpOperand &use, std::optional<int64_t> dim) {
+    Value sharding = this->sharding(dim);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(use.getOwner());
+    use.set(shard::ShardOp::create(builder, use.get().getLoc(), use.get(),
+                                   sharding, /*annotate_for_users=*/true));
+  }
+
+  std::optional<ParamSplit> splitOfArg(unsigned index) {
+    auto name = function.getArgAttrOfType<StringAttr>(
+        index, MTDialect::getParamAttrName());
+    return name ? splitOf(name.getValue()) : std::nullopt;
+  }
+
+  /// Pads the vocabulary tables (and their optimizer state) to a multiple
+  /// of tp and retypes the ops that follow.
+  LogicalResult padVocabulary() {
+    Builder b(function.getContext());
+    std::optional<int64_t> vocab;
+    for (BlockArgument arg : body().getArguments()) {
+      auto name = function.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), MTDialect::getParamAttrName());
+      if (!name || !isVocabulary(name.getValue()))
+        continue;
+      auto type = cast<RankedTensorType>(arg.getType());
+      int64_t rows = type.getDimSize(0);
+      if (rows % tp == 0)
+        continue;
+      vocab = rows;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = (rows + tp - 1) / tp * tp;
+      arg.setType(RankedTensorType::get(shape, type.getElementType()));
+      function.setArgAttr(arg.getArgNumber(), MTDialect::getValidRowsAttrName(),
+                          b.getI64IntegerAttr(rows));
+    }
+    if (!vocab)
+      return success();
+    for (Operation &op : body().without_terminator()) {
+      if (isa<EmbeddingOp, EmbeddingGradOp, CrossEntropyOp, CrossEntropyGradOp>(
+              op))
+        op.setAttr(MTDialect::getVocabSizeAttrName(),
+                   b.getI64IntegerAttr(*vocab));
+      if (auto grad = dyn_cast<EmbeddingGradOp>(op)) {
+        // The table gradient has the (padded) table's rows.
+        RankedTensorType type = grad.getType();
+        SmallVector<int64_t> shape(type.getShape());
+        shape[0] = (shape[0] + tp - 1) / tp * tp;
+        grad.getResult().setType(
+            RankedTensorType::get(shape, type.getElementType()));
+        continue;
+      }
+      FailureOr<SmallVector<Type>> types = inferResultTypes(&op);
+      if (failed(types))
+        return failure();
+      for (auto [result, type] : llvm::zip_equal(op.getResults(), *types))
+        result.setType(type);
+    }
+    function.setFunctionType(
+        FunctionType::get(function.getContext(), body().getArgumentTypes(),
+                          body().getTerminator()->getOperandTypes()));
+    return success();
+  }
+
+  /// Parameters, their optimizer state and the data inputs, at their
+  /// definition and (parameters and state) at every use; split ones say
+  /// how, for the runtime to load and save their slices.
+  LogicalResult pinArguments() {
+    Builder b(function.getContext());
+    for (BlockArgument arg : body().getArguments()) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      if (type.getRank() == 0)
+        continue;
+      unsigned index = arg.getArgNumber();
+      std::optional<ParamSplit> split = splitOfArg(index);
+      std::optional<int64_t> dim;
+      if (split) {
+        dim = split->dim;
+        int64_t size = type.getDimSize(split->dim);
+        if (size % (split->chunks * tp) != 0)
+          return function.emitOpError()
+                 << "parameter '"
+                 << function
+                        .getArgAttrOfType<StringAttr>(
+                            index, MTDialect::getParamAttrName())
+                        .getValue()
+                 << "' has " << size << " entries in dimension " << split->dim
+                 << ", not divisible into " << split->chunks << " x tp " << tp
+                 << " pieces";
+        function.setArgAttr(index, MTDialect::getFullShapeAttrName(),
+                            b.getDenseI64ArrayAttr(type.getShape()));
+        function.setArgAttr(index, MTDialect::getShardAxisAttrName(),
+                            b.getI64IntegerAttr(axis));
+        function.setArgAttr(index, MTDialect::getShardDimAttrName(),
+                            b.getI64IntegerAttr(split->dim));
+        function.setArgAttr(index, MTDialect::getShardChunksAttrName(),
+                            b.getI64IntegerAttr(split->chunks));
+      }
+      Value pinned = pinDefinition(arg, dim);
+      if (!function.getArgAttr(index, MTDialect::getParamAttrName()))
+        continue;
+      for (OpOperand &use : llvm::make_early_inc_range(pinned.getUses()))
+        pinUse(use, dim);
+    }
+    return success();
+  }
+
+  std::optional<int64_t> dimOf(Value param) {
+    auto arg = dyn_cast<BlockArgument>(param);
+    if (!arg)
+      return std::nullopt;
+    std::optional<ParamSplit> split = splitOfArg(arg.getArgNumber());
+    return split ? std::optional<int64_t>(split->dim) : std::nullopt;
+  }
+
+  /// The BlockArgument behind a pinned value.
+  static Value unpinned(Value value) {
+    while (auto shard = value.getDefiningOp<shard::ShardOp>())
+      value = shard.getSrc();
+    return value;
+  }
+
+  /// Each gradient is split as its parameter, for the optimizer and for
+  /// the global norm (whose many operands must not be left to propagation:
+  /// it tries every combination of its operands' optional shardings).
+  void pinGradients() {
+    for (AdamWOp update : llvm::to_vector(body().getOps<AdamWOp>())) {
+      std::optional<int64_t> dim = dimOf(unpinned(update.getParam()));
+      Value grad = update.getGrad();
+      for (OpOperand &use : llvm::make_early_inc_range(grad.getUses()))
+        if (isa<AdamWOp, GlobalNormOp>(use.getOwner()))
+          pinUse(use, dim);
+    }
+  }
+
+  /// Sequence parallelism: the activations between tensor-parallel regions,
+  /// [batch, seq, hidden], split along the sequence, forward and backward.
+  void pinSequenceSplits() {
+    SmallVector<Value> activations;
+    for (Operation &op : body().without_terminator()) {
+      Value value;
+      if (isa<DropoutOp, AddOp, LayerNormOp>(op))
+        value = op.getResult(0);
+      else if (auto grad = dyn_cast<LayerNormGradOp>(op))
+        value = grad.getGradInput();
+      if (value && cast<RankedTensorType>(value.getType()).getRank() == 3)
+        activations.push_back(value);
+    }
+    for (Value value : activations)
+      pinDefinition(value, 1);
   }
 
   /// The argument (parameter or state) result `index` replaces.
-  std::optional<unsigned> splitArgFor(unsigned index) {
+  std::optional<unsigned> argFor(unsigned index) {
     auto param = function.getResultAttr(index, MTDialect::getParamAttrName());
+    if (!param)
+      return std::nullopt;
     auto state = function.getResultAttr(index, MTDialect::getStateAttrName());
     for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
       if (function.getArgAttr(i, MTDialect::getParamAttrName()) == param &&
@@ -159,477 +294,17 @@ private:
     return std::nullopt;
   }
 
-  LogicalResult splitParameters() {
-    Block &body = function.getBody().front();
-    Builder b(function.getContext());
-    for (BlockArgument arg : body.getArguments()) {
-      unsigned index = arg.getArgNumber();
-      auto name = function.getArgAttrOfType<StringAttr>(
-          index, MTDialect::getParamAttrName());
-      std::optional<ParamSplit> split =
-          name ? splitOf(name.getValue()) : std::nullopt;
-      if (!split) {
-        layouts[arg] = Layout::r();
+  /// Updated parameters and state are returned split as they came in.
+  void pinResults() {
+    auto ret = cast<func::ReturnOp>(body().getTerminator());
+    for (OpOperand &operand : ret->getOpOperands()) {
+      if (cast<RankedTensorType>(operand.get().getType()).getRank() == 0)
         continue;
-      }
-      auto type = cast<RankedTensorType>(arg.getType());
-      int64_t size = type.getDimSize(split->dim);
-      SmallVector<int64_t> fullShape(type.getShape());
-      if (isVocabulary(name.getValue()) && size % tp != 0) {
-        // Megatron pads the vocabulary to a multiple of tp; the padded rows
-        // are zero, never looked up, and masked out of the loss.
-        int64_t padded = (size + tp - 1) / tp * tp;
-        fullShape[0] = padded;
-        function.setArgAttr(index, MTDialect::getValidRowsAttrName(),
-                            b.getI64IntegerAttr(size));
-        vocabSize = size;
-        type = RankedTensorType::get(fullShape, type.getElementType());
-      } else if (size % (split->chunks * tp) != 0) {
-        return function.emitOpError()
-               << "parameter '" << name.getValue() << "' has " << size
-               << " entries in dimension " << split->dim
-               << ", not divisible into " << split->chunks << " x tp " << tp
-               << " pieces";
-      }
-      function.setArgAttr(index, MTDialect::getFullShapeAttrName(),
-                          b.getDenseI64ArrayAttr(fullShape));
-      function.setArgAttr(index, MTDialect::getShardAxisAttrName(),
-                          b.getI64IntegerAttr(axis));
-      function.setArgAttr(index, MTDialect::getShardDimAttrName(),
-                          b.getI64IntegerAttr(split->dim));
-      function.setArgAttr(index, MTDialect::getShardChunksAttrName(),
-                          b.getI64IntegerAttr(split->chunks));
-      arg.setType(splitType(type, split->dim, tp));
-      layouts[arg] = Layout::s(split->dim);
+      std::optional<unsigned> arg = argFor(operand.getOperandNumber());
+      std::optional<ParamSplit> split = arg ? splitOfArg(*arg) : std::nullopt;
+      pinUse(operand,
+             split ? std::optional<int64_t>(split->dim) : std::nullopt);
     }
-    return success();
-  }
-
-  LogicalResult unsupported(Operation *op) {
-    InFlightDiagnostic diag =
-        op->emitOpError()
-        << "cannot be partitioned for tensor parallelism with operand "
-           "layouts (";
-    llvm::interleaveComma(op->getOperands(), diag, [&](Value value) {
-      Layout layout = layoutOf(value);
-      if (layout.kind == Layout::Split)
-        diag << "split on dimension " << layout.dim;
-      else
-        diag << (layout.kind == Layout::Partial ? "partial" : "replicated");
-    });
-    return diag << ")";
-  }
-
-  /// Sets every result's layout (and so its local type).
-  void setResults(Operation *op, Layout layout) {
-    for (Value result : op->getResults()) {
-      layouts[result] = layout;
-      if (layout.kind == Layout::Split)
-        result.setType(splitType(result.getType(), layout.dim, tp));
-    }
-  }
-
-  /// Makes a partial result whole: all-reduce (sum) right after its op.
-
-  /// Makes a partial sum whole right after its op: all-reduce, or under
-  /// sequence parallelism for an activation [batch, seq, hidden],
-  /// reduce-scatter along the sequence (Megatron-SP's replacement for the
-  /// all-reduce after a tensor-parallel region).
-  void reducePartial(Value partial) {
-    OpBuilder b(partial.getContext());
-    b.setInsertionPointAfterValue(partial);
-    auto type = cast<RankedTensorType>(partial.getType());
-    Value whole;
-    if (sequenceParallel && type.getRank() == 3) {
-      whole = shard::ReduceScatterOp::create(
-          b, partial.getLoc(), splitType(type, 1, tp), grid,
-          ArrayRef<int16_t>{axis}, partial, shard::ReductionKind::Sum,
-          llvm::APInt(64, 1));
-      layouts[whole] = Layout::s(1);
-    } else {
-      whole = shard::AllReduceOp::create(b, partial.getLoc(), type, grid,
-                                         ArrayRef<int16_t>{axis}, partial,
-                                         shard::ReductionKind::Sum);
-      layouts[whole] = Layout::r();
-    }
-    partial.replaceAllUsesExcept(whole, whole.getDefiningOp());
-    ++numCollectives;
-  }
-
-  /// Makes operand `operand` of its op replicated: all-gathers a split
-  /// value right before the op (Megatron-SP's gather before a
-  /// tensor-parallel region, and again in the backward pass).
-  void makeReplicated(OpOperand &operand) {
-    Value value = operand.get();
-    Layout layout = layoutOf(value);
-    if (layout.kind != Layout::Split)
-      return;
-    OpBuilder b(operand.getOwner());
-    auto type = cast<RankedTensorType>(value.getType());
-    SmallVector<int64_t> shape(type.getShape());
-    shape[layout.dim] *= tp;
-    Value gathered = shard::AllGatherOp::create(
-        b, value.getLoc(), RankedTensorType::get(shape, type.getElementType()),
-        grid, ArrayRef<int16_t>{axis}, value, llvm::APInt(64, layout.dim));
-    layouts[gathered] = Layout::r();
-    operand.set(gathered);
-    ++numCollectives;
-  }
-
-  /// Makes operand `operand` split along `dim` like its sibling: the rank's
-  /// slice of a replicated value, no communication.
-  void makeSplit(OpOperand &operand, int64_t dim) {
-    Value value = operand.get();
-    OpBuilder b(operand.getOwner());
-    Value slice = shard::AllSliceOp::create(
-        b, value.getLoc(), splitType(value.getType(), dim, tp), grid,
-        ArrayRef<int16_t>{axis}, value, llvm::APInt(64, dim));
-    layouts[slice] = Layout::s(dim);
-    operand.set(slice);
-  }
-
-  void markVocabSplit(Operation *op) {
-    op->setAttr(MTDialect::getTpVocabAxisAttrName(),
-                Builder(op).getI64IntegerAttr(axis));
-    if (vocabSize)
-      op->setAttr(MTDialect::getVocabSizeAttrName(),
-                  Builder(op).getI64IntegerAttr(*vocabSize));
-  }
-
-  static bool isVocabulary(StringRef name) {
-    return name == "wte.weight" || name == "lm_head.weight";
-  }
-
-  LogicalResult partitionMatmul(MatmulOp op) {
-    // A combination of layouts the rules below do not cover becomes one
-    // they do by gathering the lhs, then the rhs.
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      if (succeeded(partitionMatmulOnce(op, /*dryRun=*/true)))
-        return partitionMatmulOnce(op, /*dryRun=*/false);
-      OpOperand &operand =
-          attempt == 0 ? op.getLhsMutable() : op.getRhsMutable();
-      if (layoutOf(operand.get()).kind != Layout::Split)
-        continue;
-      makeReplicated(operand);
-    }
-    return partitionMatmulOnce(op, /*dryRun=*/false);
-  }
-
-  LogicalResult partitionMatmulOnce(MatmulOp op, bool dryRun) {
-    int64_t rank = op.getLhs().getType().getRank();
-    int64_t rhsRank = op.getRhs().getType().getRank();
-    bool ta = op.getTransposeA(), tb = op.getTransposeB();
-    enum Role { None, Batch, M, K, N };
-    auto lhsRole = [&]() {
-      Layout l = layoutOf(op.getLhs());
-      if (l.kind == Layout::Replicated)
-        return None;
-      if (l.kind != Layout::Split || l.dim < rank - 2)
-        return Batch;
-      return l.dim == (ta ? rank - 1 : rank - 2) ? M : K;
-    }();
-    auto rhsRole = [&]() {
-      Layout l = layoutOf(op.getRhs());
-      if (l.kind == Layout::Replicated)
-        return None;
-      if (l.kind != Layout::Split || l.dim < rhsRank - 2)
-        return Batch;
-      return l.dim == (tb ? rhsRank - 1 : rhsRank - 2) ? K : N;
-    }();
-    std::optional<Layout> result;
-    if (lhsRole == None && rhsRole == None)
-      result = Layout::r();
-    else if (lhsRole == None && rhsRole == N)
-      result = Layout::s(rank - 1);
-    else if (lhsRole == M && rhsRole == None)
-      result = Layout::s(rank - 2);
-    else if (lhsRole == Batch && rhsRole == None &&
-             layoutOf(op.getRhs()) == Layout::r() && rhsRank == 2)
-      result = layoutOf(op.getLhs());
-    else if (lhsRole == K && rhsRole == K)
-      result = Layout::p();
-    if (!result)
-      return dryRun ? failure() : unsupported(op);
-    if (dryRun)
-      return success();
-    setResults(op, *result);
-    if (result->kind == Layout::Partial)
-      reducePartial(op->getResult(0));
-    return success();
-  }
-
-  /// All operands share one layout, which the results take.
-  LogicalResult sameLayout(Operation *op, ValueRange operands) {
-    // A split operand sets the layout; replicated ones are sliced to match.
-    Layout layout = layoutOf(operands.front());
-    for (Value operand : operands)
-      if (layoutOf(operand).kind == Layout::Split)
-        layout = layoutOf(operand);
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (!llvm::is_contained(operands, operand.get()))
-        continue;
-      Layout own = layoutOf(operand.get());
-      if (own == layout)
-        continue;
-      if (own != Layout::r() || layout.kind != Layout::Split)
-        return unsupported(op);
-      makeSplit(operand, layout.dim);
-    }
-    setResults(op, layout);
-    return success();
-  }
-
-  LogicalResult replicatedOnly(Operation *op) {
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (layoutOf(operand.get()).kind == Layout::Partial)
-        return unsupported(op);
-      makeReplicated(operand);
-    }
-    setResults(op, Layout::r());
-    return success();
-  }
-
-  LogicalResult partition(Operation *op) {
-    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-        .Case([&](EmbeddingOp op) {
-          Layout table = layoutOf(op.getTable());
-          if (table == Layout::r())
-            return replicatedOnly(op);
-          if (table != Layout::s(0))
-            return unsupported(op);
-          // Rows of other ranks' vocabulary look up zeros; the sum over
-          // the ranks is the full lookup.
-          vocabSplit = true;
-          markVocabSplit(op);
-          setResults(op, Layout::p());
-          reducePartial(op->getResult(0));
-          return success();
-        })
-        .Case([&](EmbeddingGradOp op) {
-          makeReplicated(op.getGradOutputMutable());
-          if (layoutOf(op.getGradOutput()) != Layout::r())
-            return unsupported(op);
-          if (!vocabSplit) {
-            setResults(op, Layout::r());
-            return success();
-          }
-          markVocabSplit(op);
-          setResults(op, Layout::s(0));
-          return success();
-        })
-        .Case([&](CrossEntropyOp op) {
-          Layout logits = layoutOf(op.getLogits());
-          if (logits == Layout::r())
-            return replicatedOnly(op);
-          if (logits != Layout::s(op.getLogits().getType().getRank() - 1))
-            return unsupported(op);
-          // Vocab-parallel: the row maximum, the sum of exponentials and the
-          // target logit are reduced across the ranks inside the kernel, so
-          // no rank holds full logits.
-          markVocabSplit(op);
-          setResults(op, Layout::r());
-          return success();
-        })
-        .Case([&](CrossEntropyGradOp op) {
-          Layout logits = layoutOf(op.getLogits());
-          if (logits == Layout::r())
-            return replicatedOnly(op);
-          markVocabSplit(op);
-          setResults(op, logits);
-          return success();
-        })
-        .Case<PositionEmbeddingOp, PositionEmbeddingGradOp, ClipScaleOp,
-              arith::ConstantOp>(
-            [&](Operation *op) { return replicatedOnly(op); })
-        .Case([&](LayerNormOp op) {
-          // Rows are independent: a split along any but the normalized
-          // dimension stays; the weights are replicated.
-          Layout input = layoutOf(op.getInput());
-          if (input.kind == Layout::Split &&
-              input.dim == op.getType().getRank() - 1)
-            makeReplicated(op.getInputMutable());
-          setResults(op, layoutOf(op.getInput()));
-          return success();
-        })
-        .Case([&](LayerNormGradOp op) {
-          int64_t last = op.getInput().getType().getRank() - 1;
-          for (OpOperand *operand :
-               {&op.getGradOutputMutable(), &op.getInputMutable()})
-            if (layoutOf(operand->get()).kind == Layout::Split &&
-                layoutOf(operand->get()).dim == last)
-              makeReplicated(*operand);
-          if (layoutOf(op.getGradOutput()) != layoutOf(op.getInput()))
-            return unsupported(op);
-          Layout rows = layoutOf(op.getInput());
-          layouts[op.getGradInput()] = rows;
-          if (rows.kind == Layout::Split)
-            op.getGradInput().setType(
-                splitType(op.getGradInput().getType(), rows.dim, tp));
-          if (rows.kind != Layout::Split) {
-            layouts[op.getGradWeight()] = Layout::r();
-            layouts[op.getGradBias()] = Layout::r();
-            return success();
-          }
-          // Weight and bias gradients sum over rows other ranks hold.
-          layouts[op.getGradWeight()] = Layout::p();
-          layouts[op.getGradBias()] = Layout::p();
-          reducePartial(op.getGradWeight());
-          reducePartial(op.getGradBias());
-          return success();
-        })
-        .Case([&](DropoutOp op) {
-          if (failed(sameLayout(op, op->getOperands())))
-            return failure();
-          // Split along the sequence: each rank draws its rows of the
-          // single-device mask.
-          Layout layout = layoutOf(op.getResult());
-          if (layout.kind == Layout::Split && layout.dim == 1 &&
-              op.getType().getRank() == 3)
-            op->setAttr(MTDialect::getRngSeqAxisAttrName(),
-                        Builder(op).getI64IntegerAttr(axis));
-          else if (layout.kind == Layout::Split)
-            return unsupported(op);
-          return success();
-        })
-        .Case<AddOp, GeluOp, GeluGradOp>(
-            [&](Operation *op) { return sameLayout(op, op->getOperands()); })
-        .Case([&](shard::AllReduceOp op) {
-          return sameLayout(op, op->getOperands());
-        })
-        .Case([&](BiasAddOp op) {
-          Layout input = layoutOf(op.getInput());
-          Layout bias = layoutOf(op.getBias());
-          int64_t rank = op.getInput().getType().getRank();
-          int64_t biasRank = op.getBias().getType().getRank();
-          int64_t offset = rank - biasRank;
-          if (input == Layout::r() && bias == Layout::r()) {
-            setResults(op, input);
-            return success();
-          }
-          if (input.kind != Layout::Split)
-            return unsupported(op);
-          // Split along a broadcast dimension: the bias is whole.
-          if (input.dim < offset && bias == Layout::r()) {
-            setResults(op, input);
-            return success();
-          }
-          // Split along a bias dimension: the bias is split alike (sliced
-          // when replicated, as the position embedding under sequence
-          // parallelism).
-          if (bias == Layout::r())
-            makeSplit(op.getBiasMutable(), input.dim - offset);
-          if (layoutOf(op.getBias()) != Layout::s(input.dim - offset))
-            return unsupported(op);
-          setResults(op, input);
-          return success();
-        })
-        .Case([&](BiasAddGradOp op) {
-          Layout grad = layoutOf(op.getGradOutput());
-          if (grad == Layout::r()) {
-            setResults(op, grad);
-            return success();
-          }
-          int64_t offset =
-              op.getGradOutput().getType().getRank() - op.getType().getRank();
-          if (grad.kind != Layout::Split)
-            return unsupported(op);
-          if (grad.dim < offset) {
-            // Summed over a dimension other ranks hold part of.
-            setResults(op, Layout::p());
-            reducePartial(op->getResult(0));
-            return success();
-          }
-          setResults(op, Layout::s(grad.dim - offset));
-          return success();
-        })
-        .Case([&](MatmulOp op) { return partitionMatmul(op); })
-        .Case([&](SplitHeadsOp op) {
-          Layout input = layoutOf(op.getInput());
-          if (input == Layout::r())
-            return replicatedOnly(op);
-          if (input != Layout::s(2))
-            return unsupported(op);
-          setResults(op, Layout::s(1)); // heads
-          return success();
-        })
-        .Case([&](MergeHeadsOp op) {
-          for (Value input : op.getInputs())
-            if (layoutOf(input) != layoutOf(op.getInputs().front()))
-              return unsupported(op);
-          Layout input = layoutOf(op.getInputs().front());
-          if (input == Layout::r())
-            return replicatedOnly(op);
-          if (input != Layout::s(1))
-            return unsupported(op);
-          setResults(op, Layout::s(2));
-          return success();
-        })
-        .Case<AttentionOp, AttentionGradOp>([&](Operation *op) {
-          if (failed(sameLayout(op, op->getOperands())))
-            return failure();
-          Layout layout = layoutOf(op->getOperand(0));
-          if (layout == Layout::r())
-            return success();
-          if (layout != Layout::s(1))
-            return unsupported(op);
-          // Each rank holds some heads: their masks are the single-device
-          // heads' (the random index is offset by the rank's first head).
-          op->setAttr(MTDialect::getRngHeadAxisAttrName(),
-                      Builder(op).getI64IntegerAttr(axis));
-          return success();
-        })
-        .Case([&](AdamWOp op) {
-          return sameLayout(op, {op.getParam(), op.getGrad(), op.getExpAvg(),
-                                 op.getExpAvgSq()});
-        })
-        .Case([&](tensor::CollapseShapeOp op) {
-          Layout src = layoutOf(op.getSrc());
-          if (src == Layout::r())
-            return replicatedOnly(op);
-          // A split stays a contiguous split of the merged dimension only if
-          // it is on the group's outermost dimension; otherwise gather first.
-          for (auto [group, dims] :
-               llvm::enumerate(op.getReassociationIndices()))
-            if (src.kind == Layout::Split && dims.front() == src.dim) {
-              setResults(op, Layout::s(group));
-              return success();
-            }
-          makeReplicated(op.getSrcMutable());
-          setResults(op, Layout::r());
-          return success();
-        })
-        .Default([&](Operation *op) { return unsupported(op); });
-  }
-
-  /// The global norm of gradients some of which are split: the split ones'
-  /// squares are summed over tp, the replicated ones' counted once.
-  LogicalResult splitGlobalNorm(GlobalNormOp op) {
-    SmallVector<Value> replicated, split;
-    for (Value grad : op.getInputs()) {
-      Layout layout = layoutOf(grad);
-      if (layout.kind == Layout::Partial)
-        return unsupported(op);
-      (layout.kind == Layout::Split ? split : replicated).push_back(grad);
-    }
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    Value total;
-    if (!split.empty()) {
-      Value local = SumSquaresOp::create(b, loc, split);
-      total = shard::AllReduceOp::create(b, loc, local.getType(), grid,
-                                         ArrayRef<int16_t>{axis}, local,
-                                         shard::ReductionKind::Sum);
-      ++numCollectives;
-    }
-    if (!replicated.empty()) {
-      Value sum = SumSquaresOp::create(b, loc, replicated);
-      total = total ? AddOp::create(b, loc, total, sum).getResult() : sum;
-    }
-    Value norm = SqrtOp::create(b, loc, total);
-    op.getResult().replaceAllUsesWith(norm);
-    layouts[norm] = Layout::r();
-    op.erase();
-    return success();
   }
 
   func::FuncOp function;
@@ -637,19 +312,86 @@ private:
   bool sequenceParallel;
   int16_t axis;
   StringRef grid;
-  int64_t &numCollectives;
-  DenseMap<Value, Layout> layouts;
-  bool vocabSplit = false;
-  /// The true vocabulary size when the tables are padded for tp.
-  std::optional<int64_t> vocabSize;
+  OpBuilder builder;
+  DenseMap<int64_t, Value> shardings;
 };
+
 } // namespace
 
-LogicalResult
-mlir::mt::partitionTensorParallel(func::FuncOp function, int64_t tp,
-                                  bool sequenceParallel, int16_t gridAxis,
-                                  StringRef grid, int64_t &numCollectives) {
-  return Partitioner(function, tp, sequenceParallel, gridAxis, grid,
-                     numCollectives)
-      .run();
+LogicalResult mlir::mt::annotateTensorParallel(func::FuncOp function,
+                                               int64_t tp,
+                                               bool sequenceParallel,
+                                               int16_t gridAxis,
+                                               StringRef grid) {
+  return Annotator(function, tp, sequenceParallel, gridAxis, grid).run();
+}
+
+LogicalResult mlir::mt::finishTensorParallel(func::FuncOp function,
+                                             int64_t &numCollectives) {
+  Block &body = function.getBody().front();
+  // The resharding casts between equal types.
+  for (auto cast : llvm::make_early_inc_range(body.getOps<tensor::CastOp>()))
+    if (cast.getSource().getType() == cast.getType()) {
+      cast.replaceAllUsesWith(cast.getSource());
+      cast.erase();
+    }
+  // Upstream places a gather or slice right after its source; each moves
+  // down to its first use, so that a value gathered again for the backward
+  // pass (Megatron-SP re-gathers rather than keeps the full activation)
+  // lives only while that pass needs it.
+  SmallVector<Operation *> movable;
+  for (Operation &op : body)
+    if (isa<shard::AllGatherOp, shard::AllSliceOp>(op) && !op.use_empty())
+      movable.push_back(&op);
+  for (Operation *op : movable) {
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers())
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
+    op->moveBefore(first);
+  }
+  // An all-reduce whose only use is the rank's slice of it is a
+  // reduce-scatter (upstream reshards a whole value to a split one by
+  // slicing, after the op that produced it completed its sum).
+  for (auto slice :
+       llvm::make_early_inc_range(body.getOps<shard::AllSliceOp>())) {
+    auto sum = slice.getInput().getDefiningOp<shard::AllReduceOp>();
+    if (!sum || !sum->hasOneUse() || sum.getGrid() != slice.getGrid() ||
+        sum.getGridAxes() != slice.getGridAxes() ||
+        sum.getReduction() != shard::ReductionKind::Sum)
+      continue;
+    OpBuilder b(sum);
+    Value scattered = shard::ReduceScatterOp::create(
+        b, slice.getLoc(), slice.getType(), sum.getGrid(), sum.getGridAxes(),
+        sum.getInput(), shard::ReductionKind::Sum, slice.getSliceAxis());
+    slice.replaceAllUsesWith(scattered);
+    slice.erase();
+    sum.erase();
+  }
+  // Split results say how, as the arguments they replace.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (unsigned index = 0, e = ret.getNumOperands(); index < e; ++index) {
+    auto param = function.getResultAttr(index, MTDialect::getParamAttrName());
+    if (!param)
+      continue;
+    auto state = function.getResultAttr(index, MTDialect::getStateAttrName());
+    for (unsigned i = 0, n = function.getNumArguments(); i < n; ++i) {
+      if (function.getArgAttr(i, MTDialect::getParamAttrName()) != param ||
+          function.getArgAttr(i, MTDialect::getStateAttrName()) != state ||
+          !function.getArgAttr(i, MTDialect::getShardDimAttrName()))
+        continue;
+      for (NamedAttribute attr : function.getArgAttrDict(i))
+        if (attr.getName() == MTDialect::getFullShapeAttrName() ||
+            attr.getName() == MTDialect::getShardAxisAttrName() ||
+            attr.getName() == MTDialect::getShardDimAttrName() ||
+            attr.getName() == MTDialect::getShardChunksAttrName() ||
+            attr.getName() == MTDialect::getValidRowsAttrName())
+          function.setResultAttr(index, attr.getName(), attr.getValue());
+    }
+  }
+  for (Operation &op : body)
+    if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
+            shard::AllToAllOp>(op))
+      ++numCollectives;
+  return success();
 }

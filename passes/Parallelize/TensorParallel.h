@@ -7,16 +7,24 @@
 
 namespace mlir::mt {
 
-/// Partitions the training step `function` across `tp` ranks on axis
-/// `gridAxis` of the device grid `grid`, inserting the collectives
-/// Megatron-LM's tensor parallelism needs (with `sequenceParallel`, its
-/// sequence parallelism: activations between tensor-parallel regions split
-/// along the sequence, reduce-scatters instead of all-reduces, all-gathers
-/// before each region); counts them in
-/// `numCollectives`. Fails with a diagnostic on an op it cannot partition.
-LogicalResult partitionTensorParallel(func::FuncOp function, int64_t tp,
-                                      bool sequenceParallel, int16_t gridAxis,
-                                      StringRef grid, int64_t &numCollectives);
+/// Pins Megatron-LM's tensor-parallel layouts in the training step
+/// `function` as `shard` shardings on axis `gridAxis` of the device grid
+/// `grid` (with `sequenceParallel`, also its sequence-parallel activations),
+/// for upstream `sharding-propagation` and `shard-partition`; pads a
+/// vocabulary not divisible by `tp`. Split arguments get the attributes the
+/// runtime reads (`mt.full_shape`, `mt.shard_axis`, `mt.shard_dim`,
+/// `mt.shard_chunks`). Fails with a diagnostic on a parameter it cannot
+/// split.
+LogicalResult annotateTensorParallel(func::FuncOp function, int64_t tp,
+                                     bool sequenceParallel, int16_t gridAxis,
+                                     StringRef grid);
+
+/// After the partition: folds an all-reduce followed by the rank's slice
+/// into a reduce-scatter, drops resharding casts between equal types,
+/// describes split results as their arguments, and counts the collectives
+/// in `numCollectives`.
+LogicalResult finishTensorParallel(func::FuncOp function,
+                                   int64_t &numCollectives);
 
 } // namespace mlir::mt
 

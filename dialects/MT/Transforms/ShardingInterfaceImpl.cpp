@@ -236,19 +236,30 @@ struct OpModel : public shard::ShardingInterface::ExternalModel<Model, Op> {
     LoopAxes axes = loopAxes(nest, operandShardings, resultShardings);
     Operation *local = builder.clone(*op, partitionMap);
     FlatSymbolRefAttr grid;
+    for (const Sharding &sharding :
+         llvm::concat<const Sharding>(operandShardings, resultShardings))
+      if (sharding)
+        grid = sharding.getGridAttr();
+    shard::GridOp gridOp = shard::getGridOrNull(op, grid, symbolTable);
+    unsigned numOperands = op->getNumOperands();
     for (auto [result, sharding] :
          llvm::zip_equal(local->getResults(), resultShardings)) {
-      if (!sharding)
+      if (sharding) {
+        result.setType(shard::shardType(result.getType(), gridOp, sharding));
         continue;
-      grid = sharding.getGridAttr();
-      result.setType(shard::shardType(
-          result.getType(),
-          shard::getGridOrNull(op, sharding.getGridAttr(), symbolTable),
-          sharding));
+      }
+      // An unused result has no annotation: its split follows the loops.
+      auto type = cast<RankedTensorType>(result.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      AffineMap map = nest.maps[numOperands + result.getResultNumber()];
+      for (auto [dim, expr] : llvm::enumerate(map.getResults()))
+        for (GridAxis axis : axes[cast<AffineDimExpr>(expr).getPosition()])
+          shape[dim] =
+              shard::shardDimension(shape[dim], gridOp.getShape()[axis]);
+      result.setType(type.clone(shape));
     }
     if (failed(self().finish(cast<Op>(local), axes)))
       return failure();
-    unsigned numOperands = op->getNumOperands();
     for (OpResult result : local->getResults()) {
       AffineMap map = nest.maps[numOperands + result.getResultNumber()];
       SmallVector<GridAxis> summed;
@@ -437,11 +448,8 @@ struct AttentionModelBase : public OpModel<Model, Op> {
     nest.loops[4] = IteratorType::reduction;
     // Operands: [grad_output,] query, key, value; results: output, or the
     // gradients of query, key and value.
-    for (Value operand : op->getOperands()) {
-      unsigned index = nest.maps.size();
-      bool isKey = index + 2 >= op->getNumOperands();
-      nest.maps.push_back(isKey ? keys : queries);
-    }
+    for (unsigned index = 0, e = op->getNumOperands(); index < e; ++index)
+      nest.maps.push_back(index + 2 >= e ? keys : queries);
     if (op->getNumResults() == 1)
       nest.maps.push_back(queries);
     else
