@@ -78,7 +78,9 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     this pass folds an all-reduce followed by the rank's slice into a
     reduce-scatter; upstream places every gather right after its source, so
     this pass moves each down to its first use (a weight gradient's
-    re-gather then lives only in the backward pass); the option-building
+    re-gather then lives only in the backward pass) and merges two gathers
+    of one value in the same pass (a row-parallel projection's output
+    gradient is gathered once for both of its gradients); the option-building
     and `tensor.collapse_shape` gaps are described in
     ShardingInterfaceImpl.cpp.
 

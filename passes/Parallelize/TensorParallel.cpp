@@ -350,6 +350,30 @@ LogicalResult mlir::mt::finishTensorParallel(func::FuncOp function,
         first = user;
     op->moveBefore(first);
   }
+  // Two gathers of one value in the same pass are one: the backward pass of
+  // a row-parallel projection gathers its output gradient once for the
+  // input and the weight gradients. A gather in the forward pass is not
+  // reused in the backward pass, which gathers again rather than keep the
+  // full activation alive in between.
+  Operation *lossOp = nullptr;
+  for (Operation &op : body)
+    if (isa<CrossEntropyOp>(op))
+      lossOp = &op;
+  auto inForward = [&](Operation *op) {
+    return !lossOp || op == lossOp || op->isBeforeInBlock(lossOp);
+  };
+  SmallVector<shard::AllGatherOp> gathers(body.getOps<shard::AllGatherOp>());
+  for (auto [index, later] : llvm::enumerate(gathers))
+    for (shard::AllGatherOp earlier : ArrayRef(gathers).take_front(index))
+      if (earlier && earlier.getInput() == later.getInput() &&
+          earlier.getGridAxes() == later.getGridAxes() &&
+          earlier.getGatherAxis() == later.getGatherAxis() &&
+          inForward(earlier) == inForward(later)) {
+        later.replaceAllUsesWith(earlier.getResult());
+        later.erase();
+        gathers[index] = nullptr;
+        break;
+      }
   // An all-reduce whose only use is the rank's slice of it is a
   // reduce-scatter (upstream reshards a whole value to a split one by
   // slicing, after the op that produced it completed its sum).
