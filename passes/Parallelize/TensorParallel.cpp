@@ -74,6 +74,20 @@ bool isVocabulary(StringRef name) {
   return name == "wte.weight" || name == "lm_head.weight";
 }
 
+/// The argument (parameter or optimizer state) result `index` of the step
+/// replaces: the one with the same `mt.param` and `mt.state`.
+std::optional<unsigned> argReplacedBy(func::FuncOp function, unsigned index) {
+  auto param = function.getResultAttr(index, MTDialect::getParamAttrName());
+  if (!param)
+    return std::nullopt;
+  auto state = function.getResultAttr(index, MTDialect::getStateAttrName());
+  for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+    if (function.getArgAttr(i, MTDialect::getParamAttrName()) == param &&
+        function.getArgAttr(i, MTDialect::getStateAttrName()) == state)
+      return i;
+  return std::nullopt;
+}
+
 class Annotator {
 public:
   Annotator(func::FuncOp function, int64_t tp, bool sequenceParallel,
@@ -281,26 +295,14 @@ private:
       pinDefinition(value, 1);
   }
 
-  /// The argument (parameter or state) result `index` replaces.
-  std::optional<unsigned> argFor(unsigned index) {
-    auto param = function.getResultAttr(index, MTDialect::getParamAttrName());
-    if (!param)
-      return std::nullopt;
-    auto state = function.getResultAttr(index, MTDialect::getStateAttrName());
-    for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
-      if (function.getArgAttr(i, MTDialect::getParamAttrName()) == param &&
-          function.getArgAttr(i, MTDialect::getStateAttrName()) == state)
-        return i;
-    return std::nullopt;
-  }
-
   /// Updated parameters and state are returned split as they came in.
   void pinResults() {
     auto ret = cast<func::ReturnOp>(body().getTerminator());
     for (OpOperand &operand : ret->getOpOperands()) {
       if (cast<RankedTensorType>(operand.get().getType()).getRank() == 0)
         continue;
-      std::optional<unsigned> arg = argFor(operand.getOperandNumber());
+      std::optional<unsigned> arg =
+          argReplacedBy(function, operand.getOperandNumber());
       std::optional<ParamSplit> split = arg ? splitOfArg(*arg) : std::nullopt;
       pinUse(operand,
              split ? std::optional<int64_t>(split->dim) : std::nullopt);
@@ -326,8 +328,8 @@ LogicalResult mlir::mt::annotateTensorParallel(func::FuncOp function,
   return Annotator(function, tp, sequenceParallel, gridAxis, grid).run();
 }
 
-LogicalResult mlir::mt::finishTensorParallel(func::FuncOp function,
-                                             int64_t &numCollectives) {
+void mlir::mt::finishTensorParallel(func::FuncOp function,
+                                    int64_t &numCollectives) {
   Block &body = function.getBody().front();
   // The resharding casts between equal types.
   for (auto cast : llvm::make_early_inc_range(body.getOps<tensor::CastOp>()))
@@ -395,27 +397,15 @@ LogicalResult mlir::mt::finishTensorParallel(func::FuncOp function,
   // Split results say how, as the arguments they replace.
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (unsigned index = 0, e = ret.getNumOperands(); index < e; ++index) {
-    auto param = function.getResultAttr(index, MTDialect::getParamAttrName());
-    if (!param)
+    std::optional<unsigned> arg = argReplacedBy(function, index);
+    if (!arg || !function.getArgAttr(*arg, MTDialect::getShardDimAttrName()))
       continue;
-    auto state = function.getResultAttr(index, MTDialect::getStateAttrName());
-    for (unsigned i = 0, n = function.getNumArguments(); i < n; ++i) {
-      if (function.getArgAttr(i, MTDialect::getParamAttrName()) != param ||
-          function.getArgAttr(i, MTDialect::getStateAttrName()) != state ||
-          !function.getArgAttr(i, MTDialect::getShardDimAttrName()))
-        continue;
-      for (NamedAttribute attr : function.getArgAttrDict(i))
-        if (attr.getName() == MTDialect::getFullShapeAttrName() ||
-            attr.getName() == MTDialect::getShardAxisAttrName() ||
-            attr.getName() == MTDialect::getShardDimAttrName() ||
-            attr.getName() == MTDialect::getShardChunksAttrName() ||
-            attr.getName() == MTDialect::getValidRowsAttrName())
-          function.setResultAttr(index, attr.getName(), attr.getValue());
-    }
+    for (NamedAttribute attr : function.getArgAttrDict(*arg))
+      if (MTDialect::isShardAttrName(attr.getName()))
+        function.setResultAttr(index, attr.getName(), attr.getValue());
   }
   for (Operation &op : body)
     if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
             shard::AllToAllOp>(op))
       ++numCollectives;
-  return success();
 }

@@ -23,8 +23,7 @@ LogicalResult annotateTensorParallel(func::FuncOp function, int64_t tp,
 /// into a reduce-scatter, drops resharding casts between equal types,
 /// describes split results as their arguments, and counts the collectives
 /// in `numCollectives`.
-LogicalResult finishTensorParallel(func::FuncOp function,
-                                   int64_t &numCollectives);
+void finishTensorParallel(func::FuncOp function, int64_t &numCollectives);
 
 } // namespace mlir::mt
 

@@ -39,6 +39,7 @@
 // RUN: megatron-opt %t/sp.mlir --mt-parallelize=sp=true --verify-diagnostics
 // RUN: megatron-opt %t/tp-heads.mlir --mt-parallelize=tp=2 --verify-diagnostics
 // RUN: megatron-opt %t/tp-width.mlir --mt-parallelize=tp=2 --verify-diagnostics
+// RUN: megatron-opt %t/tp-param.mlir --mt-parallelize=tp=2 --verify-diagnostics
 //
 // Diagnostics that print an option's value (dp, tp, zero) are matched with
 // {{.*}} in its place: the pass streams the option object, which prints as
@@ -609,3 +610,19 @@ module @negative_tp_width {
   }
 }
 
+//--- tp-param.mlir
+
+// A parameter Megatron splits (here the MLP input projection, by columns)
+// whose split dimension tp does not divide is an error at the step.
+
+module @negative_tp_param {
+  // expected-error @below {{'func.func' op parameter 'h.0.mlp.c_fc.weight' has 5 entries in dimension 1, not divisible into 1 x tp 2 pieces}}
+  func.func @step(%p: tensor<4x5xf32> {mt.param = "h.0.mlp.c_fc.weight"},
+                  %g: tensor<4x5xf32>,
+                  %m: tensor<4x5xf32> {mt.param = "h.0.mlp.c_fc.weight", mt.state = "exp_avg"},
+                  %v: tensor<4x5xf32> {mt.param = "h.0.mlp.c_fc.weight", mt.state = "exp_avg_sq"},
+                  %s: tensor<f32>) -> tensor<4x5xf32> {
+    %np, %nm, %nv = mt.adamw %p, %g, %m, %v, %s, %s, %s, %s, %s, %s, %s decay : tensor<4x5xf32>
+    return %np : tensor<4x5xf32>
+  }
+}

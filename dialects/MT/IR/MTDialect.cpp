@@ -137,8 +137,7 @@ static LogicalResult verifyParamAttr(Operation *op, Type type, bool isResult,
   return success();
 }
 
-/// The attributes that say how an argument or result is sharded.
-static bool isShardAttrName(StringRef name) {
+bool MTDialect::isShardAttrName(StringRef name) {
   return name == MTDialect::getFullShapeAttrName() ||
          name == MTDialect::getShardAxisAttrName() ||
          name == MTDialect::getShardDimAttrName() ||
@@ -203,7 +202,7 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
   if (name == getInputAttrName())
     return verifyRoleAttr(op, attr, getInputRoles(),
                           "argument #" + Twine(argIndex));
-  if (isShardAttrName(name))
+  if (MTDialect::isShardAttrName(name))
     return verifyShardAttr(op, attr, "argument #" + std::to_string(argIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect argument attribute '"
@@ -225,7 +224,7 @@ LogicalResult MTDialect::verifyRegionResultAttribute(Operation *op,
   if (name == getOutputAttrName())
     return verifyRoleAttr(op, attr, getOutputRoles(),
                           "result #" + Twine(resultIndex));
-  if (isShardAttrName(name))
+  if (MTDialect::isShardAttrName(name))
     return verifyShardAttr(op, attr, "result #" + std::to_string(resultIndex));
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect result attribute '" << name

@@ -139,6 +139,10 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getLayerAttrName() {
       return ::llvm::StringLiteral("mt.layer");
     }
+    /// Whether `name` is one of the attributes that say how an argument or
+    /// result is sharded (`mt.full_shape`, `mt.shard_*`, `mt.piece_axis`,
+    /// `mt.valid_rows`).
+    static bool isShardAttrName(::llvm::StringRef name);
   }];
 }
 

@@ -479,20 +479,32 @@ struct AttentionGradModel
 // Embeddings and the loss: the vocabulary loop
 //===----------------------------------------------------------------------===//
 
-/// Loops (ids..., hidden, vocab): a lookup is a contraction with a one-hot
-/// matrix over the vocabulary; a rank holding some rows of the table looks
-/// up zeros for the others' ids, and the sum over ranks is the lookup.
+/// The loops of a table lookup and of its gradient: (ids..., hidden,
+/// vocab), and how they index the table [vocab, hidden], the ids and the
+/// looked-up rows [ids..., hidden].
+struct LookupNest {
+  unsigned numLoops;
+  AffineMap table, ids, rows;
+};
+
+LookupNest lookupNest(Value ids) {
+  unsigned n = rankOf(ids);
+  MLIRContext *ctx = ids.getContext();
+  SmallVector<unsigned> rows = iota(0, n);
+  rows.push_back(n);
+  return {n + 2, mapOf(ctx, n + 2, {n + 1, n}), mapOf(ctx, n + 2, iota(0, n)),
+          mapOf(ctx, n + 2, rows)};
+}
+
+/// A lookup is a contraction with a one-hot matrix over the vocabulary; a
+/// rank holding some rows of the table looks up zeros for the others' ids,
+/// and the sum over ranks is the lookup.
 struct EmbeddingModel : public OpModel<EmbeddingModel, EmbeddingOp> {
   LoopNest nest(EmbeddingOp op) const {
-    unsigned n = rankOf(op.getIds());
-    MLIRContext *ctx = op.getContext();
-    SmallVector<IteratorType> loops(n + 2, IteratorType::parallel);
-    loops[n + 1] = IteratorType::reduction;
-    SmallVector<unsigned> result = iota(0, n);
-    result.push_back(n);
-    return {loops,
-            {mapOf(ctx, n + 2, {n + 1, n}), mapOf(ctx, n + 2, iota(0, n)),
-             mapOf(ctx, n + 2, result)}};
+    LookupNest lookup = lookupNest(op.getIds());
+    SmallVector<IteratorType> loops(lookup.numLoops, IteratorType::parallel);
+    loops.back() = IteratorType::reduction;
+    return {loops, {lookup.table, lookup.ids, lookup.rows}};
   }
   LogicalResult finish(EmbeddingOp op, const LoopAxes &axes) const {
     return setAxisAttr(op, axes, rankOf(op.getIds()) + 1, "vocabulary",
@@ -507,16 +519,11 @@ struct EmbeddingModel : public OpModel<EmbeddingModel, EmbeddingOp> {
 struct EmbeddingGradModel
     : public OpModel<EmbeddingGradModel, EmbeddingGradOp> {
   LoopNest nest(EmbeddingGradOp op) const {
-    unsigned n = rankOf(op.getIds());
-    MLIRContext *ctx = op.getContext();
-    SmallVector<IteratorType> loops(n + 2, IteratorType::parallel);
-    for (unsigned loop = 0; loop < n; ++loop)
+    LookupNest lookup = lookupNest(op.getIds());
+    SmallVector<IteratorType> loops(lookup.numLoops, IteratorType::parallel);
+    for (unsigned loop = 0; loop + 2 < lookup.numLoops; ++loop)
       loops[loop] = IteratorType::reduction;
-    SmallVector<unsigned> gradOutput = iota(0, n);
-    gradOutput.push_back(n);
-    return {loops,
-            {mapOf(ctx, n + 2, gradOutput), mapOf(ctx, n + 2, iota(0, n)),
-             mapOf(ctx, n + 2, {n + 1, n})}};
+    return {loops, {lookup.rows, lookup.ids, lookup.table}};
   }
   SmallVector<unsigned> unsplittable(EmbeddingGradOp op) const {
     return iota(0, rankOf(op.getIds()));

@@ -146,3 +146,18 @@ func.func @vocab_two_axes(%wte: tensor<64x8xf32>, %ids: tensor<2x4xi32>) -> tens
   %xs = shard.shard %x to %r annotate_for_users : tensor<2x4x8xf32>
   return %xs : tensor<2x4x8xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+// Only a [batch, sequence, hidden] dropout knows its second dimension is the
+// sequence.
+func.func @dropout_rank2(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %cols = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %cols : tensor<4x8xf32>
+  // expected-error @+1 {{'mt.dropout' op splits its sequence but is not [batch, sequence, hidden]}}
+  %d = mt.dropout %xs {probability = 1.0e-01 : f64} : tensor<4x8xf32>
+  %ds = shard.shard %d to %cols annotate_for_users : tensor<4x8xf32>
+  return %ds : tensor<4x8xf32>
+}
