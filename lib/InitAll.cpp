@@ -10,6 +10,7 @@
 #include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/MTToMTRT/Passes.h"
 #include "passes/Parallelize/Passes.h"
+#include "passes/Pipeline/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,5 +28,6 @@ void mlir::mt::registerAllMegatronPasses() {
   registerMTAutodiffPasses();
   registerMTToMTRTPasses();
   registerMTParallelizePasses();
+  registerMTPipelinePasses();
   registerTrainPipeline();
 }

@@ -30,7 +30,7 @@ FailureOr<SmallVector<Type>> mlir::mt::inferResultTypes(Operation *op) {
     return SmallVector<Type>(op->getResultTypes());
   // Ops whose results have the type of their first operand.
   if (isa<LayerNormOp, AddOp, BiasAddOp, GeluOp, DropoutOp, AttentionOp,
-          shard::AllReduceOp>(op))
+          ScaleOp, shard::AllReduceOp>(op))
     return SmallVector<Type>(op->getNumResults(), op->getOperand(0).getType());
 
   // A collective that gathers, scatters or slices along dimension `axis`

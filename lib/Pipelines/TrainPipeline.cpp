@@ -6,6 +6,7 @@
 #include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/MTToMTRT/Passes.h"
 #include "passes/Parallelize/Passes.h"
+#include "passes/Pipeline/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -31,6 +32,13 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
   parallel.sp = options.sp;
   parallel.zero = options.zero;
   pm.addPass(createParallelizePass(parallel));
+  PipelinePassOptions pipeline;
+  pipeline.pp = options.pp;
+  pipeline.microbatches = options.microbatches;
+  pipeline.schedule = options.schedule;
+  pipeline.virtualStages = options.virtualStages;
+  pipeline.printSchedule = options.printSchedule;
+  pm.addPass(createPipelinePass(pipeline));
   LowerToRuntimePassOptions lowering;
   lowering.printMemoryPlan = options.printMemoryPlan;
   pm.addPass(createLowerToRuntimePass(lowering));
@@ -40,6 +48,6 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
 void mlir::mt::registerTrainPipeline() {
   PassPipelineRegistration<TrainPipelineOptions>(
       "mt-train-pipeline",
-      "Compile a forward graph into per-rank training-step programs",
+      "Compile a forward graph into per-stage training-step programs",
       buildTrainPipeline);
 }

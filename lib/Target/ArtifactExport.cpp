@@ -12,189 +12,241 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
+#include "mtrt/Artifact.h"
+
+#include <cmath>
+#include <map>
+#include <sstream>
 
 using namespace mlir;
 using namespace mlir::mt;
 
-/// The artifact's name for an element type; `mtrt.buffer`'s verifier admits
-/// exactly these.
-static StringRef dtypeName(Type type) {
+/// The artifact's element type; `mtrt.buffer`'s verifier admits exactly
+/// these.
+static ::mtrt::DType dtypeOf(Type type) {
   if (type.isF32())
-    return "f32";
+    return ::mtrt::DType::F32;
   if (type.isF16())
-    return "f16";
+    return ::mtrt::DType::F16;
   if (type.isBF16())
-    return "bf16";
+    return ::mtrt::DType::BF16;
   if (type.isSignlessInteger(32))
-    return "i32";
+    return ::mtrt::DType::I32;
   assert(type.isSignlessInteger(64) && "mtrt.buffer verifier admits it");
-  return "i64";
+  return ::mtrt::DType::I64;
 }
 
-/// Kernel parameters as JSON: numbers, integers, strings, flags.
-static FailureOr<llvm::json::Object> paramsToJson(mtrt::KernelOp kernel) {
-  llvm::json::Object params;
-  for (NamedAttribute attr : kernel.getParams()) {
-    StringRef name = attr.getName().getValue();
+static std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
+/// Kernel parameters: numbers and flags, and per-rank values
+/// `{grid_axis, stride, base}`. Strings and non-finite numbers have no
+/// encoding the runtime reads.
+static LogicalResult addParams(Operation *op, DictionaryAttr attrs,
+                               ::mtrt::Command &command) {
+  for (NamedAttribute attr : attrs) {
+    std::string name = attr.getName().getValue().str();
     Attribute value = attr.getValue();
     // BoolAttr is an IntegerAttr: test it first.
-    if (auto b = dyn_cast<BoolAttr>(value))
-      params[name] = b.getValue();
-    else if (auto f = dyn_cast<FloatAttr>(value))
-      params[name] = f.getValueAsDouble();
-    else if (auto i = dyn_cast<IntegerAttr>(value))
-      params[name] = i.getInt();
-    else if (isa<UnitAttr>(value))
-      params[name] = true;
-    else if (auto s = dyn_cast<StringAttr>(value))
-      params[name] = s.getValue();
-    else
-      return kernel.emitOpError() << "parameter '" << name
-                                  << "' has no artifact encoding: " << value;
+    if (auto b = dyn_cast<BoolAttr>(value)) {
+      command.params[name] = b.getValue() ? 1.0 : 0.0;
+    } else if (auto f = dyn_cast<FloatAttr>(value)) {
+      double number = f.getValueAsDouble();
+      if (!std::isfinite(number))
+        return op->emitOpError() << "parameter '" << name
+                                 << "' is not finite (" << value
+                                 << "): the artifact cannot hold it";
+      command.params[name] = number;
+    } else if (auto i = dyn_cast<IntegerAttr>(value)) {
+      command.params[name] = double(i.getInt());
+    } else if (isa<UnitAttr>(value)) {
+      command.params[name] = 1.0;
+    } else if (auto dict = dyn_cast<DictionaryAttr>(value)) {
+      auto axis = dict.getAs<IntegerAttr>("grid_axis");
+      auto stride = dict.getAs<IntegerAttr>("stride");
+      auto base = dict.getAs<IntegerAttr>("base");
+      if (!axis || !stride || !base || dict.size() != 3)
+        return op->emitOpError()
+               << "per-rank parameter '" << name
+               << "' must be {grid_axis, stride, base}, got " << value;
+      command.rankParams[name] = {axis.getInt(), stride.getInt(),
+                                  base.getInt()};
+    } else {
+      return op->emitOpError() << "parameter '" << name
+                               << "' has no artifact encoding: " << value;
+    }
   }
-  return params;
+  return success();
 }
 
-static FailureOr<llvm::json::Object> programToJson(mtrt::ProgramOp program) {
-  llvm::json::Array buffers, commands;
-  llvm::json::Object outputs;
+static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
+  ::mtrt::RankProgram result;
+  result.stage = program.getStage();
+  result.arenaBytes = program.getArenaBytes();
+  result.persistentBytes = program.getPersistentBytes();
+  if (std::optional<uint64_t> flops = program.getFlopsPerToken())
+    result.flopsPerToken = int64_t(*flops);
   DenseMap<Value, int64_t> ids;
+  auto idsOf = [&](ValueRange values) {
+    std::vector<int64_t> list;
+    for (Value value : values)
+      list.push_back(ids.lookup(value));
+    return list;
+  };
   for (Operation &op : program.getBody().front()) {
-    if (auto buffer = dyn_cast<mtrt::BufferOp>(op)) {
+    if (auto buffer = dyn_cast<mlir::mtrt::BufferOp>(op)) {
       MemRefType type = buffer.getType();
-      int64_t id = buffers.size();
-      ids[buffer.getResult()] = id;
-      llvm::json::Object entry{
-          {"id", id},
-          {"offset", buffer.getOffset()},
-          {"dtype", dtypeName(type.getElementType())},
-          {"shape", llvm::json::Array(type.getShape())},
-          {"kind", buffer.getKind()},
-      };
+      ::mtrt::BufferDesc desc;
+      desc.id = int64_t(result.buffers.size());
+      ids[buffer.getResult()] = desc.id;
+      desc.offset = buffer.getOffset();
+      desc.dtype = dtypeOf(type.getElementType());
+      desc.shape = toVector(type.getShape());
+      desc.kind = buffer.getKind().str();
       if (buffer.getName())
-        entry["name"] = *buffer.getName();
-      if (buffer.getAlias())
-        entry["alias"] = true;
+        desc.name = buffer.getName()->str();
+      desc.alias = buffer.getAlias();
+      if (std::optional<uint64_t> microbatch = buffer.getMicrobatch())
+        desc.microbatch = int64_t(*microbatch);
       if (auto fullShape = buffer.getFullShapeAttr()) {
-        llvm::json::Object shard{
-            {"index", static_cast<int64_t>(*buffer.getShardIndex())},
-            {"count", static_cast<int64_t>(*buffer.getShardCount())},
-            {"full_shape", llvm::json::Array(fullShape.asArrayRef())}};
+        desc.fullShape = toVector(fullShape.asArrayRef());
+        desc.shardAxis = int64_t(buffer.getShardAxis().value_or(0));
+        desc.shardCount = int64_t(buffer.getShardCount().value_or(1));
         if (std::optional<uint64_t> dim = buffer.getShardDim()) {
-          shard["dim"] = static_cast<int64_t>(*dim);
-          shard["chunks"] =
-              static_cast<int64_t>(buffer.getShardChunks().value_or(1));
+          desc.shardDim = int64_t(*dim);
+          desc.shardChunks = int64_t(buffer.getShardChunks().value_or(1));
         }
         if (std::optional<uint64_t> valid = buffer.getValidRows())
-          shard["valid_rows"] = static_cast<int64_t>(*valid);
-        if (std::optional<uint64_t> piece = buffer.getPieceIndex()) {
-          shard["piece_index"] = static_cast<int64_t>(*piece);
-          shard["piece_count"] =
-              static_cast<int64_t>(buffer.getPieceCount().value_or(1));
+          desc.validRows = int64_t(*valid);
+        if (std::optional<uint64_t> piece = buffer.getPieceAxis()) {
+          desc.pieceAxis = int64_t(*piece);
+          desc.pieceCount = int64_t(buffer.getPieceCount().value_or(1));
         }
-        entry["shard"] = std::move(shard);
       }
-      buffers.push_back(std::move(entry));
+      result.buffers.push_back(std::move(desc));
       continue;
     }
-    auto idsOf = [&](ValueRange values) {
-      llvm::json::Array array;
-      for (Value value : values)
-        array.push_back(ids.lookup(value));
-      return array;
-    };
-    if (auto kernel = dyn_cast<mtrt::KernelOp>(op)) {
-      FailureOr<llvm::json::Object> params = paramsToJson(kernel);
-      if (failed(params))
+    ::mtrt::Command command;
+    if (auto kernel = dyn_cast<mlir::mtrt::KernelOp>(op)) {
+      command.kernel = kernel.getKernel().str();
+      command.ins = idsOf(kernel.getIns());
+      command.outs = idsOf(kernel.getOuts());
+      if (failed(addParams(kernel, kernel.getParams(), command)))
         return failure();
-      commands.push_back(llvm::json::Object{{"kernel", kernel.getKernel()},
-                                            {"ins", idsOf(kernel.getIns())},
-                                            {"outs", idsOf(kernel.getOuts())},
-                                            {"params", std::move(*params)}});
-    } else if (auto fill = dyn_cast<mtrt::FillOp>(op)) {
-      commands.push_back(llvm::json::Object{
-          {"kernel", "fill"},
-          {"ins", llvm::json::Array()},
-          {"outs", idsOf(fill.getBuffer())},
-          {"params",
-           llvm::json::Object{{"value", fill.getValue().convertToDouble()}}}});
-    } else if (auto output = dyn_cast<mtrt::OutputOp>(op)) {
-      outputs[output.getRole()] = ids.lookup(output.getBuffer());
+    } else if (auto fill = dyn_cast<mlir::mtrt::FillOp>(op)) {
+      double value = fill.getValue().convertToDouble();
+      if (!std::isfinite(value))
+        return fill.emitOpError() << "fills a non-finite value (" << value
+                                  << "): the artifact cannot hold it";
+      command.kernel = "fill";
+      command.outs = idsOf(fill.getBuffer());
+      command.params["value"] = value;
+    } else if (auto send = dyn_cast<mlir::mtrt::SendOp>(op)) {
+      command.kernel = "send";
+      command.ins = idsOf(send.getBuffer());
+      command.params["peer_stage"] = double(send.getPeerStage());
+      command.params["tag"] = double(send.getTag());
+      if (std::optional<uint64_t> microbatch = send.getMicrobatch())
+        command.params["microbatch"] = double(*microbatch);
+    } else if (auto recv = dyn_cast<mlir::mtrt::RecvOp>(op)) {
+      command.kernel = "recv";
+      command.outs = idsOf(recv.getBuffer());
+      command.params["peer_stage"] = double(recv.getPeerStage());
+      command.params["tag"] = double(recv.getTag());
+      if (std::optional<uint64_t> microbatch = recv.getMicrobatch())
+        command.params["microbatch"] = double(*microbatch);
+    } else if (auto output = dyn_cast<mlir::mtrt::OutputOp>(op)) {
+      result.outputs[output.getRole().str()] =
+          ids.lookup(output.getBuffer());
+      continue;
     } else {
       return op.emitOpError() << "has no artifact encoding";
     }
+    result.commands.push_back(std::move(command));
   }
-  llvm::json::Object json{
-      {"rank", program.getRank()},
-      {"arena_bytes", program.getArenaBytes()},
-      {"persistent_bytes", program.getPersistentBytes()},
-      {"buffers", std::move(buffers)},
-      {"commands", std::move(commands)},
-      {"outputs", std::move(outputs)},
-  };
-  // Only ranks of a device grid have coordinates.
-  if (auto coords = program.getCoordsAttr())
-    json["coords"] = llvm::json::Array(coords.asArrayRef());
-  if (std::optional<uint64_t> flops = program.getFlopsPerToken())
-    json["flops_per_token"] = static_cast<int64_t>(*flops);
-  return json;
+  return result;
+}
+
+/// The names of the grid's axes, by the convention of mt-parallelize (dp x
+/// tp) and mt-pipeline (pp x dp x tp).
+static std::vector<std::string> axisNames(size_t axes) {
+  if (axes == 3)
+    return {"pp", "dp", "tp"};
+  return {"dp", "tp"};
 }
 
 LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
-  llvm::json::Array ranks;
+  ::mtrt::Artifact artifact;
   // The parameter table: every parameter once, with its full shape (a
   // sharded buffer knows it).
-  llvm::json::Array params;
   llvm::StringSet<> seen;
-  llvm::json::Array gridShape;
+  std::map<int64_t, ::mtrt::RankProgram> byStage;
   for (Operation &op : module.getBody()->getOperations()) {
     if (auto grid = dyn_cast<shard::GridOp>(op)) {
-      gridShape = llvm::json::Array(grid.getShape());
+      if (!artifact.gridShape.empty())
+        return grid.emitOpError()
+               << "is a second device grid: an artifact has one";
+      artifact.gridShape = toVector(grid.getShape());
+      if (artifact.gridShape.size() != 2 && artifact.gridShape.size() != 3)
+        return grid.emitOpError()
+               << "has " << artifact.gridShape.size()
+               << " axes; the artifact knows dp x tp and pp x dp x tp grids";
+      artifact.gridAxes = axisNames(artifact.gridShape.size());
       continue;
     }
-    auto program = dyn_cast<mtrt::ProgramOp>(op);
+    auto program = dyn_cast<mlir::mtrt::ProgramOp>(op);
     if (!program)
       return op.emitOpError()
              << "cannot be exported: an artifact holds mtrt.program ops only "
                 "(run --mt-train-pipeline first)";
-    FailureOr<llvm::json::Object> json = programToJson(program);
-    if (failed(json))
+    FailureOr<::mtrt::RankProgram> converted = toProgram(program);
+    if (failed(converted))
       return failure();
-    ranks.push_back(std::move(*json));
-    for (auto buffer : program.getOps<mtrt::BufferOp>()) {
+    if (!byStage.emplace(converted->stage, std::move(*converted)).second)
+      return program.emitOpError()
+             << "is a second program of stage " << program.getStage();
+    for (auto buffer : program.getOps<mlir::mtrt::BufferOp>()) {
       if (buffer.getKind() != "param" || !buffer.getName() ||
           !seen.insert(*buffer.getName()).second)
         continue;
       MemRefType type = buffer.getType();
-      SmallVector<int64_t> shape(type.getShape());
+      ::mtrt::ParamDesc param;
+      param.name = buffer.getName()->str();
+      param.dtype = dtypeOf(type.getElementType());
+      param.shape = toVector(type.getShape());
       if (auto fullShape = buffer.getFullShapeAttr())
-        shape.assign(fullShape.asArrayRef().begin(),
-                     fullShape.asArrayRef().end());
+        param.shape = toVector(fullShape.asArrayRef());
       // A padded vocabulary's checkpoint tensor has only the real rows.
       if (std::optional<uint64_t> valid = buffer.getValidRows())
-        shape[0] = int64_t(*valid);
-      params.push_back(
-          llvm::json::Object{{"name", *buffer.getName()},
-                             {"dtype", dtypeName(type.getElementType())},
-                             {"shape", llvm::json::Array(shape)}});
+        param.shape[0] = int64_t(*valid);
+      artifact.params.push_back(std::move(param));
     }
   }
-  if (ranks.empty())
+  if (byStage.empty())
     return module.emitError()
            << "cannot export an artifact: the module holds no mtrt.program "
               "(run --mt-train-pipeline first)";
-  llvm::json::Object artifact{
-      {"format", "megatron-mlir-artifact"},
-      {"version", kArtifactVersion},
-      {"world_size", static_cast<int64_t>(ranks.size())},
-      {"params", std::move(params)},
-      {"ranks", std::move(ranks)},
-  };
-  if (!gridShape.empty())
-    artifact["grid"] = llvm::json::Object{{"shape", std::move(gridShape)}};
-  os << llvm::formatv("{0}", llvm::json::Value(std::move(artifact))) << "\n";
+  for (auto &[stage, program] : byStage) {
+    if (stage != int64_t(artifact.programs.size()))
+      return module.emitError() << "cannot export an artifact: no program for "
+                                   "pipeline stage "
+                                << artifact.programs.size();
+    artifact.programs.push_back(std::move(program));
+  }
+  artifact.worldSize = 1;
+  for (int64_t dim : artifact.gridShape)
+    artifact.worldSize *= dim;
+  int64_t stages = artifact.axis("pp") < 0
+                       ? 1
+                       : artifact.gridShape[size_t(artifact.axis("pp"))];
+  if (int64_t(artifact.programs.size()) != stages)
+    return module.emitError()
+           << "cannot export an artifact: " << artifact.programs.size()
+           << " programs for " << stages << " pipeline stage(s)";
+  std::ostringstream text;
+  ::mtrt::writeArtifact(artifact, text);
+  os << text.str();
   return success();
 }
 
@@ -211,7 +263,7 @@ void mlir::mt::registerArtifactExportTranslation() {
       [](DialectRegistry &registry) {
         // func and mt too, so that a module not yet lowered is reported as
         // such rather than as unparsable.
-        registry.insert<mtrt::MTRTDialect, func::FuncDialect, mt::MTDialect,
+        registry.insert<mlir::mtrt::MTRTDialect, func::FuncDialect, mt::MTDialect,
                         shard::ShardDialect>();
       });
 }

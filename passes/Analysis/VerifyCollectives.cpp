@@ -8,6 +8,9 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <map>
+#include <tuple>
+
 #define DEBUG_TYPE "mt-verify-collectives"
 
 namespace mlir::mt {
@@ -51,6 +54,190 @@ std::string describe(mtrt::KernelOp kernel) {
   return text;
 }
 
+/// What a program's rank does that another stage must answer: a send, a
+/// receive, or a collective over the pipeline axis (whose group holds one
+/// rank of every stage). Collectives over other axes stay within a stage,
+/// whose ranks share one program: they match by construction.
+struct CrossStageEvent {
+  Operation *op;
+  enum Kind { Send, Recv, Collective } kind;
+  int64_t peer = -1, tag = -1;
+};
+
+std::string describeTransfer(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  int64_t tag = -1, peer = -1;
+  std::optional<uint64_t> microbatch;
+  Type type;
+  if (auto send = dyn_cast<mtrt::SendOp>(op)) {
+    os << "send to stage ";
+    peer = send.getPeerStage(), tag = send.getTag();
+    microbatch = send.getMicrobatch();
+    type = send.getBuffer().getType();
+  } else {
+    auto recv = cast<mtrt::RecvOp>(op);
+    os << "receive from stage ";
+    peer = recv.getPeerStage(), tag = recv.getTag();
+    microbatch = recv.getMicrobatch();
+    type = recv.getBuffer().getType();
+  }
+  os << peer << " (tag " << tag;
+  if (microbatch)
+    os << ", microbatch " << *microbatch;
+  os << ") of " << type;
+  return text;
+}
+
+/// Simulates the stage programs in lockstep: a send never waits (the
+/// runtime copies its bytes out), a receive waits for the send of its tag
+/// from its peer, and a pipeline-axis collective waits for every stage.
+/// Fails on a receive whose send differs in type, on a send nobody
+/// receives, on collectives that do not match, and on a state where every
+/// unfinished stage waits (a deadlock), naming the stages and ops.
+LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
+  auto programs = llvm::to_vector(module.getOps<mtrt::ProgramOp>());
+  if (programs.size() <= 1 || shape.size() != 3)
+    return success();
+  constexpr int64_t kPipelineAxis = 0;
+  int64_t stages = shape[kPipelineAxis];
+  std::vector<mtrt::ProgramOp> byStage(stages);
+  for (auto program : programs) {
+    int64_t stage = program.getStage();
+    if (stage < 0 || stage >= stages)
+      return program.emitOpError() << "is stage " << stage << " of a "
+                                   << stages << "-stage pipeline";
+    byStage[stage] = program;
+  }
+  std::vector<std::vector<CrossStageEvent>> events(stages);
+  for (int64_t stage = 0; stage < stages; ++stage) {
+    if (!byStage[stage])
+      return module.emitError()
+             << "mt-verify-collectives: no program for pipeline stage "
+             << stage;
+    for (Operation &op : byStage[stage].getBody().front()) {
+      if (auto send = dyn_cast<mtrt::SendOp>(op))
+        events[stage].push_back({&op, CrossStageEvent::Send,
+                                 int64_t(send.getPeerStage()),
+                                 int64_t(send.getTag())});
+      else if (auto recv = dyn_cast<mtrt::RecvOp>(op))
+        events[stage].push_back({&op, CrossStageEvent::Recv,
+                                 int64_t(recv.getPeerStage()),
+                                 int64_t(recv.getTag())});
+      else if (auto kernel = dyn_cast<mtrt::KernelOp>(op);
+               kernel && isCollective(kernel) &&
+               gridAxisOf(kernel) == kPipelineAxis)
+        events[stage].push_back({&op, CrossStageEvent::Collective});
+    }
+    for (const CrossStageEvent &event : events[stage])
+      if (event.kind != CrossStageEvent::Collective &&
+          (event.peer < 0 || event.peer >= stages || event.peer == stage))
+        return event.op->emitOpError()
+               << "of stage " << stage << " names peer stage " << event.peer
+               << ", not another stage of the " << stages << "-stage pipeline";
+  }
+  // In-flight sends: (from, to, tag) -> the send.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Operation *> inFlight;
+  std::vector<size_t> next(stages, 0);
+  while (true) {
+    bool progress = false, done = true;
+    for (int64_t stage = 0; stage < stages; ++stage) {
+      while (next[stage] < events[stage].size()) {
+        const CrossStageEvent &event = events[stage][next[stage]];
+        if (event.kind == CrossStageEvent::Send) {
+          auto key = std::make_tuple(stage, event.peer, event.tag);
+          if (Operation *other = inFlight[key]) {
+            InFlightDiagnostic diag =
+                event.op->emitOpError()
+                << "stage " << stage << " sends tag " << event.tag
+                << " to stage " << event.peer << " twice";
+            diag.attachNote(other->getLoc()) << "the first send is here";
+            return failure();
+          }
+          inFlight[key] = event.op;
+        } else if (event.kind == CrossStageEvent::Recv) {
+          auto it = inFlight.find(std::make_tuple(event.peer, stage, event.tag));
+          if (it == inFlight.end() || !it->second)
+            break;
+          Type sent = cast<mtrt::SendOp>(it->second).getBuffer().getType();
+          Type received = cast<mtrt::RecvOp>(event.op).getBuffer().getType();
+          if (sent != received) {
+            InFlightDiagnostic diag =
+                event.op->emitOpError()
+                << "stage " << stage << "'s " << describeTransfer(event.op)
+                << " does not match stage " << event.peer << "'s "
+                << describeTransfer(it->second);
+            diag.attachNote(it->second->getLoc())
+                << "stage " << event.peer << "'s send is here";
+            return failure();
+          }
+          inFlight.erase(it);
+        } else {
+          // A pipeline-axis collective: every stage must be at one.
+          bool all = true;
+          for (int64_t other = 0; other < stages; ++other)
+            all &= next[other] < events[other].size() &&
+                   events[other][next[other]].kind ==
+                       CrossStageEvent::Collective;
+          if (!all)
+            break;
+          auto first = cast<mtrt::KernelOp>(events[0][next[0]].op);
+          for (int64_t other = 1; other < stages; ++other) {
+            auto kernel = cast<mtrt::KernelOp>(events[other][next[other]].op);
+            if (!sameCollective(first, kernel)) {
+              InFlightDiagnostic diag =
+                  kernel.emitOpError()
+                  << "stage " << other << "'s collective ("
+                  << describe(kernel) << ") does not match stage 0's ("
+                  << describe(first) << "): the ranks would hang";
+              diag.attachNote(first.getLoc()) << "stage 0's collective is here";
+              return failure();
+            }
+          }
+          for (int64_t other = 0; other < stages; ++other)
+            if (other != stage)
+              ++next[other];
+        }
+        ++next[stage];
+        progress = true;
+      }
+      done &= next[stage] == events[stage].size();
+    }
+    if (done)
+      break;
+    if (progress)
+      continue;
+    // Every unfinished stage waits: name what each waits for.
+    int64_t first = -1;
+    for (int64_t stage = 0; stage < stages && first < 0; ++stage)
+      if (next[stage] < events[stage].size())
+        first = stage;
+    const CrossStageEvent &blocked = events[first][next[first]];
+    InFlightDiagnostic diag = blocked.op->emitOpError()
+                              << "the pipeline schedule deadlocks: stage "
+                              << first << " waits here";
+    for (int64_t stage = 0; stage < stages; ++stage) {
+      if (next[stage] >= events[stage].size() || stage == first)
+        continue;
+      const CrossStageEvent &event = events[stage][next[stage]];
+      diag.attachNote(event.op->getLoc())
+          << "while stage " << stage << " waits at its "
+          << (event.kind == CrossStageEvent::Collective
+                  ? std::string("pipeline-axis collective")
+                  : describeTransfer(event.op));
+    }
+    if (blocked.kind != CrossStageEvent::Collective)
+      diag << " for its " << describeTransfer(blocked.op);
+    return failure();
+  }
+  for (auto &[key, send] : inFlight)
+    if (send)
+      return send->emitOpError()
+             << "stage " << std::get<0>(key) << "'s "
+             << describeTransfer(send) << " is never received";
+  return success();
+}
+
 struct VerifyCollectivesPass
     : public mt::impl::VerifyCollectivesPassBase<VerifyCollectivesPass> {
   void runOnOperation() override {
@@ -59,87 +246,23 @@ struct VerifyCollectivesPass
     if (grids.empty())
       return;
     ArrayRef<int64_t> shape = grids.front().getShape();
-    // Rank programs by coordinates.
-    std::map<std::vector<int64_t>, mtrt::ProgramOp> byCoords;
-    for (auto program : module.getOps<mtrt::ProgramOp>()) {
-      auto coords = program.getCoordsAttr();
-      if (!coords || coords.size() != int64_t(shape.size())) {
-        program.emitOpError() << "has no coordinates on the " << shape.size()
-                              << "-axis device grid";
-        return signalPassFailure();
-      }
-      std::vector<int64_t> key(coords.asArrayRef().begin(),
-                               coords.asArrayRef().end());
-      for (size_t axis = 0; axis < key.size(); ++axis)
-        if (key[axis] < 0 || key[axis] >= shape[axis]) {
-          program.emitOpError()
-              << "has coordinate " << key[axis] << " on grid axis " << axis
-              << ", outside the grid's " << shape[axis];
-          return signalPassFailure();
-        }
-      auto [it, inserted] = byCoords.try_emplace(key, program);
-      if (!inserted) {
-        InFlightDiagnostic diag = program.emitOpError()
-                                  << "has the same coordinates as rank "
-                                  << it->second.getRank();
-        diag.attachNote(it->second.getLoc()) << "the other rank is here";
-        return signalPassFailure();
-      }
-    }
-    if (int64_t(byCoords.size()) != ShapedType::getNumElements(shape)) {
-      module.emitError() << "mt-verify-collectives: the device grid has "
-                         << ShapedType::getNumElements(shape)
-                         << " ranks but the module holds " << byCoords.size()
-                         << " programs";
+    if (failed(checkProgramsAgainstGrid(module, shape)))
       return signalPassFailure();
-    }
-    for (int64_t axis = 0; axis < int64_t(shape.size()); ++axis)
-      for (auto &[coords, program] : byCoords) {
-        if (coords[axis] == 0)
-          continue;
-        // Compare with the group's first rank (coordinate 0 on this axis).
-        std::vector<int64_t> firstCoords = coords;
-        firstCoords[axis] = 0;
-        auto first = byCoords.find(firstCoords);
-        if (first == byCoords.end())
-          continue;
-        if (failed(compare(first->second, program, axis)))
-          return signalPassFailure();
-      }
+    if (failed(verifyPipelineSchedule(module, shape)))
+      return signalPassFailure();
   }
 
-  static SmallVector<mtrt::KernelOp> collectivesOn(mtrt::ProgramOp program,
-                                                   int64_t axis) {
-    SmallVector<mtrt::KernelOp> result;
-    for (auto kernel : program.getOps<mtrt::KernelOp>())
-      if (isCollective(kernel) && gridAxisOf(kernel) == axis)
-        result.push_back(kernel);
-    return result;
-  }
-
-  LogicalResult compare(mtrt::ProgramOp first, mtrt::ProgramOp other,
-                        int64_t axis) {
-    SmallVector<mtrt::KernelOp> expected = collectivesOn(first, axis);
-    SmallVector<mtrt::KernelOp> actual = collectivesOn(other, axis);
-    for (size_t i = 0; i < std::min(expected.size(), actual.size()); ++i) {
-      if (sameCollective(expected[i], actual[i]))
-        continue;
-      InFlightDiagnostic diag =
-          actual[i].emitOpError()
-          << "collective #" << i << " of rank " << other.getRank() << " ("
-          << describe(actual[i]) << ") does not match collective #" << i
-          << " of rank " << first.getRank() << " (" << describe(expected[i])
-          << "): the ranks would hang";
-      diag.attachNote(expected[i].getLoc())
-          << "rank " << first.getRank() << "'s collective #" << i << " is here";
-      return failure();
-    }
-    if (expected.size() != actual.size())
-      return other.emitOpError()
-             << "rank " << other.getRank() << " issues " << actual.size()
-             << " collectives on grid axis " << axis << " but rank "
-             << first.getRank() << " issues " << expected.size()
-             << ": the ranks would hang";
+  /// Every collective names an axis of the grid.
+  LogicalResult checkProgramsAgainstGrid(ModuleOp module,
+                                         ArrayRef<int64_t> shape) {
+    for (auto program : module.getOps<mtrt::ProgramOp>())
+      for (auto kernel : program.getOps<mtrt::KernelOp>())
+        if (isCollective(kernel) &&
+            (gridAxisOf(kernel) < 0 ||
+             gridAxisOf(kernel) >= int64_t(shape.size())))
+          return kernel.emitOpError()
+                 << "runs on grid axis " << gridAxisOf(kernel)
+                 << ", not an axis of the " << shape.size() << "-axis grid";
     return success();
   }
 };

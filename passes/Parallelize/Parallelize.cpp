@@ -183,6 +183,14 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   // Collectives
   //===--------------------------------------------------------------------===//
 
+  /// States that the op defining `value` runs once per step, after the
+  /// flush, not once per microbatch.
+  static void markOptimizerPhase(Value value) {
+    Operation *op = value.getDefiningOp();
+    op->setAttr(MTDialect::getPhaseAttrName(),
+                StringAttr::get(op->getContext(), "optimizer"));
+  }
+
   Value allReduce(OpBuilder &b, Location loc, Value value,
                   shard::ReductionKind kind) {
     ++numCollectives;
@@ -294,8 +302,10 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       if (!role || role.getValue() != "loss")
         continue;
       OpBuilder b(ret);
-      ret.setOperand(index, allReduce(b, ret.getLoc(), value,
-                                      shard::ReductionKind::Average));
+      Value average =
+          allReduce(b, ret.getLoc(), value, shard::ReductionKind::Average);
+      markOptimizerPhase(average);
+      ret.setOperand(index, average);
     }
 
     if (zero > 0)
@@ -322,6 +332,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
           zero >= 2
               ? reduceScatter(g, gradLoc, flatten(g, gradLoc, grad))
               : allReduce(g, gradLoc, grad, shard::ReductionKind::Average);
+      // Reduced once per step, after the gradient is accumulated over the
+      // microbatches (mt-pipeline reads this).
+      markOptimizerPhase(result);
+      if (Operation *flat = result.getDefiningOp()->getOperand(0).getDefiningOp();
+          flat && isa<tensor::CollapseShapeOp>(flat) && zero >= 2)
+        markOptimizerPhase(flat->getResult(0));
       reduced.push_back(result);
     }
     if (splitNorm) {

@@ -22,7 +22,7 @@
 // 320; persistent_bytes = 384. The only transient (64 B) follows at 384, so
 // the arena is 448 bytes.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 448 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 384 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @stage0 attributes {arena_bytes = 448 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 384 : i64, stage = 0 : i64}
 // CHECK-NEXT:    mtrt.buffer {kind = "input", name = "tokens", offset = 0 : i64} : memref<2x3xi32>
 // CHECK-NEXT:    %[[W:.+]] = mtrt.buffer {kind = "param", name = "w", offset = 64 : i64} : memref<4x4xf32>
 // CHECK-NEXT:    mtrt.buffer {kind = "exp_avg", name = "w", offset = 128 : i64} : memref<4x4xf32>
@@ -37,7 +37,7 @@
 // With alignment=16: ids at 0, w/m/v at 32/96/160, lr at 224, b at 240;
 // persistent_bytes = 256, the transient at 256, arena 320.
 
-// ALIGN16-LABEL: mtrt.program @rank0 attributes {arena_bytes = 320 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 256 : i64, rank = 0 : i64}
+// ALIGN16-LABEL: mtrt.program @stage0 attributes {arena_bytes = 320 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 256 : i64, stage = 0 : i64}
 // ALIGN16-NEXT:    mtrt.buffer {kind = "input", name = "tokens", offset = 0 : i64}
 // ALIGN16-NEXT:    mtrt.buffer {kind = "param", name = "w", offset = 32 : i64}
 // ALIGN16-NEXT:    mtrt.buffer {kind = "exp_avg", name = "w", offset = 96 : i64}
@@ -64,7 +64,7 @@ func.func @persistent_layout(%ids: tensor<2x3xi32> {mt.input = "tokens"},
 // (4 B, steps 1-4, returned) at 704, scale (4 B, steps 2-3) at 768, alive
 // with both; the arena ends at 772.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 772 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 640 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @stage0 attributes {arena_bytes = 772 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 640 : i64, stage = 0 : i64}
 // CHECK-NEXT:    %[[P:.+]] = mtrt.buffer {kind = "param", name = "w", offset = 0 : i64} : memref<4x4xf32>
 // CHECK-NEXT:    %[[M:.+]] = mtrt.buffer {kind = "exp_avg", name = "w", offset = 64 : i64} : memref<4x4xf32>
 // CHECK-NEXT:    %[[V:.+]] = mtrt.buffer {kind = "exp_avg_sq", name = "w", offset = 128 : i64} : memref<4x4xf32>
@@ -102,7 +102,7 @@ func.func @persistent_layout(%ids: tensor<2x3xi32> {mt.input = "tokens"},
 // PLAN-NEXT:    activations and workspace (sum): 8 bytes
 // PLAN-NEXT:    transient peak: 132 bytes
 // PLAN-NEXT:    planned peak: 772 bytes
-// PLAN:         mtrt.program @rank0 attributes {arena_bytes = 772 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 640 : i64, rank = 0 : i64}
+// PLAN:         mtrt.program @stage0 attributes {arena_bytes = 772 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 640 : i64, stage = 0 : i64}
 func.func @adamw_in_place(%p: tensor<4x4xf32> {mt.param = "w"},
                           %m: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg"},
                           %v: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg_sq"},
@@ -135,7 +135,7 @@ func.func @adamw_in_place(%p: tensor<4x4xf32> {mt.param = "w"},
 // each) fill [0, 512); x (steps 0-2: the matmul reads it through the view)
 // is at 512, so y (steps 2-3) cannot reuse it and goes to 768.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 1024 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 512 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @stage0 attributes {arena_bytes = 1024 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 512 : i64, stage = 0 : i64}
 // CHECK:         %[[X:.+]] = mtrt.buffer {kind = "activation", offset = 512 : i64} : memref<2x4x8xf32>
 // CHECK-NEXT:    mtrt.kernel "gelu" ins(%{{.+}} : memref<2x4x8xf32>) outs(%[[X]] : memref<2x4x8xf32>) {}
 // CHECK-NEXT:    %[[VIEW:.+]] = mtrt.buffer {alias, kind = "activation", offset = 512 : i64} : memref<8x8xf32>
@@ -155,7 +155,7 @@ func.func @collapse_view(%p: tensor<2x4x8xf32> {mt.param = "p"},
 // tensor.expand_shape of a parameter is an alias of the parameter buffer,
 // with its kind and name.
 
-// CHECK-LABEL: mtrt.program @rank0
+// CHECK-LABEL: mtrt.program @stage0
 // CHECK-NEXT:    %[[W:.+]] = mtrt.buffer {kind = "param", name = "w", offset = 0 : i64} : memref<8x8xf32>
 // CHECK-NEXT:    %[[VIEW:.+]] = mtrt.buffer {alias, kind = "param", name = "w", offset = 0 : i64} : memref<2x4x8xf32>
 // CHECK-NEXT:    %[[Y:.+]] = mtrt.buffer {kind = "activation", offset = 256 : i64} : memref<2x4x8xf32>
@@ -177,7 +177,7 @@ func.func @expand_view(%w: tensor<8x8xf32> {mt.param = "w"}) -> tensor<2x4x8xf32
 // a (steps 0-1) is at 256, b (steps 1-2) at 512, and c (steps 2-3) reuses
 // a's offset.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 768 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 256 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @stage0 attributes {arena_bytes = 768 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 256 : i64, stage = 0 : i64}
 // CHECK-NEXT:    %[[P:.+]] = mtrt.buffer {kind = "param", name = "p", offset = 0 : i64}
 // CHECK-NEXT:    %[[A:.+]] = mtrt.buffer {kind = "activation", offset = 256 : i64}
 // CHECK-NEXT:    mtrt.kernel "gelu" ins(%[[P]] : memref<4x16xf32>) outs(%[[A]] : memref<4x16xf32>)
@@ -198,7 +198,7 @@ func.func @reuse(%p: tensor<4x16xf32> {mt.param = "p"}) -> tensor<4x16xf32> {
 // (steps 1-2) are both read by the add at step 2, which writes c; all three
 // get their own range.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 1024 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 256 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @stage0 attributes {arena_bytes = 1024 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 256 : i64, stage = 0 : i64}
 // CHECK:         %[[A:.+]] = mtrt.buffer {kind = "activation", offset = 256 : i64}
 // CHECK:         %[[B:.+]] = mtrt.buffer {kind = "activation", offset = 512 : i64}
 // CHECK:         %[[C:.+]] = mtrt.buffer {kind = "activation", offset = 768 : i64}
@@ -216,7 +216,7 @@ func.func @no_overlap(%p: tensor<4x16xf32> {mt.param = "p"}) -> tensor<4x16xf32>
 // later) gets the lowest transient offset, 2304, and the 256 B gelu result
 // it is alive with goes above it, to 2816.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 3072 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 2304 : i64, rank = 0 : i64}
+// CHECK-LABEL: mtrt.program @stage0 attributes {arena_bytes = 3072 : i64, {{(flops_per_token = [0-9]+ : i64, )?}}persistent_bytes = 2304 : i64, stage = 0 : i64}
 // CHECK:         %[[A:.+]] = mtrt.buffer {kind = "activation", offset = 2816 : i64} : memref<4x16xf32>
 // CHECK:         %[[BIG:.+]] = mtrt.buffer {kind = "activation", offset = 2304 : i64} : memref<4x32xf32>
 // CHECK-NEXT:    mtrt.kernel "matmul" ins(%[[A]], %{{.+}} : memref<4x16xf32>, memref<16x32xf32>) outs(%[[BIG]] : memref<4x32xf32>)
@@ -236,7 +236,7 @@ func.func @largest_first(%p: tensor<4x16xf32> {mt.param = "p"},
 // A splat constant becomes a "constant" buffer filled by mtrt.fill, not a
 // kernel.
 
-// CHECK-LABEL: mtrt.program @rank0
+// CHECK-LABEL: mtrt.program @stage0
 // CHECK-NEXT:    %[[X:.+]] = mtrt.buffer {kind = "param", name = "x", offset = 0 : i64} : memref<4xf32>
 // CHECK-NEXT:    %[[C:.+]] = mtrt.buffer {kind = "constant", offset = 64 : i64} : memref<4xf32>
 // CHECK-NEXT:    mtrt.fill %[[C]], 2.500000e+00 : memref<4xf32>
@@ -254,7 +254,7 @@ func.func @splat_constant(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
 // A kernel is named by its mt op without the dialect prefix and carries the
 // op's attributes (inherent and mt.layer) as its params dictionary.
 
-// CHECK-LABEL: mtrt.program @rank0
+// CHECK-LABEL: mtrt.program @stage0
 // CHECK:         mtrt.kernel "layer_norm" ins(%{{.+}}, %{{.+}}, %{{.+}} : memref<2x4x8xf32>, memref<8xf32>, memref<8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {epsilon = 9.765625E-4 : f64, mt.layer = 2 : i64}
 // CHECK:         mtrt.kernel "dropout" ins(%{{.+}} : memref<2x4x8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {mt.layer = 2 : i64, probability = 1.000000e-01 : f64, rng_stream = 4 : i64}
 // CHECK:         mtrt.kernel "matmul" ins(%{{.+}}, %{{.+}} : memref<2x4x8xf32>, memref<16x8xf32>) outs(%{{.+}} : memref<2x4x16xf32>) {transpose_b}
@@ -275,7 +275,7 @@ func.func @kernel_params(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
 
 // Dropout of probability 0 needs no stream.
 
-// CHECK-LABEL: mtrt.program @rank0
+// CHECK-LABEL: mtrt.program @stage0
 // CHECK:         mtrt.kernel "dropout" ins({{.*}}) outs({{.*}}) {probability = 0.000000e+00 : f64}
 func.func @dropout_zero(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
   %y = mt.dropout %x {probability = 0.0 : f64} : tensor<4xf32>
@@ -287,7 +287,7 @@ func.func @dropout_zero(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
 // Results with an mt.output role become mtrt.output, in result order;
 // returned parameters do not.
 
-// CHECK-LABEL: mtrt.program @rank0
+// CHECK-LABEL: mtrt.program @stage0
 // CHECK:         %[[LOSS:.+]] = mtrt.buffer {kind = "activation", {{.*}}} : memref<f32>
 // CHECK-NEXT:    mtrt.kernel "cross_entropy" {{.*}} outs(%[[LOSS]] : memref<f32>)
 // CHECK:         %[[NORM:.+]] = mtrt.buffer {kind = "activation", {{.*}}} : memref<f32>
@@ -306,18 +306,33 @@ func.func @outputs(%p: tensor<2x4x8xf32> {mt.param = "p"},
 
 // -----
 
-// Each function becomes one program; programs are numbered in function
-// order and the functions are removed.
+// Without a grid, a random offset has no per-rank part: the dropout of
+// microbatch 1 starts after the 16 elements of microbatch 0, a plain number.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {{{.*}}rank = 0 : i64}
-// CHECK:       mtrt.program @rank1 attributes {{{.*}}rank = 1 : i64}
+// CHECK-LABEL: mtrt.program @stage0
+// CHECK:         mtrt.kernel "dropout" {{.*}} {mt.microbatch = 1 : i64, mt.microbatches = 2 : i64, probability = 1.000000e-01 : f64, rng_offset = 16 : i64, rng_stream = 0 : i64}
+func.func @microbatch_offset(%x: tensor<2x8xf32> {mt.param = "x"}) -> tensor<2x8xf32> {
+  %y = mt.dropout %x {probability = 1.0e-01 : f64, rng_stream = 0 : i64, mt.microbatch = 1 : i64, mt.microbatches = 2 : i64} : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// Each function becomes the program of its pipeline stage
+// ('mt.pipeline_stage', 0 when absent), @stage<N>, in function order; the
+// functions are removed.
+
+// CHECK-LABEL: mtrt.program @stage1 attributes {{{.*}}stage = 1 : i64}
+// CHECK:         mtrt.kernel "gelu"
+// CHECK-LABEL: mtrt.program @stage0 attributes {{{.*}}stage = 0 : i64}
+// CHECK:         mtrt.kernel "add"
 // CHECK-NOT:   func.func
-func.func @first(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
+func.func @second(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> attributes {mt.pipeline_stage = 1 : i64} {
   %y = mt.gelu %x : tensor<4xf32>
   return %y : tensor<4xf32>
 }
-func.func @second(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
-  %y = mt.gelu %x : tensor<4xf32>
+func.func @first(%x: tensor<4xf32> {mt.param = "y"}) -> tensor<4xf32> {
+  %y = mt.add %x, %x : tensor<4xf32>
   return %y : tensor<4xf32>
 }
 
@@ -405,5 +420,19 @@ func.func @negative_non_tensor_argument(%x: tensor<4xf32> {mt.param = "x"},
 func.func @negative_multi_block(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
   cf.br ^bb1
 ^bb1:
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// Two functions of one stage (here both unmarked: stage 0) cannot both be
+// its program; nothing is lowered.
+
+// expected-note @below {{the first one is here}}
+func.func @first(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+// expected-error @below {{'func.func' op is a second program for pipeline stage 0: a module lowers to one function per stage (mark pipeline stages with 'mt.pipeline_stage', or run mt-pipeline)}}
+func.func @negative_second_stage0(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }

@@ -1,243 +1,180 @@
 // RUN: megatron-opt %s --mt-verify-collectives --split-input-file --verify-diagnostics | FileCheck %s
 
-// mt-verify-collectives checks, before anything runs, that every rank of a
-// group of the device grid issues the same collectives on the group's axis,
-// in the same order: same kernel, same params, same buffer types. The IR is
-// never changed.
+// mt-verify-collectives checks, before anything runs, that the programs'
+// communication cannot hang. Programs are SPMD: the ranks of one pipeline
+// stage share one program, so collectives within a stage (over dp or tp)
+// match by construction; what remains is that every collective names an axis
+// of the grid and, on a pipeline (a pp x dp x tp grid with one program per
+// stage), that the stages' sends, receives and pipeline-axis collectives
+// meet: the pass simulates the stages, a send never waiting, a receive
+// waiting for the send of its tag, a pipeline-axis collective waiting for
+// every stage. The IR is never changed.
 //
-// Every module below has a 2x1 grid: ranks @rank0 (coords 0, 0) and @rank1
-// (coords 1, 0) form the one group of axis 0; axis 1 has one rank per group.
+// The pipeline modules below have a 2x1x1 grid: stages @stage0 and @stage1
+// of one rank each.
 
 //===----------------------------------------------------------------------===//
-// Matching ranks
+// Schedules that complete
 //===----------------------------------------------------------------------===//
 
-// Both ranks issue the same all_reduce, reduce_scatter, all_slice and
-// all_gather, with other kernels in between: the pass succeeds and prints the
+// A forward and backward exchange: stage 0 sends its activation (tag 0) and
+// waits for the gradient (tag 1); stage 1 receives, computes and sends the
+// gradient back. Both then all-reduce a tied weight's gradient over the
+// pipeline axis (grid axis 0), and stage 1 alone all-reduces over tp (grid
+// axis 2), which stays within its stage. The pass succeeds and prints the
 // module unchanged.
 
-// CHECK:       shard.grid @grid(shape = 2x1)
-// CHECK-LABEL: mtrt.program @rank0 attributes {{{.*}}coords = array<i64: 0, 0>
-// CHECK:         %[[G0:.+]] = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<8xf32>
-// CHECK-NEXT:    %[[R0:.+]] = mtrt.buffer {kind = "gradient", offset = 64 : i64} : memref<8xf32>
-// CHECK-NEXT:    %[[P0:.+]] = mtrt.buffer {kind = "activation", offset = 128 : i64} : memref<4xf32>
-// CHECK-NEXT:    mtrt.kernel "all_reduce" ins(%[[G0]] : memref<8xf32>) outs(%[[R0]] : memref<8xf32>) {average = true, grid_axis = 0 : i64}
-// CHECK-NEXT:    mtrt.kernel "gelu" ins(%[[R0]] : memref<8xf32>) outs(%[[G0]] : memref<8xf32>) {}
-// CHECK-NEXT:    mtrt.kernel "reduce_scatter" ins(%[[G0]] : memref<8xf32>) outs(%[[P0]] : memref<4xf32>) {average = true, axis = 0 : i64, grid_axis = 0 : i64}
-// CHECK-NEXT:    mtrt.kernel "all_slice" ins(%[[G0]] : memref<8xf32>) outs(%[[P0]] : memref<4xf32>) {axis = 0 : i64, grid_axis = 0 : i64}
-// CHECK-NEXT:    mtrt.kernel "all_gather" ins(%[[P0]] : memref<4xf32>) outs(%[[G0]] : memref<8xf32>) {axis = 0 : i64, grid_axis = 0 : i64}
+// CHECK:       shard.grid @grid(shape = 2x1x1)
+// CHECK-LABEL: mtrt.program @stage0 attributes {arena_bytes = 128 : i64, persistent_bytes = 0 : i64, stage = 0 : i64}
+// CHECK-NEXT:    %[[A0:.+]] = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
+// CHECK-NEXT:    %[[G0:.+]] = mtrt.buffer {kind = "gradient", offset = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    mtrt.send %[[A0]] to 1 {microbatch = 0 : i64, tag = 0 : i64} : memref<4xf32>
+// CHECK-NEXT:    mtrt.recv %[[G0]] from 1 {microbatch = 0 : i64, tag = 1 : i64} : memref<4xf32>
+// CHECK-NEXT:    mtrt.kernel "all_reduce" ins(%[[G0]] : memref<4xf32>) outs(%[[G0]] : memref<4xf32>) {average = false, grid_axis = 0 : i64}
 // CHECK-NEXT:  {{^  [}]$}}
-// CHECK-LABEL: mtrt.program @rank1 attributes {{{.*}}coords = array<i64: 1, 0>
-// CHECK-COUNT-3: mtrt.buffer
-// CHECK-NEXT:    mtrt.kernel "all_reduce"
+// CHECK-LABEL: mtrt.program @stage1 attributes {arena_bytes = 128 : i64, persistent_bytes = 0 : i64, stage = 1 : i64}
+// CHECK-COUNT-2: mtrt.buffer
+// CHECK-NEXT:    mtrt.recv
 // CHECK-NEXT:    mtrt.kernel "gelu"
-// CHECK-NEXT:    mtrt.kernel "reduce_scatter"
-// CHECK-NEXT:    mtrt.kernel "all_slice"
-// CHECK-NEXT:    mtrt.kernel "all_gather"
+// CHECK-NEXT:    mtrt.kernel "all_reduce" {{.*}} {average = false, grid_axis = 2 : i64}
+// CHECK-NEXT:    mtrt.send
+// CHECK-NEXT:    mtrt.kernel "all_reduce" {{.*}} {average = false, grid_axis = 0 : i64}
 // CHECK-NEXT:  {{^  [}]$}}
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 192 : i64, persistent_bytes = 0 : i64} {
-    %g = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<8xf32>
-    %r = mtrt.buffer {kind = "gradient", offset = 64 : i64} : memref<8xf32>
-    %p = mtrt.buffer {kind = "activation", offset = 128 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%g : memref<8xf32>) outs(%r : memref<8xf32>) {average = true, grid_axis = 0 : i64}
-    mtrt.kernel "gelu" ins(%r : memref<8xf32>) outs(%g : memref<8xf32>) {}
-    mtrt.kernel "reduce_scatter" ins(%g : memref<8xf32>) outs(%p : memref<4xf32>) {average = true, axis = 0 : i64, grid_axis = 0 : i64}
-    mtrt.kernel "all_slice" ins(%g : memref<8xf32>) outs(%p : memref<4xf32>) {axis = 0 : i64, grid_axis = 0 : i64}
-    mtrt.kernel "all_gather" ins(%p : memref<4xf32>) outs(%g : memref<8xf32>) {axis = 0 : i64, grid_axis = 0 : i64}
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
+    %g = mtrt.buffer {kind = "gradient", offset = 64 : i64} : memref<4xf32>
+    mtrt.send %a to 1 {tag = 0 : i64, microbatch = 0 : i64} : memref<4xf32>
+    mtrt.recv %g from 1 {tag = 1 : i64, microbatch = 0 : i64} : memref<4xf32>
+    mtrt.kernel "all_reduce" ins(%g : memref<4xf32>) outs(%g : memref<4xf32>) {grid_axis = 0 : i64, average = false}
   }
-  mtrt.program @rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 192 : i64, persistent_bytes = 0 : i64} {
-    %g = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<8xf32>
-    %r = mtrt.buffer {kind = "gradient", offset = 64 : i64} : memref<8xf32>
-    %p = mtrt.buffer {kind = "activation", offset = 128 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%g : memref<8xf32>) outs(%r : memref<8xf32>) {average = true, grid_axis = 0 : i64}
-    mtrt.kernel "gelu" ins(%r : memref<8xf32>) outs(%g : memref<8xf32>) {}
-    mtrt.kernel "reduce_scatter" ins(%g : memref<8xf32>) outs(%p : memref<4xf32>) {average = true, axis = 0 : i64, grid_axis = 0 : i64}
-    mtrt.kernel "all_slice" ins(%g : memref<8xf32>) outs(%p : memref<4xf32>) {axis = 0 : i64, grid_axis = 0 : i64}
-    mtrt.kernel "all_gather" ins(%p : memref<4xf32>) outs(%g : memref<8xf32>) {axis = 0 : i64, grid_axis = 0 : i64}
+  mtrt.program @stage1 attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
+    %g = mtrt.buffer {kind = "gradient", offset = 64 : i64} : memref<4xf32>
+    mtrt.recv %a from 0 {tag = 0 : i64, microbatch = 0 : i64} : memref<4xf32>
+    mtrt.kernel "gelu" ins(%a : memref<4xf32>) outs(%g : memref<4xf32>) {}
+    mtrt.kernel "all_reduce" ins(%g : memref<4xf32>) outs(%g : memref<4xf32>) {grid_axis = 2 : i64, average = false}
+    mtrt.send %g to 0 {tag = 1 : i64, microbatch = 0 : i64} : memref<4xf32>
+    mtrt.kernel "all_reduce" ins(%g : memref<4xf32>) outs(%g : memref<4xf32>) {grid_axis = 0 : i64, average = false}
   }
 }
 
 // -----
 
-// Only collectives are compared: the ranks may run different compute kernels
-// (here gelu on one rank, add on the other) and different numbers of them.
+// Sends do not wait: both stages may send before they receive (here two
+// microbatches in flight from stage 0, tags 0 and 1, received in the other
+// order), and a tag may be reused once its transfer is received.
 
-// CHECK-LABEL: mtrt.program @rank0
-// CHECK:         mtrt.kernel "gelu"
-// CHECK-NEXT:    mtrt.kernel "all_reduce"
-// CHECK-LABEL: mtrt.program @rank1
-// CHECK:         mtrt.kernel "add"
-// CHECK-NEXT:    mtrt.kernel "add"
-// CHECK-NEXT:    mtrt.kernel "all_reduce"
+// CHECK-LABEL: mtrt.program @stage0
+// CHECK-LABEL: mtrt.program @stage1
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
     %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "gelu" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {}
-    mtrt.kernel "all_reduce" ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {average = false, grid_axis = 0 : i64}
+    mtrt.send %a to 1 {tag = 0 : i64} : memref<4xf32>
+    mtrt.send %b to 1 {tag = 1 : i64} : memref<4xf32>
+    mtrt.recv %a from 1 {tag = 2 : i64} : memref<4xf32>
+    mtrt.send %a to 1 {tag = 0 : i64} : memref<4xf32>
   }
-  mtrt.program @rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @stage1 attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
     %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "add" ins(%a, %a : memref<4xf32>, memref<4xf32>) outs(%b : memref<4xf32>) {}
-    mtrt.kernel "add" ins(%b, %b : memref<4xf32>, memref<4xf32>) outs(%b : memref<4xf32>) {}
-    mtrt.kernel "all_reduce" ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {average = false, grid_axis = 0 : i64}
+    mtrt.send %a to 0 {tag = 2 : i64} : memref<4xf32>
+    mtrt.recv %b from 0 {tag = 1 : i64} : memref<4xf32>
+    mtrt.recv %a from 0 {tag = 0 : i64} : memref<4xf32>
+    mtrt.recv %a from 0 {tag = 0 : i64} : memref<4xf32>
   }
 }
 
 // -----
 
-// Collectives are compared per grid axis: on a 2x2 grid, @rank1 (0, 1) issues
-// an all_reduce on axis 1 that @rank0 (0, 0), the first rank of its axis-1
-// group, matches; the axis-0 collectives of @rank0 and @rank2 (1, 0) and of
-// @rank1 and @rank3 (1, 1) are compared separately and match too, although
-// every rank interleaves the two axes differently.
+// Without pipelining one program serves every rank of a dp x tp grid: its
+// collectives over either axis are issued by every rank alike, so there is
+// nothing to compare.
 
-// CHECK-LABEL: mtrt.program @rank0
-// CHECK-LABEL: mtrt.program @rank1
-// CHECK-LABEL: mtrt.program @rank2
-// CHECK-LABEL: mtrt.program @rank3
+// CHECK-LABEL: mtrt.program @stage0
+// CHECK:         mtrt.kernel "all_reduce" {{.*}} {average = true, grid_axis = 0 : i64}
+// CHECK-NEXT:    mtrt.kernel "all_gather" {{.*}} {axis = 0 : i64, grid_axis = 1 : i64}
 module {
   shard.grid @grid(shape = 2x2)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = false, grid_axis = 1 : i64}
-    mtrt.kernel "all_reduce" ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, grid_axis = 0 : i64}
-  }
-  mtrt.program @rank1 attributes {rank = 1 : i64, coords = array<i64: 0, 1>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
-    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = false, grid_axis = 1 : i64}
-    mtrt.kernel "all_reduce" ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, grid_axis = 0 : i64}
-  }
-  mtrt.program @rank2 attributes {rank = 2 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
-    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, grid_axis = 0 : i64}
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = false, grid_axis = 1 : i64}
-  }
-  mtrt.program @rank3 attributes {rank = 3 : i64, coords = array<i64: 1, 1>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
-    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, grid_axis = 0 : i64}
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = false, grid_axis = 1 : i64}
+    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<8xf32>
+    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, grid_axis = 0 : i64}
+    mtrt.kernel "all_gather" ins(%a : memref<4xf32>) outs(%b : memref<8xf32>) {axis = 0 : i64, grid_axis = 1 : i64}
   }
 }
 
 // -----
 
-// Without a shard.grid there is nothing to check: programs without
-// coordinates and with different collectives are left alone.
+// Without a shard.grid there is nothing to check, not even the axis a
+// collective names.
 
 // CHECK-NOT:   shard.grid
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 128 : i64, persistent_bytes = 0 : i64, rank = 0 : i64}
-// CHECK:         mtrt.kernel "all_reduce"
-// CHECK-LABEL: mtrt.program @rank1 attributes {arena_bytes = 128 : i64, persistent_bytes = 0 : i64, rank = 1 : i64}
-// CHECK:         mtrt.kernel "all_gather"
+// CHECK-LABEL: mtrt.program @stage0
+// CHECK:         mtrt.kernel "all_reduce" {{.*}} {average = true, grid_axis = 5 : i64}
 module {
-  mtrt.program @rank0 attributes {rank = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 0 : i64}
-  }
-  mtrt.program @rank1 attributes {rank = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
-    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<8xf32>
-    mtrt.kernel "all_gather" ins(%a : memref<4xf32>) outs(%b : memref<8xf32>) {axis = 0 : i64, grid_axis = 0 : i64}
+    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, grid_axis = 5 : i64}
   }
 }
 
 // -----
 
 //===----------------------------------------------------------------------===//
-// Errors
+// Errors: collectives on axes the grid does not have
 //===----------------------------------------------------------------------===//
 
-// A different kernel at the same position: the error is at rank 1's
-// command, the note at rank 0's.
+// A 2x2 grid has axes 0 and 1.
 
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x2)
+  mtrt.program @negative_axis_past_grid attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 0 : i64}
-    // expected-note @below {{rank 0's collective #1 is here}}
-    mtrt.kernel "all_reduce" ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, grid_axis = 0 : i64}
-  }
-  mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
-    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 0 : i64}
-    // expected-error @below {{'mtrt.kernel' op collective #1 of rank 1 (reduce_scatter on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, axis = 0 : i64, grid_axis = 0 : i64}) does not match collective #1 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 0 : i64}): the ranks would hang}}
-    mtrt.kernel "reduce_scatter" ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, axis = 0 : i64, grid_axis = 0 : i64}
+    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, grid_axis = 1 : i64}
+    // expected-error @below {{'mtrt.kernel' op runs on grid axis 2, not an axis of the 2-axis grid}}
+    mtrt.kernel "reduce_scatter" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, axis = 0 : i64, grid_axis = 2 : i64}
   }
 }
 
 // -----
 
-// Same kernel and types but a different reduction (a sum on rank 1, an
-// average on rank 0): the params differ. The message does not show params,
-// so both sides read the same.
+// Nor a negative axis, on a pipeline grid.
 
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
-    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    // expected-note @below {{rank 0's collective #0 is here}}
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 0 : i64}
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
   }
-  mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @negative_axis_below_grid attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = false, grid_axis = 0 : i64}) does not match collective #0 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 0 : i64}): the ranks would hang}}
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = false, grid_axis = 0 : i64}
+    // expected-error @below {{'mtrt.kernel' op runs on grid axis -1, not an axis of the 3-axis grid}}
+    mtrt.kernel "all_gather" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {axis = 0 : i64, grid_axis = -1 : i64}
   }
 }
 
 // -----
 
-// Same kernel, different tensor axis of an all_gather.
+//===----------------------------------------------------------------------===//
+// Errors: transfers between stages
+//===----------------------------------------------------------------------===//
+
+// A receive whose buffer differs from the sent one (8 floats received, 4
+// sent): the error is at the receive, the note at the send.
 
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
-    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<2x2xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4x4xf32>
-    // expected-note @below {{rank 0's collective #0 is here}}
-    mtrt.kernel "all_gather" ins(%a : memref<2x2xf32>) outs(%b : memref<4x4xf32>) {axis = 0 : i64, grid_axis = 0 : i64}
-  }
-  mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
-    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<2x2xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4x4xf32>
-    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_gather on grid axis 0 of memref<2x2xf32> -> memref<4x4xf32> with {axis = 1 : i64, grid_axis = 0 : i64}) does not match collective #0 of rank 0 (all_gather on grid axis 0 of memref<2x2xf32> -> memref<4x4xf32> with {axis = 0 : i64, grid_axis = 0 : i64}): the ranks would hang}}
-    mtrt.kernel "all_gather" ins(%a : memref<2x2xf32>) outs(%b : memref<4x4xf32>) {axis = 1 : i64, grid_axis = 0 : i64}
-  }
-}
-
-// -----
-
-// Same kernel and params, different buffer types (rank 1 reduces 8 elements,
-// rank 0 four).
-
-module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    // expected-note @below {{rank 0's collective #0 is here}}
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 0 : i64}
+    // expected-note @below {{stage 0's send is here}}
+    mtrt.send %a to 1 {tag = 0 : i64, microbatch = 1 : i64} : memref<4xf32>
   }
-  mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @negative_type_mismatch attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<8xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<8xf32>
-    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_reduce on grid axis 0 of memref<8xf32> -> memref<8xf32> with {average = true, grid_axis = 0 : i64}) does not match collective #0 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 0 : i64}): the ranks would hang}}
-    mtrt.kernel "all_reduce" ins(%a : memref<8xf32>) outs(%b : memref<8xf32>) {average = true, grid_axis = 0 : i64}
+    // expected-error @below {{'mtrt.recv' op stage 1's receive from stage 0 (tag 0, microbatch 1) of memref<8xf32> does not match stage 0's send to stage 1 (tag 0, microbatch 1) of memref<4xf32>}}
+    mtrt.recv %a from 0 {tag = 0 : i64, microbatch = 1 : i64} : memref<8xf32>
   }
 }
 
@@ -246,140 +183,201 @@ module {
 // Same element count, different element type.
 
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    // expected-note @below {{rank 0's collective #0 is here}}
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 0 : i64}
+    // expected-note @below {{stage 0's send is here}}
+    mtrt.send %a to 1 {tag = 0 : i64} : memref<4xf32>
   }
-  mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @negative_dtype_mismatch attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xbf16>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xbf16>
-    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_reduce on grid axis 0 of memref<4xbf16> -> memref<4xbf16> with {average = true, grid_axis = 0 : i64}) does not match collective #0 of rank 0 (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 0 : i64}): the ranks would hang}}
-    mtrt.kernel "all_reduce" ins(%a : memref<4xbf16>) outs(%b : memref<4xbf16>) {average = true, grid_axis = 0 : i64}
+    // expected-error @below {{'mtrt.recv' op stage 1's receive from stage 0 (tag 0) of memref<4xbf16> does not match stage 0's send to stage 1 (tag 0) of memref<4xf32>}}
+    mtrt.recv %a from 0 {tag = 0 : i64} : memref<4xbf16>
   }
 }
 
 // -----
 
-// Rank 1 issues one collective more than rank 0, the common prefix matching:
-// the error is at rank 1's program and names both counts.
+// A send no stage receives.
 
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @negative_unreceived attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 0 : i64}
+    mtrt.send %a to 1 {tag = 0 : i64} : memref<4xf32>
+    // expected-error @below {{'mtrt.send' op stage 0's send to stage 1 (tag 7) of memref<4xf32> is never received}}
+    mtrt.send %a to 1 {tag = 7 : i64} : memref<4xf32>
   }
-  // expected-error @below {{'mtrt.program' op rank 1 issues 2 collectives on grid axis 0 but rank 0 issues 1: the ranks would hang}}
-  mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @stage1 attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 0 : i64}
-    mtrt.kernel "all_reduce" ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {average = true, grid_axis = 0 : i64}
+    mtrt.recv %a from 0 {tag = 0 : i64} : memref<4xf32>
   }
 }
 
 // -----
 
-// Rank 1 issues one collective fewer than rank 0.
+// Both stages receive before they send: neither receive can complete. The
+// error is at the first waiting stage, a note at the other.
 
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @negative_deadlock attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 0 : i64}
+    %g = mtrt.buffer {kind = "gradient", offset = 64 : i64} : memref<4xf32>
+    // expected-error @below {{'mtrt.recv' op the pipeline schedule deadlocks: stage 0 waits here for its receive from stage 1 (tag 1) of memref<4xf32>}}
+    mtrt.recv %g from 1 {tag = 1 : i64} : memref<4xf32>
+    mtrt.send %a to 1 {tag = 0 : i64} : memref<4xf32>
   }
-  // expected-error @below {{'mtrt.program' op rank 1 issues 0 collectives on grid axis 0 but rank 0 issues 1: the ranks would hang}}
-  mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 1, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @stage1 attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    mtrt.kernel "gelu" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {}
+    %g = mtrt.buffer {kind = "gradient", offset = 64 : i64} : memref<4xf32>
+    // expected-note @below {{while stage 1 waits at its receive from stage 0 (tag 0) of memref<4xf32>}}
+    mtrt.recv %a from 0 {tag = 0 : i64} : memref<4xf32>
+    mtrt.send %g to 0 {tag = 1 : i64} : memref<4xf32>
   }
 }
 
 // -----
 
-// A mismatch on grid axis 1 of a 1x2 grid: ranks (0, 0) and (0, 1) form the
-// axis-1 group, and the error names axis 1.
+// A deadlock through a pipeline-axis collective: stage 0 enters it before
+// sending what stage 1 waits for, and stage 1 reaches it only after.
 
 module {
-  shard.grid @grid(shape = 1x2)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @negative_collective_deadlock attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
-    // expected-note @below {{rank 0's collective #0 is here}}
-    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {average = true, grid_axis = 1 : i64}
+    // expected-error @below {{'mtrt.kernel' op the pipeline schedule deadlocks: stage 0 waits here}}
+    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {grid_axis = 0 : i64, average = false}
+    mtrt.send %a to 1 {tag = 0 : i64} : memref<4xf32>
   }
-  mtrt.program @negative_rank1 attributes {rank = 1 : i64, coords = array<i64: 0, 1>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @stage1 attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
-    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<8xf32>
-    // expected-error @below {{'mtrt.kernel' op collective #0 of rank 1 (all_gather on grid axis 1 of memref<4xf32> -> memref<8xf32> with {axis = 0 : i64, grid_axis = 1 : i64}) does not match collective #0 of rank 0 (all_reduce on grid axis 1 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 1 : i64}): the ranks would hang}}
-    mtrt.kernel "all_gather" ins(%a : memref<4xf32>) outs(%b : memref<8xf32>) {axis = 0 : i64, grid_axis = 1 : i64}
+    // expected-note @below {{while stage 1 waits at its receive from stage 0 (tag 0) of memref<4xf32>}}
+    mtrt.recv %a from 0 {tag = 0 : i64} : memref<4xf32>
+    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {grid_axis = 0 : i64, average = false}
   }
 }
 
 // -----
 
-// On a device grid every program needs its coordinates.
+// A stage sends the same tag twice to one peer before it is received: the
+// receive could take either.
 
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @negative_same_tag attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
+    // expected-note @below {{the first send is here}}
+    mtrt.send %a to 1 {tag = 4 : i64} : memref<4xf32>
+    // expected-error @below {{'mtrt.send' op stage 0 sends tag 4 to stage 1 twice}}
+    mtrt.send %a to 1 {tag = 4 : i64} : memref<4xf32>
   }
-  // expected-error @below {{'mtrt.program' op has no coordinates on the 2-axis device grid}}
-  mtrt.program @negative_no_coords attributes {rank = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @stage1 attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
+    mtrt.recv %a from 0 {tag = 4 : i64} : memref<4xf32>
+    mtrt.recv %a from 0 {tag = 4 : i64} : memref<4xf32>
   }
 }
 
 // -----
 
-// Coordinates of the wrong length count as none.
+// A transfer names another stage of the pipeline: not its own stage.
 
 module {
-  shard.grid @grid(shape = 2x1)
-  // expected-error @below {{'mtrt.program' op has no coordinates on the 2-axis device grid}}
-  mtrt.program @negative_short_coords attributes {rank = 0 : i64, coords = array<i64: 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @negative_self_send attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
+    // expected-error @below {{'mtrt.send' op of stage 0 names peer stage 0, not another stage of the 2-stage pipeline}}
+    mtrt.send %a to 0 {tag = 0 : i64} : memref<4xf32>
+  }
+  mtrt.program @stage1 attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
   }
 }
 
 // -----
 
-// A coordinate outside the grid.
+// Nor one past the last stage.
 
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
   }
-  // expected-error @below {{'mtrt.program' op has coordinate 2 on grid axis 0, outside the grid's 2}}
-  mtrt.program @negative_outside attributes {rank = 1 : i64, coords = array<i64: 2, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @negative_peer_past_pipeline attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
+    // expected-error @below {{'mtrt.recv' op of stage 1 names peer stage 2, not another stage of the 2-stage pipeline}}
+    mtrt.recv %a from 2 {tag = 0 : i64} : memref<4xf32>
   }
 }
 
 // -----
 
-// Two programs with the same coordinates.
+//===----------------------------------------------------------------------===//
+// Errors: pipeline-axis collectives
+//===----------------------------------------------------------------------===//
+
+// Every stage's rank is in the group of a pipeline-axis collective: they
+// must agree on the types (here 8 floats on stage 1, 4 on stage 0). The
+// error is at stage 1's collective, the note at stage 0's.
 
 module {
-  shard.grid @grid(shape = 2x1)
-  // expected-note @below {{the other rank is here}}
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "gradient", offset = 0 : i64} : memref<4xf32>
+    // expected-note @below {{stage 0's collective is here}}
+    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {grid_axis = 0 : i64, average = false}
   }
-  // expected-error @below {{'mtrt.program' op has the same coordinates as rank 0}}
-  mtrt.program @negative_same_coords attributes {rank = 1 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @negative_collective_types attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "gradient", offset = 0 : i64} : memref<8xf32>
+    // expected-error @below {{'mtrt.kernel' op stage 1's collective (all_reduce on grid axis 0 of memref<8xf32> -> memref<8xf32> with {average = false, grid_axis = 0 : i64}) does not match stage 0's (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = false, grid_axis = 0 : i64}): the ranks would hang}}
+    mtrt.kernel "all_reduce" ins(%a : memref<8xf32>) outs(%a : memref<8xf32>) {grid_axis = 0 : i64, average = false}
   }
 }
 
 // -----
 
-// A rank of the grid has no program.
+// ... and on the kernel and its parameters (a sum on stage 1, an average on
+// stage 0).
 
-// expected-error @below {{mt-verify-collectives: the device grid has 2 ranks but the module holds 1 programs}}
 module {
-  shard.grid @grid(shape = 2x1)
-  mtrt.program @rank0 attributes {rank = 0 : i64, coords = array<i64: 0, 0>, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "gradient", offset = 0 : i64} : memref<4xf32>
+    // expected-note @below {{stage 0's collective is here}}
+    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {grid_axis = 0 : i64, average = true}
+  }
+  mtrt.program @negative_collective_params attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "gradient", offset = 0 : i64} : memref<4xf32>
+    // expected-error @below {{'mtrt.kernel' op stage 1's collective (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = false, grid_axis = 0 : i64}) does not match stage 0's (all_reduce on grid axis 0 of memref<4xf32> -> memref<4xf32> with {average = true, grid_axis = 0 : i64}): the ranks would hang}}
+    mtrt.kernel "all_reduce" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {grid_axis = 0 : i64, average = false}
+  }
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Errors: programs and stages
+//===----------------------------------------------------------------------===//
+
+// A program's stage is a coordinate on the pipeline axis.
+
+module {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+  // expected-error @below {{'mtrt.program' op is stage 2 of a 2-stage pipeline}}
+  mtrt.program @negative_stage_past_pipeline attributes {stage = 2 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+}
+
+// -----
+
+// Every stage of the pipeline needs its program.
+
+// expected-error @below {{mt-verify-collectives: no program for pipeline stage 2}}
+module @negative_missing_stage {
+  shard.grid @grid(shape = 3x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+  mtrt.program @stage1 attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
   }
 }

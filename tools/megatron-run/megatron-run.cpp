@@ -243,15 +243,15 @@ std::string mib(int64_t bytes) {
   return text;
 }
 
-/// The memory plan of one rank's program, from the artifact: rank 0
-/// prints every rank's.
+/// The memory plan of one program, from the artifact: rank 0 prints every
+/// stage's (all ranks of a stage share it).
 void printPlan(const RankProgram &program) {
   std::map<std::string, int64_t> bytes;
   for (const BufferDesc &buffer : program.buffers)
     if (!buffer.alias)
       bytes[buffer.kind] += buffer.bytes();
-  std::printf("memory plan (rank %lld):\n",
-              static_cast<long long>(program.rank));
+  std::printf("memory plan (stage %lld, every rank of it):\n",
+              static_cast<long long>(program.stage));
   std::printf("  parameters        %s\n", mib(bytes["param"]).c_str());
   std::printf("  optimizer state   %s\n",
               mib(bytes["exp_avg"] + bytes["exp_avg_sq"]).c_str());
@@ -272,18 +272,17 @@ public:
   Trainer(const Options &options, const Artifact &artifact,
           const Communicator &comm)
       : options(options), artifact(artifact),
-        program(artifact.ranks[comm.rank()]), comm(comm) {
-    // Data-parallel ranks lie along grid axis 0.
-    if (!artifact.gridShape.empty()) {
-      dataRank = comm.coords()[0];
-      dataRanks = artifact.gridShape[0];
+        program(specializeProgram(artifact, comm.rank())), comm(comm) {
+    if (int64_t axis = artifact.axis("dp"); axis >= 0) {
+      dataRank = program.coords[axis];
+      dataRanks = artifact.gridShape[axis];
     }
   }
 
   Status setup() {
     if (Status status = executor.init(program); !status)
-      return Status::error(options.artifact + ": rank " +
-                           std::to_string(program.rank) + ": " +
+      return Status::error(options.artifact + ": stage " +
+                           std::to_string(program.stage) + ": " +
                            status.message());
     executor.setCommunicator(&comm);
     const BufferDesc *tokens = program.find("input", "tokens");
@@ -591,8 +590,8 @@ public:
       if (!buffer)
         return Status::error(options.artifact + ": parameter '" + param.name +
                              "' of the parameter table has no buffer in "
-                             "rank " +
-                             std::to_string(program.rank) + "'s program");
+                             "stage " +
+                             std::to_string(program.stage) + "'s program");
       HostTensor tensor;
       tensor.dtype = "F32";
       tensor.shape = param.shape;
@@ -670,7 +669,7 @@ private:
 
   const Options &options;
   const Artifact &artifact;
-  const RankProgram &program;
+  const RankProgram program;
   const Communicator &comm;
   int64_t dataRank = 0, dataRanks = 1;
   CpuExecutor executor;
@@ -738,7 +737,7 @@ int main(int argc, char **argv) {
                 static_cast<long long>(trainer.seqLen),
                 static_cast<long long>(trainer.vocabSize),
                 static_cast<long long>(options.steps));
-    for (const RankProgram &program : artifact.ranks)
+    for (const RankProgram &program : artifact.programs)
       printPlan(program);
   }
   if (Status status = trainer.train(); !status) {

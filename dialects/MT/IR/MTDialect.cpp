@@ -36,13 +36,27 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == getRngBatchAxisAttrName() || name == getRngHeadAxisAttrName() ||
       name == getRngSeqAxisAttrName() || name == getTpVocabAxisAttrName() ||
-      name == getVocabSizeAttrName()) {
+      name == getVocabSizeAttrName() || name == getPipelineStageAttrName() ||
+      name == getMicrobatchAttrName() || name == getMicrobatchesAttrName() ||
+      name == getTransferTagAttrName() ||
+      name == getMicroBatchSizeAttrName()) {
     auto axis = dyn_cast<IntegerAttr>(attr.getValue());
     if (!axis || !axis.getType().isSignlessInteger(64) ||
         axis.getValue().isNegative())
       return op->emitOpError() << "attribute '" << name
-                               << "' must be a non-negative i64 grid axis, got "
+                               << "' must be a non-negative i64, got "
                                << attr.getValue();
+    return success();
+  }
+  if (name == getPhaseAttrName()) {
+    auto phase = dyn_cast<StringAttr>(attr.getValue());
+    if (!phase || !llvm::is_contained(ArrayRef<StringRef>{"forward", "backward",
+                                                          "optimizer"},
+                                      phase.getValue()))
+      return op->emitOpError()
+             << "attribute '" << name
+             << "' must be \"forward\", \"backward\" or \"optimizer\", got "
+             << attr.getValue();
     return success();
   }
   if (name == getParamAttrName())
@@ -204,6 +218,13 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
                           "argument #" + Twine(argIndex));
   if (MTDialect::isShardAttrName(name))
     return verifyShardAttr(op, attr, "argument #" + std::to_string(argIndex));
+  if (name == getMicrobatchAttrName()) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!index || index.getValue().isNegative())
+      return op->emitOpError() << "attribute '" << name << "' on argument #"
+                               << argIndex << " must be a non-negative integer";
+    return success();
+  }
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect argument attribute '"
                              << name << "' on argument #" << argIndex;

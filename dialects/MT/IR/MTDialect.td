@@ -139,6 +139,40 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getLayerAttrName() {
       return ::llvm::StringLiteral("mt.layer");
     }
+    /// Function attribute (set by mt-pipeline): the pipeline stage (the
+    /// coordinate on the grid's pipeline axis) whose ranks run this
+    /// function; absent on a step without pipeline parallelism.
+    static constexpr ::llvm::StringLiteral getPipelineStageAttrName() {
+      return ::llvm::StringLiteral("mt.pipeline_stage");
+    }
+    /// Argument attribute on `tokens` and `labels` inputs, and discardable
+    /// op attribute (set by mt-pipeline): the microbatch of the step the
+    /// value or op belongs to; with `mt.microbatches`, the count per
+    /// data-parallel rank and step (random streams are offset by it).
+    static constexpr ::llvm::StringLiteral getMicrobatchAttrName() {
+      return ::llvm::StringLiteral("mt.microbatch");
+    }
+    static constexpr ::llvm::StringLiteral getMicrobatchesAttrName() {
+      return ::llvm::StringLiteral("mt.microbatches");
+    }
+    /// Discardable attribute on `shard.send` and `shard.recv` between
+    /// pipeline stages: a send and the receive it feeds carry the same tag.
+    static constexpr ::llvm::StringLiteral getTransferTagAttrName() {
+      return ::llvm::StringLiteral("mt.transfer_tag");
+    }
+    /// Discardable op attribute stating when an op runs in a training step:
+    /// "forward" or "backward" (once per microbatch) or "optimizer" (once
+    /// per step, after gradients are accumulated). Set where the kind of op
+    /// does not say it, e.g. by mt-parallelize on gradient reductions.
+    static constexpr ::llvm::StringLiteral getPhaseAttrName() {
+      return ::llvm::StringLiteral("mt.phase");
+    }
+    /// Function attribute (set by the importer with a global batch): the
+    /// sequences per microbatch and data-parallel rank; the function's batch
+    /// is then the global batch, and mt-pipeline derives the microbatches.
+    static constexpr ::llvm::StringLiteral getMicroBatchSizeAttrName() {
+      return ::llvm::StringLiteral("mt.micro_batch_size");
+    }
     /// Whether `name` is one of the attributes that say how an argument or
     /// result is sharded (`mt.full_shape`, `mt.shard_*`, `mt.piece_axis`,
     /// `mt.valid_rows`).

@@ -535,6 +535,22 @@ def MT_SqrtOp : MT_Op<"sqrt", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
+def MT_ScaleOp : MT_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "Multiplies a tensor by a constant factor.";
+  let description = [{
+    `y = factor * x`. mt-pipeline takes the mean of the microbatches'
+    losses with it; upstream `arith.mulf` would need a splat constant tensor
+    and a tensor-level lowering the runtime does not have.
+
+    ```mlir
+    %mean = mt.scale %sum {factor = 2.500000e-01 : f64} : tensor<f32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, F64Attr:$factor);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def MT_ClipScaleOp : MT_Op<"clip_scale", [Pure]> {
   let summary = "Computes the factor that clips a gradient norm.";
   let description = [{

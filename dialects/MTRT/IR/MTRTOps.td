@@ -1,6 +1,7 @@
 //===- MTRTOps.td - The runtime-program dialect -------------*- tablegen -*-===//
 //
-// `mtrt`: what the thin runtime executes. A program per rank is a straight
+// `mtrt`: what the thin runtime executes. A program per role (every rank
+// without pipelining, every rank of one pipeline stage with it) is a straight
 // line of kernel launches over buffers at static offsets in one arena.
 //
 //===----------------------------------------------------------------------===//
@@ -15,13 +16,22 @@ include "mlir/IR/RegionKindInterface.td"
 def MTRT_Dialect : Dialect {
   let name = "mtrt";
   let cppNamespace = "::mlir::mtrt";
-  let summary = "Straight-line per-rank programs over a planned arena.";
+  let summary = "Straight-line SPMD programs over a planned arena.";
   let description = [{
     The lowest layer before the artifact. Every value is a `memref` view of
     one arena at a static byte offset chosen by the memory planner, so the
     arena size of a program is its exact peak memory. Kernels are named by
     the `mt` op they implement; the runtime binds each name to a host kernel
     (CPU backend) or a CUDA kernel, BLAS or cuBLAS call.
+
+    Programs are SPMD: one program is shared by every rank of its role, so
+    compile time and artifact size do not grow with the data- or
+    tensor-parallel degree. What differs between ranks is stated in terms of
+    the rank's coordinates on the module's `shard.grid` and computed by the
+    runtime when it loads the program: a buffer's piece index is the
+    coordinate on `shard_axis` (`piece_axis`), and a kernel parameter given
+    as a dictionary `{grid_axis = a, stride = s, base = b}` is
+    `b + s * coordinate(a)`.
   }];
 }
 
@@ -33,10 +43,12 @@ def MTRT_Buffer : StaticShapeMemRefOf<[F32, F16, BF16, I32, I64]>;
 
 def MTRT_ProgramOp : MTRT_Op<"program",
     [Symbol, SingleBlock, NoTerminator, IsolatedFromAbove]> {
-  let summary = "The program one rank executes per training step.";
+  let summary = "The program the ranks of one role execute per training step.";
   let description = [{
-    Holds the rank's buffers and commands in execution order. On a device
-    grid (`shard.grid` in the module), `coords` are the rank's coordinates.
+    Holds the role's buffers and commands in execution order. `stage` is the
+    pipeline stage whose ranks run it (0 without pipeline parallelism, where
+    one program serves every rank); on a grid with a pipeline axis, rank r
+    runs the program whose `stage` is r's coordinate on that axis.
     `flops_per_token` is the model's training FLOPs per token (6N plus the
     attention term, see `mt-print-model-summary`), for throughput reports.
     `arena_bytes` is the size of the arena: the planned peak memory.
@@ -45,16 +57,15 @@ def MTRT_ProgramOp : MTRT_Op<"program",
     activations and gradients as their lifetimes allow.
 
     ```mlir
-    mtrt.program @rank0 attributes {rank = 0 : i64, arena_bytes = 4096 : i64,
-                                    persistent_bytes = 1024 : i64} {
+    mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 4096 : i64,
+                                     persistent_bytes = 1024 : i64} {
       %w = mtrt.buffer {offset = 0 : i64, kind = "param", name = "w"} : memref<8x8xf32>
       ...
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$rank,
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$stage,
                        I64Attr:$arena_bytes, I64Attr:$persistent_bytes,
-                       OptionalAttr<DenseI64ArrayAttr>:$coords,
                        OptionalAttr<I64Attr>:$flops_per_token);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
@@ -75,6 +86,10 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
     piece `shard_index` of `shard_count` of dimension `shard_dim` within each
     of its `shard_chunks` equal chunks, and with `piece_count` only piece
     `piece_index` of that split, flattened (ZeRO on tensor-parallel ranks).
+    The indices are the rank's coordinates on grid axes `shard_axis` and
+    `piece_axis`, known only at run time: the program is shared by all of
+    them. `microbatch` marks a data input of one microbatch (`tokens` and
+    `labels` of microbatch i of the step).
     `valid_rows` marks a vocabulary padded to a multiple of tp: rows of the
     full tensor from `valid_rows` on are padding.
 
@@ -85,13 +100,14 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
   let arguments = (ins I64Attr:$offset, StrAttr:$kind,
                        OptionalAttr<StrAttr>:$name, UnitAttr:$alias,
                        OptionalAttr<DenseI64ArrayAttr>:$full_shape,
-                       OptionalAttr<I64Attr>:$shard_index,
+                       OptionalAttr<I64Attr>:$shard_axis,
                        OptionalAttr<I64Attr>:$shard_count,
                        OptionalAttr<I64Attr>:$shard_dim,
                        OptionalAttr<I64Attr>:$shard_chunks,
-                       OptionalAttr<I64Attr>:$piece_index,
+                       OptionalAttr<I64Attr>:$piece_axis,
                        OptionalAttr<I64Attr>:$piece_count,
-                       OptionalAttr<I64Attr>:$valid_rows);
+                       OptionalAttr<I64Attr>:$valid_rows,
+                       OptionalAttr<I64Attr>:$microbatch);
   let results = (outs MTRT_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
   let hasVerifier = 1;
@@ -143,6 +159,41 @@ def MTRT_OutputOp : MTRT_Op<"output", [HasParent<"ProgramOp">]> {
   }];
   let arguments = (ins StrAttr:$role, MTRT_Buffer:$buffer);
   let assemblyFormat = "$role `,` $buffer attr-dict `:` type($buffer)";
+}
+
+def MTRT_SendOp : MTRT_Op<"send", [HasParent<"ProgramOp">]> {
+  let summary = "Sends a buffer to the same-coordinate rank of another stage.";
+  let description = [{
+    Point-to-point transfer between pipeline stages: the rank whose
+    coordinates equal this rank's except `peer_stage` on the pipeline axis
+    receives the buffer with the `mtrt.recv` of the same `tag`. A send does
+    not wait for its receive (the runtime copies the bytes out), so a
+    schedule deadlocks only through receives; `mt-verify-collectives`
+    proves that none does. `microbatch` is for traces and diagnostics.
+
+    ```mlir
+    mtrt.send %act to 1 {tag = 3 : i64, microbatch = 0 : i64} : memref<2x4x8xf32>
+    ```
+  }];
+  let arguments = (ins MTRT_Buffer:$buffer, I64Attr:$peer_stage, I64Attr:$tag,
+                       OptionalAttr<I64Attr>:$microbatch);
+  let assemblyFormat = "$buffer `to` $peer_stage attr-dict `:` type($buffer)";
+}
+
+def MTRT_RecvOp : MTRT_Op<"recv", [HasParent<"ProgramOp">]> {
+  let summary = "Receives a buffer from the same-coordinate rank of another stage.";
+  let description = [{
+    Waits for the `mtrt.send` of the same `tag` from `peer_stage` and writes
+    its bytes into the buffer; shapes and element types must match, which
+    `mt-verify-collectives` checks at compile time.
+
+    ```mlir
+    mtrt.recv %act from 0 {tag = 3 : i64, microbatch = 0 : i64} : memref<2x4x8xf32>
+    ```
+  }];
+  let arguments = (ins MTRT_Buffer:$buffer, I64Attr:$peer_stage, I64Attr:$tag,
+                       OptionalAttr<I64Attr>:$microbatch);
+  let assemblyFormat = "$buffer `from` $peer_stage attr-dict `:` type($buffer)";
 }
 
 #endif // MEGATRON_DIALECTS_MTRT_IR_MTRTOPS_TD

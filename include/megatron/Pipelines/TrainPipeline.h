@@ -20,6 +20,26 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   PassOptions::Option<int64_t> zero{*this, "zero",
                                     llvm::cl::desc("ZeRO stage 0, 1, 2 or 3"),
                                     llvm::cl::init(0)};
+  PassOptions::Option<int64_t> pp{*this, "pp",
+                                  llvm::cl::desc("Pipeline-parallel stages"),
+                                  llvm::cl::init(1)};
+  PassOptions::Option<int64_t> microbatches{
+      *this, "microbatches",
+      llvm::cl::desc("Microbatches per step and data-parallel rank (0: from "
+                     "the model's global batch, else 1)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Pipeline schedule: gpipe, 1f1b or interleaved"),
+      llvm::cl::init("1f1b")};
+  PassOptions::Option<int64_t> virtualStages{
+      *this, "virtual-stages",
+      llvm::cl::desc("Model chunks per pipeline rank (interleaved)"),
+      llvm::cl::init(1)};
+  PassOptions::Option<bool> printSchedule{
+      *this, "print-schedule",
+      llvm::cl::desc("Print the pipeline schedule's static timeline"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "
@@ -28,8 +48,8 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 };
 
 /// canonicalize, mt-autodiff, canonicalize, cse, mt-parallelize,
-/// mt-lower-to-runtime, mt-verify-collectives: a forward graph in, one mtrt
-/// program per rank out.
+/// mt-pipeline, mt-lower-to-runtime, mt-verify-collectives: a forward graph
+/// in, one mtrt program per pipeline stage out.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
 /// Registers `--mt-train-pipeline`.

@@ -1,8 +1,9 @@
 //===- ArtifactExport.h - mtrt programs to a runtime artifact ---*- C++ -*-===//
 //
 // Writes the artifact `megatron-run` loads: a JSON document holding every
-// rank's program, buffer plan and parameter table. The schema is described
-// in runtime/include/mtrt/Artifact.h, which reads it.
+// role's program, buffer plan and parameter table. The schema (and its
+// version) is defined once, in runtime/include/mtrt/Artifact.h: this builds
+// an `mtrt::Artifact` and calls the runtime's own writer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,9 +14,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::mt {
-
-/// The artifact format version this compiler writes.
-constexpr int64_t kArtifactVersion = 1;
 
 /// Writes the artifact of `module`, which must hold `mtrt.program` ops only
 /// (the output of `--mt-train-pipeline`). Fails with a diagnostic otherwise.

@@ -56,6 +56,8 @@ struct Allocation {
   std::optional<int64_t> pieceAxis;
   /// A padded vocabulary: the rows of the full tensor that are real.
   std::optional<int64_t> validRows;
+  /// A data input of one microbatch of the step.
+  std::optional<int64_t> microbatch;
 };
 
 int64_t tensorBytes(Type type) {
@@ -85,34 +87,47 @@ struct LowerToRuntimePass
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isExternal())
         functions.push_back(function);
-    // On a device grid, the one SPMD function becomes every rank's program;
-    // without one, every defined function becomes a program: the ranks.
     SmallVector<int64_t> gridShape;
     auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
     if (grids.size() > 1)
       return (void)(grids[1].emitOpError()
                     << "mt-lower-to-runtime supports one device grid"),
              signalPassFailure();
-    if (!grids.empty()) {
+    if (!grids.empty())
       gridShape.assign(grids.front().getShape().begin(),
                        grids.front().getShape().end());
-      if (functions.size() != 1)
-        return (void)(module.emitError()
-                      << "mt-lower-to-runtime: a module with a device grid "
-                         "must hold one function (the SPMD program), got "
-                      << functions.size()),
-               signalPassFailure();
-    }
-    int64_t rank = 0;
+    // One SPMD program per role: the one training step, or one function per
+    // pipeline stage (`mt.pipeline_stage`, set by mt-pipeline). Two
+    // functions of one stage cannot both be what its ranks run.
+    llvm::SmallDenseMap<int64_t, func::FuncOp> byStage;
     for (func::FuncOp function : functions) {
-      if (failed(lower(function, rank, gridShape)))
+      int64_t stage = stageOf(function);
+      auto [it, inserted] = byStage.try_emplace(stage, function);
+      if (!inserted) {
+        InFlightDiagnostic diag =
+            function.emitOpError()
+            << "is a second program for pipeline stage " << stage
+            << ": a module lowers to one function per stage (mark pipeline "
+               "stages with 'mt.pipeline_stage', or run mt-pipeline)";
+        diag.attachNote(it->second.getLoc()) << "the first one is here";
         return signalPassFailure();
-      rank += gridShape.empty() ? 1 : ShapedType::getNumElements(gridShape);
+      }
+    }
+    for (func::FuncOp function : functions) {
+      if (failed(lower(function, stageOf(function), gridShape)))
+        return signalPassFailure();
       function.erase();
     }
   }
 
-  LogicalResult lower(func::FuncOp function, int64_t firstRank,
+  static int64_t stageOf(func::FuncOp function) {
+    if (auto stage = function->getAttrOfType<IntegerAttr>(
+            MTDialect::getPipelineStageAttrName()))
+      return stage.getInt();
+    return 0;
+  }
+
+  LogicalResult lower(func::FuncOp function, int64_t stage,
                       ArrayRef<int64_t> gridShape) {
     if (!function.getBody().hasOneBlock())
       return function.emitOpError()
@@ -161,6 +176,7 @@ struct LowerToRuntimePass
           intAttr(MTDialect::getShardChunksAttrName()).value_or(1);
       alloc.pieceAxis = intAttr(MTDialect::getPieceAxisAttrName());
       alloc.validRows = intAttr(MTDialect::getValidRowsAttrName());
+      alloc.microbatch = intAttr(MTDialect::getMicrobatchAttrName());
       if (param) {
         alloc.kind = state ? state.getValue().str() : "param";
         alloc.name = param.getValue().str();
@@ -186,6 +202,12 @@ struct LowerToRuntimePass
         alias(collapse.getResult(), collapse.getSrc());
       } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
         alias(expand.getResult(), expand.getSrc());
+      } else if (auto send = dyn_cast<shard::SendOp>(op)) {
+        // The result only orders the send; it names the sent bytes.
+        alias(send.getResult(), send.getInput());
+      } else if (auto recv = dyn_cast<shard::RecvOp>(op)) {
+        // The received bytes land in the buffer its (empty) input names.
+        alias(recv.getResult(), recv.getInput());
       } else if (auto adamw = dyn_cast<AdamWOp>(op)) {
         alias(adamw.getNewParam(), adamw.getParam());
         alias(adamw.getNewExpAvg(), adamw.getExpAvg());
@@ -268,39 +290,24 @@ struct LowerToRuntimePass
         alloc.offset = allocs[*alloc.redirect].offset;
     int64_t arena = placement.endBytes;
 
-    int64_t numRanks =
-        gridShape.empty() ? 1 : ShapedType::getNumElements(gridShape);
-    for (int64_t local = 0; local < numRanks; ++local) {
-      SmallVector<int64_t> coords;
-      if (!gridShape.empty())
-        coords = delinearize(local, gridShape);
-      emitProgram(function, firstRank + local, coords, gridShape, ops, allocs,
-                  allocOf, views, persistentBytes, arena);
-    }
+    emitProgram(function, stage, gridShape, ops, allocs, allocOf, views,
+                persistentBytes, arena);
     arenaBytes += arena;
     if (printMemoryPlan)
       printPlan(function.getName(), allocs, persistentBytes, arena);
     return success();
   }
 
-  static SmallVector<int64_t> delinearize(int64_t index,
-                                          ArrayRef<int64_t> shape) {
-    SmallVector<int64_t> coords(shape.size());
-    for (int64_t dim = int64_t(shape.size()) - 1; dim >= 0; --dim) {
-      coords[dim] = index % shape[dim];
-      index /= shape[dim];
-    }
-    return coords;
-  }
-
-  /// Kernel parameters that depend on the rank: the offset of dropout's
-  /// random index for a batch-split tensor.
-  static void addRankParams(Operation *op, ArrayRef<int64_t> coords,
-                            ArrayRef<int64_t> gridShape, OpBuilder &builder,
+  /// Kernel parameters that depend on the rank, stated in terms of its grid
+  /// coordinates so that one program serves every rank: a parameter
+  /// `{grid_axis = a, stride = s, base = b}` is `b + s * coordinate(a)`,
+  /// resolved by the runtime when it loads the program.
+  static void addRankParams(Operation *op, ArrayRef<int64_t> gridShape,
+                            OpBuilder &builder,
                             SmallVectorImpl<NamedAttribute> &params) {
-    if (coords.empty())
-      return;
     auto axisAttr = [&](StringRef name) -> std::optional<int64_t> {
+      if (gridShape.empty())
+        return std::nullopt;
       if (auto axis = op->getAttrOfType<IntegerAttr>(name))
         return axis.getInt();
       return std::nullopt;
@@ -308,6 +315,22 @@ struct LowerToRuntimePass
     auto param = [&](StringRef name, int64_t value) {
       params.push_back(
           builder.getNamedAttr(name, builder.getI64IntegerAttr(value)));
+    };
+    auto perRank = [&](StringRef name, std::optional<int64_t> axis,
+                       int64_t stride, int64_t base) {
+      if (!axis) {
+        if (base != 0)
+          param(name, base);
+        return;
+      }
+      params.push_back(builder.getNamedAttr(
+          name, builder.getDictionaryAttr(
+                    {builder.getNamedAttr("grid_axis",
+                                          builder.getI64IntegerAttr(*axis)),
+                     builder.getNamedAttr("stride",
+                                          builder.getI64IntegerAttr(stride)),
+                     builder.getNamedAttr("base",
+                                          builder.getI64IntegerAttr(base))})));
     };
     // Attention split by heads: the rank's first head and the total heads,
     // so that its masks are the single-device heads' masks.
@@ -318,7 +341,7 @@ struct LowerToRuntimePass
               .getType());
       int64_t heads = query.getDimSize(1);
       headParts = gridShape[*axis];
-      param("rng_head_offset", coords[*axis] * heads);
+      perRank("rng_head_offset", axis, heads, 0);
       param("rng_heads", heads * headParts);
     }
     // A vocabulary split: the rank's first row and the grid axis its
@@ -333,7 +356,7 @@ struct LowerToRuntimePass
       int64_t rows = isa<EmbeddingOp, EmbeddingGradOp>(op)
                          ? type.getDimSize(0)
                          : type.getShape().back();
-      param("vocab_offset", coords[*axis] * rows);
+      perRank("vocab_offset", axis, rows, 0);
       param("vocab_grid_axis", *axis);
       if (auto size =
               op->getAttrOfType<IntegerAttr>(MTDialect::getVocabSizeAttrName()))
@@ -347,13 +370,14 @@ struct LowerToRuntimePass
       int64_t seq = type.getDimSize(1);
       seqParts = gridShape[*axis];
       param("rng_seq_total", seq * seqParts);
-      param("rng_seq_offset", coords[*axis] * seq);
+      perRank("rng_seq_offset", axis, seq, 0);
     }
     // A batch split: offset the random index by the elements of the
-    // single-device tensor before this rank's share, the dropout's input or
-    // attention's [batch, heads, seq, seq] probabilities.
-    auto axis = axisAttr(MTDialect::getRngBatchAxisAttrName());
-    if (!axis)
+    // single-device tensor before this rank's share (the dropout's input or
+    // attention's [batch, heads, seq, seq] probabilities), and within the
+    // share by the microbatches before this one: the data-parallel rank
+    // holds `microbatches` consecutive microbatches of the global batch.
+    if (!isa<DropoutOp, AttentionOp, AttentionGradOp>(op))
       return;
     int64_t elements;
     if (auto dropout = dyn_cast<DropoutOp>(op)) {
@@ -365,7 +389,15 @@ struct LowerToRuntimePass
       elements = query.getDimSize(0) * query.getDimSize(1) * headParts *
                  query.getDimSize(2) * query.getDimSize(2);
     }
-    param("rng_offset", coords[*axis] * elements);
+    int64_t microbatch = 0, microbatches = 1;
+    if (auto index =
+            op->getAttrOfType<IntegerAttr>(MTDialect::getMicrobatchAttrName()))
+      microbatch = index.getInt();
+    if (auto count = op->getAttrOfType<IntegerAttr>(
+            MTDialect::getMicrobatchesAttrName()))
+      microbatches = count.getInt();
+    perRank("rng_offset", axisAttr(MTDialect::getRngBatchAxisAttrName()),
+            elements * microbatches, elements * microbatch);
   }
 
   /// The runtime kernel of an upstream `shard` collective.
@@ -405,8 +437,8 @@ struct LowerToRuntimePass
     return std::nullopt;
   }
 
-  void emitProgram(func::FuncOp function, int64_t rank,
-                   ArrayRef<int64_t> coords, ArrayRef<int64_t> gridShape,
+  void emitProgram(func::FuncOp function, int64_t stage,
+                   ArrayRef<int64_t> gridShape,
                    ArrayRef<Operation *> ops, ArrayRef<Allocation> allocs,
                    const DenseMap<Value, unsigned> &allocOf,
                    const DenseSet<Value> &views, int64_t persistentBytes,
@@ -418,12 +450,9 @@ struct LowerToRuntimePass
     OpBuilder builder(function);
     Location loc = function.getLoc();
     auto program = mtrt::ProgramOp::create(
-        builder, loc, builder.getStringAttr("rank" + std::to_string(rank)),
-        builder.getI64IntegerAttr(rank), builder.getI64IntegerAttr(arena),
-        builder.getI64IntegerAttr(persistentBytes),
-        coords.empty() ? DenseI64ArrayAttr()
-                       : builder.getDenseI64ArrayAttr(coords),
-        IntegerAttr());
+        builder, loc, builder.getStringAttr("stage" + std::to_string(stage)),
+        builder.getI64IntegerAttr(stage), builder.getI64IntegerAttr(arena),
+        builder.getI64IntegerAttr(persistentBytes), IntegerAttr());
     // Throughput reports need the model's FLOPs per token: known for models
     // with parameters and a token input.
     bool hasTokens = llvm::any_of(body.getArguments(), [&](BlockArgument arg) {
@@ -445,7 +474,7 @@ struct LowerToRuntimePass
         return buffer;
       const Allocation &own = allocs[allocOf.lookup(value)];
       const Allocation &alloc = own.redirect ? allocs[*own.redirect] : own;
-      bool sharded = alloc.fullShape && alloc.shardAxis && !coords.empty();
+      bool sharded = alloc.fullShape && alloc.shardAxis && !gridShape.empty();
       auto buffer = mtrt::BufferOp::create(
           builder, value.getLoc(), memrefFor(value.getType()),
           builder.getI64IntegerAttr(alloc.offset),
@@ -454,8 +483,7 @@ struct LowerToRuntimePass
           views.contains(value) || own.redirect ? builder.getUnitAttr()
                                                 : UnitAttr(),
           sharded ? alloc.fullShape : DenseI64ArrayAttr(),
-          sharded ? builder.getI64IntegerAttr(coords[*alloc.shardAxis])
-                  : IntegerAttr(),
+          sharded ? builder.getI64IntegerAttr(*alloc.shardAxis) : IntegerAttr(),
           sharded ? builder.getI64IntegerAttr(gridShape[*alloc.shardAxis])
                   : IntegerAttr(),
           sharded && alloc.shardDim ? builder.getI64IntegerAttr(*alloc.shardDim)
@@ -463,15 +491,16 @@ struct LowerToRuntimePass
           sharded && alloc.shardDim
               ? builder.getI64IntegerAttr(alloc.shardChunks)
               : IntegerAttr(),
-          sharded && alloc.pieceAxis
-              ? builder.getI64IntegerAttr(coords[*alloc.pieceAxis])
-              : IntegerAttr(),
+          sharded && alloc.pieceAxis ? builder.getI64IntegerAttr(*alloc.pieceAxis)
+                                     : IntegerAttr(),
           sharded && alloc.pieceAxis
               ? builder.getI64IntegerAttr(gridShape[*alloc.pieceAxis])
               : IntegerAttr(),
           sharded && alloc.validRows
               ? builder.getI64IntegerAttr(*alloc.validRows)
-              : IntegerAttr());
+              : IntegerAttr(),
+          alloc.microbatch ? builder.getI64IntegerAttr(*alloc.microbatch)
+                           : IntegerAttr());
       buffers[value] = buffer;
       return buffer;
     };
@@ -481,6 +510,30 @@ struct LowerToRuntimePass
     for (Operation *op : ops) {
       if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
         bufferFor(op->getResult(0));
+        continue;
+      }
+      if (isa<tensor::EmptyOp>(op)) {
+        // Storage for a receive: written before it is read.
+        bufferFor(op->getResult(0));
+        continue;
+      }
+      if (auto send = dyn_cast<shard::SendOp>(op)) {
+        bufferFor(send.getResult());
+        mtrt::SendOp::create(builder, op->getLoc(), bufferFor(send.getInput()),
+                             builder.getI64IntegerAttr(send.getDestination()[0]),
+                             op->getAttrOfType<IntegerAttr>(
+                                 MTDialect::getTransferTagAttrName()),
+                             op->getAttrOfType<IntegerAttr>(
+                                 MTDialect::getMicrobatchAttrName()));
+        continue;
+      }
+      if (auto recv = dyn_cast<shard::RecvOp>(op)) {
+        mtrt::RecvOp::create(builder, op->getLoc(), bufferFor(recv.getResult()),
+                             builder.getI64IntegerAttr((*recv.getSource())[0]),
+                             op->getAttrOfType<IntegerAttr>(
+                                 MTDialect::getTransferTagAttrName()),
+                             op->getAttrOfType<IntegerAttr>(
+                                 MTDialect::getMicrobatchAttrName()));
         continue;
       }
       if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
@@ -497,10 +550,13 @@ struct LowerToRuntimePass
       for (Value result : op->getResults())
         outs.push_back(bufferFor(result));
       StringRef kernel = op->getName().stripDialect();
-      SmallVector<NamedAttribute> params(op->getAttrs());
+      SmallVector<NamedAttribute> params;
+      for (NamedAttribute attr : op->getAttrs())
+        if (attr.getName() != MTDialect::getPhaseAttrName())
+          params.push_back(attr);
       if (auto collective = collectiveKernel(op, builder))
         std::tie(kernel, params) = *collective;
-      addRankParams(op, coords, gridShape, builder, params);
+      addRankParams(op, gridShape, builder, params);
       mtrt::KernelOp::create(builder, op->getLoc(),
                              builder.getStringAttr(kernel), ins, outs,
                              builder.getDictionaryAttr(params));
@@ -516,8 +572,23 @@ struct LowerToRuntimePass
 
   /// Rejects ops the runtime has no kernel for, before anything is emitted.
   LogicalResult checkLowerable(Operation *op) {
-    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp>(op))
       return success();
+    if (isa<shard::SendOp, shard::RecvOp>(op)) {
+      auto tag =
+          op->getAttrOfType<IntegerAttr>(MTDialect::getTransferTagAttrName());
+      bool hasPeer = isa<shard::SendOp>(op)
+                         ? cast<shard::SendOp>(op).getDestination().size() == 1
+                         : cast<shard::RecvOp>(op).getSource() &&
+                               cast<shard::RecvOp>(op).getSource()->size() == 1;
+      if (!tag || !hasPeer)
+        return op->emitOpError()
+               << "cannot be lowered to the runtime: a pipeline transfer needs "
+                  "one peer stage and an '"
+               << MTDialect::getTransferTagAttrName()
+               << "' (run mt-pipeline to create transfers)";
+      return success();
+    }
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       auto type = dyn_cast<RankedTensorType>(constant.getType());
       if (isa<SplatElementsAttr>(constant.getValue()) && type &&

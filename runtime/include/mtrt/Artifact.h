@@ -1,26 +1,41 @@
 //===- Artifact.h - The compiled artifact megatron-run loads ----*- C++ -*-===//
 //
-// The artifact is one JSON document written by
-// `megatron-translate --export-artifact`:
+// The artifact is one JSON document. Its schema is defined once, here and in
+// Artifact.cpp, which both reads it (megatron-run) and writes it
+// (`megatron-translate --export-artifact` builds an `Artifact` and calls
+// `writeArtifact`), so the two sides cannot drift apart:
 //
-//   {"format": "megatron-mlir-artifact", "version": 1, "world_size": W,
-//    "grid": {"shape": [dp, tp]},                   empty shape: no grid
+//   {"format": "megatron-mlir-artifact", "version": 2, "world_size": W,
+//    "grid": {"shape": [pp?, dp, tp], "axes": ["pp"?, "dp", "tp"]},
 //    "params": [{"name", "dtype", "shape"}],          full, unsharded shapes
-//    "ranks": [{"rank", "coords"?, "flops_per_token"?, "arena_bytes",
-//               "persistent_bytes",
-//               "buffers": [{"id", "offset", "dtype", "shape", "kind",
-//                            "name"?, "alias"?,
-//                            "shard"?: {"index", "count", "full_shape",
-//                                       "dim"?, "chunks"?, "piece_index"?,
-//                                       "piece_count"?, "valid_rows"?}}],
-//               "commands": [{"kernel", "ins": [id], "outs": [id],
-//                             "params": {name: number or bool}}],
-//               "outputs": {"loss": id, "grad_norm": id}}]}
+//    "programs": [{"stage", "flops_per_token"?, "arena_bytes",
+//                  "persistent_bytes",
+//                  "buffers": [{"id", "offset", "dtype", "shape", "kind",
+//                               "name"?, "alias"?, "microbatch"?,
+//                               "shard"?: {"axis", "count", "full_shape",
+//                                          "dim"?, "chunks"?, "piece_axis"?,
+//                                          "piece_count"?, "valid_rows"?}}],
+//                  "commands": [{"kernel", "ins": [id], "outs": [id],
+//                                "params": {name: number, bool, or
+//                                  {"grid_axis", "stride", "base"}}}],
+//                  "outputs": {"loss": id, "grad_norm": id}}]}
+//
+// Programs are SPMD: one per role, shared by its ranks. Without a "pp" axis
+// one program serves every rank; with one, rank r runs the program whose
+// "stage" is r's coordinate on it. Whatever differs between the ranks of a
+// program is given relative to their grid coordinates (a buffer's piece is
+// the coordinate on its shard "axis"; a per-rank parameter is
+// base + stride * coordinate(grid_axis)) and resolved by
+// `specializeProgram` when a rank loads its program, so the artifact's size
+// does not grow with dp or tp. Rank r's coordinates are row-major on the
+// grid: tensor-parallel ranks fastest, then data, then pipeline (Megatron).
 //
 // Buffer kinds: param, exp_avg, exp_avg_sq (named by the parameter), input
 // (named by its role: tokens, labels, step, lr, adam_beta1, adam_beta2,
-// adam_eps, weight_decay, clip_grad), activation, gradient, constant.
-// Commands run in order; a command's sizes come from its buffers' shapes.
+// adam_eps, weight_decay, clip_grad; tokens and labels carry their
+// microbatch), activation, gradient, constant. Commands run in order; a
+// command's sizes come from its buffers' shapes. `send` and `recv` move a
+// buffer to or from the same-coordinate rank of stage "peer_stage".
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,14 +45,15 @@
 #include "mtrt/Status.h"
 
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace mtrt {
 
-/// The artifact version this runtime reads.
-constexpr int64_t kArtifactVersion = 1;
+/// The artifact version this runtime reads and the exporter writes.
+constexpr int64_t kArtifactVersion = 2;
 
 enum class DType { F32, F16, BF16, I32, I64 };
 
@@ -54,9 +70,14 @@ struct BufferDesc {
   std::string kind;
   std::string name;
   bool alias = false;
+  /// A data input of one microbatch of the step (-1: not one).
+  int64_t microbatch = -1;
   /// A ZeRO piece: piece `shardIndex` of `shardCount` equal contiguous pieces
-  /// of the flattened tensor of `fullShape` (empty when not sharded).
+  /// of the flattened tensor of `fullShape` (empty when not sharded). The
+  /// index is the rank's coordinate on grid axis `shardAxis`, set by
+  /// `specializeProgram`.
   std::vector<int64_t> fullShape;
+  int64_t shardAxis = -1;
   int64_t shardIndex = 0;
   int64_t shardCount = 1;
   /// A tensor-parallel split instead: piece `shardIndex` of dimension
@@ -64,7 +85,9 @@ struct BufferDesc {
   int64_t shardDim = -1;
   int64_t shardChunks = 1;
   /// ZeRO on tensor-parallel ranks: only piece `pieceIndex` of
-  /// `pieceCount` of that split, flattened.
+  /// `pieceCount` of that split, flattened; the index is the coordinate on
+  /// grid axis `pieceAxis`.
+  int64_t pieceAxis = -1;
   int64_t pieceIndex = 0;
   int64_t pieceCount = 1;
   /// A vocabulary padded to a multiple of tp: rows of the full tensor from
@@ -76,11 +99,22 @@ struct BufferDesc {
   int64_t bytes() const { return numElements() * dtypeSize(dtype); }
 };
 
+/// A kernel parameter that differs between the ranks sharing a program:
+/// `base + stride * coordinate(gridAxis)`.
+struct RankParam {
+  int64_t gridAxis = 0;
+  int64_t stride = 0;
+  int64_t base = 0;
+};
+
 struct Command {
   std::string kernel;
   std::vector<int64_t> ins, outs;
-  /// Numeric and boolean parameters (booleans as 0 or 1).
+  /// Numeric and boolean parameters (booleans as 0 or 1); after
+  /// `specializeProgram`, the per-rank ones too.
   std::map<std::string, double> params;
+  /// Per-rank parameters, as the artifact states them.
+  std::map<std::string, RankParam> rankParams;
 
   bool has(const std::string &name) const { return params.count(name) != 0; }
   double get(const std::string &name, double fallback) const {
@@ -89,9 +123,14 @@ struct Command {
   }
 };
 
+/// A program as the artifact holds it (shared by the ranks of its stage),
+/// or, after `specializeProgram`, one rank's copy with its coordinates and
+/// every per-rank value resolved.
 struct RankProgram {
-  int64_t rank = 0;
-  /// Coordinates on the device grid (empty without one).
+  /// The pipeline stage whose ranks run it (0 without pipelining).
+  int64_t stage = 0;
+  /// Set by `specializeProgram`: the rank and its grid coordinates.
+  int64_t rank = -1;
   std::vector<int64_t> coords;
   int64_t arenaBytes = 0;
   int64_t persistentBytes = 0;
@@ -113,19 +152,37 @@ struct ParamDesc {
 };
 
 struct Artifact {
-  int64_t version = 0;
-  int64_t worldSize = 0;
-  /// The device grid: axis 0 data-parallel, axis 1 tensor-parallel ranks.
+  int64_t version = kArtifactVersion;
+  int64_t worldSize = 1;
+  /// The device grid and its axes' names ("pp", "dp", "tp"); both empty for
+  /// a single rank.
   std::vector<int64_t> gridShape;
+  std::vector<std::string> gridAxes;
   std::vector<ParamDesc> params;
-  std::vector<RankProgram> ranks;
+  /// One program per pipeline stage, in stage order.
+  std::vector<RankProgram> programs;
+
+  /// The grid axis named `name`, or -1.
+  int64_t axis(const std::string &name) const;
+  /// Row-major grid coordinates of `rank`.
+  std::vector<int64_t> coordsOf(int64_t rank) const;
+  /// The program rank `rank` runs.
+  const RankProgram &programOf(int64_t rank) const;
 };
 
-/// Reads and validates the artifact at `path`: the format and version, that
-/// every buffer lies inside its arena, every command names existing buffers,
-/// and every parameter buffer matches the parameter table. Errors name the
-/// file and the offending rank, buffer or command.
+/// Reads and validates the artifact at `path`: the format and version, the
+/// grid, that every buffer lies inside its arena, every command names
+/// existing buffers, every per-rank value names a grid axis, and every
+/// parameter buffer matches the parameter table. Errors name the file and
+/// the offending program, buffer or command.
 Status loadArtifact(const std::string &path, Artifact &artifact);
+
+/// Writes `artifact` as JSON, the format `loadArtifact` reads.
+void writeArtifact(const Artifact &artifact, std::ostream &os);
+
+/// Rank `rank`'s copy of its program: its coordinates, the pieces its
+/// sharded buffers hold, and every per-rank kernel parameter resolved.
+RankProgram specializeProgram(const Artifact &artifact, int64_t rank);
 
 } // namespace mtrt
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -158,7 +159,73 @@ std::string shapeString(const std::vector<int64_t> &shape) {
 }
 } // namespace
 
+// The schema's names, written once for the reader and the writer.
+namespace key {
+constexpr const char *kFormat = "format", *kVersion = "version",
+                     *kWorldSize = "world_size", *kGrid = "grid",
+                     *kShape = "shape", *kAxes = "axes", *kParams = "params",
+                     *kName = "name", *kDtype = "dtype",
+                     *kPrograms = "programs", *kStage = "stage",
+                     *kFlops = "flops_per_token", *kArena = "arena_bytes",
+                     *kPersistent = "persistent_bytes", *kBuffers = "buffers",
+                     *kId = "id", *kOffset = "offset", *kKind = "kind",
+                     *kAlias = "alias", *kMicrobatch = "microbatch",
+                     *kShard = "shard", *kAxis = "axis", *kCount = "count",
+                     *kFullShape = "full_shape", *kDim = "dim",
+                     *kChunks = "chunks", *kPieceAxis = "piece_axis",
+                     *kPieceCount = "piece_count", *kValidRows = "valid_rows",
+                     *kCommands = "commands", *kKernel = "kernel",
+                     *kIns = "ins", *kOuts = "outs", *kOutputs = "outputs",
+                     *kGridAxis = "grid_axis", *kStride = "stride",
+                     *kBase = "base";
+constexpr const char *kFormatName = "megatron-mlir-artifact";
+} // namespace key
+
+int64_t Artifact::axis(const std::string &name) const {
+  for (size_t i = 0; i < gridAxes.size(); ++i)
+    if (gridAxes[i] == name)
+      return int64_t(i);
+  return -1;
+}
+
+std::vector<int64_t> Artifact::coordsOf(int64_t rank) const {
+  std::vector<int64_t> coords(gridShape.size(), 0);
+  for (int64_t axis = int64_t(gridShape.size()) - 1; axis >= 0; --axis) {
+    coords[axis] = rank % gridShape[axis];
+    rank /= gridShape[axis];
+  }
+  return coords;
+}
+
+const RankProgram &Artifact::programOf(int64_t rank) const {
+  int64_t pipeline = axis("pp");
+  if (pipeline < 0)
+    return programs.front();
+  return programs[size_t(coordsOf(rank)[pipeline])];
+}
+
+RankProgram mtrt::specializeProgram(const Artifact &artifact, int64_t rank) {
+  RankProgram program = artifact.programOf(rank);
+  program.rank = rank;
+  program.coords = artifact.coordsOf(rank);
+  auto coordinate = [&](int64_t axis) {
+    return axis >= 0 && axis < int64_t(program.coords.size())
+               ? program.coords[axis]
+               : 0;
+  };
+  for (BufferDesc &buffer : program.buffers) {
+    buffer.shardIndex = coordinate(buffer.shardAxis);
+    buffer.pieceIndex = coordinate(buffer.pieceAxis);
+  }
+  for (Command &command : program.commands)
+    for (const auto &[name, value] : command.rankParams)
+      command.params[name] =
+          double(value.base + value.stride * coordinate(value.gridAxis));
+  return program;
+}
+
 Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
+  artifact = Artifact();
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Status::error(path + ": cannot open the artifact");
@@ -174,13 +241,12 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                          "valid JSON (truncated or corrupt?)");
 
   Reader reader(path);
-  if (reader.string(document, "format", "artifact") !=
-      "megatron-mlir-artifact") {
+  if (reader.string(document, key::kFormat, "artifact") != key::kFormatName) {
     MTRT_RETURN_IF_ERROR(reader.status());
     return Status::error(path + ": not a megatron-mlir artifact (format is '" +
-                         document["format"].get<std::string>() + "')");
+                         document[key::kFormat].get<std::string>() + "')");
   }
-  artifact.version = reader.integer(document, "version", "artifact");
+  artifact.version = reader.integer(document, key::kVersion, "artifact");
   MTRT_RETURN_IF_ERROR(reader.status());
   if (artifact.version != kArtifactVersion)
     return Status::error(path + ": artifact version " +
@@ -188,97 +254,106 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                          " is not supported; this runtime reads version " +
                          std::to_string(kArtifactVersion) +
                          " (recompile the model with this release)");
-  artifact.worldSize = reader.integer(document, "world_size", "artifact");
-  if (document.contains("grid")) {
+  artifact.worldSize = reader.integer(document, key::kWorldSize, "artifact");
+  if (document.contains(key::kGrid)) {
     const json *grid =
-        reader.field(document, "grid", "artifact", json::value_t::object);
-    if (grid && grid->contains("shape"))
-      for (const json &dim : reader.array(*grid, "shape", "artifact.grid")) {
-        if (!dim.is_number_integer() || dim.get<int64_t>() <= 0) {
-          reader.fail("artifact.grid.shape",
-                      "dimensions must be positive integers, got " +
-                          dim.dump());
+        reader.field(document, key::kGrid, "artifact", json::value_t::object);
+    if (grid) {
+      artifact.gridShape = reader.shape(*grid, "artifact.grid");
+      for (const json &name : reader.array(*grid, key::kAxes, "artifact.grid")) {
+        if (!name.is_string()) {
+          reader.fail("artifact.grid.axes",
+                      "axis names must be strings, got " + name.dump());
           break;
         }
-        artifact.gridShape.push_back(dim.get<int64_t>());
+        artifact.gridAxes.push_back(name.get<std::string>());
       }
+      if (reader.ok() && artifact.gridAxes.size() != artifact.gridShape.size())
+        reader.fail("artifact.grid",
+                    std::to_string(artifact.gridAxes.size()) +
+                        " axis names for a grid of " +
+                        std::to_string(artifact.gridShape.size()) + " axes");
+    }
   }
 
-  const json &params = reader.array(document, "params", "artifact");
+  const json &params = reader.array(document, key::kParams, "artifact");
   for (size_t i = 0; i < params.size() && reader.ok(); ++i) {
     std::string where = "params[" + std::to_string(i) + "]";
     ParamDesc param;
-    param.name = reader.string(params[i], "name", where);
+    param.name = reader.string(params[i], key::kName, where);
     param.dtype = reader.dtype(params[i], where);
     param.shape = reader.shape(params[i], where);
     artifact.params.push_back(std::move(param));
   }
 
-  const json &ranks = reader.array(document, "ranks", "artifact");
-  for (size_t r = 0; r < ranks.size() && reader.ok(); ++r) {
-    std::string where = "ranks[" + std::to_string(r) + "]";
-    const json &rank = ranks[r];
+  int64_t numAxes = int64_t(artifact.gridShape.size());
+  auto checkAxis = [&](int64_t axis, const std::string &where) {
+    if (reader.ok() && (axis < 0 || axis >= numAxes))
+      reader.fail(where, "grid axis " + std::to_string(axis) +
+                             " is not an axis of the " +
+                             std::to_string(numAxes) + "-axis grid");
+  };
+  const json &programs = reader.array(document, key::kPrograms, "artifact");
+  for (size_t r = 0; r < programs.size() && reader.ok(); ++r) {
+    std::string where = "programs[" + std::to_string(r) + "]";
+    const json &entry = programs[r];
     RankProgram program;
-    program.rank = reader.integer(rank, "rank", where);
-    if (rank.contains("coords"))
-      for (const json &coord : reader.array(rank, "coords", where)) {
-        if (!coord.is_number_integer() || coord.get<int64_t>() < 0) {
-          reader.fail(where + ".coords",
-                      "coordinates must be non-negative integers, got " +
-                          coord.dump());
-          break;
-        }
-        program.coords.push_back(coord.get<int64_t>());
-      }
-    program.arenaBytes = reader.integer(rank, "arena_bytes", where);
-    if (rank.contains("flops_per_token"))
-      program.flopsPerToken = reader.integer(rank, "flops_per_token", where);
-    program.persistentBytes = reader.integer(rank, "persistent_bytes", where);
+    program.stage = reader.integer(entry, key::kStage, where);
+    program.arenaBytes = reader.integer(entry, key::kArena, where);
+    if (entry.contains(key::kFlops))
+      program.flopsPerToken = reader.integer(entry, key::kFlops, where);
+    program.persistentBytes = reader.integer(entry, key::kPersistent, where);
+    if (reader.ok() && program.stage != int64_t(r))
+      reader.fail(where + ".stage", "stage " + std::to_string(program.stage) +
+                                        " out of sequence (expected " +
+                                        std::to_string(r) + ")");
 
-    const json &buffers = reader.array(rank, "buffers", where);
+    const json &buffers = reader.array(entry, key::kBuffers, where);
     for (size_t b = 0; b < buffers.size() && reader.ok(); ++b) {
       std::string at = where + ".buffers[" + std::to_string(b) + "]";
       BufferDesc buffer;
-      buffer.id = reader.integer(buffers[b], "id", at);
-      buffer.offset = reader.integer(buffers[b], "offset", at);
+      buffer.id = reader.integer(buffers[b], key::kId, at);
+      buffer.offset = reader.integer(buffers[b], key::kOffset, at);
       buffer.dtype = reader.dtype(buffers[b], at);
       buffer.shape = reader.shape(buffers[b], at);
-      buffer.kind = reader.string(buffers[b], "kind", at);
-      if (buffers[b].contains("name"))
-        buffer.name = reader.string(buffers[b], "name", at);
-      buffer.alias = buffers[b].value("alias", false);
-      if (buffers[b].contains("shard")) {
+      buffer.kind = reader.string(buffers[b], key::kKind, at);
+      if (buffers[b].contains(key::kName))
+        buffer.name = reader.string(buffers[b], key::kName, at);
+      buffer.alias = buffers[b].value(key::kAlias, false);
+      if (buffers[b].contains(key::kMicrobatch)) {
+        buffer.microbatch = reader.integer(buffers[b], key::kMicrobatch, at);
+        if (reader.ok() && buffer.microbatch < 0)
+          reader.fail(at + ".microbatch", "must not be negative");
+      }
+      if (buffers[b].contains(key::kShard)) {
         const json *shard =
-            reader.field(buffers[b], "shard", at, json::value_t::object);
+            reader.field(buffers[b], key::kShard, at, json::value_t::object);
         if (shard) {
-          buffer.shardIndex = reader.integer(*shard, "index", at + ".shard");
-          buffer.shardCount = reader.integer(*shard, "count", at + ".shard");
-          if (shard->contains("dim")) {
-            buffer.shardDim = reader.integer(*shard, "dim", at + ".shard");
-            buffer.shardChunks =
-                reader.integer(*shard, "chunks", at + ".shard");
+          std::string in = at + ".shard";
+          buffer.shardAxis = reader.integer(*shard, key::kAxis, in);
+          checkAxis(buffer.shardAxis, in + ".axis");
+          buffer.shardCount = reader.integer(*shard, key::kCount, in);
+          if (shard->contains(key::kDim)) {
+            buffer.shardDim = reader.integer(*shard, key::kDim, in);
+            buffer.shardChunks = reader.integer(*shard, key::kChunks, in);
           }
-          if (shard->contains("valid_rows"))
-            buffer.validRows =
-                reader.integer(*shard, "valid_rows", at + ".shard");
-          if (shard->contains("piece_index")) {
-            buffer.pieceIndex =
-                reader.integer(*shard, "piece_index", at + ".shard");
-            buffer.pieceCount =
-                reader.integer(*shard, "piece_count", at + ".shard");
+          if (shard->contains(key::kValidRows))
+            buffer.validRows = reader.integer(*shard, key::kValidRows, in);
+          if (shard->contains(key::kPieceAxis)) {
+            buffer.pieceAxis = reader.integer(*shard, key::kPieceAxis, in);
+            checkAxis(buffer.pieceAxis, in + ".piece_axis");
+            buffer.pieceCount = reader.integer(*shard, key::kPieceCount, in);
             if (reader.ok() && (buffer.shardDim < 0 || buffer.pieceCount <= 0 ||
-                                buffer.pieceIndex < 0 ||
-                                buffer.pieceIndex >= buffer.pieceCount))
-              reader.fail(at + ".shard",
-                          "piece " + std::to_string(buffer.pieceIndex) +
-                              " of " + std::to_string(buffer.pieceCount) +
-                              " needs a split dimension and an index below "
-                              "the count");
+                                buffer.pieceCount !=
+                                    artifact.gridShape[buffer.pieceAxis]))
+              reader.fail(in, "pieces over grid axis " +
+                                  std::to_string(buffer.pieceAxis) +
+                                  " need a split dimension and a count equal "
+                                  "to the axis' size");
           }
           buffer.fullShape =
-              reader.shape(json{{"shape", reader.array(*shard, "full_shape",
-                                                       at + ".shard")}},
-                           at + ".shard.full_shape");
+              reader.shape(json{{key::kShape, reader.array(*shard, key::kFullShape, in)}},
+                           in + ".full_shape");
           int64_t full = 1;
           for (int64_t dim : buffer.fullShape)
             full *= dim;
@@ -289,22 +364,21 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                                  (buffer.shardChunks * buffer.shardCount) !=
                              0);
           if (reader.ok() && badDim)
-            reader.fail(at + ".shard",
-                        "dimension " + std::to_string(buffer.shardDim) +
-                            " in " + std::to_string(buffer.shardChunks) +
-                            " chunks does not split the full shape " +
-                            shapeString(buffer.fullShape) + " into " +
-                            std::to_string(buffer.shardCount) + " pieces");
-          if (reader.ok() && (buffer.shardCount <= 0 || buffer.shardIndex < 0 ||
-                              buffer.shardIndex >= buffer.shardCount ||
-                              full != buffer.numElements() * buffer.shardCount *
-                                          buffer.pieceCount))
-            reader.fail(at + ".shard",
-                        "piece " + std::to_string(buffer.shardIndex) + " of " +
-                            std::to_string(buffer.shardCount) + " of " +
-                            std::to_string(full) +
-                            " elements does not match the buffer's " +
-                            std::to_string(buffer.numElements()));
+            reader.fail(in, "dimension " + std::to_string(buffer.shardDim) +
+                                " in " + std::to_string(buffer.shardChunks) +
+                                " chunks does not split the full shape " +
+                                shapeString(buffer.fullShape) + " into " +
+                                std::to_string(buffer.shardCount) + " pieces");
+          if (reader.ok() &&
+              (buffer.shardCount != artifact.gridShape[buffer.shardAxis] ||
+               full != buffer.numElements() * buffer.shardCount *
+                           buffer.pieceCount))
+            reader.fail(in, std::to_string(buffer.shardCount) + " pieces of " +
+                                std::to_string(full) +
+                                " elements over grid axis " +
+                                std::to_string(buffer.shardAxis) +
+                                " do not match the buffer's " +
+                                std::to_string(buffer.numElements()));
         }
       }
       if (!reader.ok())
@@ -322,12 +396,12 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       program.buffers.push_back(std::move(buffer));
     }
 
-    const json &commands = reader.array(rank, "commands", where);
+    const json &commands = reader.array(entry, key::kCommands, where);
     for (size_t c = 0; c < commands.size() && reader.ok(); ++c) {
       std::string at = where + ".commands[" + std::to_string(c) + "]";
       Command command;
-      command.kernel = reader.string(commands[c], "kernel", at);
-      for (const char *list : {"ins", "outs"}) {
+      command.kernel = reader.string(commands[c], key::kKernel, at);
+      for (const char *list : {key::kIns, key::kOuts}) {
         for (const json &id : reader.array(commands[c], list, at)) {
           if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
               id.get<int64_t>() >=
@@ -335,24 +409,33 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
             reader.fail(at + "." + list, "no buffer " + id.dump());
             break;
           }
-          (std::string(list) == "ins" ? command.ins : command.outs)
+          (list == key::kIns ? command.ins : command.outs)
               .push_back(id.get<int64_t>());
         }
       }
       const json *params =
-          reader.field(commands[c], "params", at, json::value_t::object);
+          reader.field(commands[c], key::kParams, at, json::value_t::object);
       if (params)
-        for (auto &[key, value] : params->items()) {
-          if (value.is_boolean())
-            command.params[key] = value.get<bool>() ? 1.0 : 0.0;
-          else if (value.is_number())
-            command.params[key] = value.get<double>();
+        for (auto &[name, value] : params->items()) {
+          if (value.is_boolean()) {
+            command.params[name] = value.get<bool>() ? 1.0 : 0.0;
+          } else if (value.is_number()) {
+            command.params[name] = value.get<double>();
+          } else if (value.is_object()) {
+            std::string in = at + ".params." + name;
+            RankParam param;
+            param.gridAxis = reader.integer(value, key::kGridAxis, in);
+            param.stride = reader.integer(value, key::kStride, in);
+            param.base = reader.integer(value, key::kBase, in);
+            checkAxis(param.gridAxis, in + ".grid_axis");
+            command.rankParams[name] = param;
+          }
         }
       program.commands.push_back(std::move(command));
     }
 
     const json *outputs =
-        reader.field(rank, "outputs", where, json::value_t::object);
+        reader.field(entry, key::kOutputs, where, json::value_t::object);
     if (outputs)
       for (auto &[role, id] : outputs->items()) {
         if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
@@ -383,35 +466,112 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                     "parameter '" + buffer.name +
                         "' is missing from the parameter table");
     }
-    artifact.ranks.push_back(std::move(program));
+    artifact.programs.push_back(std::move(program));
   }
   MTRT_RETURN_IF_ERROR(reader.status());
+  if (artifact.programs.empty())
+    return Status::error(path + ": the artifact holds no program");
   for (size_t i = 0; i < artifact.params.size(); ++i) {
     bool held = false;
-    for (const RankProgram &program : artifact.ranks)
+    for (const RankProgram &program : artifact.programs)
       held |= program.find("param", artifact.params[i].name) != nullptr;
     if (!held)
       return Status::error(path + ": params[" + std::to_string(i) +
                            "]: parameter '" + artifact.params[i].name +
-                           "' is held by no rank's program");
+                           "' is held by no program");
   }
   int64_t gridSize = 1;
   for (int64_t dim : artifact.gridShape)
     gridSize *= dim;
-  if (!artifact.gridShape.empty() && gridSize != artifact.worldSize)
+  if (gridSize != artifact.worldSize)
     return Status::error(path + ": the grid has " + std::to_string(gridSize) +
                          " ranks but world_size is " +
                          std::to_string(artifact.worldSize));
-  for (const RankProgram &program : artifact.ranks)
-    if (program.coords.size() != artifact.gridShape.size())
-      return Status::error(path + ": rank " + std::to_string(program.rank) +
-                           " has " + std::to_string(program.coords.size()) +
-                           " coordinates for a grid of " +
-                           std::to_string(artifact.gridShape.size()) + " axes");
-  if (static_cast<int64_t>(artifact.ranks.size()) != artifact.worldSize)
-    return Status::error(path + ": world_size is " +
-                         std::to_string(artifact.worldSize) + " but " +
-                         std::to_string(artifact.ranks.size()) +
-                         " rank programs are present");
+  int64_t pipeline = artifact.axis("pp");
+  int64_t stages = pipeline < 0 ? 1 : artifact.gridShape[pipeline];
+  if (int64_t(artifact.programs.size()) != stages)
+    return Status::error(path + ": " + std::to_string(stages) +
+                         " pipeline stage" + (stages == 1 ? "" : "s") +
+                         " but " + std::to_string(artifact.programs.size()) +
+                         " programs are present");
   return Status::ok();
+}
+
+void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
+  json document = {{key::kFormat, key::kFormatName},
+                   {key::kVersion, artifact.version},
+                   {key::kWorldSize, artifact.worldSize}};
+  if (!artifact.gridShape.empty())
+    document[key::kGrid] = {{key::kShape, artifact.gridShape},
+                            {key::kAxes, artifact.gridAxes}};
+  json params = json::array();
+  for (const ParamDesc &param : artifact.params)
+    params.push_back({{key::kName, param.name},
+                      {key::kDtype, dtypeName(param.dtype)},
+                      {key::kShape, param.shape}});
+  document[key::kParams] = std::move(params);
+  json programs = json::array();
+  for (const RankProgram &program : artifact.programs) {
+    json buffers = json::array();
+    for (const BufferDesc &buffer : program.buffers) {
+      json entry = {{key::kId, buffer.id},
+                    {key::kOffset, buffer.offset},
+                    {key::kDtype, dtypeName(buffer.dtype)},
+                    {key::kShape, buffer.shape},
+                    {key::kKind, buffer.kind}};
+      if (!buffer.name.empty())
+        entry[key::kName] = buffer.name;
+      if (buffer.alias)
+        entry[key::kAlias] = true;
+      if (buffer.microbatch >= 0)
+        entry[key::kMicrobatch] = buffer.microbatch;
+      if (buffer.sharded()) {
+        json shard = {{key::kAxis, buffer.shardAxis},
+                      {key::kCount, buffer.shardCount},
+                      {key::kFullShape, buffer.fullShape}};
+        if (buffer.shardDim >= 0) {
+          shard[key::kDim] = buffer.shardDim;
+          shard[key::kChunks] = buffer.shardChunks;
+        }
+        if (buffer.validRows >= 0)
+          shard[key::kValidRows] = buffer.validRows;
+        if (buffer.pieceAxis >= 0) {
+          shard[key::kPieceAxis] = buffer.pieceAxis;
+          shard[key::kPieceCount] = buffer.pieceCount;
+        }
+        entry[key::kShard] = std::move(shard);
+      }
+      buffers.push_back(std::move(entry));
+    }
+    json commands = json::array();
+    for (const Command &command : program.commands) {
+      json params = json::object();
+      for (const auto &[name, value] : command.params) {
+        // Integral values are written as integers, the way they were given.
+        if (value == double(int64_t(value)))
+          params[name] = int64_t(value);
+        else
+          params[name] = value;
+      }
+      for (const auto &[name, value] : command.rankParams)
+        params[name] = {{key::kGridAxis, value.gridAxis},
+                        {key::kStride, value.stride},
+                        {key::kBase, value.base}};
+      commands.push_back({{key::kKernel, command.kernel},
+                          {key::kIns, command.ins},
+                          {key::kOuts, command.outs},
+                          {key::kParams, std::move(params)}});
+    }
+    json entry = {{key::kStage, program.stage},
+                  {key::kArena, program.arenaBytes},
+                  {key::kPersistent, program.persistentBytes},
+                  {key::kBuffers, std::move(buffers)},
+                  {key::kCommands, std::move(commands)},
+                  {key::kOutputs, program.outputs}};
+    if (program.flopsPerToken > 0)
+      entry[key::kFlops] = program.flopsPerToken;
+    programs.push_back(std::move(entry));
+  }
+  document[key::kPrograms] = std::move(programs);
+  os << document.dump() << "\n";
 }

@@ -50,6 +50,7 @@ const std::map<std::string, KernelSignature> &kernelSignatures() {
       {"fill", {0, 1}},
       {"sum_squares", {-1, 1}},
       {"sqrt", {1, 1}},
+      {"scale", {1, 1}},
       {"all_reduce", {1, 1}},
       {"reduce_scatter", {1, 1}},
       {"all_gather", {1, 1}},
@@ -461,6 +462,12 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
     out(0)[0] = float(sum);
   } else if (k == "sqrt") {
     out(0)[0] = std::sqrt(in(0)[0]);
+  } else if (k == "scale") {
+    float factor = float(command.get("factor", 1.0));
+    const float *x = in(0);
+    float *y = out(0);
+    for (int64_t i = 0, n = outDesc(0).numElements(); i < n; ++i)
+      y[i] = factor * x[i];
   } else if (k == "all_reduce" || k == "reduce_scatter" || k == "all_gather" ||
              k == "all_slice") {
     return runCollective(command);

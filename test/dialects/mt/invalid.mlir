@@ -1250,7 +1250,7 @@ func.func private @negative_valid_rows(tensor<4xf32> {mt.param = "w", mt.valid_r
 // Rank-dependent op attributes name a grid axis.
 
 func.func @negative_rng_seq_axis(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @below {{'mt.dropout' op attribute 'mt.rng_seq_axis' must be a non-negative i64 grid axis, got -1 : i64}}
+  // expected-error @below {{'mt.dropout' op attribute 'mt.rng_seq_axis' must be a non-negative i64, got -1 : i64}}
   %y = mt.dropout %x {probability = 1.0e-01 : f64, mt.rng_seq_axis = -1 : i64} : tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }

@@ -10,7 +10,7 @@
 // The persistent prefix cannot be larger than the arena.
 
 // expected-error @below {{'mtrt.program' op persistent_bytes 128 must be between 0 and arena_bytes 64}}
-mtrt.program @negative_persistent_past_arena attributes {rank = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 128 : i64} {
+mtrt.program @negative_persistent_past_arena attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 128 : i64} {
 }
 
 // -----
@@ -19,7 +19,7 @@ mtrt.program @negative_persistent_past_arena attributes {rank = 0 : i64, arena_b
 // as an unsigned 64-bit number.)
 
 // expected-error @below {{must be between 0 and arena_bytes 64}}
-mtrt.program @negative_persistent_below_zero attributes {rank = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = -1 : i64} {
+mtrt.program @negative_persistent_below_zero attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = -1 : i64} {
 }
 
 // -----
@@ -27,7 +27,7 @@ mtrt.program @negative_persistent_below_zero attributes {rank = 0 : i64, arena_b
 // The arena size is required.
 
 // expected-error @below {{'mtrt.program' op requires attribute 'arena_bytes'}}
-mtrt.program @negative_no_arena attributes {rank = 0 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @negative_no_arena attributes {stage = 0 : i64, persistent_bytes = 0 : i64} {
 }
 
 // -----
@@ -36,7 +36,7 @@ mtrt.program @negative_no_arena attributes {rank = 0 : i64, persistent_bytes = 0
 
 func.func @negative_program_in_function() {
   // expected-error @below {{'mtrt.program' op symbol's parent must have the SymbolTable trait}}
-  mtrt.program @rank0 attributes {rank = 0 : i64, arena_bytes = 0 : i64, persistent_bytes = 0 : i64} {
+  mtrt.program @rank0 attributes {stage = 0 : i64, arena_bytes = 0 : i64, persistent_bytes = 0 : i64} {
   }
   return
 }
@@ -46,10 +46,10 @@ func.func @negative_program_in_function() {
 // Two programs cannot share a name.
 
 // expected-note @below {{see existing symbol definition here}}
-mtrt.program @negative_same_name attributes {rank = 0 : i64, arena_bytes = 0 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @negative_same_name attributes {stage = 0 : i64, arena_bytes = 0 : i64, persistent_bytes = 0 : i64} {
 }
 // expected-error @below {{redefinition of symbol named 'negative_same_name'}}
-mtrt.program @negative_same_name attributes {rank = 1 : i64, arena_bytes = 0 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @negative_same_name attributes {stage = 1 : i64, arena_bytes = 0 : i64, persistent_bytes = 0 : i64} {
 }
 
 // -----
@@ -60,7 +60,7 @@ mtrt.program @negative_same_name attributes {rank = 1 : i64, arena_bytes = 0 : i
 
 // A buffer must lie inside its program's arena.
 
-mtrt.program @negative_buffer_past_arena attributes {rank = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @negative_buffer_past_arena attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
   // expected-error @below {{'mtrt.buffer' op bytes [32, 32 + 64) lie outside the arena of 64 bytes}}
   %x = mtrt.buffer {offset = 32 : i64, kind = "activation"} : memref<4x4xf32>
 }
@@ -69,7 +69,7 @@ mtrt.program @negative_buffer_past_arena attributes {rank = 0 : i64, arena_bytes
 
 // One byte past the end is outside too.
 
-mtrt.program @negative_buffer_one_byte_past attributes {rank = 0 : i64, arena_bytes = 63 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @negative_buffer_one_byte_past attributes {stage = 0 : i64, arena_bytes = 63 : i64, persistent_bytes = 0 : i64} {
   // expected-error @below {{'mtrt.buffer' op bytes [0, 0 + 64) lie outside the arena of 63 bytes}}
   %x = mtrt.buffer {offset = 0 : i64, kind = "param", name = "w"} : memref<16xf32>
 }
@@ -79,7 +79,7 @@ mtrt.program @negative_buffer_one_byte_past attributes {rank = 0 : i64, arena_by
 // A negative offset is outside the arena. (Only the message's fixed part is
 // checked: the offset prints as an unsigned 64-bit number.)
 
-mtrt.program @negative_buffer_offset attributes {rank = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @negative_buffer_offset attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
   // expected-error @below {{lie outside the arena of 64 bytes}}
   %x = mtrt.buffer {offset = -64 : i64, kind = "activation"} : memref<4xf32>
 }
@@ -98,7 +98,7 @@ func.func @negative_buffer_outside_program() {
 
 // A buffer has a static shape.
 
-mtrt.program @negative_dynamic_buffer attributes {rank = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @negative_dynamic_buffer attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
   // expected-error @below {{'mtrt.buffer' op result #0 must be statically shaped memref of 32-bit float or 16-bit float or bfloat16 type or 32-bit signless integer or 64-bit signless integer values, but got 'memref<?xf32>'}}
   %x = mtrt.buffer {offset = 0 : i64, kind = "activation"} : memref<?xf32>
 }
@@ -107,7 +107,7 @@ mtrt.program @negative_dynamic_buffer attributes {rank = 0 : i64, arena_bytes = 
 
 // A buffer says what it holds.
 
-mtrt.program @negative_buffer_without_kind attributes {rank = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @negative_buffer_without_kind attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
   // expected-error @below {{'mtrt.buffer' op requires attribute 'kind'}}
   %x = mtrt.buffer {offset = 0 : i64} : memref<4xf32>
 }

@@ -7,9 +7,9 @@
 // mtrt.program: a symbol with its rank, arena and persistent sizes; an empty
 // body needs no terminator.
 
-// CHECK-LABEL: mtrt.program @empty attributes {arena_bytes = 0 : i64, persistent_bytes = 0 : i64, rank = 0 : i64} {
+// CHECK-LABEL: mtrt.program @empty attributes {arena_bytes = 0 : i64, persistent_bytes = 0 : i64, stage = 0 : i64} {
 // CHECK-NEXT:  }
-mtrt.program @empty attributes {rank = 0 : i64, arena_bytes = 0 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @empty attributes {stage = 0 : i64, arena_bytes = 0 : i64, persistent_bytes = 0 : i64} {
 }
 
 // -----
@@ -17,13 +17,13 @@ mtrt.program @empty attributes {rank = 0 : i64, arena_bytes = 0 : i64, persisten
 // mtrt.buffer: offset and kind, an optional name, an optional alias flag;
 // any statically shaped memref, scalars included.
 
-// CHECK-LABEL: mtrt.program @buffers attributes {arena_bytes = 256 : i64, persistent_bytes = 128 : i64, rank = 3 : i64}
+// CHECK-LABEL: mtrt.program @buffers attributes {arena_bytes = 256 : i64, persistent_bytes = 128 : i64, stage = 3 : i64}
 // CHECK-NEXT:    %{{.+}} = mtrt.buffer {kind = "param", name = "h.0.attn.c_attn.weight", offset = 0 : i64} : memref<4x6xf32>
 // CHECK-NEXT:    %{{.+}} = mtrt.buffer {kind = "input", name = "tokens", offset = 96 : i64} : memref<2x4xi32>
 // CHECK-NEXT:    %{{.+}} = mtrt.buffer {kind = "activation", offset = 128 : i64} : memref<2x8xbf16>
 // CHECK-NEXT:    %{{.+}} = mtrt.buffer {alias, kind = "activation", offset = 128 : i64} : memref<16xbf16>
 // CHECK-NEXT:    %{{.+}} = mtrt.buffer {kind = "constant", offset = 192 : i64} : memref<f32>
-mtrt.program @buffers attributes {rank = 3 : i64, arena_bytes = 256 : i64, persistent_bytes = 128 : i64} {
+mtrt.program @buffers attributes {stage = 3 : i64, arena_bytes = 256 : i64, persistent_bytes = 128 : i64} {
   %w = mtrt.buffer {offset = 0 : i64, kind = "param", name = "h.0.attn.c_attn.weight"} : memref<4x6xf32>
   %ids = mtrt.buffer {offset = 96 : i64, kind = "input", name = "tokens"} : memref<2x4xi32>
   %x = mtrt.buffer {offset = 128 : i64, kind = "activation"} : memref<2x8xbf16>
@@ -37,7 +37,7 @@ mtrt.program @buffers attributes {rank = 3 : i64, arena_bytes = 256 : i64, persi
 
 // CHECK-LABEL: mtrt.program @buffer_at_end
 // CHECK-NEXT:    mtrt.buffer {kind = "activation", offset = 48 : i64} : memref<4xf32>
-mtrt.program @buffer_at_end attributes {rank = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @buffer_at_end attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
   %x = mtrt.buffer {offset = 48 : i64, kind = "activation"} : memref<4xf32>
 }
 
@@ -56,7 +56,7 @@ mtrt.program @buffer_at_end attributes {rank = 0 : i64, arena_bytes = 64 : i64, 
 // CHECK-NEXT:    mtrt.kernel "sink" ins(%[[Y]] : memref<2x4xf32>) {}
 // CHECK-NEXT:    mtrt.kernel "barrier" {}
 // CHECK-NEXT:    mtrt.kernel "matmul" ins(%[[X]], %[[X]] : memref<2x4xf32>, memref<2x4xf32>) outs(%[[Y]] : memref<2x4xf32>) {rng_stream = 2 : i64, scale = 5.000000e-01 : f64, transpose_b}
-mtrt.program @kernels attributes {rank = 0 : i64, arena_bytes = 160 : i64, persistent_bytes = 128 : i64} {
+mtrt.program @kernels attributes {stage = 0 : i64, arena_bytes = 160 : i64, persistent_bytes = 128 : i64} {
   %x = mtrt.buffer {offset = 0 : i64, kind = "activation"} : memref<2x4xf32>
   %w = mtrt.buffer {offset = 64 : i64, kind = "param", name = "w"} : memref<4xf32>
   %y = mtrt.buffer {offset = 128 : i64, kind = "activation"} : memref<2x4xf32>
@@ -79,7 +79,7 @@ mtrt.program @kernels attributes {rank = 0 : i64, arena_bytes = 160 : i64, persi
 // CHECK-NEXT:    mtrt.fill %[[NORM]], -2.500000e-01 : memref<f32>
 // CHECK-NEXT:    mtrt.output "loss", %[[LOSS]] : memref<f32>
 // CHECK-NEXT:    mtrt.output "grad_norm", %[[NORM]] : memref<f32>
-mtrt.program @fill_and_output attributes {rank = 0 : i64, arena_bytes = 68 : i64, persistent_bytes = 0 : i64} {
+mtrt.program @fill_and_output attributes {stage = 0 : i64, arena_bytes = 68 : i64, persistent_bytes = 0 : i64} {
   %loss = mtrt.buffer {offset = 0 : i64, kind = "constant"} : memref<f32>
   mtrt.fill %loss, 1.0 : memref<f32>
   %norm = mtrt.buffer {offset = 64 : i64, kind = "activation"} : memref<f32>
@@ -92,11 +92,11 @@ mtrt.program @fill_and_output attributes {rank = 0 : i64, arena_bytes = 68 : i64
 
 // A module holds one program per rank.
 
-// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 64 : i64, persistent_bytes = 64 : i64, rank = 0 : i64}
-// CHECK:       mtrt.program @rank1 attributes {arena_bytes = 64 : i64, persistent_bytes = 64 : i64, rank = 1 : i64}
-mtrt.program @rank0 attributes {rank = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 64 : i64} {
+// CHECK-LABEL: mtrt.program @rank0 attributes {arena_bytes = 64 : i64, persistent_bytes = 64 : i64, stage = 0 : i64}
+// CHECK:       mtrt.program @rank1 attributes {arena_bytes = 64 : i64, persistent_bytes = 64 : i64, stage = 1 : i64}
+mtrt.program @rank0 attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 64 : i64} {
   %w = mtrt.buffer {offset = 0 : i64, kind = "param", name = "w"} : memref<4xf32>
 }
-mtrt.program @rank1 attributes {rank = 1 : i64, arena_bytes = 64 : i64, persistent_bytes = 64 : i64} {
+mtrt.program @rank1 attributes {stage = 1 : i64, arena_bytes = 64 : i64, persistent_bytes = 64 : i64} {
   %w = mtrt.buffer {offset = 0 : i64, kind = "param", name = "w"} : memref<4xf32>
 }

@@ -1,0 +1,89 @@
+//===- Passes.td - Pipeline parallelism ---------------------*- tablegen -*-===//
+
+#ifndef MEGATRON_PASSES_PIPELINE_PASSES_TD
+#define MEGATRON_PASSES_PIPELINE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
+  let summary = "Splits a training step into pipeline stages over microbatches.";
+  let description = [{
+    Runs on the SPMD training step (after `mt-autodiff` and `mt-parallelize`)
+    and replaces it by one function per pipeline rank (`mt.pipeline_stage`),
+    each a static, fully unrolled schedule of forward and backward passes of
+    microbatches, point-to-point transfers, gradient accumulation, and the
+    optimizer after the flush (Narayanan et al. 2021).
+
+    - Stages: the transformer layers (`mt.layer`) are split evenly into
+      `pp * virtual-stages` virtual stages; ops without a layer follow the
+      data they read (the embedding goes to the first stage, the final norm,
+      head and loss to the last). Rank r runs virtual stages r, r + pp, ...
+      (Megatron-LM's interleaved assignment).
+    - Phases: ops are forward, backward (per microbatch) or optimizer (once
+      per step, after the flush), as the IR states it: the optimizer ops by
+      their kind (`mt.adamw`, norms, clipping), gradient reductions by
+      `mt.phase`, and the rest by the data they read.
+    - Microbatches: the rank's batch is split into `microbatches` equal
+      microbatches, each with its own `tokens` and `labels` inputs
+      (`mt.microbatch`); each dropout and attention draws the single-device
+      mask of its microbatch's samples. The loss gradient is seeded with
+      1/microbatches, so accumulated gradients are the mean over the batch,
+      and the reported loss is the mean of the microbatches' losses.
+    - Transfers: a value one virtual stage computes and another reads moves
+      by `shard.send` / `shard.recv` on the grid's pipeline axis, tagged
+      (`mt.transfer_tag`) so that `mt-verify-collectives` can match them.
+    - Accumulation: every value the optimizer reads is summed over the
+      microbatches on the stage that computes it. Then come the
+      data-parallel reduction or ZeRO reduce-scatter, the global norm (each
+      stage sums its gradients' squares, all-reduced over the pipeline
+      axis) and the optimizer. A parameter used by two stages (the tied
+      embedding, on the first and the last) is kept and updated by both;
+      their gradient contributions are exchanged after the flush and
+      summed, as Megatron-LM's embedding group does.
+    - The grid becomes `pp x dp x tp` (Megatron's rank order: tensor fastest,
+      then data, then pipeline); axes of collectives and sharding
+      attributes move up by one.
+
+    With `pp=1` and several microbatches, the pass only accumulates
+    gradients (one function).
+
+    Errors, before anything is rewritten: `pp` not dividing the layers,
+    `virtual-stages` not dividing the layers per stage, an unknown schedule,
+    fewer microbatches than stages under 1f1b, interleaving without
+    microbatches a multiple of `pp`, a batch `microbatches` does not divide,
+    and a global batch (`mt.global_batch_size` from the importer) that is not
+    a multiple of micro-batch x dp.
+
+    Example (`pp=2 microbatches=2 schedule=gpipe`): `@gpt2` becomes
+    `@gpt2_stage0 attributes {mt.pipeline_stage = 0}` (embedding, first half
+    of the layers, `F0 F1 B0 B1`, sends of activations to stage 1, receives
+    of their gradients) and `@gpt2_stage1` (second half, head and loss).
+  }];
+  let options = [
+    Option<"pp", "pp", "int64_t", /*default=*/"1",
+           "Pipeline-parallel stages">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"0",
+           "Microbatches per step and data-parallel rank (0: from the "
+           "model's global batch, else 1)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "Schedule: gpipe, 1f1b or interleaved">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
+           "Model chunks per pipeline rank (interleaved schedule)">,
+    Option<"printSchedule", "print-schedule", "bool", /*default=*/"false",
+           "Print each rank's static timeline, bubble fraction and peak "
+           "in-flight microbatches (forward 1, backward 2 units per stage)">,
+    Option<"scheduleSvg", "schedule-svg", "std::string", /*default=*/"\"\"",
+           "Write the schedule as an SVG figure to this file">,
+    Option<"scheduleTrace", "schedule-trace", "std::string",
+           /*default=*/"\"\"",
+           "Write the schedule as Chrome trace JSON to this file">
+  ];
+  let statistics = [
+    Statistic<"numTransfers", "transfers", "Point-to-point transfers created">
+  ];
+  let dependentDialects = ["::mlir::mt::MTDialect",
+                           "::mlir::shard::ShardDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+#endif // MEGATRON_PASSES_PIPELINE_PASSES_TD

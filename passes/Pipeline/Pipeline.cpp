@@ -1,0 +1,862 @@
+//===- Pipeline.cpp - Pipeline stages, microbatches and a schedule --------===//
+//
+// Turns the SPMD training step into one function per pipeline rank:
+//
+//   1. classify every op: forward or backward (run once per microbatch, on
+//      one virtual stage) or optimizer (once per step, after the flush);
+//   2. place forward and backward ops on virtual stages: by `mt.layer`, or
+//      by the data they read for ops outside the layers;
+//   3. for each rank, clone the ops of each action of the static schedule
+//      (forward or backward of one microbatch on one of its chunks) in
+//      order, receiving the values other stages computed and sending the
+//      ones other stages read, and accumulate what the optimizer reads;
+//   4. after the flush, exchange the accumulated values another stage needs
+//      (the tied embedding's gradient contributions) and clone the optimizer
+//      ops this rank's results need, the global norm summed over stages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Pipeline/Passes.h"
+
+#include "dialects/MT/IR/MTOps.h"
+#include "megatron/Analysis/PipelineSchedule.h"
+#include "megatron/Analysis/ShapeInference.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#define DEBUG_TYPE "mt-pipeline"
+
+namespace mlir::mt {
+#define GEN_PASS_DEF_PIPELINEPASS
+#include "passes/Pipeline/Passes.h.inc"
+} // namespace mlir::mt
+
+using namespace mlir;
+using namespace mlir::mt;
+
+namespace {
+
+constexpr StringLiteral kGridName = "grid";
+constexpr int16_t kPipelineAxis = 0;
+
+enum class Phase { Forward = 0, Backward = 1, Optimizer = 2 };
+
+/// Ops that are optimizer work by what they are.
+bool isOptimizerOp(Operation *op) {
+  return isa<AdamWOp, GlobalNormOp, SumSquaresOp, SqrtOp, ClipScaleOp>(op);
+}
+
+/// Ops that are backward work by what they are: the derivatives.
+bool isBackwardOp(Operation *op) {
+  return isa<CrossEntropyGradOp, EmbeddingGradOp, PositionEmbeddingGradOp,
+             LayerNormGradOp, BiasAddGradOp, GeluGradOp, AttentionGradOp>(op);
+}
+
+struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
+  using PipelinePassBase::PipelinePassBase;
+
+  // The step being split, and what was found out about it.
+  func::FuncOp step;
+  DenseMap<Operation *, Phase> phaseOf;
+  /// Virtual stage of every forward and backward op.
+  DenseMap<Operation *, int64_t> stageOf;
+  /// Values the optimizer reads that a microbatch computes: accumulated.
+  llvm::SetVector<Value> accumulated;
+  int64_t numVirtual = 1, chunks = 1, numMicro = 1;
+  ScheduleKind kind = ScheduleKind::OneFOneB;
+
+  int64_t rankOf(int64_t virtualStage) const { return virtualStage % pp; }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> steps;
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal() && !function.getOps<AdamWOp>().empty())
+        steps.push_back(function);
+    if (failed(validateOptions(module, steps)))
+      return signalPassFailure();
+    if (steps.empty() || (pp == 1 && numMicro == 1))
+      return;
+    step = steps.front();
+    if (failed(classify()) || failed(placeOnStages()))
+      return signalPassFailure();
+    if (pp > 1)
+      addPipelineAxis(module);
+    if (failed(splitMicrobatches()))
+      return signalPassFailure();
+    PipelineSchedule schedule =
+        buildSchedule(kind, pp, numMicro, chunks);
+    if (failed(reportSchedule(schedule)))
+      return signalPassFailure();
+    if (failed(emitStages(schedule)))
+      return signalPassFailure();
+    step.erase();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Options
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult validateOptions(ModuleOp module,
+                                MutableArrayRef<func::FuncOp> steps) {
+    auto error = [&]() { return module.emitError() << "mt-pipeline: "; };
+    if (pp < 1)
+      return error() << "pp must be positive, got " << pp.getValue();
+    if (virtualStages < 1)
+      return error() << "virtual-stages must be positive, got "
+                     << virtualStages.getValue();
+    std::optional<ScheduleKind> parsed = parseScheduleKind(schedule);
+    if (!parsed)
+      return error() << "unknown schedule '" << schedule.getValue()
+                     << "' (expected gpipe, 1f1b or interleaved)";
+    kind = *parsed;
+    chunks = virtualStages;
+    if (steps.size() > 1)
+      return steps[1].emitOpError()
+             << "is a second training step: mt-pipeline splits one";
+    numMicro = microbatches;
+    if (!steps.empty()) {
+      func::FuncOp function = steps.front();
+      // The importer's global batch fixes the microbatches: each
+      // data-parallel rank runs global / (micro-batch x dp) of them.
+      if (auto micro = function->getAttrOfType<IntegerAttr>(
+              MTDialect::getMicroBatchSizeAttrName())) {
+        int64_t batch = 0;
+        for (BlockArgument arg : function.getArguments())
+          if (auto role = function.getArgAttrOfType<StringAttr>(
+                  arg.getArgNumber(), MTDialect::getInputAttrName());
+              role && role.getValue() == "tokens")
+            batch = cast<RankedTensorType>(arg.getType()).getDimSize(0);
+        int64_t dp = 1;
+        if (auto grid = module.lookupSymbol<shard::GridOp>(kGridName))
+          dp = grid.getShape().front();
+        int64_t b = micro.getInt();
+        if (batch % b != 0)
+          return function.emitOpError()
+                 << "has a global batch of " << batch * dp
+                 << " sequences, not a multiple of micro-batch " << b
+                 << " x dp " << dp;
+        int64_t derived = batch / b;
+        if (numMicro != 0 && numMicro != derived)
+          return error() << "microbatches=" << numMicro
+                         << " disagrees with the model's global batch of "
+                         << batch * dp << " = micro-batch " << b << " x dp "
+                         << dp << " x " << derived << " microbatches";
+        numMicro = derived;
+      }
+    }
+    if (numMicro == 0)
+      numMicro = 1;
+    if (numMicro < 0)
+      return error() << "microbatches must be positive, got " << numMicro;
+    if (std::optional<std::string> problem =
+            checkSchedule(kind, pp, numMicro, chunks))
+      return error() << *problem;
+    numVirtual = pp * chunks;
+    if (steps.empty())
+      return success();
+    std::set<int64_t> layers;
+    steps.front().walk([&](Operation *op) {
+      if (auto layer =
+              op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))
+        layers.insert(layer.getInt());
+    });
+    int64_t numLayers = int64_t(layers.size());
+    if (pp > 1 && numLayers % pp != 0)
+      return error() << "pp " << pp.getValue() << " does not divide the "
+                     << numLayers << " layers of the model";
+    if (pp > 1 && (numLayers / pp) % chunks != 0)
+      return error() << "virtual-stages " << chunks << " does not divide the "
+                     << numLayers / pp << " layers per pipeline stage";
+    if (pp > 1 && numLayers == 0)
+      return error() << "the model has no layers (mt.layer) to split";
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Phases and stages
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult classify() {
+    Block &body = step.getBody().front();
+    SmallVector<Operation *> undecided;
+    for (Operation &op : body.without_terminator()) {
+      std::optional<Phase> phase;
+      if (isOptimizerOp(&op))
+        phase = Phase::Optimizer;
+      else if (isBackwardOp(&op))
+        phase = Phase::Backward;
+      if (auto stated =
+              op.getAttrOfType<StringAttr>(MTDialect::getPhaseAttrName()))
+        phase = stated.getValue() == "optimizer" ? Phase::Optimizer
+                : stated.getValue() == "backward" ? Phase::Backward
+                                                   : Phase::Forward;
+      // Otherwise: the latest phase of the ops it reads.
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (auto it = phaseOf.find(def); it != phaseOf.end())
+            phase = std::max(phase.value_or(Phase::Forward), it->second);
+      if (phase)
+        phaseOf[&op] = *phase;
+      else
+        undecided.push_back(&op);
+    }
+    // Ops reading only arguments and constants (a parameter's view or
+    // gather, a constant): the earliest phase that reads them.
+    for (Operation *op : llvm::reverse(undecided)) {
+      std::optional<Phase> phase;
+      for (Operation *user : op->getUsers())
+        if (auto it = phaseOf.find(user); it != phaseOf.end())
+          phase = std::min(phase.value_or(Phase::Optimizer), it->second);
+      phaseOf[op] = phase.value_or(Phase::Forward);
+    }
+    return success();
+  }
+
+  bool isMicro(Operation *op) const {
+    auto it = phaseOf.find(op);
+    return it != phaseOf.end() && it->second != Phase::Optimizer;
+  }
+
+  LogicalResult placeOnStages() {
+    Block &body = step.getBody().front();
+    std::set<int64_t> layerSet;
+    for (Operation &op : body)
+      if (auto layer =
+              op.getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))
+        layerSet.insert(layer.getInt());
+    std::map<int64_t, int64_t> stageOfLayer;
+    int64_t perStage =
+        std::max<int64_t>(1, int64_t(layerSet.size()) / numVirtual);
+    int64_t index = 0;
+    for (int64_t layer : layerSet)
+      stageOfLayer[layer] = std::min(index++ / perStage, numVirtual - 1);
+
+    SmallVector<Operation *> undecided;
+    for (Operation &op : body.without_terminator()) {
+      if (!isMicro(&op))
+        continue;
+      if (auto layer =
+              op.getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName())) {
+        stageOf[&op] = stageOfLayer[layer.getInt()];
+        continue;
+      }
+      // Outside the layers: where the data it reads comes from.
+      std::set<int64_t> from;
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (auto it = stageOf.find(def); it != stageOf.end())
+            from.insert(it->second);
+      if (from.empty()) {
+        undecided.push_back(&op);
+        continue;
+      }
+      if (from.size() > 1 && phaseOf[&op] == Phase::Backward) {
+        // A sum of gradient contributions from several stages (the tied
+        // embedding's, from the embedding and from the head): each stage
+        // accumulates its own, and the sum is taken after the flush.
+        if (!isa<AddOp>(op))
+          return op.emitOpError()
+                 << "combines backward values of pipeline stages "
+                 << *from.begin() << " and " << *from.rbegin()
+                 << " but is not a sum: mt-pipeline cannot place it";
+        phaseOf[&op] = Phase::Optimizer;
+        continue;
+      }
+      stageOf[&op] = *from.rbegin();
+    }
+    for (Operation *op : llvm::reverse(undecided)) {
+      std::optional<int64_t> stage;
+      for (Operation *user : op->getUsers())
+        if (auto it = stageOf.find(user); it != stageOf.end())
+          stage = std::min(stage.value_or(numVirtual), it->second);
+      if (!stage) {
+        // Read by no microbatch op: optimizer work after all.
+        phaseOf[op] = Phase::Optimizer;
+        continue;
+      }
+      stageOf[op] = *stage;
+    }
+    // A demoted sum makes what reads it optimizer work too.
+    for (Operation &op : body.without_terminator()) {
+      if (!isMicro(&op))
+        continue;
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && !isMicro(def) && phaseOf.count(def)) {
+          phaseOf[&op] = Phase::Optimizer;
+          stageOf.erase(&op);
+          break;
+        }
+    }
+    // The values the optimizer (or the result) reads from microbatch ops.
+    for (Operation &op : body) {
+      if (isMicro(&op))
+        continue;
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && isMicro(def))
+          accumulated.insert(operand);
+    }
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The grid and the microbatch
+  //===--------------------------------------------------------------------===//
+
+  /// The grid becomes pp x (dp x tp): every grid axis named in the step
+  /// moves up by one.
+  void addPipelineAxis(ModuleOp module) {
+    SmallVector<int64_t> shape = {pp.getValue(), 1, 1};
+    OpBuilder builder(module.getBodyRegion());
+    if (auto grid = module.lookupSymbol<shard::GridOp>(kGridName)) {
+      shape.assign({pp.getValue()});
+      shape.append(grid.getShape().begin(), grid.getShape().end());
+      builder.setInsertionPoint(grid);
+      grid.erase();
+    }
+    shard::GridOp::create(builder, module.getLoc(), kGridName, shape);
+    Builder b(module.getContext());
+    auto shifted = [&](IntegerAttr axis) {
+      return b.getI64IntegerAttr(axis.getInt() + 1);
+    };
+    for (StringRef name :
+         {MTDialect::getShardAxisAttrName(), MTDialect::getPieceAxisAttrName()}) {
+      for (unsigned i = 0; i < step.getNumArguments(); ++i)
+        if (auto axis = step.getArgAttrOfType<IntegerAttr>(i, name))
+          step.setArgAttr(i, name, shifted(axis));
+      for (unsigned i = 0; i < step.getNumResults(); ++i)
+        if (auto axis = step.getResultAttrOfType<IntegerAttr>(i, name))
+          step.setResultAttr(i, name, shifted(axis));
+    }
+    step.walk([&](Operation *op) {
+      for (StringRef name : {MTDialect::getRngBatchAxisAttrName(),
+                             MTDialect::getRngHeadAxisAttrName(),
+                             MTDialect::getRngSeqAxisAttrName(),
+                             MTDialect::getTpVocabAxisAttrName()})
+        if (auto axis = op->getAttrOfType<IntegerAttr>(name))
+          op->setAttr(name, shifted(axis));
+      if (auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes")) {
+        SmallVector<int16_t> moved(axes.asArrayRef());
+        for (int16_t &axis : moved)
+          ++axis;
+        op->setAttr("grid_axes", b.getDenseI16ArrayAttr(moved));
+      }
+    });
+  }
+
+  /// Retypes the step for one microbatch: the data inputs' batch divided
+  /// by the microbatches, and every op's results inferred again.
+  LogicalResult splitMicrobatches() {
+    if (numMicro == 1)
+      return success();
+    Block &body = step.getBody().front();
+    for (BlockArgument arg : body.getArguments()) {
+      auto role = step.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), MTDialect::getInputAttrName());
+      if (!role || (role.getValue() != "tokens" && role.getValue() != "labels"))
+        continue;
+      auto type = cast<RankedTensorType>(arg.getType());
+      if (type.getDimSize(0) % numMicro != 0)
+        return step.emitOpError()
+               << "has a batch of " << type.getDimSize(0)
+               << " sequences per rank, not divisible into " << numMicro
+               << " microbatches (argument '" << role.getValue() << "')";
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] /= numMicro;
+      arg.setType(RankedTensorType::get(shape, type.getElementType()));
+    }
+    for (Operation &op : body.without_terminator()) {
+      if (!isMicro(&op))
+        continue;
+      FailureOr<SmallVector<Type>> types = inferResultTypes(&op);
+      if (failed(types))
+        return failure();
+      for (auto [result, type] : llvm::zip_equal(op.getResults(), *types))
+        result.setType(type);
+    }
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The schedule
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult reportSchedule(const PipelineSchedule &schedule) {
+    if (!printSchedule && scheduleSvg.empty() && scheduleTrace.empty())
+      return success();
+    Timeline timeline = simulateSchedule(schedule);
+    if (timeline.error)
+      return step.emitOpError() << "schedule cannot run: " << *timeline.error;
+    if (printSchedule) {
+      std::ostringstream text;
+      printTimeline(text, schedule, timeline);
+      llvm::outs() << text.str();
+    }
+    auto write = [&](const std::string &path, auto writer) -> LogicalResult {
+      if (path.empty())
+        return success();
+      std::ofstream out(path);
+      if (!out)
+        return step.emitOpError() << "cannot write '" << path << "'";
+      writer(out, schedule, timeline);
+      return success();
+    };
+    if (failed(write(scheduleSvg, writeSvg)) ||
+        failed(write(scheduleTrace, writeChromeTrace)))
+      return failure();
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Stage functions
+  //===--------------------------------------------------------------------===//
+
+  /// The ranks whose flush needs `value`, and, for each norm, which of its
+  /// operands each rank sums.
+  int64_t homeOf(Value value, DenseMap<Value, int64_t> &cache) {
+    if (auto it = cache.find(value); it != cache.end())
+      return it->second;
+    int64_t home = pp;
+    if (accumulated.contains(value)) {
+      home = rankOf(stageOf.lookup(value.getDefiningOp()));
+    } else if (Operation *def = value.getDefiningOp()) {
+      for (Value operand : def->getOperands())
+        home = std::min(home, homeOf(operand, cache));
+    }
+    cache[value] = home;
+    return home;
+  }
+
+  LogicalResult emitStages(const PipelineSchedule &schedule) {
+    Block &body = step.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    MLIRContext *context = step.getContext();
+
+    // Which rank returns each result: the loss from the rank computing it,
+    // the gradient norm from every rank, a parameter (and its state) from
+    // every rank that uses it in a microbatch.
+    std::map<std::string, std::set<int64_t>> ownersOfParam;
+    for (BlockArgument arg : body.getArguments()) {
+      auto param = step.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), MTDialect::getParamAttrName());
+      if (!param || step.getArgAttr(arg.getArgNumber(),
+                                    MTDialect::getStateAttrName()))
+        continue;
+      std::set<int64_t> &owners = ownersOfParam[param.getValue().str()];
+      // Through views and gathers: whichever microbatch op reads it.
+      SmallVector<Value> work = {arg};
+      while (!work.empty()) {
+        Value value = work.pop_back_val();
+        for (Operation *user : value.getUsers()) {
+          if (auto it = stageOf.find(user); it != stageOf.end())
+            owners.insert(rankOf(it->second));
+        }
+      }
+      if (owners.empty())
+        owners.insert(0);
+    }
+    std::vector<std::set<unsigned>> resultsOf(pp);
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      auto output = step.getResultAttrOfType<StringAttr>(
+          index, MTDialect::getOutputAttrName());
+      auto param = step.getResultAttrOfType<StringAttr>(
+          index, MTDialect::getParamAttrName());
+      std::set<int64_t> ranks;
+      if (param) {
+        ranks = ownersOfParam[param.getValue().str()];
+      } else if (output && output.getValue() == "loss") {
+        DenseMap<Value, int64_t> cache;
+        ranks.insert(std::min<int64_t>(homeOf(value, cache), pp - 1));
+        // The loss is computed on the last virtual stage's rank.
+        for (Value acc : accumulated)
+          if (isa<CrossEntropyOp>(acc.getDefiningOp()))
+            ranks = {rankOf(stageOf.lookup(acc.getDefiningOp()))};
+      } else {
+        for (int64_t rank = 0; rank < pp; ++rank)
+          ranks.insert(rank);
+      }
+      for (int64_t rank : ranks)
+        resultsOf[rank].insert(index);
+    }
+
+    // Norms: each rank sums the squares of the gradients it holds; a
+    // gradient two ranks hold (tied) is counted by the first.
+    DenseMap<Value, int64_t> homes;
+    auto normOperandRank = [&](Value operand) {
+      int64_t home = homeOf(operand, homes);
+      return home >= pp ? 0 : home;
+    };
+
+    // Transfer tags: one per (value, microbatch, destination virtual stage)
+    // in the microbatches, then one per (value, destination rank) after
+    // the flush.
+    DenseMap<std::tuple<Value, int64_t, int64_t>, int64_t> tags;
+    auto tagOf = [&](Value value, int64_t micro, int64_t dest) {
+      auto key = std::make_tuple(value, micro, dest);
+      auto it = tags.find(key);
+      if (it == tags.end())
+        it = tags.try_emplace(key, int64_t(tags.size())).first;
+      return it->second;
+    };
+    // Per-op lists of microbatch ops, by (virtual stage, backward).
+    std::map<std::pair<int64_t, bool>, SmallVector<Operation *>> opsOf;
+    for (Operation &op : body.without_terminator())
+      if (isMicro(&op))
+        opsOf[{stageOf.lookup(&op), phaseOf[&op] == Phase::Backward}]
+            .push_back(&op);
+    // Which virtual stages read a microbatch value.
+    auto readersOf = [&](Value value) {
+      std::set<int64_t> readers;
+      for (Operation *user : value.getUsers())
+        if (auto it = stageOf.find(user); it != stageOf.end())
+          readers.insert(it->second);
+      return readers;
+    };
+
+    OpBuilder moduleBuilder(step);
+    Builder b(context);
+    for (int64_t rank = 0; rank < pp; ++rank) {
+      // What this rank's flush computes: the optimizer ops its results
+      // need (norm ops read only this rank's operands).
+      llvm::SetVector<Operation *> flushOps;
+      SmallVector<Value> work;
+      for (unsigned index : resultsOf[rank])
+        work.push_back(ret.getOperand(index));
+      DenseSet<Value> needed;
+      while (!work.empty()) {
+        Value value = work.pop_back_val();
+        if (!needed.insert(value).second)
+          continue;
+        Operation *def = value.getDefiningOp();
+        if (!def || isMicro(def))
+          continue;
+        flushOps.insert(def);
+        for (Value operand : def->getOperands()) {
+          if (isa<SumSquaresOp, GlobalNormOp>(def) && pp > 1 &&
+              normOperandRank(operand) != rank)
+            continue;
+          work.push_back(operand);
+        }
+      }
+
+      auto function = func::FuncOp::create(
+          moduleBuilder, step.getLoc(),
+          (step.getName() + "_stage" + Twine(rank)).str(),
+          FunctionType::get(context, {}, {}));
+      if (pp > 1)
+        function->setAttr(MTDialect::getPipelineStageAttrName(),
+                          b.getI64IntegerAttr(rank));
+      Block *entry = function.addEntryBlock();
+      OpBuilder builder = OpBuilder::atBlockEnd(entry);
+      SmallVector<DictionaryAttr> argAttrs;
+      // Arguments on first use: data inputs once per microbatch.
+      std::map<std::pair<unsigned, int64_t>, Value> args;
+      auto argFor = [&](BlockArgument arg, int64_t micro) -> Value {
+        auto role = step.getArgAttrOfType<StringAttr>(
+            arg.getArgNumber(), MTDialect::getInputAttrName());
+        bool perMicro = role && (role.getValue() == "tokens" ||
+                                 role.getValue() == "labels");
+        if (!perMicro)
+          micro = -1;
+        auto key = std::make_pair(arg.getArgNumber(), micro);
+        if (Value existing = args[key])
+          return existing;
+        Value value = entry->addArgument(arg.getType(), arg.getLoc());
+        NamedAttrList attrs(step.getArgAttrDict(arg.getArgNumber()));
+        if (perMicro && numMicro > 1)
+          attrs.set(MTDialect::getMicrobatchAttrName(),
+                    b.getI64IntegerAttr(micro));
+        argAttrs.push_back(attrs.getDictionary(context));
+        return args[key] = value;
+      };
+      // The loss gradient's seed: 1/microbatches.
+      Value seed;
+      auto seedFor = [&](Value original) -> Value {
+        if (!seed) {
+          OpBuilder::InsertionGuard guard(builder);
+          builder.setInsertionPointToStart(entry);
+          auto type = cast<RankedTensorType>(original.getType());
+          seed = arith::ConstantOp::create(
+              builder, original.getLoc(), type,
+              DenseElementsAttr::get(
+                  type, b.getFloatAttr(type.getElementType(),
+                                       1.0 / double(numMicro))));
+        }
+        return seed;
+      };
+
+      DenseMap<std::pair<Value, int64_t>, Value> microValues;
+      DenseMap<Value, Value> accumulators;
+      auto lookup = [&](Value original, int64_t micro) -> Value {
+        if (auto arg = dyn_cast<BlockArgument>(original))
+          return argFor(arg, micro);
+        auto it = microValues.find({original, micro});
+        return it == microValues.end() ? Value() : it->second;
+      };
+
+      for (const PipelineAction &action : schedule.actions[rank]) {
+        int64_t virtualStage = virtualStageOf(rank, action.chunk);
+        bool backward = action.kind == PipelineAction::Backward;
+        int64_t micro = action.microbatch;
+        const SmallVector<Operation *> &ops = opsOf[{virtualStage, backward}];
+        // Receive what other stages computed for this action.
+        for (Operation *op : ops)
+          for (Value operand : op->getOperands()) {
+            Operation *def = operand.getDefiningOp();
+            if (!def || !isMicro(def) || lookup(operand, micro))
+              continue;
+            int64_t from = stageOf.lookup(def);
+            // This rank's own values are mapped when their op is cloned
+            // (earlier in this action, or in an earlier one).
+            if (rankOf(from) == rank)
+              continue;
+            auto type = cast<RankedTensorType>(operand.getType());
+            Value empty = tensor::EmptyOp::create(
+                builder, operand.getLoc(), type.getShape(),
+                type.getElementType());
+            auto recv = shard::RecvOp::create(
+                builder, operand.getLoc(), type, kGridName,
+                ArrayRef<int16_t>{kPipelineAxis}, empty,
+                b.getDenseI64ArrayAttr({rankOf(from)}), ValueRange());
+            recv->setAttr(MTDialect::getTransferTagAttrName(),
+                          b.getI64IntegerAttr(
+                              tagOf(operand, micro, virtualStage)));
+            recv->setAttr(MTDialect::getMicrobatchAttrName(),
+                          b.getI64IntegerAttr(micro));
+            microValues[{operand, micro}] = recv.getResult();
+          }
+        for (Operation *op : ops) {
+          IRMapping mapping;
+          for (Value operand : op->getOperands()) {
+            if (isa<CrossEntropyGradOp>(op) &&
+                operand == op->getOperand(0) && numMicro > 1) {
+              mapping.map(operand, seedFor(operand));
+              continue;
+            }
+            if (Value mapped = lookup(operand, micro)) {
+              mapping.map(operand, mapped);
+              continue;
+            }
+            // A constant (or another op reading nothing of a microbatch)
+            // cloned where needed.
+            Operation *def = operand.getDefiningOp();
+            if (def && def->getNumOperands() == 0) {
+              Operation *copy = builder.clone(*def);
+              mapping.map(operand, copy->getResult(0));
+              continue;
+            }
+            return op->emitOpError()
+                   << "reads a value mt-pipeline did not place";
+          }
+          Operation *copy = builder.clone(*op, mapping);
+          copy->removeAttr(MTDialect::getPhaseAttrName());
+          if (numMicro > 1 && isa<DropoutOp, AttentionOp, AttentionGradOp>(copy)) {
+            copy->setAttr(MTDialect::getMicrobatchAttrName(),
+                          b.getI64IntegerAttr(micro));
+            copy->setAttr(MTDialect::getMicrobatchesAttrName(),
+                          b.getI64IntegerAttr(numMicro));
+          }
+          for (auto [result, copied] :
+               llvm::zip_equal(op->getResults(), copy->getResults())) {
+            microValues[{result, micro}] = copied;
+            // Sent to the other ranks that read it.
+            for (int64_t reader : readersOf(result)) {
+              if (rankOf(reader) == rank)
+                continue;
+              auto send = shard::SendOp::create(
+                  builder, op->getLoc(), copied.getType(), kGridName,
+                  ArrayRef<int16_t>{kPipelineAxis}, copied,
+                  ArrayRef<int64_t>{rankOf(reader)}, ValueRange());
+              send->setAttr(MTDialect::getTransferTagAttrName(),
+                            b.getI64IntegerAttr(tagOf(result, micro, reader)));
+              send->setAttr(MTDialect::getMicrobatchAttrName(),
+                            b.getI64IntegerAttr(micro));
+              ++numTransfers;
+            }
+            // Accumulated over the microbatches.
+            if (accumulated.contains(result)) {
+              Value &acc = accumulators[result];
+              acc = acc ? Value(AddOp::create(builder, op->getLoc(), acc, copied)
+                                    .getResult())
+                        : Value(copied);
+            }
+          }
+        }
+      }
+
+      // After the flush: the mean loss, and the accumulated values of other
+      // ranks this rank's optimizer reads (sent first: sends never wait).
+      DenseMap<Value, Value> flushValues;
+      for (Value value : accumulated) {
+        Value acc = accumulators.lookup(value);
+        if (!acc)
+          continue;
+        if (isa<CrossEntropyOp>(value.getDefiningOp()) && numMicro > 1)
+          acc = ScaleOp::create(builder, value.getLoc(), acc,
+                                b.getF64FloatAttr(1.0 / double(numMicro)));
+        flushValues[value] = acc;
+      }
+      int64_t flushTagBase = 1 << 30;
+      for (auto [index, value] : llvm::enumerate(accumulated)) {
+        int64_t home = rankOf(stageOf.lookup(value.getDefiningOp()));
+        if (home != rank)
+          continue;
+        for (int64_t other = 0; other < pp; ++other) {
+          if (other == rank || !otherNeeds(other, value, resultsOf, ret))
+            continue;
+          auto send = shard::SendOp::create(
+              builder, value.getLoc(), flushValues[value].getType(), kGridName,
+              ArrayRef<int16_t>{kPipelineAxis}, flushValues[value],
+              ArrayRef<int64_t>{other}, ValueRange());
+          send->setAttr(MTDialect::getTransferTagAttrName(),
+                        b.getI64IntegerAttr(flushTagBase +
+                                            int64_t(index) * pp + other));
+          ++numTransfers;
+        }
+      }
+      for (auto [index, value] : llvm::enumerate(accumulated)) {
+        int64_t home = rankOf(stageOf.lookup(value.getDefiningOp()));
+        if (home == rank || !needed.contains(value))
+          continue;
+        auto type = cast<RankedTensorType>(value.getType());
+        Value empty = tensor::EmptyOp::create(builder, value.getLoc(),
+                                              type.getShape(),
+                                              type.getElementType());
+        auto recv = shard::RecvOp::create(
+            builder, value.getLoc(), type, kGridName,
+            ArrayRef<int16_t>{kPipelineAxis}, empty,
+            b.getDenseI64ArrayAttr({home}), ValueRange());
+        recv->setAttr(MTDialect::getTransferTagAttrName(),
+                      b.getI64IntegerAttr(flushTagBase + int64_t(index) * pp +
+                                          rank));
+        flushValues[value] = recv.getResult();
+      }
+
+      // The optimizer ops, in the step's order.
+      for (Operation &op : body.without_terminator()) {
+        if (!flushOps.contains(&op))
+          continue;
+        IRMapping mapping;
+        SmallVector<Value> normOperands;
+        for (Value operand : op.getOperands()) {
+          if (isa<SumSquaresOp, GlobalNormOp>(op) && pp > 1 &&
+              normOperandRank(operand) != rank)
+            continue;
+          Value mapped;
+          if (auto arg = dyn_cast<BlockArgument>(operand))
+            mapped = argFor(arg, 0);
+          else if (Value flushed = flushValues.lookup(operand))
+            mapped = flushed;
+          else if (operand.getDefiningOp() &&
+                   operand.getDefiningOp()->getNumOperands() == 0)
+            mapped = builder.clone(*operand.getDefiningOp())->getResult(0);
+          if (!mapped)
+            return op.emitOpError()
+                   << "reads a value that pipeline rank " << rank
+                   << " does not have after the flush";
+          mapping.map(operand, mapped);
+          normOperands.push_back(mapped);
+        }
+        if (isa<SumSquaresOp, GlobalNormOp>(op) && pp > 1) {
+          // This rank's share of the sum of squares, summed over the
+          // pipeline ranks.
+          Value local;
+          if (normOperands.empty()) {
+            auto scalar = RankedTensorType::get({}, b.getF32Type());
+            local = arith::ConstantOp::create(
+                builder, op.getLoc(), scalar,
+                DenseElementsAttr::get(scalar, b.getF32FloatAttr(0.0f)));
+          } else {
+            local = SumSquaresOp::create(builder, op.getLoc(), normOperands);
+          }
+          Value total = shard::AllReduceOp::create(
+              builder, op.getLoc(), local.getType(), kGridName,
+              ArrayRef<int16_t>{kPipelineAxis}, local,
+              shard::ReductionKind::Sum);
+          if (isa<GlobalNormOp>(op))
+            total = SqrtOp::create(builder, op.getLoc(), total);
+          flushValues[op.getResult(0)] = total;
+          continue;
+        }
+        Operation *copy = builder.clone(op, mapping);
+        copy->removeAttr(MTDialect::getPhaseAttrName());
+        for (auto [result, copied] :
+             llvm::zip_equal(op.getResults(), copy->getResults()))
+          flushValues[result] = copied;
+      }
+
+      // Results.
+      SmallVector<Value> results;
+      SmallVector<DictionaryAttr> resultAttrs;
+      for (unsigned index : resultsOf[rank]) {
+        Value value = ret.getOperand(index);
+        Value mapped;
+        if (auto arg = dyn_cast<BlockArgument>(value))
+          mapped = argFor(arg, 0);
+        else
+          mapped = flushValues.lookup(value);
+        if (!mapped)
+          return step.emitOpError()
+                 << "result #" << index << " is not computed on pipeline rank "
+                 << rank;
+        results.push_back(mapped);
+        resultAttrs.push_back(step.getResultAttrDict(index));
+      }
+      func::ReturnOp::create(builder, ret.getLoc(), results);
+      function.setFunctionType(FunctionType::get(
+          context, entry->getArgumentTypes(), ValueRange(results).getTypes()));
+      function.setAllArgAttrs(argAttrs);
+      function.setAllResultAttrs(resultAttrs);
+    }
+    return success();
+  }
+
+  int64_t virtualStageOf(int64_t rank, int64_t chunk) const {
+    return virtualStage(rank, chunk, pp);
+  }
+
+  /// Whether rank `other`'s flush reads accumulated `value`.
+  bool otherNeeds(int64_t other, Value value,
+                  const std::vector<std::set<unsigned>> &resultsOf,
+                  func::ReturnOp ret) {
+    auto &cache = neededCache[other];
+    if (cache.empty()) {
+      SmallVector<Value> work;
+      for (unsigned index : resultsOf[other])
+        work.push_back(ret.getOperand(index));
+      DenseMap<Value, int64_t> homes;
+      while (!work.empty()) {
+        Value current = work.pop_back_val();
+        if (!cache.insert(current).second)
+          continue;
+        Operation *def = current.getDefiningOp();
+        if (!def || isMicro(def))
+          continue;
+        for (Value operand : def->getOperands()) {
+          if (isa<SumSquaresOp, GlobalNormOp>(def) && pp > 1) {
+            int64_t home = homeOf(operand, homes);
+            if ((home >= pp ? 0 : home) != other)
+              continue;
+          }
+          work.push_back(operand);
+        }
+      }
+    }
+    return cache.contains(value);
+  }
+  std::map<int64_t, DenseSet<Value>> neededCache;
+};
+
+} // namespace
