@@ -285,24 +285,44 @@ public:
                            std::to_string(program.stage) + ": " +
                            status.message());
     executor.setCommunicator(&comm);
-    const BufferDesc *tokens = program.find("input", "tokens");
-    const BufferDesc *labels = program.find("input", "labels");
-    if (!tokens || !labels || tokens->shape.size() != 2)
+    executor.setPipelineAxis(artifact.axis("pp"));
+    // The data inputs: one tokens (first stage) and one labels (last
+    // stage) buffer per microbatch; their shapes are the same in every
+    // program, so the batch is read from whichever program has them.
+    for (const RankProgram &any : artifact.programs)
+      for (const BufferDesc &buffer : any.buffers) {
+        if (buffer.kind != "input" ||
+            (buffer.name != "tokens" && buffer.name != "labels"))
+          continue;
+        if (buffer.shape.size() != 2)
+          return Status::error(options.artifact + ": the '" + buffer.name +
+                               "' input is not [batch, seq]");
+        batchSize = buffer.shape[0];
+        seqLen = buffer.shape[1];
+        microbatches = std::max(microbatches, buffer.microbatch + 1);
+      }
+    for (const BufferDesc &buffer : program.buffers)
+      if (buffer.kind == "input" &&
+          (buffer.name == "tokens" || buffer.name == "labels"))
+        dataInputs.push_back(buffer.id);
+    if (batchSize == 0)
       return Status::error(options.artifact +
                            ": the program has no [batch, seq] tokens and "
                            "labels inputs");
-    tokensId = tokens->id;
-    labelsId = labels->id;
-    batchSize = tokens->shape[0];
-    seqLen = tokens->shape[1];
-    for (const Command &command : program.commands)
-      if (command.kernel == "cross_entropy") {
-        vocabSize = program.buffers[command.ins[0]].shape.back();
-        // A vocab-parallel loss sees 1/parts of the vocabulary.
-        if (command.has("vocab_grid_axis"))
-          vocabSize *=
-              artifact.gridShape[int64_t(command.get("vocab_grid_axis", 0))];
-      }
+    for (const RankProgram &any : artifact.programs)
+      for (const Command &command : any.commands)
+        if (command.kernel == "cross_entropy") {
+          vocabSize = any.buffers[command.ins[0]].shape.back();
+          // A vocab-parallel loss sees 1/parts of the vocabulary.
+          if (command.has("vocab_grid_axis"))
+            vocabSize *=
+                artifact.gridShape[int64_t(command.get("vocab_grid_axis", 0))];
+        }
+    // The loss is computed on the last pipeline stage; its first rank
+    // tells the others.
+    int64_t pipeline = artifact.axis("pp");
+    int64_t stages = pipeline < 0 ? 1 : artifact.gridShape[pipeline];
+    lossRoot = int(artifact.worldSize / stages * (stages - 1));
     for (const char *role : {"step", "lr", "adam_beta1", "adam_beta2",
                              "adam_eps", "weight_decay", "clip_grad"}) {
       const BufferDesc *buffer = program.find("input", role);
@@ -311,7 +331,7 @@ public:
                              role + "' input: is it a training step?");
       scalars[role] = buffer->id;
     }
-    if (program.outputs.count("loss") == 0)
+    if (artifact.programs.back().outputs.count("loss") == 0)
       return Status::error(options.artifact + ": the program has no loss");
 
     MTRT_RETURN_IF_ERROR(parseStyle(options.decayStyle, schedule.style));
@@ -441,12 +461,11 @@ public:
         return Status::error("cannot create a temporary corpus file");
       close(fd);
       temporaryCorpus = name;
-      int64_t needed = options.steps * batchSize * dataRanks * seqLen + 1;
+      int64_t needed = options.steps * globalBatch() * seqLen + 1;
       MTRT_RETURN_IF_ERROR(corpus->writeTokenFile(path = name, needed));
     }
     MTRT_RETURN_IF_ERROR(TokenData::open(path, data));
-    return data.checkCovers(options.steps, batchSize * dataRanks, seqLen,
-                            vocabSize);
+    return data.checkCovers(options.steps, globalBatch(), seqLen, vocabSize);
   }
 
   Status train() {
@@ -472,7 +491,8 @@ public:
     else if (speak)
       std::printf("data: %s (%lld tokens)\n", options.data.c_str(),
                   static_cast<long long>(data.numTokens()));
-    int64_t lossId = program.outputs.at("loss");
+    int64_t lossId =
+        program.outputs.count("loss") ? program.outputs.at("loss") : -1;
     std::vector<double> losses;
     int64_t normId = program.outputs.count("grad_norm")
                          ? program.outputs.at("grad_norm")
@@ -496,13 +516,15 @@ public:
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
-      double loss = executor.as<float>(lossId)[0];
+      double loss = lossId >= 0 ? executor.as<float>(lossId)[0] : 0.0;
+      if (Status status = comm.broadcast(lossRoot, loss); !status)
+        return status;
       double norm = normId >= 0 ? executor.as<float>(normId)[0] : 0.0;
       if (!std::isfinite(loss))
         return Status::error("step " + std::to_string(step) +
                              ": the loss is not finite (" + number(loss) + ")");
       losses.push_back(loss);
-      double tokensPerSecond = double(batchSize * dataRanks * seqLen) / seconds;
+      double tokensPerSecond = double(globalBatch() * seqLen) / seconds;
       // Model FLOPs of the whole run (all ranks) per second, as Megatron-LM
       // reports them; unknown (NaN) when the artifact does not say.
       double teraflops =
@@ -586,44 +608,57 @@ public:
     // in gathering ZeRO pieces; rank 0 writes.
     std::vector<std::pair<std::string, HostTensor>> tensors;
     for (const ParamDesc &param : artifact.params) {
-      const BufferDesc *buffer = program.find("param", param.name);
-      if (!buffer)
+      // The first stage holding the parameter: its ranks' pieces make the
+      // full tensor (a tied embedding's copy on the last stage is equal).
+      const BufferDesc *held = nullptr;
+      int64_t holder = 0;
+      for (; holder < int64_t(artifact.programs.size()); ++holder)
+        if ((held = artifact.programs[holder].find("param", param.name)))
+          break;
+      if (!held)
         return Status::error(options.artifact + ": parameter '" + param.name +
-                             "' of the parameter table has no buffer in "
-                             "stage " +
-                             std::to_string(program.stage) + "'s program");
+                             "' of the parameter table has no buffer");
+      const BufferDesc *mine = program.find("param", param.name);
+      bool contributes = program.stage == holder && mine;
       HostTensor tensor;
       tensor.dtype = "F32";
       tensor.shape = param.shape;
-      const uint8_t *bytes = executor.as<uint8_t>(buffer->id);
-      if (!buffer->sharded()) {
-        tensor.bytes.assign(bytes, bytes + buffer->bytes());
-      } else {
-        std::vector<uint8_t> pieces, indices;
-        int64_t index[2] = {buffer->shardIndex, buffer->pieceIndex};
-        MTRT_RETURN_IF_ERROR(comm.gatherToRoot(bytes, buffer->bytes(), pieces));
-        MTRT_RETURN_IF_ERROR(comm.gatherToRoot(index, sizeof(index), indices));
-        if (comm.rank() == 0) {
-          // Each rank's runs of the full tensor; replicas (the same piece
-          // on several ranks) write the same values.
-          tensor.bytes.resize(size_t(buffer->bytes() * buffer->shardCount *
-                                     buffer->pieceCount));
-          float *full = reinterpret_cast<float *>(tensor.bytes.data());
-          for (int r = 0; r < comm.size(); ++r) {
-            int64_t which[2];
-            std::memcpy(which, indices.data() + r * sizeof(which),
-                        sizeof(which));
-            const float *src = reinterpret_cast<const float *>(pieces.data()) +
-                               r * buffer->numElements();
-            for (const ElementRun &run :
-                 shardRuns(*buffer, which[0], which[1])) {
-              std::copy_n(src, run.count, full + run.offset);
-              src += run.count;
-            }
+      std::vector<uint8_t> piece(size_t(held->bytes()), 0);
+      if (contributes)
+        std::memcpy(piece.data(), executor.as<uint8_t>(mine->id),
+                    piece.size());
+      if (comm.size() == 1) {
+        tensor.bytes = std::move(piece);
+        tensors.emplace_back(param.name, std::move(tensor));
+        continue;
+      }
+      std::vector<uint8_t> pieces, indices;
+      int64_t index[3] = {contributes ? 1 : 0, mine ? mine->shardIndex : 0,
+                          mine ? mine->pieceIndex : 0};
+      MTRT_RETURN_IF_ERROR(
+          comm.gatherToRoot(piece.data(), int64_t(piece.size()), pieces));
+      MTRT_RETURN_IF_ERROR(comm.gatherToRoot(index, sizeof(index), indices));
+      if (comm.rank() == 0) {
+        // Each contributing rank's runs of the full tensor; replicas (the
+        // same piece on several ranks) write the same values.
+        tensor.bytes.resize(
+            size_t(held->bytes() * held->shardCount * held->pieceCount));
+        float *full = reinterpret_cast<float *>(tensor.bytes.data());
+        for (int r = 0; r < comm.size(); ++r) {
+          int64_t which[3];
+          std::memcpy(which, indices.data() + r * sizeof(which),
+                      sizeof(which));
+          if (!which[0])
+            continue;
+          const float *src = reinterpret_cast<const float *>(pieces.data()) +
+                             r * held->numElements();
+          for (const ElementRun &run : shardRuns(*held, which[1], which[2])) {
+            std::copy_n(src, run.count, full + run.offset);
+            src += run.count;
           }
-          // Padding rows of a vocabulary are not part of the checkpoint.
-          tensor.bytes.resize(size_t(validElementsOf(*buffer)) * sizeof(float));
         }
+        // Padding rows of a vocabulary are not part of the checkpoint.
+        tensor.bytes.resize(size_t(validElementsOf(*held)) * sizeof(float));
       }
       tensors.emplace_back(param.name, std::move(tensor));
     }
@@ -644,21 +679,29 @@ public:
       std::remove(temporaryCorpus.c_str());
   }
 
-  int64_t batchSize = 0, seqLen = 0, vocabSize = 0;
+  int64_t batchSize = 0, seqLen = 0, vocabSize = 0, microbatches = 1;
 
 private:
+  /// Sequences per step over all data-parallel ranks.
+  int64_t globalBatch() const { return batchSize * microbatches * dataRanks; }
+
   /// This rank's samples of the global batch of `step` (0-based): sample i
   /// of the step starts at token ((step * B) + i) * S, with B the global
-  /// batch, and data-parallel rank r holds samples r * b .. r * b + b - 1.
+  /// batch; data-parallel rank r holds samples r * b * m .. (r + 1) * b * m
+  /// - 1 of its m microbatches of b, microbatch j the b from r * b * m +
+  /// j * b. Every layout therefore reads the same tokens for sample i.
   void fillBatch(int64_t step) {
-    int32_t *inputs = executor.as<int32_t>(tokensId);
-    int32_t *labels = executor.as<int32_t>(labelsId);
-    int64_t globalBatch = batchSize * dataRanks;
-    for (int64_t i = 0; i < batchSize; ++i) {
-      int64_t start = (step * globalBatch + dataRank * batchSize + i) * seqLen;
-      for (int64_t t = 0; t < seqLen; ++t) {
-        inputs[i * seqLen + t] = data.token(start + t);
-        labels[i * seqLen + t] = data.token(start + t + 1);
+    for (int64_t id : dataInputs) {
+      const BufferDesc &buffer = program.buffers[id];
+      bool labels = buffer.name == "labels";
+      int64_t micro = std::max<int64_t>(buffer.microbatch, 0);
+      int32_t *values = executor.as<int32_t>(id);
+      for (int64_t i = 0; i < batchSize; ++i) {
+        int64_t sample = dataRank * batchSize * microbatches +
+                         micro * batchSize + i;
+        int64_t start = (step * globalBatch() + sample) * seqLen;
+        for (int64_t t = 0; t < seqLen; ++t)
+          values[i * seqLen + t] = data.token(start + t + (labels ? 1 : 0));
       }
     }
   }
@@ -677,7 +720,8 @@ private:
   TokenData data;
   std::unique_ptr<SyntheticCorpus> corpus;
   std::string temporaryCorpus;
-  int64_t tokensId = 0, labelsId = 0;
+  std::vector<int64_t> dataInputs;
+  int lossRoot = 0;
   std::map<std::string, int64_t> scalars;
 };
 

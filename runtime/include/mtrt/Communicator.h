@@ -53,6 +53,19 @@ public:
   Status allGather(int64_t axis, const float *in, float *out,
                    int64_t count) const;
 
+  /// Point-to-point along `axis`: to or from the rank whose coordinates
+  /// equal this rank's except `peer` on that axis. A send does not wait for
+  /// its receive: the bytes are copied out and sent in the background, and
+  /// `finishSends` waits for every send still in flight.
+  Status send(int64_t axis, int64_t peer, int64_t tag, const void *data,
+              int64_t bytes) const;
+  Status recv(int64_t axis, int64_t peer, int64_t tag, void *data,
+              int64_t bytes) const;
+  Status finishSends() const;
+
+  /// Whole world: `value` of rank `root` on every rank.
+  Status broadcast(int root, double &value) const;
+
   /// Whole world: rank 0 receives every rank's `bytes` (equal sizes), in
   /// rank order; other ranks receive nothing.
   Status gatherToRoot(const void *in, int64_t bytes,
@@ -75,6 +88,10 @@ private:
   /// MPI communicators, one per grid axis (MPI_Comm is an int or a pointer
   /// depending on the MPI; stored opaquely so this header needs no mpi.h).
   std::vector<void *> groups;
+  /// Sends in flight: their copied bytes and MPI requests (bookkeeping of
+  /// calls that are otherwise const, like the collectives).
+  mutable std::vector<std::vector<uint8_t>> sendBuffers;
+  mutable std::vector<void *> sendRequests;
 };
 
 } // namespace mtrt

@@ -31,6 +31,8 @@ public:
   /// The ranks collectives run among; required by programs with
   /// collectives.
   void setCommunicator(const Communicator *comm) { communicator = comm; }
+  /// The grid axis along which pipeline stages send and receive (-1: none).
+  void setPipelineAxis(int64_t axis) { pipelineAxis = axis; }
 
   /// Host address of a buffer.
   void *data(int64_t bufferId) const;
@@ -54,6 +56,7 @@ private:
 
   const RankProgram *prog = nullptr;
   const Communicator *communicator = nullptr;
+  int64_t pipelineAxis = -1;
   uint8_t *arena = nullptr;
   int64_t measuredPeak = 0;
 };

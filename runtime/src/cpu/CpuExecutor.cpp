@@ -55,6 +55,8 @@ const std::map<std::string, KernelSignature> &kernelSignatures() {
       {"reduce_scatter", {1, 1}},
       {"all_gather", {1, 1}},
       {"all_slice", {1, 1}},
+      {"send", {1, 0}},
+      {"recv", {0, 1}},
   };
   return signatures;
 }
@@ -296,6 +298,9 @@ Status CpuExecutor::run(uint64_t seed, uint64_t step) {
     if (!status)
       return Status::error(describe(i, command) + ": " + status.message());
   }
+  // Sends copied their bytes out: wait for them before the next step.
+  if (communicator && pipelineAxis >= 0)
+    return communicator->finishSends();
   return Status::ok();
 }
 
@@ -471,6 +476,20 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
   } else if (k == "all_reduce" || k == "reduce_scatter" || k == "all_gather" ||
              k == "all_slice") {
     return runCollective(command);
+  } else if (k == "send" || k == "recv") {
+    if (!communicator || pipelineAxis < 0)
+      return Status::error("a pipeline transfer needs the run's communicator "
+                           "and a grid with a pipeline axis");
+    int64_t peer = int64_t(command.get("peer_stage", -1));
+    int64_t tag = int64_t(command.get("tag", 0));
+    if (peer < 0 || peer >= communicator->groupSize(pipelineAxis))
+      return Status::error("peer stage " + std::to_string(peer) +
+                           " is not a stage of the pipeline");
+    if (k == "send")
+      return communicator->send(pipelineAxis, peer, tag, in(0),
+                                inDesc(0).bytes());
+    return communicator->recv(pipelineAxis, peer, tag, out(0),
+                              outDesc(0).bytes());
   } else if (k == "fill") {
     std::fill_n(out(0), outDesc(0).numElements(),
                 float(command.get("value", 0.0)));

@@ -148,6 +148,67 @@ Status Communicator::allGather(int64_t axis, const float *in, float *out,
                "all-gather");
 }
 
+Status Communicator::send(int64_t axis, int64_t peer, int64_t tag,
+                          const void *data, int64_t bytes) const {
+  if (!usesMpi)
+    return Status::error("a send needs a second rank (run under mpirun)");
+  int *upper = nullptr, found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upper, &found);
+  if (found && tag > *upper)
+    return Status::error("transfer tag " + std::to_string(tag) +
+                         " exceeds this MPI's largest tag " +
+                         std::to_string(*upper));
+  sendBuffers.emplace_back(static_cast<const uint8_t *>(data),
+                           static_cast<const uint8_t *>(data) + bytes);
+  auto *request = new MPI_Request;
+  Status status = check(MPI_Isend(sendBuffers.back().data(), int(bytes),
+                                  MPI_BYTE, int(peer), int(tag),
+                                  commOf(groups[axis]), request),
+                        "send");
+  sendRequests.push_back(request);
+  return status;
+}
+
+Status Communicator::recv(int64_t axis, int64_t peer, int64_t tag, void *data,
+                          int64_t bytes) const {
+  if (!usesMpi)
+    return Status::error("a receive needs a second rank (run under mpirun)");
+  MPI_Status status;
+  MTRT_RETURN_IF_ERROR(check(MPI_Recv(data, int(bytes), MPI_BYTE, int(peer),
+                                      int(tag), commOf(groups[axis]), &status),
+                             "receive"));
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  if (count != bytes)
+    return Status::error("received " + std::to_string(count) +
+                         " bytes from stage " + std::to_string(peer) +
+                         " (tag " + std::to_string(tag) + "), expected " +
+                         std::to_string(bytes));
+  return Status::ok();
+}
+
+Status Communicator::finishSends() const {
+  Status result = Status::ok();
+  for (void *request : sendRequests) {
+    Status status = check(MPI_Wait(static_cast<MPI_Request *>(request),
+                                   MPI_STATUS_IGNORE),
+                          "send completion");
+    if (result && !status)
+      result = status;
+    delete static_cast<MPI_Request *>(request);
+  }
+  sendRequests.clear();
+  sendBuffers.clear();
+  return result;
+}
+
+Status Communicator::broadcast(int root, double &value) const {
+  if (!usesMpi)
+    return Status::ok();
+  return check(MPI_Bcast(&value, 1, MPI_DOUBLE, root, MPI_COMM_WORLD),
+               "broadcast");
+}
+
 Status Communicator::gatherToRoot(const void *in, int64_t bytes,
                                   std::vector<uint8_t> &out) const {
   if (worldRank == 0)

@@ -3,16 +3,17 @@
 error tests.
 
   edit_artifact.py IN OUT [--set PATH=JSON]... [--append PATH=JSON]...
-      [--del PATH]... [--dup-rank]
+      [--del PATH]... [--dup-program]
 
 PATH is a /-separated path into the JSON document. A list element is named
 by its index or by [KEY=VALUE,...], the first element whose fields have those
-(string) values, e.g. ranks/0/buffers/[kind=param,name=wte.weight]/shape.
+(string) values, e.g. programs/0/buffers/[kind=param,name=wte.weight]/shape.
 --set replaces (or adds) the value, --append adds the value at the end of
 the list at PATH (e.g. --append 'params={"name": ...}'), --del removes it,
---dup-rank appends a copy of rank 0 with "rank": 1. The --set edits run
-first, then --append, then --del, then --dup-rank, each kind in the order
-given. Only the standard library is used, so this starts fast.
+--dup-program appends a copy of program 0 as the program of the next stage
+("stage" set to its index in "programs"). The --set edits run first, then
+--append, then --del, then --dup-program, each kind in the order given.
+Only the standard library is used, so this starts fast.
 """
 
 import argparse
@@ -59,7 +60,7 @@ def main():
     parser.add_argument("--set", action="append", default=[], dest="sets")
     parser.add_argument("--append", action="append", default=[], dest="appends")
     parser.add_argument("--del", action="append", default=[], dest="dels")
-    parser.add_argument("--dup-rank", action="store_true")
+    parser.add_argument("--dup-program", action="store_true")
     args = parser.parse_args()
 
     with open(args.input) as f:
@@ -77,10 +78,10 @@ def main():
     for path in args.dels:
         node, key = walk(document, path)
         del node[key]
-    if args.dup_rank:
-        rank = copy.deepcopy(document["ranks"][0])
-        rank["rank"] = 1
-        document["ranks"].append(rank)
+    if args.dup_program:
+        program = copy.deepcopy(document["programs"][0])
+        program["stage"] = len(document["programs"])
+        document["programs"].append(program)
     with open(args.output, "w") as f:
         json.dump(document, f, separators=(",", ":"))
 
