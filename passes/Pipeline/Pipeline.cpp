@@ -202,11 +202,16 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         phase = stated.getValue() == "optimizer" ? Phase::Optimizer
                 : stated.getValue() == "backward" ? Phase::Backward
                                                    : Phase::Forward;
-      // Otherwise: the latest phase of the ops it reads.
-      for (Value operand : op.getOperands())
-        if (Operation *def = operand.getDefiningOp())
+      // Otherwise: the latest phase of what it reads; a microbatch's data
+      // is read first by the forward pass.
+      for (Value operand : op.getOperands()) {
+        if (Operation *def = operand.getDefiningOp()) {
           if (auto it = phaseOf.find(def); it != phaseOf.end())
             phase = std::max(phase.value_or(Phase::Forward), it->second);
+        } else if (isDataInput(operand)) {
+          phase = std::max(phase.value_or(Phase::Forward), Phase::Forward);
+        }
+      }
       if (phase)
         phaseOf[&op] = *phase;
       else
@@ -222,6 +227,17 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       phaseOf[op] = phase.value_or(Phase::Forward);
     }
     return success();
+  }
+
+  /// A `tokens` or `labels` argument: one per microbatch.
+  bool isDataInput(Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg)
+      return false;
+    auto role = step.getArgAttrOfType<StringAttr>(
+        arg.getArgNumber(), MTDialect::getInputAttrName());
+    return role &&
+           (role.getValue() == "tokens" || role.getValue() == "labels");
   }
 
   bool isMicro(Operation *op) const {
@@ -320,13 +336,15 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   void addPipelineAxis(ModuleOp module) {
     SmallVector<int64_t> shape = {pp.getValue(), 1, 1};
     OpBuilder builder(module.getBodyRegion());
-    if (auto grid = module.lookupSymbol<shard::GridOp>(kGridName)) {
+    auto old = module.lookupSymbol<shard::GridOp>(kGridName);
+    if (old) {
       shape.assign({pp.getValue()});
-      shape.append(grid.getShape().begin(), grid.getShape().end());
-      builder.setInsertionPoint(grid);
-      grid.erase();
+      shape.append(old.getShape().begin(), old.getShape().end());
+      builder.setInsertionPoint(old);
     }
     shard::GridOp::create(builder, module.getLoc(), kGridName, shape);
+    if (old)
+      old.erase();
     Builder b(module.getContext());
     auto shifted = [&](IntegerAttr axis) {
       return b.getI64IntegerAttr(axis.getInt() + 1);
@@ -377,9 +395,19 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       shape[0] /= numMicro;
       arg.setType(RankedTensorType::get(shape, type.getElementType()));
     }
+    DenseSet<Value> changed;
+    for (BlockArgument arg : body.getArguments())
+      if (isDataInput(arg))
+        changed.insert(arg);
     for (Operation &op : body.without_terminator()) {
-      if (!isMicro(&op))
+      // Only what reads a microbatch's data changes: a parameter's gather
+      // (ZeRO-3) keeps its type.
+      if (!isMicro(&op) || llvm::none_of(op.getOperands(), [&](Value v) {
+            return changed.contains(v);
+          }))
         continue;
+      for (Value result : op.getResults())
+        changed.insert(result);
       FailureOr<SmallVector<Type>> types = inferResultTypes(&op);
       if (failed(types))
         return failure();
