@@ -456,6 +456,15 @@ void mlir::mt::registerHFConfigImportTranslation() {
       "micro-batch-size",
       llvm::cl::desc("Sequences per micro-batch for --import-hf-config"),
       llvm::cl::init(1));
+  static llvm::cl::opt<int64_t> globalBatchSize(
+      "global-batch-size",
+      llvm::cl::desc("Sequences per training step over all data-parallel "
+                     "ranks and microbatches, as in Megatron-LM (default: "
+                     "the micro-batch is the whole step). The graph then "
+                     "holds the global step and --micro-batch-size is per "
+                     "data-parallel rank: mt-pipeline runs global / "
+                     "(micro-batch x dp) microbatches"),
+      llvm::cl::init(0));
   static llvm::cl::opt<int64_t> seqLength(
       "seq-length",
       llvm::cl::desc("Tokens per sequence for --import-hf-config (default: "
@@ -477,12 +486,31 @@ void mlir::mt::registerHFConfigImportTranslation() {
           return nullptr;
         MicroBatchShape shape;
         shape.batchSize = microBatchSize;
+        bool global = globalBatchSize.getNumOccurrences() > 0;
+        if (global) {
+          if (globalBatchSize <= 0 || microBatchSize <= 0 ||
+              globalBatchSize % microBatchSize != 0) {
+            emitError(loc) << "global batch size (--global-batch-size) "
+                           << globalBatchSize
+                           << " is not a positive multiple of the "
+                              "micro-batch size "
+                           << microBatchSize;
+            return nullptr;
+          }
+          shape.batchSize = globalBatchSize;
+        }
         shape.seqLength = seqLength.getNumOccurrences() ? int64_t(seqLength)
                                                         : config->numPositions;
         FailureOr<OwningOpRef<ModuleOp>> module =
             buildGPT2Module(*config, shape, loc);
         if (failed(module))
           return nullptr;
+        if (global)
+          for (auto function : (**module).getOps<func::FuncOp>())
+            function->setAttr(
+                MTDialect::getMicroBatchSizeAttrName(),
+                IntegerAttr::get(IntegerType::get(context, 64),
+                                 int64_t(microBatchSize)));
         return OwningOpRef<Operation *>(module->release());
       },
       [](DialectRegistry &registry) {

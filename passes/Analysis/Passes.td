@@ -54,21 +54,24 @@ def PrintModelSummaryPass : Pass<"mt-print-model-summary", "ModuleOp"> {
 def VerifyCollectivesPass : Pass<"mt-verify-collectives", "ModuleOp"> {
   let summary = "Checks that every rank issues matching collectives.";
   let description = [{
-    A collective completes only when every rank of its group issues it, with
-    the same shape and type, in the same order; otherwise training hangs,
-    the most common failure of parallel training. This pass checks it before
-    anything runs: for each axis of the device grid (`shard.grid`) and each
-    group of ranks that differ only on that axis, every rank's program must
-    issue the same sequence of collectives on that axis (kernel, reduction,
-    tensor axis, input and output types) as the group's first rank.
+    A collective or a receive completes only when its peers issue the
+    matching operation, with the same shape and type, in a compatible order;
+    otherwise training hangs, the most common failure of parallel training.
+    This pass proves it before anything runs, on the SPMD programs of
+    `mt-lower-to-runtime`. The ranks of one stage share one program, so
+    their collectives over the data- and tensor-parallel axes match by
+    construction; what remains is between stages. The pass simulates the
+    stage programs together: a send never waits (the runtime copies its
+    bytes out), a receive waits for the send of its tag from its peer stage,
+    a collective over the pipeline axis waits for every stage.
 
-    A mismatch fails the pass with an error at the later rank's command and
-    a note at the first rank's, naming both ranks and both commands; a rank
-    that issues fewer or more collectives than its group is an error naming
-    the count of each.
-
-    Runs on `mtrt.program`s (the output of `mt-lower-to-runtime`); modules
-    without a grid have nothing to check.
+    Errors, each naming the stages, microbatches and ops: a receive whose
+    send differs in shape or type; a send nobody receives; a tag sent twice;
+    a peer that is not another stage; collectives over the pipeline axis
+    that differ; a deadlock (every unfinished stage waits: the error is at
+    one stage's op, with a note at each other stage's); two programs for one
+    stage, a missing stage, a transfer without a pipeline axis, a
+    collective on an axis the grid does not have.
   }];
 }
 

@@ -97,18 +97,31 @@ std::string describeTransfer(Operation *op) {
 /// unfinished stage waits (a deadlock), naming the stages and ops.
 LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
   auto programs = llvm::to_vector(module.getOps<mtrt::ProgramOp>());
-  if (programs.size() <= 1 || shape.size() != 3)
-    return success();
+  // Without a pipeline axis, one program serves every rank.
   constexpr int64_t kPipelineAxis = 0;
-  int64_t stages = shape[kPipelineAxis];
+  int64_t stages = shape.size() == 3 ? shape[kPipelineAxis] : 1;
   std::vector<mtrt::ProgramOp> byStage(stages);
   for (auto program : programs) {
     int64_t stage = program.getStage();
     if (stage < 0 || stage >= stages)
       return program.emitOpError() << "is stage " << stage << " of a "
                                    << stages << "-stage pipeline";
+    if (byStage[stage]) {
+      InFlightDiagnostic diag = program.emitOpError()
+                                << "is a second program for stage " << stage;
+      diag.attachNote(byStage[stage].getLoc()) << "the first one is here";
+      return failure();
+    }
     byStage[stage] = program;
   }
+  if (stages == 1)
+    for (auto program : programs)
+      for (Operation &op : program.getBody().front())
+        if (isa<mtrt::SendOp, mtrt::RecvOp>(op))
+          return op.emitOpError()
+                 << "is a pipeline transfer on a grid without a pipeline axis";
+  if (stages == 1)
+    return success();
   std::vector<std::vector<CrossStageEvent>> events(stages);
   for (int64_t stage = 0; stage < stages; ++stage) {
     if (!byStage[stage])

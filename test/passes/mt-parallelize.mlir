@@ -84,21 +84,21 @@
 // ZERO0-NEXT:    arith.constant
 // ZERO0-NEXT:    %[[DY:.+]] = mt.cross_entropy_grad {{.*}} -> tensor<2x8x32xf32>
 // ZERO0-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[DY]] : tensor<2x8x32xf32> -> tensor<32xf32>
-// ZERO0-NEXT:    %[[AVG_DB:.+]] = shard.all_reduce %[[DB]] on @grid grid_axes = [0] reduction = average : tensor<32xf32> -> tensor<32xf32>
+// ZERO0-NEXT:    %[[AVG_DB:.+]] = shard.all_reduce %[[DB]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<32xf32> -> tensor<32xf32>
 // ZERO0-NEXT:    %[[DD:.+]] = mt.matmul %[[DY]], %[[W]] transpose_b : (tensor<2x8x32xf32>, tensor<16x32xf32>) -> tensor<2x8x16xf32>
 // ZERO0-NEXT:    tensor.collapse_shape %[[D]] {{\[\[}}0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
 // ZERO0-NEXT:    tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
 // ZERO0-NEXT:    %[[DW:.+]] = mt.matmul {{.*}} transpose_a : (tensor<16x16xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
-// ZERO0-NEXT:    %[[AVG_DW:.+]] = shard.all_reduce %[[DW]] on @grid grid_axes = [0] reduction = average : tensor<16x32xf32> -> tensor<16x32xf32>
+// ZERO0-NEXT:    %[[AVG_DW:.+]] = shard.all_reduce %[[DW]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<16x32xf32> -> tensor<16x32xf32>
 // ZERO0-NEXT:    %[[DX:.+]] = mt.dropout %[[DD]] {mt.rng_batch_axis = 0 : i64, probability = 1.000000e-01 : f64, rng_stream = 0 : i64} : tensor<2x8x16xf32>
 // ZERO0-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DX]], %[[IDS]] : (tensor<2x8x16xf32>, tensor<2x8xi32>) -> tensor<32x16xf32>
-// ZERO0-NEXT:    %[[AVG_DWTE:.+]] = shard.all_reduce %[[DWTE]] on @grid grid_axes = [0] reduction = average : tensor<32x16xf32> -> tensor<32x16xf32>
+// ZERO0-NEXT:    %[[AVG_DWTE:.+]] = shard.all_reduce %[[DWTE]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<32x16xf32> -> tensor<32x16xf32>
 // ZERO0-NEXT:    %[[NORM:.+]] = mt.global_norm %[[AVG_DWTE]], %[[AVG_DW]], %[[AVG_DB]] : tensor<32x16xf32>, tensor<16x32xf32>, tensor<32xf32>
 // ZERO0-NEXT:    %[[SCALE:.+]] = mt.clip_scale %[[NORM]],
 // ZERO0-NEXT:    %[[NEW_WTE:[^,]+]], %[[NEW_WTE_M:[^,]+]], %[[NEW_WTE_V:[^ ]+]] = mt.adamw %[[WTE]], %[[AVG_DWTE]], %[[WTE_M]], %[[WTE_V]], {{.*}}, %[[SCALE]] decay : tensor<32x16xf32>
 // ZERO0-NEXT:    %[[NEW_W:[^,]+]], %[[NEW_W_M:[^,]+]], %[[NEW_W_V:[^ ]+]] = mt.adamw %[[W]], %[[AVG_DW]], %[[W_M]], %[[W_V]], {{.*}}, %[[SCALE]] decay : tensor<16x32xf32>
 // ZERO0-NEXT:    %[[NEW_B:[^,]+]], %[[NEW_B_M:[^,]+]], %[[NEW_B_V:[^ ]+]] = mt.adamw %[[B]], %[[AVG_DB]], %[[B_M]], %[[B_V]], {{.*}}, %[[SCALE]] : tensor<32xf32>
-// ZERO0-NEXT:    %[[AVG_LOSS:.+]] = shard.all_reduce %[[LOSS]] on @grid grid_axes = [0] reduction = average : tensor<f32> -> tensor<f32>
+// ZERO0-NEXT:    %[[AVG_LOSS:.+]] = shard.all_reduce %[[LOSS]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<f32> -> tensor<f32>
 // ZERO0-NEXT:    return %[[AVG_LOSS]], %[[NEW_WTE]], %[[NEW_W]], %[[NEW_B]], %[[NEW_WTE_M]], %[[NEW_W_M]], %[[NEW_B_M]], %[[NEW_WTE_V]], %[[NEW_W_V]], %[[NEW_B_V]], %[[NORM]] :
 func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
                 %labels: tensor<4x8xi32> {mt.input = "labels"},
@@ -196,13 +196,13 @@ func.func @not_a_step(%ids: tensor<4x8xi32> {mt.input = "tokens"}) -> tensor<4x8
 // ZERO1:         %[[LOSS:.+]] = mt.cross_entropy
 // ZERO1-NOT:     shard.
 // ZERO1:         %[[DB:.+]] = mt.bias_add_grad
-// ZERO1-NEXT:    %[[AVG_DB:.+]] = shard.all_reduce %[[DB]] on @grid grid_axes = [0] reduction = average : tensor<32xf32> -> tensor<32xf32>
+// ZERO1-NEXT:    %[[AVG_DB:.+]] = shard.all_reduce %[[DB]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<32xf32> -> tensor<32xf32>
 // ZERO1-NOT:     shard.
 // ZERO1:         %[[DW:.+]] = mt.matmul {{.*}} transpose_a
-// ZERO1-NEXT:    %[[AVG_DW:.+]] = shard.all_reduce %[[DW]] on @grid grid_axes = [0] reduction = average : tensor<16x32xf32> -> tensor<16x32xf32>
+// ZERO1-NEXT:    %[[AVG_DW:.+]] = shard.all_reduce %[[DW]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<16x32xf32> -> tensor<16x32xf32>
 // ZERO1-NOT:     shard.
 // ZERO1:         %[[DWTE:.+]] = mt.embedding_grad
-// ZERO1-NEXT:    %[[AVG_DWTE:.+]] = shard.all_reduce %[[DWTE]] on @grid grid_axes = [0] reduction = average : tensor<32x16xf32> -> tensor<32x16xf32>
+// ZERO1-NEXT:    %[[AVG_DWTE:.+]] = shard.all_reduce %[[DWTE]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<32x16xf32> -> tensor<32x16xf32>
 // ZERO1-NEXT:    %[[NORM:.+]] = mt.global_norm %[[AVG_DWTE]], %[[AVG_DW]], %[[AVG_DB]] :
 // ZERO1-NEXT:    %[[SCALE:.+]] = mt.clip_scale %[[NORM]],
 // ZERO1-NEXT:    %[[WTE_FLAT:.+]] = tensor.collapse_shape %[[WTE]] {{\[\[}}0, 1]] : tensor<32x16xf32> into tensor<512xf32>
@@ -223,7 +223,7 @@ func.func @not_a_step(%ids: tensor<4x8xi32> {mt.input = "tokens"}) -> tensor<4x8
 // ZERO1-NEXT:    %[[DB_P:.+]] = shard.all_slice %[[AVG_DB]] on @grid grid_axes = [0] slice_axis = 0 : tensor<32xf32> -> tensor<16xf32>
 // ZERO1-NEXT:    %[[NEW_B_P:[^,]+]], %[[NEW_B_M:[^,]+]], %[[NEW_B_V:[^ ]+]] = mt.adamw %[[B_P]], %[[DB_P]], %[[B_M]], %[[B_V]], {{.*}} : tensor<16xf32>
 // ZERO1-NEXT:    %[[NEW_B:.+]] = shard.all_gather %[[NEW_B_P]] on @grid grid_axes = [0] gather_axis = 0 : tensor<16xf32> -> tensor<32xf32>
-// ZERO1-NEXT:    %[[AVG_LOSS:.+]] = shard.all_reduce %[[LOSS]] on @grid grid_axes = [0] reduction = average : tensor<f32> -> tensor<f32>
+// ZERO1-NEXT:    %[[AVG_LOSS:.+]] = shard.all_reduce %[[LOSS]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<f32> -> tensor<f32>
 // ZERO1-NEXT:    return %[[AVG_LOSS]], %[[NEW_WTE]], %[[NEW_W]], %[[NEW_B]], %[[NEW_WTE_M]], %[[NEW_W_M]], %[[NEW_B_M]], %[[NEW_WTE_V]], %[[NEW_W_V]], %[[NEW_B_V]], %[[NORM]] :
 func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
                 %labels: tensor<4x8xi32> {mt.input = "labels"},
@@ -260,15 +260,15 @@ func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
 // ZERO2:         %[[LOSS:.+]] = mt.cross_entropy
 // ZERO2-NOT:     shard.
 // ZERO2:         %[[DB:.+]] = mt.bias_add_grad
-// ZERO2-NEXT:    %[[DB_P:.+]] = shard.reduce_scatter %[[DB]] on @grid grid_axes = [0] reduction = average scatter_axis = 0 : tensor<32xf32> -> tensor<16xf32>
+// ZERO2-NEXT:    %[[DB_P:.+]] = shard.reduce_scatter %[[DB]] on @grid grid_axes = [0] reduction = average scatter_axis = 0 {mt.phase = "optimizer"} : tensor<32xf32> -> tensor<16xf32>
 // ZERO2-NOT:     shard.
 // ZERO2:         %[[DW:.+]] = mt.matmul {{.*}} transpose_a
-// ZERO2-NEXT:    %[[DW_FLAT:.+]] = tensor.collapse_shape %[[DW]] {{\[\[}}0, 1]] : tensor<16x32xf32> into tensor<512xf32>
-// ZERO2-NEXT:    %[[DW_P:.+]] = shard.reduce_scatter %[[DW_FLAT]] on @grid grid_axes = [0] reduction = average scatter_axis = 0 : tensor<512xf32> -> tensor<256xf32>
+// ZERO2-NEXT:    %[[DW_FLAT:.+]] = tensor.collapse_shape %[[DW]] {{\[\[}}0, 1]] {mt.phase = "optimizer"} : tensor<16x32xf32> into tensor<512xf32>
+// ZERO2-NEXT:    %[[DW_P:.+]] = shard.reduce_scatter %[[DW_FLAT]] on @grid grid_axes = [0] reduction = average scatter_axis = 0 {mt.phase = "optimizer"} : tensor<512xf32> -> tensor<256xf32>
 // ZERO2-NOT:     shard.
 // ZERO2:         %[[DWTE:.+]] = mt.embedding_grad
-// ZERO2-NEXT:    %[[DWTE_FLAT:.+]] = tensor.collapse_shape %[[DWTE]] {{\[\[}}0, 1]] : tensor<32x16xf32> into tensor<512xf32>
-// ZERO2-NEXT:    %[[DWTE_P:.+]] = shard.reduce_scatter %[[DWTE_FLAT]] on @grid grid_axes = [0] reduction = average scatter_axis = 0 : tensor<512xf32> -> tensor<256xf32>
+// ZERO2-NEXT:    %[[DWTE_FLAT:.+]] = tensor.collapse_shape %[[DWTE]] {{\[\[}}0, 1]] {mt.phase = "optimizer"} : tensor<32x16xf32> into tensor<512xf32>
+// ZERO2-NEXT:    %[[DWTE_P:.+]] = shard.reduce_scatter %[[DWTE_FLAT]] on @grid grid_axes = [0] reduction = average scatter_axis = 0 {mt.phase = "optimizer"} : tensor<512xf32> -> tensor<256xf32>
 // ZERO2-NEXT:    %[[SQUARES:.+]] = mt.sum_squares %[[DWTE_P]], %[[DW_P]], %[[DB_P]] : tensor<256xf32>, tensor<256xf32>, tensor<16xf32>
 // ZERO2-NEXT:    %[[TOTAL:.+]] = shard.all_reduce %[[SQUARES]] on @grid grid_axes = [0] : tensor<f32> -> tensor<f32>
 // ZERO2-NEXT:    %[[NORM:.+]] = mt.sqrt %[[TOTAL]] : tensor<f32>
@@ -286,7 +286,7 @@ func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
 // ZERO2-NEXT:    %[[B_P:.+]] = shard.all_slice %[[B]]
 // ZERO2-NEXT:    %[[NEW_B_P:[^,]+]], %{{[^,]+}}, %{{[^ ]+}} = mt.adamw %[[B_P]], %[[DB_P]],
 // ZERO2-NEXT:    %[[NEW_B:.+]] = shard.all_gather %[[NEW_B_P]]
-// ZERO2-NEXT:    %[[AVG_LOSS:.+]] = shard.all_reduce %[[LOSS]] on @grid grid_axes = [0] reduction = average : tensor<f32> -> tensor<f32>
+// ZERO2-NEXT:    %[[AVG_LOSS:.+]] = shard.all_reduce %[[LOSS]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<f32> -> tensor<f32>
 // ZERO2-NEXT:    return %[[AVG_LOSS]], %[[NEW_WTE]], %[[NEW_W]], %[[NEW_B]], {{.*}}, %[[NORM]] :
 func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
                 %labels: tensor<4x8xi32> {mt.input = "labels"},
@@ -343,7 +343,7 @@ func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
 // ZERO3-NEXT:    arith.constant
 // ZERO3-NEXT:    %[[DY:.+]] = mt.cross_entropy_grad
 // ZERO3-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[DY]]
-// ZERO3-NEXT:    %[[DB_P:.+]] = shard.reduce_scatter %[[DB]] on @grid grid_axes = [0] reduction = average scatter_axis = 0 : tensor<32xf32> -> tensor<16xf32>
+// ZERO3-NEXT:    %[[DB_P:.+]] = shard.reduce_scatter %[[DB]] on @grid grid_axes = [0] reduction = average scatter_axis = 0 {mt.phase = "optimizer"} : tensor<32xf32> -> tensor<16xf32>
 // ZERO3-NEXT:    %[[W_BWD_G:.+]] = shard.all_gather %[[W]] on @grid grid_axes = [0] gather_axis = 0 : tensor<256xf32> -> tensor<512xf32>
 // ZERO3-NEXT:    %[[W_BWD:.+]] = tensor.expand_shape %[[W_BWD_G]] {{\[\[}}0, 1]] output_shape [16, 32] : tensor<512xf32> into tensor<16x32xf32>
 // ZERO3-NEXT:    mt.matmul %[[DY]], %[[W_BWD]] transpose_b :
@@ -358,7 +358,7 @@ func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
 // ZERO3-NEXT:    %[[NEW_WTE:[^,]+]], %[[NEW_WTE_M:[^,]+]], %{{[^ ]+}} = mt.adamw %[[WTE]], %[[DWTE_P]], %[[WTE_M]], {{.*}}, %[[SCALE]] decay : tensor<256xf32>
 // ZERO3-NEXT:    %[[NEW_W:[^,]+]], %[[NEW_W_M:[^,]+]], %{{[^ ]+}} = mt.adamw %[[W]], %[[DW_P]], %[[W_M]], {{.*}}, %[[SCALE]] decay : tensor<256xf32>
 // ZERO3-NEXT:    %[[NEW_B:[^,]+]], %[[NEW_B_M:[^,]+]], %{{[^ ]+}} = mt.adamw %[[B]], %[[DB_P]], %[[B_M]], {{.*}}, %[[SCALE]] : tensor<16xf32>
-// ZERO3-NEXT:    %[[AVG_LOSS:.+]] = shard.all_reduce %[[LOSS]] on @grid grid_axes = [0] reduction = average : tensor<f32> -> tensor<f32>
+// ZERO3-NEXT:    %[[AVG_LOSS:.+]] = shard.all_reduce %[[LOSS]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<f32> -> tensor<f32>
 // ZERO3-NEXT:    return %[[AVG_LOSS]], %[[NEW_WTE]], %[[NEW_W]], %[[NEW_B]], %[[NEW_WTE_M]], %[[NEW_W_M]], %[[NEW_B_M]],
 func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
                 %labels: tensor<4x8xi32> {mt.input = "labels"},

@@ -305,7 +305,9 @@ public:
       if (buffer.kind == "input" &&
           (buffer.name == "tokens" || buffer.name == "labels"))
         dataInputs.push_back(buffer.id);
-    if (batchSize == 0)
+    // The first stage reads the tokens, the last the labels.
+    if (batchSize == 0 || !artifact.programs.front().find("input", "tokens") ||
+        !artifact.programs.back().find("input", "labels"))
       return Status::error(options.artifact +
                            ": the program has no [batch, seq] tokens and "
                            "labels inputs");
