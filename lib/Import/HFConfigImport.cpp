@@ -491,10 +491,10 @@ void mlir::mt::registerHFConfigImportTranslation() {
           if (globalBatchSize <= 0 || microBatchSize <= 0 ||
               globalBatchSize % microBatchSize != 0) {
             emitError(loc) << "global batch size (--global-batch-size) "
-                           << globalBatchSize
+                           << int64_t(globalBatchSize)
                            << " is not a positive multiple of the "
                               "micro-batch size "
-                           << microBatchSize;
+                           << int64_t(microBatchSize);
             return nullptr;
           }
           shape.batchSize = globalBatchSize;

@@ -142,20 +142,14 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
       command.kernel = "fill";
       command.outs = idsOf(fill.getBuffer());
       command.params["value"] = value;
-    } else if (auto send = dyn_cast<mlir::mtrt::SendOp>(op)) {
-      command.kernel = "send";
-      command.ins = idsOf(send.getBuffer());
-      command.params["peer_stage"] = double(send.getPeerStage());
-      command.params["tag"] = double(send.getTag());
-      if (std::optional<uint64_t> microbatch = send.getMicrobatch())
-        command.params["microbatch"] = double(*microbatch);
-    } else if (auto recv = dyn_cast<mlir::mtrt::RecvOp>(op)) {
-      command.kernel = "recv";
-      command.outs = idsOf(recv.getBuffer());
-      command.params["peer_stage"] = double(recv.getPeerStage());
-      command.params["tag"] = double(recv.getTag());
-      if (std::optional<uint64_t> microbatch = recv.getMicrobatch())
-        command.params["microbatch"] = double(*microbatch);
+    } else if (isa<mlir::mtrt::SendOp, mlir::mtrt::RecvOp>(op)) {
+      // Both carry a buffer, a peer stage, a tag and maybe a microbatch.
+      bool send = isa<mlir::mtrt::SendOp>(op);
+      command.kernel = send ? "send" : "recv";
+      (send ? command.ins : command.outs) = idsOf(op.getOperand(0));
+      for (StringRef name : {"peer_stage", "tag", "microbatch"})
+        if (auto value = op.getAttrOfType<IntegerAttr>(name))
+          command.params[name.str()] = double(value.getInt());
     } else if (auto output = dyn_cast<mlir::mtrt::OutputOp>(op)) {
       result.outputs[output.getRole().str()] =
           ids.lookup(output.getBuffer());

@@ -27,7 +27,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fstream>
@@ -451,20 +450,60 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   // Stage functions
   //===--------------------------------------------------------------------===//
 
-  /// The ranks whose flush needs `value`, and, for each norm, which of its
-  /// operands each rank sums.
-  int64_t homeOf(Value value, DenseMap<Value, int64_t> &cache) {
-    if (auto it = cache.find(value); it != cache.end())
+  /// The lowest rank holding an accumulated value that `value` is computed
+  /// from after the flush (`pp`: none, only arguments and constants).
+  int64_t homeOf(Value value) {
+    if (auto it = homes.find(value); it != homes.end())
       return it->second;
     int64_t home = pp;
     if (accumulated.contains(value)) {
       home = rankOf(stageOf.lookup(value.getDefiningOp()));
     } else if (Operation *def = value.getDefiningOp()) {
       for (Value operand : def->getOperands())
-        home = std::min(home, homeOf(operand, cache));
+        home = std::min(home, homeOf(operand));
     }
-    cache[value] = home;
+    homes[value] = home;
     return home;
+  }
+  DenseMap<Value, int64_t> homes;
+
+  /// The rank whose share of a norm sums the squares of `operand`: the rank
+  /// holding it; a gradient two ranks hold (tied) is counted by the first.
+  int64_t normRankOf(Value operand) {
+    int64_t home = homeOf(operand);
+    return home >= pp ? 0 : home;
+  }
+
+  /// What a rank's flush computes: the optimizer ops its results need (a
+  /// norm reads only the rank's operands), and every value they read.
+  struct FlushSlice {
+    llvm::SetVector<Operation *> ops;
+    DenseSet<Value> needed;
+  };
+  FlushSlice flushSliceOf(int64_t rank, ArrayRef<unsigned> results,
+                          func::ReturnOp ret) {
+    FlushSlice slice;
+    SmallVector<Value> work;
+    for (unsigned index : results)
+      work.push_back(ret.getOperand(index));
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      if (!slice.needed.insert(value).second)
+        continue;
+      Operation *def = value.getDefiningOp();
+      if (!def || isMicro(def))
+        continue;
+      slice.ops.insert(def);
+      for (Value operand : def->getOperands())
+        if (!isNormOp(def) || normRankOf(operand) == rank)
+          work.push_back(operand);
+    }
+    return slice;
+  }
+
+  /// A sum of squares that mt-pipeline splits over the pipeline ranks.
+  bool isNormOp(Operation *op) const {
+    return pp > 1 && isa<SumSquaresOp, GlobalNormOp>(op);
   }
 
   LogicalResult emitStages(const PipelineSchedule &schedule) {
@@ -482,20 +521,15 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       if (!param || step.getArgAttr(arg.getArgNumber(),
                                     MTDialect::getStateAttrName()))
         continue;
+      // The microbatch ops reading it directly: its uses, ZeRO-3's gathers.
       std::set<int64_t> &owners = ownersOfParam[param.getValue().str()];
-      // Through views and gathers: whichever microbatch op reads it.
-      SmallVector<Value> work = {arg};
-      while (!work.empty()) {
-        Value value = work.pop_back_val();
-        for (Operation *user : value.getUsers()) {
-          if (auto it = stageOf.find(user); it != stageOf.end())
-            owners.insert(rankOf(it->second));
-        }
-      }
+      for (Operation *user : arg.getUsers())
+        if (auto it = stageOf.find(user); it != stageOf.end())
+          owners.insert(rankOf(it->second));
       if (owners.empty())
         owners.insert(0);
     }
-    std::vector<std::set<unsigned>> resultsOf(pp);
+    std::vector<SmallVector<unsigned>> resultsOf(pp);
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
       auto output = step.getResultAttrOfType<StringAttr>(
           index, MTDialect::getOutputAttrName());
@@ -505,31 +539,22 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       if (param) {
         ranks = ownersOfParam[param.getValue().str()];
       } else if (output && output.getValue() == "loss") {
-        DenseMap<Value, int64_t> cache;
-        ranks.insert(std::min<int64_t>(homeOf(value, cache), pp - 1));
-        // The loss is computed on the last virtual stage's rank.
-        for (Value acc : accumulated)
-          if (isa<CrossEntropyOp>(acc.getDefiningOp()))
-            ranks = {rankOf(stageOf.lookup(acc.getDefiningOp()))};
+        // Reported by the rank that computes it: the loss's own home.
+        ranks.insert(normRankOf(value));
       } else {
         for (int64_t rank = 0; rank < pp; ++rank)
           ranks.insert(rank);
       }
       for (int64_t rank : ranks)
-        resultsOf[rank].insert(index);
+        resultsOf[rank].push_back(unsigned(index));
     }
-
-    // Norms: each rank sums the squares of the gradients it holds; a
-    // gradient two ranks hold (tied) is counted by the first.
-    DenseMap<Value, int64_t> homes;
-    auto normOperandRank = [&](Value operand) {
-      int64_t home = homeOf(operand, homes);
-      return home >= pp ? 0 : home;
-    };
+    std::vector<FlushSlice> slices;
+    for (int64_t rank = 0; rank < pp; ++rank)
+      slices.push_back(flushSliceOf(rank, resultsOf[rank], ret));
 
     // Transfer tags: one per (value, microbatch, destination virtual stage)
-    // in the microbatches, then one per (value, destination rank) after
-    // the flush.
+    // in the microbatches, and one per (value, -1, destination rank) after
+    // the flush; sender and receiver look up the same key.
     DenseMap<std::tuple<Value, int64_t, int64_t>, int64_t> tags;
     auto tagOf = [&](Value value, int64_t micro, int64_t dest) {
       auto key = std::make_tuple(value, micro, dest);
@@ -556,28 +581,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     OpBuilder moduleBuilder(step);
     Builder b(context);
     for (int64_t rank = 0; rank < pp; ++rank) {
-      // What this rank's flush computes: the optimizer ops its results
-      // need (norm ops read only this rank's operands).
-      llvm::SetVector<Operation *> flushOps;
-      SmallVector<Value> work;
-      for (unsigned index : resultsOf[rank])
-        work.push_back(ret.getOperand(index));
-      DenseSet<Value> needed;
-      while (!work.empty()) {
-        Value value = work.pop_back_val();
-        if (!needed.insert(value).second)
-          continue;
-        Operation *def = value.getDefiningOp();
-        if (!def || isMicro(def))
-          continue;
-        flushOps.insert(def);
-        for (Value operand : def->getOperands()) {
-          if (isa<SumSquaresOp, GlobalNormOp>(def) && pp > 1 &&
-              normOperandRank(operand) != rank)
-            continue;
-          work.push_back(operand);
-        }
-      }
+      const llvm::SetVector<Operation *> &flushOps = slices[rank].ops;
+      const DenseSet<Value> &needed = slices[rank].needed;
 
       auto function = func::FuncOp::create(
           moduleBuilder, step.getLoc(),
@@ -592,10 +597,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       // Arguments on first use: data inputs once per microbatch.
       std::map<std::pair<unsigned, int64_t>, Value> args;
       auto argFor = [&](BlockArgument arg, int64_t micro) -> Value {
-        auto role = step.getArgAttrOfType<StringAttr>(
-            arg.getArgNumber(), MTDialect::getInputAttrName());
-        bool perMicro = role && (role.getValue() == "tokens" ||
-                                 role.getValue() == "labels");
+        bool perMicro = isDataInput(arg);
         if (!perMicro)
           micro = -1;
         auto key = std::make_pair(arg.getArgNumber(), micro);
@@ -736,25 +738,23 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                                 b.getF64FloatAttr(1.0 / double(numMicro)));
         flushValues[value] = acc;
       }
-      int64_t flushTagBase = 1 << 30;
-      for (auto [index, value] : llvm::enumerate(accumulated)) {
+      for (Value value : accumulated) {
         int64_t home = rankOf(stageOf.lookup(value.getDefiningOp()));
         if (home != rank)
           continue;
         for (int64_t other = 0; other < pp; ++other) {
-          if (other == rank || !otherNeeds(other, value, resultsOf, ret))
+          if (other == rank || !slices[other].needed.contains(value))
             continue;
           auto send = shard::SendOp::create(
               builder, value.getLoc(), flushValues[value].getType(), kGridName,
               ArrayRef<int16_t>{kPipelineAxis}, flushValues[value],
               ArrayRef<int64_t>{other}, ValueRange());
           send->setAttr(MTDialect::getTransferTagAttrName(),
-                        b.getI64IntegerAttr(flushTagBase +
-                                            int64_t(index) * pp + other));
+                        b.getI64IntegerAttr(tagOf(value, -1, other)));
           ++numTransfers;
         }
       }
-      for (auto [index, value] : llvm::enumerate(accumulated)) {
+      for (Value value : accumulated) {
         int64_t home = rankOf(stageOf.lookup(value.getDefiningOp()));
         if (home == rank || !needed.contains(value))
           continue;
@@ -767,8 +767,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
             ArrayRef<int16_t>{kPipelineAxis}, empty,
             b.getDenseI64ArrayAttr({home}), ValueRange());
         recv->setAttr(MTDialect::getTransferTagAttrName(),
-                      b.getI64IntegerAttr(flushTagBase + int64_t(index) * pp +
-                                          rank));
+                      b.getI64IntegerAttr(tagOf(value, -1, rank)));
         flushValues[value] = recv.getResult();
       }
 
@@ -779,8 +778,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         IRMapping mapping;
         SmallVector<Value> normOperands;
         for (Value operand : op.getOperands()) {
-          if (isa<SumSquaresOp, GlobalNormOp>(op) && pp > 1 &&
-              normOperandRank(operand) != rank)
+          if (isNormOp(&op) && normRankOf(operand) != rank)
             continue;
           Value mapped;
           if (auto arg = dyn_cast<BlockArgument>(operand))
@@ -797,7 +795,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
           mapping.map(operand, mapped);
           normOperands.push_back(mapped);
         }
-        if (isa<SumSquaresOp, GlobalNormOp>(op) && pp > 1) {
+        if (isNormOp(&op)) {
           // This rank's share of the sum of squares, summed over the
           // pipeline ranks.
           Value local;
@@ -855,36 +853,6 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     return virtualStage(rank, chunk, pp);
   }
 
-  /// Whether rank `other`'s flush reads accumulated `value`.
-  bool otherNeeds(int64_t other, Value value,
-                  const std::vector<std::set<unsigned>> &resultsOf,
-                  func::ReturnOp ret) {
-    auto &cache = neededCache[other];
-    if (cache.empty()) {
-      SmallVector<Value> work;
-      for (unsigned index : resultsOf[other])
-        work.push_back(ret.getOperand(index));
-      DenseMap<Value, int64_t> homes;
-      while (!work.empty()) {
-        Value current = work.pop_back_val();
-        if (!cache.insert(current).second)
-          continue;
-        Operation *def = current.getDefiningOp();
-        if (!def || isMicro(def))
-          continue;
-        for (Value operand : def->getOperands()) {
-          if (isa<SumSquaresOp, GlobalNormOp>(def) && pp > 1) {
-            int64_t home = homeOf(operand, homes);
-            if ((home >= pp ? 0 : home) != other)
-              continue;
-          }
-          work.push_back(operand);
-        }
-      }
-    }
-    return cache.contains(value);
-  }
-  std::map<int64_t, DenseSet<Value>> neededCache;
 };
 
 } // namespace

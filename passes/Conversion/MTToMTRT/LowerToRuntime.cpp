@@ -517,23 +517,24 @@ struct LowerToRuntimePass
         bufferFor(op->getResult(0));
         continue;
       }
-      if (auto send = dyn_cast<shard::SendOp>(op)) {
-        bufferFor(send.getResult());
-        mtrt::SendOp::create(builder, op->getLoc(), bufferFor(send.getInput()),
-                             builder.getI64IntegerAttr(send.getDestination()[0]),
-                             op->getAttrOfType<IntegerAttr>(
-                                 MTDialect::getTransferTagAttrName()),
-                             op->getAttrOfType<IntegerAttr>(
-                                 MTDialect::getMicrobatchAttrName()));
-        continue;
-      }
-      if (auto recv = dyn_cast<shard::RecvOp>(op)) {
-        mtrt::RecvOp::create(builder, op->getLoc(), bufferFor(recv.getResult()),
-                             builder.getI64IntegerAttr((*recv.getSource())[0]),
-                             op->getAttrOfType<IntegerAttr>(
-                                 MTDialect::getTransferTagAttrName()),
-                             op->getAttrOfType<IntegerAttr>(
-                                 MTDialect::getMicrobatchAttrName()));
+      if (isa<shard::SendOp, shard::RecvOp>(op)) {
+        // The peer is the one index on the pipeline axis; the tag and the
+        // microbatch come from mt-pipeline.
+        auto tag =
+            op->getAttrOfType<IntegerAttr>(MTDialect::getTransferTagAttrName());
+        auto micro =
+            op->getAttrOfType<IntegerAttr>(MTDialect::getMicrobatchAttrName());
+        if (auto send = dyn_cast<shard::SendOp>(op)) {
+          bufferFor(send.getResult());
+          mtrt::SendOp::create(
+              builder, op->getLoc(), bufferFor(send.getInput()),
+              builder.getI64IntegerAttr(send.getDestination()[0]), tag, micro);
+        } else {
+          auto recv = cast<shard::RecvOp>(op);
+          mtrt::RecvOp::create(
+              builder, op->getLoc(), bufferFor(recv.getResult()),
+              builder.getI64IntegerAttr((*recv.getSource())[0]), tag, micro);
+        }
         continue;
       }
       if (auto constant = dyn_cast<arith::ConstantOp>(op)) {

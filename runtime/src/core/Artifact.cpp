@@ -494,6 +494,23 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                          " pipeline stage" + (stages == 1 ? "" : "s") +
                          " but " + std::to_string(artifact.programs.size()) +
                          " programs are present");
+  // A transfer's peer is another stage of the pipeline.
+  for (size_t p = 0; p < artifact.programs.size(); ++p)
+    for (size_t c = 0; c < artifact.programs[p].commands.size(); ++c) {
+      const Command &command = artifact.programs[p].commands[c];
+      if (command.kernel != "send" && command.kernel != "recv")
+        continue;
+      std::string where = path + ": programs[" + std::to_string(p) +
+                          "].commands[" + std::to_string(c) + "]: ";
+      if (!command.has("peer_stage"))
+        return Status::error(where + command.kernel + " has no peer_stage");
+      double peer = command.get("peer_stage", -1);
+      if (peer < 0 || peer >= double(stages) || peer == double(p))
+        return Status::error(where + command.kernel + " names peer stage " +
+                             std::to_string(int64_t(peer)) +
+                             ", not another of the " + std::to_string(stages) +
+                             " pipeline stages");
+    }
   return Status::ok();
 }
 
