@@ -507,10 +507,9 @@ void mlir::mt::registerHFConfigImportTranslation() {
           return nullptr;
         if (global)
           for (auto function : (**module).getOps<func::FuncOp>())
-            function->setAttr(
-                MTDialect::getMicroBatchSizeAttrName(),
-                IntegerAttr::get(IntegerType::get(context, 64),
-                                 int64_t(microBatchSize)));
+            function->setAttr(MTDialect::getMicroBatchSizeAttrName(),
+                              IntegerAttr::get(IntegerType::get(context, 64),
+                                               int64_t(microBatchSize)));
         return OwningOpRef<Operation *>(module->release());
       },
       [](DialectRegistry &registry) {

@@ -11,8 +11,8 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
-#include "llvm/ADT/StringSet.h"
 #include "mtrt/Artifact.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 #include <map>
@@ -54,9 +54,8 @@ static LogicalResult addParams(Operation *op, DictionaryAttr attrs,
     } else if (auto f = dyn_cast<FloatAttr>(value)) {
       double number = f.getValueAsDouble();
       if (!std::isfinite(number))
-        return op->emitOpError() << "parameter '" << name
-                                 << "' is not finite (" << value
-                                 << "): the artifact cannot hold it";
+        return op->emitOpError() << "parameter '" << name << "' is not finite ("
+                                 << value << "): the artifact cannot hold it";
       command.params[name] = number;
     } else if (auto i = dyn_cast<IntegerAttr>(value)) {
       command.params[name] = double(i.getInt());
@@ -151,8 +150,7 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
         if (auto value = op.getAttrOfType<IntegerAttr>(name))
           command.params[name.str()] = double(value.getInt());
     } else if (auto output = dyn_cast<mlir::mtrt::OutputOp>(op)) {
-      result.outputs[output.getRole().str()] =
-          ids.lookup(output.getBuffer());
+      result.outputs[output.getRole().str()] = ids.lookup(output.getBuffer());
       continue;
     } else {
       return op.emitOpError() << "has no artifact encoding";
@@ -257,7 +255,7 @@ void mlir::mt::registerArtifactExportTranslation() {
       [](DialectRegistry &registry) {
         // func and mt too, so that a module not yet lowered is reported as
         // such rather than as unparsable.
-        registry.insert<mlir::mtrt::MTRTDialect, func::FuncDialect, mt::MTDialect,
-                        shard::ShardDialect>();
+        registry.insert<mlir::mtrt::MTRTDialect, func::FuncDialect,
+                        mt::MTDialect, shard::ShardDialect>();
       });
 }

@@ -104,8 +104,8 @@ LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
   for (auto program : programs) {
     int64_t stage = program.getStage();
     if (stage < 0 || stage >= stages)
-      return program.emitOpError() << "is stage " << stage << " of a "
-                                   << stages << "-stage pipeline";
+      return program.emitOpError()
+             << "is stage " << stage << " of a " << stages << "-stage pipeline";
     if (byStage[stage]) {
       InFlightDiagnostic diag = program.emitOpError()
                                 << "is a second program for stage " << stage;
@@ -160,26 +160,27 @@ LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
         if (event.kind == CrossStageEvent::Send) {
           auto key = std::make_tuple(stage, event.peer, event.tag);
           if (Operation *other = inFlight[key]) {
-            InFlightDiagnostic diag =
-                event.op->emitOpError()
-                << "stage " << stage << " sends tag " << event.tag
-                << " to stage " << event.peer << " twice";
+            InFlightDiagnostic diag = event.op->emitOpError()
+                                      << "stage " << stage << " sends tag "
+                                      << event.tag << " to stage " << event.peer
+                                      << " twice";
             diag.attachNote(other->getLoc()) << "the first send is here";
             return failure();
           }
           inFlight[key] = event.op;
         } else if (event.kind == CrossStageEvent::Recv) {
-          auto it = inFlight.find(std::make_tuple(event.peer, stage, event.tag));
+          auto it =
+              inFlight.find(std::make_tuple(event.peer, stage, event.tag));
           if (it == inFlight.end() || !it->second)
             break;
           Type sent = cast<mtrt::SendOp>(it->second).getBuffer().getType();
           Type received = cast<mtrt::RecvOp>(event.op).getBuffer().getType();
           if (sent != received) {
-            InFlightDiagnostic diag =
-                event.op->emitOpError()
-                << "stage " << stage << "'s " << describeTransfer(event.op)
-                << " does not match stage " << event.peer << "'s "
-                << describeTransfer(it->second);
+            InFlightDiagnostic diag = event.op->emitOpError()
+                                      << "stage " << stage << "'s "
+                                      << describeTransfer(event.op)
+                                      << " does not match stage " << event.peer
+                                      << "'s " << describeTransfer(it->second);
             diag.attachNote(it->second->getLoc())
                 << "stage " << event.peer << "'s send is here";
             return failure();
@@ -189,9 +190,9 @@ LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
           // A pipeline-axis collective: every stage must be at one.
           bool all = true;
           for (int64_t other = 0; other < stages; ++other)
-            all &= next[other] < events[other].size() &&
-                   events[other][next[other]].kind ==
-                       CrossStageEvent::Collective;
+            all &=
+                next[other] < events[other].size() &&
+                events[other][next[other]].kind == CrossStageEvent::Collective;
           if (!all)
             break;
           auto first = cast<mtrt::KernelOp>(events[0][next[0]].op);
@@ -200,9 +201,9 @@ LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
             if (!sameCollective(first, kernel)) {
               InFlightDiagnostic diag =
                   kernel.emitOpError()
-                  << "stage " << other << "'s collective ("
-                  << describe(kernel) << ") does not match stage 0's ("
-                  << describe(first) << "): the ranks would hang";
+                  << "stage " << other << "'s collective (" << describe(kernel)
+                  << ") does not match stage 0's (" << describe(first)
+                  << "): the ranks would hang";
               diag.attachNote(first.getLoc()) << "stage 0's collective is here";
               return failure();
             }
@@ -246,8 +247,8 @@ LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
   for (auto &[key, send] : inFlight)
     if (send)
       return send->emitOpError()
-             << "stage " << std::get<0>(key) << "'s "
-             << describeTransfer(send) << " is never received";
+             << "stage " << std::get<0>(key) << "'s " << describeTransfer(send)
+             << " is never received";
   return success();
 }
 

@@ -335,7 +335,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       // Reduced once per step, after the gradient is accumulated over the
       // microbatches (mt-pipeline reads this).
       markOptimizerPhase(result);
-      if (Operation *flat = result.getDefiningOp()->getOperand(0).getDefiningOp();
+      if (Operation *flat =
+              result.getDefiningOp()->getOperand(0).getDefiningOp();
           flat && isa<tensor::CollapseShapeOp>(flat) && zero >= 2)
         markOptimizerPhase(flat->getResult(0));
       reduced.push_back(result);

@@ -94,8 +94,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       addPipelineAxis(module);
     if (failed(splitMicrobatches()))
       return signalPassFailure();
-    PipelineSchedule schedule =
-        buildSchedule(kind, pp, numMicro, chunks);
+    PipelineSchedule schedule = buildSchedule(kind, pp, numMicro, chunks);
     if (failed(reportSchedule(schedule)))
       return signalPassFailure();
     if (failed(emitStages(schedule)))
@@ -198,9 +197,9 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         phase = Phase::Backward;
       if (auto stated =
               op.getAttrOfType<StringAttr>(MTDialect::getPhaseAttrName()))
-        phase = stated.getValue() == "optimizer" ? Phase::Optimizer
+        phase = stated.getValue() == "optimizer"  ? Phase::Optimizer
                 : stated.getValue() == "backward" ? Phase::Backward
-                                                   : Phase::Forward;
+                                                  : Phase::Forward;
       // Otherwise: the latest phase of what it reads; a microbatch's data
       // is read first by the forward pass.
       for (Value operand : op.getOperands()) {
@@ -235,8 +234,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       return false;
     auto role = step.getArgAttrOfType<StringAttr>(
         arg.getArgNumber(), MTDialect::getInputAttrName());
-    return role &&
-           (role.getValue() == "tokens" || role.getValue() == "labels");
+    return role && (role.getValue() == "tokens" || role.getValue() == "labels");
   }
 
   bool isMicro(Operation *op) const {
@@ -348,8 +346,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     auto shifted = [&](IntegerAttr axis) {
       return b.getI64IntegerAttr(axis.getInt() + 1);
     };
-    for (StringRef name :
-         {MTDialect::getShardAxisAttrName(), MTDialect::getPieceAxisAttrName()}) {
+    for (StringRef name : {MTDialect::getShardAxisAttrName(),
+                           MTDialect::getPieceAxisAttrName()}) {
       for (unsigned i = 0; i < step.getNumArguments(); ++i)
         if (auto axis = step.getArgAttrOfType<IntegerAttr>(i, name))
           step.setArgAttr(i, name, shifted(axis));
@@ -518,8 +516,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     for (BlockArgument arg : body.getArguments()) {
       auto param = step.getArgAttrOfType<StringAttr>(
           arg.getArgNumber(), MTDialect::getParamAttrName());
-      if (!param || step.getArgAttr(arg.getArgNumber(),
-                                    MTDialect::getStateAttrName()))
+      if (!param ||
+          step.getArgAttr(arg.getArgNumber(), MTDialect::getStateAttrName()))
         continue;
       // The microbatch ops reading it directly: its uses, ZeRO-3's gathers.
       std::set<int64_t> &owners = ownersOfParam[param.getValue().str()];
@@ -567,8 +565,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     std::map<std::pair<int64_t, bool>, SmallVector<Operation *>> opsOf;
     for (Operation &op : body.without_terminator())
       if (isMicro(&op))
-        opsOf[{stageOf.lookup(&op), phaseOf[&op] == Phase::Backward}]
-            .push_back(&op);
+        opsOf[{stageOf.lookup(&op), phaseOf[&op] == Phase::Backward}].push_back(
+            &op);
     // Which virtual stages read a microbatch value.
     auto readersOf = [&](Value value) {
       std::set<int64_t> readers;
@@ -584,10 +582,10 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       const llvm::SetVector<Operation *> &flushOps = slices[rank].ops;
       const DenseSet<Value> &needed = slices[rank].needed;
 
-      auto function = func::FuncOp::create(
-          moduleBuilder, step.getLoc(),
-          (step.getName() + "_stage" + Twine(rank)).str(),
-          FunctionType::get(context, {}, {}));
+      auto function =
+          func::FuncOp::create(moduleBuilder, step.getLoc(),
+                               (step.getName() + "_stage" + Twine(rank)).str(),
+                               FunctionType::get(context, {}, {}));
       if (pp > 1)
         function->setAttr(MTDialect::getPipelineStageAttrName(),
                           b.getI64IntegerAttr(rank));
@@ -620,9 +618,9 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
           auto type = cast<RankedTensorType>(original.getType());
           seed = arith::ConstantOp::create(
               builder, original.getLoc(), type,
-              DenseElementsAttr::get(
-                  type, b.getFloatAttr(type.getElementType(),
-                                       1.0 / double(numMicro))));
+              DenseElementsAttr::get(type,
+                                     b.getFloatAttr(type.getElementType(),
+                                                    1.0 / double(numMicro))));
         }
         return seed;
       };
@@ -653,16 +651,16 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
             if (rankOf(from) == rank)
               continue;
             auto type = cast<RankedTensorType>(operand.getType());
-            Value empty = tensor::EmptyOp::create(
-                builder, operand.getLoc(), type.getShape(),
-                type.getElementType());
+            Value empty =
+                tensor::EmptyOp::create(builder, operand.getLoc(),
+                                        type.getShape(), type.getElementType());
             auto recv = shard::RecvOp::create(
                 builder, operand.getLoc(), type, kGridName,
                 ArrayRef<int16_t>{kPipelineAxis}, empty,
                 b.getDenseI64ArrayAttr({rankOf(from)}), ValueRange());
-            recv->setAttr(MTDialect::getTransferTagAttrName(),
-                          b.getI64IntegerAttr(
-                              tagOf(operand, micro, virtualStage)));
+            recv->setAttr(
+                MTDialect::getTransferTagAttrName(),
+                b.getI64IntegerAttr(tagOf(operand, micro, virtualStage)));
             recv->setAttr(MTDialect::getMicrobatchAttrName(),
                           b.getI64IntegerAttr(micro));
             microValues[{operand, micro}] = recv.getResult();
@@ -670,8 +668,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         for (Operation *op : ops) {
           IRMapping mapping;
           for (Value operand : op->getOperands()) {
-            if (isa<CrossEntropyGradOp>(op) &&
-                operand == op->getOperand(0) && numMicro > 1) {
+            if (isa<CrossEntropyGradOp>(op) && operand == op->getOperand(0) &&
+                numMicro > 1) {
               mapping.map(operand, seedFor(operand));
               continue;
             }
@@ -692,7 +690,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
           }
           Operation *copy = builder.clone(*op, mapping);
           copy->removeAttr(MTDialect::getPhaseAttrName());
-          if (numMicro > 1 && isa<DropoutOp, AttentionOp, AttentionGradOp>(copy)) {
+          if (numMicro > 1 &&
+              isa<DropoutOp, AttentionOp, AttentionGradOp>(copy)) {
             copy->setAttr(MTDialect::getMicrobatchAttrName(),
                           b.getI64IntegerAttr(micro));
             copy->setAttr(MTDialect::getMicrobatchesAttrName(),
@@ -718,9 +717,10 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
             // Accumulated over the microbatches.
             if (accumulated.contains(result)) {
               Value &acc = accumulators[result];
-              acc = acc ? Value(AddOp::create(builder, op->getLoc(), acc, copied)
-                                    .getResult())
-                        : Value(copied);
+              acc =
+                  acc ? Value(AddOp::create(builder, op->getLoc(), acc, copied)
+                                  .getResult())
+                      : Value(copied);
             }
           }
         }
@@ -759,13 +759,12 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         if (home == rank || !needed.contains(value))
           continue;
         auto type = cast<RankedTensorType>(value.getType());
-        Value empty = tensor::EmptyOp::create(builder, value.getLoc(),
-                                              type.getShape(),
-                                              type.getElementType());
-        auto recv = shard::RecvOp::create(
-            builder, value.getLoc(), type, kGridName,
-            ArrayRef<int16_t>{kPipelineAxis}, empty,
-            b.getDenseI64ArrayAttr({home}), ValueRange());
+        Value empty = tensor::EmptyOp::create(
+            builder, value.getLoc(), type.getShape(), type.getElementType());
+        auto recv =
+            shard::RecvOp::create(builder, value.getLoc(), type, kGridName,
+                                  ArrayRef<int16_t>{kPipelineAxis}, empty,
+                                  b.getDenseI64ArrayAttr({home}), ValueRange());
         recv->setAttr(MTDialect::getTransferTagAttrName(),
                       b.getI64IntegerAttr(tagOf(value, -1, rank)));
         flushValues[value] = recv.getResult();
@@ -789,9 +788,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                    operand.getDefiningOp()->getNumOperands() == 0)
             mapped = builder.clone(*operand.getDefiningOp())->getResult(0);
           if (!mapped)
-            return op.emitOpError()
-                   << "reads a value that pipeline rank " << rank
-                   << " does not have after the flush";
+            return op.emitOpError() << "reads a value that pipeline rank "
+                                    << rank << " does not have after the flush";
           mapping.map(operand, mapped);
           normOperands.push_back(mapped);
         }
@@ -852,7 +850,6 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   int64_t virtualStageOf(int64_t rank, int64_t chunk) const {
     return virtualStage(rank, chunk, pp);
   }
-
 };
 
 } // namespace

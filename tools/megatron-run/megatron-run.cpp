@@ -627,8 +627,7 @@ public:
       tensor.shape = param.shape;
       std::vector<uint8_t> piece(size_t(held->bytes()), 0);
       if (contributes)
-        std::memcpy(piece.data(), executor.as<uint8_t>(mine->id),
-                    piece.size());
+        std::memcpy(piece.data(), executor.as<uint8_t>(mine->id), piece.size());
       if (comm.size() == 1) {
         tensor.bytes = std::move(piece);
         tensors.emplace_back(param.name, std::move(tensor));
@@ -648,8 +647,7 @@ public:
         float *full = reinterpret_cast<float *>(tensor.bytes.data());
         for (int r = 0; r < comm.size(); ++r) {
           int64_t which[3];
-          std::memcpy(which, indices.data() + r * sizeof(which),
-                      sizeof(which));
+          std::memcpy(which, indices.data() + r * sizeof(which), sizeof(which));
           if (!which[0])
             continue;
           const float *src = reinterpret_cast<const float *>(pieces.data()) +
@@ -699,8 +697,8 @@ private:
       int64_t micro = std::max<int64_t>(buffer.microbatch, 0);
       int32_t *values = executor.as<int32_t>(id);
       for (int64_t i = 0; i < batchSize; ++i) {
-        int64_t sample = dataRank * batchSize * microbatches +
-                         micro * batchSize + i;
+        int64_t sample =
+            dataRank * batchSize * microbatches + micro * batchSize + i;
         int64_t start = (step * globalBatch() + sample) * seqLen;
         for (int64_t t = 0; t < seqLen; ++t)
           values[i * seqLen + t] = data.token(start + t + (labels ? 1 : 0));

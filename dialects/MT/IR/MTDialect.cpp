@@ -38,21 +38,20 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
       name == getRngSeqAxisAttrName() || name == getTpVocabAxisAttrName() ||
       name == getVocabSizeAttrName() || name == getPipelineStageAttrName() ||
       name == getMicrobatchAttrName() || name == getMicrobatchesAttrName() ||
-      name == getTransferTagAttrName() ||
-      name == getMicroBatchSizeAttrName()) {
+      name == getTransferTagAttrName() || name == getMicroBatchSizeAttrName()) {
     auto axis = dyn_cast<IntegerAttr>(attr.getValue());
     if (!axis || !axis.getType().isSignlessInteger(64) ||
         axis.getValue().isNegative())
-      return op->emitOpError() << "attribute '" << name
-                               << "' must be a non-negative i64, got "
-                               << attr.getValue();
+      return op->emitOpError()
+             << "attribute '" << name << "' must be a non-negative i64, got "
+             << attr.getValue();
     return success();
   }
   if (name == getPhaseAttrName()) {
     auto phase = dyn_cast<StringAttr>(attr.getValue());
-    if (!phase || !llvm::is_contained(ArrayRef<StringRef>{"forward", "backward",
-                                                          "optimizer"},
-                                      phase.getValue()))
+    if (!phase || !llvm::is_contained(
+                      ArrayRef<StringRef>{"forward", "backward", "optimizer"},
+                      phase.getValue()))
       return op->emitOpError()
              << "attribute '" << name
              << "' must be \"forward\", \"backward\" or \"optimizer\", got "

@@ -438,8 +438,8 @@ struct LowerToRuntimePass
   }
 
   void emitProgram(func::FuncOp function, int64_t stage,
-                   ArrayRef<int64_t> gridShape,
-                   ArrayRef<Operation *> ops, ArrayRef<Allocation> allocs,
+                   ArrayRef<int64_t> gridShape, ArrayRef<Operation *> ops,
+                   ArrayRef<Allocation> allocs,
                    const DenseMap<Value, unsigned> &allocOf,
                    const DenseSet<Value> &views, int64_t persistentBytes,
                    int64_t arena) {
@@ -491,8 +491,9 @@ struct LowerToRuntimePass
           sharded && alloc.shardDim
               ? builder.getI64IntegerAttr(alloc.shardChunks)
               : IntegerAttr(),
-          sharded && alloc.pieceAxis ? builder.getI64IntegerAttr(*alloc.pieceAxis)
-                                     : IntegerAttr(),
+          sharded && alloc.pieceAxis
+              ? builder.getI64IntegerAttr(*alloc.pieceAxis)
+              : IntegerAttr(),
           sharded && alloc.pieceAxis
               ? builder.getI64IntegerAttr(gridShape[*alloc.pieceAxis])
               : IntegerAttr(),
@@ -573,7 +574,8 @@ struct LowerToRuntimePass
 
   /// Rejects ops the runtime has no kernel for, before anything is emitted.
   LogicalResult checkLowerable(Operation *op) {
-    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp>(op))
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp>(
+            op))
       return success();
     if (isa<shard::SendOp, shard::RecvOp>(op)) {
       auto tag =

@@ -260,7 +260,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         reader.field(document, key::kGrid, "artifact", json::value_t::object);
     if (grid) {
       artifact.gridShape = reader.shape(*grid, "artifact.grid");
-      for (const json &name : reader.array(*grid, key::kAxes, "artifact.grid")) {
+      for (const json &name :
+           reader.array(*grid, key::kAxes, "artifact.grid")) {
         if (!name.is_string()) {
           reader.fail("artifact.grid.axes",
                       "axis names must be strings, got " + name.dump());
@@ -343,17 +344,17 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
             buffer.pieceAxis = reader.integer(*shard, key::kPieceAxis, in);
             checkAxis(buffer.pieceAxis, in + ".piece_axis");
             buffer.pieceCount = reader.integer(*shard, key::kPieceCount, in);
-            if (reader.ok() && (buffer.shardDim < 0 || buffer.pieceCount <= 0 ||
-                                buffer.pieceCount !=
-                                    artifact.gridShape[buffer.pieceAxis]))
+            if (reader.ok() &&
+                (buffer.shardDim < 0 || buffer.pieceCount <= 0 ||
+                 buffer.pieceCount != artifact.gridShape[buffer.pieceAxis]))
               reader.fail(in, "pieces over grid axis " +
                                   std::to_string(buffer.pieceAxis) +
                                   " need a split dimension and a count equal "
                                   "to the axis' size");
           }
-          buffer.fullShape =
-              reader.shape(json{{key::kShape, reader.array(*shard, key::kFullShape, in)}},
-                           in + ".full_shape");
+          buffer.fullShape = reader.shape(
+              json{{key::kShape, reader.array(*shard, key::kFullShape, in)}},
+              in + ".full_shape");
           int64_t full = 1;
           for (int64_t dim : buffer.fullShape)
             full *= dim;

@@ -161,10 +161,10 @@ Status Communicator::send(int64_t axis, int64_t peer, int64_t tag,
   sendBuffers.emplace_back(static_cast<const uint8_t *>(data),
                            static_cast<const uint8_t *>(data) + bytes);
   auto *request = new MPI_Request;
-  Status status = check(MPI_Isend(sendBuffers.back().data(), int(bytes),
-                                  MPI_BYTE, int(peer), int(tag),
-                                  commOf(groups[axis]), request),
-                        "send");
+  Status status =
+      check(MPI_Isend(sendBuffers.back().data(), int(bytes), MPI_BYTE,
+                      int(peer), int(tag), commOf(groups[axis]), request),
+            "send");
   sendRequests.push_back(request);
   return status;
 }
@@ -190,9 +190,9 @@ Status Communicator::recv(int64_t axis, int64_t peer, int64_t tag, void *data,
 Status Communicator::finishSends() const {
   Status result = Status::ok();
   for (void *request : sendRequests) {
-    Status status = check(MPI_Wait(static_cast<MPI_Request *>(request),
-                                   MPI_STATUS_IGNORE),
-                          "send completion");
+    Status status =
+        check(MPI_Wait(static_cast<MPI_Request *>(request), MPI_STATUS_IGNORE),
+              "send completion");
     if (result && !status)
       result = status;
     delete static_cast<MPI_Request *>(request);
