@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <vector>
 
 using namespace mlir::mt;
 
@@ -29,39 +30,36 @@ ArenaPlacement mlir::mt::placeBuffers(llvm::ArrayRef<BufferLifetime> buffers,
     return buffers[a].firstUse < buffers[b].firstUse;
   });
 
+  // Placed buffers kept sorted by offset, so the ones alive beside a new
+  // buffer come out in address order without sorting them per buffer (the
+  // 175B pipeline's stage programs place thousands of buffers).
   struct Placed {
-    int64_t begin, end;
+    int64_t begin, end, firstUse, lastUse;
   };
-  llvm::SmallVector<size_t> placed;
-  llvm::SmallVector<Placed> conflicts;
+  std::vector<Placed> placed;
+  placed.reserve(buffers.size());
   for (size_t index : order) {
     const BufferLifetime &buffer = buffers[index];
     int64_t size = alignTo(std::max<int64_t>(buffer.bytes, 1), alignment);
-    // Byte ranges of already placed buffers alive at the same time, sorted.
-    conflicts.clear();
-    for (size_t other : placed) {
-      const BufferLifetime &o = buffers[other];
-      if (o.lastUse < buffer.firstUse || buffer.lastUse < o.firstUse)
-        continue;
-      int64_t begin = placement.offsets[other];
-      conflicts.push_back(
-          {begin, begin + alignTo(std::max<int64_t>(o.bytes, 1), alignment)});
-    }
-    llvm::sort(conflicts, [](const Placed &a, const Placed &b) {
-      return a.begin < b.begin;
-    });
-    // Lowest gap that fits.
+    // Lowest gap that fits among the placed buffers alive at the same time.
     int64_t offset = baseOffset;
-    for (const Placed &c : conflicts) {
-      if (offset + size <= c.begin)
+    for (const Placed &p : placed) {
+      if (p.lastUse < buffer.firstUse || buffer.lastUse < p.firstUse)
+        continue;
+      if (offset + size <= p.begin)
         break;
-      offset = std::max(offset, c.end);
+      offset = std::max(offset, p.end);
     }
     placement.offsets[index] = offset;
     // The arena ends at the last byte a buffer really occupies: alignment
     // padding after the highest buffer is not memory anyone touches.
     placement.endBytes = std::max(placement.endBytes, offset + buffer.bytes);
-    placed.push_back(index);
+    Placed entry{offset, offset + size, buffer.firstUse, buffer.lastUse};
+    placed.insert(llvm::upper_bound(placed, offset,
+                                    [](int64_t begin, const Placed &p) {
+                                      return begin < p.begin;
+                                    }),
+                  entry);
   }
   return placement;
 }

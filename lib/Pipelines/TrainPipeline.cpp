@@ -37,6 +37,7 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
   pipeline.microbatches = options.microbatches;
   pipeline.schedule = options.schedule;
   pipeline.virtualStages = options.virtualStages;
+  pipeline.layout = options.layout;
   pipeline.printSchedule = options.printSchedule;
   pm.addPass(createPipelinePass(pipeline));
   LowerToRuntimePassOptions lowering;

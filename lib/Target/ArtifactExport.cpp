@@ -13,6 +13,7 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "mtrt/Artifact.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
 #include <map>
@@ -133,6 +134,19 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
       command.outs = idsOf(kernel.getOuts());
       if (failed(addParams(kernel, kernel.getParams(), command)))
         return failure();
+      if (std::optional<StringRef> phase = kernel.getPhase()) {
+        command.phase = llvm::StringSwitch<::mtrt::Phase>(*phase)
+                            .Case("forward", ::mtrt::Phase::Forward)
+                            .Case("backward", ::mtrt::Phase::Backward)
+                            .Case("optimizer", ::mtrt::Phase::Optimizer)
+                            .Default(::mtrt::Phase::None);
+        if (command.phase == ::mtrt::Phase::None)
+          return kernel.emitOpError()
+                 << "has phase '" << *phase
+                 << "', not forward, backward or optimizer";
+      }
+      if (std::optional<uint64_t> micro = kernel.getMicrobatch())
+        command.microbatch = int64_t(*micro);
     } else if (auto fill = dyn_cast<mlir::mtrt::FillOp>(op)) {
       double value = fill.getValue().convertToDouble();
       if (!std::isfinite(value))
@@ -146,9 +160,11 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
       bool send = isa<mlir::mtrt::SendOp>(op);
       command.kernel = send ? "send" : "recv";
       (send ? command.ins : command.outs) = idsOf(op.getOperand(0));
-      for (StringRef name : {"peer_stage", "tag", "microbatch"})
+      for (StringRef name : {"peer_stage", "tag"})
         if (auto value = op.getAttrOfType<IntegerAttr>(name))
           command.params[name.str()] = double(value.getInt());
+      if (auto micro = op.getAttrOfType<IntegerAttr>("microbatch"))
+        command.microbatch = micro.getInt();
     } else if (auto output = dyn_cast<mlir::mtrt::OutputOp>(op)) {
       result.outputs[output.getRole().str()] = ids.lookup(output.getBuffer());
       continue;

@@ -21,6 +21,7 @@
 #include "dialects/MT/IR/MTOps.h"
 #include "dialects/MT/Transforms/ShardingInterfaceImpl.h"
 #include "megatron/Analysis/ShapeInference.h"
+#include "megatron/Utils/FunctionAttributeEditor.h"
 #include "passes/Parallelize/TensorParallel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -323,6 +324,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     // once instead of every full gradient living until the optimizer, and
     // the communication can overlap the rest of the backward pass.
     SmallVector<Value> reduced;
+    FunctionAttributeEditor attrs(function);
     for (AdamWOp update : updates) {
       Value grad = update.getGrad();
       OpBuilder g(function.getContext());
@@ -357,8 +359,9 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
             b, sqrt.getLoc(), sqrt.getInput(), shard::ReductionKind::Sum));
       }
       for (auto [update, grad] : llvm::zip_equal(updates, reduced))
-        if (failed(updateParameter(function, update, grad)))
+        if (failed(updateParameter(function, attrs, update, grad)))
           return failure();
+      attrs.commit();
       if (zero == 3)
         gatherParametersBeforeUse(function);
       function.setFunctionType(FunctionType::get(function.getContext(),
@@ -381,8 +384,9 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     globalNorm.erase();
 
     for (auto [update, grad] : llvm::zip_equal(updates, reduced))
-      if (failed(updateParameter(function, update, grad)))
+      if (failed(updateParameter(function, attrs, update, grad)))
         return failure();
+    attrs.commit();
 
     if (zero == 3)
       gatherParametersBeforeUse(function);
@@ -393,35 +397,35 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   }
 
   /// Marks argument or result `index` of `function` as a ZeRO piece.
-  void markSharded(func::FuncOp function, std::optional<unsigned> arg,
+  void markSharded(FunctionAttributeEditor &attrs, std::optional<unsigned> arg,
                    std::optional<unsigned> result, RankedTensorType full) {
-    Builder b(function.getContext());
+    Builder b(full.getContext());
     auto shape = b.getDenseI64ArrayAttr(full.getShape());
     auto axis = b.getI64IntegerAttr(kDataAxis);
     // A tensor-parallel split is already described: the ZeRO piece is a
     // piece of it.
-    if (arg && function.getArgAttr(*arg, MTDialect::getShardDimAttrName())) {
-      function.setArgAttr(*arg, MTDialect::getPieceAxisAttrName(), axis);
+    if (arg && attrs.getArg(*arg, MTDialect::getShardDimAttrName())) {
+      attrs.setArg(*arg, MTDialect::getPieceAxisAttrName(), axis);
       arg.reset();
     }
-    if (result &&
-        function.getResultAttr(*result, MTDialect::getShardDimAttrName())) {
-      function.setResultAttr(*result, MTDialect::getPieceAxisAttrName(), axis);
+    if (result && attrs.getResult(*result, MTDialect::getShardDimAttrName())) {
+      attrs.setResult(*result, MTDialect::getPieceAxisAttrName(), axis);
       result.reset();
     }
     if (arg) {
-      function.setArgAttr(*arg, MTDialect::getFullShapeAttrName(), shape);
-      function.setArgAttr(*arg, MTDialect::getShardAxisAttrName(), axis);
+      attrs.setArg(*arg, MTDialect::getFullShapeAttrName(), shape);
+      attrs.setArg(*arg, MTDialect::getShardAxisAttrName(), axis);
     }
     if (result) {
-      function.setResultAttr(*result, MTDialect::getFullShapeAttrName(), shape);
-      function.setResultAttr(*result, MTDialect::getShardAxisAttrName(), axis);
+      attrs.setResult(*result, MTDialect::getFullShapeAttrName(), shape);
+      attrs.setResult(*result, MTDialect::getShardAxisAttrName(), axis);
     }
   }
 
   /// Rewrites `update` to use the reduced gradient `grad`: unchanged for
   /// ZeRO 0, on the rank's pieces for ZeRO >= 1.
-  LogicalResult updateParameter(func::FuncOp function, AdamWOp update,
+  LogicalResult updateParameter(func::FuncOp function,
+                                FunctionAttributeEditor &attrs, AdamWOp update,
                                 Value grad) {
     if (zero == 0) {
       update.getGradMutable().assign(grad);
@@ -441,14 +445,14 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     // The moments are pieces from now on.
     for (BlockArgument state : {expAvg, expAvgSq}) {
       state.setType(pieceType);
-      markSharded(function, state.getArgNumber(), std::nullopt, full);
+      markSharded(attrs, state.getArgNumber(), std::nullopt, full);
     }
     OpBuilder b(update);
     Location loc = update.getLoc();
     Value paramPiece;
     if (zero == 3) {
       param.setType(pieceType);
-      markSharded(function, param.getArgNumber(), std::nullopt, full);
+      markSharded(attrs, param.getArgNumber(), std::nullopt, full);
       paramPiece = param;
     } else {
       paramPiece = slicePiece(b, loc, flatten(b, loc, param));
@@ -477,7 +481,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
                                        : piece.getNewExpAvgSq();
       use.set(replacement);
       if (which != 0 || zero == 3)
-        markSharded(function, std::nullopt, index, full);
+        markSharded(attrs, std::nullopt, index, full);
     }
     update.erase();
     return success();

@@ -34,6 +34,7 @@
 
 #include "dialects/MT/IR/MTOps.h"
 #include "megatron/Analysis/ShapeInference.h"
+#include "megatron/Utils/FunctionAttributeEditor.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -212,6 +213,7 @@ private:
   /// how, for the runtime to load and save their slices.
   LogicalResult pinArguments() {
     Builder b(function.getContext());
+    FunctionAttributeEditor attrs(function);
     for (BlockArgument arg : body().getArguments()) {
       auto type = cast<RankedTensorType>(arg.getType());
       if (type.getRank() == 0)
@@ -232,14 +234,14 @@ private:
                  << "' has " << size << " entries in dimension " << split->dim
                  << ", not divisible into " << split->chunks << " x tp " << tp
                  << " pieces";
-        function.setArgAttr(index, MTDialect::getFullShapeAttrName(),
-                            b.getDenseI64ArrayAttr(type.getShape()));
-        function.setArgAttr(index, MTDialect::getShardAxisAttrName(),
-                            b.getI64IntegerAttr(axis));
-        function.setArgAttr(index, MTDialect::getShardDimAttrName(),
-                            b.getI64IntegerAttr(split->dim));
-        function.setArgAttr(index, MTDialect::getShardChunksAttrName(),
-                            b.getI64IntegerAttr(split->chunks));
+        attrs.setArg(index, MTDialect::getFullShapeAttrName(),
+                     b.getDenseI64ArrayAttr(type.getShape()));
+        attrs.setArg(index, MTDialect::getShardAxisAttrName(),
+                     b.getI64IntegerAttr(axis));
+        attrs.setArg(index, MTDialect::getShardDimAttrName(),
+                     b.getI64IntegerAttr(split->dim));
+        attrs.setArg(index, MTDialect::getShardChunksAttrName(),
+                     b.getI64IntegerAttr(split->chunks));
       }
       Value pinned = pinDefinition(arg, dim);
       if (!function.getArgAttr(index, MTDialect::getParamAttrName()))
@@ -396,14 +398,16 @@ void mlir::mt::finishTensorParallel(func::FuncOp function,
   }
   // Split results say how, as the arguments they replace.
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  FunctionAttributeEditor attrs(function);
   for (unsigned index = 0, e = ret.getNumOperands(); index < e; ++index) {
     std::optional<unsigned> arg = argReplacedBy(function, index);
     if (!arg || !function.getArgAttr(*arg, MTDialect::getShardDimAttrName()))
       continue;
     for (NamedAttribute attr : function.getArgAttrDict(*arg))
       if (MTDialect::isShardAttrName(attr.getName()))
-        function.setResultAttr(index, attr.getName(), attr.getValue());
+        attrs.setResult(index, attr.getName(), attr.getValue());
   }
+  attrs.commit();
   for (Operation &op : body)
     if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
             shard::AllToAllOp>(op))

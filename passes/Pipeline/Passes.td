@@ -69,6 +69,10 @@ def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
            "Schedule: gpipe, 1f1b or interleaved">,
     Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
            "Model chunks per pipeline rank (interleaved schedule)">,
+    Option<"layout", "layout", "std::string", /*default=*/"\"\"",
+           "Layers per (virtual) stage in Megatron-LM's "
+           "--pipeline-model-parallel-layout notation, e.g. "
+           "'Et*3|t*5L' (default: an even split)">,
     Option<"printSchedule", "print-schedule", "bool", /*default=*/"false",
            "Print each rank's static timeline, bubble fraction and peak "
            "in-flight microbatches (forward 1, backward 2 units per stage)">,

@@ -19,8 +19,10 @@
 #include "passes/Pipeline/Passes.h"
 
 #include "dialects/MT/IR/MTOps.h"
+#include "megatron/Analysis/PipelineLayout.h"
 #include "megatron/Analysis/PipelineSchedule.h"
 #include "megatron/Analysis/ShapeInference.h"
+#include "megatron/Utils/FunctionAttributeEditor.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,6 +35,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <variant>
 
 #define DEBUG_TYPE "mt-pipeline"
 
@@ -73,6 +76,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   /// Values the optimizer reads that a microbatch computes: accumulated.
   llvm::SetVector<Value> accumulated;
   int64_t numVirtual = 1, chunks = 1, numMicro = 1;
+  /// Transformer layers per virtual stage, in virtual-stage order.
+  std::vector<int64_t> layersPerStage;
   ScheduleKind kind = ScheduleKind::OneFOneB;
 
   int64_t rankOf(int64_t virtualStage) const { return virtualStage % pp; }
@@ -171,6 +176,13 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         layers.insert(layer.getInt());
     });
     int64_t numLayers = int64_t(layers.size());
+    if (!layout.empty()) {
+      auto parsed = parsePipelineLayout(layout, numVirtual, numLayers);
+      if (auto *problem = std::get_if<std::string>(&parsed))
+        return error() << *problem;
+      layersPerStage = std::get<std::vector<int64_t>>(parsed);
+      return success();
+    }
     if (pp > 1 && numLayers % pp != 0)
       return error() << "pp " << pp.getValue() << " does not divide the "
                      << numLayers << " layers of the model";
@@ -249,12 +261,25 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       if (auto layer =
               op.getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))
         layerSet.insert(layer.getInt());
+    // Layers in order, split as the layout says or evenly.
+    if (layersPerStage.empty()) {
+      int64_t perStage =
+          std::max<int64_t>(1, int64_t(layerSet.size()) / numVirtual);
+      layersPerStage.assign(size_t(numVirtual), perStage);
+      layersPerStage.back() += std::max<int64_t>(0, int64_t(layerSet.size()) -
+                                                        perStage * numVirtual);
+    }
     std::map<int64_t, int64_t> stageOfLayer;
-    int64_t perStage =
-        std::max<int64_t>(1, int64_t(layerSet.size()) / numVirtual);
-    int64_t index = 0;
-    for (int64_t layer : layerSet)
-      stageOfLayer[layer] = std::min(index++ / perStage, numVirtual - 1);
+    int64_t current = 0, placedOnStage = 0;
+    for (int64_t layer : layerSet) {
+      while (current + 1 < numVirtual &&
+             placedOnStage >= layersPerStage[size_t(current)]) {
+        ++current;
+        placedOnStage = 0;
+      }
+      stageOfLayer[layer] = current;
+      ++placedOnStage;
+    }
 
     SmallVector<Operation *> undecided;
     for (Operation &op : body.without_terminator()) {
@@ -346,14 +371,17 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     auto shifted = [&](IntegerAttr axis) {
       return b.getI64IntegerAttr(axis.getInt() + 1);
     };
-    for (StringRef name : {MTDialect::getShardAxisAttrName(),
-                           MTDialect::getPieceAxisAttrName()}) {
-      for (unsigned i = 0; i < step.getNumArguments(); ++i)
-        if (auto axis = step.getArgAttrOfType<IntegerAttr>(i, name))
-          step.setArgAttr(i, name, shifted(axis));
-      for (unsigned i = 0; i < step.getNumResults(); ++i)
-        if (auto axis = step.getResultAttrOfType<IntegerAttr>(i, name))
-          step.setResultAttr(i, name, shifted(axis));
+    {
+      FunctionAttributeEditor attrs(step);
+      for (StringRef name : {MTDialect::getShardAxisAttrName(),
+                             MTDialect::getPieceAxisAttrName()}) {
+        for (unsigned i = 0; i < step.getNumArguments(); ++i)
+          if (auto axis = attrs.getArgOfType<IntegerAttr>(i, name))
+            attrs.setArg(i, name, shifted(axis));
+        for (unsigned i = 0; i < step.getNumResults(); ++i)
+          if (auto axis = attrs.getResultOfType<IntegerAttr>(i, name))
+            attrs.setResult(i, name, shifted(axis));
+      }
     }
     step.walk([&](Operation *op) {
       for (StringRef name : {MTDialect::getRngBatchAxisAttrName(),
@@ -638,6 +666,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         int64_t virtualStage = virtualStageOf(rank, action.chunk);
         bool backward = action.kind == PipelineAction::Backward;
         int64_t micro = action.microbatch;
+        StringAttr actionPhase =
+            b.getStringAttr(backward ? "backward" : "forward");
         const SmallVector<Operation *> &ops = opsOf[{virtualStage, backward}];
         // Receive what other stages computed for this action.
         for (Operation *op : ops)
@@ -682,6 +712,9 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
             Operation *def = operand.getDefiningOp();
             if (def && def->getNumOperands() == 0) {
               Operation *copy = builder.clone(*def);
+              copy->setAttr(MTDialect::getPhaseAttrName(), actionPhase);
+              copy->setAttr(MTDialect::getMicrobatchAttrName(),
+                            b.getI64IntegerAttr(micro));
               mapping.map(operand, copy->getResult(0));
               continue;
             }
@@ -689,14 +722,15 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                    << "reads a value mt-pipeline did not place";
           }
           Operation *copy = builder.clone(*op, mapping);
-          copy->removeAttr(MTDialect::getPhaseAttrName());
+          // Each scheduled op says which action it belongs to: the runtime's
+          // measured trace groups its kernels by them.
+          copy->setAttr(MTDialect::getPhaseAttrName(), actionPhase);
+          copy->setAttr(MTDialect::getMicrobatchAttrName(),
+                        b.getI64IntegerAttr(micro));
           if (numMicro > 1 &&
-              isa<DropoutOp, AttentionOp, AttentionGradOp>(copy)) {
-            copy->setAttr(MTDialect::getMicrobatchAttrName(),
-                          b.getI64IntegerAttr(micro));
+              isa<DropoutOp, AttentionOp, AttentionGradOp>(copy))
             copy->setAttr(MTDialect::getMicrobatchesAttrName(),
                           b.getI64IntegerAttr(numMicro));
-          }
           for (auto [result, copied] :
                llvm::zip_equal(op->getResults(), copy->getResults())) {
             microValues[{result, micro}] = copied;
@@ -717,14 +751,23 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
             // Accumulated over the microbatches.
             if (accumulated.contains(result)) {
               Value &acc = accumulators[result];
-              acc =
-                  acc ? Value(AddOp::create(builder, op->getLoc(), acc, copied)
-                                  .getResult())
-                      : Value(copied);
+              if (acc) {
+                auto add = AddOp::create(builder, op->getLoc(), acc, copied);
+                add->setAttr(MTDialect::getPhaseAttrName(), actionPhase);
+                add->setAttr(MTDialect::getMicrobatchAttrName(),
+                             b.getI64IntegerAttr(micro));
+                acc = add.getResult();
+              } else {
+                acc = copied;
+              }
             }
           }
         }
       }
+
+      // Everything from here on runs once, after the flush: the optimizer
+      // phase (stamped below, for the measured trace).
+      Operation *lastScheduled = entry->empty() ? nullptr : &entry->back();
 
       // After the flush: the mean loss, and the accumulated values of other
       // ranks this rank's optimizer reads (sent first: sends never wait).
@@ -815,11 +858,18 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
           continue;
         }
         Operation *copy = builder.clone(op, mapping);
-        copy->removeAttr(MTDialect::getPhaseAttrName());
         for (auto [result, copied] :
              llvm::zip_equal(op.getResults(), copy->getResults()))
           flushValues[result] = copied;
       }
+      StringAttr optimizerPhase = b.getStringAttr("optimizer");
+      for (Operation &op : llvm::make_range(
+               lastScheduled ? std::next(lastScheduled->getIterator())
+                             : entry->begin(),
+               entry->end()))
+        if (!isa<arith::ConstantOp, tensor::EmptyOp, shard::SendOp,
+                 shard::RecvOp>(op))
+          op.setAttr(MTDialect::getPhaseAttrName(), optimizerPhase);
 
       // Results.
       SmallVector<Value> results;

@@ -25,8 +25,8 @@
 // CHECK-NEXT:    %[[WTE:.+]] = mtrt.buffer {full_shape = array<i64: 16, 8>, kind = "param", name = "wte.weight", offset = {{[0-9]+}} : i64, shard_axis = 1 : i64, shard_chunks = 1 : i64, shard_count = 2 : i64, shard_dim = 0 : i64} : memref<8x8xf32>
 // CHECK-NEXT:    mtrt.buffer {full_shape = array<i64: 16, 8>, kind = "exp_avg", name = "wte.weight", offset = {{[0-9]+}} : i64, piece_axis = 0 : i64, piece_count = 2 : i64, shard_axis = 1 : i64, shard_chunks = 1 : i64, shard_count = 2 : i64, shard_dim = 0 : i64} : memref<32xf32>
 // CHECK-NEXT:    mtrt.buffer {full_shape = array<i64: 8>, kind = "param", name = "b", offset = {{[0-9]+}} : i64, shard_axis = 0 : i64, shard_count = 2 : i64} : memref<4xf32>
-// CHECK:         mtrt.kernel "embedding" ins(%[[WTE]], %{{.+}} : memref<8x8xf32>, memref<1x4xi32>) outs(%{{.+}} : memref<1x4x8xf32>) {mt.tp_vocab_axis = 1 : i64, mt.vocab_size = 16 : i64, vocab_grid_axis = 1 : i64, vocab_offset = {base = 0 : i64, grid_axis = 1 : i64, stride = 8 : i64}, vocab_size = 16 : i64}
-// CHECK:         mtrt.kernel "dropout" {{.*}} {mt.rng_batch_axis = 0 : i64, probability = 1.000000e-01 : f64, rng_offset = {base = 0 : i64, grid_axis = 0 : i64, stride = 32 : i64}, rng_stream = 0 : i64}
+// CHECK:         mtrt.kernel "embedding" ins(%[[WTE]], %{{.+}} : memref<8x8xf32>, memref<1x4xi32>) outs(%{{.+}} : memref<1x4x8xf32>) {vocab_grid_axis = 1 : i64, vocab_offset = {base = 0 : i64, grid_axis = 1 : i64, stride = 8 : i64}, vocab_size = 16 : i64}
+// CHECK:         mtrt.kernel "dropout" {{.*}} {probability = 1.000000e-01 : f64, rng_offset = {base = 0 : i64, grid_axis = 0 : i64, stride = 32 : i64}, rng_stream = 0 : i64}
 // CHECK:         mtrt.kernel "all_reduce" ins(%{{.+}} : memref<1x4x8xf32>) outs(%{{.+}} : memref<1x4x8xf32>) {average = false, grid_axis = 1 : i64}
 // CHECK-NEXT:  {{^  [}]$}}
 // CHECK-NOT:   mtrt.program
@@ -62,10 +62,10 @@ module {
 // - cross-entropy over a vocabulary split over tp: 8 columns per rank.
 
 // CHECK-LABEL: mtrt.program @stage0 attributes {{{.*}}stage = 0 : i64}
-// CHECK:         mtrt.kernel "attention" {{.*}} {dropout = 1.000000e-01 : f64, mt.rng_batch_axis = 0 : i64, mt.rng_head_axis = 1 : i64, rng_head_offset = {base = 0 : i64, grid_axis = 1 : i64, stride = 2 : i64}, rng_heads = 4 : i64, rng_offset = {base = 0 : i64, grid_axis = 0 : i64, stride = 64 : i64}, rng_stream = 1 : i64}
-// CHECK:         mtrt.kernel "dropout" {{.*}} {mt.rng_batch_axis = 0 : i64, mt.rng_seq_axis = 1 : i64, probability = 1.000000e-01 : f64, rng_offset = {base = 0 : i64, grid_axis = 0 : i64, stride = 32 : i64}, rng_seq_offset = {base = 0 : i64, grid_axis = 1 : i64, stride = 2 : i64}, rng_seq_total = 4 : i64, rng_stream = 0 : i64}
-// CHECK:         mtrt.kernel "dropout" {{.*}} {mt.microbatch = 1 : i64, mt.microbatches = 2 : i64, mt.rng_batch_axis = 0 : i64, probability = 1.000000e-01 : f64, rng_offset = {base = 16 : i64, grid_axis = 0 : i64, stride = 32 : i64}, rng_stream = 2 : i64}
-// CHECK:         mtrt.kernel "cross_entropy" {{.*}} {mt.tp_vocab_axis = 1 : i64, vocab_grid_axis = 1 : i64, vocab_offset = {base = 0 : i64, grid_axis = 1 : i64, stride = 8 : i64}}
+// CHECK:         mtrt.kernel "attention" {{.*}} {dropout = 1.000000e-01 : f64, rng_head_offset = {base = 0 : i64, grid_axis = 1 : i64, stride = 2 : i64}, rng_heads = 4 : i64, rng_offset = {base = 0 : i64, grid_axis = 0 : i64, stride = 64 : i64}, rng_stream = 1 : i64}
+// CHECK:         mtrt.kernel "dropout" {{.*}} {probability = 1.000000e-01 : f64, rng_offset = {base = 0 : i64, grid_axis = 0 : i64, stride = 32 : i64}, rng_seq_offset = {base = 0 : i64, grid_axis = 1 : i64, stride = 2 : i64}, rng_seq_total = 4 : i64, rng_stream = 0 : i64}
+// CHECK:         mtrt.kernel "dropout" {{.*}} {probability = 1.000000e-01 : f64, rng_offset = {base = 16 : i64, grid_axis = 0 : i64, stride = 32 : i64}, rng_stream = 2 : i64} {microbatch = 1 : i64}
+// CHECK:         mtrt.kernel "cross_entropy" {{.*}} {vocab_grid_axis = 1 : i64, vocab_offset = {base = 0 : i64, grid_axis = 1 : i64, stride = 8 : i64}}
 // CHECK-NEXT:  {{^  [}]$}}
 // CHECK-NOT:   mtrt.program
 // CHECK:       // -----

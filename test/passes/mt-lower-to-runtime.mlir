@@ -255,8 +255,8 @@ func.func @splat_constant(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
 // op's attributes (inherent and mt.layer) as its params dictionary.
 
 // CHECK-LABEL: mtrt.program @stage0
-// CHECK:         mtrt.kernel "layer_norm" ins(%{{.+}}, %{{.+}}, %{{.+}} : memref<2x4x8xf32>, memref<8xf32>, memref<8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {epsilon = 9.765625E-4 : f64, mt.layer = 2 : i64}
-// CHECK:         mtrt.kernel "dropout" ins(%{{.+}} : memref<2x4x8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {mt.layer = 2 : i64, probability = 1.000000e-01 : f64, rng_stream = 4 : i64}
+// CHECK:         mtrt.kernel "layer_norm" ins(%{{.+}}, %{{.+}}, %{{.+}} : memref<2x4x8xf32>, memref<8xf32>, memref<8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {epsilon = 9.765625E-4 : f64}{{$}}
+// CHECK:         mtrt.kernel "dropout" ins(%{{.+}} : memref<2x4x8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {probability = 1.000000e-01 : f64, rng_stream = 4 : i64}{{$}}
 // CHECK:         mtrt.kernel "matmul" ins(%{{.+}}, %{{.+}} : memref<2x4x8xf32>, memref<16x8xf32>) outs(%{{.+}} : memref<2x4x16xf32>) {transpose_b}
 // CHECK:         mtrt.kernel "cross_entropy" ins(%{{.+}}, %{{.+}} : memref<2x4x16xf32>, memref<2x4xi32>) outs(%{{.+}} : memref<f32>) {}
 func.func @kernel_params(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
@@ -310,7 +310,7 @@ func.func @outputs(%p: tensor<2x4x8xf32> {mt.param = "p"},
 // microbatch 1 starts after the 16 elements of microbatch 0, a plain number.
 
 // CHECK-LABEL: mtrt.program @stage0
-// CHECK:         mtrt.kernel "dropout" {{.*}} {mt.microbatch = 1 : i64, mt.microbatches = 2 : i64, probability = 1.000000e-01 : f64, rng_offset = 16 : i64, rng_stream = 0 : i64}
+// CHECK:         mtrt.kernel "dropout" {{.*}} {probability = 1.000000e-01 : f64, rng_offset = 16 : i64, rng_stream = 0 : i64} {microbatch = 1 : i64}
 func.func @microbatch_offset(%x: tensor<2x8xf32> {mt.param = "x"}) -> tensor<2x8xf32> {
   %y = mt.dropout %x {probability = 1.0e-01 : f64, rng_stream = 0 : i64, mt.microbatch = 1 : i64, mt.microbatches = 2 : i64} : tensor<2x8xf32>
   return %y : tensor<2x8xf32>

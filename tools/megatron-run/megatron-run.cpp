@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "mtrt/Artifact.h"
+#include "mtrt/AtomicFile.h"
 #include "mtrt/Communicator.h"
 #include "mtrt/CpuExecutor.h"
+#include "mtrt/ExecutionTrace.h"
 #include "mtrt/LearningRate.h"
 #include "mtrt/ParamInit.h"
 #include "mtrt/Safetensors.h"
@@ -52,6 +54,7 @@ struct Options {
   std::string loadParams;
   std::string saveParams;
   std::string log;
+  std::string trace;
   int64_t corpusVocab = 64;
   int64_t corpusOrder = 1;
   bool quiet = false;
@@ -87,6 +90,10 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --log FILE                   one JSON object per step: step, loss, lr,
                                grad_norm, step_time_s, tokens_per_s,
                                peak_bytes, tflops
+  --trace FILE                 write every rank's measured timeline as
+                               Chrome trace JSON (Perfetto): per rank, one
+                               slice per schedule action (F3, B3, optimizer)
+                               and one per command; receives show the waits
   --quiet                      no per-step progress lines
 )";
 
@@ -160,6 +167,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--load-params", options.loadParams);
   stringFlag("--save-params", options.saveParams);
   stringFlag("--log", options.log);
+  stringFlag("--trace", options.trace);
   intFlag("--corpus-vocab", options.corpusVocab);
   intFlag("--corpus-order", options.corpusOrder);
 
@@ -351,22 +359,24 @@ public:
 
   /// Fails before training, not after it, when a file the run will write
   /// cannot be created.
+  /// The files written after training (checkpoint, trace) are checked
+  /// before it starts, so that no run is lost to a bad path at its end.
   Status checkOutputsWritable() const {
-    struct stat info;
-    if (!options.saveParams.empty() &&
-        stat(options.saveParams.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-      return Status::error(options.saveParams +
-                           ": is a directory, not a file to save to");
-    if (options.saveParams.empty())
-      return Status::ok();
-    // The save writes this temporary file, then renames it into place.
-    std::string probePath = options.saveParams + ".tmp";
-    std::FILE *probe = std::fopen(probePath.c_str(), "wb");
-    if (!probe)
-      return Status::error(options.saveParams + ": cannot write here (" +
-                           std::strerror(errno) + ")");
-    std::fclose(probe);
-    std::remove(probePath.c_str());
+    for (const std::string &path : {options.saveParams, options.trace}) {
+      if (path.empty())
+        continue;
+      struct stat info;
+      if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+        return Status::error(path + ": is a directory, not a file to write");
+      // Both are written to this temporary file, then renamed into place.
+      std::string probePath = path + ".tmp";
+      std::FILE *probe = std::fopen(probePath.c_str(), "wb");
+      if (!probe)
+        return Status::error(path + ": cannot write here (" +
+                             std::strerror(errno) + ")");
+      std::fclose(probe);
+      std::remove(probePath.c_str());
+    }
     return Status::ok();
   }
 
@@ -499,6 +509,16 @@ public:
     int64_t normId = program.outputs.count("grad_norm")
                          ? program.outputs.at("grad_norm")
                          : -1;
+    if (!options.trace.empty()) {
+      // One origin for every rank: rank 0's monotonic clock, which the ranks
+      // of its host share. A rank whose clock is far from it runs on another
+      // host: it starts its own clock at the barrier instead.
+      comm.allAgree(true);
+      double mine = ExecutionTrace::clockUs(), origin = mine;
+      MTRT_RETURN_IF_ERROR(comm.broadcast(0, origin));
+      trace.start(std::abs(mine - origin) < 1e6 ? origin : mine);
+      executor.setTrace(&trace);
+    }
     for (int64_t step = 1; step <= options.steps; ++step) {
       auto start = std::chrono::steady_clock::now();
       fillBatch(step - 1);
@@ -599,6 +619,32 @@ public:
     }
     if (!comm.allAgree(equal))
       return Status::error("measured peak memory differs from the plan");
+    return Status::ok();
+  }
+
+  /// Rank 0 writes every rank's measured timeline (--trace).
+  Status writeTrace() {
+    if (options.trace.empty())
+      return Status::ok();
+    std::vector<int64_t> coords = program.coords;
+    std::string label = "rank " + std::to_string(comm.rank());
+    for (size_t axis = 0;
+         axis < coords.size() && axis < artifact.gridAxes.size(); ++axis)
+      label += (axis == 0 ? " (" : ", ") + artifact.gridAxes[axis] + " " +
+               std::to_string(coords[axis]);
+    if (!coords.empty())
+      label += ")";
+    std::vector<std::string> fragments;
+    MTRT_RETURN_IF_ERROR(comm.gatherStringsToRoot(
+        trace.chromeEvents(program, comm.rank(), label), fragments));
+    if (comm.rank() != 0)
+      return Status::ok();
+    std::string document = ExecutionTrace::chromeDocument(fragments);
+    MTRT_RETURN_IF_ERROR(writeFileAtomically(
+        options.trace, {{document.data(), document.size()}}));
+    std::printf("trace: %s (%d rank%s, %lld steps)\n", options.trace.c_str(),
+                comm.size(), comm.size() == 1 ? "" : "s",
+                static_cast<long long>(options.steps));
     return Status::ok();
   }
 
@@ -716,6 +762,7 @@ private:
   const Communicator &comm;
   int64_t dataRank = 0, dataRanks = 1;
   CpuExecutor executor;
+  ExecutionTrace trace;
   LearningRateSchedule schedule;
   TokenData data;
   std::unique_ptr<SyntheticCorpus> corpus;
@@ -794,6 +841,8 @@ int main(int argc, char **argv) {
       comm.abort(1);
     return 1;
   }
+  if (int code = failTogether(trainer.writeTrace(), comm))
+    return code;
   if (int code = failTogether(trainer.save(), comm))
     return code;
   return 0;

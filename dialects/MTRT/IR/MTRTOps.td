@@ -123,14 +123,22 @@ def MTRT_KernelOp : MTRT_Op<"kernel",
     shapes. An output may be one of the inputs only for in-place kernels
     (`adamw`).
 
+    `phase` (forward, backward or optimizer) and `microbatch` say which
+    action of the pipeline schedule the kernel belongs to; they change
+    nothing it computes, and the runtime's measured trace groups kernels by
+    them.
+
     ```mlir
     mtrt.kernel "layer_norm" ins(%x, %w, %b : memref<16x8xf32>, memref<8xf32>, memref<8xf32>)
         outs(%y : memref<16x8xf32>) {epsilon = 1.0e-05 : f64}
+        {phase = "forward", microbatch = 2 : i64}
     ```
   }];
   let arguments = (ins StrAttr:$kernel, Variadic<MTRT_Buffer>:$ins,
                        Variadic<MTRT_Buffer>:$outs,
-                       DictionaryAttr:$params);
+                       DictionaryAttr:$params,
+                       OptionalAttr<StrAttr>:$phase,
+                       OptionalAttr<I64Attr>:$microbatch);
   let assemblyFormat = [{
     $kernel (`ins` `(` $ins^ `:` type($ins) `)`)?
     (`outs` `(` $outs^ `:` type($outs) `)`)? $params attr-dict

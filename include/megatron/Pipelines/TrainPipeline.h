@@ -36,6 +36,12 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       *this, "virtual-stages",
       llvm::cl::desc("Model chunks per pipeline rank (interleaved)"),
       llvm::cl::init(1)};
+  PassOptions::Option<std::string> layout{
+      *this, "layout",
+      llvm::cl::desc("Layers per (virtual) pipeline stage, in Megatron-LM's "
+                     "--pipeline-model-parallel-layout notation (E, t, L, |, "
+                     "*N), e.g. 'Et*3|t*5L'; default: an even split"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> printSchedule{
       *this, "print-schedule",
       llvm::cl::desc("Print the pipeline schedule's static timeline"),

@@ -552,16 +552,22 @@ struct LowerToRuntimePass
       for (Value result : op->getResults())
         outs.push_back(bufferFor(result));
       StringRef kernel = op->getName().stripDialect();
+      // The op's own attributes are the kernel's parameters; the `mt.`
+      // ones are the passes' annotations, of which the schedule's phase and
+      // microbatch become the kernel's (typed) trace attributes.
       SmallVector<NamedAttribute> params;
       for (NamedAttribute attr : op->getAttrs())
-        if (attr.getName() != MTDialect::getPhaseAttrName())
+        if (!attr.getName().getValue().starts_with("mt."))
           params.push_back(attr);
       if (auto collective = collectiveKernel(op, builder))
         std::tie(kernel, params) = *collective;
       addRankParams(op, gridShape, builder, params);
+      auto phase = op->getAttrOfType<StringAttr>(MTDialect::getPhaseAttrName());
+      auto micro =
+          op->getAttrOfType<IntegerAttr>(MTDialect::getMicrobatchAttrName());
       mtrt::KernelOp::create(builder, op->getLoc(),
                              builder.getStringAttr(kernel), ins, outs,
-                             builder.getDictionaryAttr(params));
+                             builder.getDictionaryAttr(params), phase, micro);
       ++numKernels;
     }
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {

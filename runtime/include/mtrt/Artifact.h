@@ -16,6 +16,7 @@
 //                                          "dim"?, "chunks"?, "piece_axis"?,
 //                                          "piece_count"?, "valid_rows"?}}],
 //                  "commands": [{"kernel", "ins": [id], "outs": [id],
+//                                "phase"?, "microbatch"?,
 //                                "params": {name: number, bool, or
 //                                  {"grid_axis", "stride", "base"}}}],
 //                  "outputs": {"loss": id, "grad_norm": id}}]}
@@ -107,9 +108,21 @@ struct RankParam {
   int64_t base = 0;
 };
 
+/// The part of the training step a command belongs to, as the compiler's
+/// schedule states it (None where it states none). It changes nothing the
+/// command computes: `megatron-run --trace` groups commands by it.
+enum class Phase { None, Forward, Backward, Optimizer };
+
+/// "forward", "backward", "optimizer" (and "" for None).
+const char *phaseName(Phase phase);
+
 struct Command {
   std::string kernel;
   std::vector<int64_t> ins, outs;
+  Phase phase = Phase::None;
+  /// The microbatch of the schedule's action the command belongs to (-1:
+  /// none, as for the optimizer).
+  int64_t microbatch = -1;
   /// Numeric and boolean parameters (booleans as 0 or 1); after
   /// `specializeProgram`, the per-rank ones too.
   std::map<std::string, double> params;

@@ -14,6 +14,7 @@
 #include "mtrt/Status.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace mtrt {
@@ -70,6 +71,10 @@ public:
   /// rank order; other ranks receive nothing.
   Status gatherToRoot(const void *in, int64_t bytes,
                       std::vector<uint8_t> &out) const;
+  /// Whole world: rank 0 receives every rank's `text` (of any length), in
+  /// rank order; other ranks receive nothing.
+  Status gatherStringsToRoot(const std::string &text,
+                             std::vector<std::string> &out) const;
   /// Whole world: true when `ok` is true on every rank.
   bool allAgree(bool ok) const;
   /// Ends every rank of the run: used after an error that other ranks,

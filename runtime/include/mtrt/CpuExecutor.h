@@ -11,6 +11,7 @@
 
 #include "mtrt/Artifact.h"
 #include "mtrt/Communicator.h"
+#include "mtrt/ExecutionTrace.h"
 
 #include <cstdint>
 #include <memory>
@@ -33,6 +34,9 @@ public:
   void setCommunicator(const Communicator *comm) { communicator = comm; }
   /// The grid axis along which pipeline stages send and receive (-1: none).
   void setPipelineAxis(int64_t axis) { pipelineAxis = axis; }
+
+  /// Records when each command runs (megatron-run --trace); null: none.
+  void setTrace(ExecutionTrace *recorder) { trace = recorder; }
 
   /// Host address of a buffer.
   void *data(int64_t bufferId) const;
@@ -57,6 +61,7 @@ private:
   const RankProgram *prog = nullptr;
   const Communicator *communicator = nullptr;
   int64_t pipelineAxis = -1;
+  ExecutionTrace *trace = nullptr;
   uint8_t *arena = nullptr;
   int64_t measuredPeak = 0;
 };

@@ -44,6 +44,20 @@ const char *mtrt::dtypeName(DType dtype) {
   return "?";
 }
 
+const char *mtrt::phaseName(Phase phase) {
+  switch (phase) {
+  case Phase::Forward:
+    return "forward";
+  case Phase::Backward:
+    return "backward";
+  case Phase::Optimizer:
+    return "optimizer";
+  case Phase::None:
+    break;
+  }
+  return "";
+}
+
 int64_t BufferDesc::numElements() const {
   int64_t n = 1;
   for (int64_t dim : shape)
@@ -175,9 +189,9 @@ constexpr const char *kFormat = "format", *kVersion = "version",
                      *kChunks = "chunks", *kPieceAxis = "piece_axis",
                      *kPieceCount = "piece_count", *kValidRows = "valid_rows",
                      *kCommands = "commands", *kKernel = "kernel",
-                     *kIns = "ins", *kOuts = "outs", *kOutputs = "outputs",
-                     *kGridAxis = "grid_axis", *kStride = "stride",
-                     *kBase = "base";
+                     *kPhase = "phase", *kIns = "ins", *kOuts = "outs",
+                     *kOutputs = "outputs", *kGridAxis = "grid_axis",
+                     *kStride = "stride", *kBase = "base";
 constexpr const char *kFormatName = "megatron-mlir-artifact";
 } // namespace key
 
@@ -402,6 +416,24 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       std::string at = where + ".commands[" + std::to_string(c) + "]";
       Command command;
       command.kernel = reader.string(commands[c], key::kKernel, at);
+      if (commands[c].contains(key::kPhase)) {
+        std::string phase = reader.string(commands[c], key::kPhase, at);
+        if (phase == phaseName(Phase::Forward))
+          command.phase = Phase::Forward;
+        else if (phase == phaseName(Phase::Backward))
+          command.phase = Phase::Backward;
+        else if (phase == phaseName(Phase::Optimizer))
+          command.phase = Phase::Optimizer;
+        else if (reader.ok())
+          reader.fail(at + ".phase", "is '" + phase +
+                                         "', not forward, backward or "
+                                         "optimizer");
+      }
+      if (commands[c].contains(key::kMicrobatch)) {
+        command.microbatch = reader.integer(commands[c], key::kMicrobatch, at);
+        if (reader.ok() && command.microbatch < 0)
+          reader.fail(at + ".microbatch", "must not be negative");
+      }
       for (const char *list : {key::kIns, key::kOuts}) {
         for (const json &id : reader.array(commands[c], list, at)) {
           if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
@@ -575,10 +607,15 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
         params[name] = {{key::kGridAxis, value.gridAxis},
                         {key::kStride, value.stride},
                         {key::kBase, value.base}};
-      commands.push_back({{key::kKernel, command.kernel},
-                          {key::kIns, command.ins},
-                          {key::kOuts, command.outs},
-                          {key::kParams, std::move(params)}});
+      json entry = {{key::kKernel, command.kernel},
+                    {key::kIns, command.ins},
+                    {key::kOuts, command.outs},
+                    {key::kParams, std::move(params)}};
+      if (command.phase != Phase::None)
+        entry[key::kPhase] = phaseName(command.phase);
+      if (command.microbatch >= 0)
+        entry[key::kMicrobatch] = command.microbatch;
+      commands.push_back(std::move(entry));
     }
     json entry = {{key::kStage, program.stage},
                   {key::kArena, program.arenaBytes},

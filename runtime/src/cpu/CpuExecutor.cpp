@@ -294,7 +294,10 @@ Status CpuExecutor::run(uint64_t seed, uint64_t step) {
       for (int64_t id : *ids)
         measuredPeak = std::max(measuredPeak, prog->buffers[id].offset +
                                                   prog->buffers[id].bytes());
+    double begin = trace ? trace->nowUs() : 0.0;
     Status status = runCommand(command, seed, step);
+    if (trace)
+      trace->record(int64_t(step), int64_t(i), begin, trace->nowUs());
     if (!status)
       return Status::error(describe(i, command) + ": " + status.message());
   }

@@ -223,6 +223,32 @@ Status Communicator::gatherToRoot(const void *in, int64_t bytes,
                "gather");
 }
 
+Status Communicator::gatherStringsToRoot(const std::string &text,
+                                         std::vector<std::string> &out) const {
+  if (!usesMpi) {
+    out.assign(1, text);
+    return Status::ok();
+  }
+  int length = int(text.size());
+  std::vector<int> lengths(worldRank == 0 ? size_t(worldSize) : 0);
+  MTRT_RETURN_IF_ERROR(check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1,
+                                        MPI_INT, 0, MPI_COMM_WORLD),
+                             "gather"));
+  std::vector<int> offsets(lengths.size(), 0);
+  for (size_t r = 1; r < lengths.size(); ++r)
+    offsets[r] = offsets[r - 1] + lengths[r - 1];
+  std::vector<char> all(
+      lengths.empty() ? 0 : size_t(offsets.back()) + size_t(lengths.back()));
+  MTRT_RETURN_IF_ERROR(check(
+      MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                  offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
+      "gather"));
+  out.clear();
+  for (size_t r = 0; r < lengths.size(); ++r)
+    out.emplace_back(all.data() + offsets[r], size_t(lengths[r]));
+  return Status::ok();
+}
+
 bool Communicator::allAgree(bool ok) const {
   if (!usesMpi)
     return ok;
