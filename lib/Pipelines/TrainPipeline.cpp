@@ -39,6 +39,7 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
   pipeline.virtualStages = options.virtualStages;
   pipeline.layout = options.layout;
   pipeline.printSchedule = options.printSchedule;
+  pipeline.scheduleCosts = options.scheduleCosts;
   pm.addPass(createPipelinePass(pipeline));
   LowerToRuntimePassOptions lowering;
   lowering.printMemoryPlan = options.printMemoryPlan;

@@ -76,6 +76,11 @@ def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
     Option<"printSchedule", "print-schedule", "bool", /*default=*/"false",
            "Print each rank's static timeline, bubble fraction and peak "
            "in-flight microbatches (forward 1, backward 2 units per stage)">,
+    Option<"scheduleCosts", "schedule-costs", "std::string",
+           /*default=*/"\"uniform\"",
+           "Action durations of the printed, drawn and traced schedule: "
+           "uniform (forward 1, backward 2 per rank's slice) or flops (each "
+           "virtual stage's forward and backward FLOPs, from its ops)">,
     Option<"scheduleSvg", "schedule-svg", "std::string", /*default=*/"\"\"",
            "Write the schedule as an SVG figure to this file">,
     Option<"scheduleTrace", "schedule-trace", "std::string",

@@ -32,6 +32,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -159,6 +160,9 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         numMicro = derived;
       }
     }
+    if (scheduleCosts != "uniform" && scheduleCosts != "flops")
+      return error() << "unknown schedule-costs '" << scheduleCosts
+                     << "' (expected uniform or flops)";
     if (numMicro == 0)
       numMicro = 1;
     if (numMicro < 0)
@@ -446,10 +450,61 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   // The schedule
   //===--------------------------------------------------------------------===//
 
+  /// Floating-point operations of one op, counted as in Megatron-LM's
+  /// FLOP formula: 2 per multiply-add of a matmul, 4 * seq per query
+  /// element of attention (Q K^T and P V), twice that for its gradient;
+  /// one per element of everything else.
+  static double flopsOf(Operation *op) {
+    auto numel = [](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return type ? double(type.getNumElements()) : 0.0;
+    };
+    if (auto matmul = dyn_cast<MatmulOp>(op)) {
+      ArrayRef<int64_t> lhs = matmul.getLhs().getType().getShape();
+      int64_t k = matmul.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
+      return 2.0 * numel(matmul.getResult()) * double(k);
+    }
+    if (auto attention = dyn_cast<AttentionOp>(op))
+      return 4.0 * numel(attention.getQuery()) *
+             double(attention.getQuery().getType().getDimSize(2));
+    if (auto grad = dyn_cast<AttentionGradOp>(op))
+      return 8.0 * numel(grad.getQuery()) *
+             double(grad.getQuery().getType().getDimSize(2));
+    double total = 0;
+    for (Value result : op->getResults())
+      total += numel(result);
+    return total;
+  }
+
   LogicalResult reportSchedule(const PipelineSchedule &schedule) {
     if (!printSchedule && scheduleSvg.empty() && scheduleTrace.empty())
       return success();
-    Timeline timeline = simulateSchedule(schedule);
+    std::function<double(int64_t)> forwardCost, backwardCost;
+    std::vector<double> forwardFlops(size_t(numVirtual), 0.0),
+        backwardFlops(size_t(numVirtual), 0.0);
+    if (scheduleCosts == "flops") {
+      for (Operation &op : step.getBody().front()) {
+        auto stage = stageOf.find(&op);
+        if (stage == stageOf.end() || !isMicro(&op))
+          continue;
+        bool backward = phaseOf.lookup(&op) == Phase::Backward;
+        (backward ? backwardFlops : forwardFlops)[size_t(stage->second)] +=
+            flopsOf(&op);
+      }
+      // In units of an even split's forward: a rank's slice of the model
+      // costs about 1 forward and 2 backward, as with uniform costs.
+      double unit = 0;
+      for (double flops : forwardFlops)
+        unit += flops;
+      unit = unit > 0 ? unit / double(pp) : 1.0;
+      forwardCost = [&, unit](int64_t vs) {
+        return forwardFlops[size_t(vs)] / unit;
+      };
+      backwardCost = [&, unit](int64_t vs) {
+        return backwardFlops[size_t(vs)] / unit;
+      };
+    }
+    Timeline timeline = simulateSchedule(schedule, forwardCost, backwardCost);
     if (timeline.error)
       return step.emitOpError() << "schedule cannot run: " << *timeline.error;
     if (printSchedule) {

@@ -46,6 +46,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       *this, "print-schedule",
       llvm::cl::desc("Print the pipeline schedule's static timeline"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> scheduleCosts{
+      *this, "schedule-costs",
+      llvm::cl::desc("Durations in the printed schedule: uniform (forward 1, "
+                     "backward 2) or flops (each stage's FLOPs)"),
+      llvm::cl::init("uniform")};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "
