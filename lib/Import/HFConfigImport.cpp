@@ -258,9 +258,20 @@ public:
                     builder.getStringAttr("labels"));
     func.setResultAttr(0, MTDialect::getOutputAttrName(),
                        builder.getStringAttr("loss"));
-    for (auto [index, param] : llvm::enumerate(params))
-      func.setArgAttr(2 + index, MTDialect::getParamAttrName(),
-                      builder.getStringAttr(param.name));
+    // Each parameter states its name, its tensor-parallel role and its
+    // initializer: the passes and the runtime read these, never the name.
+    SmallVector<DictionaryAttr> argAttrs = {func.getArgAttrDict(0),
+                                            func.getArgAttrDict(1)};
+    MLIRContext *context = builder.getContext();
+    for (const Parameter &param : params)
+      argAttrs.push_back(builder.getDictionaryAttr(
+          {builder.getNamedAttr(MTDialect::getParamAttrName(),
+                                builder.getStringAttr(param.name)),
+           builder.getNamedAttr(MTDialect::getParallelAttrName(),
+                                param.role.toAttr(context)),
+           builder.getNamedAttr(MTDialect::getInitAttrName(),
+                                param.init.toAttr(context))}));
+    func.setAllArgAttrs(argAttrs);
 
     Block *entry = func.addEntryBlock();
     builder.setInsertionPointToStart(entry);
@@ -275,36 +286,56 @@ private:
   struct Parameter {
     std::string name;
     SmallVector<int64_t> shape;
+    ParallelRole role;
+    ParamInitializer init;
   };
 
-  void declare(std::string name, ArrayRef<int64_t> shape) {
-    params.push_back({std::move(name), SmallVector<int64_t>(shape)});
+  void declare(std::string name, ArrayRef<int64_t> shape, ParallelRole role,
+               ParamInitializer init) {
+    params.push_back(
+        {std::move(name), SmallVector<int64_t>(shape), role, init});
   }
 
-  /// Parameters in the order of Hugging Face's GPT-2 state dict.
+  /// Parameters in the order of Hugging Face's GPT-2 state dict, with
+  /// Megatron's tensor-parallel roles for Conv1D's [in, out] layout (column
+  /// parallel splits the output dimension 1, row parallel the input
+  /// dimension 0) and Hugging Face's initialization (GPT2PreTrainedModel.
+  /// _init_weights: normal(0.02), the residual projections scaled by
+  /// 1 / sqrt(2 n_layer), biases 0, layer-norm weights 1).
   void declareParameters() {
+    using Kind = ParallelRole::Kind;
+    using Init = ParamInitializer::Kind;
     int64_t d = config.hiddenSize, inner = config.innerSize;
-    declare("wte.weight", {config.vocabSize, d});
-    declare("wpe.weight", {config.numPositions, d});
+    const ParallelRole replicated{Kind::Replicated, -1, 1};
+    const ParallelRole vocab{Kind::Vocab, 0, 1};
+    const ParamInitializer normal{Init::Normal, 0.02};
+    const ParamInitializer residual{
+        Init::Normal,
+        0.02 / std::sqrt(2.0 * double(std::max<int64_t>(config.numLayers, 1)))};
+    const ParamInitializer zeros{Init::Zeros, 0}, ones{Init::Ones, 0};
+    declare("wte.weight", {config.vocabSize, d}, vocab, normal);
+    declare("wpe.weight", {config.numPositions, d}, replicated, normal);
     for (int64_t layer = 0; layer < config.numLayers; ++layer) {
       std::string p = "h." + std::to_string(layer) + ".";
-      declare(p + "ln_1.weight", {d});
-      declare(p + "ln_1.bias", {d});
-      declare(p + "attn.c_attn.weight", {d, 3 * d});
-      declare(p + "attn.c_attn.bias", {3 * d});
-      declare(p + "attn.c_proj.weight", {d, d});
-      declare(p + "attn.c_proj.bias", {d});
-      declare(p + "ln_2.weight", {d});
-      declare(p + "ln_2.bias", {d});
-      declare(p + "mlp.c_fc.weight", {d, inner});
-      declare(p + "mlp.c_fc.bias", {inner});
-      declare(p + "mlp.c_proj.weight", {inner, d});
-      declare(p + "mlp.c_proj.bias", {d});
+      declare(p + "ln_1.weight", {d}, replicated, ones);
+      declare(p + "ln_1.bias", {d}, replicated, zeros);
+      declare(p + "attn.c_attn.weight", {d, 3 * d}, {Kind::Column, 1, 3},
+              normal);
+      declare(p + "attn.c_attn.bias", {3 * d}, {Kind::Column, 0, 3}, zeros);
+      declare(p + "attn.c_proj.weight", {d, d}, {Kind::Row, 0, 1}, residual);
+      declare(p + "attn.c_proj.bias", {d}, replicated, zeros);
+      declare(p + "ln_2.weight", {d}, replicated, ones);
+      declare(p + "ln_2.bias", {d}, replicated, zeros);
+      declare(p + "mlp.c_fc.weight", {d, inner}, {Kind::Column, 1, 1}, normal);
+      declare(p + "mlp.c_fc.bias", {inner}, {Kind::Column, 0, 1}, zeros);
+      declare(p + "mlp.c_proj.weight", {inner, d}, {Kind::Row, 0, 1},
+              residual);
+      declare(p + "mlp.c_proj.bias", {d}, replicated, zeros);
     }
-    declare("ln_f.weight", {d});
-    declare("ln_f.bias", {d});
+    declare("ln_f.weight", {d}, replicated, ones);
+    declare("ln_f.bias", {d}, replicated, zeros);
     if (!config.tieWordEmbeddings)
-      declare("lm_head.weight", {config.vocabSize, d});
+      declare("lm_head.weight", {config.vocabSize, d}, vocab, normal);
   }
 
   Value param(const std::string &name) { return paramValues.lookup(name); }

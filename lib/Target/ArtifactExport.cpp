@@ -228,6 +228,18 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
       // A padded vocabulary's checkpoint tensor has only the real rows.
       if (std::optional<uint64_t> valid = buffer.getValidRows())
         param.shape[0] = int64_t(*valid);
+      if (DictionaryAttr init = buffer.getInitAttr()) {
+        std::optional<ParamInitializer> spec =
+            ParamInitializer::fromAttr(init);
+        if (!spec)
+          return buffer.emitOpError() << "has an invalid initializer " << init;
+        using Kind = ParamInitializer::Kind;
+        param.init.kind = spec->kind == Kind::Normal ? ::mtrt::ParamInitSpec::Kind::Normal
+                          : spec->kind == Kind::Zeros
+                              ? ::mtrt::ParamInitSpec::Kind::Zeros
+                              : ::mtrt::ParamInitSpec::Kind::Ones;
+        param.init.std = spec->std;
+      }
       artifact.params.push_back(std::move(param));
     }
   }

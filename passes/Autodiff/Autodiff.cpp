@@ -77,6 +77,7 @@ private:
     if (current)
       if (Attribute layer = current->getAttr(MTDialect::getLayerAttrName()))
         op->setAttr(MTDialect::getLayerAttrName(), layer);
+    op->setAttr(MTDialect::getPhaseAttrName(), builder.getStringAttr("backward"));
     ++numCreatedOps;
     return op;
   }
@@ -305,6 +306,9 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
     int64_t stream = 0;
     DenseSet<Value> active(params.begin(), params.end());
     OpBuilder builder(&getContext());
+    // Every op this pass emits says which phase of the step it belongs to
+    // (backward or optimizer; the model's own ops are the forward pass):
+    // the passes after this one read it.
     for (Operation &op : body.without_terminator()) {
       forwardOps.push_back(&op);
       if (isa<DropoutOp, AttentionOp>(op))
@@ -369,9 +373,13 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
 
     // Clip by the global norm, then update every parameter.
     Location loc = function.getLoc();
-    Value norm = GlobalNormOp::create(builder, loc, paramGrads);
-    Value clipScale =
+    NamedAttribute optimizerPhase = builder.getNamedAttr(
+        MTDialect::getPhaseAttrName(), builder.getStringAttr("optimizer"));
+    auto norm = GlobalNormOp::create(builder, loc, paramGrads);
+    norm->setAttr(optimizerPhase.getName(), optimizerPhase.getValue());
+    auto clipScale =
         ClipScaleOp::create(builder, loc, norm, scalar("clip_grad"));
+    clipScale->setAttr(optimizerPhase.getName(), optimizerPhase.getValue());
     SmallVector<Value> newParams, newExpAvgs, newExpAvgSqs;
     for (auto [i, param] : llvm::enumerate(params)) {
       bool decay = cast<RankedTensorType>(param.getType()).getRank() >= 2;
@@ -381,6 +389,7 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
           scalar("step"), scalar("lr"), scalar("adam_beta1"),
           scalar("adam_beta2"), scalar("adam_eps"), scalar("weight_decay"),
           clipScale, decay);
+      update->setAttr(optimizerPhase.getName(), optimizerPhase.getValue());
       newParams.push_back(update.getNewParam());
       newExpAvgs.push_back(update.getNewExpAvg());
       newExpAvgSqs.push_back(update.getNewExpAvgSq());

@@ -110,8 +110,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       return error() << "sp (sequence parallelism) needs tp > 1";
     if (tp == 1)
       return success();
-    // Tensor parallelism splits attention by heads and the MLP by its
-    // width: check that the model allows it before saying it is not built.
+    // Tensor parallelism splits attention by heads (the projections' split
+    // dimensions are checked against their roles when they are pinned).
     WalkResult walk = module.walk([&](Operation *op) {
       if (auto attention = dyn_cast<AttentionOp>(op)) {
         int64_t heads = attention.getQuery().getType().getDimSize(1);
@@ -119,14 +119,6 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
           attention.emitOpError()
               << "has " << heads << " heads, not divisible by tp "
               << tp.getValue();
-          return WalkResult::interrupt();
-        }
-      }
-      if (auto gelu = dyn_cast<GeluOp>(op)) {
-        int64_t width = gelu.getType().getShape().back();
-        if (width % tp != 0) {
-          gelu.emitOpError() << "has an MLP width of " << width
-                             << ", not divisible by tp " << tp.getValue();
           return WalkResult::interrupt();
         }
       }
@@ -492,11 +484,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   /// pass, so a full copy lives only while that pass needs it.
   void gatherParametersBeforeUse(func::FuncOp function) {
     Block &body = function.getBody().front();
-    // The forward pass ends with the op computing the loss.
-    Operation *lossOp = nullptr;
-    for (Operation &op : body)
-      if (isa<CrossEntropyOp>(op))
-        lossOp = &op;
+    // Which pass a use belongs to, as mt-autodiff stated it (mt.phase).
+    auto isBackward = [](Operation *user) {
+      auto phase =
+          user->getAttrOfType<StringAttr>(MTDialect::getPhaseAttrName());
+      return phase && phase.getValue() == "backward";
+    };
     for (BlockArgument arg : body.getArguments()) {
       unsigned index = arg.getArgNumber();
       auto fullShape = function.getArgAttrOfType<DenseI64ArrayAttr>(
@@ -521,9 +514,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         Operation *user = use.getOwner();
         if (isa<AdamWOp>(user))
           continue;
-        bool isForward =
-            !lossOp || user == lossOp || user->isBeforeInBlock(lossOp);
-        (isForward ? forward : backward).push_back(&use);
+        (isBackward(user) ? backward : forward).push_back(&use);
       }
       for (auto *uses : {&forward, &backward}) {
         if (uses->empty())

@@ -5,12 +5,13 @@
 // `sharding-propagation` and `shard-partition` (with the `mt` ops' sharding
 // models, dialects/MT/Transforms) to turn into the program of every rank:
 //
-//   - parameters, pinned by their Hugging Face GPT-2 name: the QKV and first
+//   - parameters, pinned by the role their `mt.parallel` states (the
+//     importer states Megatron's: for GPT-2, the QKV and first
 //     MLP projections split by columns (column-parallel; c_attn's columns in
 //     three chunks q | k | v, each rank holding its heads of each), the
 //     attention and MLP output projections by rows (row-parallel), the
 //     embedding table and output head by vocabulary rows; everything else
-//     replicated. The optimizer state and the gradient of each parameter
+//     replicated; a parameter stating no role is an error). The optimizer state and the gradient of each parameter
 //     are pinned alike, and so is every use of a parameter, so that
 //     propagation never chooses to gather a weight to split an activation
 //     (DESIGN.md: propagation is correct but not cost-aware);
@@ -45,35 +46,13 @@ using namespace mlir::mt;
 
 namespace {
 
-/// How a parameter is split, from its Hugging Face GPT-2 name: `dim` and the
-/// number of equal `chunks` of that dimension each rank takes a piece of
-/// (c_attn holds [q | k | v] side by side: a rank's heads are three column
-/// ranges).
+/// How a parameter is split: `dim` and the number of equal `chunks` of that
+/// dimension each rank takes a piece of (a fused [q | k | v] projection is
+/// three column ranges).
 struct ParamSplit {
   int64_t dim;
   int64_t chunks;
 };
-
-std::optional<ParamSplit> splitOf(StringRef name) {
-  if (name.ends_with("attn.c_attn.weight"))
-    return ParamSplit{1, 3};
-  if (name.ends_with("attn.c_attn.bias"))
-    return ParamSplit{0, 3};
-  if (name.ends_with("mlp.c_fc.weight"))
-    return ParamSplit{1, 1};
-  if (name.ends_with("mlp.c_fc.bias"))
-    return ParamSplit{0, 1};
-  if (name.ends_with("attn.c_proj.weight") ||
-      name.ends_with("mlp.c_proj.weight"))
-    return ParamSplit{0, 1};
-  if (name == "wte.weight" || name == "lm_head.weight")
-    return ParamSplit{0, 1};
-  return std::nullopt;
-}
-
-bool isVocabulary(StringRef name) {
-  return name == "wte.weight" || name == "lm_head.weight";
-}
 
 /// The argument (parameter or optimizer state) result `index` of the step
 /// replaces: the one with the same `mt.param` and `mt.state`.
@@ -98,7 +77,8 @@ public:
         builder(OpBuilder::atBlockBegin(&function.getBody().front())) {}
 
   LogicalResult run() {
-    if (failed(padVocabulary()) || failed(pinArguments()))
+    if (failed(readRoles()) || failed(padVocabulary()) ||
+        failed(pinArguments()))
       return failure();
     pinGradients();
     if (sequenceParallel)
@@ -153,10 +133,43 @@ private:
                                    sharding, /*annotate_for_users=*/true));
   }
 
-  std::optional<ParamSplit> splitOfArg(unsigned index) {
+  /// Every parameter's role, as its `mt.parallel` states it; a parameter
+  /// stating none is an error naming it (tensor parallelism cannot guess).
+  LogicalResult readRoles() {
+    for (unsigned index = 0, e = function.getNumArguments(); index < e;
+         ++index) {
+      auto name = function.getArgAttrOfType<StringAttr>(
+          index, MTDialect::getParamAttrName());
+      if (!name || function.getArgAttr(index, MTDialect::getStateAttrName()))
+        continue;
+      std::optional<ParallelRole> role = ParallelRole::fromAttr(
+          function.getArgAttr(index, MTDialect::getParallelAttrName()));
+      if (!role)
+        return function.emitOpError()
+               << "parameter '" << name.getValue()
+               << "' states no tensor-parallel role: tp " << tp
+               << " needs '" << MTDialect::getParallelAttrName()
+               << "' (column, row, vocab or replicated) on every parameter";
+      roles[name] = *role;
+    }
+    return success();
+  }
+
+  /// The role of the parameter that argument `index` is, or holds the
+  /// optimizer state of.
+  std::optional<ParallelRole> roleOfArg(unsigned index) {
     auto name = function.getArgAttrOfType<StringAttr>(
         index, MTDialect::getParamAttrName());
-    return name ? splitOf(name.getValue()) : std::nullopt;
+    auto it = name ? roles.find(name) : roles.end();
+    return it == roles.end() ? std::nullopt
+                             : std::optional<ParallelRole>(it->second);
+  }
+
+  std::optional<ParamSplit> splitOfArg(unsigned index) {
+    std::optional<ParallelRole> role = roleOfArg(index);
+    if (!role || !role->isSplit())
+      return std::nullopt;
+    return ParamSplit{role->dim, role->chunks};
   }
 
   /// Pads the vocabulary tables (and their optimizer state) to a multiple
@@ -165,9 +178,8 @@ private:
     Builder b(function.getContext());
     std::optional<int64_t> vocab;
     for (BlockArgument arg : body().getArguments()) {
-      auto name = function.getArgAttrOfType<StringAttr>(
-          arg.getArgNumber(), MTDialect::getParamAttrName());
-      if (!name || !isVocabulary(name.getValue()))
+      std::optional<ParallelRole> role = roleOfArg(arg.getArgNumber());
+      if (!role || role->kind != ParallelRole::Kind::Vocab)
         continue;
       auto type = cast<RankedTensorType>(arg.getType());
       int64_t rows = type.getDimSize(0);
@@ -318,6 +330,8 @@ private:
   StringRef grid;
   OpBuilder builder;
   DenseMap<int64_t, Value> shardings;
+  /// Each parameter's tensor-parallel role, by its `mt.param` name.
+  DenseMap<StringAttr, ParallelRole> roles;
 };
 
 } // namespace

@@ -2,6 +2,8 @@
 
 // mt-autodiff turns a forward graph returning a scalar loss into one training
 // step: forward, reverse-mode backward, global norm, clipping and AdamW.
+// Every op it emits states its phase (mt.phase = "backward" or "optimizer";
+// the model's own ops are the forward pass), which later passes read.
 
 //===----------------------------------------------------------------------===//
 // Signature of the training step
@@ -36,10 +38,10 @@
 // CHECK:         %[[LOSS:.+]] = mt.cross_entropy
 // CHECK:         %[[DB:.+]] = mt.bias_add_grad
 // CHECK:         %[[DW:.+]] = mt.matmul {{.*}} transpose_a
-// CHECK:         %[[NORM:.+]] = mt.global_norm %[[DW]], %[[DB]] : tensor<8x16xf32>, tensor<16xf32>
-// CHECK:         %[[SCALE:.+]] = mt.clip_scale %[[NORM]], %[[CLIP]] : tensor<f32>
-// CHECK:         %[[NEW_W:.+]], %[[NEW_W_M:.+]], %[[NEW_W_V:.+]] = mt.adamw %[[W]], %[[DW]], %[[W_M]], %[[W_V]], %[[STEP]], %[[LR]], %[[BETA1]], %[[BETA2]], %[[EPS]], %[[WD]], %[[SCALE]] decay : tensor<8x16xf32>
-// CHECK:         %[[NEW_B:.+]], %[[NEW_B_M:.+]], %[[NEW_B_V:.+]] = mt.adamw %[[B]], %[[DB]], %[[B_M]], %[[B_V]], %[[STEP]], %[[LR]], %[[BETA1]], %[[BETA2]], %[[EPS]], %[[WD]], %[[SCALE]] : tensor<16xf32>
+// CHECK:         %[[NORM:.+]] = mt.global_norm %[[DW]], %[[DB]] {mt.phase = "optimizer"} : tensor<8x16xf32>, tensor<16xf32>
+// CHECK:         %[[SCALE:.+]] = mt.clip_scale %[[NORM]], %[[CLIP]] {mt.phase = "optimizer"} : tensor<f32>
+// CHECK:         %[[NEW_W:.+]], %[[NEW_W_M:.+]], %[[NEW_W_V:.+]] = mt.adamw %[[W]], %[[DW]], %[[W_M]], %[[W_V]], %[[STEP]], %[[LR]], %[[BETA1]], %[[BETA2]], %[[EPS]], %[[WD]], %[[SCALE]] decay {mt.phase = "optimizer"} : tensor<8x16xf32>
+// CHECK:         %[[NEW_B:.+]], %[[NEW_B_M:.+]], %[[NEW_B_V:.+]] = mt.adamw %[[B]], %[[DB]], %[[B_M]], %[[B_V]], %[[STEP]], %[[LR]], %[[BETA1]], %[[BETA2]], %[[EPS]], %[[WD]], %[[SCALE]] {mt.phase = "optimizer"} : tensor<16xf32>
 // CHECK:         return %[[LOSS]], %[[NEW_W]], %[[NEW_B]], %[[NEW_W_M]], %[[NEW_B_M]], %[[NEW_W_V]], %[[NEW_B_V]], %[[NORM]] :
 func.func @signature(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
                      %labels: tensor<2x4xi32> {mt.input = "labels"},
@@ -60,9 +62,9 @@ func.func @signature(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
 // CHECK-SAME:    %[[LABELS:[^:]+]]: tensor<2x4xi32> {mt.input = "labels"}
 // CHECK:         %[[LOGITS:.+]] = mt.bias_add
 // CHECK:         mt.cross_entropy %[[LOGITS]], %[[LABELS]]
-// CHECK-NEXT:    %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<f32>
-// CHECK-NEXT:    %[[DLOGITS:.+]] = mt.cross_entropy_grad %[[ONE]], %[[LOGITS]], %[[LABELS]] : (tensor<f32>, tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
-// CHECK-NEXT:    mt.bias_add_grad %[[DLOGITS]] : tensor<2x4x16xf32> -> tensor<16xf32>
+// CHECK-NEXT:    %[[ONE:.+]] = arith.constant {mt.phase = "backward"} dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %[[DLOGITS:.+]] = mt.cross_entropy_grad %[[ONE]], %[[LOGITS]], %[[LABELS]] {mt.phase = "backward"} : (tensor<f32>, tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+// CHECK-NEXT:    mt.bias_add_grad %[[DLOGITS]] {mt.phase = "backward"} : tensor<2x4x16xf32> -> tensor<16xf32>
 func.func @cross_entropy_seed(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
                               %labels: tensor<2x4xi32> {mt.input = "labels"},
                               %b: tensor<16xf32> {mt.param = "b"}) -> tensor<f32> {
@@ -87,13 +89,13 @@ func.func @cross_entropy_seed(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
 // CHECK-SAME:    %[[B:[^:]+]]: tensor<16xf32> {mt.param = "fc.bias"}
 // CHECK:         %[[X:.+]] = mt.embedding %[[WTE]], %[[IDS]]
 // CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
-// CHECK-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[DY]] : tensor<2x4x16xf32> -> tensor<16xf32>
-// CHECK-NEXT:    %[[DX:.+]] = mt.matmul %[[DY]], %[[W]] transpose_b : (tensor<2x4x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8xf32>
-// CHECK-NEXT:    %[[X2:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
-// CHECK-NEXT:    %[[DY2:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] : tensor<2x4x16xf32> into tensor<8x16xf32>
-// CHECK-NEXT:    %[[DW:.+]] = mt.matmul %[[X2]], %[[DY2]] transpose_a : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
-// CHECK-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DX]], %[[IDS]] : (tensor<2x4x8xf32>, tensor<2x4xi32>) -> tensor<32x8xf32>
-// CHECK-NEXT:    mt.global_norm %[[DWTE]], %[[DW]], %[[DB]] : tensor<32x8xf32>, tensor<8x16xf32>, tensor<16xf32>
+// CHECK-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[DY]] {mt.phase = "backward"} : tensor<2x4x16xf32> -> tensor<16xf32>
+// CHECK-NEXT:    %[[DX:.+]] = mt.matmul %[[DY]], %[[W]] transpose_b {mt.phase = "backward"} : (tensor<2x4x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT:    %[[X2:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] {mt.phase = "backward"} : tensor<2x4x8xf32> into tensor<8x8xf32>
+// CHECK-NEXT:    %[[DY2:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] {mt.phase = "backward"} : tensor<2x4x16xf32> into tensor<8x16xf32>
+// CHECK-NEXT:    %[[DW:.+]] = mt.matmul %[[X2]], %[[DY2]] transpose_a {mt.phase = "backward"} : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+// CHECK-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DX]], %[[IDS]] {mt.phase = "backward"} : (tensor<2x4x8xf32>, tensor<2x4xi32>) -> tensor<32x8xf32>
+// CHECK-NEXT:    mt.global_norm %[[DWTE]], %[[DW]], %[[DB]] {mt.phase = "optimizer"} : tensor<32x8xf32>, tensor<8x16xf32>, tensor<16xf32>
 func.func @linear_layer(%ids: tensor<2x4xi32> {mt.input = "tokens"},
                         %labels: tensor<2x4xi32> {mt.input = "labels"},
                         %wte: tensor<32x8xf32> {mt.param = "wte.weight"},
@@ -118,13 +120,13 @@ func.func @linear_layer(%ids: tensor<2x4xi32> {mt.input = "tokens"},
 // CHECK-SAME:    %[[WTE:[^:]+]]: tensor<16x8xf32> {mt.param = "wte.weight"}
 // CHECK:         %[[X:.+]] = mt.embedding %[[WTE]], %[[IDS]]
 // CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
-// CHECK-NEXT:    %[[DX:.+]] = mt.matmul %[[DY]], %[[WTE]] : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
-// CHECK-NEXT:    %[[X2:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
-// CHECK-NEXT:    %[[DY2:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] : tensor<2x4x16xf32> into tensor<8x16xf32>
-// CHECK-NEXT:    %[[DHEAD:.+]] = mt.matmul %[[DY2]], %[[X2]] transpose_a : (tensor<8x16xf32>, tensor<8x8xf32>) -> tensor<16x8xf32>
-// CHECK-NEXT:    %[[DLOOKUP:.+]] = mt.embedding_grad %[[DX]], %[[IDS]] : (tensor<2x4x8xf32>, tensor<2x4xi32>) -> tensor<16x8xf32>
-// CHECK-NEXT:    %[[DWTE:.+]] = mt.add %[[DHEAD]], %[[DLOOKUP]] : tensor<16x8xf32>
-// CHECK-NEXT:    %[[NORM:.+]] = mt.global_norm %[[DWTE]] : tensor<16x8xf32>
+// CHECK-NEXT:    %[[DX:.+]] = mt.matmul %[[DY]], %[[WTE]] {mt.phase = "backward"} : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT:    %[[X2:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] {mt.phase = "backward"} : tensor<2x4x8xf32> into tensor<8x8xf32>
+// CHECK-NEXT:    %[[DY2:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] {mt.phase = "backward"} : tensor<2x4x16xf32> into tensor<8x16xf32>
+// CHECK-NEXT:    %[[DHEAD:.+]] = mt.matmul %[[DY2]], %[[X2]] transpose_a {mt.phase = "backward"} : (tensor<8x16xf32>, tensor<8x8xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT:    %[[DLOOKUP:.+]] = mt.embedding_grad %[[DX]], %[[IDS]] {mt.phase = "backward"} : (tensor<2x4x8xf32>, tensor<2x4xi32>) -> tensor<16x8xf32>
+// CHECK-NEXT:    %[[DWTE:.+]] = mt.add %[[DHEAD]], %[[DLOOKUP]] {mt.phase = "backward"} : tensor<16x8xf32>
+// CHECK-NEXT:    %[[NORM:.+]] = mt.global_norm %[[DWTE]] {mt.phase = "optimizer"} : tensor<16x8xf32>
 // CHECK:         mt.adamw %[[WTE]], %[[DWTE]],
 func.func @tied_head(%ids: tensor<2x4xi32> {mt.input = "tokens"},
                      %labels: tensor<2x4xi32> {mt.input = "labels"},
@@ -144,8 +146,8 @@ func.func @tied_head(%ids: tensor<2x4xi32> {mt.input = "tokens"},
 // CHECK-SAME:    %[[A:[^:]+]]: tensor<2x8x4xf32> {mt.param = "a"}
 // CHECK-SAME:    %[[B:[^:]+]]: tensor<2x8x6xf32> {mt.param = "b"}
 // CHECK:         %[[DC:.+]] = mt.cross_entropy_grad
-// CHECK-NEXT:    %[[DA:.+]] = mt.matmul %[[B]], %[[DC]] transpose_b : (tensor<2x8x6xf32>, tensor<2x4x6xf32>) -> tensor<2x8x4xf32>
-// CHECK-NEXT:    %[[DB:.+]] = mt.matmul %[[A]], %[[DC]] : (tensor<2x8x4xf32>, tensor<2x4x6xf32>) -> tensor<2x8x6xf32>
+// CHECK-NEXT:    %[[DA:.+]] = mt.matmul %[[B]], %[[DC]] transpose_b {mt.phase = "backward"} : (tensor<2x8x6xf32>, tensor<2x4x6xf32>) -> tensor<2x8x4xf32>
+// CHECK-NEXT:    %[[DB:.+]] = mt.matmul %[[A]], %[[DC]] {mt.phase = "backward"} : (tensor<2x8x4xf32>, tensor<2x4x6xf32>) -> tensor<2x8x6xf32>
 // CHECK-NEXT:    mt.global_norm %[[DA]], %[[DB]]
 func.func @matmul_transpose_a(%labels: tensor<2x4xi32> {mt.input = "labels"},
                               %a: tensor<2x8x4xf32> {mt.param = "a"},
@@ -164,8 +166,8 @@ func.func @matmul_transpose_a(%labels: tensor<2x4xi32> {mt.input = "labels"},
 // CHECK-SAME:    %[[A:[^:]+]]: tensor<2x8x4xf32> {mt.param = "a"}
 // CHECK-SAME:    %[[B:[^:]+]]: tensor<2x6x8xf32> {mt.param = "b"}
 // CHECK:         %[[DC:.+]] = mt.cross_entropy_grad
-// CHECK-NEXT:    %[[DA:.+]] = mt.matmul %[[B]], %[[DC]] transpose_a transpose_b : (tensor<2x6x8xf32>, tensor<2x4x6xf32>) -> tensor<2x8x4xf32>
-// CHECK-NEXT:    %[[DB:.+]] = mt.matmul %[[DC]], %[[A]] transpose_a transpose_b : (tensor<2x4x6xf32>, tensor<2x8x4xf32>) -> tensor<2x6x8xf32>
+// CHECK-NEXT:    %[[DA:.+]] = mt.matmul %[[B]], %[[DC]] transpose_a transpose_b {mt.phase = "backward"} : (tensor<2x6x8xf32>, tensor<2x4x6xf32>) -> tensor<2x8x4xf32>
+// CHECK-NEXT:    %[[DB:.+]] = mt.matmul %[[DC]], %[[A]] transpose_a transpose_b {mt.phase = "backward"} : (tensor<2x4x6xf32>, tensor<2x8x4xf32>) -> tensor<2x6x8xf32>
 // CHECK-NEXT:    mt.global_norm %[[DA]], %[[DB]]
 func.func @matmul_transpose_both(%labels: tensor<2x4xi32> {mt.input = "labels"},
                                  %a: tensor<2x8x4xf32> {mt.param = "a"},
@@ -187,7 +189,7 @@ func.func @matmul_transpose_both(%labels: tensor<2x4xi32> {mt.input = "labels"},
 // CHECK:         tensor.collapse_shape
 // CHECK-NEXT:    tensor.collapse_shape %[[DY]]
 // CHECK-NEXT:    %[[DW:.+]] = mt.matmul {{.*}} transpose_a
-// CHECK-NEXT:    mt.global_norm %[[DW]] : tensor<8x16xf32>
+// CHECK-NEXT:    mt.global_norm %[[DW]] {mt.phase = "optimizer"} : tensor<8x16xf32>
 func.func @inactive_operand(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
                             %labels: tensor<2x4xi32> {mt.input = "labels"},
                             %w: tensor<8x16xf32> {mt.param = "w"}) -> tensor<f32> {
@@ -209,10 +211,10 @@ func.func @inactive_operand(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
 // CHECK-SAME:    %[[LN_B:[^:]+]]: tensor<8xf32> {mt.param = "ln.bias"}
 // CHECK:         %[[X:.+]] = mt.embedding
 // CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
-// CHECK-NEXT:    %[[DX:.+]], %[[DLN_W:.+]], %[[DLN_B:.+]] = mt.layer_norm_grad %[[DY]], %[[X]], %[[LN_W]] {epsilon = 9.765625E-4 : f64} : tensor<2x4x8xf32>, tensor<8xf32>
+// CHECK-NEXT:    %[[DX:.+]], %[[DLN_W:.+]], %[[DLN_B:.+]] = mt.layer_norm_grad %[[DY]], %[[X]], %[[LN_W]] {epsilon = 9.765625E-4 : f64, mt.phase = "backward"} : tensor<2x4x8xf32>, tensor<8xf32>
 // CHECK-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DX]],
-// CHECK-NEXT:    mt.global_norm %[[DWTE]], %[[DLN_W]], %[[DLN_B]] :
-// CHECK:         mt.adamw %[[WTE]], %[[DWTE]], {{.*}} decay : tensor<16x8xf32>
+// CHECK-NEXT:    mt.global_norm %[[DWTE]], %[[DLN_W]], %[[DLN_B]] {mt.phase = "optimizer"} :
+// CHECK:         mt.adamw %[[WTE]], %[[DWTE]], {{.*}} decay {mt.phase = "optimizer"} : tensor<16x8xf32>
 // CHECK:         mt.adamw %[[LN_W]], %[[DLN_W]], {{[^d]*}} : tensor<8xf32>
 // CHECK:         mt.adamw %[[LN_B]], %[[DLN_B]], {{[^d]*}} : tensor<8xf32>
 func.func @layer_norm(%ids: tensor<2x4xi32> {mt.input = "tokens"},
@@ -235,8 +237,8 @@ func.func @layer_norm(%ids: tensor<2x4xi32> {mt.input = "tokens"},
 // CHECK-LABEL: func.func @gelu_residual
 // CHECK:         %[[X:.+]] = mt.embedding
 // CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
-// CHECK-NEXT:    %[[DG:.+]] = mt.gelu_grad %[[DY]], %[[X]] : tensor<2x4x16xf32>
-// CHECK-NEXT:    %[[DX:.+]] = mt.add %[[DY]], %[[DG]] : tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[DG:.+]] = mt.gelu_grad %[[DY]], %[[X]] {mt.phase = "backward"} : tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[DX:.+]] = mt.add %[[DY]], %[[DG]] {mt.phase = "backward"} : tensor<2x4x16xf32>
 // CHECK-NEXT:    mt.embedding_grad %[[DX]],
 func.func @gelu_residual(%ids: tensor<2x4xi32> {mt.input = "tokens"},
                          %labels: tensor<2x4xi32> {mt.input = "labels"},
@@ -258,8 +260,8 @@ func.func @gelu_residual(%ids: tensor<2x4xi32> {mt.input = "tokens"},
 // CHECK:         %[[D0:.+]] = mt.dropout %{{.+}} {probability = 1.000000e-01 : f64, rng_stream = 0 : i64} : tensor<2x4x16xf32>
 // CHECK-NEXT:    %[[D1:.+]] = mt.dropout %[[D0]] {probability = 2.000000e-01 : f64, rng_stream = 1 : i64} : tensor<2x4x16xf32>
 // CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
-// CHECK-NEXT:    %[[DD0:.+]] = mt.dropout %[[DY]] {probability = 2.000000e-01 : f64, rng_stream = 1 : i64} : tensor<2x4x16xf32>
-// CHECK-NEXT:    %[[DX:.+]] = mt.dropout %[[DD0]] {probability = 1.000000e-01 : f64, rng_stream = 0 : i64} : tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[DD0:.+]] = mt.dropout %[[DY]] {mt.phase = "backward", probability = 2.000000e-01 : f64, rng_stream = 1 : i64} : tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[DX:.+]] = mt.dropout %[[DD0]] {mt.phase = "backward", probability = 1.000000e-01 : f64, rng_stream = 0 : i64} : tensor<2x4x16xf32>
 // CHECK-NEXT:    mt.embedding_grad %[[DX]],
 func.func @dropout_streams(%ids: tensor<2x4xi32> {mt.input = "tokens"},
                            %labels: tensor<2x4xi32> {mt.input = "labels"},
@@ -306,9 +308,9 @@ func.func @stream_numbering(%ids: tensor<2x8xi32> {mt.input = "tokens"},
 // CHECK:         %[[QKV:.+]]:3 = mt.split_heads
 // CHECK-NEXT:    mt.attention %[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2 {dropout = 1.000000e-01 : f64, mt.layer = 0 : i64, rng_stream = 0 : i64, scale = 5.000000e-01 : f64}
 // CHECK:         %[[DM:.+]] = mt.cross_entropy_grad
-// CHECK-NEXT:    %[[DA:.+]] = mt.split_heads %[[DM]] {mt.layer = 0 : i64} : tensor<2x8x8xf32> -> tensor<2x2x8x4xf32>
-// CHECK-NEXT:    %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = mt.attention_grad %[[DA]], %[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2 {dropout = 1.000000e-01 : f64, mt.layer = 0 : i64, rng_stream = 0 : i64, scale = 5.000000e-01 : f64} : tensor<2x2x8x4xf32>
-// CHECK-NEXT:    %[[DX:.+]] = mt.merge_heads %[[DQ]], %[[DK]], %[[DV]] {mt.layer = 0 : i64} : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x8x24xf32>
+// CHECK-NEXT:    %[[DA:.+]] = mt.split_heads %[[DM]] {mt.layer = 0 : i64, mt.phase = "backward"} : tensor<2x8x8xf32> -> tensor<2x2x8x4xf32>
+// CHECK-NEXT:    %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = mt.attention_grad %[[DA]], %[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2 {dropout = 1.000000e-01 : f64, mt.layer = 0 : i64, mt.phase = "backward", rng_stream = 0 : i64, scale = 5.000000e-01 : f64} : tensor<2x2x8x4xf32>
+// CHECK-NEXT:    %[[DX:.+]] = mt.merge_heads %[[DQ]], %[[DK]], %[[DV]] {mt.layer = 0 : i64, mt.phase = "backward"} : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x8x24xf32>
 // CHECK-NEXT:    mt.embedding_grad %[[DX]],
 func.func @attention(%ids: tensor<2x8xi32> {mt.input = "tokens"},
                      %labels: tensor<2x8xi32> {mt.input = "labels"},
@@ -330,10 +332,10 @@ func.func @attention(%ids: tensor<2x8xi32> {mt.input = "tokens"},
 // CHECK-LABEL: func.func @embeddings
 // CHECK-SAME:    %[[IDS:[^:]+]]: tensor<2x8xi32> {mt.input = "tokens"}
 // CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
-// CHECK-NEXT:    %[[DPOS:.+]] = mt.bias_add_grad %[[DY]] : tensor<2x8x16xf32> -> tensor<8x16xf32>
-// CHECK-NEXT:    %[[DWPE:.+]] = mt.position_embedding_grad %[[DPOS]] : tensor<8x16xf32> -> tensor<32x16xf32>
-// CHECK-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DY]], %[[IDS]] : (tensor<2x8x16xf32>, tensor<2x8xi32>) -> tensor<64x16xf32>
-// CHECK-NEXT:    mt.global_norm %[[DWTE]], %[[DWPE]] : tensor<64x16xf32>, tensor<32x16xf32>
+// CHECK-NEXT:    %[[DPOS:.+]] = mt.bias_add_grad %[[DY]] {mt.phase = "backward"} : tensor<2x8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:    %[[DWPE:.+]] = mt.position_embedding_grad %[[DPOS]] {mt.phase = "backward"} : tensor<8x16xf32> -> tensor<32x16xf32>
+// CHECK-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DY]], %[[IDS]] {mt.phase = "backward"} : (tensor<2x8x16xf32>, tensor<2x8xi32>) -> tensor<64x16xf32>
+// CHECK-NEXT:    mt.global_norm %[[DWTE]], %[[DWPE]] {mt.phase = "optimizer"} : tensor<64x16xf32>, tensor<32x16xf32>
 func.func @embeddings(%ids: tensor<2x8xi32> {mt.input = "tokens"},
                       %labels: tensor<2x8xi32> {mt.input = "labels"},
                       %wte: tensor<64x16xf32> {mt.param = "wte.weight"},
@@ -352,8 +354,8 @@ func.func @embeddings(%ids: tensor<2x8xi32> {mt.input = "tokens"},
 
 // CHECK-LABEL: func.func @reshapes
 // CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
-// CHECK-NEXT:    %[[DC:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] : tensor<2x4x16xf32> into tensor<8x16xf32>
-// CHECK-NEXT:    %[[DX:.+]] = tensor.expand_shape %[[DC]] {{\[\[}}0, 1], [2]] output_shape [2, 4, 16] : tensor<8x16xf32> into tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[DC:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] {mt.phase = "backward"} : tensor<2x4x16xf32> into tensor<8x16xf32>
+// CHECK-NEXT:    %[[DX:.+]] = tensor.expand_shape %[[DC]] {{\[\[}}0, 1], [2]] output_shape [2, 4, 16] {mt.phase = "backward"} : tensor<8x16xf32> into tensor<2x4x16xf32>
 // CHECK-NEXT:    mt.embedding_grad %[[DX]],
 func.func @reshapes(%ids: tensor<2x4xi32> {mt.input = "tokens"},
                     %labels: tensor<2x4xi32> {mt.input = "labels"},
@@ -374,8 +376,8 @@ func.func @reshapes(%ids: tensor<2x4xi32> {mt.input = "tokens"},
 // CHECK:         mt.cross_entropy_grad
 // CHECK-NOT:     mt.layer
 // CHECK-SAME:    -> tensor<2x4x16xf32>
-// CHECK-NEXT:    mt.bias_add_grad {{.*}} {mt.layer = 7 : i64}
-// CHECK-NEXT:    mt.gelu_grad {{.*}} {mt.layer = 5 : i64}
+// CHECK-NEXT:    mt.bias_add_grad {{.*}} {mt.layer = 7 : i64, mt.phase = "backward"}
+// CHECK-NEXT:    mt.gelu_grad {{.*}} {mt.layer = 5 : i64, mt.phase = "backward"}
 // CHECK-NEXT:    mt.embedding_grad
 // CHECK-NOT:     mt.layer
 // CHECK:         return
@@ -398,8 +400,8 @@ func.func @layer_attribute(%ids: tensor<2x4xi32> {mt.input = "tokens"},
 // CHECK-LABEL: func.func @unused_parameter
 // CHECK-SAME:    %[[UNUSED:[^:]+]]: tensor<4xf32> {mt.param = "unused"}
 // CHECK:         %[[DB:.+]] = mt.bias_add_grad
-// CHECK-NEXT:    %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : tensor<4xf32>
-// CHECK-NEXT:    %[[NORM:.+]] = mt.global_norm %[[DB]], %[[ZERO]] : tensor<16xf32>, tensor<4xf32>
+// CHECK-NEXT:    %[[ZERO:.+]] = arith.constant {mt.phase = "backward"} dense<0.000000e+00> : tensor<4xf32>
+// CHECK-NEXT:    %[[NORM:.+]] = mt.global_norm %[[DB]], %[[ZERO]] {mt.phase = "optimizer"} : tensor<16xf32>, tensor<4xf32>
 // CHECK:         mt.adamw %[[UNUSED]], %[[ZERO]], {{[^d]*}} : tensor<4xf32>
 func.func @unused_parameter(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
                             %labels: tensor<2x4xi32> {mt.input = "labels"},

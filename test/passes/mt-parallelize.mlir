@@ -38,7 +38,8 @@
 // RUN: megatron-opt %t/zero4.mlir --mt-parallelize=zero=4 --verify-diagnostics
 // RUN: megatron-opt %t/sp.mlir --mt-parallelize=sp=true --verify-diagnostics
 // RUN: megatron-opt %t/tp-heads.mlir --mt-parallelize=tp=2 --verify-diagnostics
-// RUN: megatron-opt %t/tp-width.mlir --mt-parallelize=tp=2 --verify-diagnostics
+// RUN: megatron-opt %t/tp-role.mlir --mt-parallelize=tp=2 --verify-diagnostics
+// RUN: not megatron-opt %t/bad-role.mlir 2>&1 | FileCheck %s --check-prefix=BADROLE
 // RUN: megatron-opt %t/tp-param.mlir --mt-parallelize=tp=2 --verify-diagnostics
 //
 // Diagnostics that print an option's value (dp, tp, zero) are matched with
@@ -83,21 +84,21 @@
 // ZERO0-NEXT:    %[[LOSS:.+]] = mt.cross_entropy %[[Y]], %[[LABELS]] : (tensor<2x8x32xf32>, tensor<2x8xi32>) -> tensor<f32>
 // ZERO0-NEXT:    arith.constant
 // ZERO0-NEXT:    %[[DY:.+]] = mt.cross_entropy_grad {{.*}} -> tensor<2x8x32xf32>
-// ZERO0-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[DY]] : tensor<2x8x32xf32> -> tensor<32xf32>
+// ZERO0-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[DY]] {mt.phase = "backward"} : tensor<2x8x32xf32> -> tensor<32xf32>
 // ZERO0-NEXT:    %[[AVG_DB:.+]] = shard.all_reduce %[[DB]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<32xf32> -> tensor<32xf32>
-// ZERO0-NEXT:    %[[DD:.+]] = mt.matmul %[[DY]], %[[W]] transpose_b : (tensor<2x8x32xf32>, tensor<16x32xf32>) -> tensor<2x8x16xf32>
-// ZERO0-NEXT:    tensor.collapse_shape %[[D]] {{\[\[}}0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
-// ZERO0-NEXT:    tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
-// ZERO0-NEXT:    %[[DW:.+]] = mt.matmul {{.*}} transpose_a : (tensor<16x16xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
+// ZERO0-NEXT:    %[[DD:.+]] = mt.matmul %[[DY]], %[[W]] transpose_b {mt.phase = "backward"} : (tensor<2x8x32xf32>, tensor<16x32xf32>) -> tensor<2x8x16xf32>
+// ZERO0-NEXT:    tensor.collapse_shape %[[D]] {{\[\[}}0, 1], [2]] {mt.phase = "backward"} : tensor<2x8x16xf32> into tensor<16x16xf32>
+// ZERO0-NEXT:    tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] {mt.phase = "backward"} : tensor<2x8x32xf32> into tensor<16x32xf32>
+// ZERO0-NEXT:    %[[DW:.+]] = mt.matmul {{.*}} transpose_a {mt.phase = "backward"} : (tensor<16x16xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
 // ZERO0-NEXT:    %[[AVG_DW:.+]] = shard.all_reduce %[[DW]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<16x32xf32> -> tensor<16x32xf32>
-// ZERO0-NEXT:    %[[DX:.+]] = mt.dropout %[[DD]] {mt.rng_batch_axis = 0 : i64, probability = 1.000000e-01 : f64, rng_stream = 0 : i64} : tensor<2x8x16xf32>
-// ZERO0-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DX]], %[[IDS]] : (tensor<2x8x16xf32>, tensor<2x8xi32>) -> tensor<32x16xf32>
+// ZERO0-NEXT:    %[[DX:.+]] = mt.dropout %[[DD]] {mt.phase = "backward", mt.rng_batch_axis = 0 : i64, probability = 1.000000e-01 : f64, rng_stream = 0 : i64} : tensor<2x8x16xf32>
+// ZERO0-NEXT:    %[[DWTE:.+]] = mt.embedding_grad %[[DX]], %[[IDS]] {mt.phase = "backward"} : (tensor<2x8x16xf32>, tensor<2x8xi32>) -> tensor<32x16xf32>
 // ZERO0-NEXT:    %[[AVG_DWTE:.+]] = shard.all_reduce %[[DWTE]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<32x16xf32> -> tensor<32x16xf32>
 // ZERO0-NEXT:    %[[NORM:.+]] = mt.global_norm %[[AVG_DWTE]], %[[AVG_DW]], %[[AVG_DB]] : tensor<32x16xf32>, tensor<16x32xf32>, tensor<32xf32>
 // ZERO0-NEXT:    %[[SCALE:.+]] = mt.clip_scale %[[NORM]],
-// ZERO0-NEXT:    %[[NEW_WTE:[^,]+]], %[[NEW_WTE_M:[^,]+]], %[[NEW_WTE_V:[^ ]+]] = mt.adamw %[[WTE]], %[[AVG_DWTE]], %[[WTE_M]], %[[WTE_V]], {{.*}}, %[[SCALE]] decay : tensor<32x16xf32>
-// ZERO0-NEXT:    %[[NEW_W:[^,]+]], %[[NEW_W_M:[^,]+]], %[[NEW_W_V:[^ ]+]] = mt.adamw %[[W]], %[[AVG_DW]], %[[W_M]], %[[W_V]], {{.*}}, %[[SCALE]] decay : tensor<16x32xf32>
-// ZERO0-NEXT:    %[[NEW_B:[^,]+]], %[[NEW_B_M:[^,]+]], %[[NEW_B_V:[^ ]+]] = mt.adamw %[[B]], %[[AVG_DB]], %[[B_M]], %[[B_V]], {{.*}}, %[[SCALE]] : tensor<32xf32>
+// ZERO0-NEXT:    %[[NEW_WTE:[^,]+]], %[[NEW_WTE_M:[^,]+]], %[[NEW_WTE_V:[^ ]+]] = mt.adamw %[[WTE]], %[[AVG_DWTE]], %[[WTE_M]], %[[WTE_V]], {{.*}}, %[[SCALE]] decay {mt.phase = "optimizer"} : tensor<32x16xf32>
+// ZERO0-NEXT:    %[[NEW_W:[^,]+]], %[[NEW_W_M:[^,]+]], %[[NEW_W_V:[^ ]+]] = mt.adamw %[[W]], %[[AVG_DW]], %[[W_M]], %[[W_V]], {{.*}}, %[[SCALE]] decay {mt.phase = "optimizer"} : tensor<16x32xf32>
+// ZERO0-NEXT:    %[[NEW_B:[^,]+]], %[[NEW_B_M:[^,]+]], %[[NEW_B_V:[^ ]+]] = mt.adamw %[[B]], %[[AVG_DB]], %[[B_M]], %[[B_V]], {{.*}}, %[[SCALE]] {mt.phase = "optimizer"} : tensor<32xf32>
 // ZERO0-NEXT:    %[[AVG_LOSS:.+]] = shard.all_reduce %[[LOSS]] on @grid grid_axes = [0] reduction = average {mt.phase = "optimizer"} : tensor<f32> -> tensor<f32>
 // ZERO0-NEXT:    return %[[AVG_LOSS]], %[[NEW_WTE]], %[[NEW_W]], %[[NEW_B]], %[[NEW_WTE_M]], %[[NEW_W_M]], %[[NEW_B_M]], %[[NEW_WTE_V]], %[[NEW_W_V]], %[[NEW_B_V]], %[[NORM]] :
 func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
@@ -128,8 +129,8 @@ func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
 // ZERO0-NEXT:    %[[QKV:.+]]:3 = mt.split_heads %{{.+}} : tensor<2x8x24xf32> -> tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>
 // ZERO0-NEXT:    mt.attention %[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2 {dropout = 1.000000e-01 : f64, mt.rng_batch_axis = 0 : i64, rng_stream = 1 : i64} : tensor<2x2x8x4xf32>
 // ZERO0-NEXT:    mt.merge_heads %{{.+}} : tensor<2x2x8x4xf32> -> tensor<2x8x8xf32>
-// ZERO0:         mt.attention_grad {{.*}} {dropout = 1.000000e-01 : f64, mt.rng_batch_axis = 0 : i64, rng_stream = 1 : i64} : tensor<2x2x8x4xf32>
-// ZERO0:         mt.dropout %{{.+}} {probability = 1.000000e-01 : f64, rng_stream = 0 : i64} : tensor<8x24xf32>
+// ZERO0:         mt.attention_grad {{.*}} {dropout = 1.000000e-01 : f64, mt.phase = "backward", mt.rng_batch_axis = 0 : i64, rng_stream = 1 : i64} : tensor<2x2x8x4xf32>
+// ZERO0:         mt.dropout %{{.+}} {mt.phase = "backward", probability = 1.000000e-01 : f64, rng_stream = 0 : i64} : tensor<8x24xf32>
 // ZERO0-NEXT:    mt.position_embedding_grad
 func.func @attention_rng(%ids: tensor<4x8xi32> {mt.input = "tokens"},
                          %labels: tensor<4x8xi32> {mt.input = "labels"},
@@ -346,7 +347,7 @@ func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
 // ZERO3-NEXT:    %[[DB_P:.+]] = shard.reduce_scatter %[[DB]] on @grid grid_axes = [0] reduction = average scatter_axis = 0 {mt.phase = "optimizer"} : tensor<32xf32> -> tensor<16xf32>
 // ZERO3-NEXT:    %[[W_BWD_G:.+]] = shard.all_gather %[[W]] on @grid grid_axes = [0] gather_axis = 0 : tensor<256xf32> -> tensor<512xf32>
 // ZERO3-NEXT:    %[[W_BWD:.+]] = tensor.expand_shape %[[W_BWD_G]] {{\[\[}}0, 1]] output_shape [16, 32] : tensor<512xf32> into tensor<16x32xf32>
-// ZERO3-NEXT:    mt.matmul %[[DY]], %[[W_BWD]] transpose_b :
+// ZERO3-NEXT:    mt.matmul %[[DY]], %[[W_BWD]] transpose_b {mt.phase = "backward"} :
 // ZERO3-NOT:     shard.all_gather
 // ZERO3:         %[[DW_P:.+]] = shard.reduce_scatter
 // ZERO3-NOT:     shard.all_gather
@@ -392,7 +393,7 @@ func.func @step(%ids: tensor<4x8xi32> {mt.input = "tokens"},
 // ZERO3-NEXT:    %[[DY:.+]] = mt.cross_entropy_grad
 // ZERO3-NEXT:    %[[BWD_G:.+]] = shard.all_gather %[[WTE]]
 // ZERO3-NEXT:    %[[BWD:.+]] = tensor.expand_shape %[[BWD_G]]
-// ZERO3-NEXT:    mt.matmul %[[DY]], %[[BWD]] :
+// ZERO3-NEXT:    mt.matmul %[[DY]], %[[BWD]] {mt.phase = "backward"} :
 // ZERO3-NOT:     shard.all_gather
 // ZERO3:         mt.adamw %[[WTE]],
 func.func @tied(%ids: tensor<4x8xi32> {mt.input = "tokens"},
@@ -597,17 +598,31 @@ module @negative_tp_heads {
   }
 }
 
-//--- tp-width.mlir
+//--- tp-role.mlir
 
-// Tensor parallelism splits the MLP by its width (the GELU's last
-// dimension): a width of 5 over tp = 2 is an error at the GELU.
+// Tensor parallelism reads each parameter's role from its mt.parallel, never
+// from its name: a parameter stating none is an error naming it, even one
+// whose Hugging Face name would say column-parallel.
 
-module @negative_tp_width {
-  func.func @mlp(%x: tensor<2x8x5xf32>) -> tensor<2x8x5xf32> {
-    // expected-error-re @below {{'mt.gelu' op has an MLP width of 5, not divisible by tp {{.*}}}}
-    %y = mt.gelu %x : tensor<2x8x5xf32>
-    return %y : tensor<2x8x5xf32>
+module @negative_tp_role {
+  // expected-error-re @below {{'func.func' op parameter 'h.0.mlp.c_fc.weight' states no tensor-parallel role: tp {{.*}} needs 'mt.parallel' (column, row, vocab or replicated) on every parameter}}
+  func.func @step(%p: tensor<4x8xf32> {mt.param = "h.0.mlp.c_fc.weight"},
+                  %g: tensor<4x8xf32>,
+                  %m: tensor<4x8xf32> {mt.param = "h.0.mlp.c_fc.weight", mt.state = "exp_avg"},
+                  %v: tensor<4x8xf32> {mt.param = "h.0.mlp.c_fc.weight", mt.state = "exp_avg_sq"},
+                  %s: tensor<f32>) -> tensor<4x8xf32> {
+    %np, %nm, %nv = mt.adamw %p, %g, %m, %v, %s, %s, %s, %s, %s, %s, %s decay : tensor<4x8xf32>
+    return %np : tensor<4x8xf32>
   }
+}
+
+//--- bad-role.mlir
+
+// A role the dialect does not know, or a split of a dimension the tensor
+// lacks, is rejected by the verifier.
+// BADROLE: error: 'func.func' op argument #0: 'mt.parallel' must be {role = "column" | "row" | "vocab", dim = D, chunks = K (optional, >= 1)} or {role = "replicated"}, got {dim = 1 : i64, role = "diagonal"}
+func.func @step(%p: tensor<4x8xf32> {mt.param = "w", mt.parallel = {role = "diagonal", dim = 1}}) {
+  return
 }
 
 //--- tp-param.mlir
@@ -617,7 +632,7 @@ module @negative_tp_width {
 
 module @negative_tp_param {
   // expected-error @below {{'func.func' op parameter 'h.0.mlp.c_fc.weight' has 5 entries in dimension 1, not divisible into 1 x tp 2 pieces}}
-  func.func @step(%p: tensor<4x5xf32> {mt.param = "h.0.mlp.c_fc.weight"},
+  func.func @step(%p: tensor<4x5xf32> {mt.param = "h.0.mlp.c_fc.weight", mt.parallel = {role = "column", dim = 1}},
                   %g: tensor<4x5xf32>,
                   %m: tensor<4x5xf32> {mt.param = "h.0.mlp.c_fc.weight", mt.state = "exp_avg"},
                   %v: tensor<4x5xf32> {mt.param = "h.0.mlp.c_fc.weight", mt.state = "exp_avg_sq"},

@@ -85,7 +85,9 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --adam-eps X                 (1e-8)
   --clip-grad X                clip the global gradient norm; 0 disables (1.0)
   --load-params FILE           safetensors with Hugging Face names and layouts
-                               (default: GPT-2's initialization from --seed)
+                               (default: each parameter's initializer as the
+                               model states it, Hugging Face's for imported
+                               configs, drawn from --seed)
   --save-params FILE           write the trained parameters as safetensors
   --log FILE                   one JSON object per step: step, loss, lr,
                                grad_norm, step_time_s, tokens_per_s,
@@ -381,10 +383,9 @@ public:
   }
 
   Status bindParameters() {
-    std::vector<std::string> names;
+    std::map<std::string, const ParamDesc *> described;
     for (const ParamDesc &param : artifact.params)
-      names.push_back(param.name);
-    int64_t layers = countGPT2Layers(names);
+      described[param.name] = &param;
     SafetensorsFile file;
     if (!options.loadParams.empty())
       MTRT_RETURN_IF_ERROR(SafetensorsFile::open(options.loadParams, file));
@@ -400,16 +401,22 @@ public:
       int64_t valid = validElementsOf(buffer);
       std::vector<ElementRun> runs = shardRuns(buffer);
       if (options.loadParams.empty()) {
+        // As the model states (mt.init); the parameter table has every
+        // parameter buffer's entry (the loader checks it).
+        const ParamDesc &param = *described.at(buffer.name);
+        if (param.init.kind == ParamInitSpec::Kind::None)
+          return Status::error(
+              options.artifact + ": parameter '" + buffer.name +
+              "' states no initializer (mt.init): load it with "
+              "--load-params");
         if (!buffer.sharded()) {
-          initGPT2Parameter(buffer.name, fullShape, layers,
-                            uint64_t(options.seed), values);
+          initParameter(param, uint64_t(options.seed), values);
           continue;
         }
         std::vector<float> full(size_t(buffer.numElements() *
                                        buffer.shardCount * buffer.pieceCount),
                                 0.0f);
-        initGPT2Parameter(buffer.name, fullShape, layers,
-                          uint64_t(options.seed), full.data());
+        initParameter(param, uint64_t(options.seed), full.data());
         float *dst = values;
         for (const ElementRun &run : runs)
           dst = std::copy_n(full.data() + run.offset, run.count, dst);

@@ -65,6 +65,131 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
   return op->emitOpError() << "unknown mt dialect attribute '" << name << "'";
 }
 
+//===----------------------------------------------------------------------===//
+// Parameter structure: tensor-parallel roles and initializers
+//===----------------------------------------------------------------------===//
+
+static constexpr StringLiteral kRoleNames[] = {"column", "row", "vocab",
+                                               "replicated"};
+static constexpr StringLiteral kInitNames[] = {"normal", "zeros", "ones"};
+
+DictionaryAttr ParallelRole::toAttr(MLIRContext *context) const {
+  Builder b(context);
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr("role", b.getStringAttr(kRoleNames[int(kind)]))};
+  if (isSplit()) {
+    entries.push_back(b.getNamedAttr("dim", b.getI64IntegerAttr(dim)));
+    if (chunks != 1)
+      entries.push_back(b.getNamedAttr("chunks", b.getI64IntegerAttr(chunks)));
+  }
+  return b.getDictionaryAttr(entries);
+}
+
+std::optional<ParallelRole> ParallelRole::fromAttr(Attribute attr) {
+  auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
+  if (!dict)
+    return std::nullopt;
+  auto role = dict.getAs<StringAttr>("role");
+  if (!role)
+    return std::nullopt;
+  const StringLiteral *found = llvm::find(kRoleNames, role.getValue());
+  if (found == std::end(kRoleNames))
+    return std::nullopt;
+  ParallelRole result;
+  result.kind = Kind(found - std::begin(kRoleNames));
+  auto dim = dict.getAs<IntegerAttr>("dim");
+  auto chunks = dict.getAs<IntegerAttr>("chunks");
+  for (NamedAttribute entry : dict)
+    if (!llvm::is_contained({"role", "dim", "chunks"},
+                            entry.getName().getValue()))
+      return std::nullopt;
+  if (!result.isSplit())
+    return dim || chunks ? std::nullopt : std::optional<ParallelRole>(result);
+  if (!dim || dim.getInt() < 0 || (chunks && chunks.getInt() < 1))
+    return std::nullopt;
+  result.dim = dim.getInt();
+  result.chunks = chunks ? chunks.getInt() : 1;
+  return result;
+}
+
+DictionaryAttr ParamInitializer::toAttr(MLIRContext *context) const {
+  Builder b(context);
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr("kind", b.getStringAttr(kindName()))};
+  if (kind == Kind::Normal)
+    entries.push_back(b.getNamedAttr("std", b.getF64FloatAttr(std)));
+  return b.getDictionaryAttr(entries);
+}
+
+StringRef ParamInitializer::kindName() const { return kInitNames[int(kind)]; }
+
+std::optional<ParamInitializer> ParamInitializer::fromAttr(Attribute attr) {
+  auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
+  if (!dict)
+    return std::nullopt;
+  auto kind = dict.getAs<StringAttr>("kind");
+  if (!kind)
+    return std::nullopt;
+  const StringLiteral *found = llvm::find(kInitNames, kind.getValue());
+  if (found == std::end(kInitNames))
+    return std::nullopt;
+  ParamInitializer result;
+  result.kind = Kind(found - std::begin(kInitNames));
+  auto std = dict.getAs<FloatAttr>("std");
+  if (dict.size() != (result.kind == Kind::Normal ? 2u : 1u))
+    return std::nullopt;
+  if (result.kind == Kind::Normal) {
+    if (!std || !(std.getValueAsDouble() > 0.0))
+      return std::nullopt;
+    result.std = std.getValueAsDouble();
+  }
+  return result;
+}
+
+/// `mt.parallel` and `mt.init`: a valid role or initializer, on a parameter
+/// (not its optimizer state), and a split dimension the tensor has.
+static LogicalResult verifyStructureAttr(Operation *op, Type type,
+                                         DictionaryAttr attrs,
+                                         NamedAttribute attr,
+                                         const Twine &where) {
+  StringRef name = attr.getName().getValue();
+  if (!attrs || !attrs.get(MTDialect::getParamAttrName()) ||
+      attrs.get(MTDialect::getStateAttrName()))
+    return op->emitOpError() << where << ": '" << name
+                             << "' belongs on a parameter (with '"
+                             << MTDialect::getParamAttrName()
+                             << "' and no '" << MTDialect::getStateAttrName()
+                             << "')";
+  if (name == MTDialect::getInitAttrName()) {
+    if (!ParamInitializer::fromAttr(attr.getValue()))
+      return op->emitOpError()
+             << where << ": '" << name
+             << "' must be {kind = \"normal\", std = S > 0}, {kind = "
+                "\"zeros\"} or {kind = \"ones\"}, got "
+             << attr.getValue();
+    return success();
+  }
+  std::optional<ParallelRole> role = ParallelRole::fromAttr(attr.getValue());
+  if (!role)
+    return op->emitOpError()
+           << where << ": '" << name
+           << "' must be {role = \"column\" | \"row\" | \"vocab\", dim = "
+              "D, chunks = K (optional, >= 1)} or {role = \"replicated\"}, "
+              "got "
+           << attr.getValue();
+  // A ZeRO piece is flat: its full shape is the parameter's.
+  int64_t rank = -1;
+  if (auto full =
+          attrs.getAs<DenseI64ArrayAttr>(MTDialect::getFullShapeAttrName()))
+    rank = full.size();
+  else if (auto tensor = dyn_cast<RankedTensorType>(type))
+    rank = tensor.getRank();
+  if (role->isSplit() && rank >= 0 && role->dim >= rank)
+    return op->emitOpError() << where << ": '" << name << "' splits dimension "
+                             << role->dim << " of a tensor of rank " << rank;
+  return success();
+}
+
 ArrayRef<StringRef> MTDialect::getInputRoles() {
   static const StringRef roles[] = {"tokens",   "labels",       "step",
                                     "lr",       "adam_beta1",   "adam_beta2",
@@ -224,12 +349,15 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
                                << argIndex << " must be a non-negative integer";
     return success();
   }
-  if (name != getParamAttrName() && name != getStateAttrName())
-    return op->emitOpError() << "unknown mt dialect argument attribute '"
-                             << name << "' on argument #" << argIndex;
   DictionaryAttr attrs;
   if (function && regionIndex == 0)
     attrs = function.getArgAttrDict(argIndex);
+  if (name == getParallelAttrName() || name == getInitAttrName())
+    return verifyStructureAttr(op, type, attrs, attr,
+                               "argument #" + Twine(argIndex));
+  if (name != getParamAttrName() && name != getStateAttrName())
+    return op->emitOpError() << "unknown mt dialect argument attribute '"
+                             << name << "' on argument #" << argIndex;
   return verifyParamOrState(op, type, attrs, /*isResult=*/false, argIndex,
                             attr);
 }

@@ -173,6 +173,21 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getMicroBatchSizeAttrName() {
       return ::llvm::StringLiteral("mt.micro_batch_size");
     }
+    /// Argument attribute on a parameter: its tensor-parallel role, as the
+    /// model states it (the importer, or whoever writes `mt` by hand):
+    /// `{role = "column" | "row" | "vocab" | "replicated", dim = D,
+    /// chunks = K}`. Column-, row- and vocab-parallel parameters are split
+    /// along dimension `dim` over the tp ranks, within each of `chunks`
+    /// equal chunks of it (a fused [q | k | v] projection is 3 chunks,
+    /// [gate | up] 2); replicated ones are whole on every rank.
+    static constexpr ::llvm::StringLiteral getParallelAttrName() {
+      return ::llvm::StringLiteral("mt.parallel");
+    }
+    /// Argument attribute on a parameter: how it is initialized,
+    /// `{kind = "normal", std = S}`, `{kind = "zeros"}` or `{kind = "ones"}`.
+    static constexpr ::llvm::StringLiteral getInitAttrName() {
+      return ::llvm::StringLiteral("mt.init");
+    }
     /// Whether `name` is one of the attributes that say how an argument or
     /// result is sharded (`mt.full_shape`, `mt.shard_*`, `mt.piece_axis`,
     /// `mt.valid_rows`).

@@ -91,7 +91,8 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
     them. `microbatch` marks a data input of one microbatch (`tokens` and
     `labels` of microbatch i of the step).
     `valid_rows` marks a vocabulary padded to a multiple of tp: rows of the
-    full tensor from `valid_rows` on are padding.
+    full tensor from `valid_rows` on are padding. `init` is a parameter's
+    initializer, as its `mt.init` states it.
 
     ```mlir
     %x = mtrt.buffer {offset = 4096 : i64, kind = "activation"} : memref<2x8x16xf32>
@@ -107,7 +108,8 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
                        OptionalAttr<I64Attr>:$piece_axis,
                        OptionalAttr<I64Attr>:$piece_count,
                        OptionalAttr<I64Attr>:$valid_rows,
-                       OptionalAttr<I64Attr>:$microbatch);
+                       OptionalAttr<I64Attr>:$microbatch,
+                       OptionalAttr<DictionaryAttr>:$init);
   let results = (outs MTRT_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
   let hasVerifier = 1;

@@ -58,6 +58,8 @@ struct Allocation {
   std::optional<int64_t> validRows;
   /// A data input of one microbatch of the step.
   std::optional<int64_t> microbatch;
+  /// A parameter's initializer (`mt.init`).
+  DictionaryAttr init;
 };
 
 int64_t tensorBytes(Type type) {
@@ -180,6 +182,9 @@ struct LowerToRuntimePass
       if (param) {
         alloc.kind = state ? state.getValue().str() : "param";
         alloc.name = param.getValue().str();
+        if (!state)
+          alloc.init = function.getArgAttrOfType<DictionaryAttr>(
+              index, MTDialect::getInitAttrName());
       } else if (input) {
         alloc.kind = "input";
         alloc.name = input.getValue().str();
@@ -501,7 +506,8 @@ struct LowerToRuntimePass
               ? builder.getI64IntegerAttr(*alloc.validRows)
               : IntegerAttr(),
           alloc.microbatch ? builder.getI64IntegerAttr(*alloc.microbatch)
-                           : IntegerAttr());
+                           : IntegerAttr(),
+          alloc.init);
       buffers[value] = buffer;
       return buffer;
     };

@@ -7,7 +7,8 @@
 //
 //   {"format": "megatron-mlir-artifact", "version": 2, "world_size": W,
 //    "grid": {"shape": [pp?, dp, tp], "axes": ["pp"?, "dp", "tp"]},
-//    "params": [{"name", "dtype", "shape"}],          full, unsharded shapes
+//    "params": [{"name", "dtype", "shape",            full, unsharded shapes
+//                "init"?: {"kind": "normal" | "zeros" | "ones", "std"?}}],
 //    "programs": [{"stage", "flops_per_token"?, "arena_bytes",
 //                  "persistent_bytes",
 //                  "buffers": [{"id", "offset", "dtype", "shape", "kind",
@@ -158,10 +159,21 @@ struct RankProgram {
                          const std::string &name) const;
 };
 
+/// How a parameter is initialized, as the model states it (`mt.init`).
+struct ParamInitSpec {
+  enum class Kind { None, Normal, Zeros, Ones };
+  Kind kind = Kind::None;
+  /// Standard deviation of a normal initializer.
+  double std = 0.0;
+};
+
 struct ParamDesc {
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// None: the artifact states no initializer (the run must load the
+  /// parameter from a checkpoint).
+  ParamInitSpec init;
 };
 
 struct Artifact {

@@ -191,7 +191,8 @@ constexpr const char *kFormat = "format", *kVersion = "version",
                      *kCommands = "commands", *kKernel = "kernel",
                      *kPhase = "phase", *kIns = "ins", *kOuts = "outs",
                      *kOutputs = "outputs", *kGridAxis = "grid_axis",
-                     *kStride = "stride", *kBase = "base";
+                     *kStride = "stride", *kBase = "base", *kInit = "init",
+                     *kStd = "std";
 constexpr const char *kFormatName = "megatron-mlir-artifact";
 } // namespace key
 
@@ -298,6 +299,27 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
     param.name = reader.string(params[i], key::kName, where);
     param.dtype = reader.dtype(params[i], where);
     param.shape = reader.shape(params[i], where);
+    if (params[i].contains(key::kInit)) {
+      const json *init =
+          reader.field(params[i], key::kInit, where, json::value_t::object);
+      std::string at = where + ".init";
+      std::string kind = init ? reader.string(*init, key::kKind, at) : "";
+      if (kind == "normal") {
+        param.init.kind = ParamInitSpec::Kind::Normal;
+        const json *std = reader.field(*init, key::kStd, at,
+                                       json::value_t::number_float);
+        param.init.std = std ? std->get<double>() : 0.0;
+        if (reader.ok() && !(param.init.std > 0.0))
+          reader.fail(at + ".std", "must be positive");
+      } else if (kind == "zeros") {
+        param.init.kind = ParamInitSpec::Kind::Zeros;
+      } else if (kind == "ones") {
+        param.init.kind = ParamInitSpec::Kind::Ones;
+      } else if (reader.ok()) {
+        reader.fail(at + ".kind",
+                    "is '" + kind + "', not normal, zeros or ones");
+      }
+    }
     artifact.params.push_back(std::move(param));
   }
 
@@ -555,10 +577,25 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
     document[key::kGrid] = {{key::kShape, artifact.gridShape},
                             {key::kAxes, artifact.gridAxes}};
   json params = json::array();
-  for (const ParamDesc &param : artifact.params)
-    params.push_back({{key::kName, param.name},
-                      {key::kDtype, dtypeName(param.dtype)},
-                      {key::kShape, param.shape}});
+  for (const ParamDesc &param : artifact.params) {
+    json entry = {{key::kName, param.name},
+                  {key::kDtype, dtypeName(param.dtype)},
+                  {key::kShape, param.shape}};
+    switch (param.init.kind) {
+    case ParamInitSpec::Kind::Normal:
+      entry[key::kInit] = {{key::kKind, "normal"}, {key::kStd, param.init.std}};
+      break;
+    case ParamInitSpec::Kind::Zeros:
+      entry[key::kInit] = {{key::kKind, "zeros"}};
+      break;
+    case ParamInitSpec::Kind::Ones:
+      entry[key::kInit] = {{key::kKind, "ones"}};
+      break;
+    case ParamInitSpec::Kind::None:
+      break;
+    }
+    params.push_back(std::move(entry));
+  }
   document[key::kParams] = std::move(params);
   json programs = json::array();
   for (const RankProgram &program : artifact.programs) {
