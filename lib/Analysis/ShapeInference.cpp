@@ -30,7 +30,8 @@ FailureOr<SmallVector<Type>> mlir::mt::inferResultTypes(Operation *op) {
     return SmallVector<Type>(op->getResultTypes());
   // Ops whose results have the type of their first operand.
   if (isa<LayerNormOp, AddOp, BiasAddOp, GeluOp, DropoutOp, AttentionOp,
-          ScaleOp, shard::AllReduceOp>(op))
+          ScaleOp, RMSNormOp, SiluOp, SiluGradOp, MulOp, RopeOp,
+          shard::AllReduceOp>(op))
     return SmallVector<Type>(op->getNumResults(), op->getOperand(0).getType());
 
   // A collective that gathers, scatters or slices along dimension `axis`
@@ -60,6 +61,22 @@ FailureOr<SmallVector<Type>> mlir::mt::inferResultTypes(Operation *op) {
       .Case([](LayerNormGradOp op) -> Result {
         Type weight = op.getWeight().getType();
         return SmallVector<Type>{op.getInput().getType(), weight, weight};
+      })
+      .Case([](RMSNormGradOp op) -> Result {
+        return SmallVector<Type>{op.getInput().getType(),
+                                 op.getWeight().getType()};
+      })
+      .Case([](RepeatKVOp op) -> Result {
+        RankedTensorType input = op.getInput().getType();
+        SmallVector<int64_t> shape(input.getShape());
+        shape[1] *= int64_t(op.getGroups());
+        return SmallVector<Type>{withShape(op.getType(), shape)};
+      })
+      .Case([](RepeatKVGradOp op) -> Result {
+        RankedTensorType output = op.getGradOutput().getType();
+        SmallVector<int64_t> shape(output.getShape());
+        shape[1] /= int64_t(op.getGroups());
+        return SmallVector<Type>{withShape(op.getType(), shape)};
       })
       .Case([](GeluGradOp op) -> Result {
         return SmallVector<Type>{op.getInput().getType()};

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "megatron/Import/HFConfigImport.h"
+#include "ConfigReader.h"
+#include "megatron/Import/LlamaConfigImport.h"
 
 #include "dialects/MT/IR/MTOps.h"
 
@@ -28,153 +30,11 @@
 
 using namespace mlir;
 using namespace mlir::mt;
+using mlir::mt::detail::ConfigReader;
 
 //===----------------------------------------------------------------------===//
 // Reading the config
 //===----------------------------------------------------------------------===//
-
-namespace {
-/// Reads typed keys from a config object; every error names the key, the
-/// value found and the line of the key in the file.
-class ConfigReader {
-public:
-  static constexpr int64_t kMaxSize = int64_t(1) << 24;
-
-  ConfigReader(const llvm::json::Object &object, StringRef text, Location loc)
-      : object(object), text(text), loc(loc) {}
-
-  /// The location of the top-level `"key":` in the file (the last one, as
-  /// the parser keeps the last of duplicate keys), or of the file when
-  /// absent. Keys inside nested objects and inside strings are skipped.
-  Location keyLoc(StringRef key) const {
-    auto fileLoc = dyn_cast<FileLineColLoc>(loc);
-    if (!fileLoc)
-      return loc;
-    size_t found = StringRef::npos;
-    int depth = 0;
-    for (size_t i = 0; i < text.size(); ++i) {
-      char c = text[i];
-      if (c == '{' || c == '[') {
-        ++depth;
-      } else if (c == '}' || c == ']') {
-        --depth;
-      } else if (c == '"') {
-        size_t start = i++;
-        while (i < text.size() && text[i] != '"')
-          i += text[i] == '\\' ? 2 : 1;
-        StringRef token = text.slice(start + 1, std::min(i, text.size()));
-        StringRef rest = text.drop_front(std::min(i + 1, text.size())).ltrim();
-        if (depth == 1 && token == key && rest.starts_with(":"))
-          found = start;
-      }
-    }
-    if (found == StringRef::npos)
-      return loc;
-    StringRef before = text.take_front(found);
-    unsigned line = 1 + before.count('\n');
-    unsigned column = 1 + found - (before.rfind('\n') + 1);
-    return FileLineColLoc::get(fileLoc.getFilename(), line, column);
-  }
-
-  InFlightDiagnostic error(StringRef key) {
-    return emitError(keyLoc(key)) << "config key '" << key << "' ";
-  }
-
-  /// A required positive integer.
-  FailureOr<int64_t> positiveInt(StringRef key) {
-    const llvm::json::Value *value = object.get(key);
-    if (!value)
-      return emitError(loc) << "config is missing required key '" << key << "'";
-    return positiveInt(key, *value);
-  }
-
-  /// An optional positive integer; null or absent gives `fallback`.
-  FailureOr<int64_t> optionalPositiveInt(StringRef key, int64_t fallback) {
-    const llvm::json::Value *value = object.get(key);
-    if (!value || value->getAsNull())
-      return fallback;
-    return positiveInt(key, *value);
-  }
-
-  /// An optional probability in [0, 1).
-  FailureOr<double> probability(StringRef key, double fallback) {
-    FailureOr<double> value = number(key, fallback);
-    if (failed(value))
-      return failure();
-    if (!(*value >= 0.0 && *value < 1.0))
-      return error(key) << "must be a probability in [0, 1), got "
-                        << show(*object.get(key));
-    return value;
-  }
-
-  /// An optional positive number.
-  FailureOr<double> positiveNumber(StringRef key, double fallback) {
-    FailureOr<double> value = number(key, fallback);
-    if (failed(value))
-      return failure();
-    if (!(*value > 0.0) || !std::isfinite(*value))
-      return error(key) << "must be a positive finite number, got "
-                        << show(*object.get(key));
-    return value;
-  }
-
-  FailureOr<bool> boolean(StringRef key, bool fallback) {
-    const llvm::json::Value *value = object.get(key);
-    if (!value)
-      return fallback;
-    if (std::optional<bool> result = value->getAsBoolean())
-      return *result;
-    return error(key) << "must be a boolean, got " << show(*value);
-  }
-
-  /// An optional string that must be one of `allowed`.
-  LogicalResult oneOf(StringRef key, ArrayRef<StringRef> allowed,
-                      StringRef why) {
-    const llvm::json::Value *value = object.get(key);
-    if (!value)
-      return success();
-    std::optional<StringRef> str = value->getAsString();
-    if (!str)
-      return error(key) << "must be a string, got " << show(*value);
-    if (llvm::is_contained(allowed, *str))
-      return success();
-    return error(key) << "is \"" << *str << "\"; " << why;
-  }
-
-private:
-  static std::string show(const llvm::json::Value &value) {
-    return llvm::formatv("{0}", value).str();
-  }
-
-  FailureOr<int64_t> positiveInt(StringRef key,
-                                 const llvm::json::Value &value) {
-    std::optional<int64_t> result = value.getAsInteger();
-    if (!result)
-      return error(key) << "must be an integer, got " << show(value);
-    if (*result <= 0)
-      return error(key) << "must be positive, got " << *result;
-    // Far above any real model, and low enough that products of sizes
-    // (vocab x hidden, 4 x hidden) cannot overflow.
-    if (*result > kMaxSize)
-      return error(key) << "is " << *result << ", more than the largest "
-                        << "supported size " << kMaxSize;
-    return *result;
-  }
-
-  FailureOr<double> number(StringRef key, double fallback) {
-    const llvm::json::Value *value = object.get(key);
-    if (!value)
-      return fallback;
-    if (std::optional<double> result = value->getAsNumber())
-      return *result;
-    return error(key) << "must be a number, got " << show(*value);
-  }
-
-  const llvm::json::Object &object;
-  StringRef text;
-  Location loc;
-};
-} // namespace
 
 FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
@@ -187,7 +47,8 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
 
   ConfigReader reader(*object, json, loc);
   if (failed(reader.oneOf("model_type", {"gpt2"},
-                          "only GPT-2 configs (\"gpt2\") are supported")) ||
+                          "supported are GPT-2 (\"gpt2\") and the LLaMA "
+                          "family (\"llama\", \"mistral\", \"qwen2\")")) ||
       failed(reader.oneOf("activation_function",
                           {"gelu_new", "gelu_pytorch_tanh"},
                           "only GPT-2's tanh GELU (\"gelu_new\" or "
@@ -328,8 +189,7 @@ private:
       declare(p + "ln_2.bias", {d}, replicated, zeros);
       declare(p + "mlp.c_fc.weight", {d, inner}, {Kind::Column, 1, 1}, normal);
       declare(p + "mlp.c_fc.bias", {inner}, {Kind::Column, 0, 1}, zeros);
-      declare(p + "mlp.c_proj.weight", {inner, d}, {Kind::Row, 0, 1},
-              residual);
+      declare(p + "mlp.c_proj.weight", {inner, d}, {Kind::Row, 0, 1}, residual);
       declare(p + "mlp.c_proj.bias", {d}, replicated, zeros);
     }
     declare("ln_f.weight", {d}, replicated, ones);
@@ -504,16 +364,32 @@ void mlir::mt::registerHFConfigImportTranslation() {
 
   TranslateToMLIRRegistration registration(
       "import-hf-config",
-      "Import a Hugging Face GPT-2 config.json as an mt forward graph",
+      "Import a Hugging Face config.json (GPT-2, Llama, Mistral, Qwen2) as "
+      "an mt forward graph",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
         const llvm::MemoryBuffer *buffer =
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
         Location loc =
             FileLineColLoc::get(context, buffer->getBufferIdentifier(), 1, 1);
-        FailureOr<GPT2Config> config =
-            parseGPT2Config(buffer->getBuffer(), loc);
-        if (failed(config))
+        // The model family decides the importer.
+        std::string modelType;
+        if (llvm::Expected<llvm::json::Value> peek =
+                llvm::json::parse(buffer->getBuffer())) {
+          if (const llvm::json::Object *object = peek->getAsObject())
+            if (std::optional<StringRef> type = object->getString("model_type"))
+              modelType = type->str();
+        } else {
+          llvm::consumeError(peek.takeError());
+        }
+        bool llama = isLlamaFamily(modelType);
+        FailureOr<GPT2Config> config;
+        FailureOr<LlamaConfig> llamaConfig;
+        if (llama)
+          llamaConfig = parseLlamaConfig(buffer->getBuffer(), loc);
+        else
+          config = parseGPT2Config(buffer->getBuffer(), loc);
+        if (llama ? failed(llamaConfig) : failed(config))
           return nullptr;
         MicroBatchShape shape;
         shape.batchSize = microBatchSize;
@@ -530,10 +406,13 @@ void mlir::mt::registerHFConfigImportTranslation() {
           }
           shape.batchSize = globalBatchSize;
         }
-        shape.seqLength = seqLength.getNumOccurrences() ? int64_t(seqLength)
-                                                        : config->numPositions;
+        int64_t positions =
+            llama ? llamaConfig->maxPositions : config->numPositions;
+        shape.seqLength =
+            seqLength.getNumOccurrences() ? int64_t(seqLength) : positions;
         FailureOr<OwningOpRef<ModuleOp>> module =
-            buildGPT2Module(*config, shape, loc);
+            llama ? buildLlamaModule(*llamaConfig, shape, loc)
+                  : buildGPT2Module(*config, shape, loc);
         if (failed(module))
           return nullptr;
         if (global)

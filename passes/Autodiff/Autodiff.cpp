@@ -77,7 +77,8 @@ private:
     if (current)
       if (Attribute layer = current->getAttr(MTDialect::getLayerAttrName()))
         op->setAttr(MTDialect::getLayerAttrName(), layer);
-    op->setAttr(MTDialect::getPhaseAttrName(), builder.getStringAttr("backward"));
+    op->setAttr(MTDialect::getPhaseAttrName(),
+                builder.getStringAttr("backward"));
     ++numCreatedOps;
     return op;
   }
@@ -173,6 +174,42 @@ private:
           accumulate(op.getInput(), grad.getGradInput());
           accumulate(op.getWeight(), grad.getGradWeight());
           accumulate(op.getBias(), grad.getGradBias());
+          return success();
+        })
+        .Case([&](RMSNormOp op) {
+          auto grad = make<RMSNormGradOp>(
+              op.getInput().getType(), op.getWeight().getType(), dy,
+              op.getInput(), op.getWeight(), op.getEpsilonAttr());
+          accumulate(op.getInput(), grad.getGradInput());
+          accumulate(op.getWeight(), grad.getGradWeight());
+          return success();
+        })
+        .Case([&](SiluOp op) {
+          accumulate(op.getInput(),
+                     make<SiluGradOp>(op.getType(), dy, op.getInput()));
+          return success();
+        })
+        .Case([&](MulOp op) {
+          if (active.contains(op.getLhs()))
+            accumulate(op.getLhs(), make<MulOp>(op.getType(), dy, op.getRhs()));
+          if (active.contains(op.getRhs()))
+            accumulate(op.getRhs(), make<MulOp>(op.getType(), dy, op.getLhs()));
+          return success();
+        })
+        .Case([&](RopeOp op) {
+          // A rotation's gradient is the inverse rotation.
+          auto grad = make<RopeOp>(
+              op.getType(), dy, op.getThetaAttr(), op.getLlama3FactorAttr(),
+              op.getLlama3LowFreqFactorAttr(), op.getLlama3HighFreqFactorAttr(),
+              op.getLlama3OriginalMaxPositionsAttr(),
+              op.getInverse() ? UnitAttr() : builder.getUnitAttr());
+          accumulate(op.getInput(), grad);
+          return success();
+        })
+        .Case([&](RepeatKVOp op) {
+          accumulate(op.getInput(),
+                     make<RepeatKVGradOp>(op.getInput().getType(), dy,
+                                          op.getGroupsAttr()));
           return success();
         })
         .Case([&](AddOp op) {

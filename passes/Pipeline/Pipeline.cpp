@@ -63,7 +63,8 @@ bool isOptimizerOp(Operation *op) {
 /// Ops that are backward work by what they are: the derivatives.
 bool isBackwardOp(Operation *op) {
   return isa<CrossEntropyGradOp, EmbeddingGradOp, PositionEmbeddingGradOp,
-             LayerNormGradOp, BiasAddGradOp, GeluGradOp, AttentionGradOp>(op);
+             LayerNormGradOp, BiasAddGradOp, GeluGradOp, AttentionGradOp,
+             RMSNormGradOp, SiluGradOp, RepeatKVGradOp>(op);
 }
 
 struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {

@@ -3,6 +3,9 @@
 
 usage: finite_differences.py MEGATRON_RUN MODEL.mtx CONFIG.json TOKENS.bin WORKDIR
 
+The parameters (any model family) are those of the checkpoint the compiled
+program writes; CONFIG.json is only named in the output.
+
 The gradient of every parameter comes out of the compiled program itself: one
 step of megatron-run with AdamW turned into plain gradient descent (beta1 =
 beta2 = 0, epsilon E = 1000, learning rate 1, no weight decay, no clipping)
@@ -48,18 +51,19 @@ def run(megatron_run, model, params, tokens, work, save=None):
 
 def main():
     megatron_run, model, config, tokens, work = sys.argv[1:6]
-    with open(config) as f:
-        cfg = json.load(f)
-    cfg.setdefault("n_inner", None)
-    cfg["n_inner"] = cfg["n_inner"] or 4 * cfg["n_embd"]
-    cfg.setdefault("tie_word_embeddings", True)
+    # The parameters' names and shapes, whatever the model family: those of
+    # the checkpoint the compiled program writes.
+    shapes_file = os.path.join(work, "shapes.safetensors")
+    subprocess.run([megatron_run, model, "--steps", "1", "--data", tokens, "--quiet",
+                    "--save-params", shapes_file], check=True, stdout=subprocess.DEVNULL)
+    shapes = {name: t.shape for name, t in reference.read_safetensors(shapes_file).items()}
     rng = np.random.default_rng(7)
     # Non-trivial values everywhere, biases and norm weights included, so that
     # every term of every gradient is exercised.
     params = {name: rng.normal(0.0, 0.3, shape).astype(np.float32)
-              for name, shape in reference.parameter_shapes(cfg).items()}
+              for name, shape in sorted(shapes.items())}
     for name in params:
-        if "ln_" in name and name.endswith(".weight"):
+        if ("ln_" in name or "norm" in name) and name.endswith(".weight"):
             params[name] += 1.0
     init = os.path.join(work, "init.safetensors")
     reference.write_safetensors(init, params)

@@ -161,6 +161,71 @@ LogicalResult LayerNormGradOp::verify() {
                                getEpsilon().convertToDouble());
 }
 
+LogicalResult RMSNormOp::verify() {
+  return verifyLayerNormShapes(getOperation(), getInput(), getWeight(),
+                               getEpsilon().convertToDouble());
+}
+
+LogicalResult RMSNormGradOp::verify() {
+  return verifyLayerNormShapes(getOperation(), getInput(), getWeight(),
+                               getEpsilon().convertToDouble());
+}
+
+//===----------------------------------------------------------------------===//
+// RopeOp, RepeatKVOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeOp::verify() {
+  RankedTensorType type = getInput().getType();
+  if (type.getRank() != 4 || type.getDimSize(3) % 2 != 0)
+    return emitOpError() << "input must be [batch, heads, seq, head_dim] "
+                            "with an even head_dim, got "
+                         << type;
+  if (!(getTheta().convertToDouble() > 1.0))
+    return emitOpError() << "theta must be greater than 1, got "
+                         << getTheta().convertToDouble();
+  int given = int(bool(getLlama3Factor())) +
+              int(bool(getLlama3LowFreqFactor())) +
+              int(bool(getLlama3HighFreqFactor())) +
+              int(bool(getLlama3OriginalMaxPositions()));
+  if (given != 0 && given != 4)
+    return emitOpError() << "llama3 rope scaling needs all of llama3_factor, "
+                            "llama3_low_freq_factor, llama3_high_freq_factor "
+                            "and llama3_original_max_positions";
+  if (given == 4 && !(getLlama3HighFreqFactor()->convertToDouble() >
+                      getLlama3LowFreqFactor()->convertToDouble()))
+    return emitOpError() << "llama3_high_freq_factor must exceed "
+                            "llama3_low_freq_factor";
+  return success();
+}
+
+/// `repeated` is `heads` with its dimension 1 a multiple of `heads`'.
+static LogicalResult verifyRepeatedHeads(Operation *op, Value heads,
+                                         Value repeated, int64_t groups) {
+  RankedTensorType kv = tensorType(heads), all = tensorType(repeated);
+  if (kv.getRank() != 4 || all.getRank() != 4 ||
+      kv.getElementType() != all.getElementType() ||
+      kv.getDimSize(0) != all.getDimSize(0) ||
+      kv.getDimSize(2) != all.getDimSize(2) ||
+      kv.getDimSize(3) != all.getDimSize(3) || groups < 1 ||
+      all.getDimSize(1) != kv.getDimSize(1) * groups)
+    return op->emitOpError()
+           << "needs [batch, kv_heads, seq, head_dim] and [batch, kv_heads * "
+              "groups, seq, head_dim] with groups = "
+           << groups << ", got " << kv << " and " << all;
+  return success();
+}
+
+LogicalResult RepeatKVOp::verify() {
+  return verifyRepeatedHeads(getOperation(), getInput(), getResult(),
+                             int64_t(getGroups()));
+}
+
+LogicalResult RepeatKVGradOp::verify() {
+  return verifyRepeatedHeads(getOperation(), getGradInput(), getGradOutput(),
+                             int64_t(getGroups()));
+}
+
 //===----------------------------------------------------------------------===//
 // BiasAddOp
 //===----------------------------------------------------------------------===//

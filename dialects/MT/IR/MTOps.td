@@ -297,6 +297,167 @@ def MT_AttentionOp : MT_Op<"attention",
 }
 
 //===----------------------------------------------------------------------===//
+// LLaMA-family blocks: RMSNorm, SwiGLU, rotary embedding, grouped-query
+// attention
+//===----------------------------------------------------------------------===//
+
+def MT_RMSNormOp : MT_Op<"rms_norm",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Divides by the root mean square over the last dimension, then scales.";
+  let description = [{
+    `y = x / sqrt(mean(x^2) + epsilon) * weight`, the mean over the last
+    dimension of `input` (Zhang and Sennrich 2019; Hugging Face's
+    `LlamaRMSNorm`). `weight` has one element per entry of that dimension.
+
+    ```mlir
+    %y = mt.rms_norm %x, %w {epsilon = 1.0e-05 : f64}
+        : tensor<8x1024x4096xf32>, tensor<4096xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, MT_FloatTensor:$weight,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_RMSNormGradOp : MT_Op<"rms_norm_grad",
+    [Pure, AllTypesMatch<["grad_output", "input", "grad_input"]>,
+     AllTypesMatch<["weight", "grad_weight"]>]> {
+  let summary = "Computes the gradients of an RMS norm.";
+  let description = [{
+    Given the gradient of `mt.rms_norm`'s result, returns the gradients of
+    its input and weight (the root mean square is recomputed from `input`).
+
+    ```mlir
+    %dx, %dw = mt.rms_norm_grad %dy, %x, %w {epsilon = 1.0e-05 : f64}
+        : tensor<8x1024x4096xf32>, tensor<4096xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input,
+                       MT_FloatTensor:$weight,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+  let results = (outs MT_FloatTensor:$grad_input, MT_FloatTensor:$grad_weight);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $weight attr-dict `:` type($input) `,`
+    type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_SiluOp : MT_Op<"silu", [Pure, SameOperandsAndResultType]> {
+  let summary = "Applies SiLU (swish): x * sigmoid(x).";
+  let description = [{
+    The gate activation of LLaMA's SwiGLU MLP, `down(silu(gate(x)) * up(x))`
+    (Shazeer 2020), `torch.nn.functional.silu`.
+
+    ```mlir
+    %y = mt.silu %x : tensor<8x1024x11008xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def MT_SiluGradOp : MT_Op<"silu_grad", [Pure, SameOperandsAndResultType]> {
+  let summary = "Computes the gradient of SiLU.";
+  let description = [{
+    `dx = dy * s * (1 + x * (1 - s))` with `s = sigmoid(x)`.
+
+    ```mlir
+    %dx = mt.silu_grad %dy, %x : tensor<8x1024x11008xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input);
+  let results = (outs MT_FloatTensor:$grad_input);
+  let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($grad_input)";
+}
+
+def MT_MulOp : MT_Op<"mul", [Pure, Commutative, SameOperandsAndResultType]> {
+  let summary = "Multiplies two tensors of the same type elementwise.";
+  let description = [{
+    The gating product of SwiGLU, `silu(gate) * up`.
+
+    ```mlir
+    %y = mt.mul %a, %b : tensor<8x1024x11008xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$lhs, MT_FloatTensor:$rhs);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def MT_RopeOp : MT_Op<"rope", [Pure, SameOperandsAndResultType]> {
+  let summary = "Rotates query or key heads by their position (rotary embedding).";
+  let description = [{
+    Rotary position embedding (Su et al. 2021) in Hugging Face's
+    `rotate_half` convention, on `[batch, heads, seq, head_dim]`: for
+    `i < head_dim / 2`, the pair `(x[i], x[i + head_dim / 2])` at position
+    `p` is rotated by the angle `p * inv_freq[i]`, with
+    `inv_freq[i] = theta^(-2i / head_dim)`. The `llama3_*` attributes, all
+    or none, apply Llama 3.1's `rope_scaling` of type "llama3" to
+    `inv_freq` (Hugging Face's `_compute_llama3_parameters`). With
+    `inverse`, the rotation is by minus the angle: the op's gradient.
+
+    ```mlir
+    %q2 = mt.rope %q {theta = 5.0e+05 : f64} : tensor<8x32x1024x128xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "10000.0">:$theta,
+                       OptionalAttr<F64Attr>:$llama3_factor,
+                       OptionalAttr<F64Attr>:$llama3_low_freq_factor,
+                       OptionalAttr<F64Attr>:$llama3_high_freq_factor,
+                       OptionalAttr<I64Attr>:$llama3_original_max_positions,
+                       UnitAttr:$inverse);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def MT_RepeatKVOp : MT_Op<"repeat_kv", [Pure]> {
+  let summary = "Repeats each key or value head for its group of query heads.";
+  let description = [{
+    Grouped-query attention (Ainslie et al. 2023): `input` is
+    `[batch, kv_heads, seq, head_dim]` and the result
+    `[batch, kv_heads * groups, seq, head_dim]`, head `h` of the result
+    being head `h / groups` of the input (Hugging Face's `repeat_kv`). Query
+    head `h` then attends with key and value head `h / groups`.
+
+    ```mlir
+    %k2 = mt.repeat_kv %k {groups = 4 : i64}
+        : tensor<8x8x1024x128xf32> -> tensor<8x32x1024x128xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, I64Attr:$groups);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MT_RepeatKVGradOp : MT_Op<"repeat_kv_grad", [Pure]> {
+  let summary = "Sums the gradients of each repeated head over its group.";
+  let description = [{
+    The gradient of `mt.repeat_kv`: head `k` of the result is the sum of
+    heads `k * groups ... k * groups + groups - 1` of `grad_output`.
+
+    ```mlir
+    %dk = mt.repeat_kv_grad %dk2 {groups = 4 : i64}
+        : tensor<8x32x1024x128xf32> -> tensor<8x8x1024x128xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, I64Attr:$groups);
+  let results = (outs MT_FloatTensor:$grad_input);
+  let assemblyFormat = [{
+    $grad_output attr-dict `:` type($grad_output) `->` type($grad_input)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//
 

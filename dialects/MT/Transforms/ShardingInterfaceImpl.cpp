@@ -290,6 +290,28 @@ struct ElementwiseModel : public OpModel<ElementwiseModel<Op>, Op> {
   LoopNest nest(Op op) const { return elementwise(op); }
 };
 
+/// Rotary embedding is elementwise over [batch, heads, seq, head_dim], but
+/// a position's angle needs its index in the whole sequence and each pair
+/// spans both halves of head_dim: neither of those splits.
+template <typename Op> struct RopeModel : public OpModel<RopeModel<Op>, Op> {
+  LoopNest nest(Op op) const { return elementwise(op); }
+  SmallVector<unsigned> unsplittable(Op) const { return {2, 3}; }
+};
+
+/// Grouped-query heads: kv head k serves query heads k * groups ...
+/// (k + 1) * groups - 1, so a split of the query heads into equal blocks is
+/// the same split of the kv heads (kv_heads divisible by tp). Both head
+/// dimensions are indexed by one loop.
+template <typename Op>
+struct RepeatKVModel : public OpModel<RepeatKVModel<Op>, Op> {
+  LoopNest nest(Op op) const {
+    MLIRContext *ctx = op.getContext();
+    AffineMap all = mapOf(ctx, 4, iota(0, 4));
+    return {SmallVector<IteratorType>(4, IteratorType::parallel), {all, all}};
+  }
+  SmallVector<unsigned> unsplittable(Op) const { return {2, 3}; }
+};
+
 struct DropoutModel : public OpModel<DropoutModel, DropoutOp> {
   LoopNest nest(DropoutOp op) const { return elementwise(op); }
   LogicalResult finish(DropoutOp op, const LoopAxes &axes) const {
@@ -369,6 +391,35 @@ struct LayerNormGradModel
             {all, all, last, all, last, last}};
   }
   SmallVector<unsigned> unsplittable(LayerNormGradOp op) const {
+    return {unsigned(rankOf(op.getInput()) - 1)};
+  }
+};
+
+/// RMS norm: as layer norm, without a bias.
+struct RMSNormModel : public OpModel<RMSNormModel, RMSNormOp> {
+  LoopNest nest(RMSNormOp op) const {
+    unsigned rank = op.getType().getRank();
+    MLIRContext *ctx = op.getContext();
+    AffineMap all = mapOf(ctx, rank, iota(0, rank));
+    AffineMap last = mapOf(ctx, rank, {rank - 1});
+    return {SmallVector<IteratorType>(rank, IteratorType::parallel),
+            {all, last, all}};
+  }
+  SmallVector<unsigned> unsplittable(RMSNormOp op) const {
+    return {unsigned(op.getType().getRank() - 1)};
+  }
+};
+
+struct RMSNormGradModel : public OpModel<RMSNormGradModel, RMSNormGradOp> {
+  LoopNest nest(RMSNormGradOp op) const {
+    unsigned rank = rankOf(op.getInput());
+    MLIRContext *ctx = op.getContext();
+    AffineMap all = mapOf(ctx, rank, iota(0, rank));
+    AffineMap last = mapOf(ctx, rank, {rank - 1});
+    return {SmallVector<IteratorType>(rank, IteratorType::parallel),
+            {all, all, last, all, last}};
+  }
+  SmallVector<unsigned> unsplittable(RMSNormGradOp op) const {
     return {unsigned(rankOf(op.getInput()) - 1)};
   }
 };
@@ -705,6 +756,14 @@ void mlir::mt::registerShardingInterfaceExternalModels(
     AddOp::attachInterface<ElementwiseModel<AddOp>>(*ctx);
     BiasAddOp::attachInterface<BiasAddModel>(*ctx);
     GeluOp::attachInterface<ElementwiseModel<GeluOp>>(*ctx);
+    SiluOp::attachInterface<ElementwiseModel<SiluOp>>(*ctx);
+    SiluGradOp::attachInterface<ElementwiseModel<SiluGradOp>>(*ctx);
+    MulOp::attachInterface<ElementwiseModel<MulOp>>(*ctx);
+    RMSNormOp::attachInterface<RMSNormModel>(*ctx);
+    RopeOp::attachInterface<RopeModel<RopeOp>>(*ctx);
+    RepeatKVOp::attachInterface<RepeatKVModel<RepeatKVOp>>(*ctx);
+    RepeatKVGradOp::attachInterface<RepeatKVModel<RepeatKVGradOp>>(*ctx);
+    RMSNormGradOp::attachInterface<RMSNormGradModel>(*ctx);
     DropoutOp::attachInterface<DropoutModel>(*ctx);
     MatmulOp::attachInterface<MatmulModel>(*ctx);
     SplitHeadsOp::attachInterface<SplitHeadsModel>(*ctx);

@@ -35,6 +35,14 @@ const std::map<std::string, KernelSignature> &kernelSignatures() {
       {"bias_add", {2, 1}},
       {"bias_add_grad", {1, 1}},
       {"gelu", {1, 1}},
+      {"rms_norm", {2, 1}},
+      {"rms_norm_grad", {3, 2}},
+      {"silu", {1, 1}},
+      {"silu_grad", {2, 1}},
+      {"mul", {2, 1}},
+      {"rope", {1, 1}},
+      {"repeat_kv", {1, 1}},
+      {"repeat_kv_grad", {1, 1}},
       {"gelu_grad", {2, 1}},
       {"dropout", {1, 1}},
       {"matmul", {2, 1}},
@@ -355,6 +363,40 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
     cpu::layerNormGrad(in(0), in(1), in(2), out(0), out(1), out(2),
                        inDesc(1).numElements() / cols, cols,
                        command.get("epsilon", 1e-5));
+  } else if (k == "rms_norm") {
+    int64_t cols = lastDim(inDesc(0));
+    cpu::rmsNorm(in(0), in(1), out(0), inDesc(0).numElements() / cols, cols,
+                 command.get("epsilon", 1e-6));
+  } else if (k == "rms_norm_grad") {
+    int64_t cols = lastDim(inDesc(1));
+    cpu::rmsNormGrad(in(0), in(1), in(2), out(0), out(1),
+                     inDesc(1).numElements() / cols, cols,
+                     command.get("epsilon", 1e-6));
+  } else if (k == "silu") {
+    cpu::silu(in(0), out(0), outDesc(0).numElements());
+  } else if (k == "silu_grad") {
+    cpu::siluGrad(in(0), in(1), out(0), outDesc(0).numElements());
+  } else if (k == "mul") {
+    cpu::mul(in(0), in(1), out(0), outDesc(0).numElements());
+  } else if (k == "rope") {
+    const BufferDesc &x = inDesc(0);
+    int64_t headDim = x.shape[3];
+    std::vector<double> invFreq = cpu::ropeInverseFrequencies(
+        headDim, command.get("theta", 10000.0),
+        command.get("llama3_factor", 0.0),
+        command.get("llama3_low_freq_factor", 0.0),
+        command.get("llama3_high_freq_factor", 0.0),
+        command.get("llama3_original_max_positions", 0.0));
+    cpu::rope(in(0), out(0), x.shape[0] * x.shape[1], x.shape[2], headDim,
+              invFreq, command.get("inverse", 0.0) != 0.0);
+  } else if (k == "repeat_kv" || k == "repeat_kv_grad") {
+    const BufferDesc &kv = k == "repeat_kv" ? inDesc(0) : outDesc(0);
+    int64_t groups = int64_t(command.get("groups", 1));
+    int64_t inner = kv.shape[2] * kv.shape[3];
+    if (k == "repeat_kv")
+      cpu::repeatKV(in(0), out(0), kv.shape[0], kv.shape[1], groups, inner);
+    else
+      cpu::repeatKVGrad(in(0), out(0), kv.shape[0], kv.shape[1], groups, inner);
   } else if (k == "add") {
     cpu::add(in(0), in(1), out(0), outDesc(0).numElements());
   } else if (k == "bias_add") {

@@ -240,9 +240,161 @@ void layerNormGrad(const T *dY, const T *x, const T *weight, T *dX, T *dWeight,
   }
 }
 
+/// y = x / sqrt(mean(x^2) + eps) * weight over each row of `cols` elements,
+/// as Hugging Face's LlamaRMSNorm (in double here; the reference computes
+/// in float32).
+template <typename T>
+void rmsNorm(const T *x, const T *weight, T *y, int64_t rows, int64_t cols,
+             double eps) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * cols;
+    T *yr = y + r * cols;
+    double sq = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      sq += double(xr[c]) * double(xr[c]);
+    double rstd = 1.0 / std::sqrt(sq / double(cols) + eps);
+    for (int64_t c = 0; c < cols; ++c)
+      yr[c] = T(double(xr[c]) * rstd * double(weight[c]));
+  }
+}
+
+/// The gradients of rmsNorm w.r.t. x and weight, given dY. With
+/// xhat = x * rstd and g = dY * weight:
+///   dX = rstd * (g - xhat * mean(g * xhat)),  dWeight = sum of dY * xhat.
+template <typename T>
+void rmsNormGrad(const T *dY, const T *x, const T *weight, T *dX, T *dWeight,
+                 int64_t rows, int64_t cols, double eps) {
+  std::vector<double> accWeight(cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * cols;
+    const T *dyr = dY + r * cols;
+    T *dxr = dX + r * cols;
+    double sq = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      sq += double(xr[c]) * double(xr[c]);
+    double rstd = 1.0 / std::sqrt(sq / double(cols) + eps);
+    double sumGXhat = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      double xhat = double(xr[c]) * rstd;
+      double dy = double(dyr[c]);
+      sumGXhat += dy * double(weight[c]) * xhat;
+      accWeight[c] += dy * xhat;
+    }
+    double meanGXhat = sumGXhat / double(cols);
+    for (int64_t c = 0; c < cols; ++c) {
+      double xhat = double(xr[c]) * rstd;
+      double g = double(dyr[c]) * double(weight[c]);
+      dxr[c] = T(rstd * (g - xhat * meanGXhat));
+    }
+  }
+  for (int64_t c = 0; c < cols; ++c)
+    dWeight[c] = T(accWeight[c]);
+}
+
+/// Rotary position embedding on [batch, heads, seq, headDim] in Hugging
+/// Face's rotate_half convention: the pair (x[i], x[i + headDim/2]) at
+/// position p turns by p * invFreq[i] (by minus that angle if `inverse`).
+template <typename T>
+void rope(const T *x, T *y, int64_t batchHeads, int64_t seq, int64_t headDim,
+          const std::vector<double> &invFreq, bool inverse) {
+  int64_t half = headDim / 2;
+  double sign = inverse ? -1.0 : 1.0;
+  for (int64_t bh = 0; bh < batchHeads; ++bh)
+    for (int64_t p = 0; p < seq; ++p) {
+      const T *xr = x + (bh * seq + p) * headDim;
+      T *yr = y + (bh * seq + p) * headDim;
+      for (int64_t i = 0; i < half; ++i) {
+        double angle = double(p) * invFreq[size_t(i)];
+        double c = std::cos(angle), s = sign * std::sin(angle);
+        double a = double(xr[i]), b = double(xr[i + half]);
+        yr[i] = T(a * c - b * s);
+        yr[i + half] = T(b * c + a * s);
+      }
+    }
+}
+
+/// The inverse frequencies of rotary embedding: theta^(-2i/headDim), then,
+/// when `factor` > 0, Llama 3.1's "llama3" rope scaling (Hugging Face's
+/// _compute_llama3_parameters).
+inline std::vector<double> ropeInverseFrequencies(int64_t headDim, double theta,
+                                                  double factor,
+                                                  double lowFreqFactor,
+                                                  double highFreqFactor,
+                                                  double originalMax) {
+  std::vector<double> inv(size_t(headDim / 2));
+  for (int64_t i = 0; i < headDim / 2; ++i)
+    inv[size_t(i)] = 1.0 / std::pow(theta, double(2 * i) / double(headDim));
+  if (!(factor > 0))
+    return inv;
+  double lowWavelen = originalMax / lowFreqFactor;
+  double highWavelen = originalMax / highFreqFactor;
+  for (double &f : inv) {
+    double wavelen = 2.0 * M_PI / f;
+    if (wavelen > lowWavelen) {
+      f = f / factor;
+    } else if (wavelen >= highWavelen) {
+      double smooth = (originalMax / wavelen - lowFreqFactor) /
+                      (highFreqFactor - lowFreqFactor);
+      f = (1.0 - smooth) * f / factor + smooth * f;
+    }
+  }
+  return inv;
+}
+
+/// Grouped-query attention: head h of `y` [batch, kvHeads * groups, seq,
+/// headDim] is head h / groups of `x`.
+template <typename T>
+void repeatKV(const T *x, T *y, int64_t batch, int64_t kvHeads, int64_t groups,
+              int64_t inner) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t k = 0; k < kvHeads; ++k)
+      for (int64_t g = 0; g < groups; ++g)
+        std::copy_n(x + (b * kvHeads + k) * inner, inner,
+                    y + ((b * kvHeads + k) * groups + g) * inner);
+}
+
+/// The gradient of repeatKV: each kv head sums its group's heads.
+template <typename T>
+void repeatKVGrad(const T *dY, T *dX, int64_t batch, int64_t kvHeads,
+                  int64_t groups, int64_t inner) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t k = 0; k < kvHeads; ++k) {
+      T *out = dX + (b * kvHeads + k) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        double sum = 0;
+        for (int64_t g = 0; g < groups; ++g)
+          sum += double(dY[((b * kvHeads + k) * groups + g) * inner + i]);
+        out[i] = T(sum);
+      }
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // Pointwise ops
 //===----------------------------------------------------------------------===//
+
+/// y = a * b elementwise (SwiGLU's gating).
+template <typename T> void mul(const T *a, const T *b, T *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = a[i] * b[i];
+}
+
+/// y = x * sigmoid(x).
+template <typename T> void silu(const T *x, T *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    double v = double(x[i]);
+    y[i] = T(v / (1.0 + std::exp(-v)));
+  }
+}
+
+/// dX = dY * s * (1 + x * (1 - s)), s = sigmoid(x).
+template <typename T> void siluGrad(const T *dY, const T *x, T *dX, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    double v = double(x[i]);
+    double s = 1.0 / (1.0 + std::exp(-v));
+    dX[i] = T(double(dY[i]) * s * (1.0 + v * (1.0 - s)));
+  }
+}
 
 /// y = a + b elementwise (the residual connection).
 template <typename T> void add(const T *a, const T *b, T *y, int64_t n) {

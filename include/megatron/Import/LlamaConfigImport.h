@@ -1,0 +1,72 @@
+//===- LlamaConfigImport.h - LLaMA-family config.json to mt -----*- C++ -*-===//
+//
+// Reads a Hugging Face `config.json` of the LLaMA family (`LlamaForCausalLM`,
+// `MistralForCausalLM`, `Qwen2ForCausalLM`) and builds the model's forward
+// graph in the mt dialect: RMSNorm, grouped-query attention with rotary
+// embedding, SwiGLU MLP, tied or untied head, with parameters named and laid
+// out as in the Hugging Face checkpoint (`nn.Linear`'s [out, in]).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGATRON_IMPORT_LLAMACONFIGIMPORT_H
+#define MEGATRON_IMPORT_LLAMACONFIGIMPORT_H
+
+#include "megatron/Import/HFConfigImport.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::mt {
+
+/// Llama 3.1's "llama3" rope scaling.
+struct Llama3RopeScaling {
+  double factor = 8.0;
+  double lowFreqFactor = 1.0;
+  double highFreqFactor = 4.0;
+  int64_t originalMaxPositions = 8192;
+};
+
+/// The fields of a LLaMA-family `config.json` that shape the training graph.
+struct LlamaConfig {
+  std::string modelType; // llama, mistral or qwen2
+  int64_t vocabSize = 0;
+  int64_t hiddenSize = 0;
+  int64_t intermediateSize = 0;
+  int64_t numLayers = 0;
+  int64_t numHeads = 0;
+  int64_t numKeyValueHeads = 0;
+  int64_t headDim = 0;
+  int64_t maxPositions = 0;
+  double rmsNormEpsilon = 1e-6;
+  double ropeTheta = 10000.0;
+  std::optional<Llama3RopeScaling> ropeScaling;
+  bool tieWordEmbeddings = false;
+  /// Biases on the q, k and v projections (Qwen2; Llama's attention_bias).
+  bool qkvBias = false;
+  /// A bias on the output projection (Llama's attention_bias).
+  bool outputBias = false;
+  /// Biases on the MLP projections (Llama's mlp_bias).
+  bool mlpBias = false;
+  double initializerRange = 0.02;
+  /// Mistral's sliding attention window (0: none): a sequence longer than
+  /// it is refused, as full causal attention would differ.
+  int64_t slidingWindow = 0;
+};
+
+/// Whether `modelType` names a LLaMA-family config this importer reads.
+bool isLlamaFamily(llvm::StringRef modelType);
+
+/// Parses and validates a LLaMA-family config. Errors are reported at the
+/// offending key and name it and its value.
+FailureOr<LlamaConfig> parseLlamaConfig(llvm::StringRef json, Location loc);
+
+/// Builds `func.func @llama(%input_ids, %labels, params...) -> tensor<f32>`
+/// computing the mean cross-entropy loss; every parameter states its
+/// tensor-parallel role and Hugging Face's initializer.
+FailureOr<OwningOpRef<ModuleOp>> buildLlamaModule(const LlamaConfig &config,
+                                                  MicroBatchShape shape,
+                                                  Location loc);
+
+} // namespace mlir::mt
+
+#endif // MEGATRON_IMPORT_LLAMACONFIGIMPORT_H

@@ -1,0 +1,405 @@
+//===- LlamaConfigImport.cpp - LLaMA-family config.json to mt -------------===//
+
+#include "megatron/Import/LlamaConfigImport.h"
+#include "ConfigReader.h"
+
+#include "dialects/MT/IR/MTOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::mt;
+using mlir::mt::detail::ConfigReader;
+
+bool mlir::mt::isLlamaFamily(StringRef modelType) {
+  return modelType == "llama" || modelType == "mistral" || modelType == "qwen2";
+}
+
+FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
+                                                  Location loc) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  if (!parsed)
+    return emitError(loc) << "config is not valid JSON: "
+                          << llvm::toString(parsed.takeError());
+  const llvm::json::Object *object = parsed->getAsObject();
+  if (!object)
+    return emitError(loc) << "config must be a JSON object";
+  ConfigReader reader(*object, json, loc);
+  LlamaConfig config;
+  if (std::optional<StringRef> type = object->getString("model_type"))
+    config.modelType = type->str();
+  if (!isLlamaFamily(config.modelType))
+    return reader.error("model_type")
+           << "is not a LLaMA-family model (llama, mistral, qwen2)";
+  if (failed(reader.oneOf("hidden_act", {"silu"},
+                          "only SwiGLU MLPs (\"silu\") are supported")))
+    return failure();
+
+  auto assign = [](auto &field, auto result) {
+    if (failed(result))
+      return false;
+    field = *result;
+    return true;
+  };
+  bool qwen2 = config.modelType == "qwen2";
+  bool attentionBias = false;
+  double attentionDropout = 0.0;
+  if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
+      !assign(config.hiddenSize, reader.positiveInt("hidden_size")) ||
+      !assign(config.intermediateSize,
+              reader.positiveInt("intermediate_size")) ||
+      !assign(config.numLayers, reader.positiveInt("num_hidden_layers")) ||
+      !assign(config.numHeads, reader.positiveInt("num_attention_heads")) ||
+      !assign(
+          config.numKeyValueHeads,
+          reader.optionalPositiveInt("num_key_value_heads", config.numHeads)) ||
+      !assign(config.maxPositions,
+              reader.positiveInt("max_position_embeddings")) ||
+      !assign(config.rmsNormEpsilon,
+              reader.positiveNumber("rms_norm_eps", 1e-6)) ||
+      !assign(config.ropeTheta, reader.positiveNumber("rope_theta", 10000.0)) ||
+      !assign(config.initializerRange,
+              reader.positiveNumber("initializer_range", 0.02)) ||
+      !assign(config.tieWordEmbeddings,
+              reader.boolean("tie_word_embeddings", false)) ||
+      !assign(attentionBias, reader.boolean("attention_bias", false)) ||
+      !assign(config.mlpBias, reader.boolean("mlp_bias", false)) ||
+      !assign(attentionDropout, reader.probability("attention_dropout", 0.0)))
+    return failure();
+  if (!assign(config.headDim,
+              reader.optionalPositiveInt("head_dim",
+                                         config.hiddenSize / config.numHeads)))
+    return failure();
+  // Qwen2 always has q, k and v biases and no output bias; Llama's
+  // attention_bias puts a bias on all four; Mistral has none.
+  config.qkvBias = qwen2 || attentionBias;
+  config.outputBias = !qwen2 && attentionBias;
+  if (attentionDropout != 0.0)
+    return reader.error("attention_dropout")
+           << "is " << attentionDropout
+           << "; only 0 is supported for LLaMA-family models";
+  if (config.numHeads % config.numKeyValueHeads != 0)
+    return reader.error("num_key_value_heads")
+           << "is " << config.numKeyValueHeads
+           << ", not a divisor of num_attention_heads " << config.numHeads;
+  if (config.headDim % 2 != 0)
+    return reader.error("head_dim")
+           << "is " << config.headDim << ": rotary embedding needs it even";
+  // Mistral's sliding window; Qwen2 states use_sliding_window (false in
+  // its published configs).
+  bool sliding = true;
+  if (qwen2 && !assign(sliding, reader.boolean("use_sliding_window", false)))
+    return failure();
+  if (sliding && !assign(config.slidingWindow,
+                         reader.optionalPositiveInt("sliding_window", 0)))
+    return failure();
+
+  if (const llvm::json::Value *scaling = object->get("rope_scaling");
+      scaling && !scaling->getAsNull()) {
+    const llvm::json::Object *fields = scaling->getAsObject();
+    if (!fields)
+      return reader.error("rope_scaling") << "must be an object or null";
+    std::optional<StringRef> type = fields->getString("rope_type");
+    if (!type)
+      type = fields->getString("type");
+    if (!type || *type != "llama3")
+      return reader.error("rope_scaling")
+             << "has rope_type \"" << (type ? *type : "") << "\"; only "
+             << "\"llama3\" scaling is supported";
+    ConfigReader nested(*fields, json, loc);
+    Llama3RopeScaling llama3;
+    if (!assign(llama3.factor, nested.positiveNumber("factor", 8.0)) ||
+        !assign(llama3.lowFreqFactor,
+                nested.positiveNumber("low_freq_factor", 1.0)) ||
+        !assign(llama3.highFreqFactor,
+                nested.positiveNumber("high_freq_factor", 4.0)) ||
+        !assign(llama3.originalMaxPositions,
+                nested.optionalPositiveInt("original_max_position_embeddings",
+                                           8192)))
+      return failure();
+    if (!(llama3.highFreqFactor > llama3.lowFreqFactor))
+      return reader.error("rope_scaling")
+             << "needs high_freq_factor > low_freq_factor";
+    config.ropeScaling = llama3;
+  }
+  return config;
+}
+
+namespace {
+/// Builds the LLaMA forward function. Parameters are declared first, in
+/// the Hugging Face state dict's order, then the body looks them up by name.
+class LlamaBuilder {
+public:
+  LlamaBuilder(const LlamaConfig &config, MicroBatchShape shape, Location loc)
+      : config(config), shape(shape), loc(loc), builder(loc.getContext()) {
+    floatType = builder.getF32Type();
+  }
+
+  OwningOpRef<ModuleOp> build() {
+    declareParameters();
+    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+    builder.setInsertionPointToEnd(module->getBody());
+    auto tokenType = RankedTensorType::get({shape.batchSize, shape.seqLength},
+                                           builder.getI32Type());
+    SmallVector<Type> argTypes = {tokenType, tokenType};
+    for (const Parameter &param : params)
+      argTypes.push_back(RankedTensorType::get(param.shape, floatType));
+    auto lossType = RankedTensorType::get({}, floatType);
+    auto func = func::FuncOp::create(
+        builder, loc, "llama", builder.getFunctionType(argTypes, {lossType}));
+    MLIRContext *context = builder.getContext();
+    SmallVector<DictionaryAttr> argAttrs = {
+        builder.getDictionaryAttr(builder.getNamedAttr(
+            MTDialect::getInputAttrName(), builder.getStringAttr("tokens"))),
+        builder.getDictionaryAttr(builder.getNamedAttr(
+            MTDialect::getInputAttrName(), builder.getStringAttr("labels")))};
+    for (const Parameter &param : params)
+      argAttrs.push_back(builder.getDictionaryAttr(
+          {builder.getNamedAttr(MTDialect::getParamAttrName(),
+                                builder.getStringAttr(param.name)),
+           builder.getNamedAttr(MTDialect::getParallelAttrName(),
+                                param.role.toAttr(context)),
+           builder.getNamedAttr(MTDialect::getInitAttrName(),
+                                param.init.toAttr(context))}));
+    func.setAllArgAttrs(argAttrs);
+    func.setResultAttr(0, MTDialect::getOutputAttrName(),
+                       builder.getStringAttr("loss"));
+
+    Block *entry = func.addEntryBlock();
+    builder.setInsertionPointToStart(entry);
+    for (auto [index, param] : llvm::enumerate(params))
+      paramValues[param.name] = entry->getArgument(2 + index);
+    Value loss = buildBody(entry->getArgument(0), entry->getArgument(1));
+    func::ReturnOp::create(builder, loc, loss);
+    return module;
+  }
+
+private:
+  struct Parameter {
+    std::string name;
+    SmallVector<int64_t> shape;
+    ParallelRole role;
+    ParamInitializer init;
+  };
+
+  void declare(std::string name, ArrayRef<int64_t> shape, ParallelRole role,
+               ParamInitializer init) {
+    params.push_back(
+        {std::move(name), SmallVector<int64_t>(shape), role, init});
+  }
+
+  /// A linear layer's weight ([out, in]) and optional bias, with
+  /// Megatron's roles: column-parallel splits the output features
+  /// (dimension 0), row-parallel the input features (dimension 1, its bias
+  /// replicated).
+  void declareLinear(const std::string &name, int64_t out, int64_t in,
+                     bool column, bool bias) {
+    using Kind = ParallelRole::Kind;
+    declare(name + ".weight", {out, in},
+            column ? ParallelRole{Kind::Column, 0, 1}
+                   : ParallelRole{Kind::Row, 1, 1},
+            normal());
+    if (bias)
+      declare(name + ".bias", {out},
+              column ? ParallelRole{Kind::Column, 0, 1}
+                     : ParallelRole{Kind::Replicated, -1, 1},
+              {ParamInitializer::Kind::Zeros, 0});
+  }
+
+  ParamInitializer normal() const {
+    return {ParamInitializer::Kind::Normal, config.initializerRange};
+  }
+
+  void declareNorm(const std::string &name) {
+    declare(name, {config.hiddenSize}, {ParallelRole::Kind::Replicated, -1, 1},
+            {ParamInitializer::Kind::Ones, 0});
+  }
+
+  /// Parameters in the order of Hugging Face's state dict.
+  void declareParameters() {
+    int64_t d = config.hiddenSize, hd = config.headDim;
+    declare("model.embed_tokens.weight", {config.vocabSize, d},
+            {ParallelRole::Kind::Vocab, 0, 1}, normal());
+    for (int64_t layer = 0; layer < config.numLayers; ++layer) {
+      std::string p = "model.layers." + std::to_string(layer) + ".";
+      declareNorm(p + "input_layernorm.weight");
+      declareLinear(p + "self_attn.q_proj", config.numHeads * hd, d, true,
+                    config.qkvBias);
+      declareLinear(p + "self_attn.k_proj", config.numKeyValueHeads * hd, d,
+                    true, config.qkvBias);
+      declareLinear(p + "self_attn.v_proj", config.numKeyValueHeads * hd, d,
+                    true, config.qkvBias);
+      declareLinear(p + "self_attn.o_proj", d, config.numHeads * hd, false,
+                    config.outputBias);
+      declareNorm(p + "post_attention_layernorm.weight");
+      declareLinear(p + "mlp.gate_proj", config.intermediateSize, d, true,
+                    config.mlpBias);
+      declareLinear(p + "mlp.up_proj", config.intermediateSize, d, true,
+                    config.mlpBias);
+      declareLinear(p + "mlp.down_proj", d, config.intermediateSize, false,
+                    config.mlpBias);
+    }
+    declareNorm("model.norm.weight");
+    if (!config.tieWordEmbeddings)
+      declare("lm_head.weight", {config.vocabSize, d},
+              {ParallelRole::Kind::Vocab, 0, 1}, normal());
+  }
+
+  Value param(const std::string &name) { return paramValues.lookup(name); }
+  bool has(const std::string &name) { return paramValues.count(name); }
+
+  RankedTensorType activation(int64_t width) {
+    return RankedTensorType::get({shape.batchSize, shape.seqLength, width},
+                                 floatType);
+  }
+  RankedTensorType heads(int64_t count) {
+    return RankedTensorType::get(
+        {shape.batchSize, count, shape.seqLength, config.headDim}, floatType);
+  }
+
+  template <typename OpTy> OpTy inLayer(OpTy op) {
+    if (currentLayer >= 0)
+      op->setAttr(MTDialect::getLayerAttrName(),
+                  builder.getI64IntegerAttr(currentLayer));
+    return op;
+  }
+
+  /// x W^T (+ b) for an nn.Linear weight [out, in].
+  Value linear(Value x, const std::string &name, int64_t out) {
+    Value y = inLayer(MatmulOp::create(builder, loc, activation(out), x,
+                                       param(name + ".weight"),
+                                       /*transpose_a=*/false,
+                                       /*transpose_b=*/true))
+                  .getResult();
+    if (has(name + ".bias"))
+      y = inLayer(BiasAddOp::create(builder, loc, y.getType(), y,
+                                    param(name + ".bias")))
+              .getResult();
+    return y;
+  }
+
+  Value rmsNorm(Value x, const std::string &name) {
+    return inLayer(RMSNormOp::create(
+                       builder, loc, x.getType(), x, param(name),
+                       builder.getF64FloatAttr(config.rmsNormEpsilon)))
+        .getResult();
+  }
+
+  Value rope(Value x) {
+    FloatAttr factor, low, high;
+    IntegerAttr original;
+    if (config.ropeScaling) {
+      factor = builder.getF64FloatAttr(config.ropeScaling->factor);
+      low = builder.getF64FloatAttr(config.ropeScaling->lowFreqFactor);
+      high = builder.getF64FloatAttr(config.ropeScaling->highFreqFactor);
+      original =
+          builder.getI64IntegerAttr(config.ropeScaling->originalMaxPositions);
+    }
+    return inLayer(RopeOp::create(builder, loc, x.getType(), x,
+                                  builder.getF64FloatAttr(config.ropeTheta),
+                                  factor, low, high, original,
+                                  /*inverse=*/nullptr))
+        .getResult();
+  }
+
+  Value attentionBlock(Value x, const std::string &p) {
+    int64_t h = config.numHeads, kv = config.numKeyValueHeads;
+    int64_t hd = config.headDim;
+    Value n = rmsNorm(x, p + "input_layernorm.weight");
+    auto split = [&](Value projected, int64_t count) {
+      return inLayer(SplitHeadsOp::create(builder, loc, TypeRange{heads(count)},
+                                          projected))
+          .getResult(0);
+    };
+    Value q = rope(split(linear(n, p + "self_attn.q_proj", h * hd), h));
+    Value k = rope(split(linear(n, p + "self_attn.k_proj", kv * hd), kv));
+    Value v = split(linear(n, p + "self_attn.v_proj", kv * hd), kv);
+    if (kv != h) {
+      IntegerAttr groups = builder.getI64IntegerAttr(h / kv);
+      k = inLayer(RepeatKVOp::create(builder, loc, heads(h), k, groups))
+              .getResult();
+      v = inLayer(RepeatKVOp::create(builder, loc, heads(h), v, groups))
+              .getResult();
+    }
+    Value attended =
+        inLayer(AttentionOp::create(builder, loc, heads(h), q, k, v,
+                                    builder.getF64FloatAttr(0.0),
+                                    /*scale=*/nullptr, /*rng_stream=*/nullptr))
+            .getResult();
+    Value merged = inLayer(MergeHeadsOp::create(builder, loc,
+                                                activation(h * hd), attended))
+                       .getResult();
+    return linear(merged, p + "self_attn.o_proj", config.hiddenSize);
+  }
+
+  Value mlpBlock(Value x, const std::string &p) {
+    Value n = rmsNorm(x, p + "post_attention_layernorm.weight");
+    Value gate = linear(n, p + "mlp.gate_proj", config.intermediateSize);
+    Value up = linear(n, p + "mlp.up_proj", config.intermediateSize);
+    Value act = inLayer(SiluOp::create(builder, loc, gate)).getResult();
+    Value gated = inLayer(MulOp::create(builder, loc, act, up)).getResult();
+    return linear(gated, p + "mlp.down_proj", config.hiddenSize);
+  }
+
+  Value add(Value a, Value b) {
+    return inLayer(AddOp::create(builder, loc, a, b)).getResult();
+  }
+
+  Value buildBody(Value ids, Value labels) {
+    Value x = EmbeddingOp::create(builder, loc, activation(config.hiddenSize),
+                                  param("model.embed_tokens.weight"), ids);
+    for (int64_t layer = 0; layer < config.numLayers; ++layer) {
+      currentLayer = layer;
+      std::string p = "model.layers." + std::to_string(layer) + ".";
+      x = add(x, attentionBlock(x, p));
+      x = add(x, mlpBlock(x, p));
+    }
+    currentLayer = -1;
+    x = rmsNorm(x, "model.norm.weight");
+    Value head = param(config.tieWordEmbeddings ? "model.embed_tokens.weight"
+                                                : "lm_head.weight");
+    Value logits = MatmulOp::create(builder, loc, activation(config.vocabSize),
+                                    x, head, /*transpose_a=*/false,
+                                    /*transpose_b=*/true);
+    return CrossEntropyOp::create(
+        builder, loc, RankedTensorType::get({}, floatType), logits, labels);
+  }
+
+  const LlamaConfig &config;
+  MicroBatchShape shape;
+  Location loc;
+  OpBuilder builder;
+  Type floatType;
+  SmallVector<Parameter> params;
+  llvm::StringMap<Value> paramValues;
+  int64_t currentLayer = -1;
+};
+} // namespace
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::mt::buildLlamaModule(const LlamaConfig &config, MicroBatchShape shape,
+                           Location loc) {
+  if (shape.batchSize <= 0 || shape.seqLength <= 0)
+    return emitError(loc) << "micro-batch size and sequence length must be "
+                             "positive, got "
+                          << shape.batchSize << " and " << shape.seqLength;
+  if (shape.batchSize > ConfigReader::kMaxSize)
+    return emitError(loc) << "micro-batch size (--micro-batch-size) "
+                          << shape.batchSize << " is more than the largest "
+                          << "supported size " << ConfigReader::kMaxSize;
+  if (shape.seqLength > config.maxPositions)
+    return emitError(loc) << "sequence length (--seq-length) "
+                          << shape.seqLength
+                          << " exceeds the config's max_position_embeddings "
+                          << config.maxPositions;
+  if (config.slidingWindow > 0 && shape.seqLength > config.slidingWindow)
+    return emitError(loc) << "sequence length (--seq-length) "
+                          << shape.seqLength
+                          << " exceeds the config's sliding_window "
+                          << config.slidingWindow
+                          << ": sliding-window attention is not supported";
+  loc.getContext()->getOrLoadDialect<MTDialect>();
+  loc.getContext()->getOrLoadDialect<func::FuncDialect>();
+  return LlamaBuilder(config, shape, loc).build();
+}
