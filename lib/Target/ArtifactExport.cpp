@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "mtrt/Artifact.h"
+#include "mtrt/Kernels.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -132,6 +133,26 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
       command.kernel = kernel.getKernel().str();
       command.ins = idsOf(kernel.getIns());
       command.outs = idsOf(kernel.getOuts());
+      // The runtime's one kernel table: a kernel it does not have is a
+      // compile-time error here, not a failure at launch.
+      const ::mtrt::KernelInfo *info = ::mtrt::findKernel(command.kernel);
+      if (!info)
+        return kernel.emitOpError() << "names kernel '" << command.kernel
+                                    << "', which the runtime does not have";
+      auto countOk = [](int expected, size_t actual) {
+        return expected < 0 ? actual > 0 : actual == size_t(expected);
+      };
+      if (!countOk(info->ins, command.ins.size()) ||
+          !countOk(info->outs, command.outs.size()))
+        return kernel.emitOpError()
+               << "passes " << command.ins.size() << " inputs and "
+               << command.outs.size() << " outputs to kernel '"
+               << command.kernel << "', which takes "
+               << (info->ins < 0 ? std::string("1 or more")
+                                 : std::to_string(info->ins))
+               << " and "
+               << (info->outs < 0 ? std::string("1 or more")
+                                  : std::to_string(info->outs));
       if (failed(addParams(kernel, kernel.getParams(), command)))
         return failure();
       if (std::optional<StringRef> phase = kernel.getPhase()) {
@@ -229,15 +250,14 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
       if (std::optional<uint64_t> valid = buffer.getValidRows())
         param.shape[0] = int64_t(*valid);
       if (DictionaryAttr init = buffer.getInitAttr()) {
-        std::optional<ParamInitializer> spec =
-            ParamInitializer::fromAttr(init);
+        std::optional<ParamInitializer> spec = ParamInitializer::fromAttr(init);
         if (!spec)
           return buffer.emitOpError() << "has an invalid initializer " << init;
         using Kind = ParamInitializer::Kind;
-        param.init.kind = spec->kind == Kind::Normal ? ::mtrt::ParamInitSpec::Kind::Normal
-                          : spec->kind == Kind::Zeros
-                              ? ::mtrt::ParamInitSpec::Kind::Zeros
-                              : ::mtrt::ParamInitSpec::Kind::Ones;
+        param.init.kind =
+            spec->kind == Kind::Normal  ? ::mtrt::ParamInitSpec::Kind::Normal
+            : spec->kind == Kind::Zeros ? ::mtrt::ParamInitSpec::Kind::Zeros
+                                        : ::mtrt::ParamInitSpec::Kind::Ones;
         param.init.std = spec->std;
       }
       artifact.params.push_back(std::move(param));

@@ -12,9 +12,11 @@
 #include "mtrt/Artifact.h"
 #include "mtrt/Communicator.h"
 #include "mtrt/ExecutionTrace.h"
+#include "mtrt/Kernels.h"
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace mtrt {
 
@@ -54,11 +56,14 @@ public:
   const RankProgram &program() const { return *prog; }
 
 private:
-  Status runCommand(const Command &command, uint64_t seed, uint64_t step);
-  Status runCollective(const Command &command);
-  Status runVocabParallelCrossEntropy(const Command &command);
+  Status runCommand(KernelId id, const Command &command, uint64_t seed,
+                    uint64_t step);
+  Status runCollective(KernelId id, const Command &command);
+  Status runVocabParallelCrossEntropy(KernelId id, const Command &command);
 
   const RankProgram *prog = nullptr;
+  /// Each command's kernel, resolved once by `init`.
+  std::vector<KernelId> resolved;
   const Communicator *communicator = nullptr;
   int64_t pipelineAxis = -1;
   ExecutionTrace *trace = nullptr;

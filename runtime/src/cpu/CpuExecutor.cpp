@@ -3,6 +3,7 @@
 #include "mtrt/CpuExecutor.h"
 
 #include "cpu/HostKernels.h"
+#include "mtrt/Kernels.h"
 
 #include <cblas.h>
 
@@ -16,69 +17,6 @@
 using namespace mtrt;
 
 namespace {
-
-/// Operand counts of each kernel; -1 means any number (at least one).
-struct KernelSignature {
-  int ins;
-  int outs;
-};
-
-const std::map<std::string, KernelSignature> &kernelSignatures() {
-  static const std::map<std::string, KernelSignature> signatures = {
-      {"embedding", {2, 1}},
-      {"embedding_grad", {2, 1}},
-      {"position_embedding", {1, 1}},
-      {"position_embedding_grad", {1, 1}},
-      {"layer_norm", {3, 1}},
-      {"layer_norm_grad", {3, 3}},
-      {"add", {2, 1}},
-      {"bias_add", {2, 1}},
-      {"bias_add_grad", {1, 1}},
-      {"gelu", {1, 1}},
-      {"rms_norm", {2, 1}},
-      {"rms_norm_grad", {3, 2}},
-      {"silu", {1, 1}},
-      {"silu_grad", {2, 1}},
-      {"mul", {2, 1}},
-      {"rope", {1, 1}},
-      {"repeat_kv", {1, 1}},
-      {"repeat_kv_grad", {1, 1}},
-      {"gelu_grad", {2, 1}},
-      {"dropout", {1, 1}},
-      {"matmul", {2, 1}},
-      {"split_heads", {1, -1}},
-      {"merge_heads", {-1, 1}},
-      {"attention", {3, 1}},
-      {"attention_grad", {4, 3}},
-      {"cross_entropy", {2, 1}},
-      {"cross_entropy_grad", {3, 1}},
-      {"global_norm", {-1, 1}},
-      {"clip_scale", {2, 1}},
-      {"adamw", {11, 3}},
-      {"fill", {0, 1}},
-      {"sum_squares", {-1, 1}},
-      {"sqrt", {1, 1}},
-      {"scale", {1, 1}},
-      {"all_reduce", {1, 1}},
-      {"reduce_scatter", {1, 1}},
-      {"all_gather", {1, 1}},
-      {"all_slice", {1, 1}},
-      {"send", {1, 0}},
-      {"recv", {0, 1}},
-  };
-  return signatures;
-}
-
-/// Kernels whose token-id operands are i32; every other operand is f32.
-bool isIndexOperand(const std::string &kernel, size_t index) {
-  if (kernel == "embedding" || kernel == "embedding_grad")
-    return index == 1;
-  if (kernel == "cross_entropy")
-    return index == 1;
-  if (kernel == "cross_entropy_grad")
-    return index == 2;
-  return false;
-}
 
 std::string describe(size_t index, const Command &command) {
   return "command " + std::to_string(index) + " ('" + command.kernel + "')";
@@ -96,11 +34,12 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
 
 CpuExecutor::~CpuExecutor() { std::free(arena); }
 
-Status CpuExecutor::runVocabParallelCrossEntropy(const Command &command) {
+Status CpuExecutor::runVocabParallelCrossEntropy(KernelId id,
+                                                 const Command &command) {
   // Megatron's vocab-parallel cross-entropy: each rank holds the logits of
   // its vocabulary rows; the row maximum, the sum of exponentials and the
   // target logit are reduced across the ranks, so none holds full logits.
-  bool grad = command.kernel == "cross_entropy_grad";
+  bool grad = id == KernelId::cross_entropy_grad;
   size_t logitsIndex = grad ? 1 : 0, labelsIndex = grad ? 2 : 1;
   const BufferDesc &logitsDesc = prog->buffers[command.ins[logitsIndex]];
   const float *logits = as<float>(command.ins[logitsIndex]);
@@ -160,8 +99,7 @@ Status CpuExecutor::runVocabParallelCrossEntropy(const Command &command) {
   return Status::ok();
 }
 
-Status CpuExecutor::runCollective(const Command &command) {
-  const std::string &k = command.kernel;
+Status CpuExecutor::runCollective(KernelId id, const Command &command) {
   const BufferDesc &input = prog->buffers[command.ins[0]];
   const BufferDesc &output = prog->buffers[command.outs[0]];
   const float *in = as<float>(command.ins[0]);
@@ -174,7 +112,7 @@ Status CpuExecutor::runCollective(const Command &command) {
     return Status::error("grid axis " + std::to_string(axis) +
                          " is not an axis of the device grid");
   int64_t parts = communicator->groupSize(axis);
-  if (k == "all_reduce") {
+  if (id == KernelId::all_reduce) {
     if (out != in)
       std::memcpy(out, in, size_t(output.bytes()));
     return communicator->allReduce(axis, out, output.numElements(), average);
@@ -184,14 +122,14 @@ Status CpuExecutor::runCollective(const Command &command) {
   // Along dimension 0 the pieces are contiguous; along a later one
   // (sequence parallelism splits [batch, seq, hidden] along seq) they are
   // rearranged through a scratch buffer in rank order.
-  const BufferDesc &whole = k == "all_gather" ? output : input;
-  const BufferDesc &piece = k == "all_gather" ? input : output;
+  const BufferDesc &whole = id == KernelId::all_gather ? output : input;
+  const BufferDesc &piece = id == KernelId::all_gather ? input : output;
   int64_t dim = int64_t(command.get("axis", 0));
   if (dim < 0 || dim >= int64_t(whole.shape.size()) ||
       whole.numElements() != piece.numElements() * parts)
     return Status::error(
-        k + " of " + std::to_string(input.numElements()) + " elements into " +
-        std::to_string(output.numElements()) +
+        command.kernel + " of " + std::to_string(input.numElements()) +
+        " elements into " + std::to_string(output.numElements()) +
         " along "
         "dimension " +
         std::to_string(dim) + " over " + std::to_string(parts) + " ranks");
@@ -215,7 +153,7 @@ Status CpuExecutor::runCollective(const Command &command) {
                     from + (t * outer + o) * block, size_t(block) * 4);
   };
   int64_t index = communicator->groupIndex(axis);
-  if (k == "all_slice") {
+  if (id == KernelId::all_slice) {
     // This rank's piece of a tensor every rank holds; no communication.
     for (int64_t o = 0; o < outer; ++o)
       std::memcpy(out + o * block, in + (o * parts + index) * block,
@@ -223,13 +161,13 @@ Status CpuExecutor::runCollective(const Command &command) {
     return Status::ok();
   }
   if (outer == 1) {
-    if (k == "reduce_scatter")
+    if (id == KernelId::reduce_scatter)
       return communicator->reduceScatter(axis, in, out, output.numElements(),
                                          average);
     return communicator->allGather(axis, in, out, input.numElements());
   }
   std::vector<float> scratch(size_t(whole.numElements()));
-  if (k == "reduce_scatter") {
+  if (id == KernelId::reduce_scatter) {
     toRankMajor(in, scratch.data());
     return communicator->reduceScatter(axis, scratch.data(), out,
                                        output.numElements(), average);
@@ -242,12 +180,14 @@ Status CpuExecutor::runCollective(const Command &command) {
 
 Status CpuExecutor::init(const RankProgram &program) {
   prog = &program;
+  resolved.clear();
   for (size_t i = 0; i < program.commands.size(); ++i) {
     const Command &command = program.commands[i];
-    auto it = kernelSignatures().find(command.kernel);
-    if (it == kernelSignatures().end())
+    const KernelInfo *kernel = findKernel(command.kernel);
+    if (!kernel)
       return Status::error(describe(i, command) +
                            ": no CPU kernel of that name");
+    resolved.push_back(kernel->id);
     auto checkCount = [&](int expected, size_t actual, const char *what) {
       if (expected < 0 ? actual == 0 : actual != size_t(expected))
         return Status::error(describe(i, command) + ": expected " +
@@ -256,13 +196,11 @@ Status CpuExecutor::init(const RankProgram &program) {
                              " " + what + ", got " + std::to_string(actual));
       return Status::ok();
     };
+    MTRT_RETURN_IF_ERROR(checkCount(kernel->ins, command.ins.size(), "inputs"));
     MTRT_RETURN_IF_ERROR(
-        checkCount(it->second.ins, command.ins.size(), "inputs"));
-    MTRT_RETURN_IF_ERROR(
-        checkCount(it->second.outs, command.outs.size(), "outputs"));
+        checkCount(kernel->outs, command.outs.size(), "outputs"));
     for (size_t j = 0; j < command.ins.size(); ++j) {
-      DType expected =
-          isIndexOperand(command.kernel, j) ? DType::I32 : DType::F32;
+      DType expected = int(j) == kernel->indexInput ? DType::I32 : DType::F32;
       DType actual = program.buffers[command.ins[j]].dtype;
       if (actual != expected)
         return Status::error(describe(i, command) + ": input " +
@@ -303,7 +241,7 @@ Status CpuExecutor::run(uint64_t seed, uint64_t step) {
         measuredPeak = std::max(measuredPeak, prog->buffers[id].offset +
                                                   prog->buffers[id].bytes());
     double begin = trace ? trace->nowUs() : 0.0;
-    Status status = runCommand(command, seed, step);
+    Status status = runCommand(resolved[i], command, seed, step);
     if (trace)
       trace->record(int64_t(step), int64_t(i), begin, trace->nowUs());
     if (!status)
@@ -315,8 +253,8 @@ Status CpuExecutor::run(uint64_t seed, uint64_t step) {
   return Status::ok();
 }
 
-Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
-                               uint64_t step) {
+Status CpuExecutor::runCommand(KernelId id, const Command &command,
+                               uint64_t seed, uint64_t step) {
   const std::vector<BufferDesc> &buffers = prog->buffers;
   auto in = [&](size_t i) { return as<float>(command.ins[i]); };
   auto ids = [&](size_t i) { return as<int32_t>(command.ins[i]); };
@@ -336,49 +274,48 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
   // single-device random stream.
   uint64_t rngOffset = uint64_t(command.get("rng_offset", 0));
   uint32_t stream = uint32_t(command.get("rng_stream", 0));
-  const std::string &k = command.kernel;
 
-  if (k == "embedding") {
+  if (id == KernelId::embedding) {
     const BufferDesc &table = inDesc(0);
     cpu::embedding(in(0), ids(1), out(0), inDesc(1).numElements(),
                    table.shape[0], table.shape[1],
                    int64_t(command.get("vocab_offset", 0)));
-  } else if (k == "embedding_grad") {
+  } else if (id == KernelId::embedding_grad) {
     const BufferDesc &table = outDesc(0);
     cpu::embeddingGrad(in(0), ids(1), out(0), inDesc(1).numElements(),
                        table.shape[0], table.shape[1],
                        int64_t(command.get("vocab_offset", 0)));
-  } else if (k == "position_embedding") {
+  } else if (id == KernelId::position_embedding) {
     cpu::positionEmbedding(in(0), out(0), outDesc(0).shape[0],
                            outDesc(0).shape[1]);
-  } else if (k == "position_embedding_grad") {
+  } else if (id == KernelId::position_embedding_grad) {
     cpu::positionEmbeddingGrad(in(0), out(0), inDesc(0).shape[0],
                                outDesc(0).shape[0], outDesc(0).shape[1]);
-  } else if (k == "layer_norm") {
+  } else if (id == KernelId::layer_norm) {
     int64_t cols = lastDim(inDesc(0));
     cpu::layerNorm(in(0), in(1), in(2), out(0), inDesc(0).numElements() / cols,
                    cols, command.get("epsilon", 1e-5));
-  } else if (k == "layer_norm_grad") {
+  } else if (id == KernelId::layer_norm_grad) {
     int64_t cols = lastDim(inDesc(1));
     cpu::layerNormGrad(in(0), in(1), in(2), out(0), out(1), out(2),
                        inDesc(1).numElements() / cols, cols,
                        command.get("epsilon", 1e-5));
-  } else if (k == "rms_norm") {
+  } else if (id == KernelId::rms_norm) {
     int64_t cols = lastDim(inDesc(0));
     cpu::rmsNorm(in(0), in(1), out(0), inDesc(0).numElements() / cols, cols,
                  command.get("epsilon", 1e-6));
-  } else if (k == "rms_norm_grad") {
+  } else if (id == KernelId::rms_norm_grad) {
     int64_t cols = lastDim(inDesc(1));
     cpu::rmsNormGrad(in(0), in(1), in(2), out(0), out(1),
                      inDesc(1).numElements() / cols, cols,
                      command.get("epsilon", 1e-6));
-  } else if (k == "silu") {
+  } else if (id == KernelId::silu) {
     cpu::silu(in(0), out(0), outDesc(0).numElements());
-  } else if (k == "silu_grad") {
+  } else if (id == KernelId::silu_grad) {
     cpu::siluGrad(in(0), in(1), out(0), outDesc(0).numElements());
-  } else if (k == "mul") {
+  } else if (id == KernelId::mul) {
     cpu::mul(in(0), in(1), out(0), outDesc(0).numElements());
-  } else if (k == "rope") {
+  } else if (id == KernelId::rope) {
     const BufferDesc &x = inDesc(0);
     int64_t headDim = x.shape[3];
     std::vector<double> invFreq = cpu::ropeInverseFrequencies(
@@ -389,27 +326,27 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
         command.get("llama3_original_max_positions", 0.0));
     cpu::rope(in(0), out(0), x.shape[0] * x.shape[1], x.shape[2], headDim,
               invFreq, command.get("inverse", 0.0) != 0.0);
-  } else if (k == "repeat_kv" || k == "repeat_kv_grad") {
-    const BufferDesc &kv = k == "repeat_kv" ? inDesc(0) : outDesc(0);
+  } else if (id == KernelId::repeat_kv || id == KernelId::repeat_kv_grad) {
+    const BufferDesc &kv = id == KernelId::repeat_kv ? inDesc(0) : outDesc(0);
     int64_t groups = int64_t(command.get("groups", 1));
     int64_t inner = kv.shape[2] * kv.shape[3];
-    if (k == "repeat_kv")
+    if (id == KernelId::repeat_kv)
       cpu::repeatKV(in(0), out(0), kv.shape[0], kv.shape[1], groups, inner);
     else
       cpu::repeatKVGrad(in(0), out(0), kv.shape[0], kv.shape[1], groups, inner);
-  } else if (k == "add") {
+  } else if (id == KernelId::add) {
     cpu::add(in(0), in(1), out(0), outDesc(0).numElements());
-  } else if (k == "bias_add") {
+  } else if (id == KernelId::bias_add) {
     int64_t cols = inDesc(1).numElements();
     cpu::biasAdd(in(0), in(1), out(0), inDesc(0).numElements() / cols, cols);
-  } else if (k == "bias_add_grad") {
+  } else if (id == KernelId::bias_add_grad) {
     int64_t cols = outDesc(0).numElements();
     cpu::biasAddGrad(in(0), out(0), inDesc(0).numElements() / cols, cols);
-  } else if (k == "gelu") {
+  } else if (id == KernelId::gelu) {
     cpu::gelu(in(0), out(0), outDesc(0).numElements());
-  } else if (k == "gelu_grad") {
+  } else if (id == KernelId::gelu_grad) {
     cpu::geluGrad(in(0), in(1), out(0), outDesc(0).numElements());
-  } else if (k == "dropout" && command.has("rng_seq_total")) {
+  } else if (id == KernelId::dropout && command.has("rng_seq_total")) {
     // Split along the sequence: each row of `inner` elements draws its
     // stretch of the single-device mask of [batch, seq total, inner].
     int64_t seqTotal = int64_t(command.get("rng_seq_total", 0));
@@ -424,10 +361,10 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
         cpu::dropout(in(0) + row, out(0) + row, inner,
                      command.get("probability", 0.0), stream, key, index);
       }
-  } else if (k == "dropout") {
+  } else if (id == KernelId::dropout) {
     cpu::dropout(in(0), out(0), outDesc(0).numElements(),
                  command.get("probability", 0.0), stream, key, rngOffset);
-  } else if (k == "matmul") {
+  } else if (id == KernelId::matmul) {
     const BufferDesc &a = inDesc(0), &b = inDesc(1), &c = outDesc(0);
     bool ta = command.get("transpose_a", 0) != 0;
     bool tb = command.get("transpose_b", 0) != 0;
@@ -444,56 +381,57 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
         gemm(ta, tb, m, n, kDim, in(0) + i * m * kDim,
              in(1) + (broadcast ? 0 : i * kDim * n), out(0) + i * m * n);
     }
-  } else if (k == "split_heads") {
+  } else if (id == KernelId::split_heads) {
     const BufferDesc &x = inDesc(0), &head = outDesc(0);
     std::vector<float *> outs;
     for (size_t i = 0; i < command.outs.size(); ++i)
       outs.push_back(out(i));
     cpu::splitHeads(in(0), outs.data(), int64_t(outs.size()), x.shape[0],
                     x.shape[1], head.shape[1], head.shape[3]);
-  } else if (k == "merge_heads") {
+  } else if (id == KernelId::merge_heads) {
     const BufferDesc &head = inDesc(0);
     std::vector<const float *> ins;
     for (size_t i = 0; i < command.ins.size(); ++i)
       ins.push_back(in(i));
     cpu::mergeHeads(ins.data(), out(0), int64_t(ins.size()), head.shape[0],
                     head.shape[2], head.shape[1], head.shape[3]);
-  } else if (k == "attention" || k == "attention_grad") {
-    const BufferDesc &q = inDesc(k == "attention" ? 0 : 1);
+  } else if (id == KernelId::attention || id == KernelId::attention_grad) {
+    const BufferDesc &q = inDesc(id == KernelId::attention ? 0 : 1);
     int64_t batch = q.shape[0], heads = q.shape[1], seq = q.shape[2],
             headDim = q.shape[3];
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
     double p = command.get("dropout", 0.0);
     int64_t headOffset = int64_t(command.get("rng_head_offset", 0));
     int64_t headsTotal = int64_t(command.get("rng_heads", double(heads)));
-    if (k == "attention")
+    if (id == KernelId::attention)
       cpu::attention(in(0), in(1), in(2), out(0), batch, heads, seq, headDim,
                      scale, p, stream, key, rngOffset, headOffset, headsTotal);
     else
       cpu::attentionGrad(in(0), in(1), in(2), in(3), out(0), out(1), out(2),
                          batch, heads, seq, headDim, scale, p, stream, key,
                          rngOffset, headOffset, headsTotal);
-  } else if ((k == "cross_entropy" || k == "cross_entropy_grad") &&
+  } else if ((id == KernelId::cross_entropy ||
+              id == KernelId::cross_entropy_grad) &&
              command.has("vocab_grid_axis")) {
-    return runVocabParallelCrossEntropy(command);
-  } else if (k == "cross_entropy") {
+    return runVocabParallelCrossEntropy(id, command);
+  } else if (id == KernelId::cross_entropy) {
     int64_t vocab = lastDim(inDesc(0));
     out(0)[0] =
         cpu::crossEntropy(in(0), ids(1), inDesc(1).numElements(), vocab);
-  } else if (k == "cross_entropy_grad") {
+  } else if (id == KernelId::cross_entropy_grad) {
     int64_t vocab = lastDim(inDesc(1));
     cpu::crossEntropyGrad(in(0)[0], in(1), ids(2), out(0),
                           inDesc(2).numElements(), vocab);
-  } else if (k == "global_norm") {
+  } else if (id == KernelId::global_norm) {
     double sum = 0;
     for (size_t i = 0; i < command.ins.size(); ++i)
       sum += cpu::sumOfSquares(in(i), inDesc(i).numElements());
     out(0)[0] = float(std::sqrt(sum));
-  } else if (k == "clip_scale") {
+  } else if (id == KernelId::clip_scale) {
     double norm = scalar(0), maxNorm = scalar(1);
     out(0)[0] =
         maxNorm <= 0 ? 1.0f : float(std::min(1.0, maxNorm / (norm + 1e-6)));
-  } else if (k == "adamw") {
+  } else if (id == KernelId::adamw) {
     // The moments are read through the outputs: they must alias the inputs.
     if (out(0) != in(0) || out(1) != in(2) || out(2) != in(3))
       return Status::error(
@@ -505,23 +443,23 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
     cpu::adamw(out(0), in(1), out(1), out(2), outDesc(0).numElements(),
                scalar(5), scalar(6), scalar(7), scalar(8), scalar(9),
                int64_t(stepCount), scalar(10), command.get("decay", 0) != 0);
-  } else if (k == "sum_squares") {
+  } else if (id == KernelId::sum_squares) {
     double sum = 0;
     for (size_t i = 0; i < command.ins.size(); ++i)
       sum += cpu::sumOfSquares(in(i), inDesc(i).numElements());
     out(0)[0] = float(sum);
-  } else if (k == "sqrt") {
+  } else if (id == KernelId::sqrt) {
     out(0)[0] = std::sqrt(in(0)[0]);
-  } else if (k == "scale") {
+  } else if (id == KernelId::scale) {
     float factor = float(command.get("factor", 1.0));
     const float *x = in(0);
     float *y = out(0);
     for (int64_t i = 0, n = outDesc(0).numElements(); i < n; ++i)
       y[i] = factor * x[i];
-  } else if (k == "all_reduce" || k == "reduce_scatter" || k == "all_gather" ||
-             k == "all_slice") {
-    return runCollective(command);
-  } else if (k == "send" || k == "recv") {
+  } else if (id == KernelId::all_reduce || id == KernelId::reduce_scatter ||
+             id == KernelId::all_gather || id == KernelId::all_slice) {
+    return runCollective(id, command);
+  } else if (id == KernelId::send || id == KernelId::recv) {
     if (!communicator || pipelineAxis < 0)
       return Status::error("a pipeline transfer needs the run's communicator "
                            "and a grid with a pipeline axis");
@@ -530,12 +468,12 @@ Status CpuExecutor::runCommand(const Command &command, uint64_t seed,
     if (peer < 0 || peer >= communicator->groupSize(pipelineAxis))
       return Status::error("peer stage " + std::to_string(peer) +
                            " is not a stage of the pipeline");
-    if (k == "send")
+    if (id == KernelId::send)
       return communicator->send(pipelineAxis, peer, tag, in(0),
                                 inDesc(0).bytes());
     return communicator->recv(pipelineAxis, peer, tag, out(0),
                               outDesc(0).bytes());
-  } else if (k == "fill") {
+  } else if (id == KernelId::fill) {
     std::fill_n(out(0), outDesc(0).numElements(),
                 float(command.get("value", 0.0)));
   } else {

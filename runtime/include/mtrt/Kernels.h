@@ -1,0 +1,138 @@
+//===- Kernels.h - The one table of runtime kernels ------------*- C++ -*-===//
+//
+// Every kernel the runtime executes, with its operand counts and which
+// input holds token ids: the one table both sides use. The compiler's
+// exporter refuses an mtrt.kernel whose name or operand counts are not
+// here (an error at compile time, naming the op), and the runtime resolves
+// each command to its KernelId once, when a program is loaded, instead of
+// comparing names on every step. Adding a kernel is one row here and its
+// body in the backend.
+//
+// Header-only and plain C++17: the compiler includes it without linking
+// anything new.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_KERNELS_H
+#define MTRT_KERNELS_H
+
+#include <cstddef>
+#include <cstring>
+#include <string>
+
+namespace mtrt {
+
+enum class KernelId {
+  embedding,
+  embedding_grad,
+  position_embedding,
+  position_embedding_grad,
+  layer_norm,
+  layer_norm_grad,
+  add,
+  bias_add,
+  bias_add_grad,
+  gelu,
+  rms_norm,
+  rms_norm_grad,
+  silu,
+  silu_grad,
+  mul,
+  rope,
+  repeat_kv,
+  repeat_kv_grad,
+  gelu_grad,
+  dropout,
+  matmul,
+  split_heads,
+  merge_heads,
+  attention,
+  attention_grad,
+  cross_entropy,
+  cross_entropy_grad,
+  global_norm,
+  clip_scale,
+  adamw,
+  fill,
+  sum_squares,
+  sqrt,
+  scale,
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  all_slice,
+  send,
+  recv
+};
+
+struct KernelInfo {
+  KernelId id;
+  const char *name;
+  /// Operand counts; -1 means any number (at least one).
+  int ins;
+  int outs;
+  /// The input holding i32 token ids (-1: none); every other operand is
+  /// floating point.
+  int indexInput;
+};
+
+inline const KernelInfo *kernelTable(size_t &count) {
+  static constexpr KernelInfo table[] = {
+      {KernelId::embedding, "embedding", 2, 1, 1},
+      {KernelId::embedding_grad, "embedding_grad", 2, 1, 1},
+      {KernelId::position_embedding, "position_embedding", 1, 1, -1},
+      {KernelId::position_embedding_grad, "position_embedding_grad", 1, 1, -1},
+      {KernelId::layer_norm, "layer_norm", 3, 1, -1},
+      {KernelId::layer_norm_grad, "layer_norm_grad", 3, 3, -1},
+      {KernelId::add, "add", 2, 1, -1},
+      {KernelId::bias_add, "bias_add", 2, 1, -1},
+      {KernelId::bias_add_grad, "bias_add_grad", 1, 1, -1},
+      {KernelId::gelu, "gelu", 1, 1, -1},
+      {KernelId::rms_norm, "rms_norm", 2, 1, -1},
+      {KernelId::rms_norm_grad, "rms_norm_grad", 3, 2, -1},
+      {KernelId::silu, "silu", 1, 1, -1},
+      {KernelId::silu_grad, "silu_grad", 2, 1, -1},
+      {KernelId::mul, "mul", 2, 1, -1},
+      {KernelId::rope, "rope", 1, 1, -1},
+      {KernelId::repeat_kv, "repeat_kv", 1, 1, -1},
+      {KernelId::repeat_kv_grad, "repeat_kv_grad", 1, 1, -1},
+      {KernelId::gelu_grad, "gelu_grad", 2, 1, -1},
+      {KernelId::dropout, "dropout", 1, 1, -1},
+      {KernelId::matmul, "matmul", 2, 1, -1},
+      {KernelId::split_heads, "split_heads", 1, -1, -1},
+      {KernelId::merge_heads, "merge_heads", -1, 1, -1},
+      {KernelId::attention, "attention", 3, 1, -1},
+      {KernelId::attention_grad, "attention_grad", 4, 3, -1},
+      {KernelId::cross_entropy, "cross_entropy", 2, 1, 1},
+      {KernelId::cross_entropy_grad, "cross_entropy_grad", 3, 1, 2},
+      {KernelId::global_norm, "global_norm", -1, 1, -1},
+      {KernelId::clip_scale, "clip_scale", 2, 1, -1},
+      {KernelId::adamw, "adamw", 11, 3, -1},
+      {KernelId::fill, "fill", 0, 1, -1},
+      {KernelId::sum_squares, "sum_squares", -1, 1, -1},
+      {KernelId::sqrt, "sqrt", 1, 1, -1},
+      {KernelId::scale, "scale", 1, 1, -1},
+      {KernelId::all_reduce, "all_reduce", 1, 1, -1},
+      {KernelId::reduce_scatter, "reduce_scatter", 1, 1, -1},
+      {KernelId::all_gather, "all_gather", 1, 1, -1},
+      {KernelId::all_slice, "all_slice", 1, 1, -1},
+      {KernelId::send, "send", 1, 0, -1},
+      {KernelId::recv, "recv", 0, 1, -1},
+  };
+  count = sizeof(table) / sizeof(table[0]);
+  return table;
+}
+
+/// The kernel named `name`, or nullptr.
+inline const KernelInfo *findKernel(const std::string &name) {
+  size_t count = 0;
+  const KernelInfo *table = kernelTable(count);
+  for (size_t i = 0; i < count; ++i)
+    if (name == table[i].name)
+      return &table[i];
+  return nullptr;
+}
+
+} // namespace mtrt
+
+#endif // MTRT_KERNELS_H
