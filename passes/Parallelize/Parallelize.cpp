@@ -113,6 +113,20 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     // Tensor parallelism splits attention by heads (the projections' split
     // dimensions are checked against their roles when they are pinned).
     WalkResult walk = module.walk([&](Operation *op) {
+      if (auto repeat = dyn_cast<RepeatKVOp>(op)) {
+        // Grouped-query attention: the key/value heads are split across the
+        // tensor-parallel ranks with their query heads. Megatron-LM would
+        // replicate them when tp exceeds their number; that is not built.
+        int64_t kvHeads = repeat.getInput().getType().getDimSize(1);
+        if (kvHeads % tp != 0) {
+          repeat.emitOpError()
+              << "has " << kvHeads << " key/value heads, not divisible by tp "
+              << tp.getValue()
+              << " (key/value heads are split across tensor-parallel ranks, "
+                 "not replicated)";
+          return WalkResult::interrupt();
+        }
+      }
       if (auto attention = dyn_cast<AttentionOp>(op)) {
         int64_t heads = attention.getQuery().getType().getDimSize(1);
         if (heads % tp != 0) {

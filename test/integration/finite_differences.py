@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks the compiled training step's gradients against central differences.
 
-usage: finite_differences.py MEGATRON_RUN MODEL.mtx CONFIG.json TOKENS.bin WORKDIR
+usage: finite_differences.py MEGATRON_RUN MODEL.mtx CONFIG.json TOKENS.bin WORKDIR [STEP]
 
 The parameters (any model family) are those of the checkpoint the compiled
 program writes; CONFIG.json is only named in the output.
@@ -50,7 +50,13 @@ def run(megatron_run, model, params, tokens, work, save=None):
 
 
 def main():
+    global STEP
     megatron_run, model, config, tokens, work = sys.argv[1:6]
+    if len(sys.argv) > 6:
+        # A smaller step where the loss curves harder (RMSNorm and rotary
+        # embedding of random weights): the central difference's truncation
+        # error is O(step^2).
+        STEP = float(sys.argv[6])
     # The parameters' names and shapes, whatever the model family: those of
     # the checkpoint the compiled program writes.
     shapes_file = os.path.join(work, "shapes.safetensors")
