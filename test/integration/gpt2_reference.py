@@ -115,13 +115,16 @@ def megatron_lr(step, a):
     return a.min_lr + coeff * (a.lr - a.min_lr)
 
 
-def train(a):
+def train(a, model=None):
+    """Trains the model `model` = (load_config, parameter_shapes, forward),
+    GPT-2 by default (llama_reference.py passes LLaMA's)."""
+    load, shapes_of, step_loss = model or (load_config, parameter_shapes, forward)
     torch.manual_seed(0)
     if a.threads:
         torch.set_num_threads(a.threads)
-    c = load_config(a.config)
+    c = load(a.config)
     init = read_safetensors(a.init)
-    params = {n: torch.tensor(init[n], requires_grad=True) for n in parameter_shapes(c)}
+    params = {n: torch.tensor(init[n], requires_grad=True) for n in shapes_of(c)}
     tokens = np.fromfile(a.tokens, dtype="<u2").astype(np.int64)
     decay = [p for p in params.values() if p.dim() >= 2]
     no_decay = [p for p in params.values() if p.dim() < 2]
@@ -146,7 +149,7 @@ def train(a):
             for group in opt.param_groups:
                 group["lr"] = lr
             opt.zero_grad()
-            loss = forward(params, rows[:, :-1], rows[:, 1:], c)
+            loss = step_loss(params, rows[:, :-1], rows[:, 1:], c)
             loss.backward()
             norm = torch.nn.utils.clip_grad_norm_(
                 list(params.values()), a.clip_grad if a.clip_grad > 0 else float("inf")
@@ -217,14 +220,16 @@ def compare(a):
     sys.exit(0 if ok else 1)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(init_fn=init, train_fn=train, description=__doc__):
+    """The command line; another model's reference passes its own init and
+    train (llama_reference.py)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("init")
     p.add_argument("config")
     p.add_argument("out")
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(run=init)
+    p.set_defaults(run=init_fn)
     p = sub.add_parser("tokens")
     p.add_argument("out")
     p.add_argument("--count", type=int, required=True)
@@ -251,7 +256,7 @@ def main():
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
     p.add_argument("--out-log", required=True)
     p.add_argument("--out-params", required=True)
-    p.set_defaults(run=train)
+    p.set_defaults(run=train_fn)
     p = sub.add_parser("compare")
     p.add_argument("ref_log")
     p.add_argument("ref_params")
