@@ -12,6 +12,7 @@
 
 #include "megatron/Import/HFConfigImport.h"
 #include "ConfigReader.h"
+#include "ModelFunction.h"
 #include "megatron/Import/LlamaConfigImport.h"
 
 #include "dialects/MT/IR/MTOps.h"
@@ -102,54 +103,16 @@ public:
 
   OwningOpRef<ModuleOp> build() {
     declareParameters();
-    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-    builder.setInsertionPointToEnd(module->getBody());
-
-    auto tokenType = RankedTensorType::get({shape.batchSize, shape.seqLength},
-                                           builder.getI32Type());
-    SmallVector<Type> argTypes = {tokenType, tokenType};
-    for (const Parameter &param : params)
-      argTypes.push_back(RankedTensorType::get(param.shape, floatType));
-    auto lossType = RankedTensorType::get({}, floatType);
-    auto func = func::FuncOp::create(
-        builder, loc, "gpt2", builder.getFunctionType(argTypes, {lossType}));
-    func.setArgAttr(0, MTDialect::getInputAttrName(),
-                    builder.getStringAttr("tokens"));
-    func.setArgAttr(1, MTDialect::getInputAttrName(),
-                    builder.getStringAttr("labels"));
-    func.setResultAttr(0, MTDialect::getOutputAttrName(),
-                       builder.getStringAttr("loss"));
-    // Each parameter states its name, its tensor-parallel role and its
-    // initializer: the passes and the runtime read these, never the name.
-    SmallVector<DictionaryAttr> argAttrs = {func.getArgAttrDict(0),
-                                            func.getArgAttrDict(1)};
-    MLIRContext *context = builder.getContext();
-    for (const Parameter &param : params)
-      argAttrs.push_back(builder.getDictionaryAttr(
-          {builder.getNamedAttr(MTDialect::getParamAttrName(),
-                                builder.getStringAttr(param.name)),
-           builder.getNamedAttr(MTDialect::getParallelAttrName(),
-                                param.role.toAttr(context)),
-           builder.getNamedAttr(MTDialect::getInitAttrName(),
-                                param.init.toAttr(context))}));
-    func.setAllArgAttrs(argAttrs);
-
-    Block *entry = func.addEntryBlock();
-    builder.setInsertionPointToStart(entry);
-    for (auto [index, param] : llvm::enumerate(params))
-      paramValues[param.name] = entry->getArgument(2 + index);
-    Value loss = buildBody(entry->getArgument(0), entry->getArgument(1));
-    func::ReturnOp::create(builder, loc, loss);
-    return module;
+    return mt::detail::buildModelFunction(
+        builder, loc, "gpt2", shape, params,
+        [&](Value ids, Value labels, const llvm::StringMap<Value> &values) {
+          paramValues = values;
+          return buildBody(ids, labels);
+        });
   }
 
 private:
-  struct Parameter {
-    std::string name;
-    SmallVector<int64_t> shape;
-    ParallelRole role;
-    ParamInitializer init;
-  };
+  using Parameter = mt::detail::DeclaredParameter;
 
   void declare(std::string name, ArrayRef<int64_t> shape, ParallelRole role,
                ParamInitializer init) {
@@ -315,25 +278,9 @@ private:
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::mt::buildGPT2Module(const GPT2Config &config, MicroBatchShape shape,
                           Location loc) {
-  if (shape.batchSize <= 0)
-    return emitError(loc) << "micro-batch size (--micro-batch-size) must be "
-                             "positive, got "
-                          << shape.batchSize;
-  if (shape.seqLength <= 0)
-    return emitError(loc) << "sequence length (--seq-length) must be "
-                             "positive, got "
-                          << shape.seqLength;
-  if (shape.batchSize > ConfigReader::kMaxSize)
-    return emitError(loc) << "micro-batch size (--micro-batch-size) "
-                          << shape.batchSize << " is more than the largest "
-                          << "supported size " << ConfigReader::kMaxSize;
-  if (shape.seqLength > config.numPositions)
-    return emitError(loc) << "sequence length (--seq-length) "
-                          << shape.seqLength
-                          << " exceeds the config's n_positions "
-                          << config.numPositions;
-  loc.getContext()->getOrLoadDialect<MTDialect>();
-  loc.getContext()->getOrLoadDialect<func::FuncDialect>();
+  if (failed(mt::detail::checkMicroBatch(shape, config.numPositions,
+                                         "n_positions", loc)))
+    return failure();
   return GPT2Builder(config, shape, loc).build();
 }
 

@@ -2,6 +2,7 @@
 
 #include "megatron/Import/LlamaConfigImport.h"
 #include "ConfigReader.h"
+#include "ModelFunction.h"
 
 #include "dialects/MT/IR/MTOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -138,50 +139,16 @@ public:
 
   OwningOpRef<ModuleOp> build() {
     declareParameters();
-    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-    builder.setInsertionPointToEnd(module->getBody());
-    auto tokenType = RankedTensorType::get({shape.batchSize, shape.seqLength},
-                                           builder.getI32Type());
-    SmallVector<Type> argTypes = {tokenType, tokenType};
-    for (const Parameter &param : params)
-      argTypes.push_back(RankedTensorType::get(param.shape, floatType));
-    auto lossType = RankedTensorType::get({}, floatType);
-    auto func = func::FuncOp::create(
-        builder, loc, "llama", builder.getFunctionType(argTypes, {lossType}));
-    MLIRContext *context = builder.getContext();
-    SmallVector<DictionaryAttr> argAttrs = {
-        builder.getDictionaryAttr(builder.getNamedAttr(
-            MTDialect::getInputAttrName(), builder.getStringAttr("tokens"))),
-        builder.getDictionaryAttr(builder.getNamedAttr(
-            MTDialect::getInputAttrName(), builder.getStringAttr("labels")))};
-    for (const Parameter &param : params)
-      argAttrs.push_back(builder.getDictionaryAttr(
-          {builder.getNamedAttr(MTDialect::getParamAttrName(),
-                                builder.getStringAttr(param.name)),
-           builder.getNamedAttr(MTDialect::getParallelAttrName(),
-                                param.role.toAttr(context)),
-           builder.getNamedAttr(MTDialect::getInitAttrName(),
-                                param.init.toAttr(context))}));
-    func.setAllArgAttrs(argAttrs);
-    func.setResultAttr(0, MTDialect::getOutputAttrName(),
-                       builder.getStringAttr("loss"));
-
-    Block *entry = func.addEntryBlock();
-    builder.setInsertionPointToStart(entry);
-    for (auto [index, param] : llvm::enumerate(params))
-      paramValues[param.name] = entry->getArgument(2 + index);
-    Value loss = buildBody(entry->getArgument(0), entry->getArgument(1));
-    func::ReturnOp::create(builder, loc, loss);
-    return module;
+    return mt::detail::buildModelFunction(
+        builder, loc, "llama", shape, params,
+        [&](Value ids, Value labels, const llvm::StringMap<Value> &values) {
+          paramValues = values;
+          return buildBody(ids, labels);
+        });
   }
 
 private:
-  struct Parameter {
-    std::string name;
-    SmallVector<int64_t> shape;
-    ParallelRole role;
-    ParamInitializer init;
-  };
+  using Parameter = mt::detail::DeclaredParameter;
 
   void declare(std::string name, ArrayRef<int64_t> shape, ParallelRole role,
                ParamInitializer init) {
@@ -380,26 +347,14 @@ private:
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::mt::buildLlamaModule(const LlamaConfig &config, MicroBatchShape shape,
                            Location loc) {
-  if (shape.batchSize <= 0 || shape.seqLength <= 0)
-    return emitError(loc) << "micro-batch size and sequence length must be "
-                             "positive, got "
-                          << shape.batchSize << " and " << shape.seqLength;
-  if (shape.batchSize > ConfigReader::kMaxSize)
-    return emitError(loc) << "micro-batch size (--micro-batch-size) "
-                          << shape.batchSize << " is more than the largest "
-                          << "supported size " << ConfigReader::kMaxSize;
-  if (shape.seqLength > config.maxPositions)
-    return emitError(loc) << "sequence length (--seq-length) "
-                          << shape.seqLength
-                          << " exceeds the config's max_position_embeddings "
-                          << config.maxPositions;
+  if (failed(mt::detail::checkMicroBatch(shape, config.maxPositions,
+                                         "max_position_embeddings", loc)))
+    return failure();
   if (config.slidingWindow > 0 && shape.seqLength > config.slidingWindow)
     return emitError(loc) << "sequence length (--seq-length) "
                           << shape.seqLength
                           << " exceeds the config's sliding_window "
                           << config.slidingWindow
                           << ": sliding-window attention is not supported";
-  loc.getContext()->getOrLoadDialect<MTDialect>();
-  loc.getContext()->getOrLoadDialect<func::FuncDialect>();
   return LlamaBuilder(config, shape, loc).build();
 }

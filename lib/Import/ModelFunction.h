@@ -1,0 +1,116 @@
+//===- ModelFunction.h - The forward function every importer builds -*- C++
+//-*-===//
+//
+// Every model family's importer builds the same kind of function:
+// `func.func @<model>(%tokens, %labels, params...) -> tensor<f32>` whose
+// parameters state their name, tensor-parallel role and initializer. This
+// builds that signature and checks the micro-batch, so that a family's
+// importer only declares its parameters and builds its body.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGATRON_LIB_IMPORT_MODELFUNCTION_H
+#define MEGATRON_LIB_IMPORT_MODELFUNCTION_H
+
+#include "ConfigReader.h"
+#include "dialects/MT/IR/MTDialect.h"
+#include "megatron/Import/HFConfigImport.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
+namespace mlir::mt::detail {
+
+/// A parameter as the importer declares it, in checkpoint order.
+struct DeclaredParameter {
+  std::string name;
+  SmallVector<int64_t> shape;
+  ParallelRole role;
+  ParamInitializer init;
+};
+
+/// Checks that the micro-batch is positive, within the supported size, and
+/// no longer than the model's `positions` (named by the config key
+/// `positionsKey`), reporting at `loc`.
+inline LogicalResult checkMicroBatch(MicroBatchShape shape, int64_t positions,
+                                     StringRef positionsKey, Location loc) {
+  if (shape.batchSize <= 0)
+    return emitError(loc) << "micro-batch size (--micro-batch-size) must be "
+                             "positive, got "
+                          << shape.batchSize;
+  if (shape.seqLength <= 0)
+    return emitError(loc) << "sequence length (--seq-length) must be "
+                             "positive, got "
+                          << shape.seqLength;
+  if (shape.batchSize > ConfigReader::kMaxSize)
+    return emitError(loc) << "micro-batch size (--micro-batch-size) "
+                          << shape.batchSize << " is more than the largest "
+                          << "supported size " << ConfigReader::kMaxSize;
+  if (shape.seqLength > positions)
+    return emitError(loc) << "sequence length (--seq-length) "
+                          << shape.seqLength << " exceeds the config's "
+                          << positionsKey << " " << positions;
+  return success();
+}
+
+/// Builds the module holding `func.func @name(%tokens, %labels, params...)
+/// -> tensor<f32>` (the loss), with `mt.input`, `mt.output` and each
+/// parameter's `mt.param`, `mt.parallel` and `mt.init`; `body` builds the
+/// loss at `builder`'s insertion point from the token ids, the labels and
+/// the parameters by name.
+inline OwningOpRef<ModuleOp> buildModelFunction(
+    OpBuilder &builder, Location loc, StringRef name, MicroBatchShape shape,
+    ArrayRef<DeclaredParameter> params,
+    llvm::function_ref<Value(Value ids, Value labels,
+                             const llvm::StringMap<Value> &paramValues)>
+        body) {
+  MLIRContext *context = builder.getContext();
+  context->getOrLoadDialect<MTDialect>();
+  context->getOrLoadDialect<func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  Type floatType = builder.getF32Type();
+  auto tokenType = RankedTensorType::get({shape.batchSize, shape.seqLength},
+                                         builder.getI32Type());
+  SmallVector<Type> argTypes = {tokenType, tokenType};
+  for (const DeclaredParameter &param : params)
+    argTypes.push_back(RankedTensorType::get(param.shape, floatType));
+  auto lossType = RankedTensorType::get({}, floatType);
+  auto func = func::FuncOp::create(
+      builder, loc, name, builder.getFunctionType(argTypes, {lossType}));
+  // Each parameter states its name, its tensor-parallel role and its
+  // initializer: the passes and the runtime read these, never the name.
+  auto input = [&](StringRef role) {
+    return builder.getDictionaryAttr(builder.getNamedAttr(
+        MTDialect::getInputAttrName(), builder.getStringAttr(role)));
+  };
+  SmallVector<DictionaryAttr> argAttrs = {input("tokens"), input("labels")};
+  for (const DeclaredParameter &param : params)
+    argAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr(MTDialect::getParamAttrName(),
+                              builder.getStringAttr(param.name)),
+         builder.getNamedAttr(MTDialect::getParallelAttrName(),
+                              param.role.toAttr(context)),
+         builder.getNamedAttr(MTDialect::getInitAttrName(),
+                              param.init.toAttr(context))}));
+  func.setAllArgAttrs(argAttrs);
+  func.setResultAttr(0, MTDialect::getOutputAttrName(),
+                     builder.getStringAttr("loss"));
+
+  Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  llvm::StringMap<Value> paramValues;
+  for (auto [index, param] : llvm::enumerate(params))
+    paramValues[param.name] = entry->getArgument(2 + index);
+  Value loss = body(entry->getArgument(0), entry->getArgument(1), paramValues);
+  func::ReturnOp::create(builder, loc, loss);
+  return module;
+}
+
+} // namespace mlir::mt::detail
+
+#endif // MEGATRON_LIB_IMPORT_MODELFUNCTION_H
