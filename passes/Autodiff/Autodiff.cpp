@@ -17,7 +17,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #define DEBUG_TYPE "mt-autodiff"
 
@@ -36,10 +35,12 @@ constexpr StringLiteral kScalarRoles[] = {
     "step",     "lr",           "adam_beta1", "adam_beta2",
     "adam_eps", "weight_decay", "clip_grad"};
 
-/// Builds the backward pass of one function. Gradient ops are created at the
-/// builder's insertion point and tagged with the `mt.layer` of the forward op
-/// being differentiated.
-class BackwardBuilder {
+/// Builds the backward pass of one function. Each op's derivative rule is
+/// its DifferentiableOpInterface (dialects/MT/IR/MTDerivatives.cpp); this
+/// class is the emitter the rules use: gradient ops are created at the
+/// builder's insertion point and tagged with the `mt.layer` of the forward
+/// op being differentiated and the backward phase.
+class BackwardBuilder : public GradientEmitter {
 public:
   BackwardBuilder(OpBuilder &builder, const DenseSet<Value> &active)
       : builder(builder), active(active) {}
@@ -67,225 +68,67 @@ public:
     return constant(cast<RankedTensorType>(value.getType()), 0.0);
   }
 
+  // GradientEmitter.
+  Value resultGradient(unsigned index) override { return resultGrads[index]; }
+  bool needsGradient(Value value) override { return active.contains(value); }
+  /// Adds `grad` to the gradient of `value`, if the loss can depend on it.
+  void accumulate(Value value, Value grad) override {
+    if (!active.contains(value))
+      return;
+    Value &slot = grads[value];
+    slot = slot ? create<AddOp>(slot, grad).getResult() : grad;
+  }
+  OpBuilder &getBuilder() override { return builder; }
+
   int64_t numCreatedOps = 0;
 
-private:
-  /// Creates an op and tags it with the layer of the op being differentiated.
-  template <typename OpTy, typename... Args> OpTy make(Args &&...args) {
-    Location loc = current ? current->getLoc() : builder.getUnknownLoc();
-    auto op = OpTy::create(builder, loc, std::forward<Args>(args)...);
+protected:
+  Location currentLoc() override {
+    return current ? current->getLoc() : builder.getUnknownLoc();
+  }
+  void tag(Operation *op) override {
     if (current)
       if (Attribute layer = current->getAttr(MTDialect::getLayerAttrName()))
         op->setAttr(MTDialect::getLayerAttrName(), layer);
     op->setAttr(MTDialect::getPhaseAttrName(),
                 builder.getStringAttr("backward"));
     ++numCreatedOps;
-    return op;
   }
 
+private:
   Value constant(RankedTensorType type, double value) {
     auto attr = DenseElementsAttr::get(
         type, builder.getFloatAttr(type.getElementType(), value));
-    return make<arith::ConstantOp>(type, attr);
-  }
-
-  /// Adds `grad` to the gradient of `value`, if the loss can depend on it.
-  void accumulate(Value value, Value grad) {
-    if (!active.contains(value))
-      return;
-    Value &slot = grads[value];
-    slot = slot ? make<AddOp>(slot, grad).getResult() : grad;
-  }
-
-  static RankedTensorType typeOf(Value value) {
-    return cast<RankedTensorType>(value.getType());
-  }
-
-  /// Collapses all but the last dimension: [b..., m, k] -> [b*...*m, k].
-  Value collapseLeading(Value value) {
-    RankedTensorType type = typeOf(value);
-    int64_t rank = type.getRank();
-    ReassociationIndices leading;
-    for (int64_t dim = 0; dim < rank - 1; ++dim)
-      leading.push_back(dim);
-    SmallVector<ReassociationIndices> reassociation = {leading, {rank - 1}};
-    auto collapsed = RankedTensorType::get(
-        {type.getNumElements() / type.getDimSize(rank - 1),
-         type.getDimSize(rank - 1)},
-        type.getElementType());
-    return make<tensor::CollapseShapeOp>(collapsed, value, reassociation);
-  }
-
-  Value matmul(Type type, Value lhs, Value rhs, bool transposeA,
-               bool transposeB) {
-    return make<MatmulOp>(type, lhs, rhs, transposeA, transposeB);
-  }
-
-  /// C = op_a(A) op_b(B) gives dA = dC op_b(B)^T and dB = op_a(A)^T dC,
-  /// written back in the stored layouts of A and B. A broadcast rank-2 B
-  /// sums its gradient over the batch, done by folding the batch into rows.
-  LogicalResult differentiateMatmul(MatmulOp op, Value dC) {
-    Value a = op.getLhs(), b = op.getRhs();
-    bool ta = op.getTransposeA(), tb = op.getTransposeB();
-    bool broadcast = typeOf(b).getRank() != typeOf(a).getRank();
-    if (broadcast && ta && (active.contains(a) || active.contains(b)))
-      return op.emitOpError()
-             << "cannot be differentiated: transpose_a with a broadcast rhs";
-    if (active.contains(a))
-      accumulate(a, ta ? matmul(a.getType(), b, dC, tb, true)
-                       : matmul(a.getType(), dC, b, false, !tb));
-    if (!active.contains(b))
-      return success();
-    if (broadcast) {
-      Value a2 = collapseLeading(a), dC2 = collapseLeading(dC);
-      accumulate(b, tb ? matmul(b.getType(), dC2, a2, true, false)
-                       : matmul(b.getType(), a2, dC2, true, false));
-      return success();
-    }
-    accumulate(b, tb ? matmul(b.getType(), dC, a, true, ta)
-                     : matmul(b.getType(), a, dC, !ta, false));
-    return success();
+    return create<arith::ConstantOp>(type, attr);
   }
 
   LogicalResult differentiate(Operation *op) {
     // Ops with several results may have gradients for only some of them.
-    SmallVector<Value> resultGrads;
+    resultGrads.clear();
     for (Value result : op->getResults())
       resultGrads.push_back(gradientOf(result));
-    Value dy = resultGrads.front();
-
-    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-        .Case([&](EmbeddingOp op) {
-          accumulate(
-              op.getTable(),
-              make<EmbeddingGradOp>(op.getTable().getType(), dy, op.getIds()));
-          return success();
-        })
-        .Case([&](PositionEmbeddingOp op) {
-          accumulate(op.getTable(), make<PositionEmbeddingGradOp>(
-                                        op.getTable().getType(), dy));
-          return success();
-        })
-        .Case([&](LayerNormOp op) {
-          Type weightType = op.getWeight().getType();
-          auto grad = make<LayerNormGradOp>(
-              op.getInput().getType(), weightType, weightType, dy,
-              op.getInput(), op.getWeight(), op.getEpsilonAttr());
-          accumulate(op.getInput(), grad.getGradInput());
-          accumulate(op.getWeight(), grad.getGradWeight());
-          accumulate(op.getBias(), grad.getGradBias());
-          return success();
-        })
-        .Case([&](RMSNormOp op) {
-          auto grad = make<RMSNormGradOp>(
-              op.getInput().getType(), op.getWeight().getType(), dy,
-              op.getInput(), op.getWeight(), op.getEpsilonAttr());
-          accumulate(op.getInput(), grad.getGradInput());
-          accumulate(op.getWeight(), grad.getGradWeight());
-          return success();
-        })
-        .Case([&](SiluOp op) {
-          accumulate(op.getInput(),
-                     make<SiluGradOp>(op.getType(), dy, op.getInput()));
-          return success();
-        })
-        .Case([&](MulOp op) {
-          if (active.contains(op.getLhs()))
-            accumulate(op.getLhs(), make<MulOp>(op.getType(), dy, op.getRhs()));
-          if (active.contains(op.getRhs()))
-            accumulate(op.getRhs(), make<MulOp>(op.getType(), dy, op.getLhs()));
-          return success();
-        })
-        .Case([&](RopeOp op) {
-          // A rotation's gradient is the inverse rotation.
-          auto grad = make<RopeOp>(
-              op.getType(), dy, op.getThetaAttr(), op.getLlama3FactorAttr(),
-              op.getLlama3LowFreqFactorAttr(), op.getLlama3HighFreqFactorAttr(),
-              op.getLlama3OriginalMaxPositionsAttr(),
-              op.getInverse() ? UnitAttr() : builder.getUnitAttr());
-          accumulate(op.getInput(), grad);
-          return success();
-        })
-        .Case([&](RepeatKVOp op) {
-          accumulate(op.getInput(),
-                     make<RepeatKVGradOp>(op.getInput().getType(), dy,
-                                          op.getGroupsAttr()));
-          return success();
-        })
-        .Case([&](AddOp op) {
-          accumulate(op.getLhs(), dy);
-          accumulate(op.getRhs(), dy);
-          return success();
-        })
-        .Case([&](BiasAddOp op) {
-          accumulate(op.getInput(), dy);
-          if (active.contains(op.getBias()))
-            accumulate(op.getBias(),
-                       make<BiasAddGradOp>(op.getBias().getType(), dy));
-          return success();
-        })
-        .Case([&](GeluOp op) {
-          accumulate(op.getInput(),
-                     make<GeluGradOp>(op.getType(), dy, op.getInput()));
-          return success();
-        })
-        .Case([&](DropoutOp op) {
-          // The derivative of x -> mask * x / (1 - p) is the same map: the
-          // same op on the gradient, with the forward's stream.
-          accumulate(op.getInput(),
-                     make<DropoutOp>(op.getType(), dy, op.getProbabilityAttr(),
-                                     op.getRngStreamAttr()));
-          return success();
-        })
-        .Case([&](MatmulOp op) { return differentiateMatmul(op, dy); })
-        .Case([&](SplitHeadsOp op) {
-          accumulate(op.getInput(),
-                     make<MergeHeadsOp>(op.getInput().getType(), resultGrads));
-          return success();
-        })
-        .Case([&](MergeHeadsOp op) {
-          auto split = make<SplitHeadsOp>(op.getInputs().getTypes(), dy);
-          for (auto [input, grad] :
-               llvm::zip_equal(op.getInputs(), split.getResults()))
-            accumulate(input, grad);
-          return success();
-        })
-        .Case([&](AttentionOp op) {
-          Type type = op.getType();
-          auto grad = make<AttentionGradOp>(
-              type, type, type, dy, op.getQuery(), op.getKey(), op.getValue(),
-              op.getDropoutAttr(), op.getScaleAttr(), op.getRngStreamAttr());
-          accumulate(op.getQuery(), grad.getGradQuery());
-          accumulate(op.getKey(), grad.getGradKey());
-          accumulate(op.getValue(), grad.getGradValue());
-          return success();
-        })
-        .Case([&](CrossEntropyOp op) {
-          accumulate(op.getLogits(),
-                     make<CrossEntropyGradOp>(op.getLogits().getType(), dy,
-                                              op.getLogits(), op.getLabels()));
-          return success();
-        })
-        .Case([&](tensor::CollapseShapeOp op) {
-          accumulate(op.getSrc(),
-                     make<tensor::ExpandShapeOp>(op.getSrcType(), dy,
-                                                 op.getReassociationIndices()));
-          return success();
-        })
-        .Case([&](tensor::ExpandShapeOp op) {
-          accumulate(op.getSrc(),
-                     make<tensor::CollapseShapeOp>(
-                         op.getSrcType(), dy, op.getReassociationIndices()));
-          return success();
-        })
-        .Default([&](Operation *op) {
-          return op->emitOpError() << "cannot be differentiated by mt-autodiff";
-        });
+    if (auto rule = dyn_cast<DifferentiableOpInterface>(op))
+      return rule.buildGradients(*this);
+    // Reshapes (upstream ops) invert each other.
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+      accumulate(collapse.getSrc(), create<tensor::ExpandShapeOp>(
+                                        collapse.getSrcType(), resultGrads[0],
+                                        collapse.getReassociationIndices()));
+      return success();
+    }
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+      accumulate(expand.getSrc(), create<tensor::CollapseShapeOp>(
+                                      expand.getSrcType(), resultGrads[0],
+                                      expand.getReassociationIndices()));
+      return success();
+    }
+    return op->emitOpError() << "cannot be differentiated by mt-autodiff";
   }
 
   OpBuilder &builder;
   const DenseSet<Value> &active;
   DenseMap<Value, Value> grads;
+  SmallVector<Value> resultGrads;
   Operation *current = nullptr;
 };
 

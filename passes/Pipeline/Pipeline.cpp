@@ -61,11 +61,6 @@ bool isOptimizerOp(Operation *op) {
 }
 
 /// Ops that are backward work by what they are: the derivatives.
-bool isBackwardOp(Operation *op) {
-  return isa<CrossEntropyGradOp, EmbeddingGradOp, PositionEmbeddingGradOp,
-             LayerNormGradOp, BiasAddGradOp, GeluGradOp, AttentionGradOp,
-             RMSNormGradOp, SiluGradOp, RepeatKVGradOp>(op);
-}
 
 struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   using PipelinePassBase::PipelinePassBase;
@@ -210,8 +205,6 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       std::optional<Phase> phase;
       if (isOptimizerOp(&op))
         phase = Phase::Optimizer;
-      else if (isBackwardOp(&op))
-        phase = Phase::Backward;
       if (auto stated =
               op.getAttrOfType<StringAttr>(MTDialect::getPhaseAttrName()))
         phase = stated.getValue() == "optimizer"  ? Phase::Optimizer

@@ -9,6 +9,7 @@
 #define MEGATRON_DIALECTS_MT_IR_MTDIALECT_TD
 
 include "mlir/IR/OpBase.td"
+include "dialects/MT/IR/MTInterfaces.td"
 
 def MT_Dialect : Dialect {
   let name = "mt";
@@ -195,8 +196,11 @@ def MT_Dialect : Dialect {
   }];
 }
 
+/// Every mt op states its shape rule (MTInterfaces.td).
 class MT_Op<string mnemonic, list<Trait> traits = []>
-    : Op<MT_Dialect, mnemonic, traits>;
+    : Op<MT_Dialect, mnemonic,
+         !listconcat(traits,
+                     [DeclareOpInterfaceMethods<MT_ShapeRuleOpInterface>])>;
 
 //===----------------------------------------------------------------------===//
 // Type constraints

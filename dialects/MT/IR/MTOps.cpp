@@ -486,5 +486,7 @@ LogicalResult SumSquaresOp::verify() {
   return success();
 }
 
+#include "dialects/MT/IR/MTInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/MT/IR/MTOps.cpp.inc"

@@ -4,6 +4,7 @@
 #define MEGATRON_DIALECTS_MT_IR_MTOPS_H
 
 #include "dialects/MT/IR/MTDialect.h"
+#include "dialects/MT/IR/MTInterfaces.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

@@ -16,7 +16,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Embeddings
 //===----------------------------------------------------------------------===//
 
-def MT_EmbeddingOp : MT_Op<"embedding", [Pure]> {
+def MT_EmbeddingOp : MT_Op<"embedding", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
   let summary = "Looks up rows of an embedding table by token id.";
   let description = [{
     `result[i..., :] = table[ids[i...], :]`. The table has shape
@@ -42,7 +42,7 @@ def MT_EmbeddingOp : MT_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def MT_PositionEmbeddingOp : MT_Op<"position_embedding", [Pure]> {
+def MT_PositionEmbeddingOp : MT_Op<"position_embedding", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
   let summary = "Takes the embeddings of positions 0 to seq-1 from a table.";
   let description = [{
     `result[s, :] = table[s, :]` for `s` in `[0, seq)`: the learned absolute
@@ -72,7 +72,7 @@ def MT_PositionEmbeddingOp : MT_Op<"position_embedding", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def MT_LayerNormOp : MT_Op<"layer_norm",
-    [Pure, AllTypesMatch<["input", "result"]>,
+    [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, AllTypesMatch<["input", "result"]>,
      AllTypesMatch<["weight", "bias"]>]> {
   let summary = "Normalizes over the last dimension, then scales and shifts.";
   let description = [{
@@ -96,7 +96,7 @@ def MT_LayerNormOp : MT_Op<"layer_norm",
   let hasVerifier = 1;
 }
 
-def MT_AddOp : MT_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
+def MT_AddOp : MT_Op<"add", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, Commutative, SameOperandsAndResultType]> {
   let summary = "Adds two tensors of the same type elementwise.";
   let description = [{
     The residual connection of a transformer block.
@@ -111,7 +111,7 @@ def MT_AddOp : MT_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
 }
 
 def MT_BiasAddOp : MT_Op<"bias_add",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Adds a tensor broadcast over the leading dimensions.";
   let description = [{
     `result[i..., j...] = input[i..., j...] + bias[j...]`: the shape of
@@ -131,7 +131,7 @@ def MT_BiasAddOp : MT_Op<"bias_add",
   let hasVerifier = 1;
 }
 
-def MT_GeluOp : MT_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+def MT_GeluOp : MT_Op<"gelu", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Applies GELU with the tanh approximation, as GPT-2 does.";
   let description = [{
     `y = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`:
@@ -146,7 +146,7 @@ def MT_GeluOp : MT_Op<"gelu", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def MT_DropoutOp : MT_Op<"dropout", [SameOperandsAndResultType]> {
+def MT_DropoutOp : MT_Op<"dropout", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, SameOperandsAndResultType]> {
   let summary = "Zeroes elements with a probability and rescales the rest.";
   let description = [{
     Each element is zeroed with probability `probability` and otherwise
@@ -178,7 +178,7 @@ def MT_DropoutOp : MT_Op<"dropout", [SameOperandsAndResultType]> {
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def MT_MatmulOp : MT_Op<"matmul", [Pure]> {
+def MT_MatmulOp : MT_Op<"matmul", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
   let summary = "Multiplies batches of matrices, optionally transposed.";
   let description = [{
     `result[b..., m, n] = sum_k A[b..., m, k] * B[b..., k, n]` where `A` is
@@ -211,7 +211,7 @@ def MT_MatmulOp : MT_Op<"matmul", [Pure]> {
 // Attention
 //===----------------------------------------------------------------------===//
 
-def MT_SplitHeadsOp : MT_Op<"split_heads", [Pure]> {
+def MT_SplitHeadsOp : MT_Op<"split_heads", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
   let summary = "Splits the hidden dimension into chunks of heads.";
   let description = [{
     Views `input` of shape `[batch, seq, chunks * heads * head_dim]` as
@@ -239,7 +239,7 @@ def MT_SplitHeadsOp : MT_Op<"split_heads", [Pure]> {
   let hasVerifier = 1;
 }
 
-def MT_MergeHeadsOp : MT_Op<"merge_heads", [Pure]> {
+def MT_MergeHeadsOp : MT_Op<"merge_heads", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
   let summary = "Merges chunks of heads back into the hidden dimension.";
   let description = [{
     The inverse of `mt.split_heads`: each input `[batch, heads, seq,
@@ -260,7 +260,7 @@ def MT_MergeHeadsOp : MT_Op<"merge_heads", [Pure]> {
 }
 
 def MT_AttentionOp : MT_Op<"attention",
-    [AllTypesMatch<["query", "key", "value", "result"]>]> {
+    [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, AllTypesMatch<["query", "key", "value", "result"]>]> {
   let summary = "Computes causal scaled-dot-product attention per head.";
   let description = [{
     For each batch and head, `P = softmax(mask(Q K^T * scale))` and
@@ -302,7 +302,7 @@ def MT_AttentionOp : MT_Op<"attention",
 //===----------------------------------------------------------------------===//
 
 def MT_RMSNormOp : MT_Op<"rms_norm",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Divides by the root mean square over the last dimension, then scales.";
   let description = [{
     `y = x / sqrt(mean(x^2) + epsilon) * weight`, the mean over the last
@@ -347,7 +347,7 @@ def MT_RMSNormGradOp : MT_Op<"rms_norm_grad",
   let hasVerifier = 1;
 }
 
-def MT_SiluOp : MT_Op<"silu", [Pure, SameOperandsAndResultType]> {
+def MT_SiluOp : MT_Op<"silu", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Applies SiLU (swish): x * sigmoid(x).";
   let description = [{
     The gate activation of LLaMA's SwiGLU MLP, `down(silu(gate(x)) * up(x))`
@@ -376,7 +376,7 @@ def MT_SiluGradOp : MT_Op<"silu_grad", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($grad_input)";
 }
 
-def MT_MulOp : MT_Op<"mul", [Pure, Commutative, SameOperandsAndResultType]> {
+def MT_MulOp : MT_Op<"mul", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, Commutative, SameOperandsAndResultType]> {
   let summary = "Multiplies two tensors of the same type elementwise.";
   let description = [{
     The gating product of SwiGLU, `silu(gate) * up`.
@@ -390,7 +390,7 @@ def MT_MulOp : MT_Op<"mul", [Pure, Commutative, SameOperandsAndResultType]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def MT_RopeOp : MT_Op<"rope", [Pure, SameOperandsAndResultType]> {
+def MT_RopeOp : MT_Op<"rope", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Rotates query or key heads by their position (rotary embedding).";
   let description = [{
     Rotary position embedding (Su et al. 2021) in Hugging Face's
@@ -418,7 +418,7 @@ def MT_RopeOp : MT_Op<"rope", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def MT_RepeatKVOp : MT_Op<"repeat_kv", [Pure]> {
+def MT_RepeatKVOp : MT_Op<"repeat_kv", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
   let summary = "Repeats each key or value head for its group of query heads.";
   let description = [{
     Grouped-query attention (Ainslie et al. 2023): `input` is
@@ -461,7 +461,7 @@ def MT_RepeatKVGradOp : MT_Op<"repeat_kv_grad", [Pure]> {
 // Loss
 //===----------------------------------------------------------------------===//
 
-def MT_CrossEntropyOp : MT_Op<"cross_entropy", [Pure]> {
+def MT_CrossEntropyOp : MT_Op<"cross_entropy", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
   let summary = "Computes the mean softmax cross-entropy against labels.";
   let description = [{
     `loss = mean over positions i of (logsumexp(logits[i, :]) -

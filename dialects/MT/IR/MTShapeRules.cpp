@@ -1,0 +1,154 @@
+//===- MTShapeRules.cpp - Result types of the mt ops from their operands
+//---===//
+//
+// Each op's ShapeRuleOpInterface: the result types that follow from its
+// operands' current types. Passes that change operand types (a
+// tensor-parallel split, a batch split, a microbatch) retype every op
+// through these rules (megatron/Analysis/ShapeInference.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/MT/IR/MTOps.h"
+
+using namespace mlir;
+using namespace mlir::mt;
+
+using Types = FailureOr<SmallVector<Type>>;
+
+namespace {
+RankedTensorType typeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+RankedTensorType withShape(Type like, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape,
+                               cast<RankedTensorType>(like).getElementType());
+}
+
+/// Results keep their types whatever the operands: parameter- and
+/// scalar-shaped results.
+Types unchanged(Operation *op) {
+  return SmallVector<Type>(op->getResultTypes());
+}
+
+/// Every result has the type of the first operand.
+Types likeFirstOperand(Operation *op) {
+  return SmallVector<Type>(op->getNumResults(), op->getOperand(0).getType());
+}
+} // namespace
+
+// Results shaped like a parameter or a scalar.
+Types PositionEmbeddingOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+Types PositionEmbeddingGradOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+Types EmbeddingGradOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+Types BiasAddGradOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types CrossEntropyOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+Types GlobalNormOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types SumSquaresOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types SqrtOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types ClipScaleOp::inferResultTypesFromOperands() { return unchanged(*this); }
+
+// Results shaped like the first operand.
+Types LayerNormOp::inferResultTypesFromOperands() {
+  return likeFirstOperand(*this);
+}
+Types AddOp::inferResultTypesFromOperands() { return likeFirstOperand(*this); }
+Types BiasAddOp::inferResultTypesFromOperands() {
+  return likeFirstOperand(*this);
+}
+Types GeluOp::inferResultTypesFromOperands() { return likeFirstOperand(*this); }
+Types DropoutOp::inferResultTypesFromOperands() {
+  return likeFirstOperand(*this);
+}
+Types AttentionOp::inferResultTypesFromOperands() {
+  return likeFirstOperand(*this);
+}
+Types ScaleOp::inferResultTypesFromOperands() {
+  return likeFirstOperand(*this);
+}
+Types RMSNormOp::inferResultTypesFromOperands() {
+  return likeFirstOperand(*this);
+}
+Types SiluOp::inferResultTypesFromOperands() { return likeFirstOperand(*this); }
+Types MulOp::inferResultTypesFromOperands() { return likeFirstOperand(*this); }
+Types RopeOp::inferResultTypesFromOperands() { return likeFirstOperand(*this); }
+
+// Gradients shaped like what they are the gradient of.
+Types SiluGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{getInput().getType()};
+}
+Types GeluGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{getInput().getType()};
+}
+Types LayerNormGradOp::inferResultTypesFromOperands() {
+  Type weight = getWeight().getType();
+  return SmallVector<Type>{getInput().getType(), weight, weight};
+}
+Types RMSNormGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{getInput().getType(), getWeight().getType()};
+}
+Types AttentionGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>(3, getQuery().getType());
+}
+Types CrossEntropyGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{getLogits().getType()};
+}
+Types AdamWOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>(3, getParam().getType());
+}
+
+// Shape-changing ops.
+Types EmbeddingOp::inferResultTypesFromOperands() {
+  SmallVector<int64_t> shape(getIds().getType().getShape());
+  shape.push_back(getTable().getType().getDimSize(1));
+  return SmallVector<Type>{withShape(getType(), shape)};
+}
+
+Types MatmulOp::inferResultTypesFromOperands() {
+  RankedTensorType lhs = typeOf(getLhs()), rhs = typeOf(getRhs());
+  int64_t rank = lhs.getRank(), rhsRank = rhs.getRank();
+  SmallVector<int64_t> shape(lhs.getShape().drop_back(2));
+  shape.push_back(lhs.getDimSize(getTransposeA() ? rank - 1 : rank - 2));
+  shape.push_back(rhs.getDimSize(getTransposeB() ? rhsRank - 2 : rhsRank - 1));
+  return SmallVector<Type>{withShape(getType(), shape)};
+}
+
+/// The head count of each result is kept (a tensor-parallel split changes
+/// it by retyping the result, which mt-parallelize's partition does); the
+/// batch and sequence follow the input.
+Types SplitHeadsOp::inferResultTypesFromOperands() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType old = typeOf(getResult(0));
+  RankedTensorType type =
+      withShape(old, {input.getDimSize(0), old.getDimSize(1),
+                      input.getDimSize(1), old.getDimSize(3)});
+  return SmallVector<Type>(getNumResults(), type);
+}
+
+Types MergeHeadsOp::inferResultTypesFromOperands() {
+  RankedTensorType input = typeOf(getInputs().front());
+  int64_t width =
+      int64_t(getInputs().size()) * input.getDimSize(1) * input.getDimSize(3);
+  return SmallVector<Type>{
+      withShape(getType(), {input.getDimSize(0), input.getDimSize(2), width})};
+}
+
+Types RepeatKVOp::inferResultTypesFromOperands() {
+  SmallVector<int64_t> shape(getInput().getType().getShape());
+  shape[1] *= int64_t(getGroups());
+  return SmallVector<Type>{withShape(getType(), shape)};
+}
+
+Types RepeatKVGradOp::inferResultTypesFromOperands() {
+  SmallVector<int64_t> shape(getGradOutput().getType().getShape());
+  shape[1] /= int64_t(getGroups());
+  return SmallVector<Type>{withShape(getType(), shape)};
+}
