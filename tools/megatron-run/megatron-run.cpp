@@ -19,6 +19,7 @@
 #include "mtrt/SyntheticCorpus.h"
 #include "mtrt/TokenData.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -58,6 +59,9 @@ struct Options {
   int64_t corpusVocab = 64;
   int64_t corpusOrder = 1;
   bool quiet = false;
+  /// --no-strict-load: ignore checkpoint tensors the model lacks and
+  /// initialize the ones the checkpoint lacks.
+  bool nonStrictLoad = false;
 };
 
 const char *kUsage = R"(usage: megatron-run MODEL.mtx [flags]
@@ -88,6 +92,9 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                (default: each parameter's initializer as the
                                model states it, Hugging Face's for imported
                                configs, drawn from --seed)
+  --no-strict-load             with --load-params: ignore tensors the model
+                               does not have and initialize the ones the file
+                               lacks (default: both are errors)
   --save-params FILE           write the trained parameters as safetensors
   --log FILE                   one JSON object per step: step, loss, lr,
                                grad_norm, step_time_s, tokens_per_s,
@@ -183,6 +190,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.quiet = true;
       continue;
     }
+    if (arg == "--no-strict-load") {
+      options.nonStrictLoad = true;
+      continue;
+    }
     if (arg.rfind("--quiet=", 0) == 0)
       return Status::error("flag --quiet takes no value");
     if (arg.size() > 1 && arg[0] == '-' && arg.rfind("--", 0) != 0)
@@ -243,7 +254,38 @@ Status parseOptions(int argc, char **argv, Options &options) {
     if (!(beta >= 0 && beta < 1))
       return Status::error(std::string("flag ") + flag +
                            " must be in [0, 1), got " + number(beta));
+  // The step reads these as f32 scalars: a value that is finite as a double
+  // but not as a float would turn the update into inf or NaN.
+  for (auto [flag, value] :
+       {std::pair{"--lr", options.lr}, std::pair{"--min-lr", options.minLr},
+        std::pair{"--adam-beta1", options.beta1},
+        std::pair{"--adam-beta2", options.beta2},
+        std::pair{"--adam-eps", options.eps},
+        std::pair{"--weight-decay", options.weightDecay},
+        std::pair{"--clip-grad", options.clipGrad}}) {
+    float single = float(value);
+    if (!std::isfinite(single) || (value != 0 && single == 0.0f))
+      return Status::error(std::string("flag ") + flag + " is " +
+                           number(value) +
+                           ", which a 32-bit float (the precision the "
+                           "training step uses) cannot hold");
+  }
   return Status::ok();
+}
+
+/// Checkpoint tensors that are buffers, not parameters, as Hugging Face's
+/// `_keys_to_ignore_on_load_unexpected` lists them: GPT-2's causal-mask
+/// buffers "h.N.attn.bias" and "h.N.attn.masked_bias" (its checkpoints hold
+/// them; no model has them as parameters).
+bool isKnownNonParameter(const std::string &name) {
+  auto endsWith = [&](const std::string &suffix) {
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) ==
+               0;
+  };
+  if (name.rfind("h.", 0) != 0 && name.rfind("transformer.h.", 0) != 0)
+    return false;
+  return endsWith(".attn.bias") || endsWith(".attn.masked_bias");
 }
 
 std::string mib(int64_t bytes) {
@@ -387,8 +429,30 @@ public:
     for (const ParamDesc &param : artifact.params)
       described[param.name] = &param;
     SafetensorsFile file;
-    if (!options.loadParams.empty())
+    if (!options.loadParams.empty()) {
       MTRT_RETURN_IF_ERROR(SafetensorsFile::open(options.loadParams, file));
+      // Strict by default: a tensor the model does not have means the
+      // checkpoint is of another model (more layers, an untied head).
+      std::vector<std::string> unexpected;
+      for (const std::string &name : file.names())
+        if (!described.count(name) && !isKnownNonParameter(name))
+          unexpected.push_back(name);
+      if (!unexpected.empty() && !options.nonStrictLoad) {
+        std::string listed;
+        for (size_t i = 0; i < unexpected.size() && i < 3; ++i)
+          listed += (i ? ", '" : "'") + unexpected[i] + "'";
+        if (unexpected.size() > 3)
+          listed += " and " + std::to_string(unexpected.size() - 3) + " more";
+        return Status::error(options.loadParams + ": " +
+                             std::to_string(unexpected.size()) +
+                             " tensor(s) the model does not have: " + listed +
+                             " (--no-strict-load ignores them)");
+      }
+      if (!unexpected.empty() && comm.rank() == 0)
+        std::printf("load: ignoring %zu tensor(s) the model does not have "
+                    "(--no-strict-load)\n",
+                    unexpected.size());
+    }
     for (const BufferDesc &buffer : program.buffers) {
       if (buffer.kind != "param" || buffer.alias)
         continue;
@@ -400,7 +464,11 @@ public:
       std::vector<int64_t> fullShape = checkpointShapeOf(buffer);
       int64_t valid = validElementsOf(buffer);
       std::vector<ElementRun> runs = shardRuns(buffer);
-      if (options.loadParams.empty()) {
+      // Without --load-params, or (with --no-strict-load) for a tensor the
+      // checkpoint lacks: initialized as the model states.
+      bool initialize = options.loadParams.empty() ||
+                        (options.nonStrictLoad && !file.contains(buffer.name));
+      if (initialize) {
         // As the model states (mt.init); the parameter table has every
         // parameter buffer's entry (the loader checks it).
         const ParamDesc &param = *described.at(buffer.name);
@@ -424,7 +492,9 @@ public:
       }
       if (!file.contains(buffer.name))
         return Status::error(options.loadParams + ": missing tensor '" +
-                             buffer.name + "' that the model needs");
+                             buffer.name +
+                             "' that the model needs (--no-strict-load "
+                             "initializes it instead)");
       std::string dtype;
       std::vector<int64_t> shape;
       MTRT_RETURN_IF_ERROR(file.info(buffer.name, dtype, shape));
@@ -552,6 +622,19 @@ public:
       if (!std::isfinite(loss))
         return Status::error("step " + std::to_string(step) +
                              ": the loss is not finite (" + number(loss) + ")");
+      // A non-finite gradient makes a non-finite update: stop before it is
+      // trained on or saved, naming the first parameter it reached.
+      if (!std::isfinite(norm) || !comm.allAgree(parametersFinite())) {
+        std::string where = firstNonFiniteParameter();
+        return Status::error(
+            "step " + std::to_string(step) + ": the gradient norm is " +
+            number(norm) + "; " +
+            (where.empty() ? std::string("the update is not finite on "
+                                         "another rank")
+                           : "the update made parameter '" + where +
+                                 "' non-finite") +
+            "; stopping without saving");
+      }
       losses.push_back(loss);
       double tokensPerSecond = double(globalBatch() * seqLen) / seconds;
       // Model FLOPs of the whole run (all ranks) per second, as Megatron-LM
@@ -627,6 +710,26 @@ public:
     if (!comm.allAgree(equal))
       return Status::error("measured peak memory differs from the plan");
     return Status::ok();
+  }
+
+  /// Whether every parameter and optimizer-state buffer of this rank holds
+  /// finite values.
+  bool parametersFinite() const { return firstNonFiniteParameter().empty(); }
+
+  /// The name of the first parameter (or its optimizer state) of this rank
+  /// holding a non-finite value, or "".
+  std::string firstNonFiniteParameter() const {
+    for (const BufferDesc &buffer : program.buffers) {
+      if (buffer.kind != "param" && buffer.kind != "exp_avg" &&
+          buffer.kind != "exp_avg_sq")
+        continue;
+      const float *values = executor.as<float>(buffer.id);
+      for (int64_t i = 0, n = buffer.numElements(); i < n; ++i)
+        if (!std::isfinite(values[i]))
+          return buffer.kind == "param" ? buffer.name
+                                        : buffer.name + " (" + buffer.kind + ")";
+    }
+    return "";
   }
 
   /// Rank 0 writes every rank's measured timeline (--trace).
@@ -717,6 +820,19 @@ public:
     }
     Status written = Status::ok();
     if (comm.rank() == 0) {
+      // A non-finite state is never saved.
+      for (const auto &[name, tensor] : tensors) {
+        const float *values = reinterpret_cast<const float *>(tensor.bytes.data());
+        size_t n = tensor.bytes.size() / sizeof(float);
+        if (!std::all_of(values, values + n,
+                         [](float v) { return std::isfinite(v); })) {
+          written = Status::error(options.saveParams + ": parameter '" + name +
+                                  "' holds non-finite values; not saved");
+          break;
+        }
+      }
+    }
+    if (comm.rank() == 0 && written) {
       written = writeSafetensors(options.saveParams, tensors);
       if (written)
         std::printf("saved %zu parameters to %s\n", tensors.size(),
