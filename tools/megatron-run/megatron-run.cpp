@@ -28,6 +28,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -629,10 +630,10 @@ public:
         return Status::error(
             "step " + std::to_string(step) + ": the gradient norm is " +
             number(norm) + "; " +
-            (where.empty() ? std::string("the update is not finite on "
-                                         "another rank")
-                           : "the update made parameter '" + where +
-                                 "' non-finite") +
+            (where.empty()
+                 ? std::string("the update is not finite on "
+                               "another rank")
+                 : "the update made parameter '" + where + "' non-finite") +
             "; stopping without saving");
       }
       losses.push_back(loss);
@@ -726,8 +727,9 @@ public:
       const float *values = executor.as<float>(buffer.id);
       for (int64_t i = 0, n = buffer.numElements(); i < n; ++i)
         if (!std::isfinite(values[i]))
-          return buffer.kind == "param" ? buffer.name
-                                        : buffer.name + " (" + buffer.kind + ")";
+          return buffer.kind == "param"
+                     ? buffer.name
+                     : buffer.name + " (" + buffer.kind + ")";
     }
     return "";
   }
@@ -822,7 +824,8 @@ public:
     if (comm.rank() == 0) {
       // A non-finite state is never saved.
       for (const auto &[name, tensor] : tensors) {
-        const float *values = reinterpret_cast<const float *>(tensor.bytes.data());
+        const float *values =
+            reinterpret_cast<const float *>(tensor.bytes.data());
         size_t n = tensor.bytes.size() / sizeof(float);
         if (!std::all_of(values, values + n,
                          [](float v) { return std::isfinite(v); })) {
@@ -900,18 +903,128 @@ int fail(const Status &status) {
   return 1;
 }
 
+/// Reports `status` (an error) prefixed with this rank; returns 1.
+int failTogetherMessage(const Status &status, const Communicator &comm) {
+  std::string prefix =
+      comm.size() == 1 ? "" : "rank " + std::to_string(comm.rank()) + ": ";
+  std::fprintf(stderr, "megatron-run: error: %s%s\n", prefix.c_str(),
+               status.message().c_str());
+  return 1;
+}
+
 /// An error only some ranks may see: each failing rank reports it with its
 /// rank, and every rank stops.
 int failTogether(const Status &status, const Communicator &comm) {
   if (comm.allAgree(status.isOk()))
     return 0;
-  if (!status) {
-    std::string prefix =
-        comm.size() == 1 ? "" : "rank " + std::to_string(comm.rank()) + ": ";
-    std::fprintf(stderr, "megatron-run: error: %s%s\n", prefix.c_str(),
-                 status.message().c_str());
-  }
+  if (!status)
+    return failTogetherMessage(status, comm);
   return 1;
+}
+
+/// FNV-1a over the bytes of `path` (at most `limit` of them); "" if it
+/// cannot be read.
+std::string fileDigest(const std::string &path, int64_t limit) {
+  // Only regular files: reading a FIFO or a device could block forever.
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+    return "";
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return "";
+  uint64_t h = 1469598103934665603ull;
+  char buffer[1 << 16];
+  int64_t total = 0;
+  while (in && (limit < 0 || total < limit)) {
+    in.read(buffer, sizeof(buffer));
+    std::streamsize got = in.gcount();
+    if (limit >= 0)
+      got = std::min<std::streamsize>(got, std::streamsize(limit - total));
+    for (std::streamsize i = 0; i < got; ++i) {
+      h ^= uint8_t(buffer[i]);
+      h *= 1099511628211ull;
+    }
+    total += got;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%016llx",
+                static_cast<unsigned long long>(h));
+  return text;
+}
+
+/// What every rank of one job must agree on before the first step: the
+/// artifact's bytes, the flags that shape the training, and the data. Each
+/// line is "key: value".
+std::vector<std::pair<std::string, std::string>>
+jobFingerprint(const Options &o) {
+  std::vector<std::pair<std::string, std::string>> items = {
+      {"artifact", fileDigest(o.artifact, -1)},
+      {"--steps", std::to_string(o.steps)},
+      {"--seed", std::to_string(o.seed)},
+      {"--lr", number(o.lr)},
+      {"--min-lr", number(o.minLr)},
+      {"--lr-warmup-iters", std::to_string(o.warmupIters)},
+      {"--lr-decay-iters", std::to_string(o.decayIters)},
+      {"--lr-decay-style", o.decayStyle},
+      {"--weight-decay", number(o.weightDecay)},
+      {"--adam-beta1", number(o.beta1)},
+      {"--adam-beta2", number(o.beta2)},
+      {"--adam-eps", number(o.eps)},
+      {"--clip-grad", number(o.clipGrad)},
+      {"--corpus-vocab", std::to_string(o.corpusVocab)},
+      {"--corpus-order", std::to_string(o.corpusOrder)},
+      {"--load-params", o.loadParams.empty()
+                            ? std::string("none")
+                            : fileDigest(o.loadParams, 1 << 20)},
+  };
+  if (!o.data.empty()) {
+    struct stat info;
+    std::string size = stat(o.data.c_str(), &info) == 0
+                           ? std::to_string(int64_t(info.st_size))
+                           : "unreadable";
+    items.push_back(
+        {"--data", size + " bytes, first MiB " + fileDigest(o.data, 1 << 20)});
+  } else {
+    items.push_back({"--data", "synthetic corpus"});
+  }
+  return items;
+}
+
+/// All ranks run the same job: the same artifact, training flags and data.
+/// A difference is an error naming the ranks and what differs.
+Status checkSameJob(const Options &options, const Communicator &comm) {
+  if (comm.size() == 1)
+    return Status::ok();
+  auto items = jobFingerprint(options);
+  std::string mine;
+  for (const auto &[key, value] : items)
+    mine += key + "=" + value + "\n";
+  std::vector<std::string> all;
+  MTRT_RETURN_IF_ERROR(comm.gatherStringsToRoot(mine, all));
+  Status result = Status::ok();
+  if (comm.rank() == 0) {
+    for (size_t r = 1; r < all.size() && result; ++r) {
+      if (all[r] == all[0])
+        continue;
+      // The first line that differs.
+      std::istringstream a(all[0]), b(all[r]);
+      std::string lineA, lineB;
+      while (std::getline(a, lineA) && std::getline(b, lineB))
+        if (lineA != lineB)
+          break;
+      size_t eq = lineA.find('=');
+      result = Status::error(
+          "ranks 0 and " + std::to_string(r) +
+          " were not launched with the same job: " + lineA.substr(0, eq) +
+          " is " + lineA.substr(eq + 1) + " on rank 0 but " +
+          lineB.substr(lineB.find('=') + 1) + " on rank " + std::to_string(r));
+    }
+  }
+  // Every rank learns the outcome; rank 0 reports it.
+  if (comm.allAgree(result.isOk()))
+    return Status::ok();
+  return comm.rank() == 0 ? result
+                          : Status::error("the ranks disagree (see rank 0)");
 }
 
 } // namespace
@@ -925,12 +1038,27 @@ int main(int argc, char **argv) {
   auto failOnce = [&](const Status &status) {
     return speak ? fail(status) : 1;
   };
+  // Until the ranks know they run the same job, every check is agreed on
+  // by all of them: an error on some ranks only would otherwise leave the
+  // others waiting in their first collective.
+  auto failAgreed = [&](const Status &status) {
+    bool ok = status.isOk();
+    if (comm.allAgree(ok))
+      return 0;
+    if (comm.allAgree(!ok))
+      return failOnce(status);
+    if (!ok)
+      return failTogetherMessage(status, comm);
+    return 1;
+  };
   Options options;
-  if (Status status = parseOptions(argc, argv, options); !status)
-    return failOnce(status);
+  if (int code = failAgreed(parseOptions(argc, argv, options)))
+    return code;
   Artifact artifact;
-  if (Status status = loadArtifact(options.artifact, artifact); !status)
-    return failOnce(status);
+  if (int code = failAgreed(loadArtifact(options.artifact, artifact)))
+    return code;
+  if (int code = failAgreed(checkSameJob(options, comm)))
+    return code;
   if (artifact.worldSize != comm.size())
     return failOnce(Status::error(
         options.artifact + ": compiled for " +
