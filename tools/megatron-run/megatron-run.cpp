@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -31,6 +32,7 @@
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -63,6 +65,11 @@ struct Options {
   /// --no-strict-load: ignore checkpoint tensors the model lacks and
   /// initialize the ones the checkpoint lacks.
   bool nonStrictLoad = false;
+  /// Megatron-LM's --distributed-timeout-minutes: how long a rank waits for
+  /// its peers in any collective or transfer before it gives up.
+  double timeoutMinutes = 10.0;
+  /// Test hook (MEGATRON_RUN_TEST_STALL): stop answering before this step.
+  int64_t stallAtStep = 0;
 };
 
 const char *kUsage = R"(usage: megatron-run MODEL.mtx [flags]
@@ -104,6 +111,11 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                Chrome trace JSON (Perfetto): per rank, one
                                slice per schedule action (F3, B3, optimizer)
                                and one per command; receives show the waits
+  --distributed-timeout-minutes X
+                               how long a rank waits for its peers in a
+                               collective or transfer before every rank
+                               stops with an error naming what did not
+                               answer (10)
   --quiet                      no per-step progress lines
 )";
 
@@ -174,6 +186,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
   doubleFlag("--adam-beta2", options.beta2);
   doubleFlag("--adam-eps", options.eps);
   doubleFlag("--clip-grad", options.clipGrad);
+  doubleFlag("--distributed-timeout-minutes", options.timeoutMinutes);
   stringFlag("--load-params", options.loadParams);
   stringFlag("--save-params", options.saveParams);
   stringFlag("--log", options.log);
@@ -240,6 +253,8 @@ Status parseOptions(int argc, char **argv, Options &options) {
   MTRT_RETURN_IF_ERROR(positive("--steps", double(options.steps)));
   MTRT_RETURN_IF_ERROR(positive("--lr", options.lr));
   MTRT_RETURN_IF_ERROR(positive("--adam-eps", options.eps));
+  MTRT_RETURN_IF_ERROR(
+      positive("--distributed-timeout-minutes", options.timeoutMinutes));
   MTRT_RETURN_IF_ERROR(positive("--corpus-vocab", double(options.corpusVocab)));
   MTRT_RETURN_IF_ERROR(positive("--corpus-order", double(options.corpusOrder)));
   MTRT_RETURN_IF_ERROR(nonNegative("--min-lr", options.minLr));
@@ -598,6 +613,8 @@ public:
       executor.setTrace(&trace);
     }
     for (int64_t step = 1; step <= options.steps; ++step) {
+      if (step == options.stallAtStep)
+        std::this_thread::sleep_for(std::chrono::hours(1));
       auto start = std::chrono::steady_clock::now();
       fillBatch(step - 1);
       // Megatron's update k runs with the schedule at k - 1 completed steps.
@@ -1054,6 +1071,15 @@ int main(int argc, char **argv) {
   Options options;
   if (int code = failAgreed(parseOptions(argc, argv, options)))
     return code;
+  comm.setTimeout(options.timeoutMinutes * 60.0);
+  // A test hook: MEGATRON_RUN_TEST_STALL="rank:step" makes that rank stop
+  // answering before that step, as a stopped or wedged peer would.
+  if (const char *stall = std::getenv("MEGATRON_RUN_TEST_STALL")) {
+    int rank = -1;
+    long long step = 0;
+    if (std::sscanf(stall, "%d:%lld", &rank, &step) == 2 && rank == comm.rank())
+      options.stallAtStep = step;
+  }
   Artifact artifact;
   if (int code = failAgreed(loadArtifact(options.artifact, artifact)))
     return code;

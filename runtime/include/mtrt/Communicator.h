@@ -77,11 +77,23 @@ public:
                              std::vector<std::string> &out) const;
   /// Whole world: true when `ok` is true on every rank.
   bool allAgree(bool ok) const;
+  /// Every wait for other ranks (collective, receive, send completion) gives
+  /// up after `seconds` with an error naming what it waited for (0: wait
+  /// forever).
+  void setTimeout(double seconds) { timeoutSeconds = seconds; }
+
   /// Ends every rank of the run: used after an error that other ranks,
   /// waiting in a collective, cannot see.
   [[noreturn]] void abort(int code) const;
 
 private:
+  /// Waits for the MPI request at `request` (an MPI_Request*), within the
+  /// timeout; `status` (an MPI_Status* or null) receives its status.
+  Status wait(void *request, const std::string &what,
+              void *status = nullptr) const;
+  std::string describeAxis(int64_t axis) const;
+
+  double timeoutSeconds = 0;
   int worldRank = 0;
   int worldSize = 1;
   bool initialized = false;

@@ -7,8 +7,11 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 using namespace mtrt;
 
@@ -27,6 +30,41 @@ Status check(int code, const char *what) {
                        " failed: " + std::string(text, length));
 }
 } // namespace
+
+Status Communicator::wait(void *requestPtr, const std::string &what,
+                          void *statusPtr) const {
+  MPI_Request &request = *static_cast<MPI_Request *>(requestPtr);
+  MPI_Status *status =
+      statusPtr ? static_cast<MPI_Status *>(statusPtr) : MPI_STATUS_IGNORE;
+  if (timeoutSeconds <= 0)
+    return check(MPI_Wait(&request, status), what.c_str());
+  // Poll with a deadline: a peer that stops answering (killed, stopped, a
+  // wedged device) must not hang this rank forever.
+  auto start = std::chrono::steady_clock::now();
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    MTRT_RETURN_IF_ERROR(
+        check(MPI_Test(&request, &done, status), what.c_str()));
+    if (done)
+      return Status::ok();
+    double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (waited > timeoutSeconds) {
+      char text[64];
+      std::snprintf(text, sizeof(text), "%g", timeoutSeconds);
+      return Status::error("no answer within " + std::string(text) +
+                           " s (--distributed-timeout-minutes) in " + what);
+    }
+    if (polls > 1000)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+std::string Communicator::describeAxis(int64_t axis) const {
+  return "grid axis " + std::to_string(axis) + " (a group of " +
+         std::to_string(shape[axis]) + " ranks; a peer did not answer)";
+}
 
 /// True when an MPI launcher (mpirun, mpiexec, srun) started this process.
 static bool launchedByMpi() {
@@ -102,10 +140,13 @@ Status Communicator::allReduce(int64_t axis, float *data, int64_t count,
                                bool average) const {
   if (!usesMpi)
     return Status::ok();
+  MPI_Request request;
   MTRT_RETURN_IF_ERROR(
-      check(MPI_Allreduce(MPI_IN_PLACE, data, int(count), MPI_FLOAT, MPI_SUM,
-                          commOf(groups[axis])),
+      check(MPI_Iallreduce(MPI_IN_PLACE, data, int(count), MPI_FLOAT, MPI_SUM,
+                           commOf(groups[axis]), &request),
             "all-reduce"));
+  MTRT_RETURN_IF_ERROR(
+      wait(&request, "an all-reduce over " + describeAxis(axis)));
   if (average)
     for (int64_t i = 0; i < count; ++i)
       data[i] /= float(shape[axis]);
@@ -116,9 +157,13 @@ Status Communicator::allReduceDouble(int64_t axis, double *data, int64_t count,
                                      bool maximum) const {
   if (!usesMpi)
     return Status::ok();
-  return check(MPI_Allreduce(MPI_IN_PLACE, data, int(count), MPI_DOUBLE,
-                             maximum ? MPI_MAX : MPI_SUM, commOf(groups[axis])),
-               "all-reduce");
+  MPI_Request request;
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Iallreduce(MPI_IN_PLACE, data, int(count), MPI_DOUBLE,
+                           maximum ? MPI_MAX : MPI_SUM, commOf(groups[axis]),
+                           &request),
+            "all-reduce"));
+  return wait(&request, "an all-reduce over " + describeAxis(axis));
 }
 
 Status Communicator::reduceScatter(int64_t axis, const float *in, float *out,
@@ -127,10 +172,13 @@ Status Communicator::reduceScatter(int64_t axis, const float *in, float *out,
     std::memcpy(out, in, size_t(count) * sizeof(float));
     return Status::ok();
   }
+  MPI_Request request;
   MTRT_RETURN_IF_ERROR(
-      check(MPI_Reduce_scatter_block(in, out, int(count), MPI_FLOAT, MPI_SUM,
-                                     commOf(groups[axis])),
+      check(MPI_Ireduce_scatter_block(in, out, int(count), MPI_FLOAT, MPI_SUM,
+                                      commOf(groups[axis]), &request),
             "reduce-scatter"));
+  MTRT_RETURN_IF_ERROR(
+      wait(&request, "a reduce-scatter over " + describeAxis(axis)));
   if (average)
     for (int64_t i = 0; i < count; ++i)
       out[i] /= float(shape[axis]);
@@ -143,9 +191,12 @@ Status Communicator::allGather(int64_t axis, const float *in, float *out,
     std::memcpy(out, in, size_t(count) * sizeof(float));
     return Status::ok();
   }
-  return check(MPI_Allgather(in, int(count), MPI_FLOAT, out, int(count),
-                             MPI_FLOAT, commOf(groups[axis])),
-               "all-gather");
+  MPI_Request request;
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Iallgather(in, int(count), MPI_FLOAT, out, int(count),
+                           MPI_FLOAT, commOf(groups[axis]), &request),
+            "all-gather"));
+  return wait(&request, "an all-gather over " + describeAxis(axis));
 }
 
 Status Communicator::send(int64_t axis, int64_t peer, int64_t tag,
@@ -174,9 +225,16 @@ Status Communicator::recv(int64_t axis, int64_t peer, int64_t tag, void *data,
   if (!usesMpi)
     return Status::error("a receive needs a second rank (run under mpirun)");
   MPI_Status status;
-  MTRT_RETURN_IF_ERROR(check(MPI_Recv(data, int(bytes), MPI_BYTE, int(peer),
-                                      int(tag), commOf(groups[axis]), &status),
-                             "receive"));
+  MPI_Request request;
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Irecv(data, int(bytes), MPI_BYTE, int(peer), int(tag),
+                      commOf(groups[axis]), &request),
+            "receive"));
+  MTRT_RETURN_IF_ERROR(wait(&request,
+                            "a receive from pipeline stage " +
+                                std::to_string(peer) + " (tag " +
+                                std::to_string(tag) + "), which did not send",
+                            &status));
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   if (count != bytes)
@@ -190,9 +248,7 @@ Status Communicator::recv(int64_t axis, int64_t peer, int64_t tag, void *data,
 Status Communicator::finishSends() const {
   Status result = Status::ok();
   for (void *request : sendRequests) {
-    Status status =
-        check(MPI_Wait(static_cast<MPI_Request *>(request), MPI_STATUS_IGNORE),
-              "send completion");
+    Status status = wait(request, "the completion of this step's sends");
     if (result && !status)
       result = status;
     delete static_cast<MPI_Request *>(request);
@@ -205,8 +261,11 @@ Status Communicator::finishSends() const {
 Status Communicator::broadcast(int root, double &value) const {
   if (!usesMpi)
     return Status::ok();
-  return check(MPI_Bcast(&value, 1, MPI_DOUBLE, root, MPI_COMM_WORLD),
-               "broadcast");
+  MPI_Request request;
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Ibcast(&value, 1, MPI_DOUBLE, root, MPI_COMM_WORLD, &request),
+            "broadcast"));
+  return wait(&request, "a broadcast from rank " + std::to_string(root));
 }
 
 Status Communicator::gatherToRoot(const void *in, int64_t bytes,
@@ -217,10 +276,13 @@ Status Communicator::gatherToRoot(const void *in, int64_t bytes,
     std::memcpy(out.data(), in, size_t(bytes));
     return Status::ok();
   }
-  return check(MPI_Gather(in, int(bytes), MPI_BYTE,
-                          worldRank == 0 ? out.data() : nullptr, int(bytes),
-                          MPI_BYTE, 0, MPI_COMM_WORLD),
-               "gather");
+  MPI_Request request;
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Igather(in, int(bytes), MPI_BYTE,
+                        worldRank == 0 ? out.data() : nullptr, int(bytes),
+                        MPI_BYTE, 0, MPI_COMM_WORLD, &request),
+            "gather"));
+  return wait(&request, "a gather to rank 0");
 }
 
 Status Communicator::gatherStringsToRoot(const std::string &text,
@@ -231,18 +293,21 @@ Status Communicator::gatherStringsToRoot(const std::string &text,
   }
   int length = int(text.size());
   std::vector<int> lengths(worldRank == 0 ? size_t(worldSize) : 0);
-  MTRT_RETURN_IF_ERROR(check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1,
-                                        MPI_INT, 0, MPI_COMM_WORLD),
+  MPI_Request request;
+  MTRT_RETURN_IF_ERROR(check(MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1,
+                                         MPI_INT, 0, MPI_COMM_WORLD, &request),
                              "gather"));
+  MTRT_RETURN_IF_ERROR(wait(&request, "a gather to rank 0"));
   std::vector<int> offsets(lengths.size(), 0);
   for (size_t r = 1; r < lengths.size(); ++r)
     offsets[r] = offsets[r - 1] + lengths[r - 1];
   std::vector<char> all(
       lengths.empty() ? 0 : size_t(offsets.back()) + size_t(lengths.back()));
   MTRT_RETURN_IF_ERROR(check(
-      MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(),
-                  offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
+      MPI_Igatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                   offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD, &request),
       "gather"));
+  MTRT_RETURN_IF_ERROR(wait(&request, "a gather to rank 0"));
   out.clear();
   for (size_t r = 0; r < lengths.size(); ++r)
     out.emplace_back(all.data() + offsets[r], size_t(lengths[r]));
@@ -253,7 +318,14 @@ bool Communicator::allAgree(bool ok) const {
   if (!usesMpi)
     return ok;
   int mine = ok ? 1 : 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
+  // A rank that cannot learn whether the others agree cannot go on.
+  if (Status status = wait(&request, "an agreement of all ranks"); !status) {
+    std::fprintf(stderr, "megatron-run: error: rank %d: %s\n", worldRank,
+                 status.message().c_str());
+    abort(1);
+  }
   return all == 1;
 }
 
