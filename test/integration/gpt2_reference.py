@@ -220,9 +220,10 @@ def compare(a):
     sys.exit(0 if ok else 1)
 
 
-def main(init_fn=init, train_fn=train, description=__doc__):
+def main(init_fn=init, train_fn=train, description=__doc__, extra=None):
     """The command line; another model's reference passes its own init and
-    train (llama_reference.py)."""
+    train, and `extra`, a function that adds its own subcommands to the
+    subparsers (llama_reference.py)."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("init")
@@ -267,6 +268,8 @@ def main(init_fn=init, train_fn=train, description=__doc__):
     p.add_argument("--param-atol", type=float, default=0.0,
                    help="a tensor within this absolute difference passes")
     p.set_defaults(run=compare)
+    if extra:
+        extra(sub)
     args = parser.parse_args()
     args.run(args)
 

@@ -1,13 +1,53 @@
 #!/usr/bin/python3
 """An independent LLaMA-family training reference in PyTorch, for equivalence
-tests: Llama, Mistral and Qwen2 configs, written from Hugging Face's
-modeling_llama.py / modeling_qwen2.py (LlamaRMSNorm, rotate_half and
-apply_rotary_pos_emb, repeat_kv, LlamaMLP, _compute_llama3_parameters,
-_init_weights), not from megatron-mlir's code.
+tests: Llama, Mistral and Qwen2 configs (Hugging Face config.json keys).
 
-Subcommands and options are those of gpt2_reference.py (init, tokens, train,
-compare); the training loop (AdamW, Megatron-LM's learning-rate schedule,
-weight decay on rank >= 2 tensors, clipping) is shared with it.
+Subcommands:
+  init CONFIG OUT.safetensors --seed N
+      writes a random initialization with Hugging Face names and layouts, as
+      LlamaPreTrainedModel._init_weights does it: normal(0, initializer_range)
+      for every Linear weight and the embedding (a torch.Generator seeded with
+      N draws them in state-dict order), zero biases, RMSNorm weights 1
+  tokens OUT.bin --count N --vocab V --seed N
+      writes a random uint16 token file (gpt2_reference.py's)
+  train CONFIG INIT.safetensors TOKENS.bin --steps T --batch B --seq S ...
+        --out-log LOG.jsonl --out-params OUT.safetensors
+      trains exactly as gpt2_reference.py does (the loop is shared: its
+      torch.optim.AdamW, Megatron-LM's learning-rate schedule, weight decay
+      on rank >= 2 tensors only, clipping by global norm, the same batches:
+      row i of step t is tokens[((t-1)*B+i)*S :][:S+1], inputs its first
+      S tokens and labels its last S)
+  compare REF.jsonl REF.safetensors RUN.jsonl RUN.safetensors --loss-rtol X
+        --param-tol Y
+      gpt2_reference.py's comparison (the same output for the same FileCheck
+      lines)
+  count CONFIG
+      prints `parameters: N`, the state dict's element count from the shapes
+      alone (a tied head counted once): TinyLlama-1.1B 1,100,048,384,
+      Llama-3-8B 8,030,261,248, Mistral-7B-v0.1 7,241,732,096, Qwen2-0.5B
+      494,032,768 (examples/llama/)
+
+The model is written from Hugging Face's modeling_llama.py, modeling_mistral.py
+and modeling_qwen2.py (LlamaRMSNorm, rotate_half / apply_rotary_pos_emb,
+_compute_default_rope_parameters and _compute_llama3_parameters in
+modeling_rope_utils.py, repeat_kv, eager attention, LlamaMLP, _init_weights),
+not from megatron-mlir's code. Per layer
+    h = x + o_proj(attention(rope(q_proj(n)), rope(k_proj(n)), v_proj(n))),
+        n = input_layernorm(x)
+    x = h + down_proj(silu(gate_proj(m)) * up_proj(m)), m = post_attention_layernorm(h)
+then model.norm and logits = x @ lm_head.weight^T (model.embed_tokens.weight
+when tied); the loss is the mean cross entropy over all B*S positions. All in
+float32 on the CPU.
+
+Biases as Hugging Face builds them: Llama's attention_bias puts one on q, k, v
+and o (and mlp_bias on gate, up and down); Qwen2 always has q, k and v biases
+and none on o; Mistral has none. A config's pad_token_id makes that embedding
+row nn.Embedding's padding_idx: zero at init and no gradient through the
+lookup (a tied head still trains it), as in Hugging Face. Refused: another
+hidden_act than silu, attention_dropout other than 0 (masks cannot match), a
+rope_scaling other than llama3, and a sliding window (Mistral's, 4096 when
+unset; Qwen2's only with use_sliding_window, from layer max_window_layers on)
+shorter than the sequence, since it would then mask keys.
 """
 
 import json
@@ -23,29 +63,57 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpt2_reference as reference  # noqa: E402
 from safetensors_io import write_safetensors  # noqa: E402
 
+torch.set_default_dtype(torch.float32)
+
+MODEL_TYPES = ("llama", "mistral", "qwen2")
+
+
+def fail(message):
+    sys.exit(f"llama_reference: {message}")
+
 
 def load_config(path):
+    """The config with Hugging Face's defaults (LlamaConfig, MistralConfig,
+    Qwen2Config) filled in, plus derived keys: qkv_bias, o_bias, mlp_bias and
+    windows (each layer's sliding window, or None)."""
     with open(path) as f:
         c = json.load(f)
-    if c.get("model_type") not in ("llama", "mistral", "qwen2"):
-        sys.exit("llama_reference: model_type must be llama, mistral or qwen2")
+    kind = c.get("model_type")
+    if kind not in MODEL_TYPES:
+        fail(f"model_type must be one of {', '.join(MODEL_TYPES)}, not {kind!r}")
+    if c.get("hidden_act", "silu") != "silu":
+        fail(f"hidden_act must be silu, not {c['hidden_act']!r}")
     if c.get("attention_dropout", 0.0) != 0:
-        sys.exit("llama_reference: attention_dropout must be 0")
-    c.setdefault("num_key_value_heads", c["num_attention_heads"])
-    c.setdefault("head_dim", c["hidden_size"] // c["num_attention_heads"])
+        fail("attention_dropout must be 0 (dropout masks cannot match)")
+    if c.get("num_key_value_heads") is None:
+        c["num_key_value_heads"] = c["num_attention_heads"]
+    if c.get("head_dim") is None:
+        c["head_dim"] = c["hidden_size"] // c["num_attention_heads"]
+    if c["num_attention_heads"] % c["num_key_value_heads"]:
+        fail("num_attention_heads must be a multiple of num_key_value_heads")
     c.setdefault("rms_norm_eps", 1e-6)
     c.setdefault("rope_theta", 10000.0)
     c.setdefault("rope_scaling", None)
     c.setdefault("tie_word_embeddings", False)
     c.setdefault("initializer_range", 0.02)
-    qwen2 = c["model_type"] == "qwen2"
-    c["qkv_bias"] = qwen2 or c.get("attention_bias", False)
-    c["o_bias"] = not qwen2 and c.get("attention_bias", False)
-    c["mlp_bias"] = c.get("mlp_bias", False)
+    c.setdefault("pad_token_id", None)
+    c["qkv_bias"] = kind == "qwen2" or (kind == "llama" and c.get("attention_bias", False))
+    c["o_bias"] = kind == "llama" and c.get("attention_bias", False)
+    c["mlp_bias"] = kind == "llama" and c.get("mlp_bias", False)
+    layers = c["num_hidden_layers"]
+    if kind == "mistral":
+        c["windows"] = [c.get("sliding_window", 4096)] * layers
+    elif kind == "qwen2" and c.get("use_sliding_window", False):
+        first = c.get("max_window_layers", 28)
+        c["windows"] = [c.get("sliding_window", 4096) if l >= first else None for l in range(layers)]
+    else:
+        c["windows"] = [None] * layers
+    inverse_frequencies(c)  # rejects an unsupported rope_scaling early
     return c
 
 
 def parameter_shapes(c):
+    """Name -> shape, in Hugging Face's names and nn.Linear's [out, in]."""
     d, hd = c["hidden_size"], c["head_dim"]
     h, kv, inter = c["num_attention_heads"], c["num_key_value_heads"], c["intermediate_size"]
     shapes = {"model.embed_tokens.weight": (c["vocab_size"], d)}
@@ -73,31 +141,38 @@ def parameter_shapes(c):
 
 
 def rms_norm(x, weight, eps):
-    # LlamaRMSNorm: in float32, x * rsqrt(mean(x^2) + eps), then * weight.
+    # LlamaRMSNorm: in float32, x * rsqrt(mean(x^2) + eps), then weight * that.
     variance = x.pow(2).mean(-1, keepdim=True)
     return weight * (x * torch.rsqrt(variance + eps))
 
 
 def inverse_frequencies(c):
+    """_compute_default_rope_parameters, then _compute_llama3_parameters when
+    rope_scaling asks for it (its attention factor is 1)."""
     hd = c["head_dim"]
     inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
     scaling = c["rope_scaling"]
-    if scaling:
-        kind = scaling.get("rope_type", scaling.get("type"))
-        if kind != "llama3":
-            sys.exit(f"llama_reference: rope_scaling {kind} not supported")
-        # _compute_llama3_parameters
-        factor = scaling["factor"]
-        low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
-        old = scaling["original_max_position_embeddings"]
-        low_wavelen, high_wavelen = old / low, old / high
-        wavelen = 2 * math.pi / inv_freq
-        llama = torch.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
-        smooth = (old / wavelen - low) / (high - low)
-        smoothed = (1 - smooth) * llama / factor + smooth * llama
-        medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
-        inv_freq = torch.where(medium, smoothed, llama)
-    return inv_freq
+    if not scaling:
+        return inv_freq
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind == "default":
+        return inv_freq
+    if kind != "llama3":
+        fail(f"rope_scaling of type {kind!r} is not supported (only llama3)")
+    factor = scaling["factor"]
+    low_freq_factor = scaling["low_freq_factor"]
+    high_freq_factor = scaling["high_freq_factor"]
+    old_context_len = scaling["original_max_position_embeddings"]
+    low_freq_wavelen = old_context_len / low_freq_factor
+    high_freq_wavelen = old_context_len / high_freq_factor
+    wavelen = 2 * math.pi / inv_freq
+    # Wavelengths under high_freq_wavelen are kept, those over low_freq_wavelen
+    # divided by factor, and those between interpolated smoothly.
+    inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth_factor = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed_inv_freq = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    is_medium_freq = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    return torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
 
 
 def rotate_half(x):
@@ -106,6 +181,8 @@ def rotate_half(x):
 
 
 def repeat_kv(x, groups):
+    """[b, kv, s, hd] -> [b, kv * groups, s, hd]: query head j reads key/value
+    head j // groups."""
     b, kv, s, hd = x.shape
     if groups == 1:
         return x
@@ -113,20 +190,30 @@ def repeat_kv(x, groups):
 
 
 def forward(params, ids, labels, c):
+    """The mean cross-entropy loss of `ids` [B, S] against `labels` [B, S]."""
     b, s = ids.shape
-    d, hd = c["hidden_size"], c["head_dim"]
+    hd = c["head_dim"]
     h, kv = c["num_attention_heads"], c["num_key_value_heads"]
     eps = c["rms_norm_eps"]
+    for l, window in enumerate(c["windows"]):
+        if window is not None and window < s:
+            fail(f"layer {l}'s sliding window {window} is shorter than the sequence ({s})")
 
     def linear(x, name):
         y = x @ params[name + ".weight"].t()
         return y + params[name + ".bias"] if name + ".bias" in params else y
 
+    # LlamaRotaryEmbedding: positions 0..S-1, cos and sin of cat(freqs, freqs).
     freqs = torch.arange(s, dtype=torch.float32)[:, None] * inverse_frequencies(c)[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos(), emb.sin()
     mask = torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1)
-    x = params["model.embed_tokens.weight"][ids]
+
+    table = params["model.embed_tokens.weight"]
+    pad = c["pad_token_id"]
+    if pad is not None:  # nn.Embedding(padding_idx=pad): no gradient through that row
+        table = torch.cat((table[:pad], table[pad : pad + 1].detach(), table[pad + 1 :]))
+    x = table[ids]
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
         y = rms_norm(x, params[p + "input_layernorm.weight"], eps)
@@ -149,25 +236,45 @@ def forward(params, ids, labels, c):
     return F.cross_entropy(logits.reshape(b * s, -1), labels.reshape(-1))
 
 
-def init(a):
-    # LlamaPreTrainedModel._init_weights: normal(0, initializer_range) for
-    # Linear and Embedding weights, zero biases, RMSNorm weights 1.
-    c = load_config(a.config)
-    rng = np.random.default_rng(a.seed)
+def initial_parameters(c, seed):
+    """LlamaPreTrainedModel._init_weights, drawn in state-dict order."""
+    generator = torch.Generator().manual_seed(seed)
     tensors = {}
     for name, shape in parameter_shapes(c).items():
         if name.endswith(".bias"):
-            tensors[name] = np.zeros(shape, np.float32)
-        elif "norm" in name:
-            tensors[name] = np.ones(shape, np.float32)
+            t = torch.zeros(shape)
+        elif name.endswith("norm.weight"):
+            t = torch.ones(shape)
         else:
-            tensors[name] = rng.normal(0.0, c["initializer_range"], shape).astype(np.float32)
-    write_safetensors(a.out, tensors)
+            t = torch.empty(shape).normal_(0.0, c["initializer_range"], generator=generator)
+            if name == "model.embed_tokens.weight" and c["pad_token_id"] is not None:
+                t[c["pad_token_id"]] = 0.0
+        tensors[name] = t
+    return tensors
+
+
+def init(a):
+    c = load_config(a.config)
+    tensors = initial_parameters(c, a.seed)
+    write_safetensors(a.out, {n: t.numpy().astype(np.float32) for n, t in tensors.items()})
 
 
 def train(a):
+    if a.seq < 1:
+        fail("--seq must be positive")
     reference.train(a, (load_config, parameter_shapes, forward))
 
 
+def count(a):
+    c = load_config(a.config)
+    print(f"parameters: {sum(math.prod(shape) for shape in parameter_shapes(c).values())}")
+
+
+def add_count(sub):
+    p = sub.add_parser("count", help="print the parameter count of CONFIG")
+    p.add_argument("config")
+    p.set_defaults(run=count)
+
+
 if __name__ == "__main__":
-    reference.main(init_fn=init, train_fn=train, description=__doc__)
+    reference.main(init_fn=init, train_fn=train, description=__doc__, extra=add_count)
