@@ -70,7 +70,73 @@ struct Options {
   double timeoutMinutes = 10.0;
   /// Test hook (MEGATRON_RUN_TEST_STALL): stop answering before this step.
   int64_t stallAtStep = 0;
+  /// Full training checkpoints, as Megatron-LM's --save, --save-interval,
+  /// --load, --no-load-optim and --no-load-rng.
+  std::string save;
+  int64_t saveInterval = 0;
+  std::string load;
+  bool noLoadOptim = false;
+  bool noLoadRng = false;
 };
+
+/// Megatron-LM's marker of the newest complete checkpoint in a --save dir.
+constexpr const char *kLatestFile = "latest_checkpointed_iteration.txt";
+/// The one file of a checkpoint directory, and the names of the optimizer
+/// state of parameter P in it ("P::exp_avg", "P::exp_avg_sq": "::" is in no
+/// parameter name).
+constexpr const char *kCheckpointFile = "model_optim_rng.safetensors";
+constexpr const char *kCheckpointFormat = "megatron-mlir-training-checkpoint";
+
+std::string iterationDir(const std::string &dir, int64_t iteration) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "iter_%07lld",
+                static_cast<long long>(iteration));
+  return dir + "/" + name;
+}
+
+/// The newest complete checkpoint of --load DIR: its iteration, its file
+/// and its metadata. Errors name the directory and what is wrong with it.
+struct Checkpoint {
+  int64_t iteration = 0;
+  std::string file;
+  std::map<std::string, std::string> metadata;
+};
+
+Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
+  std::string marker = dir + "/" + kLatestFile;
+  std::ifstream in(marker);
+  if (!in)
+    return Status::error(dir + ": no " + kLatestFile +
+                         " (not a directory --save wrote)");
+  std::string text;
+  std::getline(in, text);
+  char *end = nullptr;
+  long long iteration = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || iteration <= 0)
+    return Status::error(marker + ": '" + text +
+                         "' is not an iteration number");
+  checkpoint.iteration = iteration;
+  checkpoint.file = iterationDir(dir, iteration) + "/" + kCheckpointFile;
+  SafetensorsFile file;
+  MTRT_RETURN_IF_ERROR(SafetensorsFile::open(checkpoint.file, file));
+  checkpoint.metadata = file.metadata();
+  auto field = [&](const char *key) {
+    auto it = checkpoint.metadata.find(key);
+    return it == checkpoint.metadata.end() ? std::string() : it->second;
+  };
+  if (field("format") != kCheckpointFormat)
+    return Status::error(checkpoint.file +
+                         ": not a megatron-mlir training checkpoint (its "
+                         "metadata names format '" +
+                         field("format") + "')");
+  if (field("iteration") != std::to_string(iteration))
+    return Status::error(checkpoint.file + ": holds iteration '" +
+                         field("iteration") + "', but " + marker + " says " +
+                         std::to_string(iteration));
+  if (field("seed").empty())
+    return Status::error(checkpoint.file + ": metadata has no seed");
+  return Status::ok();
+}
 
 const char *kUsage = R"(usage: megatron-run MODEL.mtx [flags]
 
@@ -100,6 +166,17 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                (default: each parameter's initializer as the
                                model states it, Hugging Face's for imported
                                configs, drawn from --seed)
+  --save DIR                   save full training checkpoints (parameters,
+                               optimizer state, step, seed) to
+                               DIR/iter_NNNNNNN/, then mark the newest in
+                               DIR/latest_checkpointed_iteration.txt; every
+                               --save-interval steps and at the end
+  --save-interval N            steps between checkpoints (default: the end)
+  --load DIR                   resume from DIR's newest checkpoint (any
+                               layout); training continues at the next step
+  --no-load-optim              with --load: start the optimizer state afresh
+  --no-load-rng                with --load: take --seed instead of the
+                               checkpoint's
   --no-strict-load             with --load-params: ignore tensors the model
                                does not have and initialize the ones the file
                                lacks (default: both are errors)
@@ -128,6 +205,17 @@ std::string number(double value) {
       break;
   }
   return text;
+}
+
+/// The learning-rate schedule a checkpoint was trained with: resuming under
+/// another would not continue the same run (Megatron-LM checks this too).
+std::map<std::string, std::string> scheduleOf(const Options &o) {
+  return {{"lr", number(o.lr)},
+          {"min_lr", number(o.minLr)},
+          {"lr_warmup_iters", std::to_string(o.warmupIters)},
+          {"lr_decay_iters",
+           std::to_string(o.decayIters > 0 ? o.decayIters : o.steps)},
+          {"lr_decay_style", o.decayStyle}};
 }
 
 Status parseInt(const std::string &flag, const std::string &text,
@@ -191,6 +279,9 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--save-params", options.saveParams);
   stringFlag("--log", options.log);
   stringFlag("--trace", options.trace);
+  stringFlag("--save", options.save);
+  intFlag("--save-interval", options.saveInterval);
+  stringFlag("--load", options.load);
   intFlag("--corpus-vocab", options.corpusVocab);
   intFlag("--corpus-order", options.corpusOrder);
 
@@ -206,6 +297,14 @@ Status parseOptions(int argc, char **argv, Options &options) {
     }
     if (arg == "--no-strict-load") {
       options.nonStrictLoad = true;
+      continue;
+    }
+    if (arg == "--no-load-optim") {
+      options.noLoadOptim = true;
+      continue;
+    }
+    if (arg == "--no-load-rng") {
+      options.noLoadRng = true;
       continue;
     }
     if (arg.rfind("--quiet=", 0) == 0)
@@ -255,6 +354,11 @@ Status parseOptions(int argc, char **argv, Options &options) {
   MTRT_RETURN_IF_ERROR(positive("--adam-eps", options.eps));
   MTRT_RETURN_IF_ERROR(
       positive("--distributed-timeout-minutes", options.timeoutMinutes));
+  MTRT_RETURN_IF_ERROR(
+      nonNegative("--save-interval", double(options.saveInterval)));
+  if (!options.load.empty() && !options.loadParams.empty())
+    return Status::error("--load (a training checkpoint) and --load-params "
+                         "(parameters only) exclude each other");
   MTRT_RETURN_IF_ERROR(positive("--corpus-vocab", double(options.corpusVocab)));
   MTRT_RETURN_IF_ERROR(positive("--corpus-order", double(options.corpusOrder)));
   MTRT_RETURN_IF_ERROR(nonNegative("--min-lr", options.minLr));
@@ -338,9 +442,10 @@ void printPlan(const RankProgram &program) {
 class Trainer {
 public:
   Trainer(const Options &options, const Artifact &artifact,
-          const Communicator &comm)
+          const Communicator &comm, const Checkpoint &checkpoint)
       : options(options), artifact(artifact),
-        program(specializeProgram(artifact, comm.rank())), comm(comm) {
+        program(specializeProgram(artifact, comm.rank())), comm(comm),
+        checkpoint(checkpoint) {
     if (int64_t axis = artifact.axis("dp"); axis >= 0) {
       dataRank = program.coords[axis];
       dataRanks = artifact.gridShape[axis];
@@ -428,6 +533,11 @@ public:
       struct stat info;
       if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
         return Status::error(path + ": is a directory, not a file to write");
+      // Only regular files are ever replaced (as root, --save-params
+      // /dev/null would otherwise replace the device node with a file).
+      if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+        return Status::error(path + ": is not a regular file; only regular "
+                                    "files are replaced");
       // Both are written to this temporary file, then renamed into place.
       std::string probePath = path + ".tmp";
       std::FILE *probe = std::fopen(probePath.c_str(), "wb");
@@ -437,6 +547,13 @@ public:
       std::fclose(probe);
       std::remove(probePath.c_str());
     }
+    if (!options.save.empty()) {
+      struct stat info;
+      if (stat(options.save.c_str(), &info) == 0 && !S_ISDIR(info.st_mode))
+        return Status::error(options.save +
+                             ": is not a directory (--save needs one, or a "
+                             "path to create it at)");
+    }
     return Status::ok();
   }
 
@@ -444,23 +561,39 @@ public:
     std::map<std::string, const ParamDesc *> described;
     for (const ParamDesc &param : artifact.params)
       described[param.name] = &param;
+    // The source: --load-params (parameters), --load (parameters and their
+    // optimizer state), or none (initialized as the model states).
+    const std::string &source =
+        checkpoint.iteration > 0 ? checkpoint.file : options.loadParams;
+    bool loadOptimizer = checkpoint.iteration > 0 && !options.noLoadOptim;
+    auto tensorName = [](const BufferDesc &buffer) {
+      return buffer.kind == "param" ? buffer.name
+                                    : buffer.name + "::" + buffer.kind;
+    };
     SafetensorsFile file;
-    if (!options.loadParams.empty()) {
-      MTRT_RETURN_IF_ERROR(SafetensorsFile::open(options.loadParams, file));
+    if (!source.empty()) {
+      MTRT_RETURN_IF_ERROR(SafetensorsFile::open(source, file));
       // Strict by default: a tensor the model does not have means the
       // checkpoint is of another model (more layers, an untied head).
       std::vector<std::string> unexpected;
-      for (const std::string &name : file.names())
-        if (!described.count(name) && !isKnownNonParameter(name))
+      for (const std::string &name : file.names()) {
+        size_t sep = name.find("::");
+        std::string param = name.substr(0, sep);
+        std::string kind =
+            sep == std::string::npos ? "param" : name.substr(sep + 2);
+        bool known =
+            described.count(param) &&
+            (kind == "param" || kind == "exp_avg" || kind == "exp_avg_sq");
+        if (!known && !isKnownNonParameter(name))
           unexpected.push_back(name);
+      }
       if (!unexpected.empty() && !options.nonStrictLoad) {
         std::string listed;
         for (size_t i = 0; i < unexpected.size() && i < 3; ++i)
           listed += (i ? ", '" : "'") + unexpected[i] + "'";
         if (unexpected.size() > 3)
           listed += " and " + std::to_string(unexpected.size() - 3) + " more";
-        return Status::error(options.loadParams + ": " +
-                             std::to_string(unexpected.size()) +
+        return Status::error(source + ": " + std::to_string(unexpected.size()) +
                              " tensor(s) the model does not have: " + listed +
                              " (--no-strict-load ignores them)");
       }
@@ -470,9 +603,13 @@ public:
                     unexpected.size());
     }
     for (const BufferDesc &buffer : program.buffers) {
-      if (buffer.kind != "param" || buffer.alias)
+      bool optimizerState =
+          buffer.kind == "exp_avg" || buffer.kind == "exp_avg_sq";
+      if (buffer.alias ||
+          !(buffer.kind == "param" || (optimizerState && loadOptimizer)))
         continue;
       float *values = executor.as<float>(buffer.id);
+      std::string name = tensorName(buffer);
       // A sharded buffer holds runs of the full tensor (a ZeRO piece, or a
       // tensor-parallel split); every rank reads or initializes only those.
       // The checkpoint's shape: the full tensor without padding rows, which
@@ -482,8 +619,10 @@ public:
       std::vector<ElementRun> runs = shardRuns(buffer);
       // Without --load-params, or (with --no-strict-load) for a tensor the
       // checkpoint lacks: initialized as the model states.
-      bool initialize = options.loadParams.empty() ||
-                        (options.nonStrictLoad && !file.contains(buffer.name));
+      bool initialize =
+          source.empty() || (options.nonStrictLoad && !file.contains(name));
+      if (initialize && optimizerState)
+        continue; // fresh optimizer state: zero, as the arena starts
       if (initialize) {
         // As the model states (mt.init); the parameter table has every
         // parameter buffer's entry (the loader checks it).
@@ -506,26 +645,24 @@ public:
           dst = std::copy_n(full.data() + run.offset, run.count, dst);
         continue;
       }
-      if (!file.contains(buffer.name))
-        return Status::error(options.loadParams + ": missing tensor '" +
-                             buffer.name +
+      if (!file.contains(name))
+        return Status::error(source + ": missing tensor '" + name +
                              "' that the model needs (--no-strict-load "
                              "initializes it instead)");
       std::string dtype;
       std::vector<int64_t> shape;
-      MTRT_RETURN_IF_ERROR(file.info(buffer.name, dtype, shape));
+      MTRT_RETURN_IF_ERROR(file.info(name, dtype, shape));
       if (dtype != "F32")
-        return Status::error(options.loadParams + ": tensor '" + buffer.name +
-                             "' has dtype " + dtype + ", expected F32");
+        return Status::error(source + ": tensor '" + name + "' has dtype " +
+                             dtype + ", expected F32");
       if (shape != fullShape) {
         std::string expected, got;
         for (int64_t d : fullShape)
           expected += (expected.empty() ? "" : ", ") + std::to_string(d);
         for (int64_t d : shape)
           got += (got.empty() ? "" : ", ") + std::to_string(d);
-        return Status::error(options.loadParams + ": tensor '" + buffer.name +
-                             "' has shape [" + got + "], expected [" +
-                             expected + "]");
+        return Status::error(source + ": tensor '" + name + "' has shape [" +
+                             got + "], expected [" + expected + "]");
       }
       // Each rank reads only its own piece of the full tensor.
       float *dst = values;
@@ -534,7 +671,7 @@ public:
             std::max<int64_t>(0, std::min(run.count, valid - run.offset));
         if (real > 0)
           MTRT_RETURN_IF_ERROR(
-              file.readSlice(buffer.name, run.offset * int64_t(sizeof(float)),
+              file.readSlice(name, run.offset * int64_t(sizeof(float)),
                              real * int64_t(sizeof(float)), dst));
         std::fill(dst + real, dst + run.count, 0.0f);
         dst += run.count;
@@ -612,7 +749,14 @@ public:
       trace.start(std::abs(mine - origin) < 1e6 ? origin : mine);
       executor.setTrace(&trace);
     }
-    for (int64_t step = 1; step <= options.steps; ++step) {
+    if (checkpoint.iteration > 0 && comm.rank() == 0)
+      std::printf("resuming from %s at iteration %lld%s%s\n",
+                  checkpoint.file.c_str(),
+                  static_cast<long long>(checkpoint.iteration),
+                  options.noLoadOptim ? ", fresh optimizer state" : "",
+                  options.noLoadRng ? ", seed from --seed" : "");
+    for (int64_t step = checkpoint.iteration + 1; step <= options.steps;
+         ++step) {
       if (step == options.stallAtStep)
         std::this_thread::sleep_for(std::chrono::hours(1));
       auto start = std::chrono::steady_clock::now();
@@ -694,6 +838,10 @@ public:
                      static_cast<long long>(executor.measuredPeakBytes()),
                      json(teraflops, "%.6f").c_str());
       }
+      if (!options.save.empty() &&
+          (step == options.steps ||
+           (options.saveInterval > 0 && step % options.saveInterval == 0)))
+        MTRT_RETURN_IF_ERROR(saveCheckpoint(step));
     }
     if (log)
       std::fclose(log);
@@ -777,6 +925,90 @@ public:
     return Status::ok();
   }
 
+  /// The full tensor of buffer kind `kind` (param, exp_avg, exp_avg_sq) of
+  /// parameter `param`, gathered on rank 0 from the ranks holding its
+  /// pieces (every rank takes part; `tensor` is filled on rank 0 only).
+  Status gatherTensor(const std::string &kind, const ParamDesc &param,
+                      HostTensor &tensor) {
+    // The first stage holding the buffer: its ranks' pieces make the full
+    // tensor (a tied embedding's copy on the last stage is equal).
+    const BufferDesc *held = nullptr;
+    int64_t holder = 0;
+    for (; holder < int64_t(artifact.programs.size()); ++holder)
+      if ((held = artifact.programs[holder].find(kind, param.name)))
+        break;
+    if (!held)
+      return Status::error(options.artifact + ": parameter '" + param.name +
+                           "' of the parameter table has no " + kind +
+                           " buffer");
+    const BufferDesc *mine = program.find(kind, param.name);
+    bool contributes = program.stage == holder && mine;
+    tensor.dtype = "F32";
+    tensor.shape = param.shape;
+    std::vector<uint8_t> piece(size_t(held->bytes()), 0);
+    if (contributes)
+      std::memcpy(piece.data(), executor.as<uint8_t>(mine->id), piece.size());
+    if (comm.size() == 1) {
+      tensor.bytes = std::move(piece);
+      return Status::ok();
+    }
+    std::vector<uint8_t> pieces, indices;
+    int64_t index[3] = {contributes ? 1 : 0, mine ? mine->shardIndex : 0,
+                        mine ? mine->pieceIndex : 0};
+    MTRT_RETURN_IF_ERROR(
+        comm.gatherToRoot(piece.data(), int64_t(piece.size()), pieces));
+    MTRT_RETURN_IF_ERROR(comm.gatherToRoot(index, sizeof(index), indices));
+    if (comm.rank() != 0)
+      return Status::ok();
+    // Each contributing rank's runs of the full tensor; replicas (the same
+    // piece on several ranks) write the same values.
+    tensor.bytes.resize(
+        size_t(held->bytes() * held->shardCount * held->pieceCount));
+    float *full = reinterpret_cast<float *>(tensor.bytes.data());
+    for (int r = 0; r < comm.size(); ++r) {
+      int64_t which[3];
+      std::memcpy(which, indices.data() + r * sizeof(which), sizeof(which));
+      if (!which[0])
+        continue;
+      const float *src = reinterpret_cast<const float *>(pieces.data()) +
+                         r * held->numElements();
+      for (const ElementRun &run : shardRuns(*held, which[1], which[2])) {
+        std::copy_n(src, run.count, full + run.offset);
+        src += run.count;
+      }
+    }
+    // Padding rows of a vocabulary are not part of the checkpoint.
+    tensor.bytes.resize(size_t(validElementsOf(*held)) * sizeof(float));
+    return Status::ok();
+  }
+
+  /// Rank 0 writes `tensors` to `path` (atomically), unless one holds a
+  /// non-finite value: a non-finite state is never saved.
+  Status
+  writeTensors(const std::string &path,
+               const std::vector<std::pair<std::string, HostTensor>> &tensors,
+               const std::map<std::string, std::string> &metadata) {
+    Status written = Status::ok();
+    if (comm.rank() == 0) {
+      for (const auto &[name, tensor] : tensors) {
+        const float *values =
+            reinterpret_cast<const float *>(tensor.bytes.data());
+        size_t n = tensor.bytes.size() / sizeof(float);
+        if (!std::all_of(values, values + n,
+                         [](float v) { return std::isfinite(v); })) {
+          written = Status::error(path + ": tensor '" + name +
+                                  "' holds non-finite values; not saved");
+          break;
+        }
+      }
+      if (written)
+        written = writeSafetensors(path, tensors, metadata);
+    }
+    if (!comm.allAgree(written.isOk()) && written)
+      return Status::error("rank 0 could not save " + path);
+    return written;
+  }
+
   Status save() {
     if (options.saveParams.empty())
       return Status::ok();
@@ -785,82 +1017,68 @@ public:
     // in gathering ZeRO pieces; rank 0 writes.
     std::vector<std::pair<std::string, HostTensor>> tensors;
     for (const ParamDesc &param : artifact.params) {
-      // The first stage holding the parameter: its ranks' pieces make the
-      // full tensor (a tied embedding's copy on the last stage is equal).
-      const BufferDesc *held = nullptr;
-      int64_t holder = 0;
-      for (; holder < int64_t(artifact.programs.size()); ++holder)
-        if ((held = artifact.programs[holder].find("param", param.name)))
-          break;
-      if (!held)
-        return Status::error(options.artifact + ": parameter '" + param.name +
-                             "' of the parameter table has no buffer");
-      const BufferDesc *mine = program.find("param", param.name);
-      bool contributes = program.stage == holder && mine;
       HostTensor tensor;
-      tensor.dtype = "F32";
-      tensor.shape = param.shape;
-      std::vector<uint8_t> piece(size_t(held->bytes()), 0);
-      if (contributes)
-        std::memcpy(piece.data(), executor.as<uint8_t>(mine->id), piece.size());
-      if (comm.size() == 1) {
-        tensor.bytes = std::move(piece);
-        tensors.emplace_back(param.name, std::move(tensor));
-        continue;
-      }
-      std::vector<uint8_t> pieces, indices;
-      int64_t index[3] = {contributes ? 1 : 0, mine ? mine->shardIndex : 0,
-                          mine ? mine->pieceIndex : 0};
-      MTRT_RETURN_IF_ERROR(
-          comm.gatherToRoot(piece.data(), int64_t(piece.size()), pieces));
-      MTRT_RETURN_IF_ERROR(comm.gatherToRoot(index, sizeof(index), indices));
-      if (comm.rank() == 0) {
-        // Each contributing rank's runs of the full tensor; replicas (the
-        // same piece on several ranks) write the same values.
-        tensor.bytes.resize(
-            size_t(held->bytes() * held->shardCount * held->pieceCount));
-        float *full = reinterpret_cast<float *>(tensor.bytes.data());
-        for (int r = 0; r < comm.size(); ++r) {
-          int64_t which[3];
-          std::memcpy(which, indices.data() + r * sizeof(which), sizeof(which));
-          if (!which[0])
-            continue;
-          const float *src = reinterpret_cast<const float *>(pieces.data()) +
-                             r * held->numElements();
-          for (const ElementRun &run : shardRuns(*held, which[1], which[2])) {
-            std::copy_n(src, run.count, full + run.offset);
-            src += run.count;
-          }
-        }
-        // Padding rows of a vocabulary are not part of the checkpoint.
-        tensor.bytes.resize(size_t(validElementsOf(*held)) * sizeof(float));
-      }
+      MTRT_RETURN_IF_ERROR(gatherTensor("param", param, tensor));
       tensors.emplace_back(param.name, std::move(tensor));
     }
-    Status written = Status::ok();
-    if (comm.rank() == 0) {
-      // A non-finite state is never saved.
-      for (const auto &[name, tensor] : tensors) {
-        const float *values =
-            reinterpret_cast<const float *>(tensor.bytes.data());
-        size_t n = tensor.bytes.size() / sizeof(float);
-        if (!std::all_of(values, values + n,
-                         [](float v) { return std::isfinite(v); })) {
-          written = Status::error(options.saveParams + ": parameter '" + name +
-                                  "' holds non-finite values; not saved");
-          break;
-        }
+    MTRT_RETURN_IF_ERROR(writeTensors(options.saveParams, tensors, {}));
+    if (comm.rank() == 0)
+      std::printf("saved %zu parameters to %s\n", tensors.size(),
+                  options.saveParams.c_str());
+    return Status::ok();
+  }
+
+  /// A full training checkpoint after step `iteration`, as Megatron-LM
+  /// lays them out: DIR/iter_NNNNNNN/ holds the parameters and their
+  /// optimizer state (full tensors: any layout loads them) and, as
+  /// metadata, the step and the seed (the dropout masks are keyed by seed
+  /// and step, and the data position follows from the step); once it is
+  /// complete, DIR/latest_checkpointed_iteration.txt names it. A crash at
+  /// any moment leaves the previous checkpoint loadable.
+  Status saveCheckpoint(int64_t iteration) {
+    std::vector<std::pair<std::string, HostTensor>> tensors;
+    for (const char *kind : {"param", "exp_avg", "exp_avg_sq"})
+      for (const ParamDesc &param : artifact.params) {
+        HostTensor tensor;
+        MTRT_RETURN_IF_ERROR(gatherTensor(kind, param, tensor));
+        tensors.emplace_back(std::string(kind) == "param"
+                                 ? param.name
+                                 : param.name + "::" + kind,
+                             std::move(tensor));
       }
+    std::string dir = iterationDir(options.save, iteration);
+    Status made = Status::ok();
+    if (comm.rank() == 0) {
+      ::mkdir(options.save.c_str(), 0755);
+      if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+        made = Status::error(dir +
+                             ": cannot create the checkpoint "
+                             "directory (" +
+                             std::strerror(errno) + ")");
     }
-    if (comm.rank() == 0 && written) {
-      written = writeSafetensors(options.saveParams, tensors);
-      if (written)
-        std::printf("saved %zu parameters to %s\n", tensors.size(),
-                    options.saveParams.c_str());
+    if (!comm.allAgree(made.isOk()))
+      return made ? Status::error("rank 0 could not create " + dir) : made;
+    std::map<std::string, std::string> metadata = scheduleOf(options);
+    metadata.insert(
+        {{"format", kCheckpointFormat},
+         {"iteration", std::to_string(iteration)},
+         {"seed", std::to_string(options.seed)},
+         {"consumed_samples", std::to_string(iteration * globalBatch())}});
+    MTRT_RETURN_IF_ERROR(
+        writeTensors(dir + "/" + kCheckpointFile, tensors, metadata));
+    Status marked = Status::ok();
+    if (comm.rank() == 0) {
+      std::string text = std::to_string(iteration) + "\n";
+      marked = writeFileAtomically(options.save + "/" + kLatestFile,
+                                   {{text.data(), text.size()}});
+      if (marked && !options.quiet)
+        std::printf("saved checkpoint iteration %lld to %s\n",
+                    static_cast<long long>(iteration), dir.c_str());
     }
-    if (!comm.allAgree(written.isOk()) && written)
-      return Status::error("rank 0 could not save the parameters");
-    return written;
+    if (!comm.allAgree(marked.isOk()))
+      return marked ? Status::error("rank 0 could not mark the checkpoint")
+                    : marked;
+    return Status::ok();
   }
 
   ~Trainer() {
@@ -900,6 +1118,8 @@ private:
   }
 
   const Options &options;
+  /// --load: the checkpoint resumed from (iteration 0: none).
+  const Checkpoint &checkpoint;
   const Artifact &artifact;
   const RankProgram program;
   const Communicator &comm;
@@ -993,6 +1213,10 @@ jobFingerprint(const Options &o) {
       {"--load-params", o.loadParams.empty()
                             ? std::string("none")
                             : fileDigest(o.loadParams, 1 << 20)},
+      {"--load", o.load.empty() ? std::string("none")
+                                : fileDigest(o.load + "/" + kLatestFile, -1)},
+      {"--save", o.save},
+      {"--save-interval", std::to_string(o.saveInterval)},
   };
   if (!o.data.empty()) {
     struct stat info;
@@ -1083,6 +1307,30 @@ int main(int argc, char **argv) {
   Artifact artifact;
   if (int code = failAgreed(loadArtifact(options.artifact, artifact)))
     return code;
+  Checkpoint checkpoint;
+  if (!options.load.empty()) {
+    if (int code = failAgreed(resolveCheckpoint(options.load, checkpoint)))
+      return code;
+    // The dropout masks are keyed by seed and step: resuming them means
+    // taking the checkpoint's seed.
+    if (!options.noLoadRng)
+      options.seed =
+          std::strtoll(checkpoint.metadata["seed"].c_str(), nullptr, 10);
+    for (const auto &[key, value] : scheduleOf(options)) {
+      auto it = checkpoint.metadata.find(key);
+      if (it != checkpoint.metadata.end() && it->second != value)
+        return failOnce(Status::error(
+            checkpoint.file + ": trained with " + key + " " + it->second +
+            ", but this run has " + value +
+            " (the learning-rate schedule continues only unchanged; "
+            "lr_decay_iters defaults to --steps)"));
+    }
+    if (checkpoint.iteration >= options.steps)
+      return failOnce(Status::error(
+          options.load + ": the checkpoint is at iteration " +
+          std::to_string(checkpoint.iteration) + ", not before --steps " +
+          std::to_string(options.steps) + ": nothing left to train"));
+  }
   if (int code = failAgreed(checkSameJob(options, comm)))
     return code;
   if (artifact.worldSize != comm.size())
@@ -1093,7 +1341,7 @@ int main(int argc, char **argv) {
         std::to_string(artifact.worldSize) + ")"));
   if (Status status = comm.setGrid(artifact.gridShape); !status)
     return failOnce(status);
-  Trainer trainer(options, artifact, comm);
+  Trainer trainer(options, artifact, comm, checkpoint);
   if (int code = failTogether(trainer.setup(), comm))
     return code;
   if (speak) {
