@@ -707,6 +707,12 @@ public:
       MTRT_RETURN_IF_ERROR(corpus->writeTokenFile(path = name, needed));
     }
     MTRT_RETURN_IF_ERROR(TokenData::open(path, data));
+    // The corpus is mapped: its name can go now, so that a killed run
+    // leaves no file behind.
+    if (!temporaryCorpus.empty()) {
+      std::remove(temporaryCorpus.c_str());
+      temporaryCorpus.clear();
+    }
     return data.checkCovers(options.steps, globalBatch(), seqLen, vocabSize);
   }
 
@@ -837,6 +843,9 @@ public:
                      json(tokensPerSecond, "%.3f").c_str(),
                      static_cast<long long>(executor.measuredPeakBytes()),
                      json(teraflops, "%.6f").c_str());
+        if (std::fflush(log) != 0 || std::ferror(log))
+          return Status::error(options.log + ": cannot write the log (" +
+                               std::strerror(errno) + ")");
       }
       if (!options.save.empty() &&
           (step == options.steps ||
