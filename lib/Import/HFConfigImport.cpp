@@ -94,32 +94,14 @@ namespace {
 /// Builds the GPT-2 forward function one block at a time. Parameters are
 /// declared first (to fix the function signature in checkpoint order), then
 /// the body looks them up by name.
-class GPT2Builder {
+class GPT2Builder : public mt::detail::ModelBuilder<GPT2Builder> {
+  friend ModelBuilder;
+
 public:
   GPT2Builder(const GPT2Config &config, MicroBatchShape shape, Location loc)
-      : config(config), shape(shape), loc(loc), builder(loc.getContext()) {
-    floatType = builder.getF32Type();
-  }
-
-  OwningOpRef<ModuleOp> build() {
-    declareParameters();
-    return mt::detail::buildModelFunction(
-        builder, loc, "gpt2", shape, params,
-        [&](Value ids, Value labels, const llvm::StringMap<Value> &values) {
-          paramValues = values;
-          return buildBody(ids, labels);
-        });
-  }
+      : ModelBuilder(shape, loc), config(config) {}
 
 private:
-  using Parameter = mt::detail::DeclaredParameter;
-
-  void declare(std::string name, ArrayRef<int64_t> shape, ParallelRole role,
-               ParamInitializer init) {
-    params.push_back(
-        {std::move(name), SmallVector<int64_t>(shape), role, init});
-  }
-
   /// Parameters in the order of Hugging Face's GPT-2 state dict, with
   /// Megatron's tensor-parallel roles for Conv1D's [in, out] layout (column
   /// parallel splits the output dimension 1, row parallel the input
@@ -159,21 +141,6 @@ private:
     declare("ln_f.bias", {d}, replicated, zeros);
     if (!config.tieWordEmbeddings)
       declare("lm_head.weight", {config.vocabSize, d}, vocab, normal);
-  }
-
-  Value param(const std::string &name) { return paramValues.lookup(name); }
-
-  RankedTensorType activation(int64_t width) {
-    return RankedTensorType::get({shape.batchSize, shape.seqLength, width},
-                                 floatType);
-  }
-
-  /// Marks `op` as part of transformer block `layer`.
-  template <typename OpTy> OpTy inLayer(OpTy op) {
-    if (currentLayer >= 0)
-      op->setAttr(MTDialect::getLayerAttrName(),
-                  builder.getI64IntegerAttr(currentLayer));
-    return op;
   }
 
   Value dropout(Value x, double probability) {
@@ -265,13 +232,6 @@ private:
   }
 
   const GPT2Config &config;
-  MicroBatchShape shape;
-  Location loc;
-  OpBuilder builder;
-  Type floatType;
-  SmallVector<Parameter> params;
-  llvm::StringMap<Value> paramValues;
-  int64_t currentLayer = -1;
 };
 } // namespace
 
@@ -281,7 +241,7 @@ mlir::mt::buildGPT2Module(const GPT2Config &config, MicroBatchShape shape,
   if (failed(mt::detail::checkMicroBatch(shape, config.numPositions,
                                          "n_positions", loc)))
     return failure();
-  return GPT2Builder(config, shape, loc).build();
+  return GPT2Builder(config, shape, loc).build("gpt2");
 }
 
 //===----------------------------------------------------------------------===//

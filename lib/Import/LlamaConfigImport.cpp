@@ -130,32 +130,14 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
 namespace {
 /// Builds the LLaMA forward function. Parameters are declared first, in
 /// the Hugging Face state dict's order, then the body looks them up by name.
-class LlamaBuilder {
+class LlamaBuilder : public mt::detail::ModelBuilder<LlamaBuilder> {
+  friend ModelBuilder;
+
 public:
   LlamaBuilder(const LlamaConfig &config, MicroBatchShape shape, Location loc)
-      : config(config), shape(shape), loc(loc), builder(loc.getContext()) {
-    floatType = builder.getF32Type();
-  }
-
-  OwningOpRef<ModuleOp> build() {
-    declareParameters();
-    return mt::detail::buildModelFunction(
-        builder, loc, "llama", shape, params,
-        [&](Value ids, Value labels, const llvm::StringMap<Value> &values) {
-          paramValues = values;
-          return buildBody(ids, labels);
-        });
-  }
+      : ModelBuilder(shape, loc), config(config) {}
 
 private:
-  using Parameter = mt::detail::DeclaredParameter;
-
-  void declare(std::string name, ArrayRef<int64_t> shape, ParallelRole role,
-               ParamInitializer init) {
-    params.push_back(
-        {std::move(name), SmallVector<int64_t>(shape), role, init});
-  }
-
   /// A linear layer's weight ([out, in]) and optional bias, with
   /// Megatron's roles: column-parallel splits the output features
   /// (dimension 0), row-parallel the input features (dimension 1, its bias
@@ -213,23 +195,9 @@ private:
               {ParallelRole::Kind::Vocab, 0, 1}, normal());
   }
 
-  Value param(const std::string &name) { return paramValues.lookup(name); }
-  bool has(const std::string &name) { return paramValues.count(name); }
-
-  RankedTensorType activation(int64_t width) {
-    return RankedTensorType::get({shape.batchSize, shape.seqLength, width},
-                                 floatType);
-  }
   RankedTensorType heads(int64_t count) {
     return RankedTensorType::get(
         {shape.batchSize, count, shape.seqLength, config.headDim}, floatType);
-  }
-
-  template <typename OpTy> OpTy inLayer(OpTy op) {
-    if (currentLayer >= 0)
-      op->setAttr(MTDialect::getLayerAttrName(),
-                  builder.getI64IntegerAttr(currentLayer));
-    return op;
   }
 
   /// x W^T (+ b) for an nn.Linear weight [out, in].
@@ -334,13 +302,6 @@ private:
   }
 
   const LlamaConfig &config;
-  MicroBatchShape shape;
-  Location loc;
-  OpBuilder builder;
-  Type floatType;
-  SmallVector<Parameter> params;
-  llvm::StringMap<Value> paramValues;
-  int64_t currentLayer = -1;
 };
 } // namespace
 
@@ -356,5 +317,5 @@ mlir::mt::buildLlamaModule(const LlamaConfig &config, MicroBatchShape shape,
                           << " exceeds the config's sliding_window "
                           << config.slidingWindow
                           << ": sliding-window attention is not supported";
-  return LlamaBuilder(config, shape, loc).build();
+  return LlamaBuilder(config, shape, loc).build("llama");
 }

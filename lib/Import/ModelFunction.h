@@ -111,6 +111,59 @@ inline OwningOpRef<ModuleOp> buildModelFunction(
   return module;
 }
 
+/// What every family's forward-graph builder shares: the parameters it
+/// declares (in checkpoint order), the builder, the micro-batch, and the
+/// `mt.layer` tag of the block being built. `Derived` provides
+/// `declareParameters()` and `buildBody(ids, labels)`.
+template <typename Derived> class ModelBuilder {
+public:
+  ModelBuilder(MicroBatchShape shape, Location loc)
+      : shape(shape), loc(loc), builder(loc.getContext()),
+        floatType(builder.getF32Type()) {}
+
+  OwningOpRef<ModuleOp> build(StringRef name) {
+    auto &self = static_cast<Derived &>(*this);
+    self.declareParameters();
+    return buildModelFunction(
+        builder, loc, name, shape, params,
+        [&](Value ids, Value labels, const llvm::StringMap<Value> &values) {
+          paramValues = values;
+          return self.buildBody(ids, labels);
+        });
+  }
+
+protected:
+  void declare(std::string name, ArrayRef<int64_t> shape, ParallelRole role,
+               ParamInitializer init) {
+    params.push_back(
+        {std::move(name), SmallVector<int64_t>(shape), role, init});
+  }
+  Value param(const std::string &name) { return paramValues.lookup(name); }
+  bool has(const std::string &name) { return paramValues.count(name); }
+
+  /// [batch, seq, width] activations.
+  RankedTensorType activation(int64_t width) {
+    return RankedTensorType::get({shape.batchSize, shape.seqLength, width},
+                                 floatType);
+  }
+
+  /// Marks `op` as part of the transformer block being built.
+  template <typename OpTy> OpTy inLayer(OpTy op) {
+    if (currentLayer >= 0)
+      op->setAttr(MTDialect::getLayerAttrName(),
+                  builder.getI64IntegerAttr(currentLayer));
+    return op;
+  }
+
+  MicroBatchShape shape;
+  Location loc;
+  OpBuilder builder;
+  Type floatType;
+  SmallVector<DeclaredParameter> params;
+  llvm::StringMap<Value> paramValues;
+  int64_t currentLayer = -1;
+};
+
 } // namespace mlir::mt::detail
 
 #endif // MEGATRON_LIB_IMPORT_MODELFUNCTION_H
