@@ -54,8 +54,9 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     embedding and each row-parallel projection in the forward pass, after
     the input gradient of each column-parallel projection and of the head in
     the backward pass. Split parameters carry `mt.full_shape`,
-    `mt.shard_axis`, `mt.shard_dim` and `mt.shard_chunks` (c_attn's
-    [q | k | v] columns are three chunks); attention gets
+    `mt.shard_axis`, `mt.shard_dim` and `mt.shard_chunks` (a fused
+    [q | k | v] projection's columns are three chunks), following the role
+    each parameter's `mt.parallel` states; attention gets
     `mt.rng_head_axis` and the vocabulary ops `mt.tp_vocab_axis`, from
     which lowering derives each rank's mask offsets and vocabulary rows.
     A vocabulary `tp` does not divide is padded to a multiple of it (zero

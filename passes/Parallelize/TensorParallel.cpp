@@ -5,13 +5,13 @@
 // `sharding-propagation` and `shard-partition` (with the `mt` ops' sharding
 // models, dialects/MT/Transforms) to turn into the program of every rank:
 //
-//   - parameters, pinned by the role their `mt.parallel` states (the
-//     importer states Megatron's: for GPT-2, the QKV and first
-//     MLP projections split by columns (column-parallel; c_attn's columns in
-//     three chunks q | k | v, each rank holding its heads of each), the
-//     attention and MLP output projections by rows (row-parallel), the
-//     embedding table and output head by vocabulary rows; everything else
-//     replicated; a parameter stating no role is an error). The optimizer state and the gradient of each parameter
+//   - parameters, pinned by the role their `mt.parallel` states:
+//     column-parallel ones split along their stated dimension (within each
+//     of their `chunks`, so that a fused [q | k | v] projection gives each
+//     rank its heads of each), row-parallel ones along theirs, vocab-parallel
+//     ones by vocabulary rows, replicated ones whole; a parameter stating no
+//     role is an error. The importer states Megatron's roles. The optimizer
+//     state and the gradient of each parameter
 //     are pinned alike, and so is every use of a parameter, so that
 //     propagation never chooses to gather a weight to split an activation
 //     (DESIGN.md: propagation is correct but not cost-aware);
