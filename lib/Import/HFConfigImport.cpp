@@ -222,13 +222,9 @@ private:
     currentLayer = -1;
 
     x = layerNorm(x, "ln_f");
-    Value head =
-        param(config.tieWordEmbeddings ? "wte.weight" : "lm_head.weight");
-    Value logits = MatmulOp::create(builder, loc, activation(config.vocabSize),
-                                    x, head, /*transpose_a=*/false,
-                                    /*transpose_b=*/true);
-    return CrossEntropyOp::create(
-        builder, loc, RankedTensorType::get({}, floatType), logits, labels);
+    return headAndLoss(
+        x, config.tieWordEmbeddings ? "wte.weight" : "lm_head.weight",
+        config.vocabSize, labels);
   }
 
   const GPT2Config &config;

@@ -292,13 +292,10 @@ private:
     }
     currentLayer = -1;
     x = rmsNorm(x, "model.norm.weight");
-    Value head = param(config.tieWordEmbeddings ? "model.embed_tokens.weight"
-                                                : "lm_head.weight");
-    Value logits = MatmulOp::create(builder, loc, activation(config.vocabSize),
-                                    x, head, /*transpose_a=*/false,
-                                    /*transpose_b=*/true);
-    return CrossEntropyOp::create(
-        builder, loc, RankedTensorType::get({}, floatType), logits, labels);
+    return headAndLoss(x,
+                       config.tieWordEmbeddings ? "model.embed_tokens.weight"
+                                                : "lm_head.weight",
+                       config.vocabSize, labels);
   }
 
   const LlamaConfig &config;

@@ -13,7 +13,7 @@
 #define MEGATRON_LIB_IMPORT_MODELFUNCTION_H
 
 #include "ConfigReader.h"
-#include "dialects/MT/IR/MTDialect.h"
+#include "dialects/MT/IR/MTOps.h"
 #include "megatron/Import/HFConfigImport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -153,6 +153,17 @@ protected:
       op->setAttr(MTDialect::getLayerAttrName(),
                   builder.getI64IntegerAttr(currentLayer));
     return op;
+  }
+
+  /// The output head (`x` times the [vocab, hidden] table `head`,
+  /// transposed) and the mean cross-entropy loss against `labels`.
+  Value headAndLoss(Value x, const std::string &head, int64_t vocab,
+                    Value labels) {
+    Value logits = MatmulOp::create(builder, loc, activation(vocab), x,
+                                    param(head), /*transpose_a=*/false,
+                                    /*transpose_b=*/true);
+    return CrossEntropyOp::create(
+        builder, loc, RankedTensorType::get({}, floatType), logits, labels);
   }
 
   MicroBatchShape shape;

@@ -147,8 +147,8 @@ private:
       if (!role)
         return function.emitOpError()
                << "parameter '" << name.getValue()
-               << "' states no tensor-parallel role: tp " << tp
-               << " needs '" << MTDialect::getParallelAttrName()
+               << "' states no tensor-parallel role: tp " << tp << " needs '"
+               << MTDialect::getParallelAttrName()
                << "' (column, row, vocab or replicated) on every parameter";
       roles[name] = *role;
     }

@@ -12,6 +12,7 @@
 #include "mtrt/Communicator.h"
 #include "mtrt/CpuExecutor.h"
 #include "mtrt/ExecutionTrace.h"
+#include "mtrt/Hash.h"
 #include "mtrt/LearningRate.h"
 #include "mtrt/ParamInit.h"
 #include "mtrt/Safetensors.h"
@@ -1168,6 +1169,13 @@ int failTogether(const Status &status, const Communicator &comm) {
   return 1;
 }
 
+std::string hexDigest(uint64_t hash) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%016llx",
+                static_cast<unsigned long long>(hash));
+  return text;
+}
+
 /// FNV-1a over the bytes of `path` (at most `limit` of them); "" if it
 /// cannot be read.
 std::string fileDigest(const std::string &path, int64_t limit) {
@@ -1176,9 +1184,7 @@ std::string fileDigest(const std::string &path, int64_t limit) {
   if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
     return "";
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return "";
-  uint64_t h = 1469598103934665603ull;
+  uint64_t hash = kFnvOffset;
   char buffer[1 << 16];
   int64_t total = 0;
   while (in && (limit < 0 || total < limit)) {
@@ -1186,25 +1192,19 @@ std::string fileDigest(const std::string &path, int64_t limit) {
     std::streamsize got = in.gcount();
     if (limit >= 0)
       got = std::min<std::streamsize>(got, std::streamsize(limit - total));
-    for (std::streamsize i = 0; i < got; ++i) {
-      h ^= uint8_t(buffer[i]);
-      h *= 1099511628211ull;
-    }
+    hash = fnv1a(buffer, size_t(got), hash);
     total += got;
   }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%016llx",
-                static_cast<unsigned long long>(h));
-  return text;
+  return hexDigest(hash);
 }
 
 /// What every rank of one job must agree on before the first step: the
 /// artifact's bytes, the flags that shape the training, and the data. Each
 /// line is "key: value".
 std::vector<std::pair<std::string, std::string>>
-jobFingerprint(const Options &o) {
+jobFingerprint(const Options &o, const Artifact &artifact) {
   std::vector<std::pair<std::string, std::string>> items = {
-      {"artifact", fileDigest(o.artifact, -1)},
+      {"artifact", hexDigest(artifact.contentDigest)},
       {"--steps", std::to_string(o.steps)},
       {"--seed", std::to_string(o.seed)},
       {"--lr", number(o.lr)},
@@ -1242,10 +1242,11 @@ jobFingerprint(const Options &o) {
 
 /// All ranks run the same job: the same artifact, training flags and data.
 /// A difference is an error naming the ranks and what differs.
-Status checkSameJob(const Options &options, const Communicator &comm) {
+Status checkSameJob(const Options &options, const Artifact &artifact,
+                    const Communicator &comm) {
   if (comm.size() == 1)
     return Status::ok();
-  auto items = jobFingerprint(options);
+  auto items = jobFingerprint(options, artifact);
   std::string mine;
   for (const auto &[key, value] : items)
     mine += key + "=" + value + "\n";
@@ -1340,7 +1341,7 @@ int main(int argc, char **argv) {
           std::to_string(checkpoint.iteration) + ", not before --steps " +
           std::to_string(options.steps) + ": nothing left to train"));
   }
-  if (int code = failAgreed(checkSameJob(options, comm)))
+  if (int code = failAgreed(checkSameJob(options, artifact, comm)))
     return code;
   if (artifact.worldSize != comm.size())
     return failOnce(Status::error(

@@ -364,62 +364,23 @@ struct BiasAddGradModel : public OpModel<BiasAddGradModel, BiasAddGradOp> {
 // Layer norm: rows are independent, the last dimension is normalized
 //===----------------------------------------------------------------------===//
 
-struct LayerNormModel : public OpModel<LayerNormModel, LayerNormOp> {
-  LoopNest nest(LayerNormOp op) const {
-    unsigned rank = op.getType().getRank();
-    MLIRContext *ctx = op.getContext();
-    AffineMap all = mapOf(ctx, rank, iota(0, rank));
-    AffineMap last = mapOf(ctx, rank, {rank - 1});
-    return {SmallVector<IteratorType>(rank, IteratorType::parallel),
-            {all, last, last, all}};
-  }
-  SmallVector<unsigned> unsplittable(LayerNormOp op) const {
-    return {unsigned(op.getType().getRank() - 1)};
-  }
-};
-
-/// The input gradient is per row; the weight and bias gradients sum over
-/// the rows.
-struct LayerNormGradModel
-    : public OpModel<LayerNormGradModel, LayerNormGradOp> {
-  LoopNest nest(LayerNormGradOp op) const {
+/// Layer and RMS norms and their gradients: one loop per dimension of the
+/// input; tensors of the input's rank (input, output, their gradients) are
+/// indexed by all loops, the per-feature ones (weight, bias, their
+/// gradients) by the last. The weight and bias gradients sum over the rows.
+template <typename Op>
+struct RowNormModel : public OpModel<RowNormModel<Op>, Op> {
+  LoopNest nest(Op op) const {
     unsigned rank = rankOf(op.getInput());
     MLIRContext *ctx = op.getContext();
     AffineMap all = mapOf(ctx, rank, iota(0, rank));
     AffineMap last = mapOf(ctx, rank, {rank - 1});
-    return {SmallVector<IteratorType>(rank, IteratorType::parallel),
-            {all, all, last, all, last, last}};
+    LoopNest nest{SmallVector<IteratorType>(rank, IteratorType::parallel), {}};
+    for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
+      nest.maps.push_back(rankOf(value) == rank ? all : last);
+    return nest;
   }
-  SmallVector<unsigned> unsplittable(LayerNormGradOp op) const {
-    return {unsigned(rankOf(op.getInput()) - 1)};
-  }
-};
-
-/// RMS norm: as layer norm, without a bias.
-struct RMSNormModel : public OpModel<RMSNormModel, RMSNormOp> {
-  LoopNest nest(RMSNormOp op) const {
-    unsigned rank = op.getType().getRank();
-    MLIRContext *ctx = op.getContext();
-    AffineMap all = mapOf(ctx, rank, iota(0, rank));
-    AffineMap last = mapOf(ctx, rank, {rank - 1});
-    return {SmallVector<IteratorType>(rank, IteratorType::parallel),
-            {all, last, all}};
-  }
-  SmallVector<unsigned> unsplittable(RMSNormOp op) const {
-    return {unsigned(op.getType().getRank() - 1)};
-  }
-};
-
-struct RMSNormGradModel : public OpModel<RMSNormGradModel, RMSNormGradOp> {
-  LoopNest nest(RMSNormGradOp op) const {
-    unsigned rank = rankOf(op.getInput());
-    MLIRContext *ctx = op.getContext();
-    AffineMap all = mapOf(ctx, rank, iota(0, rank));
-    AffineMap last = mapOf(ctx, rank, {rank - 1});
-    return {SmallVector<IteratorType>(rank, IteratorType::parallel),
-            {all, all, last, all, last}};
-  }
-  SmallVector<unsigned> unsplittable(RMSNormGradOp op) const {
+  SmallVector<unsigned> unsplittable(Op op) const {
     return {unsigned(rankOf(op.getInput()) - 1)};
   }
 };
@@ -752,18 +713,18 @@ void mlir::mt::registerShardingInterfaceExternalModels(
     EmbeddingOp::attachInterface<EmbeddingModel>(*ctx);
     PositionEmbeddingOp::attachInterface<ReplicatedModel<PositionEmbeddingOp>>(
         *ctx);
-    LayerNormOp::attachInterface<LayerNormModel>(*ctx);
+    LayerNormOp::attachInterface<RowNormModel<LayerNormOp>>(*ctx);
     AddOp::attachInterface<ElementwiseModel<AddOp>>(*ctx);
     BiasAddOp::attachInterface<BiasAddModel>(*ctx);
     GeluOp::attachInterface<ElementwiseModel<GeluOp>>(*ctx);
     SiluOp::attachInterface<ElementwiseModel<SiluOp>>(*ctx);
     SiluGradOp::attachInterface<ElementwiseModel<SiluGradOp>>(*ctx);
     MulOp::attachInterface<ElementwiseModel<MulOp>>(*ctx);
-    RMSNormOp::attachInterface<RMSNormModel>(*ctx);
+    RMSNormOp::attachInterface<RowNormModel<RMSNormOp>>(*ctx);
     RopeOp::attachInterface<RopeModel<RopeOp>>(*ctx);
     RepeatKVOp::attachInterface<RepeatKVModel<RepeatKVOp>>(*ctx);
     RepeatKVGradOp::attachInterface<RepeatKVModel<RepeatKVGradOp>>(*ctx);
-    RMSNormGradOp::attachInterface<RMSNormGradModel>(*ctx);
+    RMSNormGradOp::attachInterface<RowNormModel<RMSNormGradOp>>(*ctx);
     DropoutOp::attachInterface<DropoutModel>(*ctx);
     MatmulOp::attachInterface<MatmulModel>(*ctx);
     SplitHeadsOp::attachInterface<SplitHeadsModel>(*ctx);
@@ -773,7 +734,7 @@ void mlir::mt::registerShardingInterfaceExternalModels(
     EmbeddingGradOp::attachInterface<EmbeddingGradModel>(*ctx);
     PositionEmbeddingGradOp::attachInterface<
         ReplicatedModel<PositionEmbeddingGradOp>>(*ctx);
-    LayerNormGradOp::attachInterface<LayerNormGradModel>(*ctx);
+    LayerNormGradOp::attachInterface<RowNormModel<LayerNormGradOp>>(*ctx);
     BiasAddGradOp::attachInterface<BiasAddGradModel>(*ctx);
     GeluGradOp::attachInterface<ElementwiseModel<GeluGradOp>>(*ctx);
     AttentionGradOp::attachInterface<AttentionGradModel>(*ctx);

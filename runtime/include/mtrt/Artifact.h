@@ -178,6 +178,9 @@ struct ParamDesc {
 
 struct Artifact {
   int64_t version = kArtifactVersion;
+  /// FNV-1a of the artifact's bytes, set by `loadArtifact`: ranks compare
+  /// it to know they run the same artifact.
+  uint64_t contentDigest = 0;
   int64_t worldSize = 1;
   /// The device grid and its axes' names ("pp", "dp", "tp"); both empty for
   /// a single rank.

@@ -1,6 +1,7 @@
 //===- Artifact.cpp - The compiled artifact megatron-run loads ------------===//
 
 #include "mtrt/Artifact.h"
+#include "mtrt/Hash.h"
 
 #include "mtrt/Sharding.h"
 
@@ -249,7 +250,9 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
     return Status::error(path + ": is a directory, not an artifact");
   std::stringstream text;
   text << in.rdbuf();
-  json document = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  std::string bytes = text.str();
+  artifact.contentDigest = fnv1a(bytes.data(), bytes.size());
+  json document = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded())
     return Status::error(path +
                          ": not a megatron-mlir artifact: the file is not "
@@ -306,8 +309,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       std::string kind = init ? reader.string(*init, key::kKind, at) : "";
       if (kind == "normal") {
         param.init.kind = ParamInitSpec::Kind::Normal;
-        const json *std = reader.field(*init, key::kStd, at,
-                                       json::value_t::number_float);
+        const json *std =
+            reader.field(*init, key::kStd, at, json::value_t::number_float);
         param.init.std = std ? std->get<double>() : 0.0;
         if (reader.ok() && !(param.init.std > 0.0))
           reader.fail(at + ".std", "must be positive");

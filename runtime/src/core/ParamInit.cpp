@@ -1,26 +1,14 @@
 //===- ParamInit.cpp - Parameter initialization as the model states it ----===//
 
 #include "mtrt/ParamInit.h"
+#include "mtrt/Hash.h"
 
 #include <cmath>
 #include <random>
 
 using namespace mtrt;
 
-namespace {
-/// FNV-1a: a stable hash of the name (std::hash differs across libraries).
-uint64_t stableHash(const std::string &s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-} // namespace
-
-void mtrt::initParameter(const ParamDesc &param, uint64_t seed,
-                         float *values) {
+void mtrt::initParameter(const ParamDesc &param, uint64_t seed, float *values) {
   int64_t n = 1;
   for (int64_t dim : param.shape)
     n *= dim;
@@ -33,7 +21,7 @@ void mtrt::initParameter(const ParamDesc &param, uint64_t seed,
   // Box-Muller on raw 64-bit draws: the library's normal_distribution is
   // implementation-defined, and checkpoints must not depend on it.
   double std = param.init.std;
-  std::mt19937_64 gen(seed ^ stableHash(param.name));
+  std::mt19937_64 gen(seed ^ fnv1a(param.name.data(), param.name.size()));
   auto uniform = [&] { return (double(gen() >> 11) + 0.5) * 0x1.0p-53; };
   for (int64_t i = 0; i < n; i += 2) {
     double r = std::sqrt(-2.0 * std::log(uniform()));

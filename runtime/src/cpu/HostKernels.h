@@ -240,6 +240,17 @@ void layerNormGrad(const T *dY, const T *x, const T *weight, T *dX, T *dWeight,
   }
 }
 
+namespace detail {
+/// 1 / sqrt(mean(x^2) + eps) of one row, in double.
+template <typename T>
+double rowInverseRms(const T *x, int64_t cols, double eps) {
+  double sq = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    sq += double(x[c]) * double(x[c]);
+  return 1.0 / std::sqrt(sq / double(cols) + eps);
+}
+} // namespace detail
+
 /// y = x / sqrt(mean(x^2) + eps) * weight over each row of `cols` elements,
 /// as Hugging Face's LlamaRMSNorm (in double here; the reference computes
 /// in float32).
@@ -249,10 +260,7 @@ void rmsNorm(const T *x, const T *weight, T *y, int64_t rows, int64_t cols,
   for (int64_t r = 0; r < rows; ++r) {
     const T *xr = x + r * cols;
     T *yr = y + r * cols;
-    double sq = 0;
-    for (int64_t c = 0; c < cols; ++c)
-      sq += double(xr[c]) * double(xr[c]);
-    double rstd = 1.0 / std::sqrt(sq / double(cols) + eps);
+    double rstd = detail::rowInverseRms(xr, cols, eps);
     for (int64_t c = 0; c < cols; ++c)
       yr[c] = T(double(xr[c]) * rstd * double(weight[c]));
   }
@@ -269,10 +277,7 @@ void rmsNormGrad(const T *dY, const T *x, const T *weight, T *dX, T *dWeight,
     const T *xr = x + r * cols;
     const T *dyr = dY + r * cols;
     T *dxr = dX + r * cols;
-    double sq = 0;
-    for (int64_t c = 0; c < cols; ++c)
-      sq += double(xr[c]) * double(xr[c]);
-    double rstd = 1.0 / std::sqrt(sq / double(cols) + eps);
+    double rstd = detail::rowInverseRms(xr, cols, eps);
     double sumGXhat = 0;
     for (int64_t c = 0; c < cols; ++c) {
       double xhat = double(xr[c]) * rstd;

@@ -1,0 +1,34 @@
+//===- Hash.h - A stable hash of bytes ---------------------------*- C++
+//-*-===//
+//
+// FNV-1a, 64-bit: the same value on every platform and library (unlike
+// std::hash), for what must agree across processes and runs: the seeds of
+// parameter initializers, the digests ranks compare before they train.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_HASH_H
+#define MTRT_HASH_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mtrt {
+
+constexpr uint64_t kFnvOffset = 1469598103934665603ull;
+
+/// FNV-1a of `size` bytes at `data`, continuing from `hash` (to hash data
+/// that arrives in pieces).
+inline uint64_t fnv1a(const void *data, size_t size,
+                      uint64_t hash = kFnvOffset) {
+  const unsigned char *bytes = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= bytes[i];
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+} // namespace mtrt
+
+#endif // MTRT_HASH_H
