@@ -9,6 +9,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace mlir::mt;
 using mlir::mt::detail::ConfigReader;
@@ -76,10 +78,12 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // attention_bias puts a bias on all four; Mistral has none.
   config.qkvBias = qwen2 || attentionBias;
   config.outputBias = !qwen2 && attentionBias;
-  if (attentionDropout != 0.0)
+  if (attentionDropout != 0.0) {
+    char shown[32];
+    std::snprintf(shown, sizeof(shown), "%g", attentionDropout);
     return reader.error("attention_dropout")
-           << "is " << attentionDropout
-           << "; only 0 is supported for LLaMA-family models";
+           << "is " << shown << "; only 0 is supported for LLaMA-family models";
+  }
   if (config.numHeads % config.numKeyValueHeads != 0)
     return reader.error("num_key_value_heads")
            << "is " << config.numKeyValueHeads

@@ -1254,3 +1254,76 @@ func.func @negative_rng_seq_axis(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %y = mt.dropout %x {probability = 1.0e-01 : f64, mt.rng_seq_axis = -1 : i64} : tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.parallel and mt.init: the structure a parameter states
+//===----------------------------------------------------------------------===//
+
+// A split names a dimension the parameter has.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.parallel' splits dimension 2 of a tensor of rank 2}}
+func.func private @negative_parallel_dim(tensor<4x8xf32> {mt.param = "w", mt.parallel = {role = "column", dim = 2}})
+
+// -----
+
+// A replicated parameter states no dimension.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.parallel' must be {role = "column" | "row" | "vocab", dim = D, chunks = K (optional, >= 1)} or {role = "replicated"}, got {dim = 0 : i64, role = "replicated"}}}
+func.func private @negative_parallel_replicated_dim(tensor<4xf32> {mt.param = "w", mt.parallel = {role = "replicated", dim = 0}})
+
+// -----
+
+// Roles belong on parameters, not on their optimizer state or on inputs.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.parallel' belongs on a parameter (with 'mt.param' and no 'mt.state')}}
+func.func private @negative_parallel_on_state(tensor<4xf32> {mt.param = "w", mt.state = "exp_avg", mt.parallel = {role = "replicated"}})
+
+// -----
+
+// A normal initializer needs a positive standard deviation.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.init' must be {kind = "normal", std = S > 0}, {kind = "zeros"} or {kind = "ones"}, got {kind = "normal", std = 0.000000e+00 : f64}}}
+func.func private @negative_init_std(tensor<4xf32> {mt.param = "w", mt.init = {kind = "normal", std = 0.0 : f64}})
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'mt.init' must be {kind = "normal", std = S > 0}, {kind = "zeros"} or {kind = "ones"}, got {kind = "uniform"}}}
+func.func private @negative_init_kind(tensor<4xf32> {mt.param = "w", mt.init = {kind = "uniform"}})
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.rope, mt.repeat_kv
+//===----------------------------------------------------------------------===//
+
+func.func @negative_rope_odd(%x: tensor<1x2x4x5xf32>) -> tensor<1x2x4x5xf32> {
+  // expected-error @below {{'mt.rope' op input must be [batch, heads, seq, head_dim] with an even head_dim, got 'tensor<1x2x4x5xf32>'}}
+  %y = mt.rope %x : tensor<1x2x4x5xf32>
+  return %y : tensor<1x2x4x5xf32>
+}
+
+// -----
+
+func.func @negative_rope_scaling(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @below {{'mt.rope' op llama3 rope scaling needs all of llama3_factor, llama3_low_freq_factor, llama3_high_freq_factor and llama3_original_max_positions}}
+  %y = mt.rope %x {llama3_factor = 8.0 : f64} : tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @negative_rope_theta(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @below {{'mt.rope' op theta must be greater than 1, got 5.000000e-01}}
+  %y = mt.rope %x {theta = 0.5 : f64} : tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @negative_repeat_kv(%x: tensor<1x2x4x8xf32>) -> tensor<1x6x4x8xf32> {
+  // expected-error @below {{'mt.repeat_kv' op needs [batch, kv_heads, seq, head_dim] and [batch, kv_heads * groups, seq, head_dim] with groups = 2, got 'tensor<1x2x4x8xf32>' and 'tensor<1x6x4x8xf32>'}}
+  %y = mt.repeat_kv %x {groups = 2 : i64} : tensor<1x2x4x8xf32> -> tensor<1x6x4x8xf32>
+  return %y : tensor<1x6x4x8xf32>
+}
