@@ -45,9 +45,6 @@ public:
     args[index].set(name, value);
     dirty = true;
   }
-  ArrayRef<NamedAttribute> argAttrs(unsigned index) const {
-    return args[index].getAttrs();
-  }
 
   Attribute getResult(unsigned index, StringRef name) const {
     return results[index].get(name);

@@ -42,7 +42,6 @@ public:
   void record(int64_t step, int64_t command, double beginUs, double endUs) {
     events.push_back({step, command, beginUs, endUs});
   }
-  size_t size() const { return events.size(); }
 
   /// This rank's events as Chrome trace event objects, comma separated
   /// (a fragment of the "traceEvents" array), with `rank` as their process
