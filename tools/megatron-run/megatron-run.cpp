@@ -9,6 +9,7 @@
 
 #include "mtrt/Artifact.h"
 #include "mtrt/AtomicFile.h"
+#include "mtrt/CheckpointShards.h"
 #include "mtrt/Communicator.h"
 #include "mtrt/CpuExecutor.h"
 #include "mtrt/ExecutionTrace.h"
@@ -27,9 +28,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
@@ -82,10 +86,9 @@ struct Options {
 
 /// Megatron-LM's marker of the newest complete checkpoint in a --save dir.
 constexpr const char *kLatestFile = "latest_checkpointed_iteration.txt";
-/// The one file of a checkpoint directory, and the names of the optimizer
-/// state of parameter P in it ("P::exp_avg", "P::exp_avg_sq": "::" is in no
-/// parameter name).
-constexpr const char *kCheckpointFile = "model_optim_rng.safetensors";
+/// A checkpoint directory holds one shard per rank of the saving run
+/// (mtrt/CheckpointShards.h); the optimizer state of parameter P is the
+/// tensors "P::exp_avg" and "P::exp_avg_sq" ("::" is in no parameter name).
 constexpr const char *kCheckpointFormat = "megatron-mlir-training-checkpoint";
 
 std::string iterationDir(const std::string &dir, int64_t iteration) {
@@ -95,11 +98,13 @@ std::string iterationDir(const std::string &dir, int64_t iteration) {
   return dir + "/" + name;
 }
 
-/// The newest complete checkpoint of --load DIR: its iteration, its file
-/// and its metadata. Errors name the directory and what is wrong with it.
+/// The newest complete checkpoint of --load DIR: its iteration, its
+/// directory, its shards and its metadata. Errors name the directory and
+/// what is wrong with it.
 struct Checkpoint {
   int64_t iteration = 0;
-  std::string file;
+  std::string dir;
+  std::shared_ptr<CheckpointShards> shards;
   std::map<std::string, std::string> metadata;
 };
 
@@ -117,25 +122,21 @@ Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
     return Status::error(marker + ": '" + text +
                          "' is not an iteration number");
   checkpoint.iteration = iteration;
-  checkpoint.file = iterationDir(dir, iteration) + "/" + kCheckpointFile;
-  SafetensorsFile file;
-  MTRT_RETURN_IF_ERROR(SafetensorsFile::open(checkpoint.file, file));
-  checkpoint.metadata = file.metadata();
+  checkpoint.dir = iterationDir(dir, iteration);
+  checkpoint.shards = std::make_shared<CheckpointShards>();
+  MTRT_RETURN_IF_ERROR(CheckpointShards::open(checkpoint.dir, kCheckpointFormat,
+                                              *checkpoint.shards));
+  checkpoint.metadata = checkpoint.shards->metadata();
   auto field = [&](const char *key) {
     auto it = checkpoint.metadata.find(key);
     return it == checkpoint.metadata.end() ? std::string() : it->second;
   };
-  if (field("format") != kCheckpointFormat)
-    return Status::error(checkpoint.file +
-                         ": not a megatron-mlir training checkpoint (its "
-                         "metadata names format '" +
-                         field("format") + "')");
   if (field("iteration") != std::to_string(iteration))
-    return Status::error(checkpoint.file + ": holds iteration '" +
+    return Status::error(checkpoint.dir + ": holds iteration '" +
                          field("iteration") + "', but " + marker + " says " +
                          std::to_string(iteration));
   if (field("seed").empty())
-    return Status::error(checkpoint.file + ": metadata has no seed");
+    return Status::error(checkpoint.dir + ": metadata has no seed");
   return Status::ok();
 }
 
@@ -444,9 +445,8 @@ class Trainer {
 public:
   Trainer(const Options &options, const Artifact &artifact,
           const Communicator &comm, const Checkpoint &checkpoint)
-      : options(options), artifact(artifact),
-        program(specializeProgram(artifact, comm.rank())), comm(comm),
-        checkpoint(checkpoint) {
+      : options(options), checkpoint(checkpoint), artifact(artifact),
+        program(specializeProgram(artifact, comm.rank())), comm(comm) {
     if (int64_t axis = artifact.axis("dp"); axis >= 0) {
       dataRank = program.coords[axis];
       dataRanks = artifact.gridShape[axis];
@@ -564,20 +564,25 @@ public:
       described[param.name] = &param;
     // The source: --load-params (parameters), --load (parameters and their
     // optimizer state), or none (initialized as the model states).
-    const std::string &source =
-        checkpoint.iteration > 0 ? checkpoint.file : options.loadParams;
     bool loadOptimizer = checkpoint.iteration > 0 && !options.noLoadOptim;
     auto tensorName = [](const BufferDesc &buffer) {
       return buffer.kind == "param" ? buffer.name
                                     : buffer.name + "::" + buffer.kind;
     };
-    SafetensorsFile file;
-    if (!source.empty()) {
-      MTRT_RETURN_IF_ERROR(SafetensorsFile::open(source, file));
+    FullTensorFile paramsFile;
+    const TensorSource *source = nullptr;
+    if (checkpoint.iteration > 0) {
+      source = checkpoint.shards.get();
+    } else if (!options.loadParams.empty()) {
+      MTRT_RETURN_IF_ERROR(
+          FullTensorFile::open(options.loadParams, paramsFile));
+      source = &paramsFile;
+    }
+    if (source) {
       // Strict by default: a tensor the model does not have means the
       // checkpoint is of another model (more layers, an untied head).
       std::vector<std::string> unexpected;
-      for (const std::string &name : file.names()) {
+      for (const std::string &name : source->names()) {
         size_t sep = name.find("::");
         std::string param = name.substr(0, sep);
         std::string kind =
@@ -594,7 +599,8 @@ public:
           listed += (i ? ", '" : "'") + unexpected[i] + "'";
         if (unexpected.size() > 3)
           listed += " and " + std::to_string(unexpected.size() - 3) + " more";
-        return Status::error(source + ": " + std::to_string(unexpected.size()) +
+        return Status::error(source->location() + ": " +
+                             std::to_string(unexpected.size()) +
                              " tensor(s) the model does not have: " + listed +
                              " (--no-strict-load ignores them)");
       }
@@ -621,7 +627,7 @@ public:
       // Without --load-params, or (with --no-strict-load) for a tensor the
       // checkpoint lacks: initialized as the model states.
       bool initialize =
-          source.empty() || (options.nonStrictLoad && !file.contains(name));
+          !source || (options.nonStrictLoad && !source->contains(name));
       if (initialize && optimizerState)
         continue; // fresh optimizer state: zero, as the arena starts
       if (initialize) {
@@ -646,34 +652,35 @@ public:
           dst = std::copy_n(full.data() + run.offset, run.count, dst);
         continue;
       }
-      if (!file.contains(name))
-        return Status::error(source + ": missing tensor '" + name +
+      if (!source->contains(name))
+        return Status::error(source->location() + ": missing tensor '" + name +
                              "' that the model needs (--no-strict-load "
                              "initializes it instead)");
       std::string dtype;
       std::vector<int64_t> shape;
-      MTRT_RETURN_IF_ERROR(file.info(name, dtype, shape));
+      MTRT_RETURN_IF_ERROR(source->info(name, dtype, shape));
       if (dtype != "F32")
-        return Status::error(source + ": tensor '" + name + "' has dtype " +
-                             dtype + ", expected F32");
+        return Status::error(source->location() + ": tensor '" + name +
+                             "' has dtype " + dtype + ", expected F32");
       if (shape != fullShape) {
         std::string expected, got;
         for (int64_t d : fullShape)
           expected += (expected.empty() ? "" : ", ") + std::to_string(d);
         for (int64_t d : shape)
           got += (got.empty() ? "" : ", ") + std::to_string(d);
-        return Status::error(source + ": tensor '" + name + "' has shape [" +
-                             got + "], expected [" + expected + "]");
+        return Status::error(source->location() + ": tensor '" + name +
+                             "' has shape [" + got + "], expected [" +
+                             expected + "]");
       }
-      // Each rank reads only its own piece of the full tensor.
+      // Each rank reads only its own piece of the full tensor; padding
+      // rows are zero.
       float *dst = values;
       for (const ElementRun &run : runs) {
         int64_t real =
             std::max<int64_t>(0, std::min(run.count, valid - run.offset));
         if (real > 0)
           MTRT_RETURN_IF_ERROR(
-              file.readSlice(name, run.offset * int64_t(sizeof(float)),
-                             real * int64_t(sizeof(float)), dst));
+              source->readRuns(name, {{run.offset, real}}, dst));
         std::fill(dst + real, dst + run.count, 0.0f);
         dst += run.count;
       }
@@ -757,8 +764,10 @@ public:
       executor.setTrace(&trace);
     }
     if (checkpoint.iteration > 0 && comm.rank() == 0)
-      std::printf("resuming from %s at iteration %lld%s%s\n",
-                  checkpoint.file.c_str(),
+      std::printf("resuming from %s (%lld shard%s) at iteration %lld%s%s\n",
+                  checkpoint.dir.c_str(),
+                  static_cast<long long>(checkpoint.shards->shardCount()),
+                  checkpoint.shards->shardCount() == 1 ? "" : "s",
                   static_cast<long long>(checkpoint.iteration),
                   options.noLoadOptim ? ", fresh optimizer state" : "",
                   options.noLoadRng ? ", seed from --seed" : "");
@@ -935,18 +944,48 @@ public:
     return Status::ok();
   }
 
+  /// The buffer `kind` of parameter `name` on the first stage holding it
+  /// (whose ranks' pieces make the full tensor: a tied embedding's copy on
+  /// the last stage is equal), and that stage; nullptr if none holds it.
+  const BufferDesc *firstHolder(const std::string &kind,
+                                const std::string &name, int64_t *stage) const {
+    for (size_t s = 0; s < artifact.programs.size(); ++s)
+      if (const BufferDesc *held = artifact.programs[s].find(kind, name)) {
+        *stage = int64_t(s);
+        return held;
+      }
+    return nullptr;
+  }
+
+  /// Removes the temporary files (*.tmp) a killed write left in `dir` and,
+  /// with `intoIterations`, in its iter_* checkpoint directories.
+  static void removeTemporaryFiles(const std::string &dir,
+                                   bool intoIterations) {
+    DIR *listing = ::opendir(dir.c_str());
+    if (!listing)
+      return;
+    while (const dirent *entry = ::readdir(listing)) {
+      std::string name = entry->d_name, path = dir + "/" + name;
+      struct stat info;
+      if (::lstat(path.c_str(), &info) != 0)
+        continue;
+      if (S_ISREG(info.st_mode) && name.size() > 4 &&
+          name.compare(name.size() - 4, 4, ".tmp") == 0)
+        ::unlink(path.c_str());
+      else if (intoIterations && S_ISDIR(info.st_mode) &&
+               name.rfind("iter_", 0) == 0)
+        removeTemporaryFiles(path, /*intoIterations=*/false);
+    }
+    ::closedir(listing);
+  }
+
   /// The full tensor of buffer kind `kind` (param, exp_avg, exp_avg_sq) of
   /// parameter `param`, gathered on rank 0 from the ranks holding its
   /// pieces (every rank takes part; `tensor` is filled on rank 0 only).
   Status gatherTensor(const std::string &kind, const ParamDesc &param,
                       HostTensor &tensor) {
-    // The first stage holding the buffer: its ranks' pieces make the full
-    // tensor (a tied embedding's copy on the last stage is equal).
-    const BufferDesc *held = nullptr;
-    int64_t holder = 0;
-    for (; holder < int64_t(artifact.programs.size()); ++holder)
-      if ((held = artifact.programs[holder].find(kind, param.name)))
-        break;
+    int64_t holder = -1;
+    const BufferDesc *held = firstHolder(kind, param.name, &holder);
     if (!held)
       return Status::error(options.artifact + ": parameter '" + param.name +
                            "' of the parameter table has no " + kind +
@@ -1039,25 +1078,17 @@ public:
   }
 
   /// A full training checkpoint after step `iteration`, as Megatron-LM
-  /// lays them out: DIR/iter_NNNNNNN/ holds the parameters and their
-  /// optimizer state (full tensors: any layout loads them) and, as
-  /// metadata, the step and the seed (the dropout masks are keyed by seed
-  /// and step, and the data position follows from the step); once it is
-  /// complete, DIR/latest_checkpointed_iteration.txt names it. A crash at
-  /// any moment leaves the previous checkpoint loadable.
+  /// lays them out: DIR/iter_NNNNNNN/ holds one shard per rank, each with
+  /// the pieces of the parameters and their optimizer state that the rank
+  /// holds and where they lie in the full tensors (any layout loads them),
+  /// and, as metadata, the step and the seed (the dropout masks are keyed
+  /// by seed and step, and the data position follows from the step). Once
+  /// every shard is complete, DIR/latest_checkpointed_iteration.txt names
+  /// it: a crash at any moment leaves the previous checkpoint loadable.
   Status saveCheckpoint(int64_t iteration) {
-    std::vector<std::pair<std::string, HostTensor>> tensors;
-    for (const char *kind : {"param", "exp_avg", "exp_avg_sq"})
-      for (const ParamDesc &param : artifact.params) {
-        HostTensor tensor;
-        MTRT_RETURN_IF_ERROR(gatherTensor(kind, param, tensor));
-        tensors.emplace_back(std::string(kind) == "param"
-                                 ? param.name
-                                 : param.name + "::" + kind,
-                             std::move(tensor));
-      }
     std::string dir = iterationDir(options.save, iteration);
     Status made = Status::ok();
+    double saveId = 0;
     if (comm.rank() == 0) {
       ::mkdir(options.save.c_str(), 0755);
       if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
@@ -1065,25 +1096,134 @@ public:
                              ": cannot create the checkpoint "
                              "directory (" +
                              std::strerror(errno) + ")");
+      // Files a killed save left behind, once per run.
+      if (!sweptTemporaryFiles) {
+        removeTemporaryFiles(options.save, /*intoIterations=*/true);
+        sweptTemporaryFiles = true;
+      }
+      // Tells the shards of this save from those an earlier, interrupted
+      // save of the same iteration left (52 bits: exact in a double).
+      std::random_device entropy;
+      saveId = double(((uint64_t(entropy()) << 32) ^ entropy()) &
+                      ((uint64_t(1) << 52) - 1));
     }
     if (!comm.allAgree(made.isOk()))
       return made ? Status::error("rank 0 could not create " + dir) : made;
+    MTRT_RETURN_IF_ERROR(comm.broadcast(0, saveId));
+
+    // This rank's pieces, each written by one rank only: replicas (the
+    // data-parallel copies of a piece, the copy of a tied embedding on the
+    // last stage) are left to the rank at coordinate 0 of the axes the
+    // piece is replicated over, on the first stage holding it.
+    std::vector<TensorPiece> pieces;
+    std::vector<std::vector<float>> values;
+    std::vector<int64_t> writtenElements;
+    Status finite = Status::ok();
+    int64_t pipelineAxis = artifact.axis("pp");
+    for (const char *kind : {"param", "exp_avg", "exp_avg_sq"})
+      for (const ParamDesc &param : artifact.params) {
+        std::string name = std::string(kind) == "param"
+                               ? param.name
+                               : param.name + "::" + kind;
+        int64_t holder = -1;
+        const BufferDesc *held = firstHolder(kind, param.name, &holder);
+        const BufferDesc *mine = program.find(kind, param.name);
+        bool writes = held && mine && program.stage == holder;
+        for (size_t axis = 0; writes && axis < program.coords.size(); ++axis)
+          if (int64_t(axis) != pipelineAxis &&
+              !(mine->sharded() && int64_t(axis) == mine->shardAxis) &&
+              !(mine->pieceCount > 1 && int64_t(axis) == mine->pieceAxis))
+            writes = program.coords[axis] == 0;
+        if (!writes) {
+          writtenElements.push_back(0);
+          continue;
+        }
+        // The runs of the real tensor: padding rows are in no checkpoint.
+        int64_t valid = validElementsOf(*mine);
+        TensorPiece piece;
+        piece.name = name;
+        piece.shape = checkpointShapeOf(*mine);
+        std::vector<float> kept;
+        const float *src = executor.as<float>(mine->id);
+        for (const ElementRun &run : shardRuns(*mine)) {
+          int64_t real =
+              std::max<int64_t>(0, std::min(run.count, valid - run.offset));
+          if (real > 0) {
+            piece.runs.push_back({run.offset, real});
+            kept.insert(kept.end(), src, src + real);
+          }
+          src += run.count;
+        }
+        if (finite && !std::all_of(kept.begin(), kept.end(),
+                                   [](float v) { return std::isfinite(v); }))
+          finite = Status::error(dir + ": tensor '" + name +
+                                 "' holds non-finite values; not saved");
+        writtenElements.push_back(int64_t(kept.size()));
+        if (kept.empty())
+          continue;
+        values.push_back(std::move(kept));
+        piece.values = values.back().data();
+        pieces.push_back(std::move(piece));
+      }
+    // A non-finite state is never saved, by any rank.
+    if (!comm.allAgree(finite.isOk()))
+      return finite ? Status::error("another rank holds non-finite values; "
+                                    "checkpoint " +
+                                    dir + " not saved")
+                    : finite;
     std::map<std::string, std::string> metadata = scheduleOf(options);
     metadata.insert(
         {{"format", kCheckpointFormat},
          {"iteration", std::to_string(iteration)},
          {"seed", std::to_string(options.seed)},
          {"consumed_samples", std::to_string(iteration * globalBatch())}});
-    MTRT_RETURN_IF_ERROR(
-        writeTensors(dir + "/" + kCheckpointFile, tensors, metadata));
+    Status written = writeCheckpointShard(dir, comm.rank(), comm.size(),
+                                          uint64_t(saveId), pieces, metadata);
+    if (!comm.allAgree(written.isOk()))
+      return written ? Status::error("another rank could not write its shard "
+                                     "of " +
+                                     dir)
+                     : written;
+
+    // Every element of every tensor is in exactly one shard, or the
+    // checkpoint is not marked.
+    std::vector<uint8_t> counts;
+    MTRT_RETURN_IF_ERROR(comm.gatherToRoot(
+        writtenElements.data(),
+        int64_t(writtenElements.size() * sizeof(int64_t)), counts));
     Status marked = Status::ok();
     if (comm.rank() == 0) {
+      size_t tensors = writtenElements.size();
+      std::vector<int64_t> total(tensors, 0);
+      for (int r = 0; r < comm.size(); ++r)
+        for (size_t t = 0; t < tensors; ++t) {
+          int64_t count;
+          std::memcpy(&count,
+                      counts.data() + (r * tensors + t) * sizeof(int64_t),
+                      sizeof(count));
+          total[t] += count;
+        }
+      size_t t = 0;
+      for (const char *kind : {"param", "exp_avg", "exp_avg_sq"})
+        for (const ParamDesc &param : artifact.params) {
+          int64_t stage;
+          const BufferDesc *held = firstHolder(kind, param.name, &stage);
+          int64_t expected = held ? validElementsOf(*held) : 0;
+          if (marked && total[t] != expected)
+            marked = Status::error(
+                dir + ": the shards hold " + std::to_string(total[t]) +
+                " elements of '" + param.name + "' (" + kind + "), not " +
+                std::to_string(expected) + "; not marked as the latest");
+          ++t;
+        }
       std::string text = std::to_string(iteration) + "\n";
-      marked = writeFileAtomically(options.save + "/" + kLatestFile,
-                                   {{text.data(), text.size()}});
+      if (marked)
+        marked = writeFileAtomically(options.save + "/" + kLatestFile,
+                                     {{text.data(), text.size()}});
       if (marked && !options.quiet)
-        std::printf("saved checkpoint iteration %lld to %s\n",
-                    static_cast<long long>(iteration), dir.c_str());
+        std::printf("saved checkpoint iteration %lld to %s (%d shard%s)\n",
+                    static_cast<long long>(iteration), dir.c_str(), comm.size(),
+                    comm.size() == 1 ? "" : "s");
     }
     if (!comm.allAgree(marked.isOk()))
       return marked ? Status::error("rank 0 could not mark the checkpoint")
@@ -1140,6 +1280,7 @@ private:
   TokenData data;
   std::unique_ptr<SyntheticCorpus> corpus;
   std::string temporaryCorpus;
+  bool sweptTemporaryFiles = false;
   std::vector<int64_t> dataInputs;
   int lossRoot = 0;
   std::map<std::string, int64_t> scalars;
@@ -1330,7 +1471,7 @@ int main(int argc, char **argv) {
       auto it = checkpoint.metadata.find(key);
       if (it != checkpoint.metadata.end() && it->second != value)
         return failOnce(Status::error(
-            checkpoint.file + ": trained with " + key + " " + it->second +
+            checkpoint.dir + ": trained with " + key + " " + it->second +
             ", but this run has " + value +
             " (the learning-rate schedule continues only unchanged; "
             "lr_decay_iters defaults to --steps)"));

@@ -1,0 +1,295 @@
+//===- CheckpointShards.cpp - Training checkpoints written per rank -------===//
+
+#include "mtrt/CheckpointShards.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+using namespace mtrt;
+
+namespace {
+
+const char *const kRunsSuffix = "#runs";
+const char *const kShapePrefix = "shape:";
+const char *const kShardsKey = "shards";
+const char *const kSaveIdKey = "save_id";
+
+std::string joinShape(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text;
+}
+
+/// "d0,d1,..." as a shape of non-negative dimensions, false otherwise.
+bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
+  shape.clear();
+  size_t at = 0;
+  while (at <= text.size() && !text.empty()) {
+    size_t comma = text.find(',', at);
+    std::string field =
+        text.substr(at, comma == std::string::npos ? comma : comma - at);
+    char *end = nullptr;
+    long long dim = std::strtoll(field.c_str(), &end, 10);
+    if (field.empty() || *end != '\0' || dim < 0)
+      return false;
+    shape.push_back(dim);
+    if (comma == std::string::npos)
+      break;
+    at = comma + 1;
+  }
+  return true;
+}
+
+/// product(shape), or -1 if it overflows.
+int64_t elementsOf(const std::vector<int64_t> &shape) {
+  int64_t total = 1;
+  for (int64_t dim : shape)
+    if (__builtin_mul_overflow(total, dim, &total))
+      return -1;
+  return total;
+}
+
+std::string elementRange(int64_t begin, int64_t end) {
+  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+}
+
+} // namespace
+
+std::string mtrt::checkpointShardPath(const std::string &dir, int64_t rank) {
+  char name[40];
+  std::snprintf(name, sizeof(name), "shard_%05lld.safetensors",
+                static_cast<long long>(rank));
+  return dir + "/" + name;
+}
+
+Status
+mtrt::writeCheckpointShard(const std::string &dir, int64_t rank, int64_t shards,
+                           uint64_t saveId,
+                           const std::vector<TensorPiece> &pieces,
+                           const std::map<std::string, std::string> &metadata) {
+  std::string path = checkpointShardPath(dir, rank);
+  std::map<std::string, std::string> fileMetadata = metadata;
+  fileMetadata[kShardsKey] = std::to_string(shards);
+  fileMetadata[kSaveIdKey] = std::to_string(saveId);
+  std::vector<std::pair<std::string, HostTensor>> tensors;
+  for (const TensorPiece &piece : pieces) {
+    // Adjacent runs merge: a replicated tensor is one run, a split one as
+    // many as its rows.
+    std::vector<int64_t> runs;
+    int64_t elements = 0;
+    for (const ElementRun &run : piece.runs) {
+      if (run.count == 0)
+        continue;
+      if (!runs.empty() && runs[runs.size() - 2] + runs.back() == run.offset)
+        runs.back() += run.count;
+      else
+        runs.insert(runs.end(), {run.offset, run.count});
+      elements += run.count;
+    }
+    HostTensor values;
+    values.dtype = "F32";
+    values.shape = {elements};
+    values.bytes.resize(size_t(elements) * sizeof(float));
+    if (elements)
+      std::memcpy(values.bytes.data(), piece.values, values.bytes.size());
+    HostTensor where;
+    where.dtype = "I64";
+    where.shape = {int64_t(runs.size() / 2), 2};
+    where.bytes.resize(runs.size() * sizeof(int64_t));
+    if (!runs.empty())
+      std::memcpy(where.bytes.data(), runs.data(), where.bytes.size());
+    fileMetadata[kShapePrefix + piece.name] = joinShape(piece.shape);
+    tensors.emplace_back(piece.name, std::move(values));
+    tensors.emplace_back(piece.name + kRunsSuffix, std::move(where));
+  }
+  return writeSafetensors(path, tensors, fileMetadata);
+}
+
+Status FullTensorFile::open(const std::string &path, FullTensorFile &source) {
+  return SafetensorsFile::open(path, source.file);
+}
+
+Status FullTensorFile::readRuns(const std::string &name,
+                                const std::vector<ElementRun> &runs,
+                                float *dst) const {
+  for (const ElementRun &run : runs) {
+    if (run.count > 0)
+      MTRT_RETURN_IF_ERROR(
+          file.readSlice(name, run.offset * int64_t(sizeof(float)),
+                         run.count * int64_t(sizeof(float)), dst));
+    dst += run.count;
+  }
+  return Status::ok();
+}
+
+Status CheckpointShards::open(const std::string &dir, const std::string &format,
+                              CheckpointShards &source) {
+  CheckpointShards opened;
+  opened.directory = dir;
+  SafetensorsFile first;
+  MTRT_RETURN_IF_ERROR(
+      SafetensorsFile::open(checkpointShardPath(dir, 0), first));
+  auto field = [](const SafetensorsFile &file, const char *key) {
+    auto it = file.metadata().find(key);
+    return it == file.metadata().end() ? std::string() : it->second;
+  };
+  if (field(first, "format") != format)
+    return Status::error(first.path() +
+                         ": not a megatron-mlir training checkpoint (its "
+                         "metadata names format '" +
+                         field(first, "format") + "')");
+  char *end = nullptr;
+  std::string shardsText = field(first, kShardsKey);
+  long long shards = std::strtoll(shardsText.c_str(), &end, 10);
+  if (shardsText.empty() || *end != '\0' || shards < 1 || shards > (1 << 24))
+    return Status::error(first.path() + ": metadata 'shards' is '" +
+                         shardsText + "', not a shard count");
+  std::string saveId = field(first, kSaveIdKey);
+  opened.files.push_back(first);
+  for (long long rank = 1; rank < shards; ++rank) {
+    SafetensorsFile file;
+    std::string path = checkpointShardPath(dir, rank);
+    if (Status status = SafetensorsFile::open(path, file); !status)
+      return Status::error(status.message() + " (shard " +
+                           std::to_string(rank) + " of " + shardsText +
+                           "; the checkpoint is incomplete)");
+    if (field(file, kShardsKey) != shardsText ||
+        field(file, kSaveIdKey) != saveId || field(file, "format") != format)
+      return Status::error(
+          path + ": belongs to another save than " + first.path() +
+          " (shards '" + field(file, kShardsKey) + "' vs '" + shardsText +
+          "', save id '" + field(file, kSaveIdKey) + "' vs '" + saveId + "')");
+    opened.files.push_back(file);
+  }
+  for (const auto &[key, value] : first.metadata())
+    if (key.rfind(kShapePrefix, 0) != 0 && key != kShardsKey &&
+        key != kSaveIdKey)
+      opened.runMetadata[key] = value;
+
+  // The index: every stored run of every tensor, checked against its shape.
+  for (size_t f = 0; f < opened.files.size(); ++f) {
+    const SafetensorsFile &file = opened.files[f];
+    for (const std::string &name : file.names()) {
+      if (name.size() > std::strlen(kRunsSuffix) &&
+          name.compare(name.size() - std::strlen(kRunsSuffix),
+                       std::string::npos, kRunsSuffix) == 0)
+        continue;
+      auto bad = [&](const std::string &what) {
+        return Status::error(file.path() + ": tensor '" + name + "': " + what);
+      };
+      std::vector<int64_t> shape;
+      auto shapeEntry = file.metadata().find(kShapePrefix + name);
+      if (shapeEntry == file.metadata().end() ||
+          !parseShape(shapeEntry->second, shape) || elementsOf(shape) < 0)
+        return bad("no valid 'shape:" + name + "' metadata");
+      int64_t full = elementsOf(shape);
+      std::string dtype, runsDtype;
+      std::vector<int64_t> pieceShape, runsShape;
+      MTRT_RETURN_IF_ERROR(file.info(name, dtype, pieceShape));
+      if (!file.contains(name + kRunsSuffix))
+        return bad("has no '" + name + kRunsSuffix + "' saying where it lies");
+      MTRT_RETURN_IF_ERROR(file.info(name + kRunsSuffix, runsDtype, runsShape));
+      if (dtype != "F32" || pieceShape.size() != 1)
+        return bad("a piece must be F32 and one-dimensional");
+      if (runsDtype != "I64" || runsShape.size() != 2 || runsShape[1] != 2)
+        return bad("its runs must be I64 of shape [k, 2]");
+      std::vector<uint8_t> bytes;
+      MTRT_RETURN_IF_ERROR(file.read(name + kRunsSuffix, bytes));
+      std::vector<int64_t> runs(bytes.size() / sizeof(int64_t));
+      std::memcpy(runs.data(), bytes.data(), bytes.size());
+      Tensor &tensor = opened.tensors[name];
+      if (tensor.shape.empty() && tensor.runs.empty())
+        tensor.shape = shape;
+      else if (tensor.shape != shape)
+        return bad("shape [" + joinShape(shape) + "] differs from [" +
+                   joinShape(tensor.shape) + "] in another shard");
+      int64_t pieceOffset = 0;
+      for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+        int64_t offset = runs[r], count = runs[r + 1], stop = 0;
+        if (offset < 0 || count <= 0 ||
+            __builtin_add_overflow(offset, count, &stop) || stop > full)
+          return bad("run " + elementRange(offset, offset + count) +
+                     " lies outside its " + std::to_string(full) + " elements");
+        tensor.runs.push_back({offset, count, f, pieceOffset});
+        pieceOffset += count;
+      }
+      if (pieceOffset != pieceShape[0])
+        return bad("its runs cover " + std::to_string(pieceOffset) +
+                   " elements, but the piece has " +
+                   std::to_string(pieceShape[0]));
+    }
+  }
+  for (auto &[name, tensor] : opened.tensors) {
+    std::sort(tensor.runs.begin(), tensor.runs.end(),
+              [](const StoredRun &a, const StoredRun &b) {
+                return a.offset < b.offset;
+              });
+    for (size_t r = 1; r < tensor.runs.size(); ++r) {
+      const StoredRun &prev = tensor.runs[r - 1], &run = tensor.runs[r];
+      if (prev.offset + prev.count > run.offset)
+        return Status::error(
+            dir + ": tensor '" + name + "': elements " +
+            elementRange(run.offset, std::min(prev.offset + prev.count,
+                                              run.offset + run.count)) +
+            " are in two shards (" + opened.files[prev.file].path() + " and " +
+            opened.files[run.file].path() + ")");
+    }
+  }
+  source = std::move(opened);
+  return Status::ok();
+}
+
+std::vector<std::string> CheckpointShards::names() const {
+  std::vector<std::string> all;
+  for (const auto &entry : tensors)
+    all.push_back(entry.first);
+  return all;
+}
+
+Status CheckpointShards::info(const std::string &name, std::string &dtype,
+                              std::vector<int64_t> &shape) const {
+  auto it = tensors.find(name);
+  if (it == tensors.end())
+    return Status::error(directory + ": no tensor '" + name + "'");
+  dtype = "F32";
+  shape = it->second.shape;
+  return Status::ok();
+}
+
+Status CheckpointShards::readRuns(const std::string &name,
+                                  const std::vector<ElementRun> &runs,
+                                  float *dst) const {
+  auto it = tensors.find(name);
+  if (it == tensors.end())
+    return Status::error(directory + ": no tensor '" + name + "'");
+  const std::vector<StoredRun> &stored = it->second.runs;
+  for (const ElementRun &want : runs) {
+    int64_t at = want.offset, stop = want.offset + want.count;
+    // The first stored run ending after `at`.
+    auto next = std::upper_bound(stored.begin(), stored.end(), at,
+                                 [](int64_t offset, const StoredRun &run) {
+                                   return offset < run.offset + run.count;
+                                 });
+    while (at < stop) {
+      if (next == stored.end() || next->offset > at)
+        return Status::error(
+            directory + ": tensor '" + name + "': elements " +
+            elementRange(at, next == stored.end()
+                                 ? stop
+                                 : std::min(stop, next->offset)) +
+            " are in no shard (the checkpoint is incomplete)");
+      int64_t take = std::min(stop, next->offset + next->count) - at;
+      int64_t within = next->pieceOffset + (at - next->offset);
+      MTRT_RETURN_IF_ERROR(
+          files[next->file].readSlice(name, within * int64_t(sizeof(float)),
+                                      take * int64_t(sizeof(float)), dst));
+      dst += take;
+      at += take;
+      ++next;
+    }
+  }
+  return Status::ok();
+}
