@@ -25,6 +25,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -75,6 +76,8 @@ struct Options {
   double timeoutMinutes = 10.0;
   /// Test hook (MEGATRON_RUN_TEST_STALL): stop answering before this step.
   int64_t stallAtStep = 0;
+  /// Test hook: this rank dies (SIGKILL) before that step.
+  int64_t dieAtStep = 0;
   /// Full training checkpoints, as Megatron-LM's --save, --save-interval,
   /// --load, --no-load-optim and --no-load-rng.
   std::string save;
@@ -775,6 +778,8 @@ public:
          ++step) {
       if (step == options.stallAtStep)
         std::this_thread::sleep_for(std::chrono::hours(1));
+      if (step == options.dieAtStep)
+        std::raise(SIGKILL);
       auto start = std::chrono::steady_clock::now();
       fillBatch(step - 1);
       // Megatron's update k runs with the schedule at k - 1 completed steps.
@@ -1449,12 +1454,18 @@ int main(int argc, char **argv) {
   comm.setTimeout(options.timeoutMinutes * 60.0);
   // A test hook: MEGATRON_RUN_TEST_STALL="rank:step" makes that rank stop
   // answering before that step, as a stopped or wedged peer would.
-  if (const char *stall = std::getenv("MEGATRON_RUN_TEST_STALL")) {
-    int rank = -1;
-    long long step = 0;
-    if (std::sscanf(stall, "%d:%lld", &rank, &step) == 2 && rank == comm.rank())
-      options.stallAtStep = step;
-  }
+  // MEGATRON_RUN_TEST_DIE="rank:step" kills that rank there, as a crash
+  // or an out-of-memory kill would.
+  for (auto [variable, field] :
+       {std::pair{"MEGATRON_RUN_TEST_STALL", &options.stallAtStep},
+        std::pair{"MEGATRON_RUN_TEST_DIE", &options.dieAtStep}})
+    if (const char *value = std::getenv(variable)) {
+      int rank = -1;
+      long long step = 0;
+      if (std::sscanf(value, "%d:%lld", &rank, &step) == 2 &&
+          rank == comm.rank())
+        *field = step;
+    }
   Artifact artifact;
   if (int code = failAgreed(loadArtifact(options.artifact, artifact)))
     return code;

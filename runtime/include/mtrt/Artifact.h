@@ -54,13 +54,16 @@
 
 namespace mtrt {
 
-/// The artifact version this runtime reads and the exporter writes.
-constexpr int64_t kArtifactVersion = 2;
+/// The artifact version this runtime reads and the exporter writes (3: the
+/// file carries a checksum).
+constexpr int64_t kArtifactVersion = 3;
 
 enum class DType { F32, F16, BF16, I32, I64 };
 
 /// Bytes per element.
 int64_t dtypeSize(DType dtype);
+/// "[2, 8, 64]": a shape as errors print it.
+std::string shapeString(const std::vector<int64_t> &shape);
 /// "f32", "i32", ...
 const char *dtypeName(DType dtype);
 

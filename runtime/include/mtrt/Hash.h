@@ -15,6 +15,11 @@
 
 namespace mtrt {
 
+/// The offset basis. It is one digit short of FNV's published basis
+/// (14695981039346656037): the hash is as good, but not the standard one's
+/// values. It is kept because parameter initialization seeds derive from it;
+/// tools that recompute a digest (test/runtime/Inputs/edit_artifact.py) use
+/// this value.
 constexpr uint64_t kFnvOffset = 1469598103934665603ull;
 
 /// FNV-1a of `size` bytes at `data`, continuing from `hash` (to hash data

@@ -1,12 +1,17 @@
 //===- Artifact.cpp - The compiled artifact megatron-run loads ------------===//
 
 #include "mtrt/Artifact.h"
+
+#include "mtrt/ArenaLifetimes.h"
 #include "mtrt/Hash.h"
+#include "mtrt/KernelSignatures.h"
 
 #include "mtrt/Sharding.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -148,10 +153,18 @@ public:
 
   std::vector<int64_t> shape(const json &object, const std::string &where) {
     std::vector<int64_t> dims;
+    int64_t elements = 1;
     for (const json &dim : array(object, "shape", where)) {
       if (!dim.is_number_integer() || dim.get<int64_t>() <= 0) {
         fail(where + ".shape",
              "dimensions must be positive integers, got " + dim.dump());
+        break;
+      }
+      // Every size computed from a shape (bytes of an 8-byte dtype, a
+      // buffer's end) must fit in int64: at most 2^56 elements.
+      if (__builtin_mul_overflow(elements, dim.get<int64_t>(), &elements) ||
+          elements > kMaxElements) {
+        fail(where + ".shape", "has more than 2^56 elements");
         break;
       }
       dims.push_back(dim.get<int64_t>());
@@ -159,12 +172,63 @@ public:
     return dims;
   }
 
+  /// The most elements a shape may have: bytes and offsets derived from it
+  /// then stay far from int64's limit.
+  static constexpr int64_t kMaxElements = int64_t(1) << 56;
+
 private:
   std::string file;
   std::string error;
 };
 
-std::string shapeString(const std::vector<int64_t> &shape) {
+/// The artifact's checksum: "fnv1a64:" and 16 hex digits, FNV-1a of the
+/// file's bytes with those digits as zeros. It finds a file changed after
+/// the compiler wrote it (a flipped bit, an edit), before anything in it is
+/// trusted.
+constexpr const char *kChecksumPrefix = "fnv1a64:";
+constexpr const char *kChecksumZeros = "0000000000000000";
+
+Status verifyChecksum(const std::string &path, const json &document,
+                      const std::string &bytes) {
+  auto stored = document.find("checksum");
+  if (!document.is_object() || stored == document.end() || !stored->is_string())
+    return Status::error(path + ": the artifact has no checksum (written by "
+                                "an older compiler? recompile the model)");
+  std::string value = stored->get<std::string>();
+  size_t prefix = std::strlen(kChecksumPrefix);
+  bool wellFormed =
+      value.size() == prefix + 16 &&
+      value.compare(0, prefix, kChecksumPrefix) == 0 &&
+      value.find_first_not_of("0123456789abcdef", prefix) == std::string::npos;
+  size_t at = wellFormed ? bytes.find(value) : std::string::npos;
+  if (at == std::string::npos || bytes.find(value, at + 1) != std::string::npos)
+    return Status::error(path + ": checksum '" + value +
+                         "' is not 'fnv1a64:' and 16 hex digits stated once");
+  std::string zeroed = bytes;
+  zeroed.replace(at + prefix, 16, kChecksumZeros);
+  char hex[17];
+  std::snprintf(
+      hex, sizeof(hex), "%016llx",
+      static_cast<unsigned long long>(fnv1a(zeroed.data(), zeroed.size())));
+  if (value.compare(prefix, 16, hex) != 0)
+    return Status::error(path + ": checksum mismatch (the file says " +
+                         value.substr(prefix) + ", its bytes give " + hex +
+                         "): it was changed or damaged after it was written");
+  return Status::ok();
+}
+
+/// Whether `value` equals the product of `factors`, which may overflow.
+bool equalsProduct(int64_t value, std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t factor : factors)
+    if (__builtin_mul_overflow(product, factor, &product))
+      return false;
+  return product == value;
+}
+
+} // namespace
+
+std::string mtrt::shapeString(const std::vector<int64_t> &shape) {
   std::ostringstream os;
   os << "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -172,10 +236,10 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   os << "]";
   return os.str();
 }
-} // namespace
 
 // The schema's names, written once for the reader and the writer.
 namespace key {
+constexpr const char *kChecksum = "checksum";
 constexpr const char *kFormat = "format", *kVersion = "version",
                      *kWorldSize = "world_size", *kGrid = "grid",
                      *kShape = "shape", *kAxes = "axes", *kParams = "params",
@@ -242,12 +306,16 @@ RankProgram mtrt::specializeProgram(const Artifact &artifact, int64_t rank) {
 
 Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
   artifact = Artifact();
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::error(path + ": cannot open the artifact");
+  // Checked before opening: opening a FIFO would wait for a writer forever.
   struct stat info;
   if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
     return Status::error(path + ": is a directory, not an artifact");
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+    return Status::error(path + ": is not a regular file (a FIFO or a "
+                                "device?); an artifact is read from a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(path + ": cannot open the artifact");
   std::stringstream text;
   text << in.rdbuf();
   std::string bytes = text.str();
@@ -264,6 +332,7 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
     return Status::error(path + ": not a megatron-mlir artifact (format is '" +
                          document[key::kFormat].get<std::string>() + "')");
   }
+  MTRT_RETURN_IF_ERROR(verifyChecksum(path, document, bytes));
   artifact.version = reader.integer(document, key::kVersion, "artifact");
   MTRT_RETURN_IF_ERROR(reader.status());
   if (artifact.version != kArtifactVersion)
@@ -343,6 +412,15 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
     if (entry.contains(key::kFlops))
       program.flopsPerToken = reader.integer(entry, key::kFlops, where);
     program.persistentBytes = reader.integer(entry, key::kPersistent, where);
+    if (reader.ok() &&
+        (program.arenaBytes < 0 || program.arenaBytes > (int64_t(1) << 60) ||
+         program.persistentBytes < 0 ||
+         program.persistentBytes > program.arenaBytes))
+      reader.fail(where, "arena of " + std::to_string(program.arenaBytes) +
+                             " bytes with a persistent region of " +
+                             std::to_string(program.persistentBytes) +
+                             " is not a plan (0 <= persistent <= arena <= "
+                             "2^60)");
     if (reader.ok() && program.stage != int64_t(r))
       reader.fail(where + ".stage", "stage " + std::to_string(program.stage) +
                                         " out of sequence (expected " +
@@ -396,7 +474,7 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
               in + ".full_shape");
           int64_t full = 1;
           for (int64_t dim : buffer.fullShape)
-            full *= dim;
+            full *= dim; // bounded: reader.shape checked the product
           bool badDim = buffer.shardDim >= int64_t(buffer.fullShape.size()) ||
                         buffer.shardChunks <= 0 || buffer.shardCount <= 0 ||
                         (buffer.shardDim >= 0 &&
@@ -411,8 +489,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                                 std::to_string(buffer.shardCount) + " pieces");
           if (reader.ok() &&
               (buffer.shardCount != artifact.gridShape[buffer.shardAxis] ||
-               full != buffer.numElements() * buffer.shardCount *
-                           buffer.pieceCount))
+               !equalsProduct(full, {buffer.numElements(), buffer.shardCount,
+                                     buffer.pieceCount})))
             reader.fail(in, std::to_string(buffer.shardCount) + " pieces of " +
                                 std::to_string(full) +
                                 " elements over grid axis " +
@@ -427,11 +505,11 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         reader.fail(at, "id " + std::to_string(buffer.id) +
                             " out of sequence (expected " + std::to_string(b) +
                             ")");
-      else if (buffer.offset < 0 ||
-               buffer.offset + buffer.bytes() > program.arenaBytes)
-        reader.fail(at, "bytes [" + std::to_string(buffer.offset) + ", " +
-                            std::to_string(buffer.offset + buffer.bytes()) +
-                            ") lie outside the arena of " +
+      else if (buffer.offset < 0 || buffer.offset > program.arenaBytes ||
+               buffer.bytes() > program.arenaBytes - buffer.offset)
+        reader.fail(at, std::to_string(buffer.bytes()) + " bytes at offset " +
+                            std::to_string(buffer.offset) +
+                            " lie outside the arena of " +
                             std::to_string(program.arenaBytes) + " bytes");
       program.buffers.push_back(std::move(buffer));
     }
@@ -524,6 +602,18 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                     "parameter '" + buffer.name +
                         "' is missing from the parameter table");
     }
+    // Every command against its kernel's typed signature, then the plan:
+    // buffers live at the same time do not share bytes.
+    for (size_t c = 0; c < program.commands.size() && reader.ok(); ++c)
+      if (Status typed = checkKernelSignature(
+              program.commands[c], program.buffers, artifact.gridShape);
+          !typed)
+        reader.fail(where + ".commands[" + std::to_string(c) + "] (" +
+                        program.commands[c].kernel + ")",
+                    typed.message());
+    if (reader.ok())
+      if (Status planned = checkArenaLifetimes(program); !planned)
+        reader.fail(where, planned.message());
     artifact.programs.push_back(std::move(program));
   }
   MTRT_RETURN_IF_ERROR(reader.status());
@@ -668,5 +758,15 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
     programs.push_back(std::move(entry));
   }
   document[key::kPrograms] = std::move(programs);
-  os << document.dump() << "\n";
+  // The checksum covers every byte of the file but its own 16 digits.
+  document[key::kChecksum] = std::string(kChecksumPrefix) + kChecksumZeros;
+  std::string text = document.dump() + "\n";
+  size_t digits = text.find(std::string(kChecksumPrefix) + kChecksumZeros) +
+                  std::strlen(kChecksumPrefix);
+  uint64_t sum = fnv1a(text.data(), text.size());
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx",
+                static_cast<unsigned long long>(sum));
+  text.replace(digits, 16, hex);
+  os << text;
 }

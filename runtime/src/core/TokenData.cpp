@@ -26,7 +26,9 @@ public:
 };
 
 Status TokenData::open(const std::string &path, TokenData &data) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever;
+  // what is not a regular file is refused below.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return Status::error(path +
                          ": cannot open token file: " + std::strerror(errno));

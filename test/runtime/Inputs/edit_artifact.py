@@ -3,22 +3,36 @@
 error tests.
 
   edit_artifact.py IN OUT [--set PATH=JSON]... [--append PATH=JSON]...
-      [--del PATH]... [--dup-program]
+      [--del PATH]... [--swap PATH,PATH]... [--dup-program] [--keep-checksum]
 
 PATH is a /-separated path into the JSON document. A list element is named
 by its index or by [KEY=VALUE,...], the first element whose fields have those
-(string) values, e.g. programs/0/buffers/[kind=param,name=wte.weight]/shape.
+(string) values, e.g. programs/0/buffers/[kind=param,name=wte.weight]/shape
+(a dotted KEY names a nested field: [kernel=matmul,params.transpose_b=1]).
+--set-output-shape COMMAND=JSON sets the shape of the buffer that is the
+first output of the command at path COMMAND (programs/N/commands/...).
 --set replaces (or adds) the value, --append adds the value at the end of
 the list at PATH (e.g. --append 'params={"name": ...}'), --del removes it,
---dup-program appends a copy of program 0 as the program of the next stage
-("stage" set to its index in "programs"). The --set edits run first, then
---append, then --del, then --dup-program, each kind in the order given.
-Only the standard library is used, so this starts fast.
+--swap exchanges two elements (reordered commands), --dup-program appends a
+copy of program 0 as the program of the next stage ("stage" set to its index
+in "programs"). The --set edits run first, then --append, then --del, then
+--swap, then --dup-program, each kind in the order given. The edited file
+gets a checksum of its own bytes, as a compiler would write it (the edits
+test what the runtime checks beyond the checksum); --keep-checksum keeps the
+input's, as a file damaged after it was written would. Only the standard
+library is used, so this starts fast.
 """
 
 import argparse
 import copy
 import json
+
+
+def field(element, dotted):
+    """element["a"]["b"] for "a.b", or None."""
+    for part in dotted.split("."):
+        element = element.get(part) if isinstance(element, dict) else None
+    return element
 
 
 def index(node, key):
@@ -27,7 +41,7 @@ def index(node, key):
     if key.startswith("["):
         wanted = dict(item.split("=", 1) for item in key[1:-1].split(","))
         for i, element in enumerate(node):
-            if all(str(element.get(k)) == v for k, v in wanted.items()):
+            if all(str(field(element, k)) == v for k, v in wanted.items()):
                 return i
         raise SystemExit(f"edit_artifact: no element {key}")
     return int(key)
@@ -39,6 +53,15 @@ def walk(document, path):
     for key in keys[:-1]:
         node = node[index(node, key)]
     return node, index(node, keys[-1])
+
+
+def fnv1a(data):
+    """FNV-1a, 64 bits, with mtrt/Hash.h's offset basis: the artifact's
+    checksum."""
+    value = 1469598103934665603
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
 
 
 def split(assignment):
@@ -60,7 +83,11 @@ def main():
     parser.add_argument("--set", action="append", default=[], dest="sets")
     parser.add_argument("--append", action="append", default=[], dest="appends")
     parser.add_argument("--del", action="append", default=[], dest="dels")
+    parser.add_argument("--swap", action="append", default=[], dest="swaps")
+    parser.add_argument("--set-output-shape", action="append", default=[],
+                        dest="output_shapes")
     parser.add_argument("--dup-program", action="store_true")
+    parser.add_argument("--keep-checksum", action="store_true")
     args = parser.parse_args()
 
     with open(args.input) as f:
@@ -69,6 +96,11 @@ def main():
         path, value = split(assignment)
         node, key = walk(document, path)
         node[key] = json.loads(value)
+    for assignment in args.output_shapes:
+        path, value = split(assignment)
+        node, key = walk(document, path)
+        program = document["programs"][int(path.split("/")[1])]
+        program["buffers"][node[key]["outs"][0]]["shape"] = json.loads(value)
     for assignment in args.appends:
         path, value = split(assignment)
         node, key = walk(document, path)
@@ -78,12 +110,22 @@ def main():
     for path in args.dels:
         node, key = walk(document, path)
         del node[key]
+    for pair in args.swaps:
+        first, second = pair.split(",")
+        (node_a, key_a), (node_b, key_b) = walk(document, first), walk(document, second)
+        node_a[key_a], node_b[key_b] = node_b[key_b], node_a[key_a]
     if args.dup_program:
         program = copy.deepcopy(document["programs"][0])
         program["stage"] = len(document["programs"])
         document["programs"].append(program)
-    with open(args.output, "w") as f:
-        json.dump(document, f, separators=(",", ":"))
+    stored = document.get("checksum")
+    if not args.keep_checksum:
+        document["checksum"] = "fnv1a64:" + "0" * 16
+    text = json.dumps(document, separators=(",", ":")).encode()
+    if not args.keep_checksum:
+        text = text.replace(b"fnv1a64:" + b"0" * 16, b"fnv1a64:%016x" % fnv1a(text))
+    with open(args.output, "wb") as f:
+        f.write(text)
 
 
 if __name__ == "__main__":

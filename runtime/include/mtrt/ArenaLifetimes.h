@@ -1,0 +1,36 @@
+//===- ArenaLifetimes.h - Buffers live together do not overlap --*- C++ -*-===//
+//
+// The compiler places every buffer of a program in one arena so that
+// buffers alive at the same time never share bytes: parameters, optimizer
+// state and inputs hold their bytes for the whole step, and transient
+// buffers from the command that writes them to the last that reads them.
+// `loadArtifact` checks that the program it was given keeps those rules:
+// that an edited or miscompiled artifact cannot have two live buffers
+// share bytes (tokens overwriting labels), or a command read a transient
+// buffer that nothing has written yet (a deleted or reordered command).
+//
+// Aliases (reshaped views, in-place updates, a result written over the
+// parameter it replaces) are the same allocation as a buffer of the same
+// bytes, kind and name, and extend its lifetime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_ARENALIFETIMES_H
+#define MTRT_ARENALIFETIMES_H
+
+#include "mtrt/Artifact.h"
+#include "mtrt/Status.h"
+
+namespace mtrt {
+
+/// Checks `program`'s buffers against its commands. Errors name buffers by
+/// id and commands by index; the caller names the program.
+Status checkArenaLifetimes(const RankProgram &program);
+
+/// True for the kinds of buffer the runtime fills before a step and that
+/// persist across steps (parameters, optimizer state, inputs).
+bool isPersistentKind(const std::string &kind);
+
+} // namespace mtrt
+
+#endif // MTRT_ARENALIFETIMES_H

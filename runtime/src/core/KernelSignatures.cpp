@@ -1,0 +1,404 @@
+//===- KernelSignatures.cpp - What each kernel's operands must be ---------===//
+
+#include "mtrt/KernelSignatures.h"
+
+#include "mtrt/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+using namespace mtrt;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+
+/// One command's operands, with the error of the first relation that
+/// fails (later checks are skipped once one has failed).
+class Signature {
+public:
+  Signature(const Command &command, const std::vector<BufferDesc> &buffers)
+      : command(command), buffers(buffers) {}
+
+  const Shape &in(size_t i) const { return buffers[command.ins[i]].shape; }
+  const Shape &out(size_t i) const { return buffers[command.outs[i]].shape; }
+  int64_t elements(const Shape &shape) const {
+    int64_t n = 1;
+    for (int64_t dim : shape)
+      n *= dim;
+    return n;
+  }
+
+  void require(bool holds, const std::string &what) {
+    if (!holds && error.empty())
+      error = what;
+  }
+  void rank(const Shape &shape, size_t rank, const std::string &operand) {
+    require(shape.size() == rank, operand + " has shape " + shapeString(shape) +
+                                      ", expected rank " +
+                                      std::to_string(rank));
+  }
+  void same(const Shape &a, const std::string &aName, const Shape &b,
+            const std::string &bName) {
+    require(a == b, aName + " has shape " + shapeString(a) + " but " + bName +
+                        " has " + shapeString(b) + "; they must be equal");
+  }
+  void scalar(const Shape &shape, const std::string &operand) {
+    require(elements(shape) == 1, operand + " has shape " + shapeString(shape) +
+                                      ", expected one element");
+  }
+  /// `inner` is the trailing dimensions of `outer` (a bias and the rows it
+  /// is added to).
+  void suffix(const Shape &inner, const std::string &innerName,
+              const Shape &outer, const std::string &outerName) {
+    bool holds = !inner.empty() && inner.size() <= outer.size();
+    for (size_t i = 0; holds && i < inner.size(); ++i)
+      holds = inner[inner.size() - 1 - i] == outer[outer.size() - 1 - i];
+    require(holds, innerName + " has shape " + shapeString(inner) +
+                       ", which is not the trailing dimensions of " +
+                       outerName + "'s " + shapeString(outer));
+  }
+  /// Attribute `name`, if present, lies in [low, high] (or [low, high)).
+  void range(const char *name, double low, double high, bool openHigh = false) {
+    if (!command.has(name))
+      return;
+    double value = command.get(name, 0.0);
+    bool holds = std::isfinite(value) && value >= low &&
+                 (openHigh ? value < high : value <= high);
+    std::ostringstream os;
+    os << "attribute '" << name << "' is " << value << ", outside [" << low
+       << ", " << high << (openHigh ? ")" : "]");
+    require(holds, os.str());
+  }
+  void flag(const char *name) { range(name, 0, 1); }
+  void positive(const char *name) {
+    if (!command.has(name))
+      return;
+    double value = command.get(name, 0.0);
+    std::ostringstream os;
+    os << "attribute '" << name << "' is " << value << ", not positive";
+    require(std::isfinite(value) && value > 0, os.str());
+  }
+  /// Input `input` and output `output` are the same bytes (updated in
+  /// place).
+  void inPlace(size_t input, size_t output) {
+    const BufferDesc &a = buffers[command.ins[input]];
+    const BufferDesc &b = buffers[command.outs[output]];
+    require(a.offset == b.offset && a.bytes() == b.bytes(),
+            "output " + std::to_string(output) + " must be input " +
+                std::to_string(input) + " updated in place (bytes at " +
+                std::to_string(b.offset) + " vs " + std::to_string(a.offset) +
+                ")");
+  }
+
+  const Command &command;
+  const std::vector<BufferDesc> &buffers;
+  std::string error;
+};
+
+void checkShapes(KernelId id, Signature &s, const Shape &grid) {
+  const Command &c = s.command;
+  switch (id) {
+  case KernelId::embedding: {
+    s.rank(s.in(0), 2, "the table");
+    Shape expected = s.in(1);
+    if (s.in(0).size() == 2)
+      expected.push_back(s.in(0)[1]);
+    s.same(s.out(0), "the output", expected, "token ids + [hidden]");
+    break;
+  }
+  case KernelId::embedding_grad: {
+    s.rank(s.out(0), 2, "the table gradient");
+    Shape expected = s.in(1);
+    if (s.out(0).size() == 2)
+      expected.push_back(s.out(0)[1]);
+    s.same(s.in(0), "the output gradient", expected, "token ids + [hidden]");
+    break;
+  }
+  case KernelId::position_embedding:
+  case KernelId::position_embedding_grad: {
+    bool forward = id == KernelId::position_embedding;
+    const Shape &table = forward ? s.in(0) : s.out(0);
+    const Shape &rows = forward ? s.out(0) : s.in(0);
+    s.rank(table, 2, "the table");
+    s.rank(rows, 2, "the positions");
+    if (table.size() == 2 && rows.size() == 2)
+      s.require(rows[0] <= table[0] && rows[1] == table[1],
+                "positions " + shapeString(rows) + " do not fit the table " +
+                    shapeString(table));
+    break;
+  }
+  case KernelId::layer_norm:
+  case KernelId::rms_norm: {
+    const Shape &x = s.in(0);
+    s.require(!x.empty(), "the input has no dimensions");
+    if (x.empty())
+      break;
+    Shape row = {x.back()};
+    for (size_t i = 1; i < c.ins.size(); ++i)
+      s.same(s.in(i), "input " + std::to_string(i), row, "[last dimension]");
+    s.same(s.out(0), "the output", x, "the input");
+    s.positive("epsilon");
+    break;
+  }
+  case KernelId::layer_norm_grad:
+  case KernelId::rms_norm_grad: {
+    const Shape &x = s.in(1);
+    s.same(s.in(0), "the output gradient", x, "the input");
+    s.require(!x.empty(), "the input has no dimensions");
+    if (x.empty())
+      break;
+    Shape row = {x.back()};
+    s.same(s.in(2), "the weight", row, "[last dimension]");
+    s.same(s.out(0), "the input gradient", x, "the input");
+    for (size_t i = 1; i < c.outs.size(); ++i)
+      s.same(s.out(i), "output " + std::to_string(i), row, "[last dimension]");
+    s.positive("epsilon");
+    break;
+  }
+  case KernelId::add:
+  case KernelId::mul:
+  case KernelId::silu_grad:
+  case KernelId::gelu_grad:
+    s.same(s.in(1), "input 1", s.in(0), "input 0");
+    s.same(s.out(0), "the output", s.in(0), "input 0");
+    break;
+  case KernelId::gelu:
+  case KernelId::silu:
+  case KernelId::scale:
+    s.same(s.out(0), "the output", s.in(0), "the input");
+    if (id == KernelId::scale)
+      s.range("factor", -1e30, 1e30);
+    break;
+  case KernelId::dropout:
+    s.same(s.out(0), "the output", s.in(0), "the input");
+    s.range("probability", 0, 1, /*openHigh=*/true);
+    if (c.has("rng_seq_total")) {
+      s.rank(s.out(0), 3, "the output");
+      if (s.out(0).size() == 3)
+        s.require(c.get("rng_seq_offset", 0) >= 0 &&
+                      c.get("rng_seq_offset", 0) + double(s.out(0)[1]) <=
+                          c.get("rng_seq_total", 0),
+                  "the sequence slice lies outside rng_seq_total");
+    }
+    break;
+  case KernelId::rope:
+    s.rank(s.in(0), 4, "the input");
+    s.same(s.out(0), "the output", s.in(0), "the input");
+    if (s.in(0).size() == 4)
+      s.require(s.in(0)[3] % 2 == 0,
+                "the head dimension " + std::to_string(s.in(0)[3]) + " is odd");
+    s.positive("theta");
+    s.flag("inverse");
+    break;
+  case KernelId::repeat_kv:
+  case KernelId::repeat_kv_grad: {
+    bool forward = id == KernelId::repeat_kv;
+    const Shape &kv = forward ? s.in(0) : s.out(0);
+    const Shape &heads = forward ? s.out(0) : s.in(0);
+    s.rank(kv, 4, "the key/value heads");
+    s.range("groups", 1, 1 << 20);
+    int64_t groups = int64_t(c.get("groups", 1));
+    if (kv.size() == 4) {
+      Shape expected = {kv[0], kv[1] * groups, kv[2], kv[3]};
+      s.same(heads, "the repeated heads", expected, "kv heads x groups");
+    }
+    break;
+  }
+  case KernelId::bias_add:
+    s.suffix(s.in(1), "the bias", s.in(0), "the input");
+    s.same(s.out(0), "the output", s.in(0), "the input");
+    break;
+  case KernelId::bias_add_grad:
+    s.suffix(s.out(0), "the bias gradient", s.in(0), "the output gradient");
+    break;
+  case KernelId::matmul: {
+    const Shape &a = s.in(0), &b = s.in(1), &out = s.out(0);
+    s.flag("transpose_a");
+    s.flag("transpose_b");
+    bool ta = c.get("transpose_a", 0) != 0, tb = c.get("transpose_b", 0) != 0;
+    size_t r = a.size();
+    s.require(r >= 2 && out.size() == r && (b.size() == r || b.size() == 2),
+              "operands of shapes " + shapeString(a) + " x " + shapeString(b) +
+                  " -> " + shapeString(out) + " have incompatible ranks");
+    if (!s.error.empty())
+      break;
+    int64_t m = out[r - 2], n = out[r - 1];
+    int64_t am = ta ? a[r - 1] : a[r - 2], k = ta ? a[r - 2] : a[r - 1];
+    size_t rb = b.size();
+    int64_t bk = tb ? b[rb - 1] : b[rb - 2], bn = tb ? b[rb - 2] : b[rb - 1];
+    bool batchOk = std::equal(a.begin(), a.end() - 2, out.begin()) &&
+                   (rb == 2 || std::equal(b.begin(), b.end() - 2, out.begin()));
+    s.require(am == m && bk == k && bn == n && batchOk,
+              "operands of shapes " + shapeString(a) + (ta ? "^T" : "") + " x " +
+                  shapeString(b) + (tb ? "^T" : "") + " do not give " +
+                  shapeString(out));
+    break;
+  }
+  case KernelId::split_heads: {
+    const Shape &x = s.in(0);
+    s.rank(x, 3, "the input");
+    s.rank(s.out(0), 4, "output 0");
+    for (size_t i = 1; i < c.outs.size(); ++i)
+      s.same(s.out(i), "output " + std::to_string(i), s.out(0), "output 0");
+    if (x.size() == 3 && s.out(0).size() == 4) {
+      const Shape &h = s.out(0);
+      s.require(h[0] == x[0] && h[2] == x[1] &&
+                    x[2] == int64_t(c.outs.size()) * h[1] * h[3],
+                shapeString(x) + " does not split into " +
+                    std::to_string(c.outs.size()) + " x " + shapeString(h));
+    }
+    break;
+  }
+  case KernelId::merge_heads: {
+    const Shape &h = s.in(0), &x = s.out(0);
+    s.rank(h, 4, "input 0");
+    s.rank(x, 3, "the output");
+    for (size_t i = 1; i < c.ins.size(); ++i)
+      s.same(s.in(i), "input " + std::to_string(i), h, "input 0");
+    if (x.size() == 3 && h.size() == 4)
+      s.require(h[0] == x[0] && h[2] == x[1] &&
+                    x[2] == int64_t(c.ins.size()) * h[1] * h[3],
+                std::to_string(c.ins.size()) + " x " + shapeString(h) +
+                    " does not merge into " + shapeString(x));
+    break;
+  }
+  case KernelId::attention:
+  case KernelId::attention_grad: {
+    const Shape &q = s.in(0);
+    s.rank(q, 4, "input 0");
+    for (size_t i = 1; i < c.ins.size(); ++i)
+      s.same(s.in(i), "input " + std::to_string(i), q, "input 0");
+    for (size_t i = 0; i < c.outs.size(); ++i)
+      s.same(s.out(i), "output " + std::to_string(i), q, "input 0");
+    s.range("dropout", 0, 1, /*openHigh=*/true);
+    s.positive("scale");
+    if (q.size() == 4 && c.has("rng_heads"))
+      s.require(c.get("rng_head_offset", 0) >= 0 &&
+                    c.get("rng_head_offset", 0) + double(q[1]) <=
+                        c.get("rng_heads", 0),
+                "the heads lie outside rng_heads");
+    break;
+  }
+  case KernelId::cross_entropy:
+  case KernelId::cross_entropy_grad: {
+    bool forward = id == KernelId::cross_entropy;
+    const Shape &logits = s.in(forward ? 0 : 1);
+    const Shape &labels = s.in(forward ? 1 : 2);
+    s.require(!logits.empty(), "the logits have no dimensions");
+    if (!logits.empty())
+      s.same(labels, "the labels", Shape(logits.begin(), logits.end() - 1),
+             "the logits' rows");
+    if (forward) {
+      s.scalar(s.out(0), "the loss");
+    } else {
+      s.scalar(s.in(0), "the loss gradient");
+      s.same(s.out(0), "the logits gradient", logits, "the logits");
+    }
+    if (c.has("vocab_grid_axis"))
+      s.range("vocab_grid_axis", 0, double(grid.size()) - 1);
+    break;
+  }
+  case KernelId::global_norm:
+  case KernelId::sum_squares:
+  case KernelId::sqrt:
+    s.scalar(s.out(0), "the output");
+    if (id == KernelId::sqrt)
+      s.scalar(s.in(0), "the input");
+    break;
+  case KernelId::clip_scale:
+    s.scalar(s.in(0), "the norm");
+    s.scalar(s.in(1), "the maximum norm");
+    s.scalar(s.out(0), "the output");
+    break;
+  case KernelId::adamw:
+    s.same(s.in(1), "the gradient", s.in(0), "the parameter");
+    s.same(s.in(2), "the first moment", s.in(0), "the parameter");
+    s.same(s.in(3), "the second moment", s.in(0), "the parameter");
+    for (size_t i = 4; i < c.ins.size(); ++i)
+      s.scalar(s.in(i), "input " + std::to_string(i));
+    s.inPlace(0, 0);
+    s.inPlace(2, 1);
+    s.inPlace(3, 2);
+    s.flag("decay");
+    break;
+  case KernelId::fill:
+    s.range("value", -3.4e38, 3.4e38);
+    break;
+  case KernelId::all_reduce:
+    s.same(s.out(0), "the output", s.in(0), "the input");
+    s.range("grid_axis", 0, double(grid.size()) - 1);
+    break;
+  case KernelId::reduce_scatter:
+  case KernelId::all_gather:
+  case KernelId::all_slice: {
+    s.range("grid_axis", 0, double(grid.size()) - 1);
+    if (!s.error.empty() || grid.empty())
+      break;
+    int64_t parts = grid[size_t(c.get("grid_axis", 0))];
+    bool gather = id == KernelId::all_gather;
+    const Shape &whole = gather ? s.out(0) : s.in(0);
+    const Shape &piece = gather ? s.in(0) : s.out(0);
+    s.range("axis", 0, double(whole.size()) - 1);
+    if (!s.error.empty())
+      break;
+    Shape expected = whole;
+    size_t dim = size_t(c.get("axis", 0));
+    s.require(whole[dim] % parts == 0,
+              "dimension " + std::to_string(dim) + " of " + shapeString(whole) +
+                  " does not split over " + std::to_string(parts) + " ranks");
+    expected[dim] = whole[dim] / parts;
+    s.same(piece, "the piece", expected,
+           "1/" + std::to_string(parts) + " of the whole");
+    break;
+  }
+  case KernelId::send:
+  case KernelId::recv:
+    break;
+  }
+}
+
+} // namespace
+
+Status mtrt::checkKernelSignature(const Command &command,
+                                  const std::vector<BufferDesc> &buffers,
+                                  const std::vector<int64_t> &gridShape) {
+  const KernelInfo *kernel = findKernel(command.kernel);
+  if (!kernel)
+    return Status::error("no kernel '" + command.kernel + "' in the kernel table");
+  auto count = [&](int expected, size_t actual, const char *what) {
+    if (expected < 0 ? actual == 0 : actual != size_t(expected))
+      return Status::error("expected " +
+                           (expected < 0 ? std::string("at least 1")
+                                         : std::to_string(expected)) +
+                           " " + what + ", got " + std::to_string(actual));
+    return Status::ok();
+  };
+  MTRT_RETURN_IF_ERROR(count(kernel->ins, command.ins.size(), "inputs"));
+  MTRT_RETURN_IF_ERROR(count(kernel->outs, command.outs.size(), "outputs"));
+  for (size_t j = 0; j < command.ins.size(); ++j) {
+    bool index = int(j) == kernel->indexInput;
+    DType actual = buffers[command.ins[j]].dtype;
+    bool floating =
+        actual == DType::F32 || actual == DType::F16 || actual == DType::BF16;
+    if (index ? actual != DType::I32 : !floating)
+      return Status::error("input " + std::to_string(j) + " is " +
+                           dtypeName(actual) + ", expected " +
+                           (index ? "i32 token ids" : "floating point"));
+  }
+  for (size_t j = 0; j < command.outs.size(); ++j)
+    if (DType dtype = buffers[command.outs[j]].dtype;
+        dtype == DType::I32 || dtype == DType::I64)
+      return Status::error("output " + std::to_string(j) + " is " +
+                           dtypeName(dtype) + ", expected floating point");
+  for (const auto &[name, value] : command.params)
+    if (!std::isfinite(value))
+      return Status::error("attribute '" + name + "' is not finite");
+  Signature signature(command, buffers);
+  checkShapes(kernel->id, signature, gridShape);
+  if (!signature.error.empty())
+    return Status::error(signature.error);
+  return Status::ok();
+}
