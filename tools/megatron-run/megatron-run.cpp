@@ -15,6 +15,7 @@
 #include "mtrt/ExecutionTrace.h"
 #include "mtrt/Hash.h"
 #include "mtrt/LearningRate.h"
+#include "mtrt/MemoryReport.h"
 #include "mtrt/ParamInit.h"
 #include "mtrt/Safetensors.h"
 #include "mtrt/Sharding.h"
@@ -68,6 +69,9 @@ struct Options {
   int64_t corpusVocab = 64;
   int64_t corpusOrder = 1;
   bool quiet = false;
+  /// --memory-report (and its files): report the plan, do not train.
+  bool memoryReport = false;
+  std::string memoryReportJson, memoryReportSvg;
   /// --no-strict-load: ignore checkpoint tensors the model lacks and
   /// initialize the ones the checkpoint lacks.
   bool nonStrictLoad = false;
@@ -193,6 +197,13 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                Chrome trace JSON (Perfetto): per rank, one
                                slice per schedule action (F3, B3, optimizer)
                                and one per command; receives show the waits
+  --memory-report              print every stage's planned memory per rank
+                               (parameters, optimizer state, stashed
+                               activations, gradients, communication
+                               buffers, the largest buffers at the peak)
+                               and exit without training; no launcher needed
+  --memory-report-json FILE    the same as JSON (implies --memory-report)
+  --memory-report-svg FILE     the same as an SVG bar chart per stage
   --distributed-timeout-minutes X
                                how long a rank waits for its peers in a
                                collective or transfer before every rank
@@ -284,6 +295,8 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--save-params", options.saveParams);
   stringFlag("--log", options.log);
   stringFlag("--trace", options.trace);
+  stringFlag("--memory-report-json", options.memoryReportJson);
+  stringFlag("--memory-report-svg", options.memoryReportSvg);
   stringFlag("--save", options.save);
   intFlag("--save-interval", options.saveInterval);
   stringFlag("--load", options.load);
@@ -310,6 +323,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
     }
     if (arg == "--no-load-rng") {
       options.noLoadRng = true;
+      continue;
+    }
+    if (arg == "--memory-report") {
+      options.memoryReport = true;
       continue;
     }
     if (arg.rfind("--quiet=", 0) == 0)
@@ -1426,6 +1443,28 @@ Status checkSameJob(const Options &options, const Artifact &artifact,
 
 } // namespace
 
+/// --memory-report: the plan of every stage, printed and written as asked;
+/// nothing runs.
+Status reportMemory(const Options &options, const Artifact &artifact) {
+  MemoryReport report;
+  MTRT_RETURN_IF_ERROR(computeMemoryReport(artifact, 8, report));
+  std::string text = memoryReportText(report);
+  std::fputs(text.c_str(), stdout);
+  for (const auto &[path, contents] :
+       {std::pair{options.memoryReportJson, memoryReportJson(report)},
+        std::pair{options.memoryReportSvg, memoryReportSvg(report)}}) {
+    if (path.empty())
+      continue;
+    struct stat info;
+    if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+      return Status::error(path + ": is not a regular file; only regular "
+                                  "files are replaced");
+    MTRT_RETURN_IF_ERROR(
+        writeFileAtomically(path, {{contents.data(), contents.size()}}));
+  }
+  return Status::ok();
+}
+
 int main(int argc, char **argv) {
   Communicator comm;
   if (Status status = Communicator::init(argc, argv, comm); !status)
@@ -1469,6 +1508,9 @@ int main(int argc, char **argv) {
   Artifact artifact;
   if (int code = failAgreed(loadArtifact(options.artifact, artifact)))
     return code;
+  if (options.memoryReport || !options.memoryReportJson.empty() ||
+      !options.memoryReportSvg.empty())
+    return failAgreed(reportMemory(options, artifact));
   Checkpoint checkpoint;
   if (!options.load.empty()) {
     if (int code = failAgreed(resolveCheckpoint(options.load, checkpoint)))

@@ -21,7 +21,24 @@
 #include "mtrt/Artifact.h"
 #include "mtrt/Status.h"
 
+#include <cstdint>
+#include <vector>
+
 namespace mtrt {
+
+/// When each buffer's bytes are in use, by buffer id. A buffer that is not
+/// an alias of another owns an allocation: `owner[id] == id`, live from
+/// command `begin[id]` to command `end[id]` (inclusive; -1 to the number of
+/// commands for persistent buffers, which hold their bytes across steps).
+/// An alias has the owner it shares bytes with; a buffer no command uses
+/// has owner -1.
+struct ArenaTimeline {
+  std::vector<int64_t> owner, begin, end;
+};
+
+/// The timeline of `program`; fails if a command reads a buffer that no
+/// command has written, or an alias that matches no buffer.
+Status buildArenaTimeline(const RankProgram &program, ArenaTimeline &timeline);
 
 /// Checks `program`'s buffers against its commands. Errors name buffers by
 /// id and commands by index; the caller names the program.

@@ -14,7 +14,8 @@ bool mtrt::isPersistentKind(const std::string &kind) {
          kind == "input";
 }
 
-Status mtrt::checkArenaLifetimes(const RankProgram &program) {
+Status mtrt::buildArenaTimeline(const RankProgram &program,
+                                ArenaTimeline &timeline) {
   const std::vector<BufferDesc> &buffers = program.buffers;
   int64_t steps = int64_t(program.commands.size());
   auto persistent = [&](size_t id) {
@@ -34,8 +35,11 @@ Status mtrt::checkArenaLifetimes(const RankProgram &program) {
     return Key{buffer.offset, buffer.bytes(), buffer.kind, buffer.name};
   };
   std::map<Key, size_t> holder;
-  std::vector<int64_t> owner(buffers.size(), -1);
-  std::vector<int64_t> begin(buffers.size(), -1), end(buffers.size(), -1);
+  std::vector<int64_t> &owner = timeline.owner, &begin = timeline.begin,
+                       &end = timeline.end;
+  owner.assign(buffers.size(), -1);
+  begin.assign(buffers.size(), -1);
+  end.assign(buffers.size(), -1);
   for (size_t id = 0; id < buffers.size(); ++id)
     if (!buffers[id].alias && persistent(id)) {
       owner[id] = int64_t(id);
@@ -95,6 +99,18 @@ Status mtrt::checkArenaLifetimes(const RankProgram &program) {
   for (const auto &[role, id] : program.outputs)
     if (owner[size_t(id)] >= 0)
       end[size_t(owner[size_t(id)])] = steps;
+  return Status::ok();
+}
+
+Status mtrt::checkArenaLifetimes(const RankProgram &program) {
+  const std::vector<BufferDesc> &buffers = program.buffers;
+  auto persistent = [&](size_t id) {
+    return isPersistentKind(buffers[id].kind);
+  };
+  ArenaTimeline timeline;
+  MTRT_RETURN_IF_ERROR(buildArenaTimeline(program, timeline));
+  const std::vector<int64_t> &owner = timeline.owner, &begin = timeline.begin,
+                             &end = timeline.end;
 
   // Placement: persistent buffers before persistentBytes, transients after.
   for (size_t id = 0; id < buffers.size(); ++id) {

@@ -564,6 +564,21 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
             param.stride = reader.integer(value, key::kStride, in);
             param.base = reader.integer(value, key::kBase, in);
             checkAxis(param.gridAxis, in + ".grid_axis");
+            // Every rank's value, base + stride * coordinate, is computed
+            // without overflow and held exactly in a double.
+            int64_t last = 0, reach = 0;
+            constexpr int64_t kExact = int64_t(1) << 53;
+            if (reader.ok() &&
+                (__builtin_mul_overflow(param.stride,
+                                        artifact.gridShape[param.gridAxis] - 1,
+                                        &reach) ||
+                 __builtin_add_overflow(param.base, reach, &last) ||
+                 param.base < -kExact || param.base > kExact ||
+                 last < -kExact || last > kExact))
+              reader.fail(in, "base " + std::to_string(param.base) +
+                                  " and stride " +
+                                  std::to_string(param.stride) +
+                                  " give values beyond 2^53 on the grid");
             command.rankParams[name] = param;
           }
         }

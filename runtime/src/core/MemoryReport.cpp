@@ -1,0 +1,325 @@
+//===- MemoryReport.cpp - Where every byte of a rank goes -----------------===//
+
+#include "mtrt/MemoryReport.h"
+
+#include "mtrt/ArenaLifetimes.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <queue>
+#include <set>
+#include <sstream>
+
+using namespace mtrt;
+
+namespace {
+
+bool writesCommunication(const std::string &kernel) {
+  return kernel == "all_reduce" || kernel == "reduce_scatter" ||
+         kernel == "all_gather" || kernel == "all_slice" || kernel == "recv";
+}
+
+std::string mebibytes(int64_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%10.3f MiB (%lld B)",
+                double(bytes) / (1024.0 * 1024.0),
+                static_cast<long long>(bytes));
+  return text;
+}
+
+Status stageMemory(const Artifact &artifact, const RankProgram &program,
+                   size_t top, StageMemory &stage) {
+  ArenaTimeline timeline;
+  MTRT_RETURN_IF_ERROR(buildArenaTimeline(program, timeline));
+  const std::vector<BufferDesc> &buffers = program.buffers;
+  stage.stage = program.stage;
+  stage.ranks = artifact.worldSize / int64_t(artifact.programs.size());
+  stage.persistent = program.persistentBytes;
+  stage.peak = program.arenaBytes;
+  stage.transient = program.arenaBytes - program.persistentBytes;
+  for (size_t id = 0; id < buffers.size(); ++id) {
+    const BufferDesc &buffer = buffers[id];
+    if (buffer.alias || !isPersistentKind(buffer.kind))
+      continue;
+    if (buffer.kind == "param")
+      stage.parameters += buffer.bytes();
+    else if (buffer.kind == "input")
+      stage.inputs += buffer.bytes();
+    else
+      stage.optimizerState += buffer.bytes();
+  }
+
+  // The transient allocations, each with what wrote it and its category.
+  std::vector<size_t> transients;
+  std::vector<std::string> category(buffers.size());
+  for (size_t id = 0; id < buffers.size(); ++id) {
+    if (timeline.owner[id] != int64_t(id) || isPersistentKind(buffers[id].kind))
+      continue;
+    transients.push_back(id);
+    const Command &writer = program.commands[size_t(timeline.begin[id])];
+    int64_t lastUse = std::min<int64_t>(timeline.end[id],
+                                        int64_t(program.commands.size()) - 1);
+    const Command &reader = program.commands[size_t(lastUse)];
+    if (buffers[id].kind == "gradient")
+      category[id] = "gradient";
+    else if (writesCommunication(writer.kernel))
+      category[id] = "communication";
+    else if (writer.phase == Phase::Forward && reader.phase == Phase::Backward)
+      category[id] = "stashed";
+    else
+      category[id] = "activation";
+  }
+
+  // The high-water mark of the transient region, command by command.
+  std::sort(transients.begin(), transients.end(), [&](size_t a, size_t b) {
+    return timeline.begin[a] < timeline.begin[b];
+  });
+  std::multiset<int64_t> liveEnds;
+  using Expiry = std::pair<int64_t, int64_t>; // (last command, end offset)
+  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>>
+      expiring;
+  int64_t steps = int64_t(program.commands.size());
+  std::vector<int64_t> stashDelta(size_t(steps) + 2, 0);
+  size_t next = 0;
+  int64_t highWater = -1;
+  for (int64_t c = 0; c < steps; ++c) {
+    while (!expiring.empty() && expiring.top().first < c) {
+      liveEnds.erase(liveEnds.find(expiring.top().second));
+      expiring.pop();
+    }
+    for (; next < transients.size() && timeline.begin[transients[next]] <= c;
+         ++next) {
+      size_t id = transients[next];
+      int64_t endOffset = buffers[id].offset + buffers[id].bytes();
+      liveEnds.insert(endOffset);
+      expiring.push({timeline.end[id], endOffset});
+      if (category[id] == "stashed") {
+        stashDelta[size_t(timeline.begin[id])] += buffers[id].bytes();
+        stashDelta[size_t(std::min(timeline.end[id], steps)) + 1] -=
+            buffers[id].bytes();
+      }
+    }
+    if (!liveEnds.empty() && *liveEnds.rbegin() > highWater) {
+      highWater = *liveEnds.rbegin();
+      stage.peakCommand = c;
+    }
+  }
+  int64_t stashed = 0;
+  for (int64_t delta : stashDelta)
+    stage.maxStashed = std::max(stage.maxStashed, stashed += delta);
+  if (stage.peakCommand < 0)
+    return Status::ok();
+
+  // What is live at the peak command.
+  std::vector<PeakBuffer> live;
+  int64_t used = 0;
+  for (size_t id : transients) {
+    if (timeline.begin[id] > stage.peakCommand ||
+        timeline.end[id] < stage.peakCommand)
+      continue;
+    const BufferDesc &buffer = buffers[id];
+    const Command &writer = program.commands[size_t(timeline.begin[id])];
+    PeakBuffer entry;
+    entry.id = int64_t(id);
+    entry.kind = buffer.kind;
+    entry.name = buffer.name;
+    entry.kernel = writer.kernel;
+    entry.phase = writer.phase;
+    entry.microbatch = writer.microbatch;
+    entry.shape = buffer.shape;
+    entry.bytes = buffer.bytes();
+    entry.category = category[id];
+    used += entry.bytes;
+    if (entry.category == "stashed") {
+      stage.stashed += entry.bytes;
+      stage.stashedByMicrobatch[entry.microbatch] += entry.bytes;
+    } else if (entry.category == "gradient") {
+      stage.gradients += entry.bytes;
+    } else if (entry.category == "communication") {
+      stage.communication += entry.bytes;
+    } else {
+      stage.activations += entry.bytes;
+    }
+    live.push_back(std::move(entry));
+  }
+  stage.fragmentation = stage.transient - used;
+  std::stable_sort(live.begin(), live.end(),
+                   [](const PeakBuffer &a, const PeakBuffer &b) {
+                     return a.bytes > b.bytes;
+                   });
+  live.resize(std::min(live.size(), top));
+  stage.largest = std::move(live);
+  return Status::ok();
+}
+
+std::string describeWriter(const PeakBuffer &buffer) {
+  std::string text = buffer.kernel;
+  std::string phase = phaseName(buffer.phase);
+  if (!phase.empty() || buffer.microbatch >= 0) {
+    text += " (" + phase;
+    if (buffer.microbatch >= 0)
+      text += std::string(phase.empty() ? "" : ", ") + "microbatch " +
+              std::to_string(buffer.microbatch);
+    text += ")";
+  }
+  return text;
+}
+
+} // namespace
+
+Status mtrt::computeMemoryReport(const Artifact &artifact, size_t top,
+                                 MemoryReport &report) {
+  report = MemoryReport();
+  report.worldSize = artifact.worldSize;
+  for (const RankProgram &program : artifact.programs) {
+    StageMemory stage;
+    if (Status status = stageMemory(artifact, program, top, stage); !status)
+      return Status::error("stage " + std::to_string(program.stage) + ": " +
+                           status.message());
+    report.stages.push_back(std::move(stage));
+  }
+  return Status::ok();
+}
+
+std::string mtrt::memoryReportText(const MemoryReport &report) {
+  std::ostringstream os;
+  os << "memory report: " << report.worldSize << " rank"
+     << (report.worldSize == 1 ? "" : "s") << ", " << report.stages.size()
+     << " pipeline stage" << (report.stages.size() == 1 ? "" : "s")
+     << " (the compiler's plan: every rank of a stage has the same)\n";
+  for (const StageMemory &stage : report.stages) {
+    os << "stage " << stage.stage << " (" << stage.ranks << " rank"
+       << (stage.ranks == 1 ? "" : "s") << "):\n";
+    os << "  parameters                " << mebibytes(stage.parameters) << "\n";
+    os << "  optimizer state           " << mebibytes(stage.optimizerState)
+       << "\n";
+    os << "  inputs                    " << mebibytes(stage.inputs) << "\n";
+    os << "  persistent region         " << mebibytes(stage.persistent) << "\n";
+    os << "  transient region          " << mebibytes(stage.transient);
+    if (stage.peakCommand >= 0)
+      os << ", at its peak at command " << stage.peakCommand << ":";
+    os << "\n";
+    os << "    stashed activations     " << mebibytes(stage.stashed);
+    if (!stage.stashedByMicrobatch.empty()) {
+      os << " in " << stage.stashedByMicrobatch.size() << " microbatch"
+         << (stage.stashedByMicrobatch.size() == 1 ? "" : "es") << " (";
+      bool first = true;
+      for (const auto &[microbatch, bytes] : stage.stashedByMicrobatch) {
+        os << (first ? "" : ", ") << microbatch << ": " << bytes << " B";
+        first = false;
+      }
+      os << ")";
+    }
+    os << "\n";
+    os << "    gradients for the step  " << mebibytes(stage.gradients) << "\n";
+    os << "    communication buffers   " << mebibytes(stage.communication)
+       << "\n";
+    os << "    other activations       " << mebibytes(stage.activations)
+       << "\n";
+    os << "    unused (fragmentation)  " << mebibytes(stage.fragmentation)
+       << "\n";
+    os << "  most stashed at once      " << mebibytes(stage.maxStashed) << "\n";
+    os << "  planned peak              " << mebibytes(stage.peak) << "\n";
+    if (!stage.largest.empty())
+      os << "  largest buffers live at the peak:\n";
+    for (const PeakBuffer &buffer : stage.largest)
+      os << "    " << buffer.bytes << " B  buffer " << buffer.id << " "
+         << shapeString(buffer.shape) << " " << buffer.category << ", from "
+         << describeWriter(buffer) << "\n";
+  }
+  return os.str();
+}
+
+std::string mtrt::memoryReportJson(const MemoryReport &report) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageMemory &stage : report.stages) {
+    nlohmann::json largest = nlohmann::json::array();
+    for (const PeakBuffer &buffer : stage.largest)
+      largest.push_back({{"id", buffer.id},
+                         {"kind", buffer.kind},
+                         {"name", buffer.name},
+                         {"kernel", buffer.kernel},
+                         {"phase", phaseName(buffer.phase)},
+                         {"microbatch", buffer.microbatch},
+                         {"shape", buffer.shape},
+                         {"bytes", buffer.bytes},
+                         {"category", buffer.category}});
+    nlohmann::json byMicrobatch = nlohmann::json::object();
+    for (const auto &[microbatch, bytes] : stage.stashedByMicrobatch)
+      byMicrobatch[std::to_string(microbatch)] = bytes;
+    stages.push_back({{"stage", stage.stage},
+                      {"ranks", stage.ranks},
+                      {"parameters", stage.parameters},
+                      {"optimizer_state", stage.optimizerState},
+                      {"inputs", stage.inputs},
+                      {"persistent", stage.persistent},
+                      {"transient", stage.transient},
+                      {"peak", stage.peak},
+                      {"peak_command", stage.peakCommand},
+                      {"stashed", stage.stashed},
+                      {"stashed_by_microbatch", byMicrobatch},
+                      {"max_stashed", stage.maxStashed},
+                      {"gradients", stage.gradients},
+                      {"communication", stage.communication},
+                      {"activations", stage.activations},
+                      {"fragmentation", stage.fragmentation},
+                      {"largest_at_peak", largest}});
+  }
+  nlohmann::json document = {{"world_size", report.worldSize},
+                             {"stages", stages}};
+  return document.dump(2) + "\n";
+}
+
+std::string mtrt::memoryReportSvg(const MemoryReport &report) {
+  struct Part {
+    const char *label, *color;
+    int64_t StageMemory::*field;
+  };
+  const Part parts[] = {
+      {"parameters", "#4e79a7", &StageMemory::parameters},
+      {"optimizer state", "#59a14f", &StageMemory::optimizerState},
+      {"inputs", "#9c755f", &StageMemory::inputs},
+      {"stashed activations", "#e15759", &StageMemory::stashed},
+      {"gradients", "#f28e2b", &StageMemory::gradients},
+      {"communication", "#76b7b2", &StageMemory::communication},
+      {"activations, workspace", "#edc948", &StageMemory::activations},
+      {"fragmentation", "#bab0ac", &StageMemory::fragmentation},
+  };
+  int64_t tallest = 1;
+  for (const StageMemory &stage : report.stages)
+    tallest = std::max(tallest, stage.peak);
+  const int barWidth = 60, gap = 30, height = 300, left = 60, top = 20;
+  int width = left + int(report.stages.size()) * (barWidth + gap) + 220;
+  std::ostringstream os;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+     << "\" height=\"" << height + top + 40 << "\" font-family=\"sans-serif\" "
+     << "font-size=\"11\">\n";
+  os << "<text x=\"" << left << "\" y=\"12\">planned peak per rank, by stage "
+     << "(" << mebibytes(tallest) << " at most)</text>\n";
+  for (size_t s = 0; s < report.stages.size(); ++s) {
+    const StageMemory &stage = report.stages[s];
+    int x = left + int(s) * (barWidth + gap);
+    double y = top + height;
+    for (const Part &part : parts) {
+      double h = double(stage.*part.field) / double(tallest) * height;
+      y -= h;
+      os << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << barWidth
+         << "\" height=\"" << h << "\" fill=\"" << part.color << "\"><title>"
+         << part.label << ": " << stage.*part.field << " B</title></rect>\n";
+    }
+    os << "<text x=\"" << x << "\" y=\"" << top + height + 14 << "\">stage "
+       << stage.stage << "</text>\n";
+  }
+  int legendX = left + int(report.stages.size()) * (barWidth + gap) + 10;
+  for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); ++i) {
+    int y = top + int(i) * 18;
+    os << "<rect x=\"" << legendX << "\" y=\"" << y
+       << "\" width=\"12\" height=\"12\" fill=\"" << parts[i].color
+       << "\"/><text x=\"" << legendX + 18 << "\" y=\"" << y + 10 << "\">"
+       << parts[i].label << "</text>\n";
+  }
+  os << "</svg>\n";
+  return os.str();
+}
