@@ -23,6 +23,11 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
   pm.addPass(createAutodiffPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After CSE, which would merge the recomputed ops back into the forward
+  // ones they copy.
+  RematPassOptions rematOptions;
+  rematOptions.policy = options.remat;
+  pm.addPass(createRematPass(rematOptions));
   // After the cleanups: CSE would merge ZeRO-3's second all-gather of a
   // parameter (before the backward pass) into the first, keeping every full
   // parameter alive through the whole backward pass.

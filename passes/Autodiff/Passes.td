@@ -62,4 +62,43 @@ def AutodiffPass : Pass<"mt-autodiff", "ModuleOp"> {
   ];
 }
 
+def RematPass : Pass<"mt-remat", "ModuleOp"> {
+  let summary = "Recomputes activations in the backward pass instead of "
+                "stashing them (activation checkpointing).";
+  let description = [{
+    Runs on a training step (after `mt-autodiff`, before `mt-parallelize`)
+    and trades FLOPs for memory, as Megatron-LM's `--recompute-granularity`
+    does:
+
+    - `remat=full` stashes each layer's input only: the layer's forward ops
+      are cloned just before its backward pass, and every backward use of a
+      forward value of the layer reads the clone. One more forward per layer.
+    - `remat=selective` recomputes the attention core (the attention and the
+      merge of its heads) from the stashed queries, keys and values, as
+      Korthikanti et al. 2022 do. Our attention kernel never stores the
+      s x s score matrix (its gradient recomputes the scores), so what this
+      saves is the attention output, 1 x s·b·h per layer, not the paper's
+      5·a·s²·b; the report in `megatron-run --memory-report` shows it.
+    - `remat=none` changes nothing.
+
+    Values a layer hands to another (its output, the next layer's input)
+    stay stashed. Clones keep their `mt.layer` and `rng_stream`, so dropout
+    draws the same masks, and carry `mt.phase = "backward"`, so pipeline
+    parallelism runs them in the layer's backward action of each microbatch,
+    and the stash of every microbatch in flight shrinks alike.
+    `print-recompute=true` prints what is recomputed and its FLOPs.
+  }];
+  let options = [
+    Option<"policy", "remat", "std::string", "\"none\"",
+           "none, full or selective">,
+    Option<"printRecompute", "print-recompute", "bool", "false",
+           "print the recomputed ops and FLOPs per training step">,
+  ];
+  let dependentDialects = ["::mlir::mt::MTDialect"];
+  let statistics = [
+    Statistic<"numRecomputedOps", "recomputed-ops",
+              "Number of forward ops cloned into the backward pass">
+  ];
+}
+
 #endif // MEGATRON_PASSES_AUTODIFF_PASSES_TD

@@ -19,6 +19,7 @@
 #include "passes/Pipeline/Passes.h"
 
 #include "dialects/MT/IR/MTOps.h"
+#include "megatron/Analysis/OpFlops.h"
 #include "megatron/Analysis/PipelineLayout.h"
 #include "megatron/Analysis/PipelineSchedule.h"
 #include "megatron/Analysis/ShapeInference.h"
@@ -444,32 +445,6 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   // The schedule
   //===--------------------------------------------------------------------===//
 
-  /// Floating-point operations of one op, counted as in Megatron-LM's
-  /// FLOP formula: 2 per multiply-add of a matmul, 4 * seq per query
-  /// element of attention (Q K^T and P V), twice that for its gradient;
-  /// one per element of everything else.
-  static double flopsOf(Operation *op) {
-    auto numel = [](Value v) {
-      auto type = dyn_cast<RankedTensorType>(v.getType());
-      return type ? double(type.getNumElements()) : 0.0;
-    };
-    if (auto matmul = dyn_cast<MatmulOp>(op)) {
-      ArrayRef<int64_t> lhs = matmul.getLhs().getType().getShape();
-      int64_t k = matmul.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
-      return 2.0 * numel(matmul.getResult()) * double(k);
-    }
-    if (auto attention = dyn_cast<AttentionOp>(op))
-      return 4.0 * numel(attention.getQuery()) *
-             double(attention.getQuery().getType().getDimSize(2));
-    if (auto grad = dyn_cast<AttentionGradOp>(op))
-      return 8.0 * numel(grad.getQuery()) *
-             double(grad.getQuery().getType().getDimSize(2));
-    double total = 0;
-    for (Value result : op->getResults())
-      total += numel(result);
-    return total;
-  }
-
   LogicalResult reportSchedule(const PipelineSchedule &schedule) {
     if (!printSchedule && scheduleSvg.empty() && scheduleTrace.empty())
       return success();
@@ -483,7 +458,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
           continue;
         bool backward = phaseOf.lookup(&op) == Phase::Backward;
         (backward ? backwardFlops : forwardFlops)[size_t(stage->second)] +=
-            flopsOf(&op);
+            opFlops(&op);
       }
       // In units of an even split's forward: a rank's slice of the model
       // costs about 1 forward and 2 backward, as with uniform costs.

@@ -51,6 +51,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Durations in the printed schedule: uniform (forward 1, "
                      "backward 2) or flops (each stage's FLOPs)"),
       llvm::cl::init("uniform")};
+  PassOptions::Option<std::string> remat{
+      *this, "remat",
+      llvm::cl::desc("Activation recomputation (mt-remat): none, full or "
+                     "selective"),
+      llvm::cl::init("none")};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "
@@ -58,7 +63,7 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// canonicalize, mt-autodiff, canonicalize, cse, mt-parallelize,
+/// canonicalize, mt-autodiff, canonicalize, cse, mt-remat, mt-parallelize,
 /// mt-pipeline, mt-lower-to-runtime, mt-verify-collectives: a forward graph
 /// in, one mtrt program per pipeline stage out.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);

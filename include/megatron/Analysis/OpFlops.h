@@ -1,0 +1,47 @@
+//===- OpFlops.h - Floating-point operations of one op ----------*- C++ -*-===//
+//
+// One count of an op's work, shared by the passes that weigh ops against
+// each other (the pipeline's FLOP-driven timeline, rematerialization's
+// report of what it recomputes).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGATRON_ANALYSIS_OPFLOPS_H
+#define MEGATRON_ANALYSIS_OPFLOPS_H
+
+#include "dialects/MT/IR/MTOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir::mt {
+
+/// Floating-point operations of `op`, counted as in Megatron-LM's FLOP
+/// formula: 2 per multiply-add of a matmul, 4 * seq per query element of
+/// attention (Q K^T and P V), twice that for its gradient; one per element
+/// of everything else.
+inline double opFlops(Operation *op) {
+  auto numel = [](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type ? double(type.getNumElements()) : 0.0;
+  };
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    ArrayRef<int64_t> lhs = matmul.getLhs().getType().getShape();
+    int64_t k = matmul.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
+    return 2.0 * numel(matmul.getResult()) * double(k);
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return 4.0 * numel(attention.getQuery()) *
+           double(attention.getQuery().getType().getDimSize(2));
+  if (auto grad = dyn_cast<AttentionGradOp>(op))
+    return 8.0 * numel(grad.getQuery()) *
+           double(grad.getQuery().getType().getDimSize(2));
+  double total = 0;
+  for (Value result : op->getResults())
+    total += numel(result);
+  return total;
+}
+
+} // namespace mlir::mt
+
+#endif // MEGATRON_ANALYSIS_OPFLOPS_H
