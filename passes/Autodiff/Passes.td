@@ -86,6 +86,9 @@ def RematPass : Pass<"mt-remat", "ModuleOp"> {
     draws the same masks, and carry `mt.phase = "backward"`, so pipeline
     parallelism runs them in the layer's backward action of each microbatch,
     and the stash of every microbatch in flight shrinks alike.
+    `remat=full full-layers=0,1` recomputes layers 0 and 1 fully and the
+    attention core of the others (what `remat=budget` of the training
+    pipeline chooses between). Clones carry `mt.recomputed`.
     `print-recompute=true` prints what is recomputed and its FLOPs.
   }];
   let options = [
@@ -93,6 +96,9 @@ def RematPass : Pass<"mt-remat", "ModuleOp"> {
            "none, full or selective">,
     Option<"printRecompute", "print-recompute", "bool", "false",
            "print the recomputed ops and FLOPs per training step">,
+    ListOption<"fullLayers", "full-layers", "int64_t",
+               "with remat=full: recompute only these layers fully and the "
+               "attention core of the others">,
   ];
   let dependentDialects = ["::mlir::mt::MTDialect"];
   let statistics = [

@@ -63,12 +63,14 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
         rematerialize(function);
   }
 
-  /// Whether the policy recomputes forward op `op` of a layer.
-  bool chosen(Operation *op) const {
-    if (policy == "full")
+  /// Whether the policy recomputes forward op `op` of layer `layer`.
+  bool chosen(Operation *op, int64_t layer) const {
+    bool full = policy == "full" &&
+                (fullLayers.empty() || llvm::is_contained(fullLayers, layer));
+    if (full)
       return isa<MTDialect>(op->getDialect()) ||
              isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op);
-    if (policy == "selective")
+    if (policy == "selective" || policy == "full")
       return isa<AttentionOp, MergeHeadsOp>(op);
     return false;
   }
@@ -80,7 +82,7 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
     // The chosen forward ops of each layer, in program order.
     std::map<int64_t, SmallVector<Operation *>> chosenOf;
     for (Operation &op : body.without_terminator())
-      if (phaseOf(&op).empty() && layerOf(&op) && chosen(&op) &&
+      if (phaseOf(&op).empty() && layerOf(&op) && chosen(&op, *layerOf(&op)) &&
           op.getNumRegions() == 0)
         chosenOf[*layerOf(&op)].push_back(&op);
 
@@ -132,6 +134,8 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
         Operation *clone = builder.clone(*op, clones);
         clone->setAttr(MTDialect::getPhaseAttrName(),
                        builder.getStringAttr("backward"));
+        clone->setAttr(MTDialect::getRecomputedAttrName(),
+                       builder.getUnitAttr());
         recomputedFlops += opFlops(op);
         ++recomputed;
       }

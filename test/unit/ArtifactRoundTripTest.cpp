@@ -42,7 +42,9 @@ Artifact everyField() {
   artifact.worldSize = 8;
   artifact.gridShape = {2, 2, 2};
   artifact.gridAxes = {"pp", "dp", "tp"};
-  artifact.params = {{"w", DType::F32, {4, 8}}, {"b", DType::F32, {8}}};
+  artifact.params = {{"w", DType::F32, {4, 8}},
+                     {"b", DType::F32, {8}},
+                     {"wte", DType::F32, {16, 8}}};
 
   RankProgram first;
   first.stage = 0;
@@ -69,11 +71,12 @@ Artifact everyField() {
   BufferDesc activation = buffer(3, 1024, DType::F32, {1, 4, 8}, "activation");
   BufferDesc view = buffer(4, 1024, DType::F32, {4, 8}, "activation");
   view.alias = true;
-  first.buffers = {tokens, w, state, activation, view};
+  BufferDesc table = buffer(5, 256, DType::F32, {16, 8}, "param", "wte");
+  first.buffers = {tokens, w, state, activation, view, table};
 
   Command embed;
   embed.kernel = "embedding";
-  embed.ins = {1, 0};
+  embed.ins = {5, 0};
   embed.outs = {3};
   embed.phase = Phase::Forward;
   embed.microbatch = 1;
@@ -89,10 +92,10 @@ Artifact everyField() {
 
   RankProgram last;
   last.stage = 1;
-  last.persistentBytes = 0;
-  last.arenaBytes = 512;
-  BufferDesc received = buffer(0, 0, DType::F32, {1, 4, 8}, "activation", "");
-  BufferDesc loss = buffer(1, 128, DType::F32, {}, "activation");
+  last.persistentBytes = 512;
+  last.arenaBytes = 1024;
+  BufferDesc received = buffer(0, 512, DType::F32, {1, 4, 8}, "activation", "");
+  BufferDesc loss = buffer(1, 640, DType::F32, {}, "activation");
   BufferDesc labels = buffer(2, 192, DType::I32, {1, 4}, "input", "labels");
   labels.microbatch = 0;
   BufferDesc bias = buffer(3, 256, DType::F32, {8}, "param", "b");
@@ -205,6 +208,9 @@ TEST(Artifact, UnknownPhaseIsAnErrorNamingTheCommand) {
   size_t at = text.find("\"forward\"");
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 9, "\"sideways\"");
+  // A deliberate edit: seal it again so the phase, not the checksum, is
+  // what the loader refuses.
+  text = sealArtifactText(std::move(text));
   std::string path = testing::TempDir() + "artifact-bad-phase.mtx";
   {
     std::ofstream out(path);

@@ -47,6 +47,13 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == getRecomputedAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "attribute '" << name << "' is a unit attribute, got "
+             << attr.getValue();
+    return success();
+  }
   if (name == getPhaseAttrName()) {
     auto phase = dyn_cast<StringAttr>(attr.getValue());
     if (!phase || !llvm::is_contained(
@@ -155,11 +162,10 @@ static LogicalResult verifyStructureAttr(Operation *op, Type type,
   StringRef name = attr.getName().getValue();
   if (!attrs || !attrs.get(MTDialect::getParamAttrName()) ||
       attrs.get(MTDialect::getStateAttrName()))
-    return op->emitOpError() << where << ": '" << name
-                             << "' belongs on a parameter (with '"
-                             << MTDialect::getParamAttrName()
-                             << "' and no '" << MTDialect::getStateAttrName()
-                             << "')";
+    return op->emitOpError()
+           << where << ": '" << name << "' belongs on a parameter (with '"
+           << MTDialect::getParamAttrName() << "' and no '"
+           << MTDialect::getStateAttrName() << "')";
   if (name == MTDialect::getInitAttrName()) {
     if (!ParamInitializer::fromAttr(attr.getValue()))
       return op->emitOpError()

@@ -136,6 +136,11 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getRngSeqAxisAttrName() {
       return ::llvm::StringLiteral("mt.rng_seq_axis");
     }
+    /// Discardable unit attribute (set by mt-remat) on a forward op cloned
+    /// into the backward pass to recompute what it would have stashed.
+    static constexpr ::llvm::StringLiteral getRecomputedAttrName() {
+      return ::llvm::StringLiteral("mt.recomputed");
+    }
     /// Discardable op attribute: the transformer block an op belongs to.
     static constexpr ::llvm::StringLiteral getLayerAttrName() {
       return ::llvm::StringLiteral("mt.layer");

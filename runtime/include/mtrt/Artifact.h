@@ -211,6 +211,11 @@ Status loadArtifact(const std::string &path, Artifact &artifact);
 /// Writes `artifact` as JSON, the format `loadArtifact` reads.
 void writeArtifact(const Artifact &artifact, std::ostream &os);
 
+/// `text`, an artifact's JSON with its one "fnv1a64:..." checksum, with the
+/// checksum recomputed over its bytes. The writer seals what it writes; tests
+/// and tools that edit an artifact on purpose seal it again.
+std::string sealArtifactText(std::string text);
+
 /// Rank `rank`'s copy of its program: its coordinates, the pieces its
 /// sharded buffers hold, and every per-rank kernel parameter resolved.
 RankProgram specializeProgram(const Artifact &artifact, int64_t rank);

@@ -775,13 +775,20 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
   document[key::kPrograms] = std::move(programs);
   // The checksum covers every byte of the file but its own 16 digits.
   document[key::kChecksum] = std::string(kChecksumPrefix) + kChecksumZeros;
-  std::string text = document.dump() + "\n";
-  size_t digits = text.find(std::string(kChecksumPrefix) + kChecksumZeros) +
-                  std::strlen(kChecksumPrefix);
+  os << sealArtifactText(document.dump() + "\n");
+}
+
+std::string mtrt::sealArtifactText(std::string text) {
+  size_t prefix = std::strlen(kChecksumPrefix);
+  size_t at = text.find("\"" + std::string(kChecksumPrefix));
+  if (at == std::string::npos || at + 1 + prefix + 16 > text.size())
+    return text;
+  size_t digits = at + 1 + prefix;
+  text.replace(digits, 16, kChecksumZeros);
   uint64_t sum = fnv1a(text.data(), text.size());
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx",
                 static_cast<unsigned long long>(sum));
   text.replace(digits, 16, hex);
-  os << text;
+  return text;
 }
