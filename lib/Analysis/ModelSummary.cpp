@@ -4,6 +4,8 @@
 
 #include "dialects/MT/IR/MTOps.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
 #include <set>
 
 using namespace mlir;
@@ -16,8 +18,30 @@ bool mlir::mt::hasModelParameters(FunctionOpInterface function) {
   return false;
 }
 
+namespace {
+/// Sums and products that stay empty once one overflows int64.
+struct CheckedCount {
+  std::optional<int64_t> value = 0;
+
+  static std::optional<int64_t> elements(ArrayRef<int64_t> shape) {
+    std::optional<int64_t> product = 1;
+    for (int64_t dim : shape)
+      product = product ? llvm::checkedMul(*product, dim) : std::nullopt;
+    return product;
+  }
+  void add(std::optional<int64_t> term) {
+    value = value && term ? llvm::checkedAdd(*value, *term) : std::nullopt;
+  }
+  static std::optional<int64_t>
+  product(std::initializer_list<int64_t> factors) {
+    return elements(llvm::ArrayRef<int64_t>(factors.begin(), factors.size()));
+  }
+};
+} // namespace
+
 FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
   ModelSummary summary;
+  CheckedCount parameters, attentionFlops;
   bool foundTokens = false;
   for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {
     auto type = dyn_cast<RankedTensorType>(function.getArgumentTypes()[i]);
@@ -31,16 +55,15 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
       // A ZeRO-3 piece counts as the full parameter it is a piece of.
       if (auto full = function.getArgAttrOfType<DenseI64ArrayAttr>(
               i, MTDialect::getFullShapeAttrName()))
-        summary.numParameters += ShapedType::getNumElements(full.asArrayRef());
+        parameters.add(CheckedCount::elements(full.asArrayRef()));
       else
-        summary.numParameters += type.getNumElements();
-    } else if (role && role.getValue() == "tokens") {
-      summary.tokensPerMicroBatch = type.getNumElements();
-      foundTokens = true;
-    } else if (!foundTokens && !role &&
-               type.getElementType().isSignlessInteger()) {
+        parameters.add(CheckedCount::elements(type.getShape()));
+    } else if ((role && role.getValue() == "tokens") ||
+               (!foundTokens && !role &&
+                type.getElementType().isSignlessInteger())) {
       // Hand-written graphs may leave out roles: the first integer tensor.
-      summary.tokensPerMicroBatch = type.getNumElements();
+      summary.tokensPerMicroBatch =
+          CheckedCount::elements(type.getShape()).value_or(-1);
       foundTokens = true;
     }
   }
@@ -58,10 +81,30 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
       RankedTensorType type = attention.getQuery().getType();
       int64_t seq = type.getDimSize(2);
       int64_t width = type.getDimSize(1) * type.getDimSize(3);
-      summary.attentionFlopsPerToken += 12 * seq * width;
+      attentionFlops.add(CheckedCount::product({12, seq, width}));
     }
   });
   summary.numLayers = layers.size();
-  summary.parameterFlopsPerToken = 6 * summary.numParameters;
+  CheckedCount perToken, perMicroBatch;
+  std::optional<int64_t> parameterFlops =
+      parameters.value ? llvm::checkedMul<int64_t>(6, *parameters.value)
+                       : std::nullopt;
+  perToken.add(parameterFlops);
+  perToken.add(attentionFlops.value);
+  if (perToken.value && summary.tokensPerMicroBatch >= 0)
+    perMicroBatch.value =
+        llvm::checkedMul(*perToken.value, summary.tokensPerMicroBatch);
+  else
+    perMicroBatch.value = std::nullopt;
+  if (!parameters.value || !perMicroBatch.value)
+    // At the function's location, without printing the (huge) function.
+    return emitError(function.getLoc())
+           << "cannot summarize model @" << function.getName()
+           << ": its parameter or FLOP count does not fit in 64 bits";
+  summary.numParameters = *parameters.value;
+  summary.parameterFlopsPerToken = *parameterFlops;
+  summary.attentionFlopsPerToken = *attentionFlops.value;
+  summary.trainingFlopsPerToken = *perToken.value;
+  summary.trainingFlopsPerMicroBatch = *perMicroBatch.value;
   return summary;
 }

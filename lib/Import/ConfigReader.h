@@ -17,11 +17,61 @@
 
 namespace mlir::mt::detail {
 
+/// The deepest nesting of objects and arrays a config may have. Real configs
+/// nest three levels; llvm::json parses and frees values recursively, so a
+/// file nested 100,000 levels deep would overflow the stack.
+constexpr int kMaxConfigNesting = 64;
+
+/// The offset of the bracket that opens level kMaxConfigNesting + 1 of
+/// `text` (strings skipped), or npos when `text` nests no deeper.
+inline size_t tooDeepAt(StringRef text) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '{' || c == '[') {
+      if (++depth > kMaxConfigNesting)
+        return i;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"';)
+        i += text[i] == '\\' ? 2 : 1;
+    }
+  }
+  return StringRef::npos;
+}
+
+/// `text` parsed as JSON, or an error at `loc` (a file's 1:1): invalid JSON,
+/// or nesting deeper than kMaxConfigNesting, reported at the bracket that
+/// opens the level too many before the recursive parser sees it.
+inline FailureOr<llvm::json::Value> parseConfigJson(StringRef text,
+                                                    Location loc) {
+  if (size_t at = tooDeepAt(text); at != StringRef::npos) {
+    Location where = loc;
+    if (auto fileLoc = dyn_cast<FileLineColLoc>(loc)) {
+      StringRef before = text.take_front(at);
+      where = FileLineColLoc::get(fileLoc.getFilename(), 1 + before.count('\n'),
+                                  1 + at - (before.rfind('\n') + 1));
+    }
+    return emitError(where) << "config nests objects and arrays more than "
+                            << kMaxConfigNesting << " levels deep";
+  }
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed)
+    return emitError(loc) << "config is not valid JSON: "
+                          << llvm::toString(parsed.takeError());
+  return std::move(*parsed);
+}
+
 /// Reads typed keys from a config object; every error names the key, the
 /// value found and the line of the key in the file.
 class ConfigReader {
 public:
   static constexpr int64_t kMaxSize = int64_t(1) << 24;
+  /// The importer writes every layer out as IR, and every later pass walks
+  /// it: 1024 is eight times the deepest published model (LLaMA 3.1 405B
+  /// has 126 layers), while 2^24 layers would exhaust memory.
+  static constexpr int64_t kMaxLayers = 1024;
 
   ConfigReader(const llvm::json::Object &object, StringRef text, Location loc)
       : object(object), text(text), loc(loc) {}
@@ -72,6 +122,15 @@ public:
     if (!value)
       return emitError(loc) << "config is missing required key '" << key << "'";
     return positiveInt(key, *value);
+  }
+
+  /// A required number of layers, at most kMaxLayers.
+  FailureOr<int64_t> layerCount(StringRef key) {
+    FailureOr<int64_t> layers = positiveInt(key);
+    if (succeeded(layers) && *layers > kMaxLayers)
+      return error(key) << "is " << *layers << ", more than the largest "
+                        << "supported number of layers " << kMaxLayers;
+    return layers;
   }
 
   /// An optional positive integer; null or absent gives `fallback`.

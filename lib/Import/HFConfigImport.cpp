@@ -32,16 +32,17 @@
 using namespace mlir;
 using namespace mlir::mt;
 using mlir::mt::detail::ConfigReader;
+using mlir::mt::detail::parseConfigJson;
+using mlir::mt::detail::tooDeepAt;
 
 //===----------------------------------------------------------------------===//
 // Reading the config
 //===----------------------------------------------------------------------===//
 
 FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
-  if (!parsed)
-    return emitError(loc) << "config is not valid JSON: "
-                          << llvm::toString(parsed.takeError());
+  FailureOr<llvm::json::Value> parsed = parseConfigJson(json, loc);
+  if (failed(parsed))
+    return failure();
   const llvm::json::Object *object = parsed->getAsObject();
   if (!object)
     return emitError(loc) << "config must be a JSON object";
@@ -66,7 +67,7 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
       !assign(config.numPositions, reader.positiveInt("n_positions")) ||
       !assign(config.hiddenSize, reader.positiveInt("n_embd")) ||
-      !assign(config.numLayers, reader.positiveInt("n_layer")) ||
+      !assign(config.numLayers, reader.layerCount("n_layer")) ||
       !assign(config.numHeads, reader.positiveInt("n_head")) ||
       !assign(config.innerSize,
               reader.optionalPositiveInt("n_inner", 4 * config.hiddenSize)) ||
@@ -276,14 +277,18 @@ void mlir::mt::registerHFConfigImportTranslation() {
         Location loc =
             FileLineColLoc::get(context, buffer->getBufferIdentifier(), 1, 1);
         // The model family decides the importer.
+        // (A config nested too deep for the parser is GPT-2's to report.)
         std::string modelType;
-        if (llvm::Expected<llvm::json::Value> peek =
-                llvm::json::parse(buffer->getBuffer())) {
-          if (const llvm::json::Object *object = peek->getAsObject())
-            if (std::optional<StringRef> type = object->getString("model_type"))
-              modelType = type->str();
-        } else {
-          llvm::consumeError(peek.takeError());
+        if (tooDeepAt(buffer->getBuffer()) == StringRef::npos) {
+          if (llvm::Expected<llvm::json::Value> peek =
+                  llvm::json::parse(buffer->getBuffer())) {
+            if (const llvm::json::Object *object = peek->getAsObject())
+              if (std::optional<StringRef> type =
+                      object->getString("model_type"))
+                modelType = type->str();
+          } else {
+            llvm::consumeError(peek.takeError());
+          }
         }
         bool llama = isLlamaFamily(modelType);
         FailureOr<GPT2Config> config;

@@ -14,6 +14,7 @@
 using namespace mlir;
 using namespace mlir::mt;
 using mlir::mt::detail::ConfigReader;
+using mlir::mt::detail::parseConfigJson;
 
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return modelType == "llama" || modelType == "mistral" || modelType == "qwen2";
@@ -21,10 +22,9 @@ bool mlir::mt::isLlamaFamily(StringRef modelType) {
 
 FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                                                   Location loc) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
-  if (!parsed)
-    return emitError(loc) << "config is not valid JSON: "
-                          << llvm::toString(parsed.takeError());
+  FailureOr<llvm::json::Value> parsed = parseConfigJson(json, loc);
+  if (failed(parsed))
+    return failure();
   const llvm::json::Object *object = parsed->getAsObject();
   if (!object)
     return emitError(loc) << "config must be a JSON object";
@@ -52,7 +52,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       !assign(config.hiddenSize, reader.positiveInt("hidden_size")) ||
       !assign(config.intermediateSize,
               reader.positiveInt("intermediate_size")) ||
-      !assign(config.numLayers, reader.positiveInt("num_hidden_layers")) ||
+      !assign(config.numLayers, reader.layerCount("num_hidden_layers")) ||
       !assign(config.numHeads, reader.positiveInt("num_attention_heads")) ||
       !assign(
           config.numKeyValueHeads,

@@ -33,12 +33,11 @@ struct PrintModelSummaryPass
          << "  layers: " << summary->numLayers << "\n"
          << "  parameters: " << summary->numParameters << "\n"
          << "  tokens per micro-batch: " << summary->tokensPerMicroBatch << "\n"
-         << "  training FLOPs per token: " << summary->trainingFlopsPerToken()
+         << "  training FLOPs per token: " << summary->trainingFlopsPerToken
          << " (6N = " << summary->parameterFlopsPerToken
          << ", attention = " << summary->attentionFlopsPerToken << ")\n"
          << "  training FLOPs per micro-batch: "
-         << summary->trainingFlopsPerToken() * summary->tokensPerMicroBatch
-         << "\n";
+         << summary->trainingFlopsPerMicroBatch << "\n";
     }
     os.flush();
     markAllAnalysesPreserved();

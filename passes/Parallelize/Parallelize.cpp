@@ -67,15 +67,17 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(validateOptions(module)))
-      return signalPassFailure();
-    if (dp == 1 && tp == 1)
-      return;
-
     SmallVector<func::FuncOp> steps;
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isExternal() && !function.getOps<AdamWOp>().empty())
         steps.push_back(function);
+    for (func::FuncOp function : steps)
+      if (failed(checkNotParallelized(function)))
+        return signalPassFailure();
+    if (failed(validateOptions(module)))
+      return signalPassFailure();
+    if (dp == 1 && tp == 1)
+      return;
     if (steps.empty())
       return;
     // The grid the collectives run on: created here, or an existing one of
@@ -96,6 +98,21 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     for (func::FuncOp function : steps)
       if (failed(parallelize(function)))
         return signalPassFailure();
+  }
+
+  /// A step holding collectives is already some rank's share: splitting
+  /// its batch and weights again would silently train a different model.
+  static LogicalResult checkNotParallelized(func::FuncOp function) {
+    WalkResult parallel = function.walk([&](Operation *op) {
+      if (!isa<shard::ShardDialect>(op->getDialect()))
+        return WalkResult::advance();
+      op->emitError() << "mt-parallelize: @" << function.getName()
+                      << " is already parallelized (it holds '" << op->getName()
+                      << "'); apply mt-parallelize once, to a step for one "
+                         "device";
+      return WalkResult::interrupt();
+    });
+    return failure(parallel.wasInterrupted());
   }
 
   LogicalResult validateOptions(ModuleOp module) {

@@ -121,4 +121,30 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def CheckShardingsPass : Pass<"mt-check-shardings",
+                              "::mlir::func::FuncOp"> {
+  let summary = "Refuses hand-written shardings upstream shard-partition "
+                "cannot handle, before it crashes on them.";
+  let description = [{
+    Run it before upstream `sharding-propagation` and `shard-partition` on
+    a function annotated by hand with `shard.shard` (`mt-parallelize` pins
+    its own shardings and needs no check):
+
+        --pass-pipeline='builtin.module(func.func(mt-check-shardings,
+                          sharding-propagation,shard-partition))'
+
+    In MLIR 22 the partition dereferences what is not there, and crashes,
+    when a function holding `shard.shard` ops has
+    - an unused argument, or an op none of whose results is read (an
+      annotation, `shard.shard`, whose result nothing reads, among them;
+      an op with some results unused is fine);
+    - a value annotated for some of its users and read unannotated by
+      others (the operand of a `shard.shard` that another op, or the
+      return, also reads directly).
+    Each is reported at the value with what to change; functions without
+    `shard.shard` ops are not checked.
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
 #endif // MEGATRON_PASSES_PARALLELIZE_PASSES_TD

@@ -27,13 +27,16 @@ struct ModelSummary {
   /// `12 L S D`: forward and backward FLOPs of attention scores and sums.
   int64_t attentionFlopsPerToken = 0;
 
-  int64_t trainingFlopsPerToken() const {
-    return parameterFlopsPerToken + attentionFlopsPerToken;
-  }
+  /// Their sum.
+  int64_t trainingFlopsPerToken = 0;
+  /// `trainingFlopsPerToken` times the tokens of a micro-batch.
+  int64_t trainingFlopsPerMicroBatch = 0;
 };
 
 /// Summarizes `function`. Fails, with a diagnostic, when it has parameters
-/// but no integer tensor argument holding token ids.
+/// but no integer tensor argument holding token ids, or when a count does
+/// not fit in int64 (hand-written shapes, or sizes at the importer's
+/// limits); counts are computed with checked arithmetic.
 FailureOr<ModelSummary> summarizeModel(FunctionOpInterface function);
 
 /// True when `function` has at least one `mt.param` argument.

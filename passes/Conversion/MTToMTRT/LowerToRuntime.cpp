@@ -295,8 +295,9 @@ struct LowerToRuntimePass
         alloc.offset = allocs[*alloc.redirect].offset;
     int64_t arena = placement.endBytes;
 
-    emitProgram(function, stage, gridShape, ops, allocs, allocOf, views,
-                persistentBytes, arena);
+    if (failed(emitProgram(function, stage, gridShape, ops, allocs, allocOf,
+                           views, persistentBytes, arena)))
+      return failure();
     arenaBytes += arena;
     if (printMemoryPlan)
       printPlan(function.getName(), allocs, persistentBytes, arena);
@@ -442,12 +443,13 @@ struct LowerToRuntimePass
     return std::nullopt;
   }
 
-  void emitProgram(func::FuncOp function, int64_t stage,
-                   ArrayRef<int64_t> gridShape, ArrayRef<Operation *> ops,
-                   ArrayRef<Allocation> allocs,
-                   const DenseMap<Value, unsigned> &allocOf,
-                   const DenseSet<Value> &views, int64_t persistentBytes,
-                   int64_t arena) {
+  LogicalResult emitProgram(func::FuncOp function, int64_t stage,
+                            ArrayRef<int64_t> gridShape,
+                            ArrayRef<Operation *> ops,
+                            ArrayRef<Allocation> allocs,
+                            const DenseMap<Value, unsigned> &allocOf,
+                            const DenseSet<Value> &views,
+                            int64_t persistentBytes, int64_t arena) {
     Block &body = function.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
 
@@ -465,11 +467,13 @@ struct LowerToRuntimePass
           arg.getArgNumber(), MTDialect::getInputAttrName());
       return role && role.getValue() == "tokens";
     });
-    if (hasTokens && hasModelParameters(function))
-      if (FailureOr<ModelSummary> summary = summarizeModel(function);
-          succeeded(summary))
-        program.setFlopsPerTokenAttr(
-            builder.getI64IntegerAttr(summary->trainingFlopsPerToken()));
+    if (hasTokens && hasModelParameters(function)) {
+      FailureOr<ModelSummary> summary = summarizeModel(function);
+      if (failed(summary))
+        return failure();
+      program.setFlopsPerTokenAttr(
+          builder.getI64IntegerAttr(summary->trainingFlopsPerToken));
+    }
     Block *programBody = builder.createBlock(&program.getBody());
     builder.setInsertionPointToStart(programBody);
 
@@ -582,6 +586,7 @@ struct LowerToRuntimePass
       if (role)
         mtrt::OutputOp::create(builder, ret.getLoc(), role, bufferFor(value));
     }
+    return success();
   }
 
   /// Rejects ops the runtime has no kernel for, before anything is emitted.

@@ -1,7 +1,7 @@
 // The mt ops' ShardingInterface models under upstream sharding-propagation
 // and shard-partition alone (no mt-parallelize): weights pinned as Megatron
 // does, everything else propagated, collectives inserted by the partition.
-// RUN: megatron-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition))' | FileCheck %s
+// RUN: megatron-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(mt-check-shardings,sharding-propagation,shard-partition))' | FileCheck %s
 
 shard.grid @grid(shape = 2)
 
