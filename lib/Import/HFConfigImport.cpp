@@ -39,6 +39,22 @@ using mlir::mt::detail::tooDeepAt;
 // Reading the config
 //===----------------------------------------------------------------------===//
 
+std::string mlir::mt::configModelType(StringRef json) {
+  // A config nested too deep for the parser has no model type: the GPT-2
+  // importer then reports the nesting.
+  if (tooDeepAt(json) != StringRef::npos)
+    return "";
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return "";
+  }
+  if (const llvm::json::Object *object = parsed->getAsObject())
+    if (std::optional<StringRef> type = object->getString("model_type"))
+      return type->str();
+  return "";
+}
+
 FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
   FailureOr<llvm::json::Value> parsed = parseConfigJson(json, loc);
   if (failed(parsed))
@@ -277,20 +293,7 @@ void mlir::mt::registerHFConfigImportTranslation() {
         Location loc =
             FileLineColLoc::get(context, buffer->getBufferIdentifier(), 1, 1);
         // The model family decides the importer.
-        // (A config nested too deep for the parser is GPT-2's to report.)
-        std::string modelType;
-        if (tooDeepAt(buffer->getBuffer()) == StringRef::npos) {
-          if (llvm::Expected<llvm::json::Value> peek =
-                  llvm::json::parse(buffer->getBuffer())) {
-            if (const llvm::json::Object *object = peek->getAsObject())
-              if (std::optional<StringRef> type =
-                      object->getString("model_type"))
-                modelType = type->str();
-          } else {
-            llvm::consumeError(peek.takeError());
-          }
-        }
-        bool llama = isLlamaFamily(modelType);
+        bool llama = isLlamaFamily(configModelType(buffer->getBuffer()));
         FailureOr<GPT2Config> config;
         FailureOr<LlamaConfig> llamaConfig;
         if (llama)

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include <string>
+
 namespace mlir::mt {
 
 /// The fields of a GPT-2 `config.json` that shape the training graph.
@@ -34,6 +36,11 @@ struct GPT2Config {
 /// Parses and validates a GPT-2 config. Errors are reported at `loc` and
 /// name the offending key and its value.
 FailureOr<GPT2Config> parseGPT2Config(llvm::StringRef json, Location loc);
+
+/// The config's "model_type", which picks the importer; empty when it has
+/// none, or is not JSON a parser would accept (the importer then reports
+/// why). Safe on any bytes: nesting too deep is not handed to the parser.
+std::string configModelType(llvm::StringRef json);
 
 /// Shape of one micro-batch.
 struct MicroBatchShape {
