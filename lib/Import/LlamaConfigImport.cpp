@@ -88,6 +88,14 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     return reader.error("num_key_value_heads")
            << "is " << config.numKeyValueHeads
            << ", not a divisor of num_attention_heads " << config.numHeads;
+  // The rotary frequencies are theta^(-2i/d): a base of 1 or less makes
+  // them all 1 or growing, and mt.rope refuses it.
+  if (config.ropeTheta <= 1.0) {
+    char shown[32];
+    std::snprintf(shown, sizeof(shown), "%g", config.ropeTheta);
+    return reader.error("rope_theta")
+           << "is " << shown << "; the rotary base must be greater than 1";
+  }
   if (config.headDim % 2 != 0)
     return reader.error("head_dim")
            << "is " << config.headDim << ": rotary embedding needs it even";

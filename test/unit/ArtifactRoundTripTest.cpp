@@ -87,7 +87,9 @@ Artifact everyField() {
   send.ins = {3};
   send.phase = Phase::None;
   send.microbatch = 1;
-  send.params = {{"peer_stage", 1}, {"tag", 7}};
+  // A value beyond int64 is written as a double (converting it to an
+  // integer to ask whether it is one was undefined: found by the fuzzer).
+  send.params = {{"peer_stage", 1}, {"tag", 7}, {"beyond_int64", 1e300}};
   first.commands = {embed, send};
 
   RankProgram last;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -215,6 +216,21 @@ Status verifyChecksum(const std::string &path, const json &document,
                          value.substr(prefix) + ", its bytes give " + hex +
                          "): it was changed or damaged after it was written");
   return Status::ok();
+}
+
+/// Whether the double `value` is an integer int64 holds (converting a
+/// larger one is undefined).
+bool isInt64(double value) {
+  return std::fabs(value) < 0x1p63 && value == std::trunc(value);
+}
+
+/// `value` as the artifact states it: an integer when it is one.
+std::string numberString(double value) {
+  if (isInt64(value))
+    return std::to_string(int64_t(value));
+  char shown[32];
+  std::snprintf(shown, sizeof(shown), "%g", value);
+  return shown;
 }
 
 /// Whether `value` equals the product of `factors`, which may overflow.
@@ -437,7 +453,10 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       buffer.kind = reader.string(buffers[b], key::kKind, at);
       if (buffers[b].contains(key::kName))
         buffer.name = reader.string(buffers[b], key::kName, at);
-      buffer.alias = buffers[b].value(key::kAlias, false);
+      if (buffers[b].contains(key::kAlias))
+        if (const json *alias = reader.field(buffers[b], key::kAlias, at,
+                                             json::value_t::boolean))
+          buffer.alias = alias->get<bool>();
       if (buffers[b].contains(key::kMicrobatch)) {
         buffer.microbatch = reader.integer(buffers[b], key::kMicrobatch, at);
         if (reader.ok() && buffer.microbatch < 0)
@@ -670,9 +689,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       double peer = command.get("peer_stage", -1);
       if (peer < 0 || peer >= double(stages) || peer == double(p))
         return Status::error(where + command.kernel + " names peer stage " +
-                             std::to_string(int64_t(peer)) +
-                             ", not another of the " + std::to_string(stages) +
-                             " pipeline stages");
+                             numberString(peer) + ", not another of the " +
+                             std::to_string(stages) + " pipeline stages");
     }
   return Status::ok();
 }
@@ -743,7 +761,7 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
       json params = json::object();
       for (const auto &[name, value] : command.params) {
         // Integral values are written as integers, the way they were given.
-        if (value == double(int64_t(value)))
+        if (isInt64(value))
           params[name] = int64_t(value);
         else
           params[name] = value;

@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""Writes the seed corpora of the fuzzers into fuzz/corpus/<fuzzer>/.
+
+  fuzz/make_corpus.py [--bin BUILD/bin] [--only NAME]...
+
+Seeds are small valid inputs, the starting points libFuzzer mutates:
+
+  artifact-loader     artifacts of a tiny GPT-2 and LLaMA compiled by
+                      megatron-translate and megatron-opt from --bin
+                      (default build/bin): one rank, tp2 x dp2 with ZeRO-1,
+                      two pipeline stages; and a minimal hand-written one
+                      (one parameter, no command) with the runtime's
+                      kArtifactVersion. Rerun after the artifact format
+                      changes, or the seeds stop at the version check.
+  safetensors         hand-written files: several dtypes, __metadata__, a
+                      zero-element tensor, gaps, an empty header.
+  token-data          train.bin files (16-bit tokens) followed by the bytes
+                      TokenDataFuzzer takes its call arguments from.
+  hf-config-import    the GPT-2 and LLaMA-family configs of examples/,
+                      test/integration/Inputs and test/runtime/Inputs.
+
+Only the standard library is used.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "fuzz", "corpus")
+
+# mtrt/Hash.h: FNV-1a with the runtime's offset basis.
+FNV_OFFSET = 1469598103934665603
+CHECKSUM_ZEROS = "fnv1a64:" + "0" * 16
+
+
+def fnv1a(data):
+    h = FNV_OFFSET
+    for byte in data:
+        h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def write(name, file, data):
+    directory = os.path.join(CORPUS, name)
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, file), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def artifact_version():
+    with open(os.path.join(ROOT, "runtime/include/mtrt/Artifact.h")) as f:
+        match = re.search(r"kArtifactVersion\s*=\s*(\d+)", f.read())
+    return int(match.group(1))
+
+
+def with_checksum(document):
+    """The artifact's text with its checksum, as writeArtifact makes it."""
+    document = dict(document, checksum=CHECKSUM_ZEROS)
+    text = json.dumps(document, separators=(",", ":"), sort_keys=True) + "\n"
+    digest = "fnv1a64:%016x" % fnv1a(text.encode())
+    return text.replace(CHECKSUM_ZEROS, digest, 1)
+
+
+TINY_GPT2 = {"model_type": "gpt2", "vocab_size": 8, "n_positions": 4,
+             "n_embd": 4, "n_head": 2, "n_layer": 1, "embd_pdrop": 0.0,
+             "attn_pdrop": 0.0, "resid_pdrop": 0.0}
+TINY_LLAMA = {"model_type": "llama", "vocab_size": 8, "hidden_size": 4,
+              "intermediate_size": 8, "num_hidden_layers": 1,
+              "num_attention_heads": 2, "num_key_value_heads": 1,
+              "max_position_embeddings": 4, "tie_word_embeddings": True}
+
+
+def artifacts(bindir):
+    name = "artifact-loader"
+    minimal = {
+        "format": "megatron-mlir-artifact", "version": artifact_version(),
+        "world_size": 1,
+        "params": [{"name": "w", "dtype": "f32", "shape": [2],
+                    "init": {"kind": "zeros"}}],
+        "programs": [{"stage": 0, "arena_bytes": 8, "persistent_bytes": 8,
+                      "buffers": [{"id": 0, "offset": 0, "dtype": "f32",
+                                   "shape": [2], "kind": "param",
+                                   "name": "w"}],
+                      "commands": [], "outputs": {}}]}
+    write(name, "minimal.mtx", with_checksum(minimal))
+
+    translate = os.path.join(bindir, "megatron-translate")
+    opt = os.path.join(bindir, "megatron-opt")
+    if not (os.access(translate, os.X_OK) and os.access(opt, os.X_OK)):
+        print(f"make_corpus: no megatron-translate/megatron-opt in {bindir}: "
+              "only the hand-written artifact seed", file=sys.stderr)
+        return
+    two_layers = dict(TINY_GPT2, n_layer=2)
+    cases = [("gpt2-1rank.mtx", TINY_GPT2, 1, ""),
+             ("gpt2-tp2-dp2-zero1.mtx", TINY_GPT2, 2, "tp=2 dp=2 zero=1"),
+             ("gpt2-pp2.mtx", two_layers, 2, "pp=2 microbatches=2"),
+             ("llama-1rank.mtx", TINY_LLAMA, 1, "")]
+    with tempfile.TemporaryDirectory() as tmp:
+        for file, config, batch, pipeline in cases:
+            config_path = os.path.join(tmp, "config.json")
+            with open(config_path, "w") as f:
+                json.dump(config, f)
+            model = subprocess.run(
+                [translate, "--import-hf-config", config_path,
+                 "--micro-batch-size", str(batch), "--seq-length", "2"],
+                check=True, capture_output=True).stdout
+            flag = "--mt-train-pipeline" + (f"={pipeline}" if pipeline else "")
+            trained = subprocess.run([opt, flag], input=model, check=True,
+                                     capture_output=True).stdout
+            out = os.path.join(tmp, file)
+            subprocess.run([translate, "--export-artifact", "-o", out],
+                           input=trained, check=True)
+            with open(out, "rb") as f:
+                write(name, file, f.read())
+
+
+def safetensors_file(tensors, metadata=None, pad=True, gap=0):
+    """tensors: [(name, dtype, shape, bytes)] in data order."""
+    header, data = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, raw in tensors:
+        data += b"\0" * gap
+        header[name] = {"dtype": dtype, "shape": shape,
+                        "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header, separators=(",", ":")).encode()
+    if pad:
+        text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def safetensors():
+    name = "safetensors"
+    f32 = struct.pack("<4f", 1.0, -2.0, 0.5, 3.25)
+    write(name, "f32-2x2.safetensors",
+          safetensors_file([("w", "F32", [2, 2], f32)]))
+    write(name, "mixed-metadata.safetensors", safetensors_file(
+        [("wte.weight", "F16", [2], struct.pack("<2e", 1.0, 2.0)),
+         ("h.0.ln.bias", "BF16", [1, 2], b"\x80\x3f\x00\x40"),
+         ("step", "I64", [], struct.pack("<q", 7)),
+         ("ids", "I32", [3], struct.pack("<3i", 1, 2, 3)),
+         ("mask", "BOOL", [2], b"\x01\x00"),
+         ("scale", "F64", [1], struct.pack("<d", 0.125))],
+        metadata={"format": "pt", "save_id": "3"}))
+    write(name, "empty-tensor-and-gap.safetensors", safetensors_file(
+        [("empty", "F32", [0, 3], b""), ("u8", "U8", [3], b"abc")],
+        gap=2, pad=False))
+    write(name, "no-tensors.safetensors", safetensors_file([], metadata={}))
+
+
+def token_tail(step, batch, seq, steps, vocab, wide=0):
+    """The bytes TokenDataFuzzer reads its arguments from (the end of the
+    input, last byte first): FuzzedDataProvider's ConsumeIntegralInRange
+    takes one byte for ranges below 256, three for the vocabulary's."""
+    tail = bytes([wide, step + 1, batch + 1, seq + 1, steps + 1])
+    v = vocab + 1  # the range starts at -1
+    tail += bytes([(v >> 16) & 0xFF, (v >> 8) & 0xFF, v & 0xFF])
+    return tail[::-1]
+
+
+def token_data():
+    name = "token-data"
+    tokens = [(7 * i + 3) % 32 for i in range(65)]
+    body = struct.pack(f"<{len(tokens)}H", *tokens)
+    write(name, "65-tokens.bin", body + token_tail(1, 2, 8, 4, 32))
+    write(name, "big-ids.bin",
+          struct.pack("<5H", 0, 50256, 65535, 1, 2) + token_tail(0, 1, 4, 1,
+                                                                  50257))
+    write(name, "empty.bin", token_tail(0, 1, 1, 0, 1))
+
+
+def hf_configs():
+    name = "hf-config-import"
+    for directory in ["examples/gpt2", "examples/llama",
+                      "test/integration/Inputs", "test/runtime/Inputs"]:
+        full = os.path.join(ROOT, directory)
+        for file in sorted(os.listdir(full)):
+            if file.endswith(".json"):
+                shutil.copy(os.path.join(full, file),
+                            os.path.join(CORPUS, name, file))
+    write(name, "tiny-gpt2.json", json.dumps(TINY_GPT2, indent=2) + "\n")
+    write(name, "tiny-llama.json", json.dumps(TINY_LLAMA, indent=2) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    parser.add_argument("--only", action="append",
+                        choices=["artifact-loader", "safetensors",
+                                 "token-data", "hf-config-import"])
+    args = parser.parse_args()
+    makers = {"artifact-loader": lambda: artifacts(args.bin),
+              "safetensors": safetensors, "token-data": token_data,
+              "hf-config-import": hf_configs}
+    for name, make in makers.items():
+        if not args.only or name in args.only:
+            os.makedirs(os.path.join(CORPUS, name), exist_ok=True)
+            make()
+
+
+if __name__ == "__main__":
+    main()
