@@ -25,9 +25,34 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   // After CSE, which would merge the recomputed ops back into the forward
   // ones they copy.
-  RematPassOptions rematOptions;
-  rematOptions.policy = options.remat;
-  pm.addPass(createRematPass(rematOptions));
+  if (options.remat == "budget") {
+    // The budget's trials compile copies with the passes that follow, and
+    // the job's options, without their printing.
+    OpPassManager rest(ModuleOp::getOperationName());
+    addParallelAndLowering(rest, options, /*print=*/false);
+    // The passes, without the pipeline's builtin.module(...) anchor: the
+    // trials run them on a module.
+    std::string lowering;
+    llvm::raw_string_ostream os(lowering);
+    llvm::interleave(
+        rest.getPasses(), os,
+        [&](Pass &pass) { pass.printAsTextualPipeline(os); }, ",");
+    RematBudgetPassOptions budget;
+    budget.budget = options.rematBudget;
+    budget.lowering = lowering;
+    pm.addPass(createRematBudgetPass(budget));
+  } else {
+    RematPassOptions rematOptions;
+    rematOptions.policy = options.remat;
+    pm.addPass(createRematPass(rematOptions));
+  }
+  addParallelAndLowering(pm, options, /*print=*/true);
+  pm.addPass(createVerifyCollectivesPass());
+}
+
+void mlir::mt::addParallelAndLowering(OpPassManager &pm,
+                                      const TrainPipelineOptions &options,
+                                      bool print) {
   // After the cleanups: CSE would merge ZeRO-3's second all-gather of a
   // parameter (before the backward pass) into the first, keeping every full
   // parameter alive through the whole backward pass.
@@ -43,13 +68,12 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
   pipeline.schedule = options.schedule;
   pipeline.virtualStages = options.virtualStages;
   pipeline.layout = options.layout;
-  pipeline.printSchedule = options.printSchedule;
+  pipeline.printSchedule = print && options.printSchedule;
   pipeline.scheduleCosts = options.scheduleCosts;
   pm.addPass(createPipelinePass(pipeline));
   LowerToRuntimePassOptions lowering;
-  lowering.printMemoryPlan = options.printMemoryPlan;
+  lowering.printMemoryPlan = print && options.printMemoryPlan;
   pm.addPass(createLowerToRuntimePass(lowering));
-  pm.addPass(createVerifyCollectivesPass());
 }
 
 void mlir::mt::registerTrainPipeline() {

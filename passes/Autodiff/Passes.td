@@ -107,4 +107,44 @@ def RematPass : Pass<"mt-remat", "ModuleOp"> {
   ];
 }
 
+def RematBudgetPass : Pass<"mt-remat-budget", "ModuleOp"> {
+  let summary = "Chooses the cheapest recomputation on a ladder of policies "
+                "that fits a memory budget per rank.";
+  let description = [{
+    Chooses the activation recomputation of the training step (before
+    `mt-parallelize`) with the fewest recompute FLOPs, among the ladder of
+    candidates below, whose planned peak per rank is at most `budget` bytes, applies it with `mt-remat`, and
+    reports the choice as a remark: the policy, the layers recomputed
+    fully, the planned peak and the recompute FLOPs per step.
+
+    Candidates, in increasing recompute FLOPs: none; selective (the
+    attention core of every layer); full on the first k layers and
+    selective on the rest, k = 1..L. The first layers go first because, in
+    a pipeline, the first stages hold the most microbatches in flight.
+    Each candidate's peak is measured, not estimated: a copy of the module
+    is compiled by `mt-remat` and `lowering`, the textual pipeline of the
+    passes that follow (`mt-parallelize`, `mt-pipeline` and
+    `mt-lower-to-runtime` with the job's options, as
+    `--mt-train-pipeline="remat=budget remat-budget=N ..."` sets it), so
+    the stashes of every microbatch in flight, the interleaving factor,
+    ZeRO's shards and tensor parallelism's splits all count; the peak is
+    the largest `arena_bytes` of its stage programs. A binary search over k
+    (peaks fall as k grows) compiles about log2(L) + 3 copies.
+
+    The ladder is whole layers, not single tensors: a tensor-by-tensor
+    choice could fit the same budget with fewer FLOPs, which this pass does
+    not search for. A budget nothing fits is an error naming the smallest
+    peak there is.
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", "0",
+           "bytes per rank the planned peak must not exceed">,
+    Option<"lowering", "lowering", "std::string",
+           "\"mt-lower-to-runtime\"",
+           "textual pipeline that compiles a copy after mt-remat into "
+           "mtrt.program ops, whose arena_bytes are the peaks">,
+  ];
+  let dependentDialects = ["::mlir::mt::MTDialect"];
+}
+
 #endif // MEGATRON_PASSES_AUTODIFF_PASSES_TD

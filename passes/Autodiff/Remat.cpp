@@ -55,7 +55,8 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
     if (policy != "none" && policy != "full" && policy != "selective") {
       getOperation().emitError()
           << "mt-remat: remat='" << policy
-          << "' is not a policy (none, full or selective)";
+          << "' is not a policy (none, full or selective; a memory budget "
+             "is mt-remat-budget's, remat=budget of --mt-train-pipeline)";
       return signalPassFailure();
     }
     for (auto function : getOperation().getOps<func::FuncOp>())

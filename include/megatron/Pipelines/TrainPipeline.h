@@ -53,9 +53,15 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::init("uniform")};
   PassOptions::Option<std::string> remat{
       *this, "remat",
-      llvm::cl::desc("Activation recomputation (mt-remat): none, full or "
-                     "selective"),
+      llvm::cl::desc("Activation recomputation (mt-remat): none, full, "
+                     "selective, or budget (mt-remat-budget: the fewest "
+                     "recompute FLOPs within remat-budget)"),
       llvm::cl::init("none")};
+  PassOptions::Option<int64_t> rematBudget{
+      *this, "remat-budget",
+      llvm::cl::desc("With remat=budget: bytes per rank the planned peak "
+                     "must not exceed"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "
@@ -63,10 +69,17 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// canonicalize, mt-autodiff, canonicalize, cse, mt-remat, mt-parallelize,
+/// canonicalize, mt-autodiff, canonicalize, cse, mt-remat (or
+/// mt-remat-budget), mt-parallelize,
 /// mt-pipeline, mt-lower-to-runtime, mt-verify-collectives: a forward graph
 /// in, one mtrt program per pipeline stage out.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
+
+/// mt-parallelize, mt-pipeline and mt-lower-to-runtime with `options`;
+/// without their printing unless `print` (mt-remat-budget compiles trial
+/// copies with them).
+void addParallelAndLowering(OpPassManager &pm,
+                            const TrainPipelineOptions &options, bool print);
 
 /// Registers `--mt-train-pipeline`.
 void registerTrainPipeline();
