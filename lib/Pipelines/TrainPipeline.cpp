@@ -19,8 +19,16 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
                                   const TrainPipelineOptions &options) {
   // Folding first drops dropouts of probability 0, so they get no stream and
   // cost nothing at run time.
+  if (options.precision != "fp32") {
+    MixedPrecisionPassOptions precision;
+    precision.precision = options.precision;
+    pm.addPass(createMixedPrecisionPass(precision));
+  }
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createAutodiffPass());
+  // fp16's range needs loss scaling; bf16 has fp32's and needs none.
+  AutodiffPassOptions autodiff;
+  autodiff.lossScaling = options.precision == "fp16";
+  pm.addPass(createAutodiffPass(autodiff));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // After CSE, which would merge the recomputed ops back into the forward

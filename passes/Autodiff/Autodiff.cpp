@@ -47,7 +47,8 @@ public:
 
   /// Seeds d(loss)/d(loss) = 1 and differentiates `ops` in reverse.
   LogicalResult run(ArrayRef<Operation *> ops, Value loss) {
-    grads[loss] = constant(cast<RankedTensorType>(loss.getType()), 1.0);
+    seed = constant(cast<RankedTensorType>(loss.getType()), 1.0);
+    grads[loss] = seed;
     for (Operation *op : llvm::reverse(ops)) {
       if (llvm::none_of(op->getResults(),
                         [&](Value result) { return grads.count(result); }))
@@ -81,6 +82,8 @@ public:
   OpBuilder &getBuilder() override { return builder; }
 
   int64_t numCreatedOps = 0;
+  /// d(loss)/d(loss): the constant 1 the backward pass starts from.
+  Value seed;
 
 protected:
   Location currentLoc() override {
@@ -133,6 +136,8 @@ private:
 };
 
 struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
+  using AutodiffPassBase::AutodiffPassBase;
+
   void runOnOperation() override {
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isExternal() || !isModel(function))
@@ -231,7 +236,11 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
                                   builder.getStringAttr(kind))}));
         locs.push_back(param.getLoc());
       }
-    for (StringRef role : kScalarRoles) {
+    SmallVector<StringRef> scalarRoles(std::begin(kScalarRoles),
+                                       std::end(kScalarRoles));
+    if (lossScaling)
+      scalarRoles.push_back("loss_scale");
+    for (StringRef role : scalarRoles) {
       indices.push_back(end);
       types.push_back(scalarF32);
       attrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
@@ -247,19 +256,42 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
       return body.getArgument(end + numParams + i);
     };
     auto scalar = [&](StringRef role) {
-      size_t index = llvm::find(kScalarRoles, role) - std::begin(kScalarRoles);
+      size_t index = llvm::find(scalarRoles, role) - scalarRoles.begin();
       return body.getArgument(end + 2 * numParams + index);
     };
+    // Loss scaling: the backward pass starts from the run-time scale
+    // instead of 1, so every gradient is scaled by it.
+    if (lossScaling) {
+      Operation *one = backward.seed.getDefiningOp();
+      backward.seed.replaceAllUsesWith(scalar("loss_scale"));
+      one->erase();
+    }
 
     // Clip by the global norm, then update every parameter.
     Location loc = function.getLoc();
     NamedAttribute optimizerPhase = builder.getNamedAttr(
         MTDialect::getPhaseAttrName(), builder.getStringAttr("optimizer"));
-    auto norm = GlobalNormOp::create(builder, loc, paramGrads);
-    norm->setAttr(optimizerPhase.getName(), optimizerPhase.getValue());
-    auto clipScale =
+    Value norm = GlobalNormOp::create(builder, loc, paramGrads);
+    norm.getDefiningOp()->setAttr(optimizerPhase.getName(),
+                                  optimizerPhase.getValue());
+    // With loss scaling the norm of the scaled gradients, and the clipping
+    // factor that multiplies them, are divided by the scale: two scalar
+    // divisions instead of a pass over every gradient. An overflow makes
+    // the norm non-finite, the clipping factor NaN, and every update a
+    // no-op (mt.clip_scale, mt.adamw): the step is skipped.
+    auto divide = [&](Value value) {
+      auto quotient = DivOp::create(builder, loc, value, scalar("loss_scale"));
+      quotient->setAttr(optimizerPhase.getName(), optimizerPhase.getValue());
+      return quotient.getResult();
+    };
+    if (lossScaling)
+      norm = divide(norm);
+    Value clipScale =
         ClipScaleOp::create(builder, loc, norm, scalar("clip_grad"));
-    clipScale->setAttr(optimizerPhase.getName(), optimizerPhase.getValue());
+    clipScale.getDefiningOp()->setAttr(optimizerPhase.getName(),
+                                       optimizerPhase.getValue());
+    if (lossScaling)
+      clipScale = divide(clipScale);
     SmallVector<Value> newParams, newExpAvgs, newExpAvgSqs;
     for (auto [i, param] : llvm::enumerate(params)) {
       bool decay = cast<RankedTensorType>(param.getType()).getRank() >= 2;

@@ -22,7 +22,8 @@ def AutodiffPass : Pass<"mt-autodiff", "ModuleOp"> {
     - Arguments: the forward arguments, then per parameter its `exp_avg` and
       then its `exp_avg_sq` state (`mt.param` + `mt.state`), then the
       run-time scalars `step`, `lr`, `adam_beta1`, `adam_beta2`, `adam_eps`,
-      `weight_decay`, `clip_grad` (`mt.input`).
+      `weight_decay`, `clip_grad` (`mt.input`), and with `loss-scaling`
+      `loss_scale`.
     - Results: `loss`, the updated parameters, their updated `exp_avg` and
       `exp_avg_sq`, and `grad_norm` (before clipping).
     - Gradients of a value used twice are summed: the tied embedding gets
@@ -51,6 +52,13 @@ def AutodiffPass : Pass<"mt-autodiff", "ModuleOp"> {
             ..., tensor<f32> {mt.output = "grad_norm"})
     ```
   }];
+  let options = [
+    Option<"lossScaling", "loss-scaling", "bool", "false",
+           "add a run-time `loss_scale` scalar: the backward pass is seeded "
+           "with it, and the norm and the clipping factor are divided by it "
+           "(mt.div), so the optimizer sees unscaled gradients; a step whose "
+           "scaled gradients overflow is skipped">,
+  ];
   let dependentDialects = ["::mlir::mt::MTDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
@@ -59,6 +67,45 @@ def AutodiffPass : Pass<"mt-autodiff", "ModuleOp"> {
               "Number of ops created for the backward pass">,
     Statistic<"numParameters", "parameters",
               "Number of parameters updated by AdamW">
+  ];
+}
+
+def MixedPrecisionPass : Pass<"mt-mixed-precision", "ModuleOp"> {
+  let summary = "Stores activations in bf16 or fp16, keeping fp32 master "
+                "weights.";
+  let description = [{
+    Runs on a forward graph, before `mt-autodiff`, and makes its training
+    step mixed precision as Megatron-LM's `--bf16` and `--fp16` do:
+
+    - Parameters stay fp32 arguments (the master weights, which the
+      optimizer updates and checkpoints save). Each use of one (or of a
+      floating-point input) in the forward pass reads its own `mt.cast` to
+      `precision`.
+    - Every floating-point forward value of rank 1 or more becomes
+      `precision`; scalars (the loss) stay fp32.
+    - The kernels compute in fp32 and store 16 bits: GEMMs accumulate in
+      fp32, and softmax, layer-norm and RMSNorm statistics and the
+      cross-entropy are fp32 (the runtime's kernel contract).
+    - `mt-autodiff` then differentiates the casts into casts back, so each
+      parameter gradient is fp32 from the op that reads the parameter on:
+      summed (tied embeddings), reduced across data-parallel ranks and
+      accumulated over microbatches in fp32, as Megatron-LM's
+      `--accumulate-allreduce-grads-in-fp32`. Activation gradients are
+      `precision`.
+
+    `precision=fp32` leaves the graph unchanged. fp16 needs loss scaling
+    (`mt-autodiff loss-scaling=true`; `--mt-train-pipeline="precision=fp16"`
+    sets it).
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "storage type of activations: bf16, fp16 or fp32">,
+  ];
+  let dependentDialects = ["::mlir::mt::MTDialect"];
+  let statistics = [
+    Statistic<"numCasts", "casts", "Number of parameter casts inserted">,
+    Statistic<"numRetyped", "retyped-values",
+              "Number of forward values stored in 16 bits">
   ];
 }
 

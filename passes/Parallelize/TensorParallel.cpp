@@ -12,7 +12,8 @@
 //     ones by vocabulary rows, replicated ones whole; a parameter stating no
 //     role is an error. The importer states Megatron's roles. The optimizer
 //     state and the gradient of each parameter
-//     are pinned alike, and so is every use of a parameter, so that
+//     are pinned alike, and so is every use of a parameter (and of its
+//     16-bit casts under mixed precision), so that
 //     propagation never chooses to gather a weight to split an activation
 //     (DESIGN.md: propagation is correct but not cost-aware);
 //   - with sequence parallelism (Korthikanti et al. 2022), the activations
@@ -255,11 +256,22 @@ private:
         attrs.setArg(index, MTDialect::getShardChunksAttrName(),
                      b.getI64IntegerAttr(split->chunks));
       }
+      // Mixed precision reads a parameter through its 16-bit casts
+      // (mt-mixed-precision): they are pinned as the parameter is.
+      SmallVector<CastOp> casts;
+      for (Operation *user : arg.getUsers())
+        if (auto castOp = dyn_cast<CastOp>(user))
+          casts.push_back(castOp);
       Value pinned = pinDefinition(arg, dim);
       if (!function.getArgAttr(index, MTDialect::getParamAttrName()))
         continue;
       for (OpOperand &use : llvm::make_early_inc_range(pinned.getUses()))
         pinUse(use, dim);
+      for (CastOp castOp : casts) {
+        Value copy = pinDefinition(castOp.getResult(), dim);
+        for (OpOperand &use : llvm::make_early_inc_range(copy.getUses()))
+          pinUse(use, dim);
+      }
     }
     return success();
   }

@@ -58,7 +58,8 @@ enum class Phase { Forward = 0, Backward = 1, Optimizer = 2 };
 
 /// Ops that are optimizer work by what they are.
 bool isOptimizerOp(Operation *op) {
-  return isa<AdamWOp, GlobalNormOp, SumSquaresOp, SqrtOp, ClipScaleOp>(op);
+  return isa<AdamWOp, GlobalNormOp, SumSquaresOp, SqrtOp, ClipScaleOp, DivOp>(
+      op);
 }
 
 /// Ops that are backward work by what they are: the derivatives.

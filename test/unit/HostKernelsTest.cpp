@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <tuple>
 #include <vector>
 
 using namespace mtrt::cpu;
@@ -662,3 +663,78 @@ TEST(Float, AgreesWithDouble) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// bf16 and f16 storage (mtrt/HalfFloat.h): the roundings PyTorch applies
+//===----------------------------------------------------------------------===//
+
+#include "mtrt/HalfFloat.h"
+
+namespace {
+float fromBits(uint32_t bits) { return mtrt::bitsFloat(bits); }
+} // namespace
+
+TEST(HalfFloat, BFloat16RoundsToNearestEven) {
+  using mtrt::floatToBFloat16;
+  EXPECT_EQ(floatToBFloat16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBFloat16(-2.0f), 0xc000);
+  EXPECT_EQ(floatToBFloat16(1.0f / 3.0f), 0x3eab); // 0x3eaaaaab rounds up
+  // Ties go to the even neighbour.
+  EXPECT_EQ(floatToBFloat16(fromBits(0x3f808000)), 0x3f80);
+  EXPECT_EQ(floatToBFloat16(fromBits(0x3f818000)), 0x3f82);
+  EXPECT_EQ(floatToBFloat16(fromBits(0x3f808001)), 0x3f81);
+  // The largest finite f32 rounds to infinity; infinities and NaN stay.
+  EXPECT_EQ(floatToBFloat16(fromBits(0x7f7fffff)), 0x7f80);
+  EXPECT_EQ(floatToBFloat16(INFINITY), 0x7f80);
+  EXPECT_EQ(floatToBFloat16(-INFINITY), 0xff80);
+  EXPECT_TRUE(std::isnan(mtrt::bfloat16ToFloat(floatToBFloat16(NAN))));
+}
+
+TEST(HalfFloat, HalfRoundsToNearestEvenWithSubnormalsAndOverflow) {
+  using mtrt::floatToHalf;
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(floatToHalf(1.0f / 3.0f), 0x3555);
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65519.99f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00); // halfway: to even, infinity
+  EXPECT_EQ(floatToHalf(1e6f), 0x7c00);
+  EXPECT_EQ(floatToHalf(-1e6f), 0xfc00);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -14)), 0x0400); // smallest normal
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001); // smallest subnormal
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000); // tie to even: 0
+  EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -26)), 0x0001); // above the tie
+  EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -25)), 0x0002); // tie 1.5 -> 2
+  EXPECT_EQ(floatToHalf(-0.0f), 0x8000);
+  EXPECT_EQ(floatToHalf(INFINITY), 0x7c00);
+  EXPECT_EQ(floatToHalf(NAN) & 0x7e00, 0x7e00);
+  // Ties between normals: 1 + 2^-11 is halfway between 1 and 1 + 2^-10.
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);
+  EXPECT_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
+}
+
+TEST(HalfFloat, EveryValueRoundTrips) {
+  // Widening is exact, so narrowing it back gives every non-NaN bit pattern.
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    uint16_t h = uint16_t(bits);
+    float half = mtrt::halfToFloat(h);
+    float bf = mtrt::bfloat16ToFloat(h);
+    if (!std::isnan(half))
+      ASSERT_EQ(mtrt::floatToHalf(half), h) << std::hex << bits;
+    if (!std::isnan(bf))
+      ASSERT_EQ(mtrt::floatToBFloat16(bf), h) << std::hex << bits;
+  }
+  EXPECT_EQ(mtrt::halfToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(mtrt::halfToFloat(0x7bff), 65504.0f);
+}
+
+TEST(AdamW, NonFiniteGradScaleSkipsTheUpdate) {
+  std::vector<double> p = {1.0, -2.0}, g = {0.5, 0.5}, m = {0.1, 0.2},
+                      v = {0.3, 0.4};
+  auto before = std::make_tuple(p, m, v);
+  for (double scale : {double(NAN), double(INFINITY)}) {
+    adamw(p.data(), g.data(), m.data(), v.data(), 2, 1e-3, 0.9, 0.999, 1e-8,
+          0.1, 3, scale, true);
+    EXPECT_EQ(std::make_tuple(p, m, v), before);
+  }
+}

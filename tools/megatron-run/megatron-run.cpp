@@ -15,6 +15,7 @@
 #include "mtrt/ExecutionTrace.h"
 #include "mtrt/Hash.h"
 #include "mtrt/LearningRate.h"
+#include "mtrt/LossScaler.h"
 #include "mtrt/MemoryReport.h"
 #include "mtrt/ParamInit.h"
 #include "mtrt/Safetensors.h"
@@ -89,6 +90,14 @@ struct Options {
   std::string load;
   bool noLoadOptim = false;
   bool noLoadRng = false;
+  /// --bf16 / --fp16: the precision the artifact must have been compiled
+  /// for ("": any).
+  std::string precision;
+  /// fp16 loss scaling: --loss-scale, --initial-loss-scale,
+  /// --min-loss-scale, --loss-scale-window, --hysteresis.
+  LossScaler lossScaler;
+  /// The loss-scaling flag given last ("": none), for its error.
+  std::string lossScaleFlag;
 };
 
 /// Megatron-LM's marker of the newest complete checkpoint in a --save dir.
@@ -209,6 +218,17 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                collective or transfer before every rank
                                stops with an error naming what did not
                                answer (10)
+  --bf16, --fp16               check that the artifact stores activations
+                               in that precision (compile with
+                               --mt-train-pipeline="precision=bf16|fp16")
+  --loss-scale X               fp16: a constant loss scale (default:
+                               dynamic); a step whose scaled gradients
+                               overflow is skipped either way
+  --initial-loss-scale X       fp16 dynamic scaling: first scale (2^32)
+  --min-loss-scale X           fp16 dynamic scaling: floor (1)
+  --loss-scale-window N        fp16: overflow-free steps before the scale
+                               doubles (1000)
+  --hysteresis N               fp16: overflows before the scale halves (2)
   --quiet                      no per-step progress lines
 )";
 
@@ -302,6 +322,21 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--load", options.load);
   intFlag("--corpus-vocab", options.corpusVocab);
   intFlag("--corpus-order", options.corpusOrder);
+  for (auto [name, field] :
+       {std::pair{"--loss-scale", &options.lossScaler.constantScale},
+        std::pair{"--initial-loss-scale", &options.lossScaler.initialScale},
+        std::pair{"--min-loss-scale", &options.lossScaler.minScale}})
+    flags[name] = [&options, field, name](const std::string &v) {
+      options.lossScaleFlag = name;
+      return parseDouble(name, v, *field);
+    };
+  for (auto [name, field] :
+       {std::pair{"--loss-scale-window", &options.lossScaler.window},
+        std::pair{"--hysteresis", &options.lossScaler.hysteresis}})
+    flags[name] = [&options, field, name](const std::string &v) {
+      options.lossScaleFlag = name;
+      return parseInt(name, v, *field);
+    };
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -327,6 +362,13 @@ Status parseOptions(int argc, char **argv, Options &options) {
     }
     if (arg == "--memory-report") {
       options.memoryReport = true;
+      continue;
+    }
+    if (arg == "--bf16" || arg == "--fp16") {
+      std::string precision = arg.substr(2);
+      if (!options.precision.empty() && options.precision != precision)
+        return Status::error("flags --bf16 and --fp16 exclude each other");
+      options.precision = precision;
       continue;
     }
     if (arg.rfind("--quiet=", 0) == 0)
@@ -529,6 +571,21 @@ public:
     }
     if (artifact.programs.back().outputs.count("loss") == 0)
       return Status::error(options.artifact + ": the program has no loss");
+    MTRT_RETURN_IF_ERROR(setupPrecision());
+    // Updates applied before the resumed iteration: fewer than it when
+    // fp16 steps were skipped.
+    updates = checkpoint.iteration;
+    if (auto it = checkpoint.metadata.find("optimizer_steps");
+        it != checkpoint.metadata.end()) {
+      char *end = nullptr;
+      long long saved = std::strtoll(it->second.c_str(), &end, 10);
+      if (it->second.empty() || *end != '\0' || saved < 0 ||
+          saved > checkpoint.iteration)
+        return Status::error(checkpoint.dir + ": optimizer_steps '" +
+                             it->second + "' is not a count up to iteration " +
+                             std::to_string(checkpoint.iteration));
+      updates = saved;
+    }
 
     MTRT_RETURN_IF_ERROR(parseStyle(options.decayStyle, schedule.style));
     schedule.maxLr = options.lr;
@@ -799,9 +856,13 @@ public:
         std::raise(SIGKILL);
       auto start = std::chrono::steady_clock::now();
       fillBatch(step - 1);
-      // Megatron's update k runs with the schedule at k - 1 completed steps.
-      double lr = schedule.at(step - 1);
-      setScalar("step", double(step));
+      // Megatron's update k runs with the schedule at k - 1 completed
+      // updates; skipped steps do not count.
+      double lr = schedule.at(updates);
+      setScalar("step", double(updates + 1));
+      double scaleUsed = scaler.scale;
+      if (lossScaling)
+        setScalar("loss_scale", scaleUsed);
       setScalar("lr", lr);
       setScalar("adam_beta1", options.beta1);
       setScalar("adam_beta2", options.beta2);
@@ -819,12 +880,29 @@ public:
       if (Status status = comm.broadcast(lossRoot, loss); !status)
         return status;
       double norm = normId >= 0 ? executor.as<float>(normId)[0] : 0.0;
-      if (!std::isfinite(loss))
+      // Loss scaling: scaled gradients that overflowed made the norm
+      // non-finite, and the step left every parameter and moment as it was
+      // (mt.clip_scale, mt.adamw). The scale backs off; training goes on.
+      bool overflow = lossScaling && !std::isfinite(norm);
+      if (lossScaling)
+        scaler.update(overflow);
+      if (overflow)
+        ++skippedSteps;
+      else
+        ++updates;
+      if (!std::isfinite(loss) && !overflow)
         return Status::error("step " + std::to_string(step) +
                              ": the loss is not finite (" + number(loss) + ")");
-      // A non-finite gradient makes a non-finite update: stop before it is
-      // trained on or saved, naming the first parameter it reached.
-      if (!std::isfinite(norm) || !comm.allAgree(parametersFinite())) {
+      // Without loss scaling a non-finite gradient stops the run (the step
+      // applied nothing); a finite one that made a non-finite update stops
+      // it before it is trained on or saved, naming the first parameter it
+      // reached.
+      if (!std::isfinite(norm) && !overflow)
+        return Status::error("step " + std::to_string(step) +
+                             ": the gradient norm is " + number(norm) +
+                             " (a gradient holds inf or NaN); the update was "
+                             "not applied; stopping without saving");
+      if (!overflow && !comm.allAgree(parametersFinite())) {
         std::string where = firstNonFiniteParameter();
         return Status::error(
             "step " + std::to_string(step) + ": the gradient norm is " +
@@ -848,8 +926,11 @@ public:
                     static_cast<long long>(options.steps), loss);
         if (corpus)
           std::printf(" (floor %.4f)", floor);
-        std::printf(" | lr %.3e | grad norm %.4f | %.3f s | %.0f tokens/s", lr,
-                    norm, seconds, tokensPerSecond);
+        std::printf(" | lr %.3e | grad norm %.4f", lr, norm);
+        if (lossScaling)
+          std::printf(" | loss scale %g%s", scaleUsed,
+                      overflow ? " | skipped: gradients overflowed" : "");
+        std::printf(" | %.3f s | %.0f tokens/s", seconds, tokensPerSecond);
         if (std::isfinite(teraflops))
           std::printf(" | %.4f TFLOP/s", teraflops);
         std::printf("\n");
@@ -868,13 +949,18 @@ public:
                      "{\"step\": %lld, \"loss\": %s, \"lr\": %s, "
                      "\"grad_norm\": %s, \"step_time_s\": %s, "
                      "\"tokens_per_s\": %s, \"peak_bytes\": %lld, "
-                     "\"tflops\": %s}\n",
+                     "\"tflops\": %s%s}\n",
                      static_cast<long long>(step), json(loss, "%.9g").c_str(),
                      json(lr, "%.9g").c_str(), json(norm, "%.9g").c_str(),
                      json(seconds, "%.6f").c_str(),
                      json(tokensPerSecond, "%.3f").c_str(),
                      static_cast<long long>(executor.measuredPeakBytes()),
-                     json(teraflops, "%.6f").c_str());
+                     json(teraflops, "%.6f").c_str(),
+                     lossScaling
+                         ? (", \"loss_scale\": " + json(scaleUsed, "%.17g") +
+                            ", \"skipped\": " + (overflow ? "true" : "false"))
+                               .c_str()
+                         : "");
         if (std::fflush(log) != 0 || std::ferror(log))
           return Status::error(options.log + ": cannot write the log (" +
                                std::strerror(errno) + ")");
@@ -1198,7 +1284,10 @@ public:
         {{"format", kCheckpointFormat},
          {"iteration", std::to_string(iteration)},
          {"seed", std::to_string(options.seed)},
-         {"consumed_samples", std::to_string(iteration * globalBatch())}});
+         {"consumed_samples", std::to_string(iteration * globalBatch())},
+         {"optimizer_steps", std::to_string(updates)}});
+    if (lossScaling)
+      scaler.save(metadata);
     Status written = writeCheckpointShard(dir, comm.rank(), comm.size(),
                                           uint64_t(saveId), pieces, metadata);
     if (!comm.allAgree(written.isOk()))
@@ -1285,6 +1374,46 @@ private:
     }
   }
 
+  /// The artifact's activation precision: the 16-bit type its buffers use,
+  /// or fp32.
+  static std::string precisionOf(const Artifact &artifact) {
+    for (const RankProgram &any : artifact.programs)
+      for (const BufferDesc &buffer : any.buffers)
+        if (buffer.dtype == DType::BF16 || buffer.dtype == DType::F16)
+          return buffer.dtype == DType::BF16 ? "bf16" : "fp16";
+    return "fp32";
+  }
+
+  /// --bf16/--fp16 against the artifact, and the loss scaler of an
+  /// artifact compiled with loss scaling (its `loss_scale` input).
+  Status setupPrecision() {
+    std::string compiled = precisionOf(artifact);
+    if (!options.precision.empty() && options.precision != compiled)
+      return Status::error("flag --" + options.precision + ": " +
+                           options.artifact + " stores activations in " +
+                           compiled +
+                           " (compile with --mt-train-pipeline=\"precision=" +
+                           options.precision + "\")");
+    const BufferDesc *lossScale = program.find("input", "loss_scale");
+    if (!lossScale) {
+      if (!options.lossScaleFlag.empty())
+        return Status::error(
+            "flag " + options.lossScaleFlag + ": " + options.artifact +
+            " has no loss scaling (it is compiled for " + compiled +
+            "; loss scaling comes with "
+            "--mt-train-pipeline=\"precision=fp16\")");
+      return Status::ok();
+    }
+    scalars["loss_scale"] = lossScale->id;
+    lossScaling = true;
+    scaler = options.lossScaler;
+    MTRT_RETURN_IF_ERROR(scaler.start());
+    if (checkpoint.iteration > 0)
+      if (Status status = scaler.restore(checkpoint.metadata); !status)
+        return Status::error(checkpoint.dir + ": " + status.message());
+    return Status::ok();
+  }
+
   void setScalar(const char *role, double value) {
     executor.as<float>(scalars.at(role))[0] = float(value);
   }
@@ -1299,6 +1428,15 @@ private:
   CpuExecutor executor;
   ExecutionTrace trace;
   LearningRateSchedule schedule;
+  /// fp16: the artifact scales its loss; the scaler and the steps it
+  /// skipped.
+  bool lossScaling = false;
+  LossScaler scaler;
+  int64_t skippedSteps = 0;
+  /// Optimizer updates applied: Adam's step and the learning-rate
+  /// schedule's position (a skipped step advances neither, as in
+  /// Megatron-LM).
+  int64_t updates = 0;
   TokenData data;
   std::unique_ptr<SyntheticCorpus> corpus;
   std::string temporaryCorpus;

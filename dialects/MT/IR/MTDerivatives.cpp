@@ -90,6 +90,14 @@ LogicalResult BiasAddOp::buildGradients(GradientEmitter &g) {
   return success();
 }
 
+/// The gradient of a cast is the cast back: a 16-bit parameter copy's
+/// gradient reaches its fp32 master parameter in fp32.
+LogicalResult CastOp::buildGradients(GradientEmitter &g) {
+  g.accumulate(getInput(),
+               g.create<CastOp>(getInput().getType(), g.resultGradient(0)));
+  return success();
+}
+
 LogicalResult GeluOp::buildGradients(GradientEmitter &g) {
   g.accumulate(getInput(), g.create<GeluGradOp>(getType(), g.resultGradient(0),
                                                 getInput()));

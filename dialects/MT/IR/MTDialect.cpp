@@ -197,9 +197,9 @@ static LogicalResult verifyStructureAttr(Operation *op, Type type,
 }
 
 ArrayRef<StringRef> MTDialect::getInputRoles() {
-  static const StringRef roles[] = {"tokens",   "labels",       "step",
-                                    "lr",       "adam_beta1",   "adam_beta2",
-                                    "adam_eps", "weight_decay", "clip_grad"};
+  static const StringRef roles[] = {
+      "tokens",     "labels",   "step",         "lr",        "adam_beta1",
+      "adam_beta2", "adam_eps", "weight_decay", "clip_grad", "loss_scale"};
   return roles;
 }
 

@@ -146,6 +146,26 @@ def MT_GeluOp : MT_Op<"gelu", [DeclareOpInterfaceMethods<MT_DifferentiableOpInte
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
+def MT_CastOp : MT_Op<"cast", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultShape]> {
+  let summary = "Converts a tensor to another floating-point type.";
+  let description = [{
+    Rounds to nearest even when narrowing (f32 to bf16 or f16, as
+    `torch.Tensor.to` does), exactly when widening. `mt-mixed-precision`
+    casts each fp32 master parameter to 16 bits where the forward pass reads
+    it; the derivative casts the gradient back, so parameter gradients are
+    fp32 and are reduced and accumulated in fp32. Upstream `arith.truncf` and
+    `arith.extf` on tensors would do the same arithmetic but carry no
+    derivative, sharding rule or runtime kernel.
+
+    ```mlir
+    %w16 = mt.cast %w : tensor<768x3072xf32> to tensor<768x3072xbf16>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+}
+
 def MT_DropoutOp : MT_Op<"dropout", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, SameOperandsAndResultType]> {
   let summary = "Zeroes elements with a probability and rescales the rest.";
   let description = [{
@@ -712,11 +732,30 @@ def MT_ScaleOp : MT_Op<"scale", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
+def MT_DivOp : MT_Op<"div", [Pure]> {
+  let summary = "Divides one run-time scalar by another.";
+  let description = [{
+    `y = a / b`. With loss scaling, `mt-autodiff` divides the gradient norm
+    of the scaled gradients and the clipping factor by the loss scale, so
+    the optimizer sees unscaled gradients without a pass over them.
+
+    ```mlir
+    %norm = mt.div %scaled_norm, %loss_scale : tensor<f32>
+    ```
+  }];
+  let arguments = (ins MT_ScalarF32Tensor:$lhs, MT_ScalarF32Tensor:$rhs);
+  let results = (outs MT_ScalarF32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
 def MT_ClipScaleOp : MT_Op<"clip_scale", [Pure]> {
   let summary = "Computes the factor that clips a gradient norm.";
   let description = [{
     `min(1, max_norm / (norm + 1e-6))` as `torch.nn.utils.clip_grad_norm_`,
     or 1 when `max_norm <= 0` (clipping off). Both are run-time scalars.
+    A norm that is not finite (a gradient holds inf or NaN) gives NaN,
+    which makes every `mt.adamw` of the step leave its parameter and state
+    unchanged: the step is skipped, as with an overflow under loss scaling.
 
     ```mlir
     %s = mt.clip_scale %norm, %max_norm : tensor<f32>
@@ -742,6 +781,10 @@ def MT_AdamWOp : MT_Op<"adamw",
     v = beta2 * v + (1 - beta2) * g^2
     p = p - lr / (1 - beta1^step) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
     ```
+
+    A `grad_scale` that is not finite skips the update: the parameter and
+    both moments keep their values (`mt.clip_scale` gives NaN for a
+    non-finite gradient norm).
 
     `step` counts from 1. Every hyperparameter is a run-time `f32` scalar
     operand, so one compiled program serves any learning-rate schedule and

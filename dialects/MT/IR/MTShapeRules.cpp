@@ -55,6 +55,12 @@ Types GlobalNormOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types SumSquaresOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types SqrtOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types ClipScaleOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types DivOp::inferResultTypesFromOperands() { return unchanged(*this); }
+
+// The operand's shape, the result's own element type.
+Types CastOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{withShape(getType(), typeOf(getInput()).getShape())};
+}
 
 // Results shaped like the first operand.
 Types LayerNormOp::inferResultTypesFromOperands() {

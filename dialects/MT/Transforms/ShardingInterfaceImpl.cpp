@@ -717,6 +717,7 @@ void mlir::mt::registerShardingInterfaceExternalModels(
     AddOp::attachInterface<ElementwiseModel<AddOp>>(*ctx);
     BiasAddOp::attachInterface<BiasAddModel>(*ctx);
     GeluOp::attachInterface<ElementwiseModel<GeluOp>>(*ctx);
+    CastOp::attachInterface<ElementwiseModel<CastOp>>(*ctx);
     SiluOp::attachInterface<ElementwiseModel<SiluOp>>(*ctx);
     SiluGradOp::attachInterface<ElementwiseModel<SiluGradOp>>(*ctx);
     MulOp::attachInterface<ElementwiseModel<MulOp>>(*ctx);
@@ -742,6 +743,7 @@ void mlir::mt::registerShardingInterfaceExternalModels(
     GlobalNormOp::attachInterface<GlobalNormModel>(*ctx);
     SqrtOp::attachInterface<ElementwiseModel<SqrtOp>>(*ctx);
     ClipScaleOp::attachInterface<ElementwiseModel<ClipScaleOp>>(*ctx);
+    DivOp::attachInterface<ElementwiseModel<DivOp>>(*ctx);
     AdamWOp::attachInterface<ElementwiseModel<AdamWOp>>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {

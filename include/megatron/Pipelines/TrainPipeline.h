@@ -62,6 +62,13 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("With remat=budget: bytes per rank the planned peak "
                      "must not exceed"),
       llvm::cl::init(0)};
+  PassOptions::Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("Storage type of activations (mt-mixed-precision): fp32, "
+                     "bf16 (Megatron-LM's --bf16) or fp16 (--fp16, with "
+                     "dynamic loss scaling); master weights, optimizer state "
+                     "and gradients are fp32"),
+      llvm::cl::init("fp32")};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "
@@ -69,10 +76,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// canonicalize, mt-autodiff, canonicalize, cse, mt-remat (or
-/// mt-remat-budget), mt-parallelize,
-/// mt-pipeline, mt-lower-to-runtime, mt-verify-collectives: a forward graph
-/// in, one mtrt program per pipeline stage out.
+/// mt-mixed-precision (unless fp32), canonicalize, mt-autodiff, canonicalize,
+/// cse, mt-remat (or mt-remat-budget), mt-parallelize, mt-pipeline,
+/// mt-lower-to-runtime, mt-verify-collectives: a forward graph in, one mtrt
+/// program per pipeline stage out.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
 /// mt-parallelize, mt-pipeline and mt-lower-to-runtime with `options`;

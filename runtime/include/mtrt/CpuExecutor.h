@@ -1,8 +1,12 @@
 //===- CpuExecutor.h - Runs a rank program on the host ----------*- C++ -*-===//
 //
 // The CPU backend: one arena of the planned size, host kernels for every
-// mt op, BLAS for GEMMs. Executing a program also measures the highest arena
-// byte any command touches, which must equal the compiler's planned peak.
+// mt op, BLAS for GEMMs. Kernels compute in fp32: a bf16 or f16 operand is
+// widened into a staging copy before its command and a 16-bit output is
+// rounded back after it, so results are rounded exactly where a GPU storing
+// 16-bit results rounds them, and reductions accumulate in fp32 or better.
+// Executing a program also measures the highest arena byte any command touches,
+// which must equal the compiler's planned peak.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +64,24 @@ private:
                     uint64_t step);
   Status runCollective(KernelId id, const Command &command);
   Status runVocabParallelCrossEntropy(KernelId id, const Command &command);
+  /// An fp32 view of a floating-point operand: the buffer itself when it is
+  /// f32, else its staged copy.
+  float *f32(int64_t bufferId) const;
+  /// Widens the command's 16-bit operands into staging copies.
+  void stageOperands(const Command &command);
+  /// Rounds the staged outputs back into their 16-bit buffers.
+  void unstageOutputs(const Command &command);
+  /// Converts between storage types (the `cast` kernel).
+  void castBuffer(int64_t from, int64_t to);
+
+  struct StagedBuffer {
+    int64_t bufferId = -1;
+    std::vector<float> values;
+  };
+  /// Staging copies of the current command's 16-bit operands; the first
+  /// `numStaged` are in use (their storage is reused across commands).
+  std::vector<StagedBuffer> staged;
+  size_t numStaged = 0;
 
   const RankProgram *prog = nullptr;
   /// Each command's kernel, resolved once by `init`.

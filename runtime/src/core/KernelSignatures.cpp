@@ -14,7 +14,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-
 /// One command's operands, with the error of the first relation that
 /// fails (later checks are skipped once one has failed).
 class Signature {
@@ -168,6 +167,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::gelu:
   case KernelId::silu:
   case KernelId::scale:
+  case KernelId::cast:
     s.same(s.out(0), "the output", s.in(0), "the input");
     if (id == KernelId::scale)
       s.range("factor", -1e30, 1e30);
@@ -232,8 +232,8 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     bool batchOk = std::equal(a.begin(), a.end() - 2, out.begin()) &&
                    (rb == 2 || std::equal(b.begin(), b.end() - 2, out.begin()));
     s.require(am == m && bk == k && bn == n && batchOk,
-              "operands of shapes " + shapeString(a) + (ta ? "^T" : "") + " x " +
-                  shapeString(b) + (tb ? "^T" : "") + " do not give " +
+              "operands of shapes " + shapeString(a) + (ta ? "^T" : "") +
+                  " x " + shapeString(b) + (tb ? "^T" : "") + " do not give " +
                   shapeString(out));
     break;
   }
@@ -308,6 +308,11 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     if (id == KernelId::sqrt)
       s.scalar(s.in(0), "the input");
     break;
+  case KernelId::div:
+    s.scalar(s.in(0), "the dividend");
+    s.scalar(s.in(1), "the divisor");
+    s.scalar(s.out(0), "the output");
+    break;
   case KernelId::clip_scale:
     s.scalar(s.in(0), "the norm");
     s.scalar(s.in(1), "the maximum norm");
@@ -367,7 +372,8 @@ Status mtrt::checkKernelSignature(const Command &command,
                                   const std::vector<int64_t> &gridShape) {
   const KernelInfo *kernel = findKernel(command.kernel);
   if (!kernel)
-    return Status::error("no kernel '" + command.kernel + "' in the kernel table");
+    return Status::error("no kernel '" + command.kernel +
+                         "' in the kernel table");
   auto count = [&](int expected, size_t actual, const char *what) {
     if (expected < 0 ? actual == 0 : actual != size_t(expected))
       return Status::error("expected " +
@@ -393,6 +399,19 @@ Status mtrt::checkKernelSignature(const Command &command,
         dtype == DType::I32 || dtype == DType::I64)
       return Status::error("output " + std::to_string(j) + " is " +
                            dtypeName(dtype) + ", expected floating point");
+  // The optimizer updates fp32 master weights and moments, and run-time
+  // scalars are fp32: 16-bit values there would round every update.
+  bool allF32 = kernel->id == KernelId::adamw ||
+                kernel->id == KernelId::clip_scale ||
+                kernel->id == KernelId::div;
+  for (const std::vector<int64_t> *ids : {&command.ins, &command.outs})
+    for (size_t j = 0; allF32 && j < ids->size(); ++j)
+      if (DType dtype = buffers[(*ids)[j]].dtype; dtype != DType::F32)
+        return Status::error(
+            std::string(ids == &command.ins ? "input " : "output ") +
+            std::to_string(j) + " is " + dtypeName(dtype) +
+            ", expected f32 (optimizer state and scalars "
+            "are fp32)");
   for (const auto &[name, value] : command.params)
     if (!std::isfinite(value))
       return Status::error("attribute '" + name + "' is not finite");

@@ -3,6 +3,7 @@
 #include "mtrt/CpuExecutor.h"
 
 #include "cpu/HostKernels.h"
+#include "mtrt/HalfFloat.h"
 #include "mtrt/Kernels.h"
 
 #include <cblas.h>
@@ -42,7 +43,7 @@ Status CpuExecutor::runVocabParallelCrossEntropy(KernelId id,
   bool grad = id == KernelId::cross_entropy_grad;
   size_t logitsIndex = grad ? 1 : 0, labelsIndex = grad ? 2 : 1;
   const BufferDesc &logitsDesc = prog->buffers[command.ins[logitsIndex]];
-  const float *logits = as<float>(command.ins[logitsIndex]);
+  const float *logits = f32(command.ins[logitsIndex]);
   const int32_t *labels = as<int32_t>(command.ins[labelsIndex]);
   int64_t vocab = logitsDesc.shape.back();
   int64_t rows = logitsDesc.numElements() / vocab;
@@ -81,11 +82,11 @@ Status CpuExecutor::runVocabParallelCrossEntropy(KernelId id,
     double loss = 0;
     for (int64_t r = 0; r < rows; ++r)
       loss += std::log(sums[r]) + maxima[r] - targets[r];
-    as<float>(command.outs[0])[0] = float(loss / double(rows));
+    f32(command.outs[0])[0] = float(loss / double(rows));
     return Status::ok();
   }
-  double dLoss = as<float>(command.ins[0])[0];
-  float *dLogits = as<float>(command.outs[0]);
+  double dLoss = f32(command.ins[0])[0];
+  float *dLogits = f32(command.outs[0]);
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = logits + r * vocab;
     int64_t local = int64_t(labels[r]) - offset;
@@ -102,8 +103,8 @@ Status CpuExecutor::runVocabParallelCrossEntropy(KernelId id,
 Status CpuExecutor::runCollective(KernelId id, const Command &command) {
   const BufferDesc &input = prog->buffers[command.ins[0]];
   const BufferDesc &output = prog->buffers[command.outs[0]];
-  const float *in = as<float>(command.ins[0]);
-  float *out = as<float>(command.outs[0]);
+  const float *in = f32(command.ins[0]);
+  float *out = f32(command.outs[0]);
   int64_t axis = int64_t(command.get("grid_axis", 0));
   bool average = command.get("average", 0) != 0;
   if (!communicator)
@@ -114,7 +115,7 @@ Status CpuExecutor::runCollective(KernelId id, const Command &command) {
   int64_t parts = communicator->groupSize(axis);
   if (id == KernelId::all_reduce) {
     if (out != in)
-      std::memcpy(out, in, size_t(output.bytes()));
+      std::memcpy(out, in, size_t(output.numElements()) * sizeof(float));
     return communicator->allReduce(axis, out, output.numElements(), average);
   }
   // The pieces split tensor dimension `dim`: the whole tensor is
@@ -188,22 +189,16 @@ Status CpuExecutor::init(const RankProgram &program) {
       return Status::error(describe(i, command) +
                            ": no CPU kernel of that name");
     resolved.push_back(kernel->id);
-    // Counts, shapes and attribute ranges were checked against the kernel's
-    // typed signature at load (mtrt/KernelSignatures.h); what is left is
-    // this backend's own limit: it computes in f32 only.
-    for (size_t j = 0; j < command.ins.size(); ++j) {
-      DType expected = int(j) == kernel->indexInput ? DType::I32 : DType::F32;
-      DType actual = program.buffers[command.ins[j]].dtype;
-      if (actual != expected)
+    // Counts, shapes, dtypes and attribute ranges were checked against
+    // the kernel's typed signature at load (mtrt/KernelSignatures.h);
+    // 16-bit operands are staged through fp32 (stageOperands).
+    for (size_t j = 0; j < command.ins.size(); ++j)
+      if (int(j) == kernel->indexInput &&
+          program.buffers[command.ins[j]].dtype != DType::I32)
         return Status::error(describe(i, command) + ": input " +
-                             std::to_string(j) + " is " + dtypeName(actual) +
-                             ", the CPU backend expects " +
-                             dtypeName(expected));
-    }
-    for (int64_t out : command.outs)
-      if (program.buffers[out].dtype != DType::F32)
-        return Status::error(describe(i, command) +
-                             ": outputs must be f32 on the CPU backend");
+                             std::to_string(j) + " is " +
+                             dtypeName(program.buffers[command.ins[j]].dtype) +
+                             ", the CPU backend expects i32 token ids");
   }
   std::free(arena);
   size_t bytes = std::max<int64_t>(program.arenaBytes, 64);
@@ -221,6 +216,95 @@ void *CpuExecutor::data(int64_t bufferId) const {
   return arena + prog->buffers[bufferId].offset;
 }
 
+namespace {
+bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
+
+void widen(DType dtype, const void *from, float *to, int64_t count) {
+  const uint16_t *half = static_cast<const uint16_t *>(from);
+  if (dtype == DType::BF16)
+    for (int64_t i = 0; i < count; ++i)
+      to[i] = bfloat16ToFloat(half[i]);
+  else if (dtype == DType::F16)
+    for (int64_t i = 0; i < count; ++i)
+      to[i] = halfToFloat(half[i]);
+  else
+    std::memcpy(to, from, size_t(count) * sizeof(float));
+}
+
+void narrow(DType dtype, const float *from, void *to, int64_t count) {
+  uint16_t *half = static_cast<uint16_t *>(to);
+  if (dtype == DType::BF16)
+    for (int64_t i = 0; i < count; ++i)
+      half[i] = floatToBFloat16(from[i]);
+  else if (dtype == DType::F16)
+    for (int64_t i = 0; i < count; ++i)
+      half[i] = floatToHalf(from[i]);
+  else
+    std::memcpy(to, from, size_t(count) * sizeof(float));
+}
+} // namespace
+
+float *CpuExecutor::f32(int64_t bufferId) const {
+  for (size_t i = 0; i < numStaged; ++i)
+    if (staged[i].bufferId == bufferId)
+      return const_cast<float *>(staged[i].values.data());
+  return as<float>(bufferId);
+}
+
+void CpuExecutor::stageOperands(const Command &command) {
+  numStaged = 0;
+  const KernelInfo *kernel = findKernel(command.kernel);
+  auto stage = [&](int64_t bufferId, bool load) {
+    const BufferDesc &buffer = prog->buffers[bufferId];
+    if (!isHalf(buffer.dtype))
+      return;
+    for (size_t i = 0; i < numStaged; ++i)
+      if (staged[i].bufferId == bufferId)
+        return;
+    if (numStaged == staged.size())
+      staged.emplace_back();
+    StagedBuffer &copy = staged[numStaged++];
+    copy.bufferId = bufferId;
+    copy.values.resize(size_t(buffer.numElements()));
+    if (load)
+      widen(buffer.dtype, data(bufferId), copy.values.data(),
+            buffer.numElements());
+  };
+  for (size_t j = 0; j < command.ins.size(); ++j)
+    if (int(j) != kernel->indexInput)
+      stage(command.ins[j], /*load=*/true);
+  for (int64_t out : command.outs)
+    stage(out, /*load=*/false);
+}
+
+void CpuExecutor::unstageOutputs(const Command &command) {
+  for (int64_t out : command.outs)
+    for (size_t i = 0; i < numStaged; ++i)
+      if (staged[i].bufferId == out) {
+        const BufferDesc &buffer = prog->buffers[out];
+        narrow(buffer.dtype, staged[i].values.data(), data(out),
+               buffer.numElements());
+      }
+  numStaged = 0;
+}
+
+void CpuExecutor::castBuffer(int64_t from, int64_t to) {
+  const BufferDesc &source = prog->buffers[from];
+  const BufferDesc &target = prog->buffers[to];
+  int64_t count = target.numElements();
+  if (source.dtype == DType::F32) {
+    narrow(target.dtype, as<float>(from), data(to), count);
+    return;
+  }
+  if (target.dtype == DType::F32) {
+    widen(source.dtype, data(from), as<float>(to), count);
+    return;
+  }
+  std::vector<float> wide(static_cast<size_t>(count));
+  widen(source.dtype, data(from), wide.data(), count);
+  narrow(target.dtype, wide.data(), data(to), count);
+}
+
 Status CpuExecutor::run(uint64_t seed, uint64_t step) {
   // The runtime filled the persistent buffers (parameters, state, inputs).
   for (const BufferDesc &buffer : prog->buffers)
@@ -233,7 +317,15 @@ Status CpuExecutor::run(uint64_t seed, uint64_t step) {
         measuredPeak = std::max(measuredPeak, prog->buffers[id].offset +
                                                   prog->buffers[id].bytes());
     double begin = trace ? trace->nowUs() : 0.0;
-    Status status = runCommand(resolved[i], command, seed, step);
+    // Transfers move raw bytes and casts convert storage themselves.
+    KernelId id = resolved[i];
+    bool staging =
+        id != KernelId::send && id != KernelId::recv && id != KernelId::cast;
+    if (staging)
+      stageOperands(command);
+    Status status = runCommand(id, command, seed, step);
+    if (staging)
+      unstageOutputs(command);
     if (trace)
       trace->record(int64_t(step), int64_t(i), begin, trace->nowUs());
     if (!status)
@@ -248,9 +340,9 @@ Status CpuExecutor::run(uint64_t seed, uint64_t step) {
 Status CpuExecutor::runCommand(KernelId id, const Command &command,
                                uint64_t seed, uint64_t step) {
   const std::vector<BufferDesc> &buffers = prog->buffers;
-  auto in = [&](size_t i) { return as<float>(command.ins[i]); };
+  auto in = [&](size_t i) { return f32(command.ins[i]); };
   auto ids = [&](size_t i) { return as<int32_t>(command.ins[i]); };
-  auto out = [&](size_t i) { return as<float>(command.outs[i]); };
+  auto out = [&](size_t i) { return f32(command.outs[i]); };
   auto inDesc = [&](size_t i) -> const BufferDesc & {
     return buffers[command.ins[i]];
   };
@@ -421,8 +513,14 @@ Status CpuExecutor::runCommand(KernelId id, const Command &command,
     out(0)[0] = float(std::sqrt(sum));
   } else if (id == KernelId::clip_scale) {
     double norm = scalar(0), maxNorm = scalar(1);
-    out(0)[0] =
-        maxNorm <= 0 ? 1.0f : float(std::min(1.0, maxNorm / (norm + 1e-6)));
+    // A non-finite norm skips the step: every adamw sees NaN.
+    out(0)[0] = !std::isfinite(norm) ? std::nanf("")
+                : maxNorm <= 0       ? 1.0f
+                               : float(std::min(1.0, maxNorm / (norm + 1e-6)));
+  } else if (id == KernelId::div) {
+    out(0)[0] = float(scalar(0) / scalar(1));
+  } else if (id == KernelId::cast) {
+    castBuffer(command.ins[0], command.outs[0]);
   } else if (id == KernelId::adamw) {
     // The moments are read through the outputs: they must alias the inputs.
     if (out(0) != in(0) || out(1) != in(2) || out(2) != in(3))
@@ -461,9 +559,9 @@ Status CpuExecutor::runCommand(KernelId id, const Command &command,
       return Status::error("peer stage " + std::to_string(peer) +
                            " is not a stage of the pipeline");
     if (id == KernelId::send)
-      return communicator->send(pipelineAxis, peer, tag, in(0),
+      return communicator->send(pipelineAxis, peer, tag, data(command.ins[0]),
                                 inDesc(0).bytes());
-    return communicator->recv(pipelineAxis, peer, tag, out(0),
+    return communicator->recv(pipelineAxis, peer, tag, data(command.outs[0]),
                               outDesc(0).bytes());
   } else if (id == KernelId::fill) {
     std::fill_n(out(0), outDesc(0).numElements(),

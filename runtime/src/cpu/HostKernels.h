@@ -738,12 +738,16 @@ template <typename T> double sumOfSquares(const T *x, int64_t n) {
 ///   m = beta1 m + (1 - beta1) g,  v = beta2 v + (1 - beta2) g^2
 ///   p -= lr / (1 - beta1^step) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
 /// `step` counts from 1 (the caller rejects smaller values). The arithmetic
-/// runs in double and rounds once per stored value.
+/// runs in double and rounds once per stored value. A non-finite gradScale
+/// (the step's gradient norm was not finite) skips the update: nothing is
+/// written.
 template <typename T>
 void adamw(T *param, const T *grad, T *expAvg, T *expAvgSq, int64_t n,
            double lr, double beta1, double beta2, double eps,
            double weightDecay, int64_t step, double gradScale,
            bool applyDecay) {
+  if (!std::isfinite(gradScale))
+    return;
   double stepSize = lr / (1.0 - std::pow(beta1, double(step)));
   double bias2Sqrt = std::sqrt(1.0 - std::pow(beta2, double(step)));
   double decay = applyDecay ? lr * weightDecay : 0.0;

@@ -1154,7 +1154,7 @@ func.func @negative_state_without_param(%m: tensor<4xf32> {mt.state = "exp_avg"}
 
 // mt.input names one of the run-time input roles.
 
-// expected-error @below {{'func.func' op argument #0: 'mt.input' must be one of "tokens", "labels", "step", "lr", "adam_beta1", "adam_beta2", "adam_eps", "weight_decay", "clip_grad", got "ids"}}
+// expected-error @below {{'func.func' op argument #0: 'mt.input' must be one of "tokens", "labels", "step", "lr", "adam_beta1", "adam_beta2", "adam_eps", "weight_decay", "clip_grad", "loss_scale", got "ids"}}
 func.func @negative_input_unknown(%ids: tensor<2x8xi32> {mt.input = "ids"}) {
   return
 }
@@ -1163,7 +1163,7 @@ func.func @negative_input_unknown(%ids: tensor<2x8xi32> {mt.input = "ids"}) {
 
 // mt.input is a string.
 
-// expected-error @below {{'func.func' op argument #0: 'mt.input' must be one of "tokens", "labels", "step", "lr", "adam_beta1", "adam_beta2", "adam_eps", "weight_decay", "clip_grad", got 0 : i64}}
+// expected-error @below {{'func.func' op argument #0: 'mt.input' must be one of "tokens", "labels", "step", "lr", "adam_beta1", "adam_beta2", "adam_eps", "weight_decay", "clip_grad", "loss_scale", got 0 : i64}}
 func.func @negative_input_not_string(%ids: tensor<2x8xi32> {mt.input = 0}) {
   return
 }
@@ -1326,4 +1326,20 @@ func.func @negative_repeat_kv(%x: tensor<1x2x4x8xf32>) -> tensor<1x6x4x8xf32> {
   // expected-error @below {{'mt.repeat_kv' op needs [batch, kv_heads, seq, head_dim] and [batch, kv_heads * groups, seq, head_dim] with groups = 2, got 'tensor<1x2x4x8xf32>' and 'tensor<1x6x4x8xf32>'}}
   %y = mt.repeat_kv %x {groups = 2 : i64} : tensor<1x2x4x8xf32> -> tensor<1x6x4x8xf32>
   return %y : tensor<1x6x4x8xf32>
+}
+
+// -----
+
+func.func @cast_changes_shape(%x: tensor<4x8xf32>) -> tensor<4x4xbf16> {
+  // expected-error @below {{'mt.cast' op requires the same shape for all operands and results}}
+  %y = mt.cast %x : tensor<4x8xf32> to tensor<4x4xbf16>
+  return %y : tensor<4x4xbf16>
+}
+
+// -----
+
+func.func @div_of_tensors(%a: tensor<4xf32>, %b: tensor<f32>) -> tensor<f32> {
+  // expected-error @below {{'mt.div' op operand #0 must be 0D tensor of 32-bit float values}}
+  %y = "mt.div"(%a, %b) : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  return %y : tensor<f32>
 }

@@ -12,6 +12,14 @@
   runlog.py decreases LOG --first-minus X --last N
       prints "decreased" and exits 0 when the mean loss of the last N steps
       is below the first step's loss minus X, else says why and exits 1
+  runlog.py within LOG REFERENCE --rtol X (--first | --last N)
+      compares the first step's loss (or the mean of the last N steps) with
+      the reference log's: prints "within" and exits 0 when they differ by at
+      most X relative, else prints both and exits 1
+  runlog.py scaler LOG [--hysteresis H] [--window W] [--min-scale M]
+      replays Megatron-LM's DynamicGradScaler on the log's "skipped" flags
+      from its first loss_scale and checks every logged loss_scale against
+      it; prints the skipped steps and exits 1 at the first disagreement
 """
 
 import argparse
@@ -45,9 +53,60 @@ def main():
     p.add_argument("log")
     p.add_argument("--first-minus", type=float, required=True)
     p.add_argument("--last", type=int, required=True)
+    p = sub.add_parser("within")
+    p.add_argument("log")
+    p.add_argument("reference")
+    p.add_argument("--rtol", type=float, required=True)
+    p.add_argument("--first", action="store_true")
+    p.add_argument("--last", type=int)
+    p = sub.add_parser("scaler")
+    p.add_argument("log")
+    p.add_argument("--hysteresis", type=int, default=2)
+    p.add_argument("--window", type=int, default=1000)
+    p.add_argument("--min-scale", type=float, default=1.0)
     args = parser.parse_args()
 
     rows = lines(args.log)
+    if args.command == "within":
+        ref = lines(args.reference)
+
+        def measure(rs):
+            if args.first:
+                return rs[0]["loss"]
+            tail = [r["loss"] for r in rs[-args.last :]]
+            return sum(tail) / len(tail)
+
+        what = "first step" if args.first else f"mean of the last {args.last} steps"
+        a, b = measure(rows), measure(ref)
+        diff = abs(a - b) / abs(b)
+        if not diff <= args.rtol:
+            sys.exit(f"{what}: {a:.6f} vs reference {b:.6f}, relative "
+                     f"difference {diff:.2e} above {args.rtol}")
+        print(f"{what}: within {args.rtol} of the reference")
+        return
+    if args.command == "scaler":
+        # Megatron-LM's DynamicGradScaler (growth 2, backoff 0.5).
+        scale = rows[0]["loss_scale"]
+        growth, hysteresis = 0, args.hysteresis
+        skipped = []
+        for row in rows:
+            if row["loss_scale"] != scale:
+                sys.exit(f"step {row['step']}: loss scale {row['loss_scale']}, "
+                         f"DynamicGradScaler gives {scale}")
+            if row["skipped"]:
+                skipped.append(row["step"])
+                growth = 0
+                hysteresis -= 1
+                if hysteresis <= 0:
+                    scale = max(scale * 0.5, args.min_scale)
+            else:
+                growth += 1
+                if growth == args.window:
+                    growth, hysteresis = 0, args.hysteresis
+                    scale *= 2
+        print("skipped steps:", " ".join(map(str, skipped)) or "none")
+        print("loss scales follow DynamicGradScaler, last", rows[-1]["loss_scale"])
+        return
     if args.command == "keys":
         print(f"{len(rows)} lines")
         for keys in sorted({tuple(sorted(row)) for row in rows}):
