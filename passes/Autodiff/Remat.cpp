@@ -76,7 +76,40 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
     return false;
   }
 
+  /// Mixed precision reads each parameter through a 16-bit cast
+  /// (mt-mixed-precision), and the backward reads the same copy: kept, the
+  /// copies of every layer would live from the forward to the backward, 2
+  /// bytes per parameter. Under every policy the backward casts again, just
+  /// before the first backward use, so a copy lives within one layer's
+  /// forward or backward (and ZeRO-3 gathers the parameter again for it,
+  /// as it does in fp32). One elementwise pass per parameter.
+  void recastParameters(func::FuncOp function) {
+    Block &body = function.getBody().front();
+    for (auto castOp : llvm::to_vector(body.getOps<CastOp>())) {
+      if (!phaseOf(castOp).empty() || !isa<BlockArgument>(castOp.getInput()))
+        continue;
+      Operation *firstUse = nullptr;
+      for (Operation *user : castOp.getResult().getUsers())
+        if (phaseOf(user) == "backward" &&
+            (!firstUse || user->isBeforeInBlock(firstUse)))
+          firstUse = user;
+      if (!firstUse)
+        continue;
+      OpBuilder builder(firstUse);
+      Operation *clone = builder.clone(*castOp);
+      clone->setAttr(MTDialect::getPhaseAttrName(),
+                     builder.getStringAttr("backward"));
+      clone->setAttr(MTDialect::getRecomputedAttrName(), builder.getUnitAttr());
+      castOp.getResult().replaceUsesWithIf(
+          clone->getResult(0), [&](OpOperand &use) {
+            return phaseOf(use.getOwner()) == "backward";
+          });
+      ++numRecomputedOps;
+    }
+  }
+
   void rematerialize(func::FuncOp function) {
+    recastParameters(function);
     if (policy == "none")
       return;
     Block &body = function.getBody().front();

@@ -2,6 +2,7 @@
 // RUN: megatron-opt %s --mt-mixed-precision=precision=fp16 --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=FP16
 // RUN: megatron-opt %s --mt-mixed-precision --mt-autodiff --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=STEP
 // RUN: megatron-opt %s --mt-mixed-precision=precision=fp16 --mt-autodiff=loss-scaling=true --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=SCALED
+// RUN: megatron-opt %s --mt-mixed-precision --mt-autodiff --mt-remat --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=RECAST
 // RUN: not megatron-opt %s --mt-mixed-precision=precision=fp8 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADPRECISION
 // RUN: megatron-opt %s --mt-mixed-precision=precision=fp32 --split-input-file | FileCheck %s --check-prefix=FP32
 
@@ -51,6 +52,15 @@
 // SCALED-NEXT:    %[[FACTOR:.+]] = mt.div %[[CLIPPED]], %[[SCALE]] {mt.phase = "optimizer"} : tensor<f32>
 // SCALED:         mt.adamw {{.*}}, %[[FACTOR]] decay
 // SCALED:         return {{.*}}, %[[NORM]] :
+
+// mt-remat (every policy) casts a parameter again for the backward instead
+// of keeping the forward's 16-bit copy until then.
+// RECAST-LABEL: func.func @linear
+// RECAST-SAME:    %[[X:[^:]+]]: tensor<2x4x8xf32> {mt.input = "tokens"}
+// RECAST:         %[[X16:.+]] = mt.cast %[[X]] : tensor<2x4x8xf32> to tensor<2x4x8xbf16>
+// RECAST:         mt.matmul %[[X16]],
+// RECAST:         %[[AGAIN:.+]] = mt.cast %[[X]] {mt.phase = "backward", mt.recomputed} : tensor<2x4x8xf32> to tensor<2x4x8xbf16>
+// RECAST-NEXT:    tensor.collapse_shape %[[AGAIN]]
 
 // BADPRECISION: error: mt-mixed-precision: precision='fp8' is not one of bf16, fp16, fp32
 func.func @linear(%x: tensor<2x4x8xf32> {mt.input = "tokens"},

@@ -518,6 +518,19 @@ struct LowerToRuntimePass
     for (BlockArgument arg : body.getArguments())
       bufferFor(arg);
 
+    // Without a pipeline schedule (no microbatch marks), autodiff marks the
+    // backward and optimizer ops and the model's own ops are the forward
+    // pass; ops the parallelization inserted (collectives) belong to the
+    // phase of the ops around them. Every kernel states its phase, so the
+    // memory report can tell what the forward stashes for the backward.
+    bool scheduled = llvm::any_of(ops, [](Operation *op) {
+      return op->hasAttr(MTDialect::getMicrobatchAttrName());
+    });
+    bool trainingStep = llvm::any_of(ops, [](Operation *op) {
+      return op->hasAttr(MTDialect::getPhaseAttrName());
+    });
+    StringAttr currentPhase = builder.getStringAttr("forward");
+
     for (Operation *op : ops) {
       if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
         bufferFor(op->getResult(0));
@@ -573,6 +586,10 @@ struct LowerToRuntimePass
         std::tie(kernel, params) = *collective;
       addRankParams(op, gridShape, builder, params);
       auto phase = op->getAttrOfType<StringAttr>(MTDialect::getPhaseAttrName());
+      if (phase)
+        currentPhase = phase;
+      else if (!scheduled && trainingStep)
+        phase = currentPhase;
       auto micro =
           op->getAttrOfType<IntegerAttr>(MTDialect::getMicrobatchAttrName());
       mtrt::KernelOp::create(builder, op->getLoc(),

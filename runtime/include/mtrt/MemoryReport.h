@@ -6,7 +6,8 @@
 // state, inputs) and, at the command where the transient region reaches
 // its high-water mark, what is live there: activations stashed by the
 // forward for the backward (per microbatch in flight), gradients,
-// communication buffers (what collectives and receives write), and the
+// communication buffers (what collectives and receives write, unless the
+// backward reads it: a forward value the backward reads is stashed), and the
 // rest (activations and workspace of the command at hand); bytes the
 // region holds but nothing uses at that moment are fragmentation. It names
 // the largest buffers live at the peak.
@@ -39,8 +40,8 @@ struct PeakBuffer {
   int64_t microbatch = -1;
   std::vector<int64_t> shape;
   int64_t bytes = 0;
-  /// What the report counts it as: "stashed", "gradient", "communication"
-  /// or "activation".
+  /// What the report counts it as: "stashed", "param_copy" (a 16-bit copy
+  /// of a parameter), "gradient", "communication" or "activation".
   std::string category;
 };
 
@@ -58,6 +59,8 @@ struct StageMemory {
   /// mark, and what is live there, by category.
   int64_t peakCommand = -1;
   int64_t stashed = 0, gradients = 0, communication = 0, activations = 0;
+  /// Mixed precision: the 16-bit copies of parameters live at the peak.
+  int64_t parameterCopies = 0;
   /// Bytes of the transient region live at no moment of the peak command.
   int64_t fragmentation = 0;
   /// Stashed bytes live at the peak, by the microbatch whose forward wrote
@@ -65,6 +68,11 @@ struct StageMemory {
   std::map<int64_t, int64_t> stashedByMicrobatch;
   /// The most stashed bytes live at any command.
   int64_t maxStashed = 0;
+  /// Model states as the ZeRO paper counts them: parameters, optimizer
+  /// state, the sum of every gradient the optimizer reads (after its
+  /// reduction: pieces under ZeRO-2 and 3; all live until it runs), and the
+  /// most 16-bit parameter copies live at once.
+  int64_t gradientsTotal = 0, maxParameterCopies = 0, modelStates = 0;
   /// The largest buffers live at the peak command, largest first.
   std::vector<PeakBuffer> largest;
 };

@@ -62,12 +62,24 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
     int64_t lastUse = std::min<int64_t>(timeline.end[id],
                                         int64_t(program.commands.size()) - 1);
     const Command &reader = program.commands[size_t(lastUse)];
+    // A forward value the backward reads is stashed, whoever wrote it: an
+    // activation received from the previous stage, or the all-gathered
+    // input of a column-parallel GEMM under sequence parallelism, is part
+    // of what a layer keeps for its backward (Korthikanti et al. count it).
+    // The 16-bit copies of the parameters that mixed precision reads (the
+    // casts from fp32 to 16 bits, mt-mixed-precision; gradients are cast
+    // the other way) are weights, not activations.
+    bool narrowed = writer.kernel == "cast" && !writer.ins.empty() &&
+                    buffers[size_t(writer.ins[0])].dtype == DType::F32 &&
+                    buffers[id].dtype != DType::F32;
     if (buffers[id].kind == "gradient")
       category[id] = "gradient";
-    else if (writesCommunication(writer.kernel))
-      category[id] = "communication";
+    else if (narrowed)
+      category[id] = "param_copy";
     else if (writer.phase == Phase::Forward && reader.phase == Phase::Backward)
       category[id] = "stashed";
+    else if (writesCommunication(writer.kernel))
+      category[id] = "communication";
     else
       category[id] = "activation";
   }
@@ -82,6 +94,7 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
       expiring;
   int64_t steps = int64_t(program.commands.size());
   std::vector<int64_t> stashDelta(size_t(steps) + 2, 0);
+  std::vector<int64_t> copyDelta(size_t(steps) + 2, 0);
   size_t next = 0;
   int64_t highWater = -1;
   for (int64_t c = 0; c < steps; ++c) {
@@ -95,9 +108,12 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
       int64_t endOffset = buffers[id].offset + buffers[id].bytes();
       liveEnds.insert(endOffset);
       expiring.push({timeline.end[id], endOffset});
-      if (category[id] == "stashed") {
-        stashDelta[size_t(timeline.begin[id])] += buffers[id].bytes();
-        stashDelta[size_t(std::min(timeline.end[id], steps)) + 1] -=
+      std::vector<int64_t> *delta = category[id] == "stashed"      ? &stashDelta
+                                    : category[id] == "param_copy" ? &copyDelta
+                                                                   : nullptr;
+      if (delta) {
+        (*delta)[size_t(timeline.begin[id])] += buffers[id].bytes();
+        (*delta)[size_t(std::min(timeline.end[id], steps)) + 1] -=
             buffers[id].bytes();
       }
     }
@@ -106,9 +122,20 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
       stage.peakCommand = c;
     }
   }
-  int64_t stashed = 0;
+  // Model states as the ZeRO paper counts them: parameters, optimizer
+  // state, every gradient the optimizer reads (they all live until it
+  // runs), and the most 16-bit parameter copies live at once.
+  for (size_t id : transients)
+    if (category[id] == "gradient")
+      stage.gradientsTotal += buffers[id].bytes();
+  int64_t stashed = 0, copies = 0;
   for (int64_t delta : stashDelta)
     stage.maxStashed = std::max(stage.maxStashed, stashed += delta);
+  for (int64_t delta : copyDelta)
+    stage.maxParameterCopies =
+        std::max(stage.maxParameterCopies, copies += delta);
+  stage.modelStates = stage.parameters + stage.optimizerState +
+                      stage.gradientsTotal + stage.maxParameterCopies;
   if (stage.peakCommand < 0)
     return Status::ok();
 
@@ -137,6 +164,8 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
       stage.stashedByMicrobatch[entry.microbatch] += entry.bytes;
     } else if (entry.category == "gradient") {
       stage.gradients += entry.bytes;
+    } else if (entry.category == "param_copy") {
+      stage.parameterCopies += entry.bytes;
     } else if (entry.category == "communication") {
       stage.communication += entry.bytes;
     } else {
@@ -213,6 +242,9 @@ std::string mtrt::memoryReportText(const MemoryReport &report) {
       os << ")";
     }
     os << "\n";
+    if (stage.parameterCopies > 0)
+      os << "    16-bit parameter copies " << mebibytes(stage.parameterCopies)
+         << "\n";
     os << "    gradients for the step  " << mebibytes(stage.gradients) << "\n";
     os << "    communication buffers   " << mebibytes(stage.communication)
        << "\n";
@@ -228,6 +260,14 @@ std::string mtrt::memoryReportText(const MemoryReport &report) {
       os << "    " << buffer.bytes << " B  buffer " << buffer.id << " "
          << shapeString(buffer.shape) << " " << buffer.category << ", from "
          << describeWriter(buffer) << "\n";
+    // The ZeRO paper's per-device accounting.
+    os << "  model states              " << mebibytes(stage.modelStates)
+       << ": parameters, optimizer state, gradients "
+       << mebibytes(stage.gradientsTotal).substr(1);
+    if (stage.maxParameterCopies > 0)
+      os << ", most 16-bit parameter copies at once "
+         << mebibytes(stage.maxParameterCopies).substr(1);
+    os << "\n";
   }
   return os.str();
 }
@@ -261,6 +301,10 @@ std::string mtrt::memoryReportJson(const MemoryReport &report) {
                       {"stashed", stage.stashed},
                       {"stashed_by_microbatch", byMicrobatch},
                       {"max_stashed", stage.maxStashed},
+                      {"parameter_copies", stage.parameterCopies},
+                      {"gradients_total", stage.gradientsTotal},
+                      {"max_parameter_copies", stage.maxParameterCopies},
+                      {"model_states", stage.modelStates},
                       {"gradients", stage.gradients},
                       {"communication", stage.communication},
                       {"activations", stage.activations},
@@ -282,6 +326,7 @@ std::string mtrt::memoryReportSvg(const MemoryReport &report) {
       {"optimizer state", "#59a14f", &StageMemory::optimizerState},
       {"inputs", "#9c755f", &StageMemory::inputs},
       {"stashed activations", "#e15759", &StageMemory::stashed},
+      {"16-bit parameter copies", "#b07aa1", &StageMemory::parameterCopies},
       {"gradients", "#f28e2b", &StageMemory::gradients},
       {"communication", "#76b7b2", &StageMemory::communication},
       {"activations, workspace", "#edc948", &StageMemory::activations},

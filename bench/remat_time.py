@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""What activation recomputation costs: step time and FLOPs per policy.
+
+For a GPT-2 (width 256, 4 heads, 4 layers, vocabulary 8192, sequence 256,
+micro-batch 4, dropout 0), in fp32 and bf16, this compiles the training step
+with remat=none, selective and full, counts the FLOPs mt-remat adds
+(`print-recompute`), runs megatron-run for a few steps on the CPU backend,
+and reports the median step time after the first two steps, the ratio to
+remat=none of the same precision measured in the same run (the baseline), and
+the planned peak. Expectation: the added time is about the added FLOPs over
+the step's FLOPs (3x the forward: forward, and backward at twice the
+forward), so full adds at most one forward per layer (about a third) and
+selective only the attention core.
+
+Results are appended to bench/results/remat_time_cpu.md.
+
+usage: bench/remat_time.py [--steps N] [--layers L] [--width W] [--seq S]
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def sh(cmd, **kwargs):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kwargs)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--seq", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=4)
+    args = parser.parse_args()
+
+    config = {
+        "model_type": "gpt2", "activation_function": "gelu_new",
+        "vocab_size": 8192, "n_positions": args.seq, "n_embd": args.width,
+        "n_head": 4, "n_layer": args.layers, "n_inner": None,
+        "layer_norm_epsilon": 1e-5, "embd_pdrop": 0.0, "attn_pdrop": 0.0,
+        "resid_pdrop": 0.0,
+    }
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = os.path.join(tmp, "config.json")
+        with open(cfg, "w") as f:
+            json.dump(config, f)
+        model = os.path.join(tmp, "model.mlir")
+        sh([f"{BIN}/megatron-translate", "--import-hf-config", cfg,
+            "--micro-batch-size", str(args.batch), "--seq-length", str(args.seq),
+            "-o", model])
+        for precision in ("fp32", "bf16"):
+            base = None
+            for remat in ("none", "selective", "full"):
+                flops = 0
+                if remat != "none":
+                    out = sh([f"{BIN}/megatron-opt", model, "--mt-autodiff",
+                              "--canonicalize", "--cse",
+                              f"--mt-remat=remat={remat} print-recompute=true",
+                              "-o", "/dev/null"]).stdout
+                    flops = int(re.search(r": (\d+) FLOPs per step", out).group(1))
+                    fraction = float(re.search(r"FLOPs per step, ([0-9.]+) of", out).group(1))
+                else:
+                    fraction = 0.0
+                artifact = os.path.join(tmp, f"{precision}-{remat}.mtx")
+                step = sh([f"{BIN}/megatron-opt", model,
+                           f"--mt-train-pipeline=precision={precision} remat={remat}"]).stdout
+                sh([f"{BIN}/megatron-translate", "--export-artifact", "-o", artifact],
+                   input=step)
+                log = os.path.join(tmp, f"{precision}-{remat}.jsonl")
+                out = sh([f"{BIN}/megatron-run", artifact, "--steps", str(args.steps),
+                          "--quiet", "--log", log]).stdout
+                peak = int(re.search(r"planned (\d+) B", out).group(1))
+                with open(log) as f:
+                    times = [json.loads(line)["step_time_s"] for line in f if line.strip()]
+                median = statistics.median(times[2:])
+                base = base or median
+                rows.append((precision, remat, median, median / base, flops, fraction, peak))
+                print(rows[-1], flush=True)
+
+    stamp = datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
+    lines = [
+        f"\n## {stamp}: {cpu_model()} ({os.cpu_count()} cores)\n",
+        f"GPT-2 width {args.width}, 4 heads, {args.layers} layers, vocabulary 8192, "
+        f"sequence {args.seq}, micro-batch {args.batch}, dropout 0; {args.steps} steps, "
+        "median after the first two; baseline: remat=none of the same precision in this run.\n",
+        "| precision | remat | step s | ratio to none | recompute FLOPs | of the layers' forward | planned peak B |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for precision, remat, median, ratio, flops, fraction, peak in rows:
+        lines.append(f"| {precision} | {remat} | {median:.4f} | {ratio:.3f} | {flops:,} | "
+                     f"{fraction:.3f} | {peak:,} |")
+    path = os.path.join(ROOT, "bench", "results", "remat_time_cpu.md")
+    new = not os.path.exists(path)
+    with open(path, "a") as f:
+        if new:
+            f.write("# Step time and FLOPs of activation recomputation (CPU backend)\n\n"
+                    "`bench/remat_time.py` (see its docstring). Each run appends a section.\n")
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
