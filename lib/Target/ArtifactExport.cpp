@@ -168,6 +168,8 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
       }
       if (std::optional<uint64_t> micro = kernel.getMicrobatch())
         command.microbatch = int64_t(*micro);
+      if (std::optional<uint64_t> layer = kernel.getLayer())
+        command.layer = int64_t(*layer);
     } else if (auto fill = dyn_cast<mlir::mtrt::FillOp>(op)) {
       double value = fill.getValue().convertToDouble();
       if (!std::isfinite(value))

@@ -252,11 +252,12 @@ func.func @splat_constant(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
 // -----
 
 // A kernel is named by its mt op without the dialect prefix and carries the
-// op's attributes (inherent and mt.layer) as its params dictionary.
+// op's inherent attributes as its params dictionary; mt.layer becomes its
+// typed layer.
 
 // CHECK-LABEL: mtrt.program @stage0
-// CHECK:         mtrt.kernel "layer_norm" ins(%{{.+}}, %{{.+}}, %{{.+}} : memref<2x4x8xf32>, memref<8xf32>, memref<8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {epsilon = 9.765625E-4 : f64}{{$}}
-// CHECK:         mtrt.kernel "dropout" ins(%{{.+}} : memref<2x4x8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {probability = 1.000000e-01 : f64, rng_stream = 4 : i64}{{$}}
+// CHECK:         mtrt.kernel "layer_norm" ins(%{{.+}}, %{{.+}}, %{{.+}} : memref<2x4x8xf32>, memref<8xf32>, memref<8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {epsilon = 9.765625E-4 : f64} {layer = 2 : i64}{{$}}
+// CHECK:         mtrt.kernel "dropout" ins(%{{.+}} : memref<2x4x8xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {probability = 1.000000e-01 : f64, rng_stream = 4 : i64} {layer = 2 : i64}{{$}}
 // CHECK:         mtrt.kernel "matmul" ins(%{{.+}}, %{{.+}} : memref<2x4x8xf32>, memref<16x8xf32>) outs(%{{.+}} : memref<2x4x16xf32>) {transpose_b}
 // CHECK:         mtrt.kernel "cross_entropy" ins(%{{.+}}, %{{.+}} : memref<2x4x16xf32>, memref<2x4xi32>) outs(%{{.+}} : memref<f32>) {}
 func.func @kernel_params(%x: tensor<2x4x8xf32> {mt.input = "tokens"},

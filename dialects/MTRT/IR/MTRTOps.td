@@ -126,9 +126,10 @@ def MTRT_KernelOp : MTRT_Op<"kernel",
     (`adamw`).
 
     `phase` (forward, backward or optimizer) and `microbatch` say which
-    action of the pipeline schedule the kernel belongs to; they change
-    nothing it computes, and the runtime's measured trace groups kernels by
-    them.
+    action of the pipeline schedule the kernel belongs to, and `layer`
+    which transformer layer its op belongs to (`mt.layer`); they change
+    nothing it computes: the runtime's measured trace groups kernels by
+    them, and the memory report splits the stash by layer.
 
     ```mlir
     mtrt.kernel "layer_norm" ins(%x, %w, %b : memref<16x8xf32>, memref<8xf32>, memref<8xf32>)
@@ -140,7 +141,8 @@ def MTRT_KernelOp : MTRT_Op<"kernel",
                        Variadic<MTRT_Buffer>:$outs,
                        DictionaryAttr:$params,
                        OptionalAttr<StrAttr>:$phase,
-                       OptionalAttr<I64Attr>:$microbatch);
+                       OptionalAttr<I64Attr>:$microbatch,
+                       OptionalAttr<I64Attr>:$layer);
   let assemblyFormat = [{
     $kernel (`ins` `(` $ins^ `:` type($ins) `)`)?
     (`outs` `(` $outs^ `:` type($outs) `)`)? $params attr-dict

@@ -592,9 +592,11 @@ struct LowerToRuntimePass
         phase = currentPhase;
       auto micro =
           op->getAttrOfType<IntegerAttr>(MTDialect::getMicrobatchAttrName());
-      mtrt::KernelOp::create(builder, op->getLoc(),
-                             builder.getStringAttr(kernel), ins, outs,
-                             builder.getDictionaryAttr(params), phase, micro);
+      auto layer =
+          op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName());
+      mtrt::KernelOp::create(
+          builder, op->getLoc(), builder.getStringAttr(kernel), ins, outs,
+          builder.getDictionaryAttr(params), phase, micro, layer);
       ++numKernels;
     }
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {

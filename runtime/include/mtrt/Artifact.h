@@ -17,7 +17,7 @@
 //                                          "dim"?, "chunks"?, "piece_axis"?,
 //                                          "piece_count"?, "valid_rows"?}}],
 //                  "commands": [{"kernel", "ins": [id], "outs": [id],
-//                                "phase"?, "microbatch"?,
+//                                "phase"?, "microbatch"?, "layer"?,
 //                                "params": {name: number, bool, or
 //                                  {"grid_axis", "stride", "base"}}}],
 //                  "outputs": {"loss": id, "grad_norm": id}}]}
@@ -127,6 +127,8 @@ struct Command {
   /// The microbatch of the schedule's action the command belongs to (-1:
   /// none, as for the optimizer).
   int64_t microbatch = -1;
+  /// The transformer layer of the op the command runs (-1: none stated).
+  int64_t layer = -1;
   /// Numeric and boolean parameters (booleans as 0 or 1); after
   /// `specializeProgram`, the per-rank ones too.
   std::map<std::string, double> params;

@@ -66,8 +66,10 @@ struct StageMemory {
   /// Stashed bytes live at the peak, by the microbatch whose forward wrote
   /// them (-1: none stated).
   std::map<int64_t, int64_t> stashedByMicrobatch;
-  /// The most stashed bytes live at any command.
+  /// The most stashed bytes live at any command, and at that command by
+  /// the layer of the op that wrote them (-1: none stated).
   int64_t maxStashed = 0;
+  std::map<int64_t, int64_t> maxStashedByLayer;
   /// Model states as the ZeRO paper counts them: parameters, optimizer
   /// state, the sum of every gradient the optimizer reads (after its
   /// reduction: pieces under ZeRO-2 and 3; all live until it runs), and the

@@ -265,15 +265,15 @@ constexpr const char *kFormat = "format", *kVersion = "version",
                      *kPersistent = "persistent_bytes", *kBuffers = "buffers",
                      *kId = "id", *kOffset = "offset", *kKind = "kind",
                      *kAlias = "alias", *kMicrobatch = "microbatch",
-                     *kShard = "shard", *kAxis = "axis", *kCount = "count",
-                     *kFullShape = "full_shape", *kDim = "dim",
-                     *kChunks = "chunks", *kPieceAxis = "piece_axis",
-                     *kPieceCount = "piece_count", *kValidRows = "valid_rows",
-                     *kCommands = "commands", *kKernel = "kernel",
-                     *kPhase = "phase", *kIns = "ins", *kOuts = "outs",
-                     *kOutputs = "outputs", *kGridAxis = "grid_axis",
-                     *kStride = "stride", *kBase = "base", *kInit = "init",
-                     *kStd = "std";
+                     *kLayer = "layer", *kShard = "shard", *kAxis = "axis",
+                     *kCount = "count", *kFullShape = "full_shape",
+                     *kDim = "dim", *kChunks = "chunks",
+                     *kPieceAxis = "piece_axis", *kPieceCount = "piece_count",
+                     *kValidRows = "valid_rows", *kCommands = "commands",
+                     *kKernel = "kernel", *kPhase = "phase", *kIns = "ins",
+                     *kOuts = "outs", *kOutputs = "outputs",
+                     *kGridAxis = "grid_axis", *kStride = "stride",
+                     *kBase = "base", *kInit = "init", *kStd = "std";
 constexpr const char *kFormatName = "megatron-mlir-artifact";
 } // namespace key
 
@@ -556,6 +556,11 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         if (reader.ok() && command.microbatch < 0)
           reader.fail(at + ".microbatch", "must not be negative");
       }
+      if (commands[c].contains(key::kLayer)) {
+        command.layer = reader.integer(commands[c], key::kLayer, at);
+        if (reader.ok() && command.layer < 0)
+          reader.fail(at + ".layer", "must not be negative");
+      }
       for (const char *list : {key::kIns, key::kOuts}) {
         for (const json &id : reader.array(commands[c], list, at)) {
           if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
@@ -778,6 +783,8 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
         entry[key::kPhase] = phaseName(command.phase);
       if (command.microbatch >= 0)
         entry[key::kMicrobatch] = command.microbatch;
+      if (command.layer >= 0)
+        entry[key::kLayer] = command.layer;
       commands.push_back(std::move(entry));
     }
     json entry = {{key::kStage, program.stage},

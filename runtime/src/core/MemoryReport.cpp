@@ -128,9 +128,19 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
   for (size_t id : transients)
     if (category[id] == "gradient")
       stage.gradientsTotal += buffers[id].bytes();
-  int64_t stashed = 0, copies = 0;
-  for (int64_t delta : stashDelta)
-    stage.maxStashed = std::max(stage.maxStashed, stashed += delta);
+  int64_t stashed = 0, copies = 0, maxStashedAt = -1;
+  for (int64_t c = 0; c < int64_t(stashDelta.size()); ++c)
+    if ((stashed += stashDelta[size_t(c)]) > stage.maxStashed) {
+      stage.maxStashed = stashed;
+      maxStashedAt = c;
+    }
+  // The most stashed at once, by the layer of the op that wrote each stash
+  // (a layer's output, read by the next layer's backward, is its own).
+  for (size_t id : transients)
+    if (category[id] == "stashed" && timeline.begin[id] <= maxStashedAt &&
+        std::min(timeline.end[id], steps) >= maxStashedAt)
+      stage.maxStashedByLayer[program.commands[size_t(timeline.begin[id])]
+                                  .layer] += buffers[id].bytes();
   for (int64_t delta : copyDelta)
     stage.maxParameterCopies =
         std::max(stage.maxParameterCopies, copies += delta);
@@ -252,7 +262,16 @@ std::string mtrt::memoryReportText(const MemoryReport &report) {
        << "\n";
     os << "    unused (fragmentation)  " << mebibytes(stage.fragmentation)
        << "\n";
-    os << "  most stashed at once      " << mebibytes(stage.maxStashed) << "\n";
+    os << "  most stashed at once      " << mebibytes(stage.maxStashed);
+    if (!stage.maxStashedByLayer.empty()) {
+      os << " (by layer:";
+      for (const auto &[layer, bytes] : stage.maxStashedByLayer)
+        os << " " << (layer < 0 ? std::string("none") : std::to_string(layer))
+           << ": " << bytes << " B"
+           << (layer == stage.maxStashedByLayer.rbegin()->first ? "" : ",");
+      os << ")";
+    }
+    os << "\n";
     os << "  planned peak              " << mebibytes(stage.peak) << "\n";
     if (!stage.largest.empty())
       os << "  largest buffers live at the peak:\n";
@@ -286,6 +305,9 @@ std::string mtrt::memoryReportJson(const MemoryReport &report) {
                          {"shape", buffer.shape},
                          {"bytes", buffer.bytes},
                          {"category", buffer.category}});
+    nlohmann::json byLayer = nlohmann::json::object();
+    for (const auto &[layer, bytes] : stage.maxStashedByLayer)
+      byLayer[layer < 0 ? std::string("none") : std::to_string(layer)] = bytes;
     nlohmann::json byMicrobatch = nlohmann::json::object();
     for (const auto &[microbatch, bytes] : stage.stashedByMicrobatch)
       byMicrobatch[std::to_string(microbatch)] = bytes;
@@ -301,6 +323,7 @@ std::string mtrt::memoryReportJson(const MemoryReport &report) {
                       {"stashed", stage.stashed},
                       {"stashed_by_microbatch", byMicrobatch},
                       {"max_stashed", stage.maxStashed},
+                      {"max_stashed_by_layer", byLayer},
                       {"parameter_copies", stage.parameterCopies},
                       {"gradients_total", stage.gradientsTotal},
                       {"max_parameter_copies", stage.maxParameterCopies},
