@@ -555,6 +555,37 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
           if (use->getOwner()->isBeforeInBlock(first))
             first = use->getOwner();
         OpBuilder b(first);
+        // Mixed precision reads the fp32 master only through 16-bit casts
+        // (mt-mixed-precision): cast the piece and gather 16 bits, half the
+        // bytes of gathering the master. Casting commutes with gathering,
+        // so every rank computes the same values.
+        Type low;
+        bool onlyCasts = llvm::all_of(*uses, [&](OpOperand *use) {
+          auto castOp = dyn_cast<CastOp>(use->getOwner());
+          if (!castOp)
+            return false;
+          Type type = typeOf(castOp.getResult()).getElementType();
+          if (low && low != type)
+            return false;
+          low = type;
+          return true;
+        });
+        if (onlyCasts) {
+          auto pieceCast = CastOp::create(
+              b, arg.getLoc(),
+              RankedTensorType::get(typeOf(arg).getShape(), low), arg);
+          for (NamedAttribute attr : first->getDiscardableAttrs())
+            pieceCast->setAttr(attr.getName(), attr.getValue());
+          Value gathered = unflatten(b, arg.getLoc(),
+                                     gatherPieces(b, arg.getLoc(), pieceCast),
+                                     RankedTensorType::get(shape, low));
+          for (OpOperand *use : *uses) {
+            Operation *castOp = use->getOwner();
+            castOp->getResult(0).replaceAllUsesWith(gathered);
+            castOp->erase();
+          }
+          continue;
+        }
         Value gathered = unflatten(b, arg.getLoc(),
                                    gatherPieces(b, arg.getLoc(), arg), full);
         for (OpOperand *use : *uses)
