@@ -385,7 +385,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         if (failed(updateParameter(function, attrs, update, grad)))
           return failure();
       attrs.commit();
-      if (zero == 3)
+      if (zero > 0)
         gatherParametersBeforeUse(function);
       function.setFunctionType(FunctionType::get(function.getContext(),
                                                  body.getArgumentTypes(),
@@ -411,7 +411,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         return failure();
     attrs.commit();
 
-    if (zero == 3)
+    if (zero > 0)
       gatherParametersBeforeUse(function);
 
     function.setFunctionType(FunctionType::get(
@@ -473,7 +473,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     OpBuilder b(update);
     Location loc = update.getLoc();
     Value paramPiece;
-    if (zero == 3) {
+    // Under mixed precision the parameter is an fp32 master that the step
+    // reads only through 16-bit casts: ZeRO-1 and 2 shard it with the
+    // optimizer state, as Megatron-LM's distributed optimizer does, and
+    // gather its 16-bit copy once per step (gatherParametersBeforeUse).
+    bool shardParam = zero == 3 || readOnlyThroughCasts(param);
+    if (shardParam) {
       param.setType(pieceType);
       markSharded(attrs, param.getArgNumber(), std::nullopt, full);
       paramPiece = param;
@@ -488,9 +493,9 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         update.getBeta2(), update.getEps(), update.getWeightDecay(),
         update.getGradScale(), update.getDecay());
     Value newParam =
-        zero == 3 ? piece.getNewParam()
-                  : unflatten(b, loc, gatherPieces(b, loc, piece.getNewParam()),
-                              full);
+        shardParam ? piece.getNewParam()
+                   : unflatten(b, loc,
+                               gatherPieces(b, loc, piece.getNewParam()), full);
     // Results: the new parameter (full or piece) and the new moments.
     for (OpOperand &use : llvm::make_early_inc_range(update->getUses())) {
       if (use.getOwner() != ret)
@@ -503,16 +508,33 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
                           : which == 1 ? piece.getNewExpAvg()
                                        : piece.getNewExpAvgSq();
       use.set(replacement);
-      if (which != 0 || zero == 3)
+      if (which != 0 || shardParam)
         markSharded(attrs, std::nullopt, index, full);
     }
     update.erase();
     return success();
   }
 
+  /// Whether the step reads `param` (besides its update) only through
+  /// mt.cast: an fp32 master under mixed precision.
+  static bool readOnlyThroughCasts(Value param) {
+    bool any = false;
+    for (Operation *user : param.getUsers()) {
+      if (isa<AdamWOp>(user))
+        continue;
+      if (!isa<CastOp>(user))
+        return false;
+      any = true;
+    }
+    return any;
+  }
+
   /// ZeRO-3: each parameter piece is all-gathered right before its first use
   /// in the forward pass and again before its first use in the backward
-  /// pass, so a full copy lives only while that pass needs it.
+  /// pass, so a full copy lives only while that pass needs it. ZeRO-1 and 2
+  /// under mixed precision (sharded fp32 masters): the 16-bit copy is
+  /// gathered once per step, before the first use, and serves the forward
+  /// and the backward, as the distributed optimizer's all-gather does.
   void gatherParametersBeforeUse(func::FuncOp function) {
     Block &body = function.getBody().front();
     // Which pass a use belongs to, as mt-autodiff stated it (mt.phase).
@@ -545,7 +567,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         Operation *user = use.getOwner();
         if (isa<AdamWOp>(user))
           continue;
-        (isBackward(user) ? backward : forward).push_back(&use);
+        (isBackward(user) && zero == 3 ? backward : forward).push_back(&use);
       }
       for (auto *uses : {&forward, &backward}) {
         if (uses->empty())

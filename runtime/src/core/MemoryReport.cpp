@@ -69,9 +69,20 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
     // The 16-bit copies of the parameters that mixed precision reads (the
     // casts from fp32 to 16 bits, mt-mixed-precision; gradients are cast
     // the other way) are weights, not activations.
-    bool narrowed = writer.kernel == "cast" && !writer.ins.empty() &&
-                    buffers[size_t(writer.ins[0])].dtype == DType::F32 &&
-                    buffers[id].dtype != DType::F32;
+    // Under ZeRO the copy is the all-gather of a cast piece.
+    auto narrowing = [&](const Command &command) {
+      return command.kernel == "cast" && !command.ins.empty() &&
+             !command.outs.empty() &&
+             buffers[size_t(command.ins[0])].dtype == DType::F32 &&
+             buffers[size_t(command.outs[0])].dtype != DType::F32;
+    };
+    bool narrowed = narrowing(writer);
+    if (!narrowed && writer.kernel == "all_gather" && !writer.ins.empty()) {
+      int64_t owner = timeline.owner[size_t(writer.ins[0])];
+      narrowed =
+          owner >= 0 && timeline.begin[size_t(owner)] >= 0 &&
+          narrowing(program.commands[size_t(timeline.begin[size_t(owner)])]);
+    }
     if (buffers[id].kind == "gradient")
       category[id] = "gradient";
     else if (narrowed)
