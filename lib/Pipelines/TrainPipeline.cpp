@@ -69,6 +69,7 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
   parallel.tp = options.tp;
   parallel.sp = options.sp;
   parallel.zero = options.zero;
+  parallel.gradsInFp32 = options.gradsInFp32;
   pm.addPass(createParallelizePass(parallel));
   PipelinePassOptions pipeline;
   pipeline.pp = options.pp;

@@ -90,8 +90,9 @@ def MixedPrecisionPass : Pass<"mt-mixed-precision", "ModuleOp"> {
       parameter gradient is fp32 from the op that reads the parameter on:
       summed (tied embeddings), reduced across data-parallel ranks and
       accumulated over microbatches in fp32, as Megatron-LM's
-      `--accumulate-allreduce-grads-in-fp32`. Activation gradients are
-      `precision`.
+      `--accumulate-allreduce-grads-in-fp32` (`mt-parallelize` option of
+      that name; false reduces and accumulates them in `precision`).
+      Activation gradients are `precision`.
 
     `precision=fp32` leaves the graph unchanged. fp16 needs loss scaling
     (`mt-autodiff loss-scaling=true`; `--mt-train-pipeline="precision=fp16"`

@@ -347,16 +347,44 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     // once instead of every full gradient living until the optimizer, and
     // the communication can overlap the rest of the backward pass.
     SmallVector<Value> reduced;
+    // The fp32 widenings the 16-bit reductions replace; erased once nothing
+    // reads them.
+    SmallVector<CastOp> unusedWidenings;
+    auto eraseUnusedWidenings = [&] {
+      for (CastOp widen : unusedWidenings)
+        if (widen->use_empty())
+          widen->erase();
+    };
     FunctionAttributeEditor attrs(function);
     for (AdamWOp update : updates) {
       Value grad = update.getGrad();
       OpBuilder g(function.getContext());
       g.setInsertionPointAfterValue(grad);
       Location gradLoc = grad.getLoc();
+      // Without --accumulate-allreduce-grads-in-fp32, a gradient that
+      // mixed precision widened from 16 bits (its cast back to the fp32
+      // master) is reduced, and accumulated over microbatches, before the
+      // widening: the cast moves after the reduction, into the optimizer.
+      // A gradient that is not one widening (a tied parameter's sum of
+      // two) is narrowed first.
+      Type low = gradsInFp32 ? Type() : castTypeOf(update.getParam());
+      CastOp widen = grad.getDefiningOp<CastOp>();
+      bool reduce16 = bool(low);
+      if (widen && typeOf(widen.getInput()).getElementType() != low)
+        widen = CastOp();
+      Value toReduce = grad;
+      if (reduce16 && widen) {
+        toReduce = widen.getInput();
+        g.setInsertionPointAfterValue(toReduce);
+      } else if (reduce16) {
+        toReduce = CastOp::create(
+            g, gradLoc, RankedTensorType::get(typeOf(grad).getShape(), low),
+            grad);
+      }
       Value result =
           zero >= 2
-              ? reduceScatter(g, gradLoc, flatten(g, gradLoc, grad))
-              : allReduce(g, gradLoc, grad, shard::ReductionKind::Average);
+              ? reduceScatter(g, gradLoc, flatten(g, gradLoc, toReduce))
+              : allReduce(g, gradLoc, toReduce, shard::ReductionKind::Average);
       // Reduced once per step, after the gradient is accumulated over the
       // microbatches (mt-pipeline reads this).
       markOptimizerPhase(result);
@@ -364,6 +392,17 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
               result.getDefiningOp()->getOperand(0).getDefiningOp();
           flat && isa<tensor::CollapseShapeOp>(flat) && zero >= 2)
         markOptimizerPhase(flat->getResult(0));
+      if (reduce16) {
+        auto wide =
+            CastOp::create(g, gradLoc,
+                           RankedTensorType::get(typeOf(result).getShape(),
+                                                 typeOf(grad).getElementType()),
+                           result);
+        markOptimizerPhase(wide.getResult());
+        result = wide.getResult();
+        if (widen)
+          unusedWidenings.push_back(widen);
+      }
       reduced.push_back(result);
     }
     if (splitNorm) {
@@ -385,6 +424,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         if (failed(updateParameter(function, attrs, update, grad)))
           return failure();
       attrs.commit();
+      eraseUnusedWidenings();
       if (zero > 0)
         gatherParametersBeforeUse(function);
       function.setFunctionType(FunctionType::get(function.getContext(),
@@ -410,6 +450,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       if (failed(updateParameter(function, attrs, update, grad)))
         return failure();
     attrs.commit();
+    eraseUnusedWidenings();
 
     if (zero > 0)
       gatherParametersBeforeUse(function);
@@ -513,6 +554,15 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     }
     update.erase();
     return success();
+  }
+
+  /// The 16-bit type the step reads `param` as under mixed precision (the
+  /// element type of its casts), or null.
+  static Type castTypeOf(Value param) {
+    for (Operation *user : param.getUsers())
+      if (auto castOp = dyn_cast<CastOp>(user))
+        return typeOf(castOp.getResult()).getElementType();
+    return Type();
   }
 
   /// Whether the step reads `param` (besides its update) only through

@@ -110,7 +110,14 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
            "Sequence parallelism (needs tp > 1)">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 0 (none), 1 (optimizer state), 2 (and gradients), "
-           "3 (and parameters)">
+           "3 (and parameters)">,
+    Option<"gradsInFp32", "accumulate-allreduce-grads-in-fp32", "bool",
+           /*default=*/"true",
+           "Mixed precision: reduce (and, under mt-pipeline, accumulate) "
+           "the gradients of fp32 master weights in fp32, as Megatron-LM's "
+           "flag of that name; false reduces and accumulates them in the "
+           "activations' 16-bit type and widens the result for the "
+           "optimizer">
   ];
   let statistics = [
     Statistic<"numCollectives", "collectives",

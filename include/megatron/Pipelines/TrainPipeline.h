@@ -69,6 +69,12 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                      "dynamic loss scaling); master weights, optimizer state "
                      "and gradients are fp32"),
       llvm::cl::init("fp32")};
+  PassOptions::Option<bool> gradsInFp32{
+      *this, "accumulate-allreduce-grads-in-fp32",
+      llvm::cl::desc("Mixed precision: reduce and accumulate gradients in "
+                     "fp32 (Megatron-LM's flag; default), or, when false, in "
+                     "the 16-bit type of the activations"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "
