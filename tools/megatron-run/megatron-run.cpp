@@ -14,6 +14,7 @@
 #include "mtrt/CpuExecutor.h"
 #include "mtrt/ExecutionTrace.h"
 #include "mtrt/Hash.h"
+#include "mtrt/KernelProfile.h"
 #include "mtrt/LearningRate.h"
 #include "mtrt/LossScaler.h"
 #include "mtrt/MemoryReport.h"
@@ -67,6 +68,8 @@ struct Options {
   std::string saveParams;
   std::string log;
   std::string trace;
+  /// --profile: print the time per kernel, with GFLOP/s and GB/s.
+  bool profile = false;
   int64_t corpusVocab = 64;
   int64_t corpusOrder = 1;
   bool quiet = false;
@@ -206,6 +209,10 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                Chrome trace JSON (Perfetto): per rank, one
                                slice per schedule action (F3, B3, optimizer)
                                and one per command; receives show the waits
+  --profile                    after training, print rank 0's time per
+                               kernel per step (the first step, a warm-up,
+                               left out), with calls, share, achieved
+                               GFLOP/s and GB/s
   --memory-report              print every stage's planned memory per rank
                                (parameters, optimizer state, stashed
                                activations, gradients, communication
@@ -364,6 +371,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.memoryReport = true;
       continue;
     }
+    if (arg == "--profile") {
+      options.profile = true;
+      continue;
+    }
     if (arg == "--bf16" || arg == "--fp16") {
       std::string precision = arg.substr(2);
       if (!options.precision.empty() && options.precision != precision)
@@ -371,8 +382,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.precision = precision;
       continue;
     }
-    if (arg.rfind("--quiet=", 0) == 0)
-      return Status::error("flag --quiet takes no value");
+    for (const char *flag :
+         {"--quiet", "--profile", "--bf16", "--fp16", "--memory-report"})
+      if (arg.rfind(std::string(flag) + "=", 0) == 0)
+        return Status::error(std::string("flag ") + flag + " takes no value");
     if (arg.size() > 1 && arg[0] == '-' && arg.rfind("--", 0) != 0)
       return Status::error("unknown flag '" + arg +
                            "' (flags start with --; see --help)");
@@ -830,6 +843,8 @@ public:
     int64_t normId = program.outputs.count("grad_norm")
                          ? program.outputs.at("grad_norm")
                          : -1;
+    if (options.profile)
+      executor.setTrace(&trace);
     if (!options.trace.empty()) {
       // One origin for every rank: rank 0's monotonic clock, which the ranks
       // of its host share. A rank whose clock is far from it runs on another
@@ -1024,6 +1039,20 @@ public:
                      : buffer.name + " (" + buffer.kind + ")";
     }
     return "";
+  }
+
+  /// --profile: rank 0's time per kernel.
+  void printProfile() const {
+    if (!options.profile || comm.rank() != 0)
+      return;
+    int64_t first = checkpoint.iteration + 1, counted = 0;
+    // The first step warms caches and allocates staging copies: left out
+    // unless it is the only one.
+    int64_t skip = options.steps > first ? first : first - 1;
+    std::vector<KernelProfileRow> rows =
+        profileKernels(program, trace.recorded(), skip, counted);
+    std::fputs(formatKernelProfile(rows, counted, 12).c_str(), stdout);
+    std::fflush(stdout);
   }
 
   /// Rank 0 writes every rank's measured timeline (--trace).
@@ -1708,6 +1737,7 @@ int main(int argc, char **argv) {
       comm.abort(1);
     return 1;
   }
+  trainer.printProfile();
   if (int code = failTogether(trainer.writeTrace(), comm))
     return code;
   if (int code = failTogether(trainer.save(), comm))

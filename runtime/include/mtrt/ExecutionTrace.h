@@ -52,12 +52,15 @@ public:
   /// The whole trace document from every rank's fragment.
   static std::string chromeDocument(const std::vector<std::string> &fragments);
 
-private:
   struct Event {
     int64_t step;
     int64_t command;
     double beginUs, endUs;
   };
+  /// Every command run so far, in order (megatron-run --profile sums them).
+  const std::vector<Event> &recorded() const { return events; }
+
+private:
   double origin = clockUs();
   std::vector<Event> events;
 };

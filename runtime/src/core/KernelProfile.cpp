@@ -1,0 +1,138 @@
+//===- KernelProfile.cpp - Where a rank's step time goes ------------------===//
+
+#include "mtrt/KernelProfile.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+using namespace mtrt;
+
+double mtrt::commandFlops(const RankProgram &program, const Command &command) {
+  auto shape = [&](int64_t id) -> const std::vector<int64_t> & {
+    return program.buffers[size_t(id)].shape;
+  };
+  auto elements = [&](int64_t id) {
+    return double(program.buffers[size_t(id)].numElements());
+  };
+  if (command.kernel == "matmul" && command.ins.size() == 2 &&
+      !command.outs.empty()) {
+    const std::vector<int64_t> &lhs = shape(command.ins[0]);
+    if (lhs.size() < 2)
+      return 0;
+    double k = double(command.get("transpose_a", 0) != 0 ? lhs[lhs.size() - 2]
+                                                         : lhs.back());
+    return 2.0 * elements(command.outs[0]) * k;
+  }
+  if ((command.kernel == "attention" || command.kernel == "attention_grad") &&
+      !command.ins.empty()) {
+    // [batch, heads, seq, head_dim]: scores and the weighted sum, 2·s·d
+    // FLOPs each per query row; the backward does twice the forward.
+    const std::vector<int64_t> &q =
+        shape(command.ins[command.kernel == "attention" ? 0 : 1]);
+    if (q.size() != 4)
+      return 0;
+    double forward =
+        4.0 * double(q[0] * q[1]) * double(q[2]) * double(q[2]) * double(q[3]);
+    return command.kernel == "attention" ? forward : 2.0 * forward;
+  }
+  double total = 0;
+  for (int64_t out : command.outs)
+    total += elements(out);
+  return total;
+}
+
+double mtrt::commandBytes(const RankProgram &program, const Command &command) {
+  std::set<int64_t> operands(command.ins.begin(), command.ins.end());
+  operands.insert(command.outs.begin(), command.outs.end());
+  double bytes = 0;
+  for (int64_t id : operands)
+    bytes += double(program.buffers[size_t(id)].bytes());
+  return bytes;
+}
+
+std::vector<KernelProfileRow>
+mtrt::profileKernels(const RankProgram &program,
+                     const std::vector<ExecutionTrace::Event> &events,
+                     int64_t skipSteps, int64_t &stepsCounted) {
+  std::map<std::string, KernelProfileRow> byKernel;
+  std::set<int64_t> steps;
+  for (const ExecutionTrace::Event &event : events) {
+    if (event.step <= skipSteps || event.command < 0 ||
+        size_t(event.command) >= program.commands.size())
+      continue;
+    steps.insert(event.step);
+    const Command &command = program.commands[size_t(event.command)];
+    KernelProfileRow &row = byKernel[command.kernel];
+    row.kernel = command.kernel;
+    row.calls += 1;
+    row.seconds += (event.endUs - event.beginUs) * 1e-6;
+    row.flops += commandFlops(program, command);
+    row.bytes += commandBytes(program, command);
+  }
+  stepsCounted = int64_t(steps.size());
+  std::vector<KernelProfileRow> rows;
+  for (auto &[name, row] : byKernel) {
+    double n = double(std::max<int64_t>(stepsCounted, 1));
+    row.calls /= n;
+    row.seconds /= n;
+    row.flops /= n;
+    row.bytes /= n;
+    rows.push_back(row);
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const KernelProfileRow &a, const KernelProfileRow &b) {
+              return a.seconds > b.seconds;
+            });
+  return rows;
+}
+
+std::string mtrt::formatKernelProfile(const std::vector<KernelProfileRow> &rows,
+                                      int64_t steps, size_t top) {
+  double total = 0;
+  for (const KernelProfileRow &row : rows)
+    total += row.seconds;
+  std::ostringstream os;
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "profile: %lld step%s, per step (rank 0)\n"
+                "  %-22s %8s %10s %7s %10s %9s\n",
+                static_cast<long long>(steps), steps == 1 ? "" : "s", "kernel",
+                "calls", "ms", "share", "GFLOP/s", "GB/s");
+  os << line;
+  auto print = [&](const KernelProfileRow &row) {
+    double share = total > 0 ? row.seconds / total : 0;
+    double seconds = std::max(row.seconds, 1e-12);
+    std::snprintf(
+        line, sizeof(line), "  %-22s %8.0f %10.3f %6.1f%% %10.2f %9.2f\n",
+        row.kernel.c_str(), row.calls, row.seconds * 1e3, 100.0 * share,
+        row.flops / seconds * 1e-9, row.bytes / seconds * 1e-9);
+    os << line;
+  };
+  KernelProfileRow rest;
+  rest.kernel = "(the rest)";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i < top) {
+      print(rows[i]);
+      continue;
+    }
+    rest.calls += rows[i].calls;
+    rest.seconds += rows[i].seconds;
+    rest.flops += rows[i].flops;
+    rest.bytes += rows[i].bytes;
+  }
+  if (rest.calls > 0)
+    print(rest);
+  KernelProfileRow all;
+  all.kernel = "all commands";
+  for (const KernelProfileRow &row : rows) {
+    all.calls += row.calls;
+    all.seconds += row.seconds;
+    all.flops += row.flops;
+    all.bytes += row.bytes;
+  }
+  print(all);
+  return os.str();
+}
