@@ -208,7 +208,8 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --trace FILE                 write every rank's measured timeline as
                                Chrome trace JSON (Perfetto): per rank, one
                                slice per schedule action (F3, B3, optimizer)
-                               and one per command; receives show the waits
+                               and one per command (with its layer, FLOPs
+                               and bytes); receives show the waits
   --profile                    after training, print rank 0's time per
                                kernel per step (the first step, a warm-up,
                                left out), with calls, share, achieved

@@ -2,6 +2,8 @@
 
 #include "mtrt/ExecutionTrace.h"
 
+#include "mtrt/KernelProfile.h"
+
 #include <nlohmann/json.hpp>
 
 using namespace mtrt;
@@ -75,7 +77,14 @@ std::string ExecutionTrace::chromeEvents(const RankProgram &program,
   };
   for (const Event &event : events) {
     const Command &command = program.commands[size_t(event.command)];
-    json args = {{"step", event.step}, {"command", event.command}};
+    // The work the command did (mtrt/KernelProfile.h), so a slice's rate
+    // can be read off in the trace viewer.
+    json args = {{"step", event.step},
+                 {"command", event.command},
+                 {"flops", commandFlops(program, command)},
+                 {"bytes", commandBytes(program, command)}};
+    if (command.layer >= 0)
+      args["layer"] = command.layer;
     if (command.microbatch >= 0)
       args["microbatch"] = command.microbatch;
     if (isTransfer(command)) {

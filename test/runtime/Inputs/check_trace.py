@@ -48,3 +48,8 @@ for key, recv in recvs.items():
         print(f"recv {key} ended before its send began")
         violations += 1
 print(f"transfers: {len(recvs)}, {'causal' if not violations else 'VIOLATED'}")
+
+# Each command slice says what work it did: GEMMs have FLOPs and bytes.
+gemms = [e for e in events if e["ph"] == "X" and e["tid"] == 1 and e["name"] == "matmul"]
+worked = all(e["args"]["flops"] > 0 and e["args"]["bytes"] > 0 for e in gemms)
+print(f"matmul slices with flops and bytes: {'all' if gemms and worked else 'NOT ALL'}")
