@@ -70,6 +70,8 @@ struct Options {
   std::string trace;
   /// --profile: print the time per kernel, with GFLOP/s and GB/s.
   bool profile = false;
+  /// --threads: BLAS threads per rank (-1: the BLAS default).
+  int64_t threads = -1;
   int64_t corpusVocab = 64;
   int64_t corpusOrder = 1;
   bool quiet = false;
@@ -210,6 +212,8 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                slice per schedule action (F3, B3, optimizer)
                                and one per command (with its layer, FLOPs
                                and bytes); receives show the waits
+  --threads N                  BLAS threads per rank for GEMMs (default:
+                               the BLAS's own, all cores)
   --profile                    after training, print rank 0's time per
                                kernel per step (the first step, a warm-up,
                                left out), with calls, share, achieved
@@ -330,6 +334,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--load", options.load);
   intFlag("--corpus-vocab", options.corpusVocab);
   intFlag("--corpus-order", options.corpusOrder);
+  intFlag("--threads", options.threads);
   for (auto [name, field] :
        {std::pair{"--loss-scale", &options.lossScaler.constantScale},
         std::pair{"--initial-loss-scale", &options.lossScaler.initialScale},
@@ -439,6 +444,9 @@ Status parseOptions(int argc, char **argv, Options &options) {
                          "(parameters only) exclude each other");
   MTRT_RETURN_IF_ERROR(positive("--corpus-vocab", double(options.corpusVocab)));
   MTRT_RETURN_IF_ERROR(positive("--corpus-order", double(options.corpusOrder)));
+  if (options.threads != -1 && (options.threads < 1 || options.threads > 4096))
+    return Status::error("flag --threads must be between 1 and 4096, got " +
+                         std::to_string(options.threads));
   MTRT_RETURN_IF_ERROR(nonNegative("--min-lr", options.minLr));
   MTRT_RETURN_IF_ERROR(
       nonNegative("--lr-warmup-iters", double(options.warmupIters)));
@@ -1713,18 +1721,23 @@ int main(int argc, char **argv) {
         std::to_string(artifact.worldSize) + ")"));
   if (Status status = comm.setGrid(artifact.gridShape); !status)
     return failOnce(status);
+  if (options.threads > 0)
+    CpuExecutor::setBlasThreads(int(options.threads));
   Trainer trainer(options, artifact, comm, checkpoint);
   if (int code = failTogether(trainer.setup(), comm))
     return code;
   if (speak) {
+    int threads = CpuExecutor::blasThreads();
     std::printf("megatron-run: %s, %d rank%s, micro-batch %lld x %lld tokens "
-                "per rank, vocab %lld, %lld steps\n",
+                "per rank, vocab %lld, %lld steps, %d BLAS thread%s per "
+                "rank\n",
                 options.artifact.c_str(), comm.size(),
                 comm.size() == 1 ? "" : "s",
                 static_cast<long long>(trainer.batchSize),
                 static_cast<long long>(trainer.seqLen),
                 static_cast<long long>(trainer.vocabSize),
-                static_cast<long long>(options.steps));
+                static_cast<long long>(options.steps), threads,
+                threads == 1 ? "" : "s");
     for (const RankProgram &program : artifact.programs)
       printPlan(program);
   }

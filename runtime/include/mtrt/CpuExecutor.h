@@ -50,6 +50,11 @@ public:
     return static_cast<T *>(data(bufferId));
   }
 
+  /// Threads the host BLAS runs GEMMs on (megatron-run --threads); the
+  /// other host kernels are single-threaded.
+  static void setBlasThreads(int threads);
+  static int blasThreads();
+
   /// Runs every command once. `seed` and `step` key the dropout masks.
   Status run(uint64_t seed, uint64_t step);
 

@@ -35,6 +35,12 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
 
 CpuExecutor::~CpuExecutor() { std::free(arena); }
 
+void CpuExecutor::setBlasThreads(int threads) {
+  openblas_set_num_threads(threads);
+}
+
+int CpuExecutor::blasThreads() { return openblas_get_num_threads(); }
+
 Status CpuExecutor::runVocabParallelCrossEntropy(KernelId id,
                                                  const Command &command) {
   // Megatron's vocab-parallel cross-entropy: each rank holds the logits of
