@@ -14,7 +14,7 @@ selective only the attention core.
 
 Results are appended to bench/results/remat_time_cpu.md.
 
-usage: bench/remat_time.py [--steps N] [--layers L] [--width W] [--seq S]
+usage: bench/remat_time.py [--steps N] [--repeat R] [--layers L] [--width W] [--seq S]
 """
 
 import argparse
@@ -50,6 +50,7 @@ def main():
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--seq", type=int, default=256)
     parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
     config = {
@@ -68,10 +69,12 @@ def main():
         sh([f"{BIN}/megatron-translate", "--import-hf-config", cfg,
             "--micro-batch-size", str(args.batch), "--seq-length", str(args.seq),
             "-o", model])
+        # Compile every configuration, then run them interleaved, --repeat
+        # rounds, so that a slow moment of the machine hits all of them.
+        configs = []
         for precision in ("fp32", "bf16"):
-            base = None
             for remat in ("none", "selective", "full"):
-                flops = 0
+                flops, fraction = 0, 0.0
                 if remat != "none":
                     out = sh([f"{BIN}/megatron-opt", model, "--mt-autodiff",
                               "--canonicalize", "--cse",
@@ -79,30 +82,37 @@ def main():
                               "-o", "/dev/null"]).stdout
                     flops = int(re.search(r": (\d+) FLOPs per step", out).group(1))
                     fraction = float(re.search(r"FLOPs per step, ([0-9.]+) of", out).group(1))
-                else:
-                    fraction = 0.0
                 artifact = os.path.join(tmp, f"{precision}-{remat}.mtx")
                 step = sh([f"{BIN}/megatron-opt", model,
                            f"--mt-train-pipeline=precision={precision} remat={remat}"]).stdout
                 sh([f"{BIN}/megatron-translate", "--export-artifact", "-o", artifact],
                    input=step)
+                configs.append((precision, remat, artifact, flops, fraction))
+        times = {c[:2]: [] for c in configs}
+        peaks = {}
+        for _ in range(args.repeat):
+            for precision, remat, artifact, _, _ in configs:
                 log = os.path.join(tmp, f"{precision}-{remat}.jsonl")
                 out = sh([f"{BIN}/megatron-run", artifact, "--steps", str(args.steps),
                           "--quiet", "--log", log]).stdout
-                peak = int(re.search(r"planned (\d+) B", out).group(1))
+                peaks[(precision, remat)] = int(re.search(r"planned (\d+) B", out).group(1))
                 with open(log) as f:
-                    times = [json.loads(line)["step_time_s"] for line in f if line.strip()]
-                median = statistics.median(times[2:])
-                base = base or median
-                rows.append((precision, remat, median, median / base, flops, fraction, peak))
-                print(rows[-1], flush=True)
+                    steps = [json.loads(line)["step_time_s"] for line in f if line.strip()]
+                times[(precision, remat)] += steps[2:]
+        for precision, remat, _, flops, fraction in configs:
+            median = statistics.median(times[(precision, remat)])
+            base = statistics.median(times[(precision, "none")])
+            rows.append((precision, remat, median, median / base, flops, fraction,
+                         peaks[(precision, remat)]))
+            print(rows[-1], flush=True)
 
     stamp = datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
     lines = [
         f"\n## {stamp}: {cpu_model()} ({os.cpu_count()} cores)\n",
         f"GPT-2 width {args.width}, 4 heads, {args.layers} layers, vocabulary 8192, "
-        f"sequence {args.seq}, micro-batch {args.batch}, dropout 0; {args.steps} steps, "
-        "median after the first two; baseline: remat=none of the same precision in this run.\n",
+        f"sequence {args.seq}, micro-batch {args.batch}, dropout 0; {args.repeat} interleaved "
+        f"runs of {args.steps} steps each, median step time over all steps after each run's "
+        "first two; baseline: remat=none of the same precision in this run.\n",
         "| precision | remat | step s | ratio to none | recompute FLOPs | of the layers' forward | planned peak B |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
