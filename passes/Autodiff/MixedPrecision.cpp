@@ -82,8 +82,8 @@ struct MixedPrecisionPass
       return RankedTensorType::get(tensor.getShape(), low);
     };
 
-    // Every forward value of rank >= 1 is stored in 16 bits. An op whose
-    // result was already 16-bit (a hand-written cast) is left alone.
+    // Every floating-point forward value of rank >= 1 is stored as `low`;
+    // scalars (the loss) stay fp32.
     for (Operation &op : body.without_terminator()) {
       if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
         auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());

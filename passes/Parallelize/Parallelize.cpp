@@ -367,7 +367,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       // widening: the cast moves after the reduction, into the optimizer.
       // A gradient that is not one widening (a tied parameter's sum of
       // two) is narrowed first.
-      Type low = gradsInFp32 ? Type() : castTypeOf(update.getParam());
+      Type low = gradsInFp32 ? Type() : castOnlyType(update.getParam());
       CastOp widen = grad.getDefiningOp<CastOp>();
       bool reduce16 = bool(low);
       if (widen && typeOf(widen.getInput()).getElementType() != low)
@@ -518,7 +518,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     // reads only through 16-bit casts: ZeRO-1 and 2 shard it with the
     // optimizer state, as Megatron-LM's distributed optimizer does, and
     // gather its 16-bit copy once per step (gatherParametersBeforeUse).
-    bool shardParam = zero == 3 || readOnlyThroughCasts(param);
+    bool shardParam = zero == 3 || bool(castOnlyType(param));
     if (shardParam) {
       param.setType(pieceType);
       markSharded(attrs, param.getArgNumber(), std::nullopt, full);
@@ -556,27 +556,23 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     return success();
   }
 
-  /// The 16-bit type the step reads `param` as under mixed precision (the
-  /// element type of its casts), or null.
-  static Type castTypeOf(Value param) {
-    for (Operation *user : param.getUsers())
-      if (auto castOp = dyn_cast<CastOp>(user))
-        return typeOf(castOp.getResult()).getElementType();
-    return Type();
-  }
-
-  /// Whether the step reads `param` (besides its update) only through
-  /// mt.cast: an fp32 master under mixed precision.
-  static bool readOnlyThroughCasts(Value param) {
-    bool any = false;
+  /// Under mixed precision the step reads an fp32 master (besides its
+  /// update) only through mt.casts to one 16-bit type
+  /// (mt-mixed-precision): that type; null for any other parameter.
+  static Type castOnlyType(Value param) {
+    Type low;
     for (Operation *user : param.getUsers()) {
       if (isa<AdamWOp>(user))
         continue;
-      if (!isa<CastOp>(user))
-        return false;
-      any = true;
+      auto castOp = dyn_cast<CastOp>(user);
+      if (!castOp)
+        return Type();
+      Type type = typeOf(castOp.getResult()).getElementType();
+      if (low && low != type)
+        return Type();
+      low = type;
     }
-    return any;
+    return low;
   }
 
   /// ZeRO-3: each parameter piece is all-gathered right before its first use
@@ -631,18 +627,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         // (mt-mixed-precision): cast the piece and gather 16 bits, half the
         // bytes of gathering the master. Casting commutes with gathering,
         // so every rank computes the same values.
-        Type low;
-        bool onlyCasts = llvm::all_of(*uses, [&](OpOperand *use) {
-          auto castOp = dyn_cast<CastOp>(use->getOwner());
-          if (!castOp)
-            return false;
-          Type type = typeOf(castOp.getResult()).getElementType();
-          if (low && low != type)
-            return false;
-          low = type;
-          return true;
-        });
-        if (onlyCasts) {
+        if (Type low = castOnlyType(arg)) {
           auto pieceCast = CastOp::create(
               b, arg.getLoc(),
               RankedTensorType::get(typeOf(arg).getShape(), low), arg);

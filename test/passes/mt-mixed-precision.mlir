@@ -102,3 +102,12 @@ func.func @step(%p: tensor<4xf32> {mt.param = "p"}, %g: tensor<4xf32> {mt.input 
   %p2, %m2, %v2 = mt.adamw %p, %g, %m, %v, %s, %s, %s, %s, %s, %s, %s : tensor<4xf32>
   return %p2 : tensor<4xf32>
 }
+
+// -----
+
+// A forward graph returns its loss only: a returned parameter would have to
+// be both the fp32 master and its 16-bit copy.
+func.func @returns_parameter(%w: tensor<4xf32> {mt.param = "w"}) -> tensor<4xf32> {
+  // expected-error @+1 {{'func.return' op returns argument #0: mt-mixed-precision needs a forward graph returning its loss only}}
+  return %w : tensor<4xf32>
+}

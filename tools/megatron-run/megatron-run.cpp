@@ -1006,6 +1006,12 @@ public:
       if (corpus)
         std::printf(", corpus floor %.4f (gap %.4f)", floor, recent - floor);
       std::printf("\n");
+      // As Megatron-LM's "number of skipped iterations".
+      if (lossScaling)
+        std::printf("loss scaling: %lld of %zu steps skipped, loss scale now "
+                    "%g\n",
+                    static_cast<long long>(skippedSteps), losses.size(),
+                    scaler.scale);
     }
     // Every rank's planned and measured peak, printed by rank 0.
     int64_t peaks[2] = {program.arenaBytes, executor.measuredPeakBytes()};

@@ -72,8 +72,9 @@ private:
   /// An fp32 view of a floating-point operand: the buffer itself when it is
   /// f32, else its staged copy.
   float *f32(int64_t bufferId) const;
-  /// Widens the command's 16-bit operands into staging copies.
-  void stageOperands(const Command &command);
+  /// Widens the command's 16-bit operands into staging copies (the token
+  /// ids of `kernel`'s index input stay as they are).
+  void stageOperands(const KernelInfo &kernel, const Command &command);
   /// Rounds the staged outputs back into their 16-bit buffers.
   void unstageOutputs(const Command &command);
   /// Converts between storage types (the `cast` kernel).
@@ -90,7 +91,7 @@ private:
 
   const RankProgram *prog = nullptr;
   /// Each command's kernel, resolved once by `init`.
-  std::vector<KernelId> resolved;
+  std::vector<const KernelInfo *> resolved;
   const Communicator *communicator = nullptr;
   int64_t pipelineAxis = -1;
   ExecutionTrace *trace = nullptr;

@@ -74,7 +74,10 @@ struct StageMemory {
   /// state, the sum of every gradient the optimizer reads (after its
   /// reduction: pieces under ZeRO-2 and 3; all live until it runs), and the
   /// most 16-bit parameter copies live at once.
-  int64_t gradientsTotal = 0, maxParameterCopies = 0, modelStates = 0;
+  int64_t gradientsTotal = 0, maxParameterCopies = 0;
+  int64_t modelStates() const {
+    return parameters + optimizerState + gradientsTotal + maxParameterCopies;
+  }
   /// The largest buffers live at the peak command, largest first.
   std::vector<PeakBuffer> largest;
 };

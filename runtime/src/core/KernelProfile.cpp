@@ -111,28 +111,24 @@ std::string mtrt::formatKernelProfile(const std::vector<KernelProfileRow> &rows,
         row.flops / seconds * 1e-9, row.bytes / seconds * 1e-9);
     os << line;
   };
-  KernelProfileRow rest;
+  auto add = [](KernelProfileRow &sum, const KernelProfileRow &row) {
+    sum.calls += row.calls;
+    sum.seconds += row.seconds;
+    sum.flops += row.flops;
+    sum.bytes += row.bytes;
+  };
+  KernelProfileRow rest, all;
   rest.kernel = "(the rest)";
+  all.kernel = "all commands";
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (i < top) {
+    if (i < top)
       print(rows[i]);
-      continue;
-    }
-    rest.calls += rows[i].calls;
-    rest.seconds += rows[i].seconds;
-    rest.flops += rows[i].flops;
-    rest.bytes += rows[i].bytes;
+    else
+      add(rest, rows[i]);
+    add(all, rows[i]);
   }
   if (rest.calls > 0)
     print(rest);
-  KernelProfileRow all;
-  all.kernel = "all commands";
-  for (const KernelProfileRow &row : rows) {
-    all.calls += row.calls;
-    all.seconds += row.seconds;
-    all.flops += row.flops;
-    all.bytes += row.bytes;
-  }
   print(all);
   return os.str();
 }

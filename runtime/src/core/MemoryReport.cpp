@@ -155,8 +155,6 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
   for (int64_t delta : copyDelta)
     stage.maxParameterCopies =
         std::max(stage.maxParameterCopies, copies += delta);
-  stage.modelStates = stage.parameters + stage.optimizerState +
-                      stage.gradientsTotal + stage.maxParameterCopies;
   if (stage.peakCommand < 0)
     return Status::ok();
 
@@ -291,12 +289,12 @@ std::string mtrt::memoryReportText(const MemoryReport &report) {
          << shapeString(buffer.shape) << " " << buffer.category << ", from "
          << describeWriter(buffer) << "\n";
     // The ZeRO paper's per-device accounting.
-    os << "  model states              " << mebibytes(stage.modelStates)
-       << ": parameters, optimizer state, gradients "
-       << mebibytes(stage.gradientsTotal).substr(1);
+    os << "  model states              " << mebibytes(stage.modelStates())
+       << ": parameters, optimizer state, gradients"
+       << mebibytes(stage.gradientsTotal);
     if (stage.maxParameterCopies > 0)
-      os << ", most 16-bit parameter copies at once "
-         << mebibytes(stage.maxParameterCopies).substr(1);
+      os << ", most 16-bit parameter copies at once"
+         << mebibytes(stage.maxParameterCopies);
     os << "\n";
   }
   return os.str();
@@ -338,7 +336,7 @@ std::string mtrt::memoryReportJson(const MemoryReport &report) {
                       {"parameter_copies", stage.parameterCopies},
                       {"gradients_total", stage.gradientsTotal},
                       {"max_parameter_copies", stage.maxParameterCopies},
-                      {"model_states", stage.modelStates},
+                      {"model_states", stage.modelStates()},
                       {"gradients", stage.gradients},
                       {"communication", stage.communication},
                       {"activations", stage.activations},

@@ -194,7 +194,7 @@ Status CpuExecutor::init(const RankProgram &program) {
     if (!kernel)
       return Status::error(describe(i, command) +
                            ": no CPU kernel of that name");
-    resolved.push_back(kernel->id);
+    resolved.push_back(kernel);
     // Counts, shapes, dtypes and attribute ranges were checked against
     // the kernel's typed signature at load (mtrt/KernelSignatures.h);
     // 16-bit operands are staged through fp32 (stageOperands).
@@ -257,9 +257,9 @@ float *CpuExecutor::f32(int64_t bufferId) const {
   return as<float>(bufferId);
 }
 
-void CpuExecutor::stageOperands(const Command &command) {
+void CpuExecutor::stageOperands(const KernelInfo &kernel,
+                                const Command &command) {
   numStaged = 0;
-  const KernelInfo *kernel = findKernel(command.kernel);
   auto stage = [&](int64_t bufferId, bool load) {
     const BufferDesc &buffer = prog->buffers[bufferId];
     if (!isHalf(buffer.dtype))
@@ -277,7 +277,7 @@ void CpuExecutor::stageOperands(const Command &command) {
             buffer.numElements());
   };
   for (size_t j = 0; j < command.ins.size(); ++j)
-    if (int(j) != kernel->indexInput)
+    if (int(j) != kernel.indexInput)
       stage(command.ins[j], /*load=*/true);
   for (int64_t out : command.outs)
     stage(out, /*load=*/false);
@@ -324,11 +324,11 @@ Status CpuExecutor::run(uint64_t seed, uint64_t step) {
                                                   prog->buffers[id].bytes());
     double begin = trace ? trace->nowUs() : 0.0;
     // Transfers move raw bytes and casts convert storage themselves.
-    KernelId id = resolved[i];
+    KernelId id = resolved[i]->id;
     bool staging =
         id != KernelId::send && id != KernelId::recv && id != KernelId::cast;
     if (staging)
-      stageOperands(command);
+      stageOperands(*resolved[i], command);
     Status status = runCommand(id, command, seed, step);
     if (staging)
       unstageOutputs(command);
