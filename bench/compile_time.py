@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+from machine import cpu_model
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
 RESULTS = os.path.join(ROOT, "bench", "results")
@@ -76,17 +78,6 @@ def compile_one(work, dp, microbatches):
         "program_mib": round(os.path.getsize(program) / 2**20, 2),
         "artifact_mib": round(os.path.getsize(artifact) / 2**20, 2),
     }
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main():

@@ -9,6 +9,7 @@
 #include "passes/Analysis/Passes.h"
 #include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/MTToMTRT/Passes.h"
+#include "passes/Fusion/Passes.h"
 #include "passes/Parallelize/Passes.h"
 #include "passes/Pipeline/Passes.h"
 
@@ -27,6 +28,7 @@ void mlir::mt::registerAllMegatronPasses() {
   registerMTAnalysisPasses();
   registerMTAutodiffPasses();
   registerMTToMTRTPasses();
+  registerMTFusionPasses();
   registerMTParallelizePasses();
   registerMTPipelinePasses();
   registerTrainPipeline();

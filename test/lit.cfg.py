@@ -49,3 +49,11 @@ if mpirun:
     config.available_features.add("mpi")
     config.substitutions.append(
         ("%mpirun", mpirun + " --allow-run-as-root --oversubscribe"))
+
+# nvcc compiles the generated kernels as CUDA for sm_90a where the CUDA
+# toolkit is installed (no GPU needed).
+nvcc = shutil.which("nvcc") or (
+    "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+if nvcc:
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", nvcc))

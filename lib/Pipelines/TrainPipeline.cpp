@@ -5,6 +5,7 @@
 #include "passes/Analysis/Passes.h"
 #include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/MTToMTRT/Passes.h"
+#include "passes/Fusion/Passes.h"
 #include "passes/Parallelize/Passes.h"
 #include "passes/Pipeline/Passes.h"
 
@@ -80,6 +81,8 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
   pipeline.printSchedule = print && options.printSchedule;
   pipeline.scheduleCosts = options.scheduleCosts;
   pm.addPass(createPipelinePass(pipeline));
+  if (options.fuse)
+    pm.addPass(createFusePass());
   LowerToRuntimePassOptions lowering;
   lowering.printMemoryPlan = print && options.printMemoryPlan;
   pm.addPass(createLowerToRuntimePass(lowering));

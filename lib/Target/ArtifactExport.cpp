@@ -1,6 +1,7 @@
 //===- ArtifactExport.cpp - mtrt programs to a runtime artifact -----------===//
 
 #include "megatron/Target/ArtifactExport.h"
+#include "megatron/Target/KernelEmitter.h"
 
 #include "dialects/MT/IR/MTDialect.h"
 #include "dialects/MTRT/IR/MTRTDialect.h"
@@ -13,6 +14,7 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "mtrt/Artifact.h"
 #include "mtrt/Kernels.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -95,7 +97,24 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
       list.push_back(ids.lookup(value));
     return list;
   };
+  llvm::StringMap<int64_t> generatedIndex;
+  std::vector<std::string> kernelSources;
   for (Operation &op : program.getBody().front()) {
+    if (auto generated = dyn_cast<mlir::mtrt::GeneratedKernelOp>(op)) {
+      ::mtrt::GeneratedKernel kernel;
+      kernel.name = generated.getSymName().str();
+      kernel.elements = generated.getElements();
+      kernel.numOutputs = generated.getNumOutputs();
+      for (Attribute type : generated.getOperandTypes())
+        kernel.operandTypes.push_back(dtypeOf(cast<TypeAttr>(type).getValue()));
+      kernel.operandExtents =
+          toVector(generated.getOperandExtentsAttr().asArrayRef());
+      kernel.flopsPerElement = generated.getFlopsPerElement();
+      generatedIndex[kernel.name] = int64_t(result.generatedKernels.size());
+      result.generatedKernels.push_back(std::move(kernel));
+      kernelSources.push_back(generated.getSource().str());
+      continue;
+    }
     if (auto buffer = dyn_cast<mlir::mtrt::BufferOp>(op)) {
       MemRefType type = buffer.getType();
       ::mtrt::BufferDesc desc;
@@ -155,6 +174,15 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
                                   : std::to_string(info->outs));
       if (failed(addParams(kernel, kernel.getParams(), command)))
         return failure();
+      if (auto generated = kernel.getGeneratedAttr()) {
+        auto it = generatedIndex.find(generated.getValue());
+        if (it == generatedIndex.end())
+          return kernel.emitOpError()
+                 << "launches " << generated
+                 << ", which no earlier mtrt.generated_kernel of its program "
+                    "defines";
+        command.params["generated"] = double(it->second);
+      }
       if (std::optional<StringRef> phase = kernel.getPhase()) {
         command.phase = llvm::StringSwitch<::mtrt::Phase>(*phase)
                             .Case("forward", ::mtrt::Phase::Forward)
@@ -196,6 +224,8 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
     }
     result.commands.push_back(std::move(command));
   }
+  if (!kernelSources.empty())
+    result.kernelSource = generatedKernelTranslationUnit(kernelSources);
   return result;
 }
 
@@ -292,7 +322,35 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
   return success();
 }
 
+LogicalResult mlir::mt::exportGeneratedKernels(ModuleOp module,
+                                               llvm::raw_ostream &os) {
+  std::vector<std::string> sources;
+  for (auto program : module.getOps<mlir::mtrt::ProgramOp>())
+    for (auto kernel : program.getOps<mlir::mtrt::GeneratedKernelOp>())
+      sources.push_back(kernel.getSource().str());
+  if (sources.empty())
+    return module.emitError()
+           << "no mtrt.generated_kernel to export (compile with mt-fuse, "
+              "which --mt-train-pipeline runs unless fuse=false)";
+  os << generatedKernelTranslationUnit(sources);
+  return success();
+}
+
 void mlir::mt::registerArtifactExportTranslation() {
+  TranslateFromMLIRRegistration kernels(
+      "export-kernels",
+      "Write the generated kernels of a module of mtrt programs as one "
+      "single-source C++/CUDA translation unit",
+      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitOpError() << "expected a builtin.module";
+        return exportGeneratedKernels(module, os);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<mlir::mtrt::MTRTDialect, func::FuncDialect,
+                        mt::MTDialect, shard::ShardDialect>();
+      });
   TranslateFromMLIRRegistration registration(
       "export-artifact",
       "Write the runtime artifact of a module of mtrt programs",

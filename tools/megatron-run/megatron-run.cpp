@@ -70,7 +70,7 @@ struct Options {
   std::string trace;
   /// --profile: print the time per kernel, with GFLOP/s and GB/s.
   bool profile = false;
-  /// --threads: BLAS threads per rank (-1: the BLAS default).
+  /// --threads: threads per rank (-1: the cores over the ranks on the node).
   int64_t threads = -1;
   int64_t corpusVocab = 64;
   int64_t corpusOrder = 1;
@@ -212,8 +212,10 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                slice per schedule action (F3, B3, optimizer)
                                and one per command (with its layer, FLOPs
                                and bytes); receives show the waits
-  --threads N                  BLAS threads per rank for GEMMs (default:
-                               the BLAS's own, all cores)
+  --threads N                  threads per rank, shared by GEMMs, generated
+                               kernels and the other host kernels
+                               (default: the cores over the ranks on the
+                               node)
   --profile                    after training, print rank 0's time per
                                kernel per step (the first step, a warm-up,
                                left out), with calls, share, achieved
@@ -1647,6 +1649,16 @@ Status reportMemory(const Options &options, const Artifact &artifact) {
   return Status::ok();
 }
 
+/// Threads per rank without --threads: the node's cores shared by the
+/// ranks the launcher put on it (Open MPI says how many), at least one.
+static int defaultThreads() {
+  int cores = int(std::thread::hardware_concurrency());
+  int local = 1;
+  if (const char *size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    local = std::max(1, std::atoi(size));
+  return std::max(1, cores / local);
+}
+
 int main(int argc, char **argv) {
   Communicator comm;
   if (Status status = Communicator::init(argc, argv, comm); !status)
@@ -1727,15 +1739,15 @@ int main(int argc, char **argv) {
         std::to_string(artifact.worldSize) + ")"));
   if (Status status = comm.setGrid(artifact.gridShape); !status)
     return failOnce(status);
-  if (options.threads > 0)
-    CpuExecutor::setBlasThreads(int(options.threads));
+  CpuExecutor::setThreads(int(options.threads > 0 ? options.threads
+                                                  : defaultThreads()));
   Trainer trainer(options, artifact, comm, checkpoint);
   if (int code = failTogether(trainer.setup(), comm))
     return code;
   if (speak) {
-    int threads = CpuExecutor::blasThreads();
+    int threads = CpuExecutor::threads();
     std::printf("megatron-run: %s, %d rank%s, micro-batch %lld x %lld tokens "
-                "per rank, vocab %lld, %lld steps, %d BLAS thread%s per "
+                "per rank, vocab %lld, %lld steps, %d thread%s per "
                 "rank\n",
                 options.artifact.c_str(), comm.size(),
                 comm.size() == 1 ? "" : "s",

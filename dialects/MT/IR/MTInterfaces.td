@@ -44,4 +44,35 @@ def MT_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+def MT_ElementwiseOpInterface : OpInterface<"ElementwiseOpInterface"> {
+  let description = [{
+    An op whose every result element is a function of the same-index
+    elements of its operands, or, for a row-broadcast operand (a bias), of
+    the element at the index modulo that operand's size. `mt-fuse` groups
+    such ops into `mt.fusion` regions, and the kernel emitter
+    (megatron/Target/KernelEmitter.h) writes each op's scalar expression
+    into the region's generated kernel. The expressions live beside the ops
+    (MTElementwise.cpp) and are the one statement of their arithmetic in
+    generated code: operands and the result are `float`, narrowed to the
+    result's element type by the emitter.
+  }];
+  let cppNamespace = "::mlir::mt";
+  let methods = [
+    InterfaceMethod<
+      "The C expression of one result element, given the C expressions of "
+      "the operands' elements (as float)",
+      "std::string", "scalarExpression",
+      (ins "::llvm::ArrayRef<std::string>":$operands)>,
+    InterfaceMethod<
+      "Whether operand `index` is broadcast over rows: its elements are the "
+      "trailing dimensions of the result",
+      "bool", "isRowBroadcastOperand", (ins "unsigned":$index), [{}],
+      [{ return false; }]>,
+    InterfaceMethod<
+      "Floating-point operations per result element (for profiles and "
+      "traces)",
+      "int64_t", "flopsPerElement", (ins)>
+  ];
+}
+
 #endif // MEGATRON_DIALECTS_MT_IR_MTINTERFACES_TD

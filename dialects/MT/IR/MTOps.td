@@ -96,7 +96,7 @@ def MT_LayerNormOp : MT_Op<"layer_norm",
   let hasVerifier = 1;
 }
 
-def MT_AddOp : MT_Op<"add", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, Commutative, SameOperandsAndResultType]> {
+def MT_AddOp : MT_Op<"add", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, Commutative, SameOperandsAndResultType]> {
   let summary = "Adds two tensors of the same type elementwise.";
   let description = [{
     The residual connection of a transformer block.
@@ -111,7 +111,7 @@ def MT_AddOp : MT_Op<"add", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterf
 }
 
 def MT_BiasAddOp : MT_Op<"bias_add",
-    [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
+    [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface, ["isRowBroadcastOperand"]>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Adds a tensor broadcast over the leading dimensions.";
   let description = [{
     `result[i..., j...] = input[i..., j...] + bias[j...]`: the shape of
@@ -131,7 +131,7 @@ def MT_BiasAddOp : MT_Op<"bias_add",
   let hasVerifier = 1;
 }
 
-def MT_GeluOp : MT_Op<"gelu", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultType]> {
+def MT_GeluOp : MT_Op<"gelu", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Applies GELU with the tanh approximation, as GPT-2 does.";
   let description = [{
     `y = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`:
@@ -146,7 +146,7 @@ def MT_GeluOp : MT_Op<"gelu", [DeclareOpInterfaceMethods<MT_DifferentiableOpInte
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def MT_CastOp : MT_Op<"cast", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultShape]> {
+def MT_CastOp : MT_Op<"cast", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultShape]> {
   let summary = "Converts a tensor to another floating-point type.";
   let description = [{
     Rounds to nearest even when narrowing (f32 to bf16 or f16, as
@@ -367,7 +367,7 @@ def MT_RMSNormGradOp : MT_Op<"rms_norm_grad",
   let hasVerifier = 1;
 }
 
-def MT_SiluOp : MT_Op<"silu", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultType]> {
+def MT_SiluOp : MT_Op<"silu", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Applies SiLU (swish): x * sigmoid(x).";
   let description = [{
     The gate activation of LLaMA's SwiGLU MLP, `down(silu(gate(x)) * up(x))`
@@ -382,7 +382,7 @@ def MT_SiluOp : MT_Op<"silu", [DeclareOpInterfaceMethods<MT_DifferentiableOpInte
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def MT_SiluGradOp : MT_Op<"silu_grad", [Pure, SameOperandsAndResultType]> {
+def MT_SiluGradOp : MT_Op<"silu_grad", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Computes the gradient of SiLU.";
   let description = [{
     `dx = dy * s * (1 + x * (1 - s))` with `s = sigmoid(x)`.
@@ -396,7 +396,7 @@ def MT_SiluGradOp : MT_Op<"silu_grad", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($grad_input)";
 }
 
-def MT_MulOp : MT_Op<"mul", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, Commutative, SameOperandsAndResultType]> {
+def MT_MulOp : MT_Op<"mul", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, Commutative, SameOperandsAndResultType]> {
   let summary = "Multiplies two tensors of the same type elementwise.";
   let description = [{
     The gating product of SwiGLU, `silu(gate) * up`.
@@ -599,7 +599,7 @@ def MT_BiasAddGradOp : MT_Op<"bias_add_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def MT_GeluGradOp : MT_Op<"gelu_grad", [Pure, SameOperandsAndResultType]> {
+def MT_GeluGradOp : MT_Op<"gelu_grad", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Computes the gradient of the tanh GELU.";
   let description = [{
     `grad_input = grad_output * gelu'(input)` with the derivative of the tanh
@@ -716,7 +716,7 @@ def MT_SqrtOp : MT_Op<"sqrt", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def MT_ScaleOp : MT_Op<"scale", [Pure, SameOperandsAndResultType]> {
+def MT_ScaleOp : MT_Op<"scale", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Multiplies a tensor by a constant factor.";
   let description = [{
     `y = factor * x`. mt-pipeline takes the mean of the microbatches'
@@ -811,6 +811,60 @@ def MT_AdamWOp : MT_Op<"adamw",
     $beta1 `,` $beta2 `,` $eps `,` $weight_decay `,` $grad_scale
     (`decay` $decay^)? attr-dict `:` type($param)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def MT_FusionOp : MT_Op<"fusion",
+    [IsolatedFromAbove, RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "Elementwise ops that run as one generated kernel.";
+  let description = [{
+    `mt-fuse` groups chains of elementwise ops (`ElementwiseOpInterface`)
+    into one region; `mt-lower-to-runtime` emits one kernel for it
+    (megatron/Target/KernelEmitter.h), so values used only inside the
+    region never reach memory. The block's arguments are `inputs`; the
+    `mt.yield` returns the values used after the region, which include
+    everything the backward reads (fusion never changes what is stashed).
+    Every op of the body computes one element per index of the iteration
+    domain (the result shape every full operand shares); a row-broadcast
+    operand (a bias) is indexed modulo its size. The op carries the phase,
+    microbatch and layer of its ops, which all share them. Upstream
+    `linalg.generic` states the same iteration but not the mt ops'
+    derivative-free scalar semantics the emitter prints, and would need a
+    tensor-level lowering the runtime does not have.
+
+    ```mlir
+    %h, %g = mt.fusion ins(%x, %b : tensor<4x8x32xf32>, tensor<32xf32>)
+        -> (tensor<4x8x32xf32>, tensor<4x8x32xf32>) {
+    ^bb0(%xa: tensor<4x8x32xf32>, %ba: tensor<32xf32>):
+      %0 = mt.bias_add %xa, %ba : tensor<4x8x32xf32>, tensor<32xf32>
+      %1 = mt.gelu %0 : tensor<4x8x32xf32>
+      mt.yield %0, %1 : tensor<4x8x32xf32>, tensor<4x8x32xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<MT_FloatTensor>:$inputs);
+  let results = (outs Variadic<MT_FloatTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)? `->` `(` type($results) `)`
+    $body attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of elements of the iteration domain: the size of the
+    /// first result, which every full operand shares.
+    int64_t getDomainElements();
+  }];
+}
+
+def MT_YieldOp : MT_Op<"yield", [Pure, Terminator,
+                                  HasParent<"FusionOp">]> {
+  let summary = "Returns the values of an mt.fusion region.";
+  let arguments = (ins Variadic<MT_FloatTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 #endif // MEGATRON_DIALECTS_MT_IR_MTOPS_TD

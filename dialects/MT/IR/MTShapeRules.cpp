@@ -158,3 +158,7 @@ Types RepeatKVGradOp::inferResultTypesFromOperands() {
   shape[1] /= int64_t(getGroups());
   return SmallVector<Type>{withShape(getType(), shape)};
 }
+
+// mt-fuse runs after every pass that retypes ops; a fusion keeps its types.
+Types FusionOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types YieldOp::inferResultTypesFromOperands() { return unchanged(*this); }

@@ -42,7 +42,7 @@ class MTRT_Op<string mnemonic, list<Trait> traits = []>
 def MTRT_Buffer : StaticShapeMemRefOf<[F32, F16, BF16, I32, I64]>;
 
 def MTRT_ProgramOp : MTRT_Op<"program",
-    [Symbol, SingleBlock, NoTerminator, IsolatedFromAbove]> {
+    [Symbol, SymbolTable, SingleBlock, NoTerminator, IsolatedFromAbove]> {
   let summary = "The program the ranks of one role execute per training step.";
   let description = [{
     Holds the role's buffers and commands in execution order. `stage` is the
@@ -129,7 +129,9 @@ def MTRT_KernelOp : MTRT_Op<"kernel",
     action of the pipeline schedule the kernel belongs to, and `layer`
     which transformer layer its op belongs to (`mt.layer`); they change
     nothing it computes: the runtime's measured trace groups kernels by
-    them, and the memory report splits the stash by layer.
+    them, and the memory report splits the stash by layer. A `fused`
+    kernel runs the `mtrt.generated_kernel` that `generated` names, with
+    its operands in the generated kernel's order.
 
     ```mlir
     mtrt.kernel "layer_norm" ins(%x, %w, %b : memref<16x8xf32>, memref<8xf32>, memref<8xf32>)
@@ -142,11 +144,39 @@ def MTRT_KernelOp : MTRT_Op<"kernel",
                        DictionaryAttr:$params,
                        OptionalAttr<StrAttr>:$phase,
                        OptionalAttr<I64Attr>:$microbatch,
-                       OptionalAttr<I64Attr>:$layer);
+                       OptionalAttr<I64Attr>:$layer,
+                       OptionalAttr<FlatSymbolRefAttr>:$generated);
   let assemblyFormat = [{
     $kernel (`ins` `(` $ins^ `:` type($ins) `)`)?
     (`outs` `(` $outs^ `:` type($outs) `)`)? $params attr-dict
   }];
+}
+
+def MTRT_GeneratedKernelOp : MTRT_Op<"generated_kernel",
+    [HasParent<"ProgramOp">, Symbol]> {
+  let summary = "A kernel the compiler generated for one mt.fusion region.";
+  let description = [{
+    `source` is the kernel's single-source C++ (megatron/Target/
+    KernelEmitter.h): with the prelude (mtrt/GeneratedKernelPrelude.h) it
+    compiles as host C++ and, with nvcc, as CUDA. `mtrt.kernel "fused"`
+    launches it through `generated`. The kernel computes `elements`
+    elements; operand k (inputs first, then `num_outputs` outputs) has
+    element type `operand_types[k]` and `operand_extents[k]` elements:
+    `elements`, or the length of a row-broadcast operand (a bias), indexed
+    modulo it. `flops_per_element` counts its arithmetic for profiles.
+
+    ```mlir
+    mtrt.generated_kernel @fused_0 {elements = 1024 : i64, num_outputs = 1 : i64,
+        operand_types = [f32, f32, f32], operand_extents = array<i64: 1024, 32, 1024>,
+        flops_per_element = 9 : i64, source = "MT_KERNEL(fused_0) {...}"}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$source,
+                       I64Attr:$elements, I64Attr:$num_outputs,
+                       TypeArrayAttr:$operand_types,
+                       DenseI64ArrayAttr:$operand_extents,
+                       I64Attr:$flops_per_element);
+  let assemblyFormat = "$sym_name attr-dict";
 }
 
 def MTRT_FillOp : MTRT_Op<"fill", [HasParent<"ProgramOp">]> {

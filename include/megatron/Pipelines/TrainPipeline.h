@@ -75,6 +75,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                      "fp32 (Megatron-LM's flag; default), or, when false, in "
                      "the 16-bit type of the activations"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Group elementwise ops into generated kernels (mt-fuse; "
+                     "default), or run one host kernel per op when false"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "
@@ -84,11 +89,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 
 /// mt-mixed-precision (unless fp32), canonicalize, mt-autodiff, canonicalize,
 /// cse, mt-remat (or mt-remat-budget), mt-parallelize, mt-pipeline,
-/// mt-lower-to-runtime, mt-verify-collectives: a forward graph in, one mtrt
+/// mt-fuse (unless fuse=false), mt-lower-to-runtime, mt-verify-collectives: a forward graph in, one mtrt
 /// program per pipeline stage out.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
-/// mt-parallelize, mt-pipeline and mt-lower-to-runtime with `options`;
+/// mt-parallelize, mt-pipeline, mt-fuse and mt-lower-to-runtime with `options`;
 /// without their printing unless `print` (mt-remat-budget compiles trial
 /// copies with them).
 void addParallelAndLowering(OpPassManager &pm,

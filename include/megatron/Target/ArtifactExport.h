@@ -19,7 +19,13 @@ namespace mlir::mt {
 /// (the output of `--mt-train-pipeline`). Fails with a diagnostic otherwise.
 LogicalResult exportArtifact(ModuleOp module, llvm::raw_ostream &os);
 
-/// Registers `--export-artifact` with mlir-translate's registry.
+/// Writes every generated kernel of `module`'s programs as one translation
+/// unit (the prelude, then each kernel): what the CPU backend compiles at
+/// load, and what nvcc compiles as CUDA. Fails when there is none.
+LogicalResult exportGeneratedKernels(ModuleOp module, llvm::raw_ostream &os);
+
+/// Registers `--export-artifact` and `--export-kernels` with
+/// mlir-translate's registry.
 void registerArtifactExportTranslation();
 
 } // namespace mlir::mt

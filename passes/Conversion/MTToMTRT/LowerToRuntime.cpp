@@ -12,6 +12,7 @@
 #include "dialects/MTRT/IR/MTRTDialect.h"
 #include "megatron/Analysis/MemoryPlan.h"
 #include "megatron/Analysis/ModelSummary.h"
+#include "megatron/Target/KernelEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -530,6 +531,7 @@ struct LowerToRuntimePass
       return op->hasAttr(MTDialect::getPhaseAttrName());
     });
     StringAttr currentPhase = builder.getStringAttr("forward");
+    int64_t numGenerated = 0;
 
     for (Operation *op : ops) {
       if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
@@ -575,6 +577,26 @@ struct LowerToRuntimePass
       for (Value result : op->getResults())
         outs.push_back(bufferFor(result));
       StringRef kernel = op->getName().stripDialect();
+      // A fusion region runs as the kernel generated from it, carried in
+      // the program beside the command that launches it.
+      FlatSymbolRefAttr generated;
+      if (auto fusion = dyn_cast<FusionOp>(op)) {
+        std::string name = "stage" + std::to_string(stage) + "_fused" +
+                           std::to_string(numGenerated++);
+        FailureOr<EmittedKernel> emitted = emitFusedKernel(fusion, name);
+        if (failed(emitted))
+          return failure();
+        mtrt::GeneratedKernelOp::create(
+            builder, op->getLoc(), builder.getStringAttr(name),
+            builder.getStringAttr(emitted->source),
+            builder.getI64IntegerAttr(emitted->elements),
+            builder.getI64IntegerAttr(fusion.getNumResults()),
+            builder.getTypeArrayAttr(emitted->operandTypes),
+            builder.getDenseI64ArrayAttr(emitted->operandExtents),
+            builder.getI64IntegerAttr(emitted->flopsPerElement));
+        generated = FlatSymbolRefAttr::get(builder.getContext(), name);
+        kernel = "fused";
+      }
       // The op's own attributes are the kernel's parameters; the `mt.`
       // ones are the passes' annotations, of which the schedule's phase and
       // microbatch become the kernel's (typed) trace attributes.
@@ -596,7 +618,7 @@ struct LowerToRuntimePass
           op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName());
       mtrt::KernelOp::create(
           builder, op->getLoc(), builder.getStringAttr(kernel), ins, outs,
-          builder.getDictionaryAttr(params), phase, micro, layer);
+          builder.getDictionaryAttr(params), phase, micro, layer, generated);
       ++numKernels;
     }
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {

@@ -145,6 +145,21 @@ struct Command {
 /// A program as the artifact holds it (shared by the ranks of its stage),
 /// or, after `specializeProgram`, one rank's copy with its coordinates and
 /// every per-rank value resolved.
+/// A kernel the compiler generated for one mt.fusion region
+/// (`mtrt.generated_kernel`), launched by a `fused` command whose
+/// `generated` parameter is its index. Operand k (inputs first, then
+/// `numOutputs` outputs) holds `operandTypes[k]` and has
+/// `operandExtents[k]` elements: `elements`, or the row length of a
+/// broadcast operand. Its code is in the program's `kernelSource`.
+struct GeneratedKernel {
+  std::string name;
+  int64_t elements = 0;
+  int64_t numOutputs = 0;
+  std::vector<DType> operandTypes;
+  std::vector<int64_t> operandExtents;
+  int64_t flopsPerElement = 0;
+};
+
 struct RankProgram {
   /// The pipeline stage whose ranks run it (0 without pipelining).
   int64_t stage = 0;
@@ -158,6 +173,10 @@ struct RankProgram {
   std::vector<BufferDesc> buffers; // indexed by id
   std::vector<Command> commands;
   std::map<std::string, int64_t> outputs;
+  std::vector<GeneratedKernel> generatedKernels;
+  /// One translation unit holding every generated kernel (single-source
+  /// host C++ / CUDA, mtrt/GeneratedKernelPrelude.h); empty without any.
+  std::string kernelSource;
 
   /// The first buffer of `kind` named `name`, or nullptr.
   const BufferDesc *find(const std::string &kind,

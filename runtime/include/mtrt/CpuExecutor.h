@@ -24,9 +24,11 @@
 
 namespace mtrt {
 
+class GeneratedKernelLibrary;
+
 class CpuExecutor {
 public:
-  CpuExecutor() = default;
+  CpuExecutor();
   CpuExecutor(const CpuExecutor &) = delete;
   CpuExecutor &operator=(const CpuExecutor &) = delete;
   ~CpuExecutor();
@@ -50,10 +52,11 @@ public:
     return static_cast<T *>(data(bufferId));
   }
 
-  /// Threads the host BLAS runs GEMMs on (megatron-run --threads); the
-  /// other host kernels are single-threaded.
-  static void setBlasThreads(int threads);
-  static int blasThreads();
+  /// Threads per rank (megatron-run --threads): the size of the one pool
+  /// (mtrt/ThreadPool.h) that generated kernels, GEMMs (split into blocks,
+  /// each a single-threaded BLAS call) and the parallel host kernels share.
+  static void setThreads(int threads);
+  static int threads();
 
   /// Runs every command once. `seed` and `step` key the dropout masks.
   Status run(uint64_t seed, uint64_t step);
@@ -96,6 +99,7 @@ private:
   int64_t pipelineAxis = -1;
   ExecutionTrace *trace = nullptr;
   uint8_t *arena = nullptr;
+  std::unique_ptr<GeneratedKernelLibrary> generated;
   int64_t measuredPeak = 0;
 };
 

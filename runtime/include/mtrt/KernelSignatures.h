@@ -25,10 +25,12 @@ namespace mtrt {
 /// Checks `command` against its kernel's signature, with `buffers` its
 /// program's buffers and `gridShape` the device grid (collectives split
 /// along its axes). Errors say what is wrong, not where: the caller names
-/// the command.
+/// the command. A `fused` command is checked against the generated kernel
+/// it names, one of `generated`.
 Status checkKernelSignature(const Command &command,
                             const std::vector<BufferDesc> &buffers,
-                            const std::vector<int64_t> &gridShape);
+                            const std::vector<int64_t> &gridShape,
+                            const std::vector<GeneratedKernel> &generated = {});
 
 } // namespace mtrt
 

@@ -64,7 +64,8 @@ enum class KernelId {
   all_gather,
   all_slice,
   send,
-  recv
+  recv,
+  fused
 };
 
 struct KernelInfo {
@@ -122,6 +123,8 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::all_slice, "all_slice", 1, 1, -1},
       {KernelId::send, "send", 1, 0, -1},
       {KernelId::recv, "recv", 0, 1, -1},
+      // A kernel the compiler generated (RankProgram::generatedKernels).
+      {KernelId::fused, "fused", -1, -1, -1},
   };
   count = sizeof(table) / sizeof(table[0]);
   return table;

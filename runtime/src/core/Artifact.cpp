@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -140,7 +142,10 @@ public:
   }
 
   DType dtype(const json &object, const std::string &where) {
-    std::string name = string(object, "dtype", where);
+    return dtypeNamed(string(object, "dtype", where), where + ".dtype");
+  }
+
+  DType dtypeNamed(const std::string &name, const std::string &where) {
     static const std::map<std::string, DType> names = {{"f32", DType::F32},
                                                        {"f16", DType::F16},
                                                        {"bf16", DType::BF16},
@@ -148,7 +153,7 @@ public:
                                                        {"i64", DType::I64}};
     auto it = names.find(name);
     if (ok() && it == names.end())
-      fail(where + ".dtype", "unknown dtype '" + name + "'");
+      fail(where, "unknown dtype '" + name + "'");
     return it == names.end() ? DType::F32 : it->second;
   }
 
@@ -273,7 +278,13 @@ constexpr const char *kFormat = "format", *kVersion = "version",
                      *kKernel = "kernel", *kPhase = "phase", *kIns = "ins",
                      *kOuts = "outs", *kOutputs = "outputs",
                      *kGridAxis = "grid_axis", *kStride = "stride",
-                     *kBase = "base", *kInit = "init", *kStd = "std";
+                     *kBase = "base", *kInit = "init", *kStd = "std",
+                     *kGenerated = "generated_kernels",
+                     *kKernelSource = "kernel_source", *kElements = "elements",
+                     *kNumOutputs = "num_outputs",
+                     *kOperandDtypes = "operand_dtypes",
+                     *kOperandExtents = "operand_extents",
+                     *kFlopsPerElement = "flops_per_element";
 constexpr const char *kFormatName = "megatron-mlir-artifact";
 } // namespace key
 
@@ -533,6 +544,81 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       program.buffers.push_back(std::move(buffer));
     }
 
+    // Generated kernels: names become symbols the backend looks up in the
+    // code it compiles, so each is a C identifier, once.
+    if (entry.contains(key::kGenerated)) {
+      const json &kernels = reader.array(entry, key::kGenerated, where);
+      for (size_t k = 0; k < kernels.size() && reader.ok(); ++k) {
+        std::string at =
+            where + ".generated_kernels[" + std::to_string(k) + "]";
+        GeneratedKernel kernel;
+        kernel.name = reader.string(kernels[k], key::kName, at);
+        kernel.elements = reader.integer(kernels[k], key::kElements, at);
+        kernel.numOutputs = reader.integer(kernels[k], key::kNumOutputs, at);
+        kernel.flopsPerElement =
+            reader.integer(kernels[k], key::kFlopsPerElement, at);
+        for (const json &name :
+             reader.array(kernels[k], key::kOperandDtypes, at))
+          kernel.operandTypes.push_back(reader.dtypeNamed(
+              name.is_string() ? name.get<std::string>() : name.dump(),
+              at + ".operand_dtypes"));
+        for (const json &extent :
+             reader.array(kernels[k], key::kOperandExtents, at)) {
+          if (!extent.is_number_integer() || extent.get<int64_t>() <= 0) {
+            reader.fail(at + ".operand_extents",
+                        "extents must be positive integers, got " +
+                            extent.dump());
+            break;
+          }
+          kernel.operandExtents.push_back(extent.get<int64_t>());
+        }
+        if (!reader.ok())
+          break;
+        bool identifier =
+            !kernel.name.empty() && kernel.name.size() <= 128 &&
+            !std::isdigit(static_cast<unsigned char>(kernel.name[0]));
+        for (char ch : kernel.name)
+          identifier &=
+              std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+        for (const GeneratedKernel &other : program.generatedKernels)
+          if (other.name == kernel.name)
+            reader.fail(at + ".name", "'" + kernel.name + "' is used twice");
+        size_t operands = kernel.operandTypes.size();
+        if (!identifier)
+          reader.fail(at + ".name",
+                      "'" + kernel.name + "' is not a C identifier");
+        else if (kernel.elements <= 0 || kernel.elements > Reader::kMaxElements)
+          reader.fail(at + ".elements",
+                      std::to_string(kernel.elements) +
+                          " is not a positive element count below 2^56");
+        else if (operands != kernel.operandExtents.size() || operands > 32 ||
+                 kernel.numOutputs < 1 ||
+                 kernel.numOutputs >= int64_t(operands) + 1)
+          reader.fail(at, std::to_string(operands) + " operand dtypes, " +
+                              std::to_string(kernel.operandExtents.size()) +
+                              " extents and " +
+                              std::to_string(kernel.numOutputs) +
+                              " outputs do not describe a kernel (at most 32 "
+                              "operands, at least one output)");
+        else if (kernel.flopsPerElement < 0 || kernel.flopsPerElement > 1000000)
+          reader.fail(at + ".flops_per_element", "is out of range");
+        for (size_t o = 0; o < operands && reader.ok(); ++o) {
+          DType type = kernel.operandTypes[o];
+          if (type != DType::F32 && type != DType::BF16 && type != DType::F16)
+            reader.fail(at + ".operand_dtypes",
+                        std::string("'") + dtypeName(type) +
+                            "' is not a floating-point type");
+          else if (kernel.elements % kernel.operandExtents[o] != 0)
+            reader.fail(at + ".operand_extents",
+                        std::to_string(kernel.operandExtents[o]) +
+                            " does not divide the " +
+                            std::to_string(kernel.elements) + " elements");
+        }
+        program.generatedKernels.push_back(std::move(kernel));
+      }
+      program.kernelSource = reader.string(entry, key::kKernelSource, where);
+    }
+
     const json &commands = reader.array(entry, key::kCommands, where);
     for (size_t c = 0; c < commands.size() && reader.ok(); ++c) {
       std::string at = where + ".commands[" + std::to_string(c) + "]";
@@ -645,7 +731,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
     // buffers live at the same time do not share bytes.
     for (size_t c = 0; c < program.commands.size() && reader.ok(); ++c)
       if (Status typed = checkKernelSignature(
-              program.commands[c], program.buffers, artifact.gridShape);
+              program.commands[c], program.buffers, artifact.gridShape,
+              program.generatedKernels);
           !typed)
         reader.fail(where + ".commands[" + std::to_string(c) + "] (" +
                         program.commands[c].kernel + ")",
@@ -795,6 +882,22 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
                   {key::kOutputs, program.outputs}};
     if (program.flopsPerToken > 0)
       entry[key::kFlops] = program.flopsPerToken;
+    if (!program.generatedKernels.empty()) {
+      json kernels = json::array();
+      for (const GeneratedKernel &kernel : program.generatedKernels) {
+        json dtypes = json::array();
+        for (DType type : kernel.operandTypes)
+          dtypes.push_back(dtypeName(type));
+        kernels.push_back({{key::kName, kernel.name},
+                           {key::kElements, kernel.elements},
+                           {key::kNumOutputs, kernel.numOutputs},
+                           {key::kOperandDtypes, std::move(dtypes)},
+                           {key::kOperandExtents, kernel.operandExtents},
+                           {key::kFlopsPerElement, kernel.flopsPerElement}});
+      }
+      entry[key::kGenerated] = std::move(kernels);
+      entry[key::kKernelSource] = program.kernelSource;
+    }
     programs.push_back(std::move(entry));
   }
   document[key::kPrograms] = std::move(programs);

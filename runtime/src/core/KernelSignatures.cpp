@@ -361,15 +361,56 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   }
   case KernelId::send:
   case KernelId::recv:
+  case KernelId::fused: // against its generated kernel, below
     break;
   }
 }
 
+/// A `fused` command's operands are those of the generated kernel it names.
+Status checkGenerated(const Command &command,
+                      const std::vector<BufferDesc> &buffers,
+                      const std::vector<GeneratedKernel> &generated) {
+  double index = command.get("generated", -1);
+  if (!(index >= 0 && index < double(generated.size())) ||
+      index != std::floor(index))
+    return Status::error("attribute 'generated' is " + std::to_string(index) +
+                         ", not one of the " +
+                         std::to_string(generated.size()) +
+                         " generated kernels");
+  const GeneratedKernel &kernel = generated[size_t(index)];
+  size_t operands = command.ins.size() + command.outs.size();
+  if (operands != kernel.operandTypes.size() ||
+      int64_t(command.outs.size()) != kernel.numOutputs)
+    return Status::error(
+        "passes " + std::to_string(command.ins.size()) + " inputs and " +
+        std::to_string(command.outs.size()) + " outputs to generated kernel '" +
+        kernel.name + "', which takes " +
+        std::to_string(kernel.operandTypes.size() - size_t(kernel.numOutputs)) +
+        " and " + std::to_string(kernel.numOutputs));
+  for (size_t k = 0; k < operands; ++k) {
+    bool input = k < command.ins.size();
+    const BufferDesc &buffer =
+        buffers[input ? command.ins[k] : command.outs[k - command.ins.size()]];
+    std::string name = std::string(input ? "input " : "output ") +
+                       std::to_string(input ? k : k - command.ins.size());
+    if (buffer.dtype != kernel.operandTypes[k] ||
+        buffer.numElements() != kernel.operandExtents[k])
+      return Status::error(
+          name + " is " + dtypeName(buffer.dtype) + " " +
+          shapeString(buffer.shape) + ", but generated kernel '" + kernel.name +
+          "' takes " + std::to_string(kernel.operandExtents[k]) + " " +
+          dtypeName(kernel.operandTypes[k]) + " elements");
+  }
+  return Status::ok();
+}
+
 } // namespace
 
-Status mtrt::checkKernelSignature(const Command &command,
-                                  const std::vector<BufferDesc> &buffers,
-                                  const std::vector<int64_t> &gridShape) {
+Status
+mtrt::checkKernelSignature(const Command &command,
+                           const std::vector<BufferDesc> &buffers,
+                           const std::vector<int64_t> &gridShape,
+                           const std::vector<GeneratedKernel> &generated) {
   const KernelInfo *kernel = findKernel(command.kernel);
   if (!kernel)
     return Status::error("no kernel '" + command.kernel +
@@ -415,6 +456,8 @@ Status mtrt::checkKernelSignature(const Command &command,
   for (const auto &[name, value] : command.params)
     if (!std::isfinite(value))
       return Status::error("attribute '" + name + "' is not finite");
+  if (kernel->id == KernelId::fused)
+    return checkGenerated(command, buffers, generated);
   Signature signature(command, buffers);
   checkShapes(kernel->id, signature, gridShape);
   if (!signature.error.empty())

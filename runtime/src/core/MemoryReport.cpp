@@ -70,9 +70,15 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
     // casts from fp32 to 16 bits, mt-mixed-precision; gradients are cast
     // the other way) are weights, not activations.
     // Under ZeRO the copy is the all-gather of a cast piece.
+    // A generated kernel (mt-fuse) of one fp32 input and one 16-bit output
+    // of its size is such a cast, fused or alone.
     auto narrowing = [&](const Command &command) {
-      return command.kernel == "cast" && !command.ins.empty() &&
-             !command.outs.empty() &&
+      bool oneToOne = command.kernel == "cast" ||
+                      (command.kernel == "fused" && command.ins.size() == 1 &&
+                       command.outs.size() == 1 &&
+                       buffers[size_t(command.ins[0])].numElements() ==
+                           buffers[size_t(command.outs[0])].numElements());
+      return oneToOne && !command.ins.empty() && !command.outs.empty() &&
              buffers[size_t(command.ins[0])].dtype == DType::F32 &&
              buffers[size_t(command.outs[0])].dtype != DType::F32;
     };

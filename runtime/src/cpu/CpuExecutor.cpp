@@ -2,9 +2,12 @@
 
 #include "mtrt/CpuExecutor.h"
 
+#include "cpu/BlockedAttention.h"
+#include "cpu/GeneratedKernelLibrary.h"
 #include "cpu/HostKernels.h"
 #include "mtrt/HalfFloat.h"
 #include "mtrt/Kernels.h"
+#include "mtrt/ThreadPool.h"
 
 #include <cblas.h>
 
@@ -23,23 +26,51 @@ std::string describe(size_t index, const Command &command) {
   return "command " + std::to_string(index) + " ('" + command.kernel + "')";
 }
 
-/// Row-major GEMM of one matrix pair: C = op(A) op(B).
+/// Row-major GEMM of one matrix pair: C = op(A) op(B), split over the
+/// pool into blocks of C's columns (or rows, when it has more rows), each a
+/// single-threaded BLAS call. Every element of C is one dot product in
+/// either case, so the split does not change the result's bits.
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
           const float *b, float *c) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-              tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, ta ? m : k, b,
-              tb ? k : n, 0.0f, c, n);
+  int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  auto block = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, m1 - m0, n1 - n0, k, 1.0f,
+                ta ? a + m0 : a + m0 * lda, lda, tb ? b + n0 * ldb : b + n0,
+                ldb, 0.0f, c + m0 * n + n0, n);
+  };
+  ThreadPool &pool = ThreadPool::global();
+  int64_t threads = pool.threads();
+  if (threads == 1 || double(m) * double(n) * double(k) < double(1 << 20)) {
+    block(0, m, 0, n);
+    return;
+  }
+  // Blocks of whole 16-column (or row) panels.
+  auto grain = [&](int64_t size) {
+    return std::max<int64_t>(16, (size / threads + 15) / 16 * 16);
+  };
+  if (n >= m)
+    pool.parallelFor(n, grain(n),
+                     [&](int64_t n0, int64_t n1) { block(0, m, n0, n1); });
+  else
+    pool.parallelFor(m, grain(m),
+                     [&](int64_t m0, int64_t m1) { block(m0, m1, 0, n); });
 }
 
 } // namespace
 
+CpuExecutor::CpuExecutor() = default;
+
 CpuExecutor::~CpuExecutor() { std::free(arena); }
 
-void CpuExecutor::setBlasThreads(int threads) {
-  openblas_set_num_threads(threads);
+void CpuExecutor::setThreads(int threads) {
+  // BLAS runs inside the pool's threads, one thread per call: its own
+  // threads would spin for the cores while our kernels run.
+  openblas_set_num_threads(1);
+  ThreadPool::setThreads(threads);
 }
 
-int CpuExecutor::blasThreads() { return openblas_get_num_threads(); }
+int CpuExecutor::threads() { return ThreadPool::global().threads(); }
 
 Status CpuExecutor::runVocabParallelCrossEntropy(KernelId id,
                                                  const Command &command) {
@@ -206,6 +237,10 @@ Status CpuExecutor::init(const RankProgram &program) {
                              dtypeName(program.buffers[command.ins[j]].dtype) +
                              ", the CPU backend expects i32 token ids");
   }
+  // Generated kernels are compiled (or found in the cache) once, here.
+  generated = std::make_unique<GeneratedKernelLibrary>();
+  if (Status loaded = generated->load(program); !loaded)
+    return Status::error("generated kernels: " + loaded.message());
   std::free(arena);
   size_t bytes = std::max<int64_t>(program.arenaBytes, 64);
   bytes = (bytes + 63) / 64 * 64;
@@ -323,10 +358,11 @@ Status CpuExecutor::run(uint64_t seed, uint64_t step) {
         measuredPeak = std::max(measuredPeak, prog->buffers[id].offset +
                                                   prog->buffers[id].bytes());
     double begin = trace ? trace->nowUs() : 0.0;
-    // Transfers move raw bytes and casts convert storage themselves.
+    // Transfers move raw bytes; casts and generated kernels convert storage
+    // themselves.
     KernelId id = resolved[i]->id;
-    bool staging =
-        id != KernelId::send && id != KernelId::recv && id != KernelId::cast;
+    bool staging = id != KernelId::send && id != KernelId::recv &&
+                   id != KernelId::cast && id != KernelId::fused;
     if (staging)
       stageOperands(*resolved[i], command);
     Status status = runCommand(id, command, seed, step);
@@ -365,7 +401,21 @@ Status CpuExecutor::runCommand(KernelId id, const Command &command,
   uint64_t rngOffset = uint64_t(command.get("rng_offset", 0));
   uint32_t stream = uint32_t(command.get("rng_stream", 0));
 
-  if (id == KernelId::embedding) {
+  if (id == KernelId::fused) {
+    // Operands in the generated kernel's order, elements split over the
+    // pool (a few pages each, so small kernels stay on one thread).
+    size_t index = size_t(command.get("generated", 0));
+    GeneratedKernelArgs args{};
+    size_t k = 0;
+    for (int64_t buffer : command.ins)
+      args.p[k++] = data(buffer);
+    for (int64_t buffer : command.outs)
+      args.p[k++] = data(buffer);
+    GeneratedKernelFn function = generated->function(index);
+    ThreadPool::global().parallelFor(
+        prog->generatedKernels[index].elements, 32768,
+        [&](int64_t begin, int64_t end) { function(&args, begin, end); });
+  } else if (id == KernelId::embedding) {
     const BufferDesc &table = inDesc(0);
     cpu::embedding(in(0), ids(1), out(0), inDesc(1).numElements(),
                    table.shape[0], table.shape[1],
@@ -383,8 +433,13 @@ Status CpuExecutor::runCommand(KernelId id, const Command &command,
                                outDesc(0).shape[0], outDesc(0).shape[1]);
   } else if (id == KernelId::layer_norm) {
     int64_t cols = lastDim(inDesc(0));
-    cpu::layerNorm(in(0), in(1), in(2), out(0), inDesc(0).numElements() / cols,
-                   cols, command.get("epsilon", 1e-5));
+    ThreadPool::global().parallelFor(
+        inDesc(0).numElements() / cols, std::max<int64_t>(1, 16384 / cols),
+        [&](int64_t begin, int64_t end) {
+          cpu::layerNorm(in(0) + begin * cols, in(1), in(2),
+                         out(0) + begin * cols, end - begin, cols,
+                         command.get("epsilon", 1e-5));
+        });
   } else if (id == KernelId::layer_norm_grad) {
     int64_t cols = lastDim(inDesc(1));
     cpu::layerNormGrad(in(0), in(1), in(2), out(0), out(1), out(2),
@@ -493,29 +548,56 @@ Status CpuExecutor::runCommand(KernelId id, const Command &command,
     double p = command.get("dropout", 0.0);
     int64_t headOffset = int64_t(command.get("rng_head_offset", 0));
     int64_t headsTotal = int64_t(command.get("rng_heads", double(heads)));
-    if (id == KernelId::attention)
-      cpu::attention(in(0), in(1), in(2), out(0), batch, heads, seq, headDim,
-                     scale, p, stream, key, rngOffset, headOffset, headsTotal);
-    else
-      cpu::attentionGrad(in(0), in(1), in(2), in(3), out(0), out(1), out(2),
-                         batch, heads, seq, headDim, scale, p, stream, key,
-                         rngOffset, headOffset, headsTotal);
+    // Blocked float attention (BlockedAttention.h); the (batch, head)
+    // pairs are independent, and the pool shares them out.
+    cpu::AttentionShape shape{batch,     heads,      seq,       headDim,
+                              scale,     p,          stream,    key,
+                              rngOffset, headOffset, headsTotal};
+    ThreadPool::global().parallelFor(
+        batch * heads, 1, [&](int64_t begin, int64_t end) {
+          if (id == KernelId::attention)
+            cpu::blockedAttention(in(0), in(1), in(2), out(0), shape, begin,
+                                  end);
+          else
+            cpu::blockedAttentionGrad(in(0), in(1), in(2), in(3), out(0),
+                                      out(1), out(2), shape, begin, end);
+        });
   } else if ((id == KernelId::cross_entropy ||
               id == KernelId::cross_entropy_grad) &&
              command.has("vocab_grid_axis")) {
     return runVocabParallelCrossEntropy(id, command);
   } else if (id == KernelId::cross_entropy) {
-    int64_t vocab = lastDim(inDesc(0));
-    out(0)[0] =
-        cpu::crossEntropy(in(0), ids(1), inDesc(1).numElements(), vocab);
+    // Rows on the pool; the mean in row order, the same for any split.
+    int64_t vocab = lastDim(inDesc(0)), rows = inDesc(1).numElements();
+    std::vector<double> losses(size_t(rows), 0.0);
+    ThreadPool::global().parallelFor(rows, std::max<int64_t>(1, 65536 / vocab),
+                                     [&](int64_t begin, int64_t end) {
+                                       cpu::crossEntropyRows(in(0), ids(1),
+                                                             losses.data(),
+                                                             begin, end, vocab);
+                                     });
+    out(0)[0] = cpu::crossEntropyMean<float>(losses);
   } else if (id == KernelId::cross_entropy_grad) {
-    int64_t vocab = lastDim(inDesc(1));
-    cpu::crossEntropyGrad(in(0)[0], in(1), ids(2), out(0),
-                          inDesc(2).numElements(), vocab);
+    int64_t vocab = lastDim(inDesc(1)), rows = inDesc(2).numElements();
+    ThreadPool::global().parallelFor(rows, std::max<int64_t>(1, 65536 / vocab),
+                                     [&](int64_t begin, int64_t end) {
+                                       cpu::crossEntropyGrad(
+                                           in(0)[0], in(1), ids(2), out(0),
+                                           rows, vocab, begin, end);
+                                     });
   } else if (id == KernelId::global_norm) {
+    // Each tensor's sum on some thread, added in operand order: the same
+    // bits for any number of threads.
+    std::vector<double> sums(command.ins.size(), 0.0);
+    ThreadPool::global().parallelFor(
+        int64_t(sums.size()), 1, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i)
+            sums[size_t(i)] = cpu::sumOfSquares(
+                in(size_t(i)), inDesc(size_t(i)).numElements());
+        });
     double sum = 0;
-    for (size_t i = 0; i < command.ins.size(); ++i)
-      sum += cpu::sumOfSquares(in(i), inDesc(i).numElements());
+    for (double part : sums)
+      sum += part;
     out(0)[0] = float(std::sqrt(sum));
   } else if (id == KernelId::clip_scale) {
     double norm = scalar(0), maxNorm = scalar(1);
@@ -536,9 +618,14 @@ Status CpuExecutor::runCommand(KernelId id, const Command &command,
     if (stepCount < 1)
       return Status::error("adamw step must be >= 1, got " +
                            std::to_string(stepCount));
-    cpu::adamw(out(0), in(1), out(1), out(2), outDesc(0).numElements(),
-               scalar(5), scalar(6), scalar(7), scalar(8), scalar(9),
-               int64_t(stepCount), scalar(10), command.get("decay", 0) != 0);
+    // Elementwise: the pool shares out ranges of the tensor.
+    ThreadPool::global().parallelFor(
+        outDesc(0).numElements(), 32768, [&](int64_t begin, int64_t end) {
+          cpu::adamw(out(0) + begin, in(1) + begin, out(1) + begin,
+                     out(2) + begin, end - begin, scalar(5), scalar(6),
+                     scalar(7), scalar(8), scalar(9), int64_t(stepCount),
+                     scalar(10), command.get("decay", 0) != 0);
+        });
   } else if (id == KernelId::sum_squares) {
     double sum = 0;
     for (size_t i = 0; i < command.ins.size(); ++i)

@@ -555,19 +555,24 @@ void softmaxRow(const T *qi, const T *k, int64_t i, int64_t headDim,
 ///   P = softmax(mask(Q K^T * scale)),  out = dropout(P) V,
 /// where dropout keeps P[b, h, i, j] by dropoutKeep at the global index
 /// ((b * heads + h) * seq + i) * seq + j and scales kept values by 1/(1-p).
-/// One query row at a time, so nothing seq x seq is materialised.
+/// One query row at a time, so nothing seq x seq is materialised. Only the
+/// (batch, head) pairs [bhBegin, bhEnd) are computed (bhEnd < 0: all), so
+/// that threads can share the pairs.
 template <typename T>
 void attention(const T *q, const T *k, const T *v, T *out, int64_t batch,
                int64_t heads, int64_t seq, int64_t headDim, double scale,
                double p, uint32_t stream, RngKey key, uint64_t indexOffset = 0,
-               int64_t headOffset = 0, int64_t headsTotal = 0) {
+               int64_t headOffset = 0, int64_t headsTotal = 0,
+               int64_t bhBegin = 0, int64_t bhEnd = -1) {
   // Heads split across ranks: head h here is head headOffset + h of
   // headsTotal on one device, whose mask index it uses.
   if (headsTotal == 0)
     headsTotal = heads;
   std::vector<double> probs(seq), acc(headDim);
   double keepScale = detail::dropoutScale(p);
-  for (int64_t bh = 0; bh < batch * heads; ++bh) {
+  if (bhEnd < 0)
+    bhEnd = batch * heads;
+  for (int64_t bh = bhBegin; bh < bhEnd; ++bh) {
     const T *qh = q + bh * seq * headDim;
     const T *kh = k + bh * seq * headDim;
     const T *vh = v + bh * seq * headDim;
@@ -602,19 +607,23 @@ void attention(const T *q, const T *k, const T *v, T *out, int64_t batch,
 ///   dS_ij = P_ij (dP_ij - sum_j' P_ij' dP_ij')
 ///   dQ_i = scale sum_j dS_ij k_j,  dK_j += scale dS_ij q_i.
 /// dK and dV gather contributions from every query row, so they accumulate
-/// in double scratch per (batch, head). Overwrites dQ, dK and dV.
+/// in double scratch per (batch, head). Overwrites dQ, dK and dV of the
+/// pairs [bhBegin, bhEnd) (bhEnd < 0: all).
 template <typename T>
 void attentionGrad(const T *dOut, const T *q, const T *k, const T *v, T *dQ,
                    T *dK, T *dV, int64_t batch, int64_t heads, int64_t seq,
                    int64_t headDim, double scale, double p, uint32_t stream,
                    RngKey key, uint64_t indexOffset = 0, int64_t headOffset = 0,
-                   int64_t headsTotal = 0) {
+                   int64_t headsTotal = 0, int64_t bhBegin = 0,
+                   int64_t bhEnd = -1) {
   if (headsTotal == 0)
     headsTotal = heads;
   std::vector<double> probs(seq), dProbs(seq), accQ(headDim);
   std::vector<double> accK(seq * headDim), accV(seq * headDim);
   double keepScale = detail::dropoutScale(p);
-  for (int64_t bh = 0; bh < batch * heads; ++bh) {
+  if (bhEnd < 0)
+    bhEnd = batch * heads;
+  for (int64_t bh = bhBegin; bh < bhEnd; ++bh) {
     const int64_t base = bh * seq * headDim;
     const T *qh = q + base, *kh = k + base, *vh = v + base;
     const T *dOh = dOut + base;
@@ -682,6 +691,30 @@ template <typename T> double logSumExp(const T *row, int64_t vocab) {
 }
 } // namespace detail
 
+/// Each row's loss, logsumexp(logits[r, :]) - logits[r, labels[r]], for
+/// rows [begin, end): threads compute rows apart, and the mean is summed in
+/// row order (crossEntropyMean), whatever the split.
+template <typename T>
+void crossEntropyRows(const T *logits, const int32_t *labels, double *losses,
+                      int64_t begin, int64_t end, int64_t vocab) {
+  for (int64_t r = begin; r < end; ++r) {
+    const T *row = logits + r * vocab;
+    losses[r] = detail::logSumExp(row, vocab);
+    int64_t label = labels[r];
+    if (label >= 0 && label < vocab)
+      losses[r] -= double(row[label]);
+  }
+}
+
+template <typename T> T crossEntropyMean(const std::vector<double> &losses) {
+  if (losses.empty())
+    return T(0);
+  double total = 0;
+  for (double loss : losses)
+    total += loss;
+  return T(total / double(losses.size()));
+}
+
 /// mean over rows of logsumexp(logits[r, :]) - logits[r, labels[r]], as
 /// torch.nn.functional.cross_entropy with mean reduction. Labels are assumed
 /// in [0, vocab) (no ignore index); an out-of-range label contributes its
@@ -691,23 +724,21 @@ T crossEntropy(const T *logits, const int32_t *labels, int64_t rows,
                int64_t vocab) {
   if (rows <= 0)
     return T(0);
-  double total = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *row = logits + r * vocab;
-    total += detail::logSumExp(row, vocab);
-    int64_t label = labels[r];
-    if (label >= 0 && label < vocab)
-      total -= double(row[label]);
-  }
-  return T(total / double(rows));
+  std::vector<double> losses(size_t(rows), 0.0);
+  crossEntropyRows(logits, labels, losses.data(), 0, rows, vocab);
+  return crossEntropyMean<T>(losses);
 }
 
-/// dLogits = dLoss * (softmax(logits) - onehot(labels)) / rows. Overwrites.
+/// dLogits = dLoss * (softmax(logits) - onehot(labels)) / rows, for rows
+/// [begin, end) (end < 0: all). Overwrites.
 template <typename T>
 void crossEntropyGrad(T dLoss, const T *logits, const int32_t *labels,
-                      T *dLogits, int64_t rows, int64_t vocab) {
+                      T *dLogits, int64_t rows, int64_t vocab,
+                      int64_t begin = 0, int64_t end = -1) {
   double factor = double(dLoss) / double(rows);
-  for (int64_t r = 0; r < rows; ++r) {
+  if (end < 0)
+    end = rows;
+  for (int64_t r = begin; r < end; ++r) {
     const T *row = logits + r * vocab;
     T *drow = dLogits + r * vocab;
     double lse = detail::logSumExp(row, vocab);

@@ -12,10 +12,10 @@
   runlog.py decreases LOG --first-minus X --last N
       prints "decreased" and exits 0 when the mean loss of the last N steps
       is below the first step's loss minus X, else says why and exits 1
-  runlog.py within LOG REFERENCE --rtol X (--first | --last N)
-      compares the first step's loss (or the mean of the last N steps) with
-      the reference log's: prints "within" and exits 0 when they differ by at
-      most X relative, else prints both and exits 1
+  runlog.py within LOG REFERENCE --rtol X (--first | --last N | --every)
+      compares the first step's loss (or the mean of the last N steps, or
+      every step's) with the reference log's: prints "within" and exits 0
+      when they differ by at most X relative, else prints both and exits 1
   runlog.py scaler LOG [--hysteresis H] [--window W] [--min-scale M]
       replays Megatron-LM's DynamicGradScaler on the log's "skipped" flags
       from its first loss_scale and checks every logged loss_scale against
@@ -59,6 +59,7 @@ def main():
     p.add_argument("--rtol", type=float, required=True)
     p.add_argument("--first", action="store_true")
     p.add_argument("--last", type=int)
+    p.add_argument("--every", action="store_true")
     p = sub.add_parser("scaler")
     p.add_argument("log")
     p.add_argument("--hysteresis", type=int, default=2)
@@ -69,6 +70,14 @@ def main():
     rows = lines(args.log)
     if args.command == "within":
         ref = lines(args.reference)
+        if args.every:
+            if len(rows) != len(ref):
+                sys.exit(f"{len(rows)} steps vs {len(ref)} in the reference")
+            worst = max(abs(r["loss"] - q["loss"]) / abs(q["loss"]) for r, q in zip(rows, ref))
+            if not worst <= args.rtol:
+                sys.exit(f"every step: largest relative difference {worst:.2e} above {args.rtol}")
+            print(f"every step: within {args.rtol} of the reference")
+            return
 
         def measure(rs):
             if args.first:

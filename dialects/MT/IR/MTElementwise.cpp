@@ -1,0 +1,146 @@
+//===- MTElementwise.cpp - Scalar semantics of the elementwise mt ops -----===//
+//
+// Each elementwise op's ElementwiseOpInterface: the C expression of one
+// result element, which the kernel emitter writes into generated kernels
+// (megatron/Target/KernelEmitter.h). The `mt_*` helpers are defined in the
+// generated-kernel prelude (mtrt/GeneratedKernelPrelude.h), which compiles
+// both as host C++ and as CUDA. Also the verifier of mt.fusion, the region
+// these expressions are fused in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/MT/IR/MTOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::mt;
+
+namespace {
+std::string call(StringRef function, ArrayRef<std::string> args) {
+  return (function + "(" + llvm::join(args, ", ") + ")").str();
+}
+
+std::string binary(StringRef op, ArrayRef<std::string> args) {
+  return "(" + args[0] + " " + op.str() + " " + args[1] + ")";
+}
+
+/// A float literal that reads back as the same float.
+std::string floatLiteral(double value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%.9g", float(value));
+  if (text.find_first_of(".en") == std::string::npos)
+    text += ".0";
+  return text + "f";
+}
+} // namespace
+
+std::string AddOp::scalarExpression(ArrayRef<std::string> operands) {
+  return binary("+", operands);
+}
+int64_t AddOp::flopsPerElement() { return 1; }
+
+std::string MulOp::scalarExpression(ArrayRef<std::string> operands) {
+  return binary("*", operands);
+}
+int64_t MulOp::flopsPerElement() { return 1; }
+
+std::string BiasAddOp::scalarExpression(ArrayRef<std::string> operands) {
+  return binary("+", operands);
+}
+bool BiasAddOp::isRowBroadcastOperand(unsigned index) { return index == 1; }
+int64_t BiasAddOp::flopsPerElement() { return 1; }
+
+std::string GeluOp::scalarExpression(ArrayRef<std::string> operands) {
+  return call("mt_gelu", operands);
+}
+int64_t GeluOp::flopsPerElement() { return 8; }
+
+std::string GeluGradOp::scalarExpression(ArrayRef<std::string> operands) {
+  return call("mt_gelu_grad", operands);
+}
+int64_t GeluGradOp::flopsPerElement() { return 14; }
+
+std::string SiluOp::scalarExpression(ArrayRef<std::string> operands) {
+  return call("mt_silu", operands);
+}
+int64_t SiluOp::flopsPerElement() { return 4; }
+
+std::string SiluGradOp::scalarExpression(ArrayRef<std::string> operands) {
+  return call("mt_silu_grad", operands);
+}
+int64_t SiluGradOp::flopsPerElement() { return 8; }
+
+std::string ScaleOp::scalarExpression(ArrayRef<std::string> operands) {
+  // As the host kernel: the factor is rounded to float first.
+  return "(" + floatLiteral(getFactor().convertToDouble()) + " * " +
+         operands[0] + ")";
+}
+int64_t ScaleOp::flopsPerElement() { return 1; }
+
+std::string CastOp::scalarExpression(ArrayRef<std::string> operands) {
+  // The value is float; the emitter rounds it to the result's type.
+  return operands[0];
+}
+int64_t CastOp::flopsPerElement() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// mt.fusion
+//===----------------------------------------------------------------------===//
+
+int64_t FusionOp::getDomainElements() {
+  return cast<RankedTensorType>(getResult(0).getType()).getNumElements();
+}
+
+LogicalResult FusionOp::verify() {
+  Block &body = getBody().front();
+  if (getNumResults() == 0)
+    return emitOpError() << "must have at least one result";
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "has " << getInputs().size()
+                         << " inputs but its block has "
+                         << body.getNumArguments() << " arguments";
+  for (auto [index, input, arg] :
+       llvm::enumerate(getInputs(), body.getArguments()))
+    if (input.getType() != arg.getType())
+      return emitOpError() << "input #" << index << " has type "
+                           << input.getType() << " but block argument #"
+                           << index << " has " << arg.getType();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError() << "must end with mt.yield";
+  if (TypeRange(yield.getValues().getTypes()) != getResultTypes())
+    return emitOpError() << "yields " << yield.getValues().getTypes()
+                         << " but has results " << getResultTypes();
+  int64_t domain = getDomainElements();
+  for (Operation &op : body.without_terminator()) {
+    auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);
+    if (!elementwise)
+      return op.emitOpError()
+             << "cannot be fused: only ops with ElementwiseOpInterface may "
+                "appear in an mt.fusion";
+    for (Value result : op.getResults())
+      if (cast<RankedTensorType>(result.getType()).getNumElements() != domain)
+        return op.emitOpError()
+               << "has " << cast<RankedTensorType>(result.getType())
+               << " but the fusion's iteration domain has " << domain
+               << " elements";
+    for (OpOperand &operand : op.getOpOperands()) {
+      int64_t size =
+          cast<RankedTensorType>(operand.get().getType()).getNumElements();
+      bool broadcast =
+          elementwise.isRowBroadcastOperand(operand.getOperandNumber());
+      if (broadcast ? (size == 0 || domain % size != 0) : size != domain)
+        return op.emitOpError()
+               << "operand #" << operand.getOperandNumber() << " has " << size
+               << " elements, which does not "
+               << (broadcast ? "divide" : "equal")
+               << " the fusion's iteration domain of " << domain;
+    }
+  }
+  return success();
+}

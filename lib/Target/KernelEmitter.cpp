@@ -1,0 +1,168 @@
+//===- KernelEmitter.cpp - mt.fusion regions to kernel source -------------===//
+
+#include "megatron/Target/KernelEmitter.h"
+
+#include "mtrt/GeneratedKernelPrelude.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::mt;
+
+namespace {
+
+int64_t numElements(Value value) {
+  return cast<RankedTensorType>(value.getType()).getNumElements();
+}
+
+Type elementType(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+/// The C type operands of `type` are stored as.
+StringRef storageType(Type type) { return type.isF32() ? "float" : "uint16_t"; }
+
+/// `expr` (a float) as stored in `type`, and read back from it.
+std::string narrow(Type type, const std::string &expr) {
+  if (type.isBF16())
+    return "mt_to_bf16(" + expr + ")";
+  if (type.isF16())
+    return "mt_to_f16(" + expr + ")";
+  return expr;
+}
+std::string widen(Type type, const std::string &expr) {
+  if (type.isBF16())
+    return "mt_from_bf16(" + expr + ")";
+  if (type.isF16())
+    return "mt_from_f16(" + expr + ")";
+  return expr;
+}
+std::string round(Type type, const std::string &expr) {
+  if (type.isBF16())
+    return "mt_round_bf16(" + expr + ")";
+  if (type.isF16())
+    return "mt_round_f16(" + expr + ")";
+  return expr;
+}
+
+} // namespace
+
+FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
+                                                   StringRef name) {
+  EmittedKernel kernel;
+  kernel.elements = fusion.getDomainElements();
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  size_t numOperands = body.getNumArguments() + yield.getValues().size();
+  if (numOperands > size_t(mtrt::kGeneratedKernelMaxOperands))
+    return fusion.emitOpError()
+           << "has " << numOperands << " operands; a generated kernel takes at "
+           << mtrt::kGeneratedKernelMaxOperands;
+
+  // The row length of the broadcast operands (one length per kernel).
+  int64_t cols = kernel.elements;
+  std::optional<int64_t> broadcastLength;
+  for (Operation &op : body.without_terminator()) {
+    auto elementwise = cast<ElementwiseOpInterface>(&op);
+    for (OpOperand &operand : op.getOpOperands()) {
+      if (!elementwise.isRowBroadcastOperand(operand.getOperandNumber()))
+        continue;
+      int64_t length = numElements(operand.get());
+      if (broadcastLength && *broadcastLength != length)
+        return fusion.emitOpError()
+               << "broadcasts operands of " << *broadcastLength << " and "
+               << length << " elements; a generated kernel has one row length";
+      broadcastLength = length;
+      cols = length;
+    }
+  }
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// " << name << ": ";
+  llvm::interleave(
+      body.without_terminator(), os,
+      [&](Operation &op) { os << op.getName().getStringRef(); }, ", ");
+  os << "\nMT_KERNEL(" << name << ") {\n";
+  unsigned index = 0;
+  llvm::DenseMap<Value, std::string> pointers;
+  for (BlockArgument arg : body.getArguments()) {
+    std::string pointer = "in" + std::to_string(arg.getArgNumber());
+    os << "  const " << storageType(elementType(arg)) << " *MT_RESTRICT "
+       << pointer << " = (const " << storageType(elementType(arg))
+       << " *)MT_ARG(" << index++ << ");\n";
+    pointers[arg] = pointer;
+    kernel.operandTypes.push_back(elementType(arg));
+    kernel.operandExtents.push_back(-1); // set from its uses below
+  }
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    os << "  " << storageType(elementType(value)) << " *MT_RESTRICT out" << i
+       << " = (" << storageType(elementType(value)) << " *)MT_ARG(" << index++
+       << ");\n";
+    kernel.operandTypes.push_back(elementType(value));
+    kernel.operandExtents.push_back(kernel.elements);
+  }
+  os << "  MT_ELEMENT_LOOP(i, c, " << cols << "LL)\n";
+
+  // One float local per block argument use kind and per op result.
+  llvm::DenseMap<Value, std::string> full, broadcast;
+  auto load = [&](Value value, bool rowBroadcast) -> std::string {
+    auto &cache = rowBroadcast ? broadcast : full;
+    if (auto it = cache.find(value); it != cache.end())
+      return it->second;
+    auto arg = cast<BlockArgument>(value);
+    std::string local =
+        "a" + std::to_string(arg.getArgNumber()) + (rowBroadcast ? "_row" : "");
+    os << "    const float " << local << " = "
+       << widen(elementType(arg),
+                pointers[arg] + (rowBroadcast ? "[c]" : "[i]"))
+       << ";\n";
+    int64_t &extent = kernel.operandExtents[arg.getArgNumber()];
+    extent = rowBroadcast ? numElements(arg) : kernel.elements;
+    cache[value] = local;
+    return local;
+  };
+  unsigned local = 0;
+  for (Operation &op : body.without_terminator()) {
+    auto elementwise = cast<ElementwiseOpInterface>(&op);
+    SmallVector<std::string> args;
+    for (OpOperand &operand : op.getOpOperands()) {
+      bool rowBroadcast =
+          elementwise.isRowBroadcastOperand(operand.getOperandNumber()) &&
+          numElements(operand.get()) != kernel.elements;
+      if (isa<BlockArgument>(operand.get()))
+        args.push_back(load(operand.get(), rowBroadcast));
+      else
+        args.push_back(full.lookup(operand.get()));
+    }
+    kernel.flopsPerElement += elementwise.flopsPerElement();
+    std::string result = "v" + std::to_string(local++);
+    os << "    const float " << result << " = "
+       << round(elementType(op.getResult(0)),
+                elementwise.scalarExpression(args))
+       << ";\n";
+    full[op.getResult(0)] = result;
+  }
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    std::string expr =
+        isa<BlockArgument>(value) ? load(value, false) : full.lookup(value);
+    os << "    out" << i << "[i] = " << narrow(elementType(value), expr)
+       << ";\n";
+  }
+  os << "  MT_ELEMENT_LOOP_END\n}\nMT_LAUNCHER(" << name << ")\n";
+  // An input no op reads (none today) still has a well-formed extent.
+  for (int64_t &extent : kernel.operandExtents)
+    if (extent < 0)
+      extent = kernel.elements;
+  kernel.source = std::move(text);
+  return kernel;
+}
+
+std::string
+mlir::mt::generatedKernelTranslationUnit(ArrayRef<std::string> sources) {
+  std::string unit = mtrt::generatedKernelPrelude();
+  for (const std::string &source : sources)
+    unit += "\n" + source;
+  return unit;
+}

@@ -1,0 +1,210 @@
+//===- Fuse.cpp - Elementwise ops into mt.fusion regions ------------------===//
+//
+// Greedy producer-consumer grouping in program order (Passes.td states the
+// rules). Each group becomes one mt.fusion placed where its last op was;
+// its results are the values read outside it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Fusion/Passes.h"
+
+#include "dialects/MT/IR/MTOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::mt {
+#define GEN_PASS_DEF_FUSEPASS
+#include "passes/Fusion/Passes.h.inc"
+} // namespace mlir::mt
+
+using namespace mlir;
+using namespace mlir::mt;
+
+namespace {
+
+int64_t numElements(Value value) {
+  return cast<RankedTensorType>(value.getType()).getNumElements();
+}
+
+/// The marks a region's ops share: one action of the schedule.
+SmallVector<Attribute, 4> marksOf(Operation *op) {
+  return {op->getAttr(MTDialect::getPhaseAttrName()),
+          op->getAttr(MTDialect::getMicrobatchAttrName()),
+          op->getAttr(MTDialect::getLayerAttrName()),
+          op->getAttr(MTDialect::getRecomputedAttrName())};
+}
+
+struct Group {
+  SmallVector<Operation *> ops;
+  int64_t elements = 0;
+  std::optional<int64_t> rowLength;
+  SmallVector<Attribute, 4> marks;
+};
+
+/// The row length `op` broadcasts operands over, if any.
+std::optional<int64_t> rowLengthOf(ElementwiseOpInterface op,
+                                   int64_t elements) {
+  for (OpOperand &operand : op->getOpOperands())
+    if (op.isRowBroadcastOperand(operand.getOperandNumber()) &&
+        numElements(operand.get()) != elements)
+      return numElements(operand.get());
+  return std::nullopt;
+}
+
+class Fuser {
+public:
+  explicit Fuser(Block &block) : block(block) {}
+
+  void group() {
+    for (Operation &op : block.without_terminator()) {
+      auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);
+      if (!elementwise || op.getNumResults() != 1)
+        continue;
+      int64_t elements = numElements(op.getResult(0));
+      if (elements <= 1)
+        continue;
+      std::optional<int64_t> rowLength = rowLengthOf(elementwise, elements);
+      SmallVector<Attribute, 4> marks = marksOf(&op);
+      std::optional<unsigned> chosen;
+      for (OpOperand &operand : op.getOpOperands()) {
+        bool broadcast =
+            elementwise.isRowBroadcastOperand(operand.getOperandNumber()) &&
+            numElements(operand.get()) != elements;
+        Operation *producer = operand.get().getDefiningOp();
+        if (broadcast || !producer || !groupOf.contains(producer))
+          continue;
+        unsigned index = groupOf.lookup(producer);
+        // Only through a value nothing else reads: it then never reaches
+        // memory. Fusing through a value that is also read elsewhere (the
+        // stash) would keep the producer's inputs, that value and this
+        // op's result alive at once, raising the peak.
+        bool internal =
+            llvm::all_of(operand.get().getUsers(), [&](Operation *user) {
+              auto it = groupOf.find(user);
+              return user == &op ||
+                     (it != groupOf.end() && it->second == index);
+            });
+        if (internal &&
+            canJoin(groups[index], &op, elements, rowLength, marks)) {
+          chosen = index;
+          break;
+        }
+      }
+      if (!chosen) {
+        chosen = groups.size();
+        groups.push_back({});
+        groups.back().elements = elements;
+        groups.back().marks = marks;
+      }
+      Group &group = groups[*chosen];
+      group.ops.push_back(&op);
+      if (rowLength)
+        group.rowLength = rowLength;
+      groupOf[&op] = *chosen;
+    }
+  }
+
+  /// Replaces every group by an mt.fusion; returns the ops fused.
+  int64_t rewrite(int64_t &regions) {
+    int64_t fused = 0;
+    for (auto [index, group] : llvm::enumerate(groups)) {
+      auto inGroup = [&, index = index](Operation *user) {
+        auto it = groupOf.find(user);
+        return it != groupOf.end() && it->second == index;
+      };
+      llvm::SetVector<Value> inputs;
+      SmallVector<Value> outputs;
+      for (Operation *op : group.ops) {
+        for (Value operand : op->getOperands()) {
+          Operation *producer = operand.getDefiningOp();
+          if (!producer || !inGroup(producer))
+            inputs.insert(operand);
+        }
+        for (Value result : op->getResults())
+          if (llvm::any_of(result.getUsers(),
+                           [&](Operation *user) { return !inGroup(user); }))
+            outputs.push_back(result);
+      }
+      if (outputs.empty())
+        continue; // dead: nothing reads it (canonicalize removes such ops)
+      Operation *last = group.ops.back();
+      OpBuilder builder(last);
+      auto fusion = FusionOp::create(builder, last->getLoc(),
+                                     ValueRange(outputs).getTypes(),
+                                     inputs.getArrayRef());
+      const StringRef markNames[] = {
+          MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
+          MTDialect::getLayerAttrName(), MTDialect::getRecomputedAttrName()};
+      for (auto [name, mark] : llvm::zip(markNames, group.marks))
+        if (mark)
+          fusion->setAttr(name, mark);
+      Block *body = builder.createBlock(&fusion.getBody());
+      IRMapping mapping;
+      for (Value input : inputs)
+        mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+      for (Operation *op : group.ops)
+        builder.clone(*op, mapping);
+      SmallVector<Value> yielded;
+      for (Value output : outputs)
+        yielded.push_back(mapping.lookup(output));
+      YieldOp::create(builder, last->getLoc(), yielded);
+      for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
+        output.replaceUsesWithIf(
+            result, [&](OpOperand &use) { return !inGroup(use.getOwner()); });
+      for (Operation *op : llvm::reverse(group.ops)) {
+        groupOf.erase(op);
+        op->erase();
+      }
+      ++regions;
+      fused += group.ops.size();
+    }
+    return fused;
+  }
+
+private:
+  bool canJoin(const Group &group, Operation *op, int64_t elements,
+               std::optional<int64_t> rowLength,
+               ArrayRef<Attribute> marks) const {
+    if (group.elements != elements || ArrayRef(group.marks) != marks)
+      return false;
+    if (rowLength && group.rowLength && *rowLength != *group.rowLength)
+      return false;
+    // The region moves to `op`: nothing outside it may read its values
+    // before that.
+    for (Operation *member : group.ops)
+      for (Operation *user : member->getUsers()) {
+        auto it = groupOf.find(user);
+        bool sameGroup = it != groupOf.end() && &groups[it->second] == &group;
+        if (user != op && !sameGroup && user->getBlock() == &block &&
+            user->isBeforeInBlock(op))
+          return false;
+      }
+    return true;
+  }
+
+  Block &block;
+  SmallVector<Group> groups;
+  llvm::DenseMap<Operation *, unsigned> groupOf;
+};
+
+struct FusePass : mt::impl::FusePassBase<FusePass> {
+  void runOnOperation() override {
+    for (auto function : getOperation().getOps<func::FuncOp>()) {
+      if (function.isExternal())
+        continue;
+      for (Block &block : function.getBody()) {
+        Fuser fuser(block);
+        fuser.group();
+        int64_t regions = 0;
+        numFusedOps += fuser.rewrite(regions);
+        numRegions += regions;
+      }
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,53 @@
+//===- Passes.td - Kernel fusion ----------------------------*- tablegen -*-===//
+
+#ifndef MEGATRON_PASSES_FUSION_PASSES_TD
+#define MEGATRON_PASSES_FUSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FusePass : Pass<"mt-fuse", "ModuleOp"> {
+  let summary = "Groups elementwise ops into mt.fusion regions, one kernel each.";
+  let description = [{
+    Runs last before `mt-lower-to-runtime`, on every function (the
+    training step, or each pipeline stage). Every op with
+    `ElementwiseOpInterface` (add, mul, bias_add, gelu, gelu_grad, silu,
+    silu_grad, scale, cast) over more than one element joins the region of
+    the op producing one of its full-size operands, or starts its own, so
+    that each region becomes one generated kernel: vectorized and
+    multithreaded on the host, a CUDA kernel from the same source
+    (megatron/Target/KernelEmitter.h). Chains such as bias + GeLU or bias +
+    residual add then read and write memory once.
+
+    An op joins a producer's region only when
+    - both compute the same number of elements and carry the same phase,
+      microbatch, layer and recompute marks (a region is one kernel of one
+      action of the schedule);
+    - no op outside the region reads the region's values before this op
+      (the region is placed where its last op was, so every reader still
+      comes after it);
+    - its row-broadcast operand (a bias) has the row length of the
+      region's, if the region has one;
+    - it reads the producer's value as the only reader outside the region:
+      the value then never reaches memory. Through a value something else
+      also reads (what the backward stashes), fusing would keep the
+      producer's inputs, that value and the result alive at once and raise
+      the peak, so the two stay separate kernels.
+
+    A value an op outside the region reads becomes a result of the region,
+    so what the backward reads (the stash) is unchanged; values read only
+    inside the region are never stored, so the planned peak never grows.
+    Scalars stay host kernels. `fuse=false` in `--mt-train-pipeline` skips
+    the pass.
+
+    Example: `%h = mt.bias_add %m, %b` then `%r = mt.add %x, %h` (the
+    output projection's bias and the residual add, where nothing else
+    reads `%h`) become one `mt.fusion` yielding `%r`; `%h` is never stored.
+  }];
+  let statistics = [
+    Statistic<"numRegions", "regions", "mt.fusion regions created">,
+    Statistic<"numFusedOps", "fused-ops", "elementwise ops placed in them">
+  ];
+  let dependentDialects = ["::mlir::mt::MTDialect"];
+}
+
+#endif // MEGATRON_PASSES_FUSION_PASSES_TD

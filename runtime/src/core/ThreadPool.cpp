@@ -1,0 +1,89 @@
+//===- ThreadPool.cpp - One pool for every parallel host kernel -----------===//
+
+#include "mtrt/ThreadPool.h"
+
+#include <algorithm>
+#include <memory>
+
+using namespace mtrt;
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < std::max(threads, 1); ++i)
+    workers.emplace_back([this, i] { workerLoop(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  wake.notify_all();
+  for (std::thread &worker : workers)
+    worker.join();
+}
+
+void ThreadPool::runChunks() {
+  for (int64_t chunk = nextChunk++; chunk < numChunks; chunk = nextChunk++) {
+    int64_t begin = chunk * chunkSize;
+    (*job)(begin, std::min(jobSize, begin + chunkSize));
+  }
+}
+
+void ThreadPool::workerLoop(int) {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      wake.wait(lock, [&] { return stopping || generation != seen; });
+      if (stopping)
+        return;
+      seen = generation;
+    }
+    runChunks();
+    std::lock_guard<std::mutex> lock(mutex);
+    if (--pending == 0)
+      done.notify_one();
+  }
+}
+
+void ThreadPool::parallelFor(
+    int64_t n, int64_t grain,
+    const std::function<void(int64_t, int64_t)> &body) {
+  if (n <= 0)
+    return;
+  grain = std::max<int64_t>(grain, 1);
+  int64_t chunks = std::min<int64_t>(threads(), (n + grain - 1) / grain);
+  if (chunks <= 1) {
+    body(0, n);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    job = &body;
+    jobSize = n;
+    chunkSize = (n + chunks - 1) / chunks;
+    numChunks = (n + chunkSize - 1) / chunkSize;
+    nextChunk = 0;
+    pending = int(workers.size());
+    ++generation;
+  }
+  wake.notify_all();
+  runChunks();
+  std::unique_lock<std::mutex> lock(mutex);
+  done.wait(lock, [&] { return pending == 0; });
+  job = nullptr;
+}
+
+namespace {
+std::unique_ptr<ThreadPool> &globalPool() {
+  static std::unique_ptr<ThreadPool> pool = std::make_unique<ThreadPool>(1);
+  return pool;
+}
+} // namespace
+
+ThreadPool &ThreadPool::global() { return *globalPool(); }
+
+void ThreadPool::setThreads(int threads) {
+  if (globalPool()->threads() != std::max(threads, 1))
+    globalPool() = std::make_unique<ThreadPool>(threads);
+}

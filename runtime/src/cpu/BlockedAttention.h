@@ -1,0 +1,172 @@
+//===- BlockedAttention.h - Causal attention in query blocks ----*- C++ -*-===//
+//
+// The CPU backend's attention, forward and backward, one (batch, head) pair
+// at a time and, within it, one block of query rows at a time (as flash
+// attention tiles it): the block's scores against the keys it may see are a
+// GEMM, the causal softmax runs on the block's rows, and the products with
+// V (or, backward, with dO, K and Q) are GEMMs again. Nothing larger than a
+// block of rows by the sequence is ever held, in float, and every GEMM is a
+// single-threaded BLAS call: the caller shares the (batch, head) pairs out
+// over its thread pool. The row-at-a-time kernels in HostKernels.h (double
+// precision) are the reference these are tested against.
+//
+// Dropout draws the same Philox mask as the reference: element (i, j) of
+// pair bh keeps by dropoutKeep at maskRowIndex(..., bh, ..., i) + j.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_CPU_BLOCKEDATTENTION_H
+#define MTRT_CPU_BLOCKEDATTENTION_H
+
+#include "cpu/HostKernels.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace mtrt {
+namespace cpu {
+
+struct AttentionShape {
+  int64_t batch, heads, seq, headDim;
+  double scale, dropout;
+  uint32_t stream;
+  RngKey key;
+  uint64_t indexOffset;
+  int64_t headOffset, headsTotal;
+};
+
+namespace detail {
+
+/// Query rows per block.
+constexpr int64_t kAttentionBlock = 64;
+
+/// P = causal softmax of scale * Q_block K^T for query rows [i0, i0 + rows)
+/// against keys [0, keys), row-major [rows x keys]; masked entries are 0.
+inline void blockProbabilities(const float *q, const float *k, int64_t i0,
+                               int64_t rows, int64_t keys, int64_t headDim,
+                               float scale, float *probs) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, headDim,
+              scale, q + i0 * headDim, headDim, k, headDim, 0.0f, probs, keys);
+  for (int64_t r = 0; r < rows; ++r) {
+    float *row = probs + r * keys;
+    int64_t visible = i0 + r + 1; // keys j <= i
+    float maxScore = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < visible; ++j)
+      maxScore = std::max(maxScore, row[j]);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < visible; ++j) {
+      row[j] = std::exp(row[j] - maxScore);
+      sum += row[j];
+    }
+    float inverse = 1.0f / sum;
+    for (int64_t j = 0; j < visible; ++j)
+      row[j] *= inverse;
+    std::fill(row + visible, row + keys, 0.0f);
+  }
+}
+
+/// The dropout factor of element (i0 + r, j): 1/(1-p) kept, 0 dropped.
+inline float keepFactor(const AttentionShape &a, int64_t bh, int64_t i,
+                        int64_t j) {
+  uint64_t rowIndex = maskRowIndex(a.indexOffset, bh, a.heads, a.headsTotal,
+                                   a.headOffset, a.seq, i);
+  return dropoutKeep(a.key, a.stream, rowIndex + uint64_t(j), a.dropout)
+             ? float(dropoutScale(a.dropout))
+             : 0.0f;
+}
+
+} // namespace detail
+
+/// out = dropout(causal softmax(scale Q K^T)) V for pairs [bhBegin, bhEnd)
+/// of [batch, heads, seq, headDim] tensors.
+inline void blockedAttention(const float *q, const float *k, const float *v,
+                             float *out, const AttentionShape &a,
+                             int64_t bhBegin, int64_t bhEnd) {
+  const int64_t seq = a.seq, d = a.headDim;
+  std::vector<float> probs(size_t(detail::kAttentionBlock * seq));
+  for (int64_t bh = bhBegin; bh < bhEnd; ++bh) {
+    const int64_t base = bh * seq * d;
+    for (int64_t i0 = 0; i0 < seq; i0 += detail::kAttentionBlock) {
+      int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
+      int64_t keys = i0 + rows;
+      detail::blockProbabilities(q + base, k + base, i0, rows, keys, d,
+                                 float(a.scale), probs.data());
+      if (a.dropout > 0.0)
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j <= i0 + r; ++j)
+            probs[r * keys + j] *= detail::keepFactor(a, bh, i0 + r, j);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, keys,
+                  1.0f, probs.data(), keys, v + base, d, 0.0f,
+                  out + base + i0 * d, d);
+    }
+  }
+}
+
+/// dQ, dK, dV of blockedAttention given dOut, for pairs [bhBegin, bhEnd).
+/// Per query block, with Pd = dropout(P):
+///   dV += Pd^T dO,  dPd = dO V^T,  dP = dropout'(dPd),
+///   dS = scale P (dP - rowsum(P dP)),  dQ = dS K,  dK += dS^T Q.
+inline void blockedAttentionGrad(const float *dOut, const float *q,
+                                 const float *k, const float *v, float *dQ,
+                                 float *dK, float *dV, const AttentionShape &a,
+                                 int64_t bhBegin, int64_t bhEnd) {
+  const int64_t seq = a.seq, d = a.headDim;
+  const size_t block = size_t(detail::kAttentionBlock * seq);
+  std::vector<float> probs(block), dropped(block), dProbs(block);
+  for (int64_t bh = bhBegin; bh < bhEnd; ++bh) {
+    const int64_t base = bh * seq * d;
+    std::fill(dK + base, dK + base + seq * d, 0.0f);
+    std::fill(dV + base, dV + base + seq * d, 0.0f);
+    for (int64_t i0 = 0; i0 < seq; i0 += detail::kAttentionBlock) {
+      int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
+      int64_t keys = i0 + rows;
+      detail::blockProbabilities(q + base, k + base, i0, rows, keys, d,
+                                 float(a.scale), probs.data());
+      const float *pd = probs.data();
+      if (a.dropout > 0.0) {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < keys; ++j)
+            dropped[r * keys + j] =
+                j <= i0 + r
+                    ? probs[r * keys + j] * detail::keepFactor(a, bh, i0 + r, j)
+                    : 0.0f;
+        pd = dropped.data();
+      }
+      const float *dOb = dOut + base + i0 * d;
+      // dV[0, keys) += Pd^T dO_block.
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, d, rows, 1.0f,
+                  pd, keys, dOb, d, 1.0f, dV + base, d);
+      // dPd = dO_block V^T, then through the dropout.
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, d, 1.0f,
+                  dOb, d, v + base, d, 0.0f, dProbs.data(), keys);
+      for (int64_t r = 0; r < rows; ++r) {
+        float *dp = dProbs.data() + r * keys;
+        const float *p = probs.data() + r * keys;
+        if (a.dropout > 0.0)
+          for (int64_t j = 0; j <= i0 + r; ++j)
+            dp[j] *= detail::keepFactor(a, bh, i0 + r, j);
+        float rowDot = 0.0f;
+        for (int64_t j = 0; j < keys; ++j)
+          rowDot += p[j] * dp[j];
+        for (int64_t j = 0; j < keys; ++j)
+          dp[j] = p[j] * (dp[j] - rowDot) * float(a.scale); // dS
+      }
+      // dQ_block = dS K;  dK[0, keys) += dS^T Q_block.
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, keys,
+                  1.0f, dProbs.data(), keys, k + base, d, 0.0f,
+                  dQ + base + i0 * d, d);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, d, rows, 1.0f,
+                  dProbs.data(), keys, q + base + i0 * d, d, 1.0f, dK + base,
+                  d);
+    }
+  }
+}
+
+} // namespace cpu
+} // namespace mtrt
+
+#endif // MTRT_CPU_BLOCKEDATTENTION_H

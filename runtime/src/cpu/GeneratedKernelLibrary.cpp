@@ -1,0 +1,183 @@
+//===- GeneratedKernelLibrary.cpp - Generated kernels, compiled once ------===//
+
+#include "cpu/GeneratedKernelLibrary.h"
+
+#include "mtrt/Hash.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+extern char **environ;
+
+using namespace mtrt;
+
+namespace {
+
+std::string env(const char *name) {
+  const char *value = std::getenv(name);
+  return value ? value : "";
+}
+
+std::string cacheDirectory() {
+  if (std::string dir = env("MEGATRON_KERNEL_CACHE"); !dir.empty())
+    return dir;
+  if (std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty())
+    return xdg + "/megatron-mlir/kernels";
+  if (std::string home = env("HOME"); !home.empty())
+    return home + "/.cache/megatron-mlir/kernels";
+  return "/tmp/megatron-mlir-kernels-" + std::to_string(getuid());
+}
+
+/// mkdir -p.
+Status makeDirectories(const std::string &path) {
+  for (size_t at = 1; at <= path.size(); ++at) {
+    if (at != path.size() && path[at] != '/')
+      continue;
+    std::string prefix = path.substr(0, at);
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+      return Status::error("cannot create the kernel cache directory " +
+                           prefix + ": " + std::strerror(errno));
+  }
+  return Status::ok();
+}
+
+std::string readHead(const std::string &path, size_t limit) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  return text.size() > limit ? text.substr(0, limit) + "..." : text;
+}
+
+/// Runs `argv` with stdout and stderr into `log`; its exit status.
+Status run(const std::vector<std::string> &argv, const std::string &log) {
+  std::vector<char *> args;
+  for (const std::string &arg : argv)
+    args.push_back(const_cast<char *>(arg.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  int spawned =
+      posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0)
+    return Status::error(
+        "cannot run the C++ compiler '" + argv[0] +
+        "' to build the generated kernels: " + std::strerror(spawned) +
+        " (set MEGATRON_CXX to a C++17 compiler)");
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return Status::ok();
+  return Status::error("the C++ compiler '" + argv[0] +
+                       "' failed on the generated kernels (log " + log +
+                       "):\n" + readHead(log, 2000));
+}
+
+} // namespace
+
+GeneratedKernelLibrary::~GeneratedKernelLibrary() {
+  if (handle)
+    dlclose(handle);
+}
+
+Status GeneratedKernelLibrary::load(const RankProgram &program) {
+  functions.clear();
+  if (program.generatedKernels.empty())
+    return Status::ok();
+  if (program.kernelSource.empty())
+    return Status::error("the program has " +
+                         std::to_string(program.generatedKernels.size()) +
+                         " generated kernels but no kernel source");
+  std::string compiler = env("MEGATRON_CXX");
+  if (compiler.empty())
+    compiler = "c++";
+  std::vector<std::string> flags = {"-std=c++17",
+                                    "-O3",
+                                    "-march=native",
+                                    "-fPIC",
+                                    "-shared",
+                                    "-fno-math-errno",
+                                    "-fno-trapping-math",
+                                    "-w",
+                                    "-x",
+                                    "c++"};
+  std::string key = compiler;
+  for (const std::string &flag : flags)
+    key += " " + flag;
+  uint64_t hash =
+      fnv1a(program.kernelSource.data(), program.kernelSource.size(),
+            fnv1a(key.data(), key.size()));
+  char name[32];
+  std::snprintf(name, sizeof(name), "%016llx",
+                static_cast<unsigned long long>(hash));
+  std::string dir = cacheDirectory();
+  MTRT_RETURN_IF_ERROR(makeDirectories(dir));
+  std::string base = dir + "/" + name;
+  libraryPath = base + ".so";
+
+  struct stat info;
+  if (stat(libraryPath.c_str(), &info) != 0) {
+    // One process compiles; others wait on the lock, then find the file.
+    int lock = open((base + ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+    if (lock < 0)
+      return Status::error("cannot open the kernel cache lock " + base +
+                           ".lock: " + std::strerror(errno));
+    while (flock(lock, LOCK_EX) != 0 && errno == EINTR) {
+    }
+    Status built = Status::ok();
+    if (stat(libraryPath.c_str(), &info) != 0) {
+      std::string source = base + ".cpp";
+      {
+        std::ofstream out(source, std::ios::binary | std::ios::trunc);
+        out << program.kernelSource;
+        if (!out.flush())
+          built = Status::error("cannot write " + source);
+      }
+      std::string partial = base + ".so.part" + std::to_string(getpid());
+      if (built) {
+        std::vector<std::string> argv = {compiler};
+        argv.insert(argv.end(), flags.begin(), flags.end());
+        argv.insert(argv.end(), {source, "-o", partial});
+        built = run(argv, base + ".log");
+      }
+      // Renamed into place whole: a reader never sees half a library.
+      if (built && std::rename(partial.c_str(), libraryPath.c_str()) != 0)
+        built = Status::error("cannot move the compiled kernels to " +
+                              libraryPath + ": " + std::strerror(errno));
+      std::remove(partial.c_str());
+    }
+    flock(lock, LOCK_UN);
+    close(lock);
+    MTRT_RETURN_IF_ERROR(built);
+  }
+  handle = dlopen(libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return Status::error("cannot load the compiled kernels " + libraryPath +
+                         ": " + dlerror() + " (delete it to have it rebuilt)");
+  for (const GeneratedKernel &kernel : program.generatedKernels) {
+    void *symbol = dlsym(handle, kernel.name.c_str());
+    if (!symbol)
+      return Status::error("the compiled kernels " + libraryPath +
+                           " have no kernel '" + kernel.name +
+                           "' (the kernel source does not define it)");
+    functions.push_back(reinterpret_cast<GeneratedKernelFn>(symbol));
+  }
+  return Status::ok();
+}
