@@ -69,14 +69,17 @@ inline void blockProbabilities(const float *q, const float *k, int64_t i0,
   }
 }
 
-/// The dropout factor of element (i0 + r, j): 1/(1-p) kept, 0 dropped.
-inline float keepFactor(const AttentionShape &a, int64_t bh, int64_t i,
-                        int64_t j) {
+/// Multiplies the first `count` entries of query row i of pair bh by their
+/// dropout factors: 1/(1-p) kept, 0 dropped (`words` is scratch).
+inline void applyRowDropout(const AttentionShape &a, int64_t bh, int64_t i,
+                            int64_t count, float *row, uint32_t *words) {
   uint64_t rowIndex = maskRowIndex(a.indexOffset, bh, a.heads, a.headsTotal,
                                    a.headOffset, a.seq, i);
-  return dropoutKeep(a.key, a.stream, rowIndex + uint64_t(j), a.dropout)
-             ? float(dropoutScale(a.dropout))
-             : 0.0f;
+  philoxWords(a.key.seed, rowIndex, a.stream, uint32_t(a.key.step), count,
+              words);
+  float scale = float(dropoutScale(a.dropout));
+  for (int64_t j = 0; j < count; ++j)
+    row[j] *= keepsWord(words[j], a.dropout) ? scale : 0.0f;
 }
 
 } // namespace detail
@@ -88,6 +91,7 @@ inline void blockedAttention(const float *q, const float *k, const float *v,
                              int64_t bhBegin, int64_t bhEnd) {
   const int64_t seq = a.seq, d = a.headDim;
   std::vector<float> probs(size_t(detail::kAttentionBlock * seq));
+  std::vector<uint32_t> words(static_cast<size_t>(seq));
   for (int64_t bh = bhBegin; bh < bhEnd; ++bh) {
     const int64_t base = bh * seq * d;
     for (int64_t i0 = 0; i0 < seq; i0 += detail::kAttentionBlock) {
@@ -97,8 +101,8 @@ inline void blockedAttention(const float *q, const float *k, const float *v,
                                  float(a.scale), probs.data());
       if (a.dropout > 0.0)
         for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j <= i0 + r; ++j)
-            probs[r * keys + j] *= detail::keepFactor(a, bh, i0 + r, j);
+          detail::applyRowDropout(a, bh, i0 + r, i0 + r + 1,
+                                  probs.data() + r * keys, words.data());
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, keys,
                   1.0f, probs.data(), keys, v + base, d, 0.0f,
                   out + base + i0 * d, d);
@@ -117,6 +121,7 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
   const int64_t seq = a.seq, d = a.headDim;
   const size_t block = size_t(detail::kAttentionBlock * seq);
   std::vector<float> probs(block), dropped(block), dProbs(block);
+  std::vector<uint32_t> words(static_cast<size_t>(seq));
   for (int64_t bh = bhBegin; bh < bhEnd; ++bh) {
     const int64_t base = bh * seq * d;
     std::fill(dK + base, dK + base + seq * d, 0.0f);
@@ -128,12 +133,11 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
                                  float(a.scale), probs.data());
       const float *pd = probs.data();
       if (a.dropout > 0.0) {
+        // The kept-and-scaled probabilities (the masked tail stays 0).
+        std::copy(probs.begin(), probs.begin() + rows * keys, dropped.begin());
         for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j < keys; ++j)
-            dropped[r * keys + j] =
-                j <= i0 + r
-                    ? probs[r * keys + j] * detail::keepFactor(a, bh, i0 + r, j)
-                    : 0.0f;
+          detail::applyRowDropout(a, bh, i0 + r, i0 + r + 1,
+                                  dropped.data() + r * keys, words.data());
         pd = dropped.data();
       }
       const float *dOb = dOut + base + i0 * d;
@@ -147,13 +151,22 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
         float *dp = dProbs.data() + r * keys;
         const float *p = probs.data() + r * keys;
         if (a.dropout > 0.0)
-          for (int64_t j = 0; j <= i0 + r; ++j)
-            dp[j] *= detail::keepFactor(a, bh, i0 + r, j);
-        float rowDot = 0.0f;
+          detail::applyRowDropout(a, bh, i0 + r, i0 + r + 1, dp, words.data());
+        double rowDot = 0.0;
         for (int64_t j = 0; j < keys; ++j)
-          rowDot += p[j] * dp[j];
+          rowDot += double(p[j]) * double(dp[j]);
+        double rowSum = 0.0;
+        for (int64_t j = 0; j < keys; ++j) {
+          dp[j] = p[j] * (dp[j] - float(rowDot)) * float(a.scale); // dS
+          rowSum += double(dp[j]);
+        }
+        // Each row of dS sums to zero exactly (softmax ignores a constant
+        // added to a row of scores), which is what makes the key bias's
+        // gradient zero; in float it sums to rounding noise, which AdamW
+        // would turn into steps. Taking the sum out along P restores it to
+        // the second order.
         for (int64_t j = 0; j < keys; ++j)
-          dp[j] = p[j] * (dp[j] - rowDot) * float(a.scale); // dS
+          dp[j] -= float(rowSum) * p[j];
       }
       // dQ_block = dS K;  dK[0, keys) += dS^T Q_block.
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, keys,

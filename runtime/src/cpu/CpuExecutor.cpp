@@ -507,8 +507,13 @@ Status CpuExecutor::runCommand(KernelId id, const Command &command,
                      command.get("probability", 0.0), stream, key, index);
       }
   } else if (id == KernelId::dropout) {
-    cpu::dropout(in(0), out(0), outDesc(0).numElements(),
-                 command.get("probability", 0.0), stream, key, rngOffset);
+    // Counter-based: any range draws its own part of the mask.
+    ThreadPool::global().parallelFor(
+        outDesc(0).numElements(), 16384, [&](int64_t begin, int64_t end) {
+          cpu::dropout(in(0) + begin, out(0) + begin, end - begin,
+                       command.get("probability", 0.0), stream, key,
+                       rngOffset + uint64_t(begin));
+        });
   } else if (id == KernelId::matmul) {
     const BufferDesc &a = inDesc(0), &b = inDesc(1), &c = outDesc(0);
     bool ta = command.get("transpose_a", 0) != 0;

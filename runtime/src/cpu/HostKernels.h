@@ -70,24 +70,55 @@ inline std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter,
   return counter;
 }
 
-/// The random word of element `index` of dropout stream `stream` at `step`:
-/// key = (seed low 32, seed high 32), counter = (index low 32, index high 32,
-/// stream, step low 32). Counter-based, so an element's word depends only on
-/// its global index, never on how the tensor is split or on its size.
+/// Word 0 of the Philox block of counter (index low 32, index high 32,
+/// stream, step low 32) and key (seed low 32, seed high 32): how our
+/// arguments map onto Random123's, which its test vectors check. Dropout
+/// draws with dropoutWord.
 inline uint32_t philox4x32(uint64_t seed, uint64_t index, uint32_t stream,
                            uint32_t step) {
   return philox4x32_10({uint32_t(index), uint32_t(index >> 32), stream, step},
                        {uint32_t(seed), uint32_t(seed >> 32)})[0];
 }
 
+/// The random word of dropout element `index`: word index % 4 of the
+/// Philox block whose counter is (index / 4 low 32, index / 4 high 32,
+/// stream, step), so that one block serves four consecutive elements (as
+/// cuRAND's curand4 does). Counter-based: an element's word depends only on
+/// its global index, never on how the tensor is split or on its size.
+inline uint32_t dropoutWord(uint64_t seed, uint64_t index, uint32_t stream,
+                            uint32_t step) {
+  uint64_t block = index >> 2;
+  return philox4x32_10({uint32_t(block), uint32_t(block >> 32), stream, step},
+                       {uint32_t(seed), uint32_t(seed >> 32)})[index & 3];
+}
+
+/// dropoutWord(seed, first + l, stream, step) for l in [0, count), into
+/// words[l]: one Philox block per four elements.
+inline void philoxWords(uint64_t seed, uint64_t first, uint32_t stream,
+                        uint32_t step, int64_t count, uint32_t *words) {
+  uint64_t end = first + uint64_t(count);
+  for (uint64_t block = first >> 2; block << 2 < end; ++block) {
+    std::array<uint32_t, 4> out =
+        philox4x32_10({uint32_t(block), uint32_t(block >> 32), stream, step},
+                      {uint32_t(seed), uint32_t(seed >> 32)});
+    for (uint64_t w = 0; w < 4; ++w) {
+      uint64_t index = (block << 2) + w;
+      if (index >= first && index < end)
+        words[index - first] = out[w];
+    }
+  }
+}
+
+/// Whether a random word keeps its element under dropout probability p.
+inline bool keepsWord(uint32_t word, double p) {
+  return double(word) * (1.0 / 4294967296.0) >= p;
+}
+
 /// Whether dropout keeps element `index` of stream `stream`: with probability
 /// 1-p. The uniform is word * 2^-32 in [0, 1), so p = 0 keeps everything and
 /// p = 1 drops everything.
 inline bool dropoutKeep(RngKey key, uint32_t stream, uint64_t index, double p) {
-  double uniform =
-      double(philox4x32(key.seed, index, stream, uint32_t(key.step))) *
-      (1.0 / 4294967296.0);
-  return uniform >= p;
+  return keepsWord(dropoutWord(key.seed, index, stream, uint32_t(key.step)), p);
 }
 
 namespace detail {
@@ -471,10 +502,14 @@ void dropout(const T *x, T *y, int64_t n, double p, uint32_t stream, RngKey key,
     return;
   }
   double scale = detail::dropoutScale(p);
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = dropoutKeep(key, stream, indexOffset + uint64_t(i), p)
-               ? T(double(x[i]) * scale)
-               : T(0);
+  uint32_t words[256];
+  for (int64_t i0 = 0; i0 < n; i0 += 256) {
+    int64_t count = std::min<int64_t>(256, n - i0);
+    philoxWords(key.seed, indexOffset + uint64_t(i0), stream,
+                uint32_t(key.step), count, words);
+    for (int64_t j = 0; j < count; ++j)
+      y[i0 + j] = keepsWord(words[j], p) ? T(double(x[i0 + j]) * scale) : T(0);
+  }
 }
 
 //===----------------------------------------------------------------------===//
