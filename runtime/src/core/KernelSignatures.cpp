@@ -372,11 +372,12 @@ Status checkGenerated(const Command &command,
                       const std::vector<GeneratedKernel> &generated) {
   double index = command.get("generated", -1);
   if (!(index >= 0 && index < double(generated.size())) ||
-      index != std::floor(index))
-    return Status::error("attribute 'generated' is " + std::to_string(index) +
-                         ", not one of the " +
-                         std::to_string(generated.size()) +
-                         " generated kernels");
+      index != std::floor(index)) {
+    std::ostringstream os;
+    os << "attribute 'generated' is " << index << ", not one of the "
+       << generated.size() << " generated kernels of the program";
+    return Status::error(os.str());
+  }
   const GeneratedKernel &kernel = generated[size_t(index)];
   size_t operands = command.ins.size() + command.outs.size();
   if (operands != kernel.operandTypes.size() ||

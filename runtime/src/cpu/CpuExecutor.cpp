@@ -591,14 +591,22 @@ Status CpuExecutor::runCommand(KernelId id, const Command &command,
                                            rows, vocab, begin, end);
                                      });
   } else if (id == KernelId::global_norm) {
-    // Each tensor's sum on some thread, added in operand order: the same
-    // bits for any number of threads.
-    std::vector<double> sums(command.ins.size(), 0.0);
+    // Sums of squares of fixed 1M-element pieces on the pool, added in
+    // order: the same bits for any number of threads.
+    constexpr int64_t kPiece = int64_t(1) << 20;
+    std::vector<std::pair<size_t, int64_t>> pieces; // (operand, first)
+    for (size_t i = 0; i < command.ins.size(); ++i)
+      for (int64_t first = 0; first < inDesc(i).numElements(); first += kPiece)
+        pieces.push_back({i, first});
+    std::vector<double> sums(pieces.size(), 0.0);
     ThreadPool::global().parallelFor(
-        int64_t(sums.size()), 1, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i)
-            sums[size_t(i)] = cpu::sumOfSquares(
-                in(size_t(i)), inDesc(size_t(i)).numElements());
+        int64_t(pieces.size()), 1, [&](int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            auto [operand, first] = pieces[size_t(p)];
+            int64_t count =
+                std::min(kPiece, inDesc(operand).numElements() - first);
+            sums[size_t(p)] = cpu::sumOfSquares(in(operand) + first, count);
+          }
         });
     double sum = 0;
     for (double part : sums)
