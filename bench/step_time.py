@@ -10,8 +10,9 @@ megatron-run / PyTorch (below 1 means megatron-run is faster). Both use the
 same number of threads: megatron-run --threads (one pool for its GEMMs,
 generated kernels and host kernels), torch.set_num_threads for PyTorch. In
 the same run it measures the sgemm rate of the machine's OpenBLAS (numpy,
-2048^3, same threads) and reports megatron-run's achieved training FLOP/s
-(6N + attention per token) as a fraction of it.
+2048^3, same threads, before and after the runs, keeping the higher) and
+reports megatron-run's achieved training FLOP/s (6N + attention per token)
+as a fraction of it.
 
 Results are appended to bench/results/step_time_cpu.md and written to
 bench/results/step_time_cpu.json.
@@ -120,6 +121,8 @@ def main():
     parser.add_argument("--unfused", action="store_true",
                         help="compile with fuse=false (one host kernel per op)")
     a = parser.parse_args()
+    # The rate is measured before and after the runs and the higher kept:
+    # on a shared machine a slow moment would flatter the fraction.
     sgemm = sgemm_gflops(a.threads)
     print(f"OpenBLAS sgemm 2048^3, {a.threads} threads: {sgemm:.1f} GFLOP/s", flush=True)
     torch_version = subprocess.run(["/usr/bin/python3", "-c", "import torch; print(torch.__version__)"],
@@ -135,6 +138,16 @@ def main():
                   f"megatron-run {r['megatron_run_s']:.3f} s/step, PyTorch {r['pytorch_s']:.3f} s/step, "
                   f"ratio {r['ratio']:.2f}; {r['megatron_run_gflops']:.1f} GFLOP/s, "
                   f"{100 * r['fraction_of_sgemm']:.0f}% of sgemm", flush=True)
+    after = sgemm_gflops(a.threads)
+    print(f"OpenBLAS sgemm 2048^3 again: {after:.1f} GFLOP/s", flush=True)
+    if after > sgemm:
+        sgemm = after
+        for r in results:
+            r["sgemm_gflops"] = sgemm
+            r["fraction_of_sgemm"] = r["megatron_run_gflops"] / sgemm
+    for r in results:
+        print(f"{r['layers']} layers: ratio {r['ratio']:.2f}, "
+              f"{100 * r['fraction_of_sgemm']:.0f}% of the {sgemm:.1f} GFLOP/s sgemm rate")
     record = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "machine": f"{cpu_model()}, {os.cpu_count()} cores", "baseline": f"PyTorch {torch_version} (CPU, Debian python3-torch, OpenBLAS)",
               "fused": not a.unfused, "sgemm_gflops": sgemm, "results": results}
