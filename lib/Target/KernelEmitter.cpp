@@ -57,7 +57,8 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
   size_t numOperands = body.getNumArguments() + yield.getValues().size();
   if (numOperands > size_t(mtrt::kGeneratedKernelMaxOperands))
     return fusion.emitOpError()
-           << "has " << numOperands << " operands; a generated kernel takes at "
+           << "has " << numOperands
+           << " operands; a generated kernel takes at most "
            << mtrt::kGeneratedKernelMaxOperands;
 
   // The row length of the broadcast operands (one length per kernel).
@@ -66,9 +67,11 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
   for (Operation &op : body.without_terminator()) {
     auto elementwise = cast<ElementwiseOpInterface>(&op);
     for (OpOperand &operand : op.getOpOperands()) {
-      if (!elementwise.isRowBroadcastOperand(operand.getOperandNumber()))
-        continue;
+      // A broadcast operand as large as the domain is read as a full one.
       int64_t length = numElements(operand.get());
+      if (!elementwise.isRowBroadcastOperand(operand.getOperandNumber()) ||
+          length == kernel.elements)
+        continue;
       if (broadcastLength && *broadcastLength != length)
         return fusion.emitOpError()
                << "broadcasts operands of " << *broadcastLength << " and "

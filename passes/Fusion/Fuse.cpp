@@ -9,12 +9,14 @@
 #include "passes/Fusion/Passes.h"
 
 #include "dialects/MT/IR/MTOps.h"
+#include "mtrt/GeneratedKernelPrelude.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::mt {
 #define GEN_PASS_DEF_FUSEPASS
@@ -173,6 +175,8 @@ private:
       return false;
     if (rowLength && group.rowLength && *rowLength != *group.rowLength)
       return false;
+    if (operandCountWith(group, op) > mtrt::kGeneratedKernelMaxOperands)
+      return false;
     // The region moves to `op`: nothing outside it may read its values
     // before that.
     for (Operation *member : group.ops)
@@ -184,6 +188,26 @@ private:
           return false;
       }
     return true;
+  }
+
+  /// The operands (distinct inputs and results read outside) of the
+  /// kernel `group` plus `op` would become.
+  int64_t operandCountWith(const Group &group, Operation *op) const {
+    llvm::SmallPtrSet<Operation *, 16> members(group.ops.begin(),
+                                               group.ops.end());
+    members.insert(op);
+    llvm::SmallPtrSet<Value, 16> inputs;
+    int64_t results = 0;
+    for (Operation *member : members) {
+      for (Value operand : member->getOperands())
+        if (!members.contains(operand.getDefiningOp()))
+          inputs.insert(operand);
+      for (Value result : member->getResults())
+        results += llvm::any_of(result.getUsers(), [&](Operation *user) {
+          return !members.contains(user);
+        });
+    }
+    return int64_t(inputs.size()) + results;
   }
 
   Block &block;

@@ -31,11 +31,18 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
       the value then never reaches memory. Through a value something else
       also reads (what the backward stashes), fusing would keep the
       producer's inputs, that value and the result alive at once and raise
-      the peak, so the two stay separate kernels.
+      the peak, so the two stay separate kernels;
+    - the region still has at most 32 operands, inputs and results
+      together (mtrt::kGeneratedKernelMaxOperands, what one kernel takes).
 
     A value an op outside the region reads becomes a result of the region,
-    so what the backward reads (the stash) is unchanged; values read only
-    inside the region are never stored, so the planned peak never grows.
+    so what the backward reads (the stash) is unchanged. Values read only
+    inside the region are never stored. The region runs where its last op
+    was, so an input of an earlier member stays alive until then: the
+    planned peak can grow by such inputs where the chain spans other
+    commands. The chains fused here are adjacent in practice, and
+    `test/runtime/fusion.test` measures the peaks of whole models (equal
+    or lower).
     Scalars stay host kernels. `fuse=false` in `--mt-train-pipeline` skips
     the pass.
 

@@ -127,3 +127,90 @@ func.func @wrong_domain(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> tensor<4x8xf3
   }
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// A kernel takes at most 32 operands: a chain of 34 adds, each reading
+// another argument, becomes a region of 30 adds (31 inputs, 1 result) and
+// one of the remaining 4.
+
+// CHECK-LABEL: func.func @widest_region
+// CHECK:         %[[FIRST:.+]] = mt.fusion ins(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10, %arg11, %arg12, %arg13, %arg14, %arg15, %arg16, %arg17, %arg18, %arg19, %arg20, %arg21, %arg22, %arg23, %arg24, %arg25, %arg26, %arg27, %arg28, %arg29, %arg30 : {{.*}}) -> (tensor<4x8xf32>) {
+// CHECK-COUNT-30:  mt.add
+// CHECK:         mt.fusion ins(%[[FIRST]], %arg31, %arg32, %arg33, %arg34 : {{.*}}) -> (tensor<4x8xf32>) {
+// CHECK-COUNT-4:   mt.add
+// CHECK-NOT:     mt.add
+// CHECK:         return
+// LOWER:       mtrt.generated_kernel @stage0_fused0 {{{.*}}operand_extents = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32>
+// LOWER:       mtrt.generated_kernel @stage0_fused1 {{{.*}}operand_extents = array<i64: 32, 32, 32, 32, 32, 32>
+func.func @widest_region(%x: tensor<4x8xf32> {mt.input = "tokens"},
+    %a0: tensor<4x8xf32> {mt.param = "a0"},
+    %a1: tensor<4x8xf32> {mt.param = "a1"},
+    %a2: tensor<4x8xf32> {mt.param = "a2"},
+    %a3: tensor<4x8xf32> {mt.param = "a3"},
+    %a4: tensor<4x8xf32> {mt.param = "a4"},
+    %a5: tensor<4x8xf32> {mt.param = "a5"},
+    %a6: tensor<4x8xf32> {mt.param = "a6"},
+    %a7: tensor<4x8xf32> {mt.param = "a7"},
+    %a8: tensor<4x8xf32> {mt.param = "a8"},
+    %a9: tensor<4x8xf32> {mt.param = "a9"},
+    %a10: tensor<4x8xf32> {mt.param = "a10"},
+    %a11: tensor<4x8xf32> {mt.param = "a11"},
+    %a12: tensor<4x8xf32> {mt.param = "a12"},
+    %a13: tensor<4x8xf32> {mt.param = "a13"},
+    %a14: tensor<4x8xf32> {mt.param = "a14"},
+    %a15: tensor<4x8xf32> {mt.param = "a15"},
+    %a16: tensor<4x8xf32> {mt.param = "a16"},
+    %a17: tensor<4x8xf32> {mt.param = "a17"},
+    %a18: tensor<4x8xf32> {mt.param = "a18"},
+    %a19: tensor<4x8xf32> {mt.param = "a19"},
+    %a20: tensor<4x8xf32> {mt.param = "a20"},
+    %a21: tensor<4x8xf32> {mt.param = "a21"},
+    %a22: tensor<4x8xf32> {mt.param = "a22"},
+    %a23: tensor<4x8xf32> {mt.param = "a23"},
+    %a24: tensor<4x8xf32> {mt.param = "a24"},
+    %a25: tensor<4x8xf32> {mt.param = "a25"},
+    %a26: tensor<4x8xf32> {mt.param = "a26"},
+    %a27: tensor<4x8xf32> {mt.param = "a27"},
+    %a28: tensor<4x8xf32> {mt.param = "a28"},
+    %a29: tensor<4x8xf32> {mt.param = "a29"},
+    %a30: tensor<4x8xf32> {mt.param = "a30"},
+    %a31: tensor<4x8xf32> {mt.param = "a31"},
+    %a32: tensor<4x8xf32> {mt.param = "a32"},
+    %a33: tensor<4x8xf32> {mt.param = "a33"}) -> tensor<4x8xf32> {
+  %s0 = mt.add %x, %a0 : tensor<4x8xf32>
+  %s1 = mt.add %s0, %a1 : tensor<4x8xf32>
+  %s2 = mt.add %s1, %a2 : tensor<4x8xf32>
+  %s3 = mt.add %s2, %a3 : tensor<4x8xf32>
+  %s4 = mt.add %s3, %a4 : tensor<4x8xf32>
+  %s5 = mt.add %s4, %a5 : tensor<4x8xf32>
+  %s6 = mt.add %s5, %a6 : tensor<4x8xf32>
+  %s7 = mt.add %s6, %a7 : tensor<4x8xf32>
+  %s8 = mt.add %s7, %a8 : tensor<4x8xf32>
+  %s9 = mt.add %s8, %a9 : tensor<4x8xf32>
+  %s10 = mt.add %s9, %a10 : tensor<4x8xf32>
+  %s11 = mt.add %s10, %a11 : tensor<4x8xf32>
+  %s12 = mt.add %s11, %a12 : tensor<4x8xf32>
+  %s13 = mt.add %s12, %a13 : tensor<4x8xf32>
+  %s14 = mt.add %s13, %a14 : tensor<4x8xf32>
+  %s15 = mt.add %s14, %a15 : tensor<4x8xf32>
+  %s16 = mt.add %s15, %a16 : tensor<4x8xf32>
+  %s17 = mt.add %s16, %a17 : tensor<4x8xf32>
+  %s18 = mt.add %s17, %a18 : tensor<4x8xf32>
+  %s19 = mt.add %s18, %a19 : tensor<4x8xf32>
+  %s20 = mt.add %s19, %a20 : tensor<4x8xf32>
+  %s21 = mt.add %s20, %a21 : tensor<4x8xf32>
+  %s22 = mt.add %s21, %a22 : tensor<4x8xf32>
+  %s23 = mt.add %s22, %a23 : tensor<4x8xf32>
+  %s24 = mt.add %s23, %a24 : tensor<4x8xf32>
+  %s25 = mt.add %s24, %a25 : tensor<4x8xf32>
+  %s26 = mt.add %s25, %a26 : tensor<4x8xf32>
+  %s27 = mt.add %s26, %a27 : tensor<4x8xf32>
+  %s28 = mt.add %s27, %a28 : tensor<4x8xf32>
+  %s29 = mt.add %s28, %a29 : tensor<4x8xf32>
+  %s30 = mt.add %s29, %a30 : tensor<4x8xf32>
+  %s31 = mt.add %s30, %a31 : tensor<4x8xf32>
+  %s32 = mt.add %s31, %a32 : tensor<4x8xf32>
+  %s33 = mt.add %s32, %a33 : tensor<4x8xf32>
+  return %s33 : tensor<4x8xf32>
+}

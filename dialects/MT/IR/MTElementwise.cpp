@@ -16,6 +16,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::mt;
 
@@ -82,6 +84,15 @@ std::string ScaleOp::scalarExpression(ArrayRef<std::string> operands) {
 }
 int64_t ScaleOp::flopsPerElement() { return 1; }
 
+LogicalResult ScaleOp::verify() {
+  // A generated kernel writes the factor as a float literal: it must be one.
+  double factor = getFactor().convertToDouble();
+  if (!std::isfinite(factor) || std::fabs(factor) > 3.4028234663852886e38)
+    return emitOpError() << "factor " << factor
+                         << " is not a finite single-precision number";
+  return success();
+}
+
 std::string CastOp::scalarExpression(ArrayRef<std::string> operands) {
   // The value is float; the emitter rounds it to the result's type.
   return operands[0];
@@ -98,6 +109,8 @@ int64_t FusionOp::getDomainElements() {
 
 LogicalResult FusionOp::verify() {
   Block &body = getBody().front();
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return emitOpError() << "must end with mt.yield";
   if (getNumResults() == 0)
     return emitOpError() << "must have at least one result";
   if (body.getNumArguments() != getInputs().size())
@@ -110,9 +123,7 @@ LogicalResult FusionOp::verify() {
       return emitOpError() << "input #" << index << " has type "
                            << input.getType() << " but block argument #"
                            << index << " has " << arg.getType();
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
-  if (!yield)
-    return emitOpError() << "must end with mt.yield";
+  auto yield = cast<YieldOp>(body.back());
   if (TypeRange(yield.getValues().getTypes()) != getResultTypes())
     return emitOpError() << "yields " << yield.getValues().getTypes()
                          << " but has results " << getResultTypes();

@@ -730,6 +730,7 @@ def MT_ScaleOp : MT_Op<"scale", [DeclareOpInterfaceMethods<MT_ElementwiseOpInter
   let arguments = (ins MT_FloatTensor:$input, F64Attr:$factor);
   let results = (outs MT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def MT_DivOp : MT_Op<"div", [Pure]> {

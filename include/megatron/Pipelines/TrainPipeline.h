@@ -89,8 +89,8 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 
 /// mt-mixed-precision (unless fp32), canonicalize, mt-autodiff, canonicalize,
 /// cse, mt-remat (or mt-remat-budget), mt-parallelize, mt-pipeline,
-/// mt-fuse (unless fuse=false), mt-lower-to-runtime, mt-verify-collectives: a forward graph in, one mtrt
-/// program per pipeline stage out.
+/// mt-fuse (unless fuse=false), mt-lower-to-runtime, mt-verify-collectives:
+/// a forward graph in, one mtrt program per pipeline stage out.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
 /// mt-parallelize, mt-pipeline, mt-fuse and mt-lower-to-runtime with `options`;

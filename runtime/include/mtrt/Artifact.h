@@ -142,15 +142,14 @@ struct Command {
   }
 };
 
-/// A program as the artifact holds it (shared by the ranks of its stage),
-/// or, after `specializeProgram`, one rank's copy with its coordinates and
-/// every per-rank value resolved.
 /// A kernel the compiler generated for one mt.fusion region
 /// (`mtrt.generated_kernel`), launched by a `fused` command whose
 /// `generated` parameter is its index. Operand k (inputs first, then
 /// `numOutputs` outputs) holds `operandTypes[k]` and has
-/// `operandExtents[k]` elements: `elements`, or the row length of a
-/// broadcast operand. Its code is in the program's `kernelSource`.
+/// `operandExtents[k]` elements: `elements`, or for row-broadcast inputs
+/// one row length that divides it. Its code is in the program's
+/// `kernelSource`, which the backend compiles and runs in its own process:
+/// an artifact is trusted code, as a shared library is.
 struct GeneratedKernel {
   std::string name;
   int64_t elements = 0;
@@ -160,6 +159,9 @@ struct GeneratedKernel {
   int64_t flopsPerElement = 0;
 };
 
+/// A program as the artifact holds it (shared by the ranks of its stage),
+/// or, after `specializeProgram`, one rank's copy with its coordinates and
+/// every per-rank value resolved.
 struct RankProgram {
   /// The pipeline stage whose ranks run it (0 without pipelining).
   int64_t stage = 0;

@@ -167,9 +167,13 @@ MT_DEVICE float mt_tanh(float x) {
               ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z -
                  5.37397155531e-2f) * z + 1.33314422036e-1f) * z -
                3.33332819422e-1f);
+  // Past |x| = 9, 1 - 2/(e^2|x| + 1) is within half an ulp of 1 but would
+  // round to the float below it, leaving 1 - tanh^2 at 2^-23 instead of 0
+  // (gelu_grad of a large negative input would not vanish): return +-1.
   float e = mt_exp(2.0f * (a < 9.0f ? a : 9.0f));
-  float large = copysignf(1.0f - 2.0f / (e + 1.0f), x);
-  return a < 0.625f ? small : large;
+  float large = copysignf(a < 9.0f ? 1.0f - 2.0f / (e + 1.0f) : 1.0f, x);
+  float result = a < 0.625f ? small : large;
+  return x != x ? x : result;
 }
 
 // GPT-2's gelu_new and its derivative (mt.gelu, mt.gelu_grad).

@@ -1,5 +1,4 @@
-//===- ThreadPool.h - One pool for every parallel host kernel ----*- C++
-//-*-===//
+//===- ThreadPool.h - One pool for every parallel host kernel -*- C++ -*-===//
 //
 // The CPU backend's threads: generated kernels, GEMMs (split into row or
 // column blocks, each a single-threaded BLAS call) and the attention,
@@ -16,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -33,9 +33,13 @@ public:
 
   int threads() const { return int(workers.size()) + 1; }
 
-  /// Calls `body(begin, end)` on disjoint ranges covering [0, n), each at
-  /// least `grain` long (but the last), spread over the threads; returns
-  /// when all are done. Runs inline when one range covers it all.
+  /// Calls `body(begin, end)` on disjoint ranges covering [0, n), as many
+  /// as there are threads but no more than n / grain (rounded up), of equal
+  /// length but the last; returns when all are done. Runs inline when one
+  /// range covers it all, and when called from inside a job of this pool
+  /// (a nested loop runs on its caller's thread). Calls from several
+  /// threads at once take turns. An exception from `body` is rethrown here
+  /// once every range has finished (the first one, if several throw).
   void parallelFor(int64_t n, int64_t grain,
                    const std::function<void(int64_t, int64_t)> &body);
 
@@ -49,7 +53,9 @@ private:
   void runChunks();
 
   std::vector<std::thread> workers;
+  std::mutex submit; // one job at a time
   std::mutex mutex;
+  std::exception_ptr failure; // the job's first exception
   std::condition_variable wake, done;
   uint64_t generation = 0;
   bool stopping = false;

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <sys/stat.h>
@@ -602,17 +603,37 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                               "operands, at least one output)");
         else if (kernel.flopsPerElement < 0 || kernel.flopsPerElement > 1000000)
           reader.fail(at + ".flops_per_element", "is out of range");
+        // Extents are what the kernel indexes: outputs and full inputs by
+        // the element index, row-broadcast inputs by the column of one row
+        // length (the generated code reads `c = i % rowLength`).
+        std::optional<int64_t> rowLength;
         for (size_t o = 0; o < operands && reader.ok(); ++o) {
           DType type = kernel.operandTypes[o];
+          int64_t extent = kernel.operandExtents[o];
+          bool output = int64_t(o) >= int64_t(operands) - kernel.numOutputs;
           if (type != DType::F32 && type != DType::BF16 && type != DType::F16)
             reader.fail(at + ".operand_dtypes",
                         std::string("'") + dtypeName(type) +
                             "' is not a floating-point type");
-          else if (kernel.elements % kernel.operandExtents[o] != 0)
+          else if (extent == kernel.elements)
+            continue;
+          else if (output)
             reader.fail(at + ".operand_extents",
-                        std::to_string(kernel.operandExtents[o]) +
-                            " does not divide the " +
+                        "output " + std::to_string(o) + " has " +
+                            std::to_string(extent) + " elements, not the " +
+                            std::to_string(kernel.elements) +
+                            " the kernel writes");
+          else if (kernel.elements % extent != 0)
+            reader.fail(at + ".operand_extents",
+                        std::to_string(extent) + " does not divide the " +
                             std::to_string(kernel.elements) + " elements");
+          else if (rowLength && *rowLength != extent)
+            reader.fail(at + ".operand_extents",
+                        "broadcast inputs of " + std::to_string(*rowLength) +
+                            " and " + std::to_string(extent) +
+                            " elements; a kernel has one row length");
+          else
+            rowLength = extent;
         }
         program.generatedKernels.push_back(std::move(kernel));
       }

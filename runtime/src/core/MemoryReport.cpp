@@ -71,7 +71,20 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
     // the other way) are weights, not activations.
     // Under ZeRO the copy is the all-gather of a cast piece.
     // A generated kernel (mt-fuse) of one fp32 input and one 16-bit output
-    // of its size is such a cast, fused or alone.
+    // of its size is such a cast, fused or alone. Either reads a parameter
+    // (or, under ZeRO-3, the all-gather of one): narrowing an activation is
+    // not a weight copy.
+    auto readsParameter = [&](int64_t input) {
+      if (buffers[size_t(input)].kind == "param")
+        return true;
+      int64_t owner = timeline.owner[size_t(input)];
+      if (owner < 0 || timeline.begin[size_t(owner)] < 0)
+        return false;
+      const Command &gather =
+          program.commands[size_t(timeline.begin[size_t(owner)])];
+      return gather.kernel == "all_gather" && !gather.ins.empty() &&
+             buffers[size_t(gather.ins[0])].kind == "param";
+    };
     auto narrowing = [&](const Command &command) {
       bool oneToOne = command.kernel == "cast" ||
                       (command.kernel == "fused" && command.ins.size() == 1 &&
@@ -80,7 +93,8 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
                            buffers[size_t(command.outs[0])].numElements());
       return oneToOne && !command.ins.empty() && !command.outs.empty() &&
              buffers[size_t(command.ins[0])].dtype == DType::F32 &&
-             buffers[size_t(command.outs[0])].dtype != DType::F32;
+             buffers[size_t(command.outs[0])].dtype != DType::F32 &&
+             readsParameter(command.ins[0]);
     };
     bool narrowed = narrowing(writer);
     if (!narrowed && writer.kernel == "all_gather" && !writer.ins.empty()) {

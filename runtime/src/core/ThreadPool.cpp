@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
 
 using namespace mtrt;
 
@@ -22,11 +23,27 @@ ThreadPool::~ThreadPool() {
     worker.join();
 }
 
+namespace {
+/// The pool whose job this thread is running, if any: a parallelFor from
+/// inside a job runs inline rather than wait for threads that are busy
+/// running the very job that waits.
+thread_local const ThreadPool *runningPool = nullptr;
+} // namespace
+
 void ThreadPool::runChunks() {
+  const ThreadPool *outer = runningPool;
+  runningPool = this;
   for (int64_t chunk = nextChunk++; chunk < numChunks; chunk = nextChunk++) {
     int64_t begin = chunk * chunkSize;
-    (*job)(begin, std::min(jobSize, begin + chunkSize));
+    try {
+      (*job)(begin, std::min(jobSize, begin + chunkSize));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!failure)
+        failure = std::current_exception();
+    }
   }
+  runningPool = outer;
 }
 
 void ThreadPool::workerLoop(int) {
@@ -53,10 +70,11 @@ void ThreadPool::parallelFor(
     return;
   grain = std::max<int64_t>(grain, 1);
   int64_t chunks = std::min<int64_t>(threads(), (n + grain - 1) / grain);
-  if (chunks <= 1) {
+  if (chunks <= 1 || runningPool) {
     body(0, n);
     return;
   }
+  std::lock_guard<std::mutex> turn(submit);
   {
     std::lock_guard<std::mutex> lock(mutex);
     job = &body;
@@ -72,6 +90,8 @@ void ThreadPool::parallelFor(
   std::unique_lock<std::mutex> lock(mutex);
   done.wait(lock, [&] { return pending == 0; });
   job = nullptr;
+  if (std::exception_ptr thrown = std::exchange(failure, nullptr))
+    std::rethrow_exception(thrown);
 }
 
 namespace {

@@ -62,32 +62,66 @@ std::string readHead(const std::string &path, size_t limit) {
 
 /// Runs `argv` with stdout and stderr into `log`; its exit status.
 Status run(const std::vector<std::string> &argv, const std::string &log) {
+  // Opened here, not in the child, so that a log that cannot be written is
+  // named as such (the child's failure would read as a missing compiler).
+  int logFd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (logFd < 0)
+    return Status::error("cannot write the kernel compiler's log " + log +
+                         ": " + std::strerror(errno));
   std::vector<char *> args;
   for (const std::string &arg : argv)
     args.push_back(const_cast<char *>(arg.c_str()));
   args.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_adddup2(&actions, logFd, 1);
+  posix_spawn_file_actions_adddup2(&actions, logFd, 2);
   pid_t pid = 0;
   int spawned =
       posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  close(logFd);
   if (spawned != 0)
     return Status::error(
         "cannot run the C++ compiler '" + argv[0] +
         "' to build the generated kernels: " + std::strerror(spawned) +
         " (set MEGATRON_CXX to a C++17 compiler)");
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
+  if (waited < 0)
+    return Status::error("cannot wait for the C++ compiler '" + argv[0] +
+                         "': " + std::strerror(errno));
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return Status::ok();
   return Status::error("the C++ compiler '" + argv[0] +
                        "' failed on the generated kernels (log " + log +
                        "):\n" + readHead(log, 2000));
+}
+
+/// What else decides the compiled code besides source and flags: the
+/// compiler's version (its first line of --version) and, for
+/// -march=native, the CPU (model and feature flags from /proc/cpuinfo), so
+/// that a cache shared between machines or kept across a compiler upgrade
+/// never hands out a library built for another target.
+std::string toolchainIdentity(const std::string &compiler,
+                              const std::string &dir) {
+  std::string identity;
+  std::string log = dir + "/version." + std::to_string(getpid());
+  if (run({compiler, "--version"}, log))
+    identity = readHead(log, 4096);
+  std::remove(log.c_str());
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  int wanted = 2; // the first processor's model name and flags
+  while (wanted > 0 && std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0 ||
+        line.rfind("Features", 0) == 0) {
+      identity += "\n" + line;
+      --wanted;
+    }
+  return identity;
 }
 
 } // namespace
@@ -99,6 +133,10 @@ GeneratedKernelLibrary::~GeneratedKernelLibrary() {
 
 Status GeneratedKernelLibrary::load(const RankProgram &program) {
   functions.clear();
+  if (handle) {
+    dlclose(handle);
+    handle = nullptr;
+  }
   if (program.generatedKernels.empty())
     return Status::ok();
   if (program.kernelSource.empty())
@@ -108,34 +146,33 @@ Status GeneratedKernelLibrary::load(const RankProgram &program) {
   std::string compiler = env("MEGATRON_CXX");
   if (compiler.empty())
     compiler = "c++";
-  std::vector<std::string> flags = {"-std=c++17",
-                                    "-O3",
-                                    "-march=native",
-                                    "-fPIC",
-                                    "-shared",
-                                    "-fno-math-errno",
+  std::vector<std::string> flags = {"-std=c++17", "-O3", "-march=native",
+                                    "-fPIC", "-shared", "-fno-math-errno",
                                     "-fno-trapping-math",
-                                    "-w",
-                                    "-x",
-                                    "c++"};
+                                    // No FMA contraction: nvcc builds the
+                                    // same source with --fmad=false, so the
+                                    // two backends round alike.
+                                    "-ffp-contract=off", "-w", "-x", "c++"};
+  std::string dir = cacheDirectory();
+  MTRT_RETURN_IF_ERROR(makeDirectories(dir));
   std::string key = compiler;
   for (const std::string &flag : flags)
     key += " " + flag;
+  key += "\n" + toolchainIdentity(compiler, dir);
   uint64_t hash =
       fnv1a(program.kernelSource.data(), program.kernelSource.size(),
             fnv1a(key.data(), key.size()));
   char name[32];
   std::snprintf(name, sizeof(name), "%016llx",
                 static_cast<unsigned long long>(hash));
-  std::string dir = cacheDirectory();
-  MTRT_RETURN_IF_ERROR(makeDirectories(dir));
   std::string base = dir + "/" + name;
   libraryPath = base + ".so";
 
   struct stat info;
   if (stat(libraryPath.c_str(), &info) != 0) {
     // One process compiles; others wait on the lock, then find the file.
-    int lock = open((base + ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+    int lock =
+        open((base + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock < 0)
       return Status::error("cannot open the kernel cache lock " + base +
                            ".lock: " + std::strerror(errno));

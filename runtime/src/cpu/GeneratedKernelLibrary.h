@@ -1,10 +1,10 @@
-//===- GeneratedKernelLibrary.h - Generated kernels, compiled once -*- C++
-//-*-===//
+//===- GeneratedKernelLibrary.h - Kernels compiled at load -----*- C++ -*-===//
 //
 // The CPU backend's generated kernels: the program's kernel source
 // (single-source C++, mtrt/GeneratedKernelPrelude.h) compiled once per
 // machine by the system C++ compiler with -O3 -march=native into a shared
-// library, cached by the hash of source, compiler and flags, and loaded
+// library, cached by the hash of source, compiler (and its version), flags
+// and the CPU's model and features, and loaded
 // with dlopen. Compiling at load rather than at export keeps the artifact
 // portable across CPUs (AVX2 here, AVX-512 there), as the CUDA backend
 // compiles the same source for its GPU. Ranks that start together compile
@@ -35,7 +35,9 @@ public:
   GeneratedKernelLibrary &operator=(const GeneratedKernelLibrary &) = delete;
   ~GeneratedKernelLibrary();
 
-  /// Compiles (or finds in the cache) and loads `program`'s kernels.
+  /// Compiles (or finds in the cache) and loads `program`'s kernels,
+  /// releasing any library loaded before. The kernel source is trusted
+  /// code: it runs in this process as the artifact's author wrote it.
   Status load(const RankProgram &program);
 
   /// The host entry point of generated kernel `index`.

@@ -721,8 +721,10 @@ namespace detail {
 /// that the loops over a row vectorize (libm's expf is a call per element).
 /// Rounds x log2(e) to the nearest integer by adding and subtracting
 /// 1.5 * 2^23.
-inline float expClamped(float x) {
-  x = std::min(std::max(x, -87.0f), 88.0f);
+inline float expClamped(float input) {
+  // NaN would reach the int conversion below (undefined): compute e^0 and
+  // return the NaN.
+  float x = input != input ? 0.0f : std::min(std::max(input, -87.0f), 88.0f);
   float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = x - n * 0.693359375f + n * 2.12194440e-4f;
   float z = r * r;
@@ -740,7 +742,7 @@ inline float expClamped(float x) {
   uint32_t bits = uint32_t(e) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
+  return input != input ? input : p * scale;
 }
 
 /// log(sum_v exp(row[v])), max-subtracted, in double (the double

@@ -1343,3 +1343,87 @@ func.func @div_of_tensors(%a: tensor<4xf32>, %b: tensor<f32>) -> tensor<f32> {
   %y = "mt.div"(%a, %b) : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
   return %y : tensor<f32>
 }
+
+//===----------------------------------------------------------------------===//
+// mt.fusion, mt.yield and the factor of mt.scale
+//===----------------------------------------------------------------------===//
+
+// The region's block takes one argument per input.
+
+func.func @negative_fusion_argument_count(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'mt.fusion' op has 1 inputs but its block has 2 arguments}}
+  %y = mt.fusion ins(%x : tensor<8xf32>) -> (tensor<8xf32>) {
+  ^bb0(%a: tensor<8xf32>, %b: tensor<8xf32>):
+    %s = mt.add %a, %b : tensor<8xf32>
+    mt.yield %s : tensor<8xf32>
+  }
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+// Block arguments have their inputs' types.
+
+func.func @negative_fusion_argument_type(%x: tensor<8xf32>) -> tensor<8xbf16> {
+  // expected-error @+1 {{'mt.fusion' op input #0 has type 'tensor<8xf32>' but block argument #0 has 'tensor<8xbf16>'}}
+  %y = mt.fusion ins(%x : tensor<8xf32>) -> (tensor<8xbf16>) {
+  ^bb0(%a: tensor<8xbf16>):
+    %g = mt.gelu %a : tensor<8xbf16>
+    mt.yield %g : tensor<8xbf16>
+  }
+  return %y : tensor<8xbf16>
+}
+
+// -----
+
+// The yielded values are the results.
+
+func.func @negative_fusion_yield_types(%x: tensor<8xf32>) -> tensor<8xbf16> {
+  // expected-error @+1 {{'mt.fusion' op yields 'tensor<8xf32>' but has results 'tensor<8xbf16>'}}
+  %y = mt.fusion ins(%x : tensor<8xf32>) -> (tensor<8xbf16>) {
+  ^bb0(%a: tensor<8xf32>):
+    %g = mt.gelu %a : tensor<8xf32>
+    mt.yield %g : tensor<8xf32>
+  }
+  return %y : tensor<8xbf16>
+}
+
+// -----
+
+// A body without its terminator is refused, not dereferenced.
+
+func.func @negative_fusion_no_yield(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'mt.fusion' op must end with mt.yield}}
+  "mt.fusion"(%x) ({
+  ^bb0(%a: tensor<8xf32>):
+    %g = mt.gelu %a : tensor<8xf32>
+  }) : (tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// mt.yield ends an mt.fusion, nothing else.
+
+func.func @negative_yield_outside_fusion(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'mt.yield' op expects parent op 'mt.fusion'}}
+  mt.yield %x : tensor<8xf32>
+}
+
+// -----
+
+// A generated kernel writes the factor as a float literal.
+
+func.func @negative_scale_infinite(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'mt.scale' op factor INF is not a finite single-precision number}}
+  %y = mt.scale %x {factor = 0x7FF0000000000000 : f64} : tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func @negative_scale_beyond_float(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'mt.scale' op factor 1.000000e+300 is not a finite single-precision number}}
+  %y = mt.scale %x {factor = 1.0e300 : f64} : tensor<8xf32>
+  return %y : tensor<8xf32>
+}

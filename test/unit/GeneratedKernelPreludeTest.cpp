@@ -1,0 +1,178 @@
+//===- GeneratedKernelPreludeTest.cpp - The generated kernels' math -------===//
+//
+// The prelude every generated kernel is built on
+// (mtrt/GeneratedKernelPrelude.h), compiled as the CPU backend compiles it
+// (GeneratedKernelLibrary: the system compiler at load) and checked
+// against double-precision libm: exp, tanh, GeLU and its gradient, SiLU,
+// and the bf16/fp16 rounding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/GeneratedKernelLibrary.h"
+#include "mtrt/HalfFloat.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace mtrt;
+
+namespace {
+
+// One kernel per helper, each y[i] = f(x[i]) (or f(dy, x) for gradients,
+// dy = 1), written against the prelude's macros as the emitter writes them.
+const char *kProbeKernels = R"probe(
+#define MT_PROBE(name, expr)                                                   \
+  MT_KERNEL(name) {                                                            \
+    const float *x = (const float *)MT_ARG(0);                                 \
+    float *y = (float *)MT_ARG(1);                                             \
+    MT_ELEMENT_LOOP(i, c, 1000000LL)                                           \
+    y[i] = (expr);                                                             \
+    MT_ELEMENT_LOOP_END                                                        \
+  }
+MT_PROBE(probe_exp, mt_exp(x[i]))
+MT_PROBE(probe_tanh, mt_tanh(x[i]))
+MT_PROBE(probe_gelu, mt_gelu(x[i]))
+MT_PROBE(probe_gelu_grad, mt_gelu_grad(1.0f, x[i]))
+MT_PROBE(probe_silu_grad, mt_silu_grad(1.0f, x[i]))
+MT_PROBE(probe_bf16, mt_round_bf16(x[i]))
+MT_PROBE(probe_f16, mt_round_f16(x[i]))
+)probe";
+
+class Prelude : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    // A private cache, so the test compiles what it reads.
+    std::string dir = ::testing::TempDir() + "prelude-kernel-cache";
+    setenv("MEGATRON_KERNEL_CACHE", dir.c_str(), 1);
+    program = new RankProgram;
+    program->kernelSource =
+        std::string(generatedKernelPrelude()) + kProbeKernels;
+    for (const char *name :
+         {"probe_exp", "probe_tanh", "probe_gelu", "probe_gelu_grad",
+          "probe_silu_grad", "probe_bf16", "probe_f16"}) {
+      GeneratedKernel kernel;
+      kernel.name = name;
+      program->generatedKernels.push_back(kernel);
+    }
+    library = new GeneratedKernelLibrary;
+    loaded = new Status(library->load(*program));
+  }
+  static void TearDownTestSuite() {
+    delete loaded;
+    delete library;
+    delete program;
+  }
+
+  /// Runs probe `index` over `x`.
+  static std::vector<float> apply(size_t index, std::vector<float> x) {
+    std::vector<float> y(x.size());
+    GeneratedKernelArgs args{};
+    args.p[0] = x.data();
+    args.p[1] = y.data();
+    library->function(index)(&args, 0, static_cast<long long>(x.size()));
+    return y;
+  }
+
+  static std::vector<float> grid(float from, float to, float step) {
+    std::vector<float> x;
+    for (float v = from; v <= to; v += step)
+      x.push_back(v);
+    return x;
+  }
+
+  static RankProgram *program;
+  static GeneratedKernelLibrary *library;
+  static Status *loaded;
+};
+
+RankProgram *Prelude::program = nullptr;
+GeneratedKernelLibrary *Prelude::library = nullptr;
+Status *Prelude::loaded = nullptr;
+
+double geluExact(double x) {
+  return 0.5 * x *
+         (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+TEST_F(Prelude, Compiles) { ASSERT_TRUE(*loaded) << loaded->message(); }
+
+// The host entry point passes GeneratedKernelArgs where the prelude reads
+// mt_args: the two must have the same operand count.
+TEST_F(Prelude, ArgumentBlockMatchesTheRuntime) {
+  std::string expected =
+      "void *p[" + std::to_string(kGeneratedKernelMaxOperands) + "];";
+  EXPECT_NE(std::string(generatedKernelPrelude()).find(expected),
+            std::string::npos);
+}
+
+TEST_F(Prelude, ExpWithinTwoUlp) {
+  ASSERT_TRUE(*loaded);
+  std::vector<float> x = grid(-87.0f, 88.0f, 0.0137f);
+  std::vector<float> y = apply(0, x);
+  for (size_t i = 0; i < x.size(); ++i) {
+    double exact = std::exp(double(x[i]));
+    EXPECT_NEAR(y[i], exact, 2.4e-7 * exact) << "x " << x[i];
+  }
+  std::vector<float> nan = apply(0, {NAN});
+  EXPECT_TRUE(std::isnan(nan[0]));
+}
+
+TEST_F(Prelude, TanhIsExactlyOneFarOut) {
+  ASSERT_TRUE(*loaded);
+  std::vector<float> x = grid(-30.0f, 30.0f, 0.00731f);
+  std::vector<float> y = apply(1, x);
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_NEAR(y[i], std::tanh(double(x[i])), 2.4e-7) << "x " << x[i];
+  // Beyond |x| = 9 the float tanh is +-1, so 1 - tanh^2 is 0.
+  std::vector<float> far = apply(1, {9.5f, -9.5f, 40.0f, -1e30f, NAN});
+  EXPECT_EQ(far[0], 1.0f);
+  EXPECT_EQ(far[1], -1.0f);
+  EXPECT_EQ(far[2], 1.0f);
+  EXPECT_EQ(far[3], -1.0f);
+  EXPECT_TRUE(std::isnan(far[4]));
+}
+
+TEST_F(Prelude, GeluAndItsGradient) {
+  ASSERT_TRUE(*loaded);
+  std::vector<float> x = grid(-40.0f, 40.0f, 0.0191f);
+  std::vector<float> gelu = apply(2, x), grad = apply(3, x);
+  for (size_t i = 0; i < x.size(); ++i) {
+    double v = x[i], h = 1e-4 * std::max(1.0, std::fabs(v));
+    double exactGrad = (geluExact(v + h) - geluExact(v - h)) / (2 * h);
+    EXPECT_NEAR(gelu[i], geluExact(v), 1e-6 * std::max(1.0, std::fabs(v)))
+        << "x " << v;
+    EXPECT_NEAR(grad[i], exactGrad, 2e-6) << "x " << v;
+  }
+  // Far left the gradient vanishes exactly (the tanh saturates to -1).
+  EXPECT_EQ(apply(3, {-20.0f})[0], 0.0f);
+}
+
+TEST_F(Prelude, SiluGradient) {
+  ASSERT_TRUE(*loaded);
+  std::vector<float> x = grid(-80.0f, 80.0f, 0.0377f);
+  std::vector<float> grad = apply(4, x);
+  for (size_t i = 0; i < x.size(); ++i) {
+    double v = x[i], s = 1.0 / (1.0 + std::exp(-v));
+    EXPECT_NEAR(grad[i], s * (1.0 + v * (1.0 - s)), 1e-6) << "x " << v;
+  }
+}
+
+// The kernels round to 16 bits exactly as the runtime's HalfFloat.h does.
+TEST_F(Prelude, HalfRoundingMatchesTheRuntime) {
+  ASSERT_TRUE(*loaded);
+  std::vector<float> x = grid(-70000.0f, 70000.0f, 13.37f);
+  for (float v : {0.0f, -0.0f, 1e-8f, -3e-5f, 6.1e-5f, 65504.0f, 65520.0f,
+                  1e30f, INFINITY, -INFINITY})
+    x.push_back(v);
+  std::vector<float> bf16 = apply(5, x), f16 = apply(6, x);
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(bf16[i], bfloat16ToFloat(floatToBFloat16(x[i]))) << "x " << x[i];
+    EXPECT_EQ(f16[i], halfToFloat(floatToHalf(x[i]))) << "x " << x[i];
+  }
+}
+
+} // namespace
