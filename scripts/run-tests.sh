@@ -9,6 +9,8 @@ build="${BUILD_DIR:-$root/build}"
 "$root/scripts/install-deps.sh"
 # Everything: the tools, the runtime and the unit-test binaries lit runs.
 "$root/scripts/build.sh"
+# The runtime core alone: no MPI, no BLAS (the backend seam's promise).
+"$root/scripts/check-runtime-core.sh" "$build-core"
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

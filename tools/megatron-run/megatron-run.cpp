@@ -11,7 +11,7 @@
 #include "mtrt/AtomicFile.h"
 #include "mtrt/CheckpointShards.h"
 #include "mtrt/Communicator.h"
-#include "mtrt/CpuExecutor.h"
+#include "mtrt/Device.h"
 #include "mtrt/ExecutionTrace.h"
 #include "mtrt/Hash.h"
 #include "mtrt/KernelProfile.h"
@@ -22,6 +22,7 @@
 #include "mtrt/Safetensors.h"
 #include "mtrt/Sharding.h"
 #include "mtrt/SyntheticCorpus.h"
+#include "mtrt/ThreadPool.h"
 #include "mtrt/TokenData.h"
 
 #include <algorithm>
@@ -72,6 +73,8 @@ struct Options {
   bool profile = false;
   /// --threads: threads per rank (-1: the cores over the ranks on the node).
   int64_t threads = -1;
+  /// --device: the backend ("": the default, mtrt::defaultBackend()).
+  std::string device;
   int64_t corpusVocab = 64;
   int64_t corpusOrder = 1;
   bool quiet = false;
@@ -216,6 +219,9 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                kernels and the other host kernels
                                (default: the cores over the ranks on the
                                node)
+  --device cpu|cuda            the backend that runs the program (default:
+                               cuda where this build has it and a GPU is
+                               visible, else cpu; this build: cpu only)
   --profile                    after training, print rank 0's time per
                                kernel per step (the first step, a warm-up,
                                left out), with calls, share, achieved
@@ -329,6 +335,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--save-params", options.saveParams);
   stringFlag("--log", options.log);
   stringFlag("--trace", options.trace);
+  stringFlag("--device", options.device);
   stringFlag("--memory-report-json", options.memoryReportJson);
   stringFlag("--memory-report-svg", options.memoryReportSvg);
   stringFlag("--save", options.save);
@@ -526,6 +533,16 @@ void printPlan(const RankProgram &program) {
   std::printf("  planned peak      %s\n", mib(program.arenaBytes).c_str());
 }
 
+/// Threads per rank without --threads: the node's cores shared by the
+/// ranks the launcher put on it (Open MPI says how many), at least one.
+int defaultThreads() {
+  int cores = int(std::thread::hardware_concurrency());
+  int local = 1;
+  if (const char *size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    local = std::max(1, std::atoi(size));
+  return std::max(1, cores / local);
+}
+
 /// Everything one training run binds to the program's buffers.
 class Trainer {
 public:
@@ -540,12 +557,18 @@ public:
   }
 
   Status setup() {
-    if (Status status = executor.init(program); !status)
+    DeviceOptions deviceOptions;
+    deviceOptions.hostThreads =
+        int(options.threads > 0 ? options.threads : defaultThreads());
+    std::string backend =
+        options.device.empty() ? defaultBackend() : options.device;
+    MTRT_RETURN_IF_ERROR(createDevice(backend, deviceOptions, device));
+    if (Status status = device->prepare(program); !status)
       return Status::error(options.artifact + ": stage " +
                            std::to_string(program.stage) + ": " +
                            status.message());
-    executor.setCommunicator(&comm);
-    executor.setPipelineAxis(artifact.axis("pp"));
+    device->setCommunicator(&comm);
+    device->setPipelineAxis(artifact.axis("pp"));
     // The data inputs: one tokens (first stage) and one labels (last
     // stage) buffer per microbatch; their shapes are the same in every
     // program, so the batch is read from whichever program has them.
@@ -716,7 +739,10 @@ public:
       if (buffer.alias ||
           !(buffer.kind == "param" || (optimizerState && loadOptimizer)))
         continue;
-      float *values = executor.as<float>(buffer.id);
+      // Filled on the host, then uploaded to the device whole.
+      std::vector<float> host(size_t(buffer.numElements()), 0.0f);
+      float *values = host.data();
+      auto upload = [&] { return device->uploadValues(buffer.id, host); };
       std::string name = tensorName(buffer);
       // A sharded buffer holds runs of the full tensor (a ZeRO piece, or a
       // tensor-parallel split); every rank reads or initializes only those.
@@ -742,6 +768,7 @@ public:
               "--load-params");
         if (!buffer.sharded()) {
           initParameter(param, uint64_t(options.seed), values);
+          MTRT_RETURN_IF_ERROR(upload());
           continue;
         }
         std::vector<float> full(size_t(buffer.numElements() *
@@ -751,6 +778,7 @@ public:
         float *dst = values;
         for (const ElementRun &run : runs)
           dst = std::copy_n(full.data() + run.offset, run.count, dst);
+        MTRT_RETURN_IF_ERROR(upload());
         continue;
       }
       if (!source->contains(name))
@@ -785,6 +813,7 @@ public:
         std::fill(dst + real, dst + run.count, 0.0f);
         dst += run.count;
       }
+      MTRT_RETURN_IF_ERROR(upload());
     }
     return Status::ok();
   }
@@ -855,7 +884,7 @@ public:
                          ? program.outputs.at("grad_norm")
                          : -1;
     if (options.profile)
-      executor.setTrace(&trace);
+      device->setTrace(&trace);
     if (!options.trace.empty()) {
       // One origin for every rank: rank 0's monotonic clock, which the ranks
       // of its host share. A rank whose clock is far from it runs on another
@@ -864,7 +893,7 @@ public:
       double mine = ExecutionTrace::clockUs(), origin = mine;
       MTRT_RETURN_IF_ERROR(comm.broadcast(0, origin));
       trace.start(std::abs(mine - origin) < 1e6 ? origin : mine);
-      executor.setTrace(&trace);
+      device->setTrace(&trace);
     }
     if (checkpoint.iteration > 0 && comm.rank() == 0)
       std::printf("resuming from %s (%lld shard%s) at iteration %lld%s%s\n",
@@ -881,31 +910,32 @@ public:
       if (step == options.dieAtStep)
         std::raise(SIGKILL);
       auto start = std::chrono::steady_clock::now();
-      fillBatch(step - 1);
+      MTRT_RETURN_IF_ERROR(fillBatch(step - 1));
       // Megatron's update k runs with the schedule at k - 1 completed
       // updates; skipped steps do not count.
       double lr = schedule.at(updates);
-      setScalar("step", double(updates + 1));
+      MTRT_RETURN_IF_ERROR(setScalar("step", double(updates + 1)));
       double scaleUsed = scaler.scale;
       if (lossScaling)
-        setScalar("loss_scale", scaleUsed);
-      setScalar("lr", lr);
-      setScalar("adam_beta1", options.beta1);
-      setScalar("adam_beta2", options.beta2);
-      setScalar("adam_eps", options.eps);
-      setScalar("weight_decay", options.weightDecay);
-      setScalar("clip_grad", options.clipGrad);
-      if (Status status = executor.run(uint64_t(options.seed), uint64_t(step));
+        MTRT_RETURN_IF_ERROR(setScalar("loss_scale", scaleUsed));
+      MTRT_RETURN_IF_ERROR(setScalar("lr", lr));
+      MTRT_RETURN_IF_ERROR(setScalar("adam_beta1", options.beta1));
+      MTRT_RETURN_IF_ERROR(setScalar("adam_beta2", options.beta2));
+      MTRT_RETURN_IF_ERROR(setScalar("adam_eps", options.eps));
+      MTRT_RETURN_IF_ERROR(setScalar("weight_decay", options.weightDecay));
+      MTRT_RETURN_IF_ERROR(setScalar("clip_grad", options.clipGrad));
+      if (Status status =
+              device->executeStep(uint64_t(options.seed), uint64_t(step));
           !status)
         return Status::error("step " + std::to_string(step) + ": " +
                              status.message());
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
-      double loss = lossId >= 0 ? executor.as<float>(lossId)[0] : 0.0;
+      double loss = lossId >= 0 ? scalarValue(lossId) : 0.0;
       if (Status status = comm.broadcast(lossRoot, loss); !status)
         return status;
-      double norm = normId >= 0 ? executor.as<float>(normId)[0] : 0.0;
+      double norm = normId >= 0 ? scalarValue(normId) : 0.0;
       // Loss scaling: scaled gradients that overflowed made the norm
       // non-finite, and the step left every parameter and moment as it was
       // (mt.clip_scale, mt.adamw). The scale backs off; training goes on.
@@ -980,7 +1010,7 @@ public:
                      json(lr, "%.9g").c_str(), json(norm, "%.9g").c_str(),
                      json(seconds, "%.6f").c_str(),
                      json(tokensPerSecond, "%.3f").c_str(),
-                     static_cast<long long>(executor.measuredPeakBytes()),
+                     static_cast<long long>(device->measuredPeakBytes()),
                      json(teraflops, "%.6f").c_str(),
                      lossScaling
                          ? (", \"loss_scale\": " + json(scaleUsed, "%.17g") +
@@ -1016,7 +1046,7 @@ public:
                     scaler.scale);
     }
     // Every rank's planned and measured peak, printed by rank 0.
-    int64_t peaks[2] = {program.arenaBytes, executor.measuredPeakBytes()};
+    int64_t peaks[2] = {program.arenaBytes, device->measuredPeakBytes()};
     std::vector<uint8_t> all;
     MTRT_RETURN_IF_ERROR(comm.gatherToRoot(peaks, sizeof(peaks), all));
     bool equal = true;
@@ -1042,20 +1072,31 @@ public:
   bool parametersFinite() const { return firstNonFiniteParameter().empty(); }
 
   /// The name of the first parameter (or its optimizer state) of this rank
-  /// holding a non-finite value, or "".
+  /// holding a non-finite value, or "". The device scans its own memory.
   std::string firstNonFiniteParameter() const {
-    for (const BufferDesc &buffer : program.buffers) {
-      if (buffer.kind != "param" && buffer.kind != "exp_avg" &&
-          buffer.kind != "exp_avg_sq")
-        continue;
-      const float *values = executor.as<float>(buffer.id);
-      for (int64_t i = 0, n = buffer.numElements(); i < n; ++i)
-        if (!std::isfinite(values[i]))
-          return buffer.kind == "param"
-                     ? buffer.name
-                     : buffer.name + " (" + buffer.kind + ")";
-    }
-    return "";
+    std::vector<int64_t> ids;
+    for (const BufferDesc &buffer : program.buffers)
+      if ((buffer.kind == "param" || buffer.kind == "exp_avg" ||
+           buffer.kind == "exp_avg_sq") &&
+          buffer.dtype == DType::F32)
+        ids.push_back(buffer.id);
+    int64_t first = -1;
+    if (Status status = device->findNonFinite(ids, first); !status)
+      return "(" + status.message() + ")";
+    if (first < 0)
+      return "";
+    const BufferDesc &buffer = program.buffers[size_t(first)];
+    return buffer.kind == "param" ? buffer.name
+                                  : buffer.name + " (" + buffer.kind + ")";
+  }
+
+  /// A one-element f32 buffer's value (the loss, the gradient norm).
+  double scalarValue(int64_t bufferId) const {
+    float value = NAN;
+    if (Status status = device->download(bufferId, &value, sizeof(value));
+        !status)
+      return NAN;
+    return value;
   }
 
   /// --profile: rank 0's time per kernel.
@@ -1150,7 +1191,8 @@ public:
     tensor.shape = param.shape;
     std::vector<uint8_t> piece(size_t(held->bytes()), 0);
     if (contributes)
-      std::memcpy(piece.data(), executor.as<uint8_t>(mine->id), piece.size());
+      MTRT_RETURN_IF_ERROR(
+          device->download(mine->id, piece.data(), int64_t(piece.size())));
     if (comm.size() == 1) {
       tensor.bytes = std::move(piece);
       return Status::ok();
@@ -1297,8 +1339,10 @@ public:
         TensorPiece piece;
         piece.name = name;
         piece.shape = checkpointShapeOf(*mine);
-        std::vector<float> kept;
-        const float *src = executor.as<float>(mine->id);
+        std::vector<float> kept, onHost;
+        MTRT_RETURN_IF_ERROR(
+            device->downloadValues(mine->id, onHost, mine->numElements()));
+        const float *src = onHost.data();
         for (const ElementRun &run : shardRuns(*mine)) {
           int64_t real =
               std::max<int64_t>(0, std::min(run.count, valid - run.offset));
@@ -1404,12 +1448,13 @@ private:
   /// batch; data-parallel rank r holds samples r * b * m .. (r + 1) * b * m
   /// - 1 of its m microbatches of b, microbatch j the b from r * b * m +
   /// j * b. Every layout therefore reads the same tokens for sample i.
-  void fillBatch(int64_t step) {
+  Status fillBatch(int64_t step) {
     for (int64_t id : dataInputs) {
       const BufferDesc &buffer = program.buffers[id];
       bool labels = buffer.name == "labels";
       int64_t micro = std::max<int64_t>(buffer.microbatch, 0);
-      int32_t *values = executor.as<int32_t>(id);
+      batchTokens.resize(size_t(batchSize * seqLen));
+      int32_t *values = batchTokens.data();
       for (int64_t i = 0; i < batchSize; ++i) {
         int64_t sample =
             dataRank * batchSize * microbatches + micro * batchSize + i;
@@ -1417,7 +1462,9 @@ private:
         for (int64_t t = 0; t < seqLen; ++t)
           values[i * seqLen + t] = data.token(start + t + (labels ? 1 : 0));
       }
+      MTRT_RETURN_IF_ERROR(device->uploadValues(id, batchTokens));
     }
+    return Status::ok();
   }
 
   /// The artifact's activation precision: the 16-bit type its buffers use,
@@ -1460,8 +1507,9 @@ private:
     return Status::ok();
   }
 
-  void setScalar(const char *role, double value) {
-    executor.as<float>(scalars.at(role))[0] = float(value);
+  Status setScalar(const char *role, double value) {
+    float single = float(value);
+    return device->upload(scalars.at(role), &single, sizeof(single));
   }
 
   const Options &options;
@@ -1471,7 +1519,10 @@ private:
   const RankProgram program;
   const Communicator &comm;
   int64_t dataRank = 0, dataRanks = 1;
-  CpuExecutor executor;
+  /// The backend running this rank's program (--device).
+  std::unique_ptr<Device> device;
+  /// The host copy of one data input, reused every step.
+  std::vector<int32_t> batchTokens;
   ExecutionTrace trace;
   LearningRateSchedule schedule;
   /// fp16: the artifact scales its loss; the scaler and the steps it
@@ -1649,16 +1700,6 @@ Status reportMemory(const Options &options, const Artifact &artifact) {
   return Status::ok();
 }
 
-/// Threads per rank without --threads: the node's cores shared by the
-/// ranks the launcher put on it (Open MPI says how many), at least one.
-static int defaultThreads() {
-  int cores = int(std::thread::hardware_concurrency());
-  int local = 1;
-  if (const char *size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-    local = std::max(1, std::atoi(size));
-  return std::max(1, cores / local);
-}
-
 int main(int argc, char **argv) {
   Communicator comm;
   if (Status status = Communicator::init(argc, argv, comm); !status)
@@ -1739,13 +1780,11 @@ int main(int argc, char **argv) {
         std::to_string(artifact.worldSize) + ")"));
   if (Status status = comm.setGrid(artifact.gridShape); !status)
     return failOnce(status);
-  CpuExecutor::setThreads(int(options.threads > 0 ? options.threads
-                                                  : defaultThreads()));
   Trainer trainer(options, artifact, comm, checkpoint);
   if (int code = failTogether(trainer.setup(), comm))
     return code;
   if (speak) {
-    int threads = CpuExecutor::threads();
+    int threads = ThreadPool::global().threads();
     std::printf("megatron-run: %s, %d rank%s, micro-batch %lld x %lld tokens "
                 "per rank, vocab %lld, %lld steps, %d thread%s per "
                 "rank\n",

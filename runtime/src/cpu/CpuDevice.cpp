@@ -1,6 +1,6 @@
-//===- CpuExecutor.cpp - Runs a rank program on the host ------------------===//
+//===- CpuDevice.cpp - The CPU backend: a rank program on the host --------===//
 
-#include "mtrt/CpuExecutor.h"
+#include "cpu/CpuDevice.h"
 
 #include "cpu/BlockedAttention.h"
 #include "cpu/GeneratedKernelLibrary.h"
@@ -12,6 +12,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -59,21 +60,22 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
 
 } // namespace
 
-CpuExecutor::CpuExecutor() = default;
+CpuDevice::CpuDevice(int hostThreads) {
+  if (hostThreads > 0)
+    setThreads(hostThreads);
+}
 
-CpuExecutor::~CpuExecutor() { std::free(arena); }
+CpuDevice::~CpuDevice() { std::free(arena); }
 
-void CpuExecutor::setThreads(int threads) {
+void CpuDevice::setThreads(int threads) {
   // BLAS runs inside the pool's threads, one thread per call: its own
   // threads would spin for the cores while our kernels run.
   openblas_set_num_threads(1);
   ThreadPool::setThreads(threads);
 }
 
-int CpuExecutor::threads() { return ThreadPool::global().threads(); }
-
-Status CpuExecutor::runVocabParallelCrossEntropy(KernelId id,
-                                                 const Command &command) {
+Status CpuDevice::runVocabParallelCrossEntropy(KernelId id,
+                                               const Command &command) {
   // Megatron's vocab-parallel cross-entropy: each rank holds the logits of
   // its vocabulary rows; the row maximum, the sum of exponentials and the
   // target logit are reduced across the ranks, so none holds full logits.
@@ -137,7 +139,7 @@ Status CpuExecutor::runVocabParallelCrossEntropy(KernelId id,
   return Status::ok();
 }
 
-Status CpuExecutor::runCollective(KernelId id, const Command &command) {
+Status CpuDevice::runCollective(KernelId id, const Command &command) {
   const BufferDesc &input = prog->buffers[command.ins[0]];
   const BufferDesc &output = prog->buffers[command.outs[0]];
   const float *in = f32(command.ins[0]);
@@ -216,7 +218,7 @@ Status CpuExecutor::runCollective(KernelId id, const Command &command) {
   return Status::ok();
 }
 
-Status CpuExecutor::init(const RankProgram &program) {
+Status CpuDevice::prepare(const RankProgram &program) {
   prog = &program;
   resolved.clear();
   for (size_t i = 0; i < program.commands.size(); ++i) {
@@ -253,8 +255,60 @@ Status CpuExecutor::init(const RankProgram &program) {
   return Status::ok();
 }
 
-void *CpuExecutor::data(int64_t bufferId) const {
+void *CpuDevice::data(int64_t bufferId) const {
   return arena + prog->buffers[bufferId].offset;
+}
+
+Status CpuDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
+                         int64_t offset) {
+  if (!prog)
+    return Status::error("upload before the program was prepared");
+  MTRT_RETURN_IF_ERROR(checkTransfer(*prog, bufferId, bytes, offset, "upload"));
+  std::memcpy(static_cast<uint8_t *>(data(bufferId)) + offset, host,
+              size_t(bytes));
+  return Status::ok();
+}
+
+Status CpuDevice::download(int64_t bufferId, void *host, int64_t bytes,
+                           int64_t offset) const {
+  if (!prog)
+    return Status::error("download before the program was prepared");
+  MTRT_RETURN_IF_ERROR(
+      checkTransfer(*prog, bufferId, bytes, offset, "download"));
+  std::memcpy(host, static_cast<const uint8_t *>(data(bufferId)) + offset,
+              size_t(bytes));
+  return Status::ok();
+}
+
+Status CpuDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
+                                int64_t &first) const {
+  first = -1;
+  if (!prog)
+    return Status::error("findNonFinite before the program was prepared");
+  for (int64_t id : bufferIds) {
+    MTRT_RETURN_IF_ERROR(checkTransfer(*prog, id, 0, 0, "findNonFinite"));
+    if (prog->buffers[size_t(id)].dtype != DType::F32)
+      return Status::error("findNonFinite: buffer " + std::to_string(id) +
+                           " ('" + prog->buffers[size_t(id)].name +
+                           "') is not f32");
+    const float *values = as<float>(id);
+    int64_t count = prog->buffers[size_t(id)].numElements();
+    // One pass in pieces over the pool; the sum of x * 0 is NaN exactly
+    // when some x is inf or NaN, and it vectorizes where a branch would not.
+    std::atomic<bool> bad{false};
+    ThreadPool::global().parallelFor(count, 1 << 16, [&](int64_t b, int64_t e) {
+      float acc = 0.0f;
+      for (int64_t i = b; i < e; ++i)
+        acc += values[i] * 0.0f;
+      if (acc != acc)
+        bad = true;
+    });
+    if (bad) {
+      first = id;
+      return Status::ok();
+    }
+  }
+  return Status::ok();
 }
 
 namespace {
@@ -285,15 +339,15 @@ void narrow(DType dtype, const float *from, void *to, int64_t count) {
 }
 } // namespace
 
-float *CpuExecutor::f32(int64_t bufferId) const {
+float *CpuDevice::f32(int64_t bufferId) const {
   for (size_t i = 0; i < numStaged; ++i)
     if (staged[i].bufferId == bufferId)
       return const_cast<float *>(staged[i].values.data());
   return as<float>(bufferId);
 }
 
-void CpuExecutor::stageOperands(const KernelInfo &kernel,
-                                const Command &command) {
+void CpuDevice::stageOperands(const KernelInfo &kernel,
+                              const Command &command) {
   numStaged = 0;
   auto stage = [&](int64_t bufferId, bool load) {
     const BufferDesc &buffer = prog->buffers[bufferId];
@@ -318,7 +372,7 @@ void CpuExecutor::stageOperands(const KernelInfo &kernel,
     stage(out, /*load=*/false);
 }
 
-void CpuExecutor::unstageOutputs(const Command &command) {
+void CpuDevice::unstageOutputs(const Command &command) {
   for (int64_t out : command.outs)
     for (size_t i = 0; i < numStaged; ++i)
       if (staged[i].bufferId == out) {
@@ -329,7 +383,7 @@ void CpuExecutor::unstageOutputs(const Command &command) {
   numStaged = 0;
 }
 
-void CpuExecutor::castBuffer(int64_t from, int64_t to) {
+void CpuDevice::castBuffer(int64_t from, int64_t to) {
   const BufferDesc &source = prog->buffers[from];
   const BufferDesc &target = prog->buffers[to];
   int64_t count = target.numElements();
@@ -346,7 +400,7 @@ void CpuExecutor::castBuffer(int64_t from, int64_t to) {
   narrow(target.dtype, wide.data(), data(to), count);
 }
 
-Status CpuExecutor::run(uint64_t seed, uint64_t step) {
+Status CpuDevice::executeStep(uint64_t seed, uint64_t step) {
   // The runtime filled the persistent buffers (parameters, state, inputs).
   for (const BufferDesc &buffer : prog->buffers)
     if (buffer.offset < prog->persistentBytes)
@@ -379,8 +433,8 @@ Status CpuExecutor::run(uint64_t seed, uint64_t step) {
   return Status::ok();
 }
 
-Status CpuExecutor::runCommand(KernelId id, const Command &command,
-                               uint64_t seed, uint64_t step) {
+Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
+                             uint64_t step) {
   const std::vector<BufferDesc> &buffers = prog->buffers;
   auto in = [&](size_t i) { return f32(command.ins[i]); };
   auto ids = [&](size_t i) { return as<int32_t>(command.ins[i]); };

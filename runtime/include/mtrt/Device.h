@@ -1,0 +1,115 @@
+//===- Device.h - The backend seam: one rank's device ------------*- C++
+//-*-===//
+//
+// What the trainer asks of a backend, on the model of IREE's HAL device at
+// our size: prepare a program once (check every command, resolve its
+// kernels, build generated code, allocate the arena at the planned size),
+// move bytes between the host and a buffer, execute a step, and say how
+// much of the arena the step touched. The trainer (parameter binding,
+// checkpoints, the data, the loss scaler) works only through this
+// interface and never through a device address, so the CPU backend and a
+// CUDA backend run the same training loop.
+//
+// Collectives reach the device through the Communicator of the run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_DEVICE_H
+#define MTRT_DEVICE_H
+
+#include "mtrt/Artifact.h"
+#include "mtrt/Communicator.h"
+#include "mtrt/ExecutionTrace.h"
+#include "mtrt/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mtrt {
+
+class Device {
+public:
+  virtual ~Device();
+
+  /// The backend's name as `--device` spells it ("cpu", "cuda").
+  virtual const char *backendName() const = 0;
+
+  /// Checks every command against the backend's kernels, resolves them
+  /// (once: never by name during a step), builds the program's generated
+  /// kernels and allocates the zeroed arena. `program` must outlive the
+  /// device. Errors name the command and its kernel.
+  virtual Status prepare(const RankProgram &program) = 0;
+
+  /// The ranks collectives run among; required by programs with
+  /// collectives.
+  virtual void setCommunicator(const Communicator *comm) = 0;
+  /// The grid axis along which pipeline stages send and receive (-1: none).
+  virtual void setPipelineAxis(int64_t axis) = 0;
+  /// Records when each command runs (megatron-run --trace); null: none.
+  virtual void setTrace(ExecutionTrace *trace) = 0;
+
+  /// Copies `bytes` bytes from `host` into buffer `bufferId`, starting at
+  /// byte `offset` of the buffer.
+  virtual Status upload(int64_t bufferId, const void *host, int64_t bytes,
+                        int64_t offset = 0) = 0;
+  /// Copies `bytes` bytes of buffer `bufferId` from byte `offset` to `host`.
+  virtual Status download(int64_t bufferId, void *host, int64_t bytes,
+                          int64_t offset = 0) const = 0;
+
+  /// Runs every command of the program once. `seed` and `step` key the
+  /// dropout masks.
+  virtual Status executeStep(uint64_t seed, uint64_t step) = 0;
+
+  /// The first of `bufferIds` (f32 buffers) holding an inf or NaN, or -1:
+  /// scanned where the data lies, so that checking the parameters after
+  /// every step moves no tensor to the host.
+  virtual Status findNonFinite(const std::vector<int64_t> &bufferIds,
+                               int64_t &first) const = 0;
+
+  /// One past the highest arena byte read or written so far, counting the
+  /// persistent buffers the trainer fills.
+  virtual int64_t measuredPeakBytes() const = 0;
+
+  /// Whole-buffer helpers over upload and download.
+  template <typename T>
+  Status uploadValues(int64_t bufferId, const std::vector<T> &values) {
+    return upload(bufferId, values.data(), int64_t(values.size() * sizeof(T)));
+  }
+  template <typename T>
+  Status downloadValues(int64_t bufferId, std::vector<T> &values,
+                        int64_t count) const {
+    values.resize(size_t(count));
+    return download(bufferId, values.data(), int64_t(count * sizeof(T)));
+  }
+};
+
+/// What a device is created with.
+struct DeviceOptions {
+  /// Host threads per rank (the CPU backend's pool); 0: the default.
+  int hostThreads = 0;
+};
+
+/// The backends this runtime was built with, in order of preference
+/// ("cpu" always).
+std::vector<std::string> builtBackends();
+
+/// The backend `--device` means when not given: the first built backend
+/// that finds a device on this machine.
+std::string defaultBackend();
+
+/// A device of backend `name` for this process. An unknown name, a backend
+/// this build lacks, or a machine without the device is an error naming
+/// the backend and what was looked for.
+Status createDevice(const std::string &name, const DeviceOptions &options,
+                    std::unique_ptr<Device> &device);
+
+/// Checks an upload or download of `bytes` at `offset` against buffer
+/// `bufferId` of `program`; backends call it before touching memory.
+Status checkTransfer(const RankProgram &program, int64_t bufferId,
+                     int64_t bytes, int64_t offset, const char *what);
+
+} // namespace mtrt
+
+#endif // MTRT_DEVICE_H

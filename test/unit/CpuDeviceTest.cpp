@@ -1,0 +1,121 @@
+//===- CpuDeviceTest.cpp - The CPU backend through the device seam --------===//
+//
+// What the trainer relies on, through mtrt::Device only: a device created
+// by name, a program prepared once, bytes moved in and out of buffers and
+// checked against them, a step executed, non-finite values found where
+// they lie, and the peak the step touched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mtrt/Device.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+using namespace mtrt;
+
+namespace {
+
+/// c = a + b over four f32 elements, in an arena of 48 bytes.
+RankProgram addProgram() {
+  RankProgram program;
+  program.arenaBytes = 48;
+  program.persistentBytes = 32;
+  const char *names[] = {"a", "b", "c"};
+  for (int64_t id = 0; id < 3; ++id) {
+    BufferDesc buffer;
+    buffer.id = id;
+    buffer.offset = 16 * id;
+    buffer.shape = {4};
+    buffer.kind = id < 2 ? "param" : "activation";
+    buffer.name = names[id];
+    program.buffers.push_back(buffer);
+  }
+  Command add;
+  add.kernel = "add";
+  add.ins = {0, 1};
+  add.outs = {2};
+  program.commands.push_back(add);
+  return program;
+}
+
+std::unique_ptr<Device> cpuDevice() {
+  std::unique_ptr<Device> device;
+  Status status = createDevice("cpu", DeviceOptions{}, device);
+  EXPECT_TRUE(status) << status.message();
+  return device;
+}
+
+TEST(CpuDevice, RunsAStepThroughTheSeam) {
+  RankProgram program = addProgram();
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  EXPECT_STREQ(device->backendName(), "cpu");
+  ASSERT_TRUE(device->prepare(program));
+  ASSERT_TRUE(device->uploadValues<float>(0, {1, 2, 3, 4}));
+  ASSERT_TRUE(device->uploadValues<float>(1, {10, 20, 30, 40}));
+  ASSERT_TRUE(device->executeStep(0, 0));
+  std::vector<float> c;
+  ASSERT_TRUE(device->downloadValues(2, c, 4));
+  EXPECT_EQ(c, (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_EQ(device->measuredPeakBytes(), 48);
+  // A part of a buffer, at an offset.
+  float second = 0;
+  ASSERT_TRUE(device->download(2, &second, 4, 4));
+  EXPECT_EQ(second, 22);
+}
+
+TEST(CpuDevice, TransfersAreCheckedAgainstTheBuffer) {
+  RankProgram program = addProgram();
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  float values[8] = {};
+  Status early = device->upload(0, values, 16);
+  EXPECT_EQ(early.message(), "upload before the program was prepared");
+  ASSERT_TRUE(device->prepare(program));
+  Status tooBig = device->upload(0, values, 32);
+  EXPECT_EQ(tooBig.message(), "upload of 32 bytes at offset 0 does not fit "
+                              "buffer 0 ('a', 16 bytes)");
+  Status past = device->download(1, values, 8, 12);
+  EXPECT_EQ(past.message(), "download of 8 bytes at offset 12 does not fit "
+                            "buffer 1 ('b', 16 bytes)");
+  Status missing = device->download(3, values, 4);
+  EXPECT_EQ(missing.message(), "download: no buffer 3 in a program of 3 "
+                               "buffers");
+}
+
+TEST(CpuDevice, FindsNonFiniteValues) {
+  RankProgram program = addProgram();
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(device->prepare(program));
+  ASSERT_TRUE(device->uploadValues<float>(0, {1, 2, 3, 4}));
+  ASSERT_TRUE(device->uploadValues<float>(
+      1, {0, std::numeric_limits<float>::infinity(), 0, 0}));
+  int64_t first = 7;
+  ASSERT_TRUE(device->findNonFinite({0}, first));
+  EXPECT_EQ(first, -1);
+  ASSERT_TRUE(device->findNonFinite({0, 1, 2}, first));
+  EXPECT_EQ(first, 1);
+  ASSERT_TRUE(device->uploadValues<float>(1, {0, 0, 0, NAN}));
+  ASSERT_TRUE(device->findNonFinite({1}, first));
+  EXPECT_EQ(first, 1);
+}
+
+TEST(Devices, UnknownAndMissingBackendsAreNamed) {
+  std::unique_ptr<Device> device;
+  Status cuda = createDevice("cuda", DeviceOptions{}, device);
+  EXPECT_FALSE(cuda);
+  EXPECT_EQ(cuda.message(), "--device cuda: this build of megatron-run has no "
+                            "CUDA backend; the backends built are: cpu");
+  Status tpu = createDevice("tpu", DeviceOptions{}, device);
+  EXPECT_EQ(tpu.message(),
+            "--device 'tpu' is not a backend; the backends built are: cpu");
+  EXPECT_EQ(defaultBackend(), "cpu");
+}
+
+} // namespace
