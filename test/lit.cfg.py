@@ -39,6 +39,8 @@ except (OSError, subprocess.SubprocessError):
 # Before the default %python, which would otherwise match first.
 config.substitutions.insert(0, ("%torch_python", python_torch))
 config.substitutions.append(("%unittests_dir", os.path.join(config.megatron_obj_root, "unittests")))
+# The runtime's C API (include/mtrt/mtrt.h) as a shared library.
+config.substitutions.append(("%libmtrt", os.path.join(config.megatron_obj_root, "lib", "libmtrt.so")))
 
 # CPU ranks: OpenMPI's launcher. --allow-run-as-root because CI runs as root,
 # --oversubscribe because tests start more ranks than the machine has cores.

@@ -1,0 +1,327 @@
+//===- Run.cpp - megatron-run: a training run from its command line -------===//
+//
+// What megatron-run does, as a library: start the ranks, parse the flags,
+// load and check the artifact, agree on the job across ranks (an error
+// some ranks see must not leave the others waiting in a collective),
+// then train, profile, trace and save. The tool's main and the C API
+// (mtrt/mtrt.h) both run it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "train/Run.h"
+
+#include "mtrt/AtomicFile.h"
+#include "mtrt/Hash.h"
+#include "mtrt/MemoryReport.h"
+#include "mtrt/ThreadPool.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace mtrt::train {
+
+std::string &lastErrorText() {
+  static std::string text;
+  return text;
+}
+
+namespace {
+
+int fail(const Status &status) {
+  lastErrorText() = status.message();
+  std::fprintf(stderr, "megatron-run: error: %s\n", status.message().c_str());
+  return 1;
+}
+
+/// Reports `status` (an error) prefixed with this rank; returns 1.
+int failTogetherMessage(const Status &status, const Communicator &comm) {
+  std::string prefix =
+      comm.size() == 1 ? "" : "rank " + std::to_string(comm.rank()) + ": ";
+  lastErrorText() = prefix + status.message();
+  std::fprintf(stderr, "megatron-run: error: %s%s\n", prefix.c_str(),
+               status.message().c_str());
+  return 1;
+}
+
+/// An error only some ranks may see: each failing rank reports it with its
+/// rank, and every rank stops.
+int failTogether(const Status &status, const Communicator &comm) {
+  if (comm.allAgree(status.isOk()))
+    return 0;
+  if (!status)
+    return failTogetherMessage(status, comm);
+  return 1;
+}
+
+std::string hexDigest(uint64_t hash) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%016llx",
+                static_cast<unsigned long long>(hash));
+  return text;
+}
+
+/// FNV-1a over the bytes of `path` (at most `limit` of them); "" if it
+/// cannot be read.
+std::string fileDigest(const std::string &path, int64_t limit) {
+  // Only regular files: reading a FIFO or a device could block forever.
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+    return "";
+  std::ifstream in(path, std::ios::binary);
+  uint64_t hash = kFnvOffset;
+  char buffer[1 << 16];
+  int64_t total = 0;
+  while (in && (limit < 0 || total < limit)) {
+    in.read(buffer, sizeof(buffer));
+    std::streamsize got = in.gcount();
+    if (limit >= 0)
+      got = std::min<std::streamsize>(got, std::streamsize(limit - total));
+    hash = fnv1a(buffer, size_t(got), hash);
+    total += got;
+  }
+  return hexDigest(hash);
+}
+
+/// What every rank of one job must agree on before the first step: the
+/// artifact's bytes, the flags that shape the training, and the data. Each
+/// line is "key: value".
+std::vector<std::pair<std::string, std::string>>
+jobFingerprint(const Options &o, const Artifact &artifact) {
+  std::vector<std::pair<std::string, std::string>> items = {
+      {"artifact", hexDigest(artifact.contentDigest)},
+      {"--steps", std::to_string(o.steps)},
+      {"--seed", std::to_string(o.seed)},
+      {"--lr", number(o.lr)},
+      {"--min-lr", number(o.minLr)},
+      {"--lr-warmup-iters", std::to_string(o.warmupIters)},
+      {"--lr-decay-iters", std::to_string(o.decayIters)},
+      {"--lr-decay-style", o.decayStyle},
+      {"--weight-decay", number(o.weightDecay)},
+      {"--adam-beta1", number(o.beta1)},
+      {"--adam-beta2", number(o.beta2)},
+      {"--adam-eps", number(o.eps)},
+      {"--clip-grad", number(o.clipGrad)},
+      {"--corpus-vocab", std::to_string(o.corpusVocab)},
+      {"--corpus-order", std::to_string(o.corpusOrder)},
+      {"--load-params", o.loadParams.empty()
+                            ? std::string("none")
+                            : fileDigest(o.loadParams, 1 << 20)},
+      {"--load", o.load.empty() ? std::string("none")
+                                : fileDigest(o.load + "/" + kLatestFile, -1)},
+      {"--save", o.save},
+      {"--save-interval", std::to_string(o.saveInterval)},
+  };
+  if (!o.data.empty()) {
+    struct stat info;
+    std::string size = stat(o.data.c_str(), &info) == 0
+                           ? std::to_string(int64_t(info.st_size))
+                           : "unreadable";
+    items.push_back(
+        {"--data", size + " bytes, first MiB " + fileDigest(o.data, 1 << 20)});
+  } else {
+    items.push_back({"--data", "synthetic corpus"});
+  }
+  return items;
+}
+
+/// All ranks run the same job: the same artifact, training flags and data.
+/// A difference is an error naming the ranks and what differs.
+Status checkSameJob(const Options &options, const Artifact &artifact,
+                    const Communicator &comm) {
+  if (comm.size() == 1)
+    return Status::ok();
+  auto items = jobFingerprint(options, artifact);
+  std::string mine;
+  for (const auto &[key, value] : items)
+    mine += key + "=" + value + "\n";
+  std::vector<std::string> all;
+  MTRT_RETURN_IF_ERROR(comm.gatherStringsToRoot(mine, all));
+  Status result = Status::ok();
+  if (comm.rank() == 0) {
+    for (size_t r = 1; r < all.size() && result; ++r) {
+      if (all[r] == all[0])
+        continue;
+      // The first line that differs.
+      std::istringstream a(all[0]), b(all[r]);
+      std::string lineA, lineB;
+      while (std::getline(a, lineA) && std::getline(b, lineB))
+        if (lineA != lineB)
+          break;
+      size_t eq = lineA.find('=');
+      result = Status::error(
+          "ranks 0 and " + std::to_string(r) +
+          " were not launched with the same job: " + lineA.substr(0, eq) +
+          " is " + lineA.substr(eq + 1) + " on rank 0 but " +
+          lineB.substr(lineB.find('=') + 1) + " on rank " + std::to_string(r));
+    }
+  }
+  // Every rank learns the outcome; rank 0 reports it.
+  if (comm.allAgree(result.isOk()))
+    return Status::ok();
+  return comm.rank() == 0 ? result
+                          : Status::error("the ranks disagree (see rank 0)");
+}
+
+/// --memory-report: the plan of every stage, printed and written as asked;
+/// nothing runs.
+Status reportMemory(const Options &options, const Artifact &artifact) {
+  MemoryReport report;
+  MTRT_RETURN_IF_ERROR(computeMemoryReport(artifact, 8, report));
+  std::string text = memoryReportText(report);
+  std::fputs(text.c_str(), stdout);
+  for (const auto &[path, contents] :
+       {std::pair{options.memoryReportJson, memoryReportJson(report)},
+        std::pair{options.memoryReportSvg, memoryReportSvg(report)}}) {
+    if (path.empty())
+      continue;
+    struct stat info;
+    if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+      return Status::error(path + ": is not a regular file; only regular "
+                                  "files are replaced");
+    MTRT_RETURN_IF_ERROR(
+        writeFileAtomically(path, {{contents.data(), contents.size()}}));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+int openSession(int argc, char **argv, Session &session) {
+  Communicator &comm = session.comm;
+  if (Status status = Communicator::init(argc, argv, comm); !status)
+    return fail(status);
+  // Errors every rank sees alike are reported once, by rank 0.
+  bool speak = session.speak = comm.rank() == 0;
+  auto failOnce = [&](const Status &status) {
+    return speak ? fail(status) : 1;
+  };
+  // Until the ranks know they run the same job, every check is agreed on
+  // by all of them: an error on some ranks only would otherwise leave the
+  // others waiting in their first collective.
+  auto failAgreed = [&](const Status &status) {
+    bool ok = status.isOk();
+    if (comm.allAgree(ok))
+      return 0;
+    if (comm.allAgree(!ok))
+      return failOnce(status);
+    if (!ok)
+      return failTogetherMessage(status, comm);
+    return 1;
+  };
+  Options &options = session.options;
+  if (int code = failAgreed(parseOptions(argc, argv, options)))
+    return code;
+  comm.setTimeout(options.timeoutMinutes * 60.0);
+  // A test hook: MEGATRON_RUN_TEST_STALL="rank:step" makes that rank stop
+  // answering before that step, as a stopped or wedged peer would.
+  // MEGATRON_RUN_TEST_DIE="rank:step" kills that rank there, as a crash
+  // or an out-of-memory kill would.
+  for (auto [variable, field] :
+       {std::pair{"MEGATRON_RUN_TEST_STALL", &options.stallAtStep},
+        std::pair{"MEGATRON_RUN_TEST_DIE", &options.dieAtStep}})
+    if (const char *value = std::getenv(variable)) {
+      int rank = -1;
+      long long step = 0;
+      if (std::sscanf(value, "%d:%lld", &rank, &step) == 2 &&
+          rank == comm.rank())
+        *field = step;
+    }
+  Artifact &artifact = session.artifact;
+  if (int code = failAgreed(loadArtifact(options.artifact, artifact)))
+    return code;
+  if (options.memoryReport || !options.memoryReportJson.empty() ||
+      !options.memoryReportSvg.empty()) {
+    session.reportOnly = true;
+    return failAgreed(reportMemory(options, artifact));
+  }
+  Checkpoint &checkpoint = session.checkpoint;
+  if (!options.load.empty()) {
+    if (int code = failAgreed(resolveCheckpoint(options.load, checkpoint)))
+      return code;
+    // The dropout masks are keyed by seed and step: resuming them means
+    // taking the checkpoint's seed.
+    if (!options.noLoadRng)
+      options.seed =
+          std::strtoll(checkpoint.metadata["seed"].c_str(), nullptr, 10);
+    for (const auto &[key, value] : scheduleOf(options)) {
+      auto it = checkpoint.metadata.find(key);
+      if (it != checkpoint.metadata.end() && it->second != value)
+        return failOnce(Status::error(
+            checkpoint.dir + ": trained with " + key + " " + it->second +
+            ", but this run has " + value +
+            " (the learning-rate schedule continues only unchanged; "
+            "lr_decay_iters defaults to --steps)"));
+    }
+    if (checkpoint.iteration >= options.steps)
+      return failOnce(Status::error(
+          options.load + ": the checkpoint is at iteration " +
+          std::to_string(checkpoint.iteration) + ", not before --steps " +
+          std::to_string(options.steps) + ": nothing left to train"));
+  }
+  if (int code = failAgreed(checkSameJob(options, artifact, comm)))
+    return code;
+  if (artifact.worldSize != comm.size())
+    return failOnce(Status::error(
+        options.artifact + ": compiled for " +
+        std::to_string(artifact.worldSize) + " ranks but launched on " +
+        std::to_string(comm.size()) + " (run it under mpirun -np " +
+        std::to_string(artifact.worldSize) + ")"));
+  if (Status status = comm.setGrid(artifact.gridShape); !status)
+    return failOnce(status);
+  session.trainer =
+      std::make_unique<Trainer>(options, artifact, comm, checkpoint);
+  Trainer &trainer = *session.trainer;
+  if (int code = failTogether(trainer.setup(), comm))
+    return code;
+  if (speak) {
+    int threads = ThreadPool::global().threads();
+    std::printf("megatron-run: %s, %d rank%s, micro-batch %lld x %lld tokens "
+                "per rank, vocab %lld, %lld steps, %d thread%s per "
+                "rank\n",
+                options.artifact.c_str(), comm.size(),
+                comm.size() == 1 ? "" : "s",
+                static_cast<long long>(trainer.batchSize()),
+                static_cast<long long>(trainer.seqLen()),
+                static_cast<long long>(trainer.vocabSize()),
+                static_cast<long long>(options.steps), threads,
+                threads == 1 ? "" : "s");
+    for (const RankProgram &program : artifact.programs)
+      printPlan(program);
+  }
+  return 0;
+}
+
+int runSession(Session &session) {
+  if (session.reportOnly)
+    return 0;
+  Communicator &comm = session.comm;
+  Trainer &trainer = *session.trainer;
+  if (Status status = trainer.train(); !status) {
+    // Other ranks may be waiting in a collective: end them all.
+    fail(Status::error((comm.size() == 1
+                            ? std::string()
+                            : "rank " + std::to_string(comm.rank()) + ": ") +
+                       status.message()));
+    if (comm.size() > 1)
+      comm.abort(1);
+    return 1;
+  }
+  trainer.printProfile();
+  if (int code = failTogether(trainer.writeTrace(), comm))
+    return code;
+  if (int code = failTogether(trainer.save(), comm))
+    return code;
+  return 0;
+}
+
+int runMegatron(int argc, char **argv) {
+  Session session;
+  if (int code = openSession(argc, argv, session))
+    return code;
+  return runSession(session);
+}
+
+} // namespace mtrt::train

@@ -1,0 +1,384 @@
+//===- TrainOptions.cpp - megatron-run's flags and checkpoints ------------===//
+
+#include "train/TrainOptions.h"
+
+#include "mtrt/CheckpointShards.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace mtrt::train {
+
+std::string iterationDir(const std::string &dir, int64_t iteration) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "iter_%07lld",
+                static_cast<long long>(iteration));
+  return dir + "/" + name;
+}
+
+Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
+  std::string marker = dir + "/" + kLatestFile;
+  std::ifstream in(marker);
+  if (!in)
+    return Status::error(dir + ": no " + kLatestFile +
+                         " (not a directory --save wrote)");
+  std::string text;
+  std::getline(in, text);
+  char *end = nullptr;
+  long long iteration = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || iteration <= 0)
+    return Status::error(marker + ": '" + text +
+                         "' is not an iteration number");
+  checkpoint.iteration = iteration;
+  checkpoint.dir = iterationDir(dir, iteration);
+  checkpoint.shards = std::make_shared<CheckpointShards>();
+  MTRT_RETURN_IF_ERROR(CheckpointShards::open(checkpoint.dir, kCheckpointFormat,
+                                              *checkpoint.shards));
+  checkpoint.metadata = checkpoint.shards->metadata();
+  auto field = [&](const char *key) {
+    auto it = checkpoint.metadata.find(key);
+    return it == checkpoint.metadata.end() ? std::string() : it->second;
+  };
+  if (field("iteration") != std::to_string(iteration))
+    return Status::error(checkpoint.dir + ": holds iteration '" +
+                         field("iteration") + "', but " + marker + " says " +
+                         std::to_string(iteration));
+  if (field("seed").empty())
+    return Status::error(checkpoint.dir + ": metadata has no seed");
+  return Status::ok();
+}
+
+static const char *kUsage = R"(usage: megatron-run MODEL.mtx [flags]
+
+Trains with a compiled artifact (megatron-translate --export-artifact).
+
+  --steps N, --train-iters N   training steps (default 10)
+  --data FILE                  token file: raw little-endian uint16 (nanoGPT's
+                               train.bin); sample i of step t starts at token
+                               ((t*B)+i)*S. Default: a built-in synthetic
+                               corpus (an order-k Markov source) whose entropy
+                               is printed as the loss floor
+  --corpus-vocab N             synthetic corpus: tokens used (default 64)
+  --corpus-order K             synthetic corpus: Markov order (default 1)
+  --seed N                     initialization, dropout and corpus seed (1234)
+  --lr X                       peak learning rate (6e-4)
+  --min-lr X                   learning rate after decay (0)
+  --lr-warmup-iters N          linear warmup steps from 0 (0); as in
+                               Megatron-LM, update k uses the rate after k-1
+  --lr-decay-iters N           steps until min-lr (default: --steps)
+  --lr-decay-style S           constant | linear | cosine (linear)
+  --weight-decay X             AdamW decoupled weight decay (0.01)
+  --adam-beta1 X               (0.9)
+  --adam-beta2 X               (0.999)
+  --adam-eps X                 (1e-8)
+  --clip-grad X                clip the global gradient norm; 0 disables (1.0)
+  --load-params FILE           safetensors with Hugging Face names and layouts
+                               (default: each parameter's initializer as the
+                               model states it, Hugging Face's for imported
+                               configs, drawn from --seed)
+  --save DIR                   save full training checkpoints (parameters,
+                               optimizer state, step, seed) to
+                               DIR/iter_NNNNNNN/, then mark the newest in
+                               DIR/latest_checkpointed_iteration.txt; every
+                               --save-interval steps and at the end
+  --save-interval N            steps between checkpoints (default: the end)
+  --load DIR                   resume from DIR's newest checkpoint (any
+                               layout); training continues at the next step
+  --no-load-optim              with --load: start the optimizer state afresh
+  --no-load-rng                with --load: take --seed instead of the
+                               checkpoint's
+  --no-strict-load             with --load-params: ignore tensors the model
+                               does not have and initialize the ones the file
+                               lacks (default: both are errors)
+  --save-params FILE           write the trained parameters as safetensors
+  --log FILE                   one JSON object per step: step, loss, lr,
+                               grad_norm, step_time_s, tokens_per_s,
+                               peak_bytes, tflops
+  --trace FILE                 write every rank's measured timeline as
+                               Chrome trace JSON (Perfetto): per rank, one
+                               slice per schedule action (F3, B3, optimizer)
+                               and one per command (with its layer, FLOPs
+                               and bytes); receives show the waits
+  --threads N                  threads per rank, shared by GEMMs, generated
+                               kernels and the other host kernels
+                               (default: the cores over the ranks on the
+                               node)
+  --device cpu|cuda            the backend that runs the program (default:
+                               cuda where this build has it and a GPU is
+                               visible, else cpu; this build: cpu only)
+  --profile                    after training, print rank 0's time per
+                               kernel per step (the first step, a warm-up,
+                               left out), with calls, share, achieved
+                               GFLOP/s and GB/s
+  --memory-report              print every stage's planned memory per rank
+                               (parameters, optimizer state, stashed
+                               activations, gradients, communication
+                               buffers, the largest buffers at the peak)
+                               and exit without training; no launcher needed
+  --memory-report-json FILE    the same as JSON (implies --memory-report)
+  --memory-report-svg FILE     the same as an SVG bar chart per stage
+  --distributed-timeout-minutes X
+                               how long a rank waits for its peers in a
+                               collective or transfer before every rank
+                               stops with an error naming what did not
+                               answer (10)
+  --bf16, --fp16               check that the artifact stores activations
+                               in that precision (compile with
+                               --mt-train-pipeline="precision=bf16|fp16")
+  --loss-scale X               fp16: a constant loss scale (default:
+                               dynamic); a step whose scaled gradients
+                               overflow is skipped either way
+  --initial-loss-scale X       fp16 dynamic scaling: first scale (2^32)
+  --min-loss-scale X           fp16 dynamic scaling: floor (1)
+  --loss-scale-window N        fp16: overflow-free steps before the scale
+                               doubles (1000)
+  --hysteresis N               fp16: overflows before the scale halves (2)
+  --quiet                      no per-step progress lines
+)";
+
+/// Shortest round-trip spelling of a number: "1e-07", "0", "0.9".
+std::string number(double value) {
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value)
+      break;
+  }
+  return text;
+}
+
+/// The learning-rate schedule a checkpoint was trained with: resuming under
+/// another would not continue the same run (Megatron-LM checks this too).
+std::map<std::string, std::string> scheduleOf(const Options &o) {
+  return {{"lr", number(o.lr)},
+          {"min_lr", number(o.minLr)},
+          {"lr_warmup_iters", std::to_string(o.warmupIters)},
+          {"lr_decay_iters",
+           std::to_string(o.decayIters > 0 ? o.decayIters : o.steps)},
+          {"lr_decay_style", o.decayStyle}};
+}
+
+static Status parseInt(const std::string &flag, const std::string &text,
+                       int64_t &value) {
+  char *end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno)
+    return Status::error("flag " + flag + " expects an integer, got '" + text +
+                         "'");
+  value = parsed;
+  return Status::ok();
+}
+
+static Status parseDouble(const std::string &flag, const std::string &text,
+                          double &value) {
+  char *end = nullptr;
+  errno = 0;
+  double parsed = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno || !std::isfinite(parsed))
+    return Status::error("flag " + flag + " expects a number, got '" + text +
+                         "'");
+  value = parsed;
+  return Status::ok();
+}
+
+Status parseOptions(int argc, char **argv, Options &options) {
+  std::map<std::string, std::function<Status(const std::string &)>> flags;
+  auto intFlag = [&](const char *name, int64_t &field) {
+    flags[name] = [&field, name](const std::string &v) {
+      return parseInt(name, v, field);
+    };
+  };
+  auto doubleFlag = [&](const char *name, double &field) {
+    flags[name] = [&field, name](const std::string &v) {
+      return parseDouble(name, v, field);
+    };
+  };
+  auto stringFlag = [&](const char *name, std::string &field) {
+    flags[name] = [&field](const std::string &v) {
+      field = v;
+      return Status::ok();
+    };
+  };
+  intFlag("--steps", options.steps);
+  intFlag("--train-iters", options.steps);
+  stringFlag("--data", options.data);
+  intFlag("--seed", options.seed);
+  doubleFlag("--lr", options.lr);
+  doubleFlag("--min-lr", options.minLr);
+  intFlag("--lr-warmup-iters", options.warmupIters);
+  intFlag("--lr-decay-iters", options.decayIters);
+  stringFlag("--lr-decay-style", options.decayStyle);
+  doubleFlag("--weight-decay", options.weightDecay);
+  doubleFlag("--adam-beta1", options.beta1);
+  doubleFlag("--adam-beta2", options.beta2);
+  doubleFlag("--adam-eps", options.eps);
+  doubleFlag("--clip-grad", options.clipGrad);
+  doubleFlag("--distributed-timeout-minutes", options.timeoutMinutes);
+  stringFlag("--load-params", options.loadParams);
+  stringFlag("--save-params", options.saveParams);
+  stringFlag("--log", options.log);
+  stringFlag("--trace", options.trace);
+  stringFlag("--device", options.device);
+  stringFlag("--memory-report-json", options.memoryReportJson);
+  stringFlag("--memory-report-svg", options.memoryReportSvg);
+  stringFlag("--save", options.save);
+  intFlag("--save-interval", options.saveInterval);
+  stringFlag("--load", options.load);
+  intFlag("--corpus-vocab", options.corpusVocab);
+  intFlag("--corpus-order", options.corpusOrder);
+  intFlag("--threads", options.threads);
+  for (auto [name, field] :
+       {std::pair{"--loss-scale", &options.lossScaler.constantScale},
+        std::pair{"--initial-loss-scale", &options.lossScaler.initialScale},
+        std::pair{"--min-loss-scale", &options.lossScaler.minScale}})
+    flags[name] = [&options, field, name](const std::string &v) {
+      options.lossScaleFlag = name;
+      return parseDouble(name, v, *field);
+    };
+  for (auto [name, field] :
+       {std::pair{"--loss-scale-window", &options.lossScaler.window},
+        std::pair{"--hysteresis", &options.lossScaler.hysteresis}})
+    flags[name] = [&options, field, name](const std::string &v) {
+      options.lossScaleFlag = name;
+      return parseInt(name, v, *field);
+    };
+
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (arg == "--quiet") {
+      options.quiet = true;
+      continue;
+    }
+    if (arg == "--no-strict-load") {
+      options.nonStrictLoad = true;
+      continue;
+    }
+    if (arg == "--no-load-optim") {
+      options.noLoadOptim = true;
+      continue;
+    }
+    if (arg == "--no-load-rng") {
+      options.noLoadRng = true;
+      continue;
+    }
+    if (arg == "--memory-report") {
+      options.memoryReport = true;
+      continue;
+    }
+    if (arg == "--profile") {
+      options.profile = true;
+      continue;
+    }
+    if (arg == "--bf16" || arg == "--fp16") {
+      std::string precision = arg.substr(2);
+      if (!options.precision.empty() && options.precision != precision)
+        return Status::error("flags --bf16 and --fp16 exclude each other");
+      options.precision = precision;
+      continue;
+    }
+    for (const char *flag :
+         {"--quiet", "--profile", "--bf16", "--fp16", "--memory-report"})
+      if (arg.rfind(std::string(flag) + "=", 0) == 0)
+        return Status::error(std::string("flag ") + flag + " takes no value");
+    if (arg.size() > 1 && arg[0] == '-' && arg.rfind("--", 0) != 0)
+      return Status::error("unknown flag '" + arg +
+                           "' (flags start with --; see --help)");
+    if (arg.rfind("--", 0) != 0) {
+      if (!options.artifact.empty())
+        return Status::error("unexpected argument '" + arg +
+                             "': one artifact only");
+      options.artifact = arg;
+      continue;
+    }
+    std::string name = arg, value;
+    size_t eq = arg.find('=');
+    bool inlineValue = eq != std::string::npos;
+    if (inlineValue) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    }
+    auto it = flags.find(name);
+    if (it == flags.end())
+      return Status::error("unknown flag '" + name + "' (see --help)");
+    if (!inlineValue) {
+      if (i + 1 >= argc)
+        return Status::error("flag " + name + " needs a value");
+      value = argv[++i];
+    }
+    MTRT_RETURN_IF_ERROR(it->second(value));
+  }
+  if (options.artifact.empty())
+    return Status::error("no artifact given (see --help)");
+  auto positive = [](const char *flag, double value) {
+    return value > 0 ? Status::ok()
+                     : Status::error(std::string("flag ") + flag +
+                                     " must be positive, got " + number(value));
+  };
+  auto nonNegative = [](const char *flag, double value) {
+    return value >= 0
+               ? Status::ok()
+               : Status::error(std::string("flag ") + flag +
+                               " must not be negative, got " + number(value));
+  };
+  MTRT_RETURN_IF_ERROR(positive("--steps", double(options.steps)));
+  MTRT_RETURN_IF_ERROR(positive("--lr", options.lr));
+  MTRT_RETURN_IF_ERROR(positive("--adam-eps", options.eps));
+  MTRT_RETURN_IF_ERROR(
+      positive("--distributed-timeout-minutes", options.timeoutMinutes));
+  MTRT_RETURN_IF_ERROR(
+      nonNegative("--save-interval", double(options.saveInterval)));
+  if (!options.load.empty() && !options.loadParams.empty())
+    return Status::error("--load (a training checkpoint) and --load-params "
+                         "(parameters only) exclude each other");
+  MTRT_RETURN_IF_ERROR(positive("--corpus-vocab", double(options.corpusVocab)));
+  MTRT_RETURN_IF_ERROR(positive("--corpus-order", double(options.corpusOrder)));
+  if (options.threads != -1 && (options.threads < 1 || options.threads > 4096))
+    return Status::error("flag --threads must be between 1 and 4096, got " +
+                         std::to_string(options.threads));
+  MTRT_RETURN_IF_ERROR(nonNegative("--min-lr", options.minLr));
+  MTRT_RETURN_IF_ERROR(
+      nonNegative("--lr-warmup-iters", double(options.warmupIters)));
+  MTRT_RETURN_IF_ERROR(
+      nonNegative("--lr-decay-iters", double(options.decayIters)));
+  MTRT_RETURN_IF_ERROR(nonNegative("--weight-decay", options.weightDecay));
+  MTRT_RETURN_IF_ERROR(nonNegative("--clip-grad", options.clipGrad));
+  MTRT_RETURN_IF_ERROR(nonNegative("--seed", double(options.seed)));
+  for (auto [flag, beta] : {std::pair{"--adam-beta1", options.beta1},
+                            std::pair{"--adam-beta2", options.beta2}})
+    if (!(beta >= 0 && beta < 1))
+      return Status::error(std::string("flag ") + flag +
+                           " must be in [0, 1), got " + number(beta));
+  // The step reads these as f32 scalars: a value that is finite as a double
+  // but not as a float would turn the update into inf or NaN.
+  for (auto [flag, value] :
+       {std::pair{"--lr", options.lr}, std::pair{"--min-lr", options.minLr},
+        std::pair{"--adam-beta1", options.beta1},
+        std::pair{"--adam-beta2", options.beta2},
+        std::pair{"--adam-eps", options.eps},
+        std::pair{"--weight-decay", options.weightDecay},
+        std::pair{"--clip-grad", options.clipGrad}}) {
+    float single = float(value);
+    if (!std::isfinite(single) || (value != 0 && single == 0.0f))
+      return Status::error(std::string("flag ") + flag + " is " +
+                           number(value) +
+                           ", which a 32-bit float (the precision the "
+                           "training step uses) cannot hold");
+  }
+  return Status::ok();
+}
+
+} // namespace mtrt::train

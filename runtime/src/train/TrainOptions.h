@@ -1,0 +1,115 @@
+//===- TrainOptions.h - What a training run is asked to do ------*- C++ -*-===//
+//
+// megatron-run's flags (Megatron-LM's names where it has one), parsed into
+// Options, and the checkpoint a run resumes from. Shared by the tool and
+// the C API (mtrt/mtrt.h), which take the same command line.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_TRAIN_TRAINOPTIONS_H
+#define MTRT_TRAIN_TRAINOPTIONS_H
+
+#include "mtrt/CheckpointShards.h"
+#include "mtrt/LossScaler.h"
+#include "mtrt/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace mtrt::train {
+
+struct Options {
+  std::string artifact;
+  int64_t steps = 10;
+  std::string data;
+  int64_t seed = 1234;
+  double lr = 6e-4;
+  double minLr = 0.0;
+  int64_t warmupIters = 0;
+  int64_t decayIters = 0; // 0: the number of steps
+  std::string decayStyle = "linear";
+  double weightDecay = 0.01;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double clipGrad = 1.0;
+  std::string loadParams;
+  std::string saveParams;
+  std::string log;
+  std::string trace;
+  /// --profile: print the time per kernel, with GFLOP/s and GB/s.
+  bool profile = false;
+  /// --threads: threads per rank (-1: the cores over the ranks on the node).
+  int64_t threads = -1;
+  /// --device: the backend ("": the default, mtrt::defaultBackend()).
+  std::string device;
+  int64_t corpusVocab = 64;
+  int64_t corpusOrder = 1;
+  bool quiet = false;
+  /// --memory-report (and its files): report the plan, do not train.
+  bool memoryReport = false;
+  std::string memoryReportJson, memoryReportSvg;
+  /// --no-strict-load: ignore checkpoint tensors the model lacks and
+  /// initialize the ones the checkpoint lacks.
+  bool nonStrictLoad = false;
+  /// Megatron-LM's --distributed-timeout-minutes: how long a rank waits for
+  /// its peers in any collective or transfer before it gives up.
+  double timeoutMinutes = 10.0;
+  /// Test hook (MEGATRON_RUN_TEST_STALL): stop answering before this step.
+  int64_t stallAtStep = 0;
+  /// Test hook: this rank dies (SIGKILL) before that step.
+  int64_t dieAtStep = 0;
+  /// Full training checkpoints, as Megatron-LM's --save, --save-interval,
+  /// --load, --no-load-optim and --no-load-rng.
+  std::string save;
+  int64_t saveInterval = 0;
+  std::string load;
+  bool noLoadOptim = false;
+  bool noLoadRng = false;
+  /// --bf16 / --fp16: the precision the artifact must have been compiled
+  /// for ("": any).
+  std::string precision;
+  /// fp16 loss scaling: --loss-scale, --initial-loss-scale,
+  /// --min-loss-scale, --loss-scale-window, --hysteresis.
+  LossScaler lossScaler;
+  /// The loss-scaling flag given last ("": none), for its error.
+  std::string lossScaleFlag;
+};
+
+/// Megatron-LM's marker of the newest complete checkpoint in a --save dir.
+inline constexpr const char *kLatestFile = "latest_checkpointed_iteration.txt";
+/// A checkpoint directory holds one shard per rank of the saving run
+/// (mtrt/CheckpointShards.h); the optimizer state of parameter P is the
+/// tensors "P::exp_avg" and "P::exp_avg_sq" ("::" is in no parameter name).
+inline constexpr const char *kCheckpointFormat =
+    "megatron-mlir-training-checkpoint";
+
+/// DIR/iter_0000012: the directory of one checkpoint iteration.
+std::string iterationDir(const std::string &dir, int64_t iteration);
+
+/// The newest complete checkpoint of --load DIR: its iteration, its
+/// directory, its shards and its metadata. Errors name the directory and
+/// what is wrong with it.
+struct Checkpoint {
+  int64_t iteration = 0;
+  std::string dir;
+  std::shared_ptr<CheckpointShards> shards;
+  std::map<std::string, std::string> metadata;
+};
+
+Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint);
+
+/// Parses megatron-run's command line (argv[0] is the program).
+Status parseOptions(int argc, char **argv, Options &options);
+
+/// The learning-rate schedule's flags as a checkpoint records them.
+std::map<std::string, std::string> scheduleOf(const Options &options);
+
+/// A number as errors and checkpoints print it.
+std::string number(double value);
+
+} // namespace mtrt::train
+
+#endif // MTRT_TRAIN_TRAINOPTIONS_H

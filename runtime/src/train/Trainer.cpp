@@ -1,0 +1,1118 @@
+//===- Trainer.cpp - One rank's training run over the device seam ---------===//
+
+#include "train/Trainer.h"
+
+#include "mtrt/Artifact.h"
+#include "mtrt/AtomicFile.h"
+#include "mtrt/CheckpointShards.h"
+#include "mtrt/Communicator.h"
+#include "mtrt/Device.h"
+#include "mtrt/ExecutionTrace.h"
+#include "mtrt/Hash.h"
+#include "mtrt/KernelProfile.h"
+#include "mtrt/LearningRate.h"
+#include "mtrt/LossScaler.h"
+#include "mtrt/MemoryReport.h"
+#include "mtrt/ParamInit.h"
+#include "mtrt/Safetensors.h"
+#include "mtrt/Sharding.h"
+#include "mtrt/SyntheticCorpus.h"
+#include "mtrt/ThreadPool.h"
+#include "mtrt/TokenData.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace mtrt::train {
+
+/// Checkpoint tensors that are buffers, not parameters, as Hugging Face's
+/// `_keys_to_ignore_on_load_unexpected` lists them: GPT-2's causal-mask
+/// buffers "h.N.attn.bias" and "h.N.attn.masked_bias" (its checkpoints hold
+/// them; no model has them as parameters).
+static bool isKnownNonParameter(const std::string &name) {
+  auto endsWith = [&](const std::string &suffix) {
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) ==
+               0;
+  };
+  if (name.rfind("h.", 0) != 0 && name.rfind("transformer.h.", 0) != 0)
+    return false;
+  return endsWith(".attn.bias") || endsWith(".attn.masked_bias");
+}
+
+static std::string mib(int64_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%10.3f MiB (%lld B)",
+                double(bytes) / (1 << 20), static_cast<long long>(bytes));
+  return text;
+}
+
+/// The memory plan of one program, from the artifact: rank 0 prints every
+/// stage's (all ranks of a stage share it).
+void printPlan(const RankProgram &program) {
+  std::map<std::string, int64_t> bytes;
+  for (const BufferDesc &buffer : program.buffers)
+    if (!buffer.alias)
+      bytes[buffer.kind] += buffer.bytes();
+  std::printf("memory plan (stage %lld, every rank of it):\n",
+              static_cast<long long>(program.stage));
+  std::printf("  parameters        %s\n", mib(bytes["param"]).c_str());
+  std::printf("  optimizer state   %s\n",
+              mib(bytes["exp_avg"] + bytes["exp_avg_sq"]).c_str());
+  std::printf("  inputs            %s\n", mib(bytes["input"]).c_str());
+  std::printf("  gradients         %s  (sum; transient)\n",
+              mib(bytes["gradient"]).c_str());
+  std::printf("  activations       %s  (sum; transient)\n",
+              mib(bytes["activation"] + bytes["constant"]).c_str());
+  std::printf("  transient region  %s  (activations and gradients share "
+              "it by lifetime)\n",
+              mib(program.arenaBytes - program.persistentBytes).c_str());
+  std::printf("  planned peak      %s\n", mib(program.arenaBytes).c_str());
+}
+
+/// Threads per rank without --threads: the node's cores shared by the
+/// ranks the launcher put on it (Open MPI says how many), at least one.
+int defaultThreads() {
+  int cores = int(std::thread::hardware_concurrency());
+  int local = 1;
+  if (const char *size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    local = std::max(1, std::atoi(size));
+  return std::max(1, cores / local);
+}
+
+/// Everything one training run binds to the program's buffers.
+class Trainer::Impl {
+public:
+  Impl(const Options &options, const Artifact &artifact,
+       const Communicator &comm, const Checkpoint &checkpoint)
+      : options(options), checkpoint(checkpoint), artifact(artifact),
+        program(specializeProgram(artifact, comm.rank())), comm(comm) {
+    if (int64_t axis = artifact.axis("dp"); axis >= 0) {
+      dataRank = program.coords[axis];
+      dataRanks = artifact.gridShape[axis];
+    }
+  }
+
+  Status setup() {
+    DeviceOptions deviceOptions;
+    deviceOptions.hostThreads =
+        int(options.threads > 0 ? options.threads : defaultThreads());
+    std::string backend =
+        options.device.empty() ? defaultBackend() : options.device;
+    MTRT_RETURN_IF_ERROR(createDevice(backend, deviceOptions, device));
+    if (Status status = device->prepare(program); !status)
+      return Status::error(options.artifact + ": stage " +
+                           std::to_string(program.stage) + ": " +
+                           status.message());
+    device->setCommunicator(&comm);
+    device->setPipelineAxis(artifact.axis("pp"));
+    // The data inputs: one tokens (first stage) and one labels (last
+    // stage) buffer per microbatch; their shapes are the same in every
+    // program, so the batch is read from whichever program has them.
+    for (const RankProgram &any : artifact.programs)
+      for (const BufferDesc &buffer : any.buffers) {
+        if (buffer.kind != "input" ||
+            (buffer.name != "tokens" && buffer.name != "labels"))
+          continue;
+        if (buffer.shape.size() != 2)
+          return Status::error(options.artifact + ": the '" + buffer.name +
+                               "' input is not [batch, seq]");
+        batchSize = buffer.shape[0];
+        seqLen = buffer.shape[1];
+        microbatches = std::max(microbatches, buffer.microbatch + 1);
+      }
+    for (const BufferDesc &buffer : program.buffers)
+      if (buffer.kind == "input" &&
+          (buffer.name == "tokens" || buffer.name == "labels"))
+        dataInputs.push_back(buffer.id);
+    // The first stage reads the tokens, the last the labels.
+    if (batchSize == 0 || !artifact.programs.front().find("input", "tokens") ||
+        !artifact.programs.back().find("input", "labels"))
+      return Status::error(options.artifact +
+                           ": the program has no [batch, seq] tokens and "
+                           "labels inputs");
+    for (const RankProgram &any : artifact.programs)
+      for (const Command &command : any.commands)
+        if (command.kernel == "cross_entropy") {
+          vocabSize = any.buffers[command.ins[0]].shape.back();
+          // A vocab-parallel loss sees 1/parts of the vocabulary.
+          if (command.has("vocab_grid_axis"))
+            vocabSize *=
+                artifact.gridShape[int64_t(command.get("vocab_grid_axis", 0))];
+        }
+    // The loss is computed on the last pipeline stage; its first rank
+    // tells the others.
+    int64_t pipeline = artifact.axis("pp");
+    int64_t stages = pipeline < 0 ? 1 : artifact.gridShape[pipeline];
+    lossRoot = int(artifact.worldSize / stages * (stages - 1));
+    for (const char *role : {"step", "lr", "adam_beta1", "adam_beta2",
+                             "adam_eps", "weight_decay", "clip_grad"}) {
+      const BufferDesc *buffer = program.find("input", role);
+      if (!buffer)
+        return Status::error(options.artifact + ": the program has no '" +
+                             role + "' input: is it a training step?");
+      scalars[role] = buffer->id;
+    }
+    if (artifact.programs.back().outputs.count("loss") == 0)
+      return Status::error(options.artifact + ": the program has no loss");
+    MTRT_RETURN_IF_ERROR(setupPrecision());
+    // Updates applied before the resumed iteration: fewer than it when
+    // fp16 steps were skipped.
+    updates = checkpoint.iteration;
+    if (auto it = checkpoint.metadata.find("optimizer_steps");
+        it != checkpoint.metadata.end()) {
+      char *end = nullptr;
+      long long saved = std::strtoll(it->second.c_str(), &end, 10);
+      if (it->second.empty() || *end != '\0' || saved < 0 ||
+          saved > checkpoint.iteration)
+        return Status::error(checkpoint.dir + ": optimizer_steps '" +
+                             it->second + "' is not a count up to iteration " +
+                             std::to_string(checkpoint.iteration));
+      updates = saved;
+    }
+
+    MTRT_RETURN_IF_ERROR(parseStyle(options.decayStyle, schedule.style));
+    schedule.maxLr = options.lr;
+    schedule.minLr = options.minLr;
+    schedule.warmupIters = options.warmupIters;
+    schedule.decayIters =
+        options.decayIters > 0 ? options.decayIters : options.steps;
+    MTRT_RETURN_IF_ERROR(schedule.validate());
+
+    MTRT_RETURN_IF_ERROR(bindParameters());
+    MTRT_RETURN_IF_ERROR(checkOutputsWritable());
+    return bindData();
+  }
+
+  /// Fails before training, not after it, when a file the run will write
+  /// cannot be created.
+  /// The files written after training (checkpoint, trace) are checked
+  /// before it starts, so that no run is lost to a bad path at its end.
+  Status checkOutputsWritable() const {
+    for (const std::string &path : {options.saveParams, options.trace}) {
+      if (path.empty())
+        continue;
+      struct stat info;
+      if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+        return Status::error(path + ": is a directory, not a file to write");
+      // Only regular files are ever replaced (as root, --save-params
+      // /dev/null would otherwise replace the device node with a file).
+      if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+        return Status::error(path + ": is not a regular file; only regular "
+                                    "files are replaced");
+      // Both are written to this temporary file, then renamed into place.
+      std::string probePath = path + ".tmp";
+      std::FILE *probe = std::fopen(probePath.c_str(), "wb");
+      if (!probe)
+        return Status::error(path + ": cannot write here (" +
+                             std::strerror(errno) + ")");
+      std::fclose(probe);
+      std::remove(probePath.c_str());
+    }
+    if (!options.save.empty()) {
+      struct stat info;
+      if (stat(options.save.c_str(), &info) == 0 && !S_ISDIR(info.st_mode))
+        return Status::error(options.save +
+                             ": is not a directory (--save needs one, or a "
+                             "path to create it at)");
+    }
+    return Status::ok();
+  }
+
+  Status bindParameters() {
+    std::map<std::string, const ParamDesc *> described;
+    for (const ParamDesc &param : artifact.params)
+      described[param.name] = &param;
+    // The source: --load-params (parameters), --load (parameters and their
+    // optimizer state), or none (initialized as the model states).
+    bool loadOptimizer = checkpoint.iteration > 0 && !options.noLoadOptim;
+    auto tensorName = [](const BufferDesc &buffer) {
+      return buffer.kind == "param" ? buffer.name
+                                    : buffer.name + "::" + buffer.kind;
+    };
+    FullTensorFile paramsFile;
+    const TensorSource *source = nullptr;
+    if (checkpoint.iteration > 0) {
+      source = checkpoint.shards.get();
+    } else if (!options.loadParams.empty()) {
+      MTRT_RETURN_IF_ERROR(
+          FullTensorFile::open(options.loadParams, paramsFile));
+      source = &paramsFile;
+    }
+    if (source) {
+      // Strict by default: a tensor the model does not have means the
+      // checkpoint is of another model (more layers, an untied head).
+      std::vector<std::string> unexpected;
+      for (const std::string &name : source->names()) {
+        size_t sep = name.find("::");
+        std::string param = name.substr(0, sep);
+        std::string kind =
+            sep == std::string::npos ? "param" : name.substr(sep + 2);
+        bool known =
+            described.count(param) &&
+            (kind == "param" || kind == "exp_avg" || kind == "exp_avg_sq");
+        if (!known && !isKnownNonParameter(name))
+          unexpected.push_back(name);
+      }
+      if (!unexpected.empty() && !options.nonStrictLoad) {
+        std::string listed;
+        for (size_t i = 0; i < unexpected.size() && i < 3; ++i)
+          listed += (i ? ", '" : "'") + unexpected[i] + "'";
+        if (unexpected.size() > 3)
+          listed += " and " + std::to_string(unexpected.size() - 3) + " more";
+        return Status::error(source->location() + ": " +
+                             std::to_string(unexpected.size()) +
+                             " tensor(s) the model does not have: " + listed +
+                             " (--no-strict-load ignores them)");
+      }
+      if (!unexpected.empty() && comm.rank() == 0)
+        std::printf("load: ignoring %zu tensor(s) the model does not have "
+                    "(--no-strict-load)\n",
+                    unexpected.size());
+    }
+    for (const BufferDesc &buffer : program.buffers) {
+      bool optimizerState =
+          buffer.kind == "exp_avg" || buffer.kind == "exp_avg_sq";
+      if (buffer.alias ||
+          !(buffer.kind == "param" || (optimizerState && loadOptimizer)))
+        continue;
+      // Filled on the host, then uploaded to the device whole.
+      std::vector<float> host(size_t(buffer.numElements()), 0.0f);
+      float *values = host.data();
+      auto upload = [&] { return device->uploadValues(buffer.id, host); };
+      std::string name = tensorName(buffer);
+      // A sharded buffer holds runs of the full tensor (a ZeRO piece, or a
+      // tensor-parallel split); every rank reads or initializes only those.
+      // The checkpoint's shape: the full tensor without padding rows, which
+      // are zero and lie after the real ones.
+      std::vector<int64_t> fullShape = checkpointShapeOf(buffer);
+      int64_t valid = validElementsOf(buffer);
+      std::vector<ElementRun> runs = shardRuns(buffer);
+      // Without --load-params, or (with --no-strict-load) for a tensor the
+      // checkpoint lacks: initialized as the model states.
+      bool initialize =
+          !source || (options.nonStrictLoad && !source->contains(name));
+      if (initialize && optimizerState)
+        continue; // fresh optimizer state: zero, as the arena starts
+      if (initialize) {
+        // As the model states (mt.init); the parameter table has every
+        // parameter buffer's entry (the loader checks it).
+        const ParamDesc &param = *described.at(buffer.name);
+        if (param.init.kind == ParamInitSpec::Kind::None)
+          return Status::error(
+              options.artifact + ": parameter '" + buffer.name +
+              "' states no initializer (mt.init): load it with "
+              "--load-params");
+        if (!buffer.sharded()) {
+          initParameter(param, uint64_t(options.seed), values);
+          MTRT_RETURN_IF_ERROR(upload());
+          continue;
+        }
+        std::vector<float> full(size_t(buffer.numElements() *
+                                       buffer.shardCount * buffer.pieceCount),
+                                0.0f);
+        initParameter(param, uint64_t(options.seed), full.data());
+        float *dst = values;
+        for (const ElementRun &run : runs)
+          dst = std::copy_n(full.data() + run.offset, run.count, dst);
+        MTRT_RETURN_IF_ERROR(upload());
+        continue;
+      }
+      if (!source->contains(name))
+        return Status::error(source->location() + ": missing tensor '" + name +
+                             "' that the model needs (--no-strict-load "
+                             "initializes it instead)");
+      std::string dtype;
+      std::vector<int64_t> shape;
+      MTRT_RETURN_IF_ERROR(source->info(name, dtype, shape));
+      if (dtype != "F32")
+        return Status::error(source->location() + ": tensor '" + name +
+                             "' has dtype " + dtype + ", expected F32");
+      if (shape != fullShape) {
+        std::string expected, got;
+        for (int64_t d : fullShape)
+          expected += (expected.empty() ? "" : ", ") + std::to_string(d);
+        for (int64_t d : shape)
+          got += (got.empty() ? "" : ", ") + std::to_string(d);
+        return Status::error(source->location() + ": tensor '" + name +
+                             "' has shape [" + got + "], expected [" +
+                             expected + "]");
+      }
+      // Each rank reads only its own piece of the full tensor; padding
+      // rows are zero.
+      float *dst = values;
+      for (const ElementRun &run : runs) {
+        int64_t real =
+            std::max<int64_t>(0, std::min(run.count, valid - run.offset));
+        if (real > 0)
+          MTRT_RETURN_IF_ERROR(
+              source->readRuns(name, {{run.offset, real}}, dst));
+        std::fill(dst + real, dst + run.count, 0.0f);
+        dst += run.count;
+      }
+      MTRT_RETURN_IF_ERROR(upload());
+    }
+    return Status::ok();
+  }
+
+  Status bindData() {
+    std::string path = options.data;
+    if (path.empty()) {
+      // The built-in corpus, written once to a temporary token file so that
+      // it is read exactly as --data files are.
+      SyntheticCorpusOptions corpusOptions;
+      corpusOptions.vocabSize = std::min(options.corpusVocab, vocabSize);
+      corpusOptions.order = options.corpusOrder;
+      corpusOptions.seed = uint64_t(options.seed);
+      corpusOptions.successors =
+          std::min<int64_t>(corpusOptions.successors, corpusOptions.vocabSize);
+      corpus = std::make_unique<SyntheticCorpus>();
+      if (Status status = SyntheticCorpus::create(corpusOptions, *corpus);
+          !status)
+        return Status::error(status.message() +
+                             " (set by --corpus-vocab, --corpus-order and the "
+                             "model's vocabulary)");
+      char name[] = "/tmp/megatron-run-corpus-XXXXXX";
+      int fd = mkstemp(name);
+      if (fd < 0)
+        return Status::error("cannot create a temporary corpus file");
+      close(fd);
+      temporaryCorpus = name;
+      int64_t needed = options.steps * globalBatch() * seqLen + 1;
+      MTRT_RETURN_IF_ERROR(corpus->writeTokenFile(path = name, needed));
+    }
+    MTRT_RETURN_IF_ERROR(TokenData::open(path, data));
+    // The corpus is mapped: its name can go now, so that a killed run
+    // leaves no file behind.
+    if (!temporaryCorpus.empty()) {
+      std::remove(temporaryCorpus.c_str());
+      temporaryCorpus.clear();
+    }
+    return data.checkCovers(options.steps, globalBatch(), seqLen, vocabSize);
+  }
+
+  Status train() {
+    std::FILE *log = nullptr;
+    if (!options.log.empty() && comm.rank() == 0) {
+      log = std::fopen(options.log.c_str(), "w");
+      if (!log)
+        return Status::error(options.log +
+                             ": cannot open the log for "
+                             "writing (" +
+                             std::strerror(errno) + ")");
+    }
+    double floor = corpus ? corpus->lossFloorNats(seqLen) : 0.0;
+    bool speak = comm.rank() == 0;
+    if (corpus && speak)
+      std::printf("data: synthetic order-%lld Markov corpus over %lld "
+                  "tokens, entropy rate %.4f nats/token; loss floor for "
+                  "%lld-token windows %.4f\n",
+                  static_cast<long long>(options.corpusOrder),
+                  static_cast<long long>(corpus->options().vocabSize),
+                  corpus->entropyRateNats(), static_cast<long long>(seqLen),
+                  floor);
+    else if (speak)
+      std::printf("data: %s (%lld tokens)\n", options.data.c_str(),
+                  static_cast<long long>(data.numTokens()));
+    int64_t lossId =
+        program.outputs.count("loss") ? program.outputs.at("loss") : -1;
+    std::vector<double> losses;
+    int64_t normId = program.outputs.count("grad_norm")
+                         ? program.outputs.at("grad_norm")
+                         : -1;
+    if (options.profile)
+      device->setTrace(&trace);
+    if (!options.trace.empty()) {
+      // One origin for every rank: rank 0's monotonic clock, which the ranks
+      // of its host share. A rank whose clock is far from it runs on another
+      // host: it starts its own clock at the barrier instead.
+      comm.allAgree(true);
+      double mine = ExecutionTrace::clockUs(), origin = mine;
+      MTRT_RETURN_IF_ERROR(comm.broadcast(0, origin));
+      trace.start(std::abs(mine - origin) < 1e6 ? origin : mine);
+      device->setTrace(&trace);
+    }
+    if (checkpoint.iteration > 0 && comm.rank() == 0)
+      std::printf("resuming from %s (%lld shard%s) at iteration %lld%s%s\n",
+                  checkpoint.dir.c_str(),
+                  static_cast<long long>(checkpoint.shards->shardCount()),
+                  checkpoint.shards->shardCount() == 1 ? "" : "s",
+                  static_cast<long long>(checkpoint.iteration),
+                  options.noLoadOptim ? ", fresh optimizer state" : "",
+                  options.noLoadRng ? ", seed from --seed" : "");
+    for (int64_t step = checkpoint.iteration + 1; step <= options.steps;
+         ++step) {
+      if (step == options.stallAtStep)
+        std::this_thread::sleep_for(std::chrono::hours(1));
+      if (step == options.dieAtStep)
+        std::raise(SIGKILL);
+      auto start = std::chrono::steady_clock::now();
+      MTRT_RETURN_IF_ERROR(fillBatch(step - 1));
+      // Megatron's update k runs with the schedule at k - 1 completed
+      // updates; skipped steps do not count.
+      double lr = schedule.at(updates);
+      MTRT_RETURN_IF_ERROR(setScalar("step", double(updates + 1)));
+      double scaleUsed = scaler.scale;
+      if (lossScaling)
+        MTRT_RETURN_IF_ERROR(setScalar("loss_scale", scaleUsed));
+      MTRT_RETURN_IF_ERROR(setScalar("lr", lr));
+      MTRT_RETURN_IF_ERROR(setScalar("adam_beta1", options.beta1));
+      MTRT_RETURN_IF_ERROR(setScalar("adam_beta2", options.beta2));
+      MTRT_RETURN_IF_ERROR(setScalar("adam_eps", options.eps));
+      MTRT_RETURN_IF_ERROR(setScalar("weight_decay", options.weightDecay));
+      MTRT_RETURN_IF_ERROR(setScalar("clip_grad", options.clipGrad));
+      if (Status status =
+              device->executeStep(uint64_t(options.seed), uint64_t(step));
+          !status)
+        return Status::error("step " + std::to_string(step) + ": " +
+                             status.message());
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      double loss = lossId >= 0 ? scalarValue(lossId) : 0.0;
+      if (Status status = comm.broadcast(lossRoot, loss); !status)
+        return status;
+      double norm = normId >= 0 ? scalarValue(normId) : 0.0;
+      // Loss scaling: scaled gradients that overflowed made the norm
+      // non-finite, and the step left every parameter and moment as it was
+      // (mt.clip_scale, mt.adamw). The scale backs off; training goes on.
+      bool overflow = lossScaling && !std::isfinite(norm);
+      if (lossScaling)
+        scaler.update(overflow);
+      if (overflow)
+        ++skippedSteps;
+      else
+        ++updates;
+      if (!std::isfinite(loss) && !overflow)
+        return Status::error("step " + std::to_string(step) +
+                             ": the loss is not finite (" + number(loss) + ")");
+      // Without loss scaling a non-finite gradient stops the run (the step
+      // applied nothing); a finite one that made a non-finite update stops
+      // it before it is trained on or saved, naming the first parameter it
+      // reached.
+      if (!std::isfinite(norm) && !overflow)
+        return Status::error("step " + std::to_string(step) +
+                             ": the gradient norm is " + number(norm) +
+                             " (a gradient holds inf or NaN); the update was "
+                             "not applied; stopping without saving");
+      if (!overflow && !comm.allAgree(parametersFinite())) {
+        std::string where = firstNonFiniteParameter();
+        return Status::error(
+            "step " + std::to_string(step) + ": the gradient norm is " +
+            number(norm) + "; " +
+            (where.empty()
+                 ? std::string("the update is not finite on "
+                               "another rank")
+                 : "the update made parameter '" + where + "' non-finite") +
+            "; stopping without saving");
+      }
+      losses.push_back(loss);
+      stepLosses.push_back(loss);
+      double tokensPerSecond = double(globalBatch() * seqLen) / seconds;
+      // Model FLOPs of the whole run (all ranks) per second, as Megatron-LM
+      // reports them; unknown (NaN) when the artifact does not say.
+      double teraflops =
+          program.flopsPerToken > 0
+              ? double(program.flopsPerToken) * tokensPerSecond / 1e12
+              : std::nan("");
+      if (!options.quiet && comm.rank() == 0) {
+        std::printf("step %5lld/%lld | loss %.4f", static_cast<long long>(step),
+                    static_cast<long long>(options.steps), loss);
+        if (corpus)
+          std::printf(" (floor %.4f)", floor);
+        std::printf(" | lr %.3e | grad norm %.4f", lr, norm);
+        if (lossScaling)
+          std::printf(" | loss scale %g%s", scaleUsed,
+                      overflow ? " | skipped: gradients overflowed" : "");
+        std::printf(" | %.3f s | %.0f tokens/s", seconds, tokensPerSecond);
+        if (std::isfinite(teraflops))
+          std::printf(" | %.4f TFLOP/s", teraflops);
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+      if (log) {
+        // JSON has no inf or nan: a non-finite value is written as null.
+        auto json = [](double value, const char *format) {
+          char text[64];
+          if (!std::isfinite(value))
+            return std::string("null");
+          std::snprintf(text, sizeof(text), format, value);
+          return std::string(text);
+        };
+        std::fprintf(log,
+                     "{\"step\": %lld, \"loss\": %s, \"lr\": %s, "
+                     "\"grad_norm\": %s, \"step_time_s\": %s, "
+                     "\"tokens_per_s\": %s, \"peak_bytes\": %lld, "
+                     "\"tflops\": %s%s}\n",
+                     static_cast<long long>(step), json(loss, "%.9g").c_str(),
+                     json(lr, "%.9g").c_str(), json(norm, "%.9g").c_str(),
+                     json(seconds, "%.6f").c_str(),
+                     json(tokensPerSecond, "%.3f").c_str(),
+                     static_cast<long long>(device->measuredPeakBytes()),
+                     json(teraflops, "%.6f").c_str(),
+                     lossScaling
+                         ? (", \"loss_scale\": " + json(scaleUsed, "%.17g") +
+                            ", \"skipped\": " + (overflow ? "true" : "false"))
+                               .c_str()
+                         : "");
+        if (std::fflush(log) != 0 || std::ferror(log))
+          return Status::error(options.log + ": cannot write the log (" +
+                               std::strerror(errno) + ")");
+      }
+      if (!options.save.empty() &&
+          (step == options.steps ||
+           (options.saveInterval > 0 && step % options.saveInterval == 0)))
+        MTRT_RETURN_IF_ERROR(saveCheckpoint(step));
+    }
+    if (log)
+      std::fclose(log);
+    size_t window = std::min<size_t>(10, losses.size());
+    double recent = 0;
+    for (size_t i = losses.size() - window; i < losses.size(); ++i)
+      recent += losses[i] / double(window);
+    if (speak) {
+      std::printf("loss: first step %.4f, mean of the last %zu steps %.4f",
+                  losses.front(), window, recent);
+      if (corpus)
+        std::printf(", corpus floor %.4f (gap %.4f)", floor, recent - floor);
+      std::printf("\n");
+      // As Megatron-LM's "number of skipped iterations".
+      if (lossScaling)
+        std::printf("loss scaling: %lld of %zu steps skipped, loss scale now "
+                    "%g\n",
+                    static_cast<long long>(skippedSteps), losses.size(),
+                    scaler.scale);
+    }
+    // Every rank's planned and measured peak, printed by rank 0.
+    int64_t peaks[2] = {program.arenaBytes, device->measuredPeakBytes()};
+    std::vector<uint8_t> all;
+    MTRT_RETURN_IF_ERROR(comm.gatherToRoot(peaks, sizeof(peaks), all));
+    bool equal = true;
+    for (int r = 0; speak && r < comm.size(); ++r) {
+      int64_t planned, measured;
+      std::memcpy(&planned, all.data() + r * sizeof(peaks), 8);
+      std::memcpy(&measured, all.data() + r * sizeof(peaks) + 8, 8);
+      equal &= planned == measured;
+      std::string who = comm.size() == 1 ? std::string()
+                                         : " (rank " + std::to_string(r) + ")";
+      std::printf("peak memory%s: planned %lld B, measured %lld B (%s)\n",
+                  who.c_str(), static_cast<long long>(planned),
+                  static_cast<long long>(measured),
+                  planned == measured ? "equal" : "DIFFERENT");
+    }
+    if (!comm.allAgree(equal))
+      return Status::error("measured peak memory differs from the plan");
+    return Status::ok();
+  }
+
+  /// Whether every parameter and optimizer-state buffer of this rank holds
+  /// finite values.
+  bool parametersFinite() const { return firstNonFiniteParameter().empty(); }
+
+  /// The name of the first parameter (or its optimizer state) of this rank
+  /// holding a non-finite value, or "". The device scans its own memory.
+  std::string firstNonFiniteParameter() const {
+    std::vector<int64_t> ids;
+    for (const BufferDesc &buffer : program.buffers)
+      if ((buffer.kind == "param" || buffer.kind == "exp_avg" ||
+           buffer.kind == "exp_avg_sq") &&
+          buffer.dtype == DType::F32)
+        ids.push_back(buffer.id);
+    int64_t first = -1;
+    if (Status status = device->findNonFinite(ids, first); !status)
+      return "(" + status.message() + ")";
+    if (first < 0)
+      return "";
+    const BufferDesc &buffer = program.buffers[size_t(first)];
+    return buffer.kind == "param" ? buffer.name
+                                  : buffer.name + " (" + buffer.kind + ")";
+  }
+
+  /// A one-element f32 buffer's value (the loss, the gradient norm).
+  double scalarValue(int64_t bufferId) const {
+    float value = NAN;
+    if (Status status = device->download(bufferId, &value, sizeof(value));
+        !status)
+      return NAN;
+    return value;
+  }
+
+  /// --profile: rank 0's time per kernel.
+  void printProfile() const {
+    if (!options.profile || comm.rank() != 0)
+      return;
+    int64_t first = checkpoint.iteration + 1, counted = 0;
+    // The first step warms caches and allocates staging copies: left out
+    // unless it is the only one.
+    int64_t skip = options.steps > first ? first : first - 1;
+    std::vector<KernelProfileRow> rows =
+        profileKernels(program, trace.recorded(), skip, counted);
+    std::fputs(formatKernelProfile(rows, counted, 12).c_str(), stdout);
+    std::fflush(stdout);
+  }
+
+  /// Rank 0 writes every rank's measured timeline (--trace).
+  Status writeTrace() {
+    if (options.trace.empty())
+      return Status::ok();
+    std::vector<int64_t> coords = program.coords;
+    std::string label = "rank " + std::to_string(comm.rank());
+    for (size_t axis = 0;
+         axis < coords.size() && axis < artifact.gridAxes.size(); ++axis)
+      label += (axis == 0 ? " (" : ", ") + artifact.gridAxes[axis] + " " +
+               std::to_string(coords[axis]);
+    if (!coords.empty())
+      label += ")";
+    std::vector<std::string> fragments;
+    MTRT_RETURN_IF_ERROR(comm.gatherStringsToRoot(
+        trace.chromeEvents(program, comm.rank(), label), fragments));
+    if (comm.rank() != 0)
+      return Status::ok();
+    std::string document = ExecutionTrace::chromeDocument(fragments);
+    MTRT_RETURN_IF_ERROR(writeFileAtomically(
+        options.trace, {{document.data(), document.size()}}));
+    std::printf("trace: %s (%d rank%s, %lld steps)\n", options.trace.c_str(),
+                comm.size(), comm.size() == 1 ? "" : "s",
+                static_cast<long long>(options.steps));
+    return Status::ok();
+  }
+
+  /// The buffer `kind` of parameter `name` on the first stage holding it
+  /// (whose ranks' pieces make the full tensor: a tied embedding's copy on
+  /// the last stage is equal), and that stage; nullptr if none holds it.
+  const BufferDesc *firstHolder(const std::string &kind,
+                                const std::string &name, int64_t *stage) const {
+    for (size_t s = 0; s < artifact.programs.size(); ++s)
+      if (const BufferDesc *held = artifact.programs[s].find(kind, name)) {
+        *stage = int64_t(s);
+        return held;
+      }
+    return nullptr;
+  }
+
+  /// Removes the temporary files (*.tmp) a killed write left in `dir` and,
+  /// with `intoIterations`, in its iter_* checkpoint directories.
+  static void removeTemporaryFiles(const std::string &dir,
+                                   bool intoIterations) {
+    DIR *listing = ::opendir(dir.c_str());
+    if (!listing)
+      return;
+    while (const dirent *entry = ::readdir(listing)) {
+      std::string name = entry->d_name, path = dir + "/" + name;
+      struct stat info;
+      if (::lstat(path.c_str(), &info) != 0)
+        continue;
+      if (S_ISREG(info.st_mode) && name.size() > 4 &&
+          name.compare(name.size() - 4, 4, ".tmp") == 0)
+        ::unlink(path.c_str());
+      else if (intoIterations && S_ISDIR(info.st_mode) &&
+               name.rfind("iter_", 0) == 0)
+        removeTemporaryFiles(path, /*intoIterations=*/false);
+    }
+    ::closedir(listing);
+  }
+
+  /// The full tensor of buffer kind `kind` (param, exp_avg, exp_avg_sq) of
+  /// parameter `param`, gathered on rank 0 from the ranks holding its
+  /// pieces (every rank takes part; `tensor` is filled on rank 0 only).
+  Status gatherTensor(const std::string &kind, const ParamDesc &param,
+                      HostTensor &tensor) {
+    int64_t holder = -1;
+    const BufferDesc *held = firstHolder(kind, param.name, &holder);
+    if (!held)
+      return Status::error(options.artifact + ": parameter '" + param.name +
+                           "' of the parameter table has no " + kind +
+                           " buffer");
+    const BufferDesc *mine = program.find(kind, param.name);
+    bool contributes = program.stage == holder && mine;
+    tensor.dtype = "F32";
+    tensor.shape = param.shape;
+    std::vector<uint8_t> piece(size_t(held->bytes()), 0);
+    if (contributes)
+      MTRT_RETURN_IF_ERROR(
+          device->download(mine->id, piece.data(), int64_t(piece.size())));
+    if (comm.size() == 1) {
+      tensor.bytes = std::move(piece);
+      return Status::ok();
+    }
+    std::vector<uint8_t> pieces, indices;
+    int64_t index[3] = {contributes ? 1 : 0, mine ? mine->shardIndex : 0,
+                        mine ? mine->pieceIndex : 0};
+    MTRT_RETURN_IF_ERROR(
+        comm.gatherToRoot(piece.data(), int64_t(piece.size()), pieces));
+    MTRT_RETURN_IF_ERROR(comm.gatherToRoot(index, sizeof(index), indices));
+    if (comm.rank() != 0)
+      return Status::ok();
+    // Each contributing rank's runs of the full tensor; replicas (the same
+    // piece on several ranks) write the same values.
+    tensor.bytes.resize(
+        size_t(held->bytes() * held->shardCount * held->pieceCount));
+    float *full = reinterpret_cast<float *>(tensor.bytes.data());
+    for (int r = 0; r < comm.size(); ++r) {
+      int64_t which[3];
+      std::memcpy(which, indices.data() + r * sizeof(which), sizeof(which));
+      if (!which[0])
+        continue;
+      const float *src = reinterpret_cast<const float *>(pieces.data()) +
+                         r * held->numElements();
+      for (const ElementRun &run : shardRuns(*held, which[1], which[2])) {
+        std::copy_n(src, run.count, full + run.offset);
+        src += run.count;
+      }
+    }
+    // Padding rows of a vocabulary are not part of the checkpoint.
+    tensor.bytes.resize(size_t(validElementsOf(*held)) * sizeof(float));
+    return Status::ok();
+  }
+
+  /// Rank 0 writes `tensors` to `path` (atomically), unless one holds a
+  /// non-finite value: a non-finite state is never saved.
+  Status
+  writeTensors(const std::string &path,
+               const std::vector<std::pair<std::string, HostTensor>> &tensors,
+               const std::map<std::string, std::string> &metadata) {
+    Status written = Status::ok();
+    if (comm.rank() == 0) {
+      for (const auto &[name, tensor] : tensors) {
+        const float *values =
+            reinterpret_cast<const float *>(tensor.bytes.data());
+        size_t n = tensor.bytes.size() / sizeof(float);
+        if (!std::all_of(values, values + n,
+                         [](float v) { return std::isfinite(v); })) {
+          written = Status::error(path + ": tensor '" + name +
+                                  "' holds non-finite values; not saved");
+          break;
+        }
+      }
+      if (written)
+        written = writeSafetensors(path, tensors, metadata);
+    }
+    if (!comm.allAgree(written.isOk()) && written)
+      return Status::error("rank 0 could not save " + path);
+    return written;
+  }
+
+  Status save() {
+    if (options.saveParams.empty())
+      return Status::ok();
+    // Full, unsharded tensors whatever the layout, so that a checkpoint
+    // written under one layout loads under any other. Every rank takes part
+    // in gathering ZeRO pieces; rank 0 writes.
+    std::vector<std::pair<std::string, HostTensor>> tensors;
+    for (const ParamDesc &param : artifact.params) {
+      HostTensor tensor;
+      MTRT_RETURN_IF_ERROR(gatherTensor("param", param, tensor));
+      tensors.emplace_back(param.name, std::move(tensor));
+    }
+    MTRT_RETURN_IF_ERROR(writeTensors(options.saveParams, tensors, {}));
+    if (comm.rank() == 0)
+      std::printf("saved %zu parameters to %s\n", tensors.size(),
+                  options.saveParams.c_str());
+    return Status::ok();
+  }
+
+  /// A full training checkpoint after step `iteration`, as Megatron-LM
+  /// lays them out: DIR/iter_NNNNNNN/ holds one shard per rank, each with
+  /// the pieces of the parameters and their optimizer state that the rank
+  /// holds and where they lie in the full tensors (any layout loads them),
+  /// and, as metadata, the step and the seed (the dropout masks are keyed
+  /// by seed and step, and the data position follows from the step). Once
+  /// every shard is complete, DIR/latest_checkpointed_iteration.txt names
+  /// it: a crash at any moment leaves the previous checkpoint loadable.
+  Status saveCheckpoint(int64_t iteration) {
+    std::string dir = iterationDir(options.save, iteration);
+    Status made = Status::ok();
+    double saveId = 0;
+    if (comm.rank() == 0) {
+      ::mkdir(options.save.c_str(), 0755);
+      if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+        made = Status::error(dir +
+                             ": cannot create the checkpoint "
+                             "directory (" +
+                             std::strerror(errno) + ")");
+      // Files a killed save left behind, once per run.
+      if (!sweptTemporaryFiles) {
+        removeTemporaryFiles(options.save, /*intoIterations=*/true);
+        sweptTemporaryFiles = true;
+      }
+      // Tells the shards of this save from those an earlier, interrupted
+      // save of the same iteration left (52 bits: exact in a double).
+      std::random_device entropy;
+      saveId = double(((uint64_t(entropy()) << 32) ^ entropy()) &
+                      ((uint64_t(1) << 52) - 1));
+    }
+    if (!comm.allAgree(made.isOk()))
+      return made ? Status::error("rank 0 could not create " + dir) : made;
+    MTRT_RETURN_IF_ERROR(comm.broadcast(0, saveId));
+
+    // This rank's pieces, each written by one rank only: replicas (the
+    // data-parallel copies of a piece, the copy of a tied embedding on the
+    // last stage) are left to the rank at coordinate 0 of the axes the
+    // piece is replicated over, on the first stage holding it.
+    std::vector<TensorPiece> pieces;
+    std::vector<std::vector<float>> values;
+    std::vector<int64_t> writtenElements;
+    Status finite = Status::ok();
+    int64_t pipelineAxis = artifact.axis("pp");
+    for (const char *kind : {"param", "exp_avg", "exp_avg_sq"})
+      for (const ParamDesc &param : artifact.params) {
+        std::string name = std::string(kind) == "param"
+                               ? param.name
+                               : param.name + "::" + kind;
+        int64_t holder = -1;
+        const BufferDesc *held = firstHolder(kind, param.name, &holder);
+        const BufferDesc *mine = program.find(kind, param.name);
+        bool writes = held && mine && program.stage == holder;
+        for (size_t axis = 0; writes && axis < program.coords.size(); ++axis)
+          if (int64_t(axis) != pipelineAxis &&
+              !(mine->sharded() && int64_t(axis) == mine->shardAxis) &&
+              !(mine->pieceCount > 1 && int64_t(axis) == mine->pieceAxis))
+            writes = program.coords[axis] == 0;
+        if (!writes) {
+          writtenElements.push_back(0);
+          continue;
+        }
+        // The runs of the real tensor: padding rows are in no checkpoint.
+        int64_t valid = validElementsOf(*mine);
+        TensorPiece piece;
+        piece.name = name;
+        piece.shape = checkpointShapeOf(*mine);
+        std::vector<float> kept, onHost;
+        MTRT_RETURN_IF_ERROR(
+            device->downloadValues(mine->id, onHost, mine->numElements()));
+        const float *src = onHost.data();
+        for (const ElementRun &run : shardRuns(*mine)) {
+          int64_t real =
+              std::max<int64_t>(0, std::min(run.count, valid - run.offset));
+          if (real > 0) {
+            piece.runs.push_back({run.offset, real});
+            kept.insert(kept.end(), src, src + real);
+          }
+          src += run.count;
+        }
+        if (finite && !std::all_of(kept.begin(), kept.end(),
+                                   [](float v) { return std::isfinite(v); }))
+          finite = Status::error(dir + ": tensor '" + name +
+                                 "' holds non-finite values; not saved");
+        writtenElements.push_back(int64_t(kept.size()));
+        if (kept.empty())
+          continue;
+        values.push_back(std::move(kept));
+        piece.values = values.back().data();
+        pieces.push_back(std::move(piece));
+      }
+    // A non-finite state is never saved, by any rank.
+    if (!comm.allAgree(finite.isOk()))
+      return finite ? Status::error("another rank holds non-finite values; "
+                                    "checkpoint " +
+                                    dir + " not saved")
+                    : finite;
+    std::map<std::string, std::string> metadata = scheduleOf(options);
+    metadata.insert(
+        {{"format", kCheckpointFormat},
+         {"iteration", std::to_string(iteration)},
+         {"seed", std::to_string(options.seed)},
+         {"consumed_samples", std::to_string(iteration * globalBatch())},
+         {"optimizer_steps", std::to_string(updates)}});
+    if (lossScaling)
+      scaler.save(metadata);
+    Status written = writeCheckpointShard(dir, comm.rank(), comm.size(),
+                                          uint64_t(saveId), pieces, metadata);
+    if (!comm.allAgree(written.isOk()))
+      return written ? Status::error("another rank could not write its shard "
+                                     "of " +
+                                     dir)
+                     : written;
+
+    // Every element of every tensor is in exactly one shard, or the
+    // checkpoint is not marked.
+    std::vector<uint8_t> counts;
+    MTRT_RETURN_IF_ERROR(comm.gatherToRoot(
+        writtenElements.data(),
+        int64_t(writtenElements.size() * sizeof(int64_t)), counts));
+    Status marked = Status::ok();
+    if (comm.rank() == 0) {
+      size_t tensors = writtenElements.size();
+      std::vector<int64_t> total(tensors, 0);
+      for (int r = 0; r < comm.size(); ++r)
+        for (size_t t = 0; t < tensors; ++t) {
+          int64_t count;
+          std::memcpy(&count,
+                      counts.data() + (r * tensors + t) * sizeof(int64_t),
+                      sizeof(count));
+          total[t] += count;
+        }
+      size_t t = 0;
+      for (const char *kind : {"param", "exp_avg", "exp_avg_sq"})
+        for (const ParamDesc &param : artifact.params) {
+          int64_t stage;
+          const BufferDesc *held = firstHolder(kind, param.name, &stage);
+          int64_t expected = held ? validElementsOf(*held) : 0;
+          if (marked && total[t] != expected)
+            marked = Status::error(
+                dir + ": the shards hold " + std::to_string(total[t]) +
+                " elements of '" + param.name + "' (" + kind + "), not " +
+                std::to_string(expected) + "; not marked as the latest");
+          ++t;
+        }
+      std::string text = std::to_string(iteration) + "\n";
+      if (marked)
+        marked = writeFileAtomically(options.save + "/" + kLatestFile,
+                                     {{text.data(), text.size()}});
+      if (marked && !options.quiet)
+        std::printf("saved checkpoint iteration %lld to %s (%d shard%s)\n",
+                    static_cast<long long>(iteration), dir.c_str(), comm.size(),
+                    comm.size() == 1 ? "" : "s");
+    }
+    if (!comm.allAgree(marked.isOk()))
+      return marked ? Status::error("rank 0 could not mark the checkpoint")
+                    : marked;
+    return Status::ok();
+  }
+
+  ~Impl() {
+    if (!temporaryCorpus.empty())
+      std::remove(temporaryCorpus.c_str());
+  }
+
+  int64_t batchSize = 0, seqLen = 0, vocabSize = 0, microbatches = 1;
+  /// The loss of every step this run trained, in order.
+  std::vector<double> stepLosses;
+
+private:
+  /// Sequences per step over all data-parallel ranks.
+  int64_t globalBatch() const { return batchSize * microbatches * dataRanks; }
+
+  /// This rank's samples of the global batch of `step` (0-based): sample i
+  /// of the step starts at token ((step * B) + i) * S, with B the global
+  /// batch; data-parallel rank r holds samples r * b * m .. (r + 1) * b * m
+  /// - 1 of its m microbatches of b, microbatch j the b from r * b * m +
+  /// j * b. Every layout therefore reads the same tokens for sample i.
+  Status fillBatch(int64_t step) {
+    for (int64_t id : dataInputs) {
+      const BufferDesc &buffer = program.buffers[id];
+      bool labels = buffer.name == "labels";
+      int64_t micro = std::max<int64_t>(buffer.microbatch, 0);
+      batchTokens.resize(size_t(batchSize * seqLen));
+      int32_t *values = batchTokens.data();
+      for (int64_t i = 0; i < batchSize; ++i) {
+        int64_t sample =
+            dataRank * batchSize * microbatches + micro * batchSize + i;
+        int64_t start = (step * globalBatch() + sample) * seqLen;
+        for (int64_t t = 0; t < seqLen; ++t)
+          values[i * seqLen + t] = data.token(start + t + (labels ? 1 : 0));
+      }
+      MTRT_RETURN_IF_ERROR(device->uploadValues(id, batchTokens));
+    }
+    return Status::ok();
+  }
+
+  /// The artifact's activation precision: the 16-bit type its buffers use,
+  /// or fp32.
+  static std::string precisionOf(const Artifact &artifact) {
+    for (const RankProgram &any : artifact.programs)
+      for (const BufferDesc &buffer : any.buffers)
+        if (buffer.dtype == DType::BF16 || buffer.dtype == DType::F16)
+          return buffer.dtype == DType::BF16 ? "bf16" : "fp16";
+    return "fp32";
+  }
+
+  /// --bf16/--fp16 against the artifact, and the loss scaler of an
+  /// artifact compiled with loss scaling (its `loss_scale` input).
+  Status setupPrecision() {
+    std::string compiled = precisionOf(artifact);
+    if (!options.precision.empty() && options.precision != compiled)
+      return Status::error("flag --" + options.precision + ": " +
+                           options.artifact + " stores activations in " +
+                           compiled +
+                           " (compile with --mt-train-pipeline=\"precision=" +
+                           options.precision + "\")");
+    const BufferDesc *lossScale = program.find("input", "loss_scale");
+    if (!lossScale) {
+      if (!options.lossScaleFlag.empty())
+        return Status::error(
+            "flag " + options.lossScaleFlag + ": " + options.artifact +
+            " has no loss scaling (it is compiled for " + compiled +
+            "; loss scaling comes with "
+            "--mt-train-pipeline=\"precision=fp16\")");
+      return Status::ok();
+    }
+    scalars["loss_scale"] = lossScale->id;
+    lossScaling = true;
+    scaler = options.lossScaler;
+    MTRT_RETURN_IF_ERROR(scaler.start());
+    if (checkpoint.iteration > 0)
+      if (Status status = scaler.restore(checkpoint.metadata); !status)
+        return Status::error(checkpoint.dir + ": " + status.message());
+    return Status::ok();
+  }
+
+  Status setScalar(const char *role, double value) {
+    float single = float(value);
+    return device->upload(scalars.at(role), &single, sizeof(single));
+  }
+
+  const Options &options;
+  /// --load: the checkpoint resumed from (iteration 0: none).
+  const Checkpoint &checkpoint;
+  const Artifact &artifact;
+  const RankProgram program;
+  const Communicator &comm;
+  int64_t dataRank = 0, dataRanks = 1;
+  /// The backend running this rank's program (--device).
+  std::unique_ptr<Device> device;
+  /// The host copy of one data input, reused every step.
+  std::vector<int32_t> batchTokens;
+  ExecutionTrace trace;
+  LearningRateSchedule schedule;
+  /// fp16: the artifact scales its loss; the scaler and the steps it
+  /// skipped.
+  bool lossScaling = false;
+  LossScaler scaler;
+  int64_t skippedSteps = 0;
+  /// Optimizer updates applied: Adam's step and the learning-rate
+  /// schedule's position (a skipped step advances neither, as in
+  /// Megatron-LM).
+  int64_t updates = 0;
+  TokenData data;
+  std::unique_ptr<SyntheticCorpus> corpus;
+  std::string temporaryCorpus;
+  bool sweptTemporaryFiles = false;
+  std::vector<int64_t> dataInputs;
+  int lossRoot = 0;
+  std::map<std::string, int64_t> scalars;
+};
+
+Trainer::Trainer(const Options &options, const Artifact &artifact,
+                 const Communicator &comm, const Checkpoint &checkpoint)
+    : impl(std::make_unique<Impl>(options, artifact, comm, checkpoint)) {}
+Trainer::~Trainer() = default;
+Status Trainer::setup() { return impl->setup(); }
+Status Trainer::train() { return impl->train(); }
+void Trainer::printProfile() const { impl->printProfile(); }
+Status Trainer::writeTrace() { return impl->writeTrace(); }
+Status Trainer::save() { return impl->save(); }
+int64_t Trainer::batchSize() const { return impl->batchSize; }
+int64_t Trainer::seqLen() const { return impl->seqLen; }
+int64_t Trainer::vocabSize() const { return impl->vocabSize; }
+const std::vector<double> &Trainer::losses() const { return impl->stepLosses; }
+
+} // namespace mtrt::train

@@ -1,0 +1,66 @@
+//===- Trainer.h - One rank's training run over the device seam --*- C++
+//-*-===//
+//
+// Binds parameters (from safetensors or the model's initializers),
+// optimizer state, data and hyperparameters to one rank's program through
+// mtrt::Device, runs the steps with Megatron-LM's schedule, loss scaling
+// and non-finite guards, and writes logs, traces and checkpoints. It
+// reaches device memory only through the seam, so every backend trains
+// alike. Used by megatron-run and the C API (mtrt/mtrt.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_TRAIN_TRAINER_H
+#define MTRT_TRAIN_TRAINER_H
+
+#include "train/TrainOptions.h"
+
+#include "mtrt/Artifact.h"
+#include "mtrt/Communicator.h"
+
+#include <memory>
+#include <vector>
+
+namespace mtrt::train {
+
+class Trainer {
+public:
+  Trainer(const Options &options, const Artifact &artifact,
+          const Communicator &comm, const Checkpoint &checkpoint);
+  ~Trainer();
+  Trainer(const Trainer &) = delete;
+  Trainer &operator=(const Trainer &) = delete;
+
+  /// Creates the device (--device), prepares the program and binds
+  /// parameters, state and data.
+  Status setup();
+  /// Runs the steps --steps asks for (after --load's iteration).
+  Status train();
+  /// --profile: rank 0's time per kernel.
+  void printProfile() const;
+  /// --trace FILE.
+  Status writeTrace();
+  /// --save-params FILE.
+  Status save();
+
+  int64_t batchSize() const;
+  int64_t seqLen() const;
+  int64_t vocabSize() const;
+  /// The loss of every step trained so far, in order.
+  const std::vector<double> &losses() const;
+
+private:
+  class Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// The memory plan of one program, as megatron-run prints it.
+void printPlan(const RankProgram &program);
+
+/// Threads per rank without --threads: the node's cores shared by the
+/// ranks the launcher put on it.
+int defaultThreads();
+
+} // namespace mtrt::train
+
+#endif // MTRT_TRAIN_TRAINER_H

@@ -1,0 +1,66 @@
+"""Trains through the runtime's C API (include/mtrt/mtrt.h) with ctypes.
+
+usage: c_api_train.py LIBMTRT [--compare-log LOG] ARTIFACT [flags...]
+
+Creates a trainer from megatron-run's command line, trains, and prints one
+line per step, "loss STEP VALUE" (VALUE as %.9g). With --compare-log, the
+losses must equal those megatron-run logged for the same flags (one JSON
+object per step): it prints "same losses as megatron-run: N steps" or the
+first difference and exits 1. A failed call prints "error: MESSAGE" and
+exits 1.
+"""
+
+import ctypes
+import json
+import sys
+
+
+def main():
+    lib = ctypes.CDLL(sys.argv[1])
+    lib.mtrt_status_message.restype = ctypes.c_char_p
+    lib.mtrt_status_message.argtypes = [ctypes.c_void_p]
+    lib.mtrt_status_free.argtypes = [ctypes.c_void_p]
+    for name in ("mtrt_trainer_create", "mtrt_trainer_train",
+                 "mtrt_trainer_losses"):
+        getattr(lib, name).restype = ctypes.c_void_p
+    lib.mtrt_trainer_destroy.argtypes = [ctypes.c_void_p]
+
+    def check(status):
+        if status:
+            message = lib.mtrt_status_message(status).decode()
+            lib.mtrt_status_free(status)
+            print("error: " + message)
+            sys.exit(1)
+
+    rest = sys.argv[2:]
+    compare = None
+    if rest[:1] == ["--compare-log"]:
+        compare, rest = rest[1], rest[2:]
+    args = [b"c_api_train"] + [a.encode() for a in rest]
+    argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
+    trainer = ctypes.c_void_p()
+    check(lib.mtrt_trainer_create(len(args), argv, ctypes.byref(trainer)))
+    check(lib.mtrt_trainer_train(trainer))
+    count = ctypes.c_int64()
+    check(lib.mtrt_trainer_losses(trainer, None, ctypes.c_int64(0),
+                                  ctypes.byref(count)))
+    losses = (ctypes.c_double * count.value)()
+    check(lib.mtrt_trainer_losses(trainer, losses, count, ctypes.byref(count)))
+    lib.mtrt_trainer_destroy(trainer)
+    for step, loss in enumerate(losses, start=1):
+        print("loss %d %.9g" % (step, loss))
+    if compare:
+        logged = [json.loads(line)["loss"] for line in open(compare)]
+        if len(logged) != len(losses):
+            print("megatron-run logged %d steps, the C API trained %d"
+                  % (len(logged), len(losses)))
+            sys.exit(1)
+        for step, (a, b) in enumerate(zip(losses, logged), start=1):
+            if abs(a - b) > 1e-7 * abs(b):
+                print("step %d: C API %.9g, megatron-run %.9g" % (step, a, b))
+                sys.exit(1)
+        print("same losses as megatron-run: %d steps" % len(losses))
+
+
+if __name__ == "__main__":
+    main()
