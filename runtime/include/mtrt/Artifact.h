@@ -58,7 +58,9 @@ namespace mtrt {
 /// file carries a checksum).
 constexpr int64_t kArtifactVersion = 3;
 
-enum class DType { F32, F16, BF16, I32, I64 };
+/// Element types. F64 is the runtime's own (reductions in double between
+/// ranks); no artifact buffer has it.
+enum class DType { F32, F16, BF16, I32, I64, F64 };
 
 /// Bytes per element.
 int64_t dtypeSize(DType dtype);

@@ -33,6 +33,7 @@ int64_t mtrt::dtypeSize(DType dtype) {
   case DType::BF16:
     return 2;
   case DType::I64:
+  case DType::F64:
     return 8;
   }
   return 0;
@@ -50,6 +51,8 @@ const char *mtrt::dtypeName(DType dtype) {
     return "i32";
   case DType::I64:
     return "i64";
+  case DType::F64:
+    return "f64";
   }
   return "?";
 }

@@ -101,8 +101,8 @@ Status CpuDevice::runVocabParallelCrossEntropy(KernelId id,
     maxima[r] = valid > 0 ? *std::max_element(row, row + valid)
                           : -std::numeric_limits<double>::infinity();
   }
-  MTRT_RETURN_IF_ERROR(
-      communicator->allReduceDouble(axis, maxima.data(), rows, true));
+  MTRT_RETURN_IF_ERROR(communicator->allReduce(axis, maxima.data(), rows,
+                                               DType::F64, ReduceOp::Max));
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = logits + r * vocab;
     double sum = 0;
@@ -113,11 +113,11 @@ Status CpuDevice::runVocabParallelCrossEntropy(KernelId id,
     if (local >= 0 && local < vocab)
       targets[r] = row[local];
   }
-  MTRT_RETURN_IF_ERROR(
-      communicator->allReduceDouble(axis, sums.data(), rows, false));
+  MTRT_RETURN_IF_ERROR(communicator->allReduce(axis, sums.data(), rows,
+                                               DType::F64, ReduceOp::Sum));
   if (!grad) {
-    MTRT_RETURN_IF_ERROR(
-        communicator->allReduceDouble(axis, targets.data(), rows, false));
+    MTRT_RETURN_IF_ERROR(communicator->allReduce(axis, targets.data(), rows,
+                                                 DType::F64, ReduceOp::Sum));
     double loss = 0;
     for (int64_t r = 0; r < rows; ++r)
       loss += std::log(sums[r]) + maxima[r] - targets[r];
@@ -145,7 +145,8 @@ Status CpuDevice::runCollective(KernelId id, const Command &command) {
   const float *in = f32(command.ins[0]);
   float *out = f32(command.outs[0]);
   int64_t axis = int64_t(command.get("grid_axis", 0));
-  bool average = command.get("average", 0) != 0;
+  ReduceOp op =
+      command.get("average", 0) != 0 ? ReduceOp::Average : ReduceOp::Sum;
   if (!communicator)
     return Status::error("a collective needs the run's communicator");
   if (axis < 0 || axis >= int64_t(communicator->coords().size()))
@@ -155,7 +156,8 @@ Status CpuDevice::runCollective(KernelId id, const Command &command) {
   if (id == KernelId::all_reduce) {
     if (out != in)
       std::memcpy(out, in, size_t(output.numElements()) * sizeof(float));
-    return communicator->allReduce(axis, out, output.numElements(), average);
+    return communicator->allReduce(axis, out, output.numElements(), DType::F32,
+                                   op);
   }
   // The pieces split tensor dimension `dim`: the whole tensor is
   // [outer][parts x local][inner] and piece t is [outer][local][inner].
@@ -203,17 +205,18 @@ Status CpuDevice::runCollective(KernelId id, const Command &command) {
   if (outer == 1) {
     if (id == KernelId::reduce_scatter)
       return communicator->reduceScatter(axis, in, out, output.numElements(),
-                                         average);
-    return communicator->allGather(axis, in, out, input.numElements());
+                                         DType::F32, op);
+    return communicator->allGather(axis, in, out, input.numElements(),
+                                   DType::F32);
   }
   std::vector<float> scratch(size_t(whole.numElements()));
   if (id == KernelId::reduce_scatter) {
     toRankMajor(in, scratch.data());
     return communicator->reduceScatter(axis, scratch.data(), out,
-                                       output.numElements(), average);
+                                       output.numElements(), DType::F32, op);
   }
-  MTRT_RETURN_IF_ERROR(
-      communicator->allGather(axis, in, scratch.data(), input.numElements()));
+  MTRT_RETURN_IF_ERROR(communicator->allGather(
+      axis, in, scratch.data(), input.numElements(), DType::F32));
   fromRankMajor(scratch.data(), out);
   return Status::ok();
 }

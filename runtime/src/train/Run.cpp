@@ -10,6 +10,8 @@
 
 #include "train/Run.h"
 
+#include "mtrt/Launcher.h"
+
 #include "mtrt/AtomicFile.h"
 #include "mtrt/Hash.h"
 #include "mtrt/MemoryReport.h"
@@ -37,7 +39,7 @@ int fail(const Status &status) {
 }
 
 /// Reports `status` (an error) prefixed with this rank; returns 1.
-int failTogetherMessage(const Status &status, const Communicator &comm) {
+int failTogetherMessage(const Status &status, const Launcher &comm) {
   std::string prefix =
       comm.size() == 1 ? "" : "rank " + std::to_string(comm.rank()) + ": ";
   lastErrorText() = prefix + status.message();
@@ -48,7 +50,7 @@ int failTogetherMessage(const Status &status, const Communicator &comm) {
 
 /// An error only some ranks may see: each failing rank reports it with its
 /// rank, and every rank stops.
-int failTogether(const Status &status, const Communicator &comm) {
+int failTogether(const Status &status, const Launcher &comm) {
   if (comm.allAgree(status.isOk()))
     return 0;
   if (!status)
@@ -130,7 +132,7 @@ jobFingerprint(const Options &o, const Artifact &artifact) {
 /// All ranks run the same job: the same artifact, training flags and data.
 /// A difference is an error naming the ranks and what differs.
 Status checkSameJob(const Options &options, const Artifact &artifact,
-                    const Communicator &comm) {
+                    const Launcher &comm) {
   if (comm.size() == 1)
     return Status::ok();
   auto items = jobFingerprint(options, artifact);
@@ -190,9 +192,9 @@ Status reportMemory(const Options &options, const Artifact &artifact) {
 } // namespace
 
 int openSession(int argc, char **argv, Session &session) {
-  Communicator &comm = session.comm;
-  if (Status status = Communicator::init(argc, argv, comm); !status)
+  if (Status status = startLauncher(argc, argv, session.launcher); !status)
     return fail(status);
+  Launcher &comm = *session.launcher;
   // Errors every rank sees alike are reported once, by rank 0.
   bool speak = session.speak = comm.rank() == 0;
   auto failOnce = [&](const Status &status) {
@@ -269,10 +271,11 @@ int openSession(int argc, char **argv, Session &session) {
         std::to_string(artifact.worldSize) + " ranks but launched on " +
         std::to_string(comm.size()) + " (run it under mpirun -np " +
         std::to_string(artifact.worldSize) + ")"));
-  if (Status status = comm.setGrid(artifact.gridShape); !status)
+  if (Status status = comm.createCommunicator(artifact.gridShape, session.grid);
+      !status)
     return failOnce(status);
-  session.trainer =
-      std::make_unique<Trainer>(options, artifact, comm, checkpoint);
+  session.trainer = std::make_unique<Trainer>(options, artifact, comm,
+                                              *session.grid, checkpoint);
   Trainer &trainer = *session.trainer;
   if (int code = failTogether(trainer.setup(), comm))
     return code;
@@ -297,7 +300,7 @@ int openSession(int argc, char **argv, Session &session) {
 int runSession(Session &session) {
   if (session.reportOnly)
     return 0;
-  Communicator &comm = session.comm;
+  Launcher &comm = *session.launcher;
   Trainer &trainer = *session.trainer;
   if (Status status = trainer.train(); !status) {
     // Other ranks may be waiting in a collective: end them all.

@@ -8,6 +8,7 @@
 
 #include "mtrt/Artifact.h"
 #include "mtrt/Communicator.h"
+#include "mtrt/Launcher.h"
 
 #include <memory>
 #include <string>
@@ -16,7 +17,10 @@ namespace mtrt::train {
 
 /// One process's run: its ranks, flags, artifact, checkpoint and trainer.
 struct Session {
-  Communicator comm;
+  /// The process's ranks (mtrt/Launcher.h; it outlives every session) and
+  /// the collectives of this run's device grid.
+  Launcher *launcher = nullptr;
+  std::unique_ptr<Communicator> grid;
   Options options;
   Artifact artifact;
   Checkpoint checkpoint;

@@ -10,6 +10,7 @@
 #include "mtrt/ExecutionTrace.h"
 #include "mtrt/Hash.h"
 #include "mtrt/KernelProfile.h"
+#include "mtrt/Launcher.h"
 #include "mtrt/LearningRate.h"
 #include "mtrt/LossScaler.h"
 #include "mtrt/MemoryReport.h"
@@ -101,10 +102,11 @@ int defaultThreads() {
 /// Everything one training run binds to the program's buffers.
 class Trainer::Impl {
 public:
-  Impl(const Options &options, const Artifact &artifact,
-       const Communicator &comm, const Checkpoint &checkpoint)
+  Impl(const Options &options, const Artifact &artifact, const Launcher &comm,
+       const Communicator &grid, const Checkpoint &checkpoint)
       : options(options), checkpoint(checkpoint), artifact(artifact),
-        program(specializeProgram(artifact, comm.rank())), comm(comm) {
+        program(specializeProgram(artifact, comm.rank())), comm(comm),
+        grid(grid) {
     if (int64_t axis = artifact.axis("dp"); axis >= 0) {
       dataRank = program.coords[axis];
       dataRanks = artifact.gridShape[axis];
@@ -122,7 +124,7 @@ public:
       return Status::error(options.artifact + ": stage " +
                            std::to_string(program.stage) + ": " +
                            status.message());
-    device->setCommunicator(&comm);
+    device->setCommunicator(&grid);
     device->setPipelineAxis(artifact.axis("pp"));
     // The data inputs: one tokens (first stage) and one labels (last
     // stage) buffer per microbatch; their shapes are the same in every
@@ -1075,7 +1077,10 @@ private:
   const Checkpoint &checkpoint;
   const Artifact &artifact;
   const RankProgram program;
-  const Communicator &comm;
+  /// The ranks of the run (control plane) and the collectives of the
+  /// device grid (the backend's data plane).
+  const Launcher &comm;
+  const Communicator &grid;
   int64_t dataRank = 0, dataRanks = 1;
   /// The backend running this rank's program (--device).
   std::unique_ptr<Device> device;
@@ -1102,8 +1107,10 @@ private:
 };
 
 Trainer::Trainer(const Options &options, const Artifact &artifact,
-                 const Communicator &comm, const Checkpoint &checkpoint)
-    : impl(std::make_unique<Impl>(options, artifact, comm, checkpoint)) {}
+                 const Launcher &launcher, const Communicator &grid,
+                 const Checkpoint &checkpoint)
+    : impl(std::make_unique<Impl>(options, artifact, launcher, grid,
+                                  checkpoint)) {}
 Trainer::~Trainer() = default;
 Status Trainer::setup() { return impl->setup(); }
 Status Trainer::train() { return impl->train(); }

@@ -17,6 +17,7 @@
 
 #include "mtrt/Artifact.h"
 #include "mtrt/Communicator.h"
+#include "mtrt/Launcher.h"
 
 #include <memory>
 #include <vector>
@@ -25,8 +26,11 @@ namespace mtrt::train {
 
 class Trainer {
 public:
+  /// `launcher`: the ranks of the run; `grid`: the collectives of its
+  /// device grid, which the backend runs.
   Trainer(const Options &options, const Artifact &artifact,
-          const Communicator &comm, const Checkpoint &checkpoint);
+          const Launcher &launcher, const Communicator &grid,
+          const Checkpoint &checkpoint);
   ~Trainer();
   Trainer(const Trainer &) = delete;
   Trainer &operator=(const Trainer &) = delete;

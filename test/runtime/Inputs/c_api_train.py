@@ -1,13 +1,16 @@
 """Trains through the runtime's C API (include/mtrt/mtrt.h) with ctypes.
 
-usage: c_api_train.py LIBMTRT [--compare-log LOG] ARTIFACT [flags...]
+usage: c_api_train.py LIBMTRT [--repeat N] [--compare-log LOG] ARTIFACT
+                       [flags...]
 
 Creates a trainer from megatron-run's command line, trains, and prints one
 line per step, "loss STEP VALUE" (VALUE as %.9g). With --compare-log, the
 losses must equal those megatron-run logged for the same flags (one JSON
 object per step): it prints "same losses as megatron-run: N steps" or the
-first difference and exits 1. A failed call prints "error: MESSAGE" and
-exits 1.
+first difference and exits 1. With --repeat N, N trainers are created,
+trained and destroyed one after another in this process (MPI starts once),
+and each must train the same losses. A failed call prints "error: MESSAGE"
+and exits 1.
 """
 
 import ctypes
@@ -33,20 +36,36 @@ def main():
             sys.exit(1)
 
     rest = sys.argv[2:]
-    compare = None
+    repeat, compare = 1, None
+    if rest[:1] == ["--repeat"]:
+        repeat, rest = int(rest[1]), rest[2:]
     if rest[:1] == ["--compare-log"]:
         compare, rest = rest[1], rest[2:]
     args = [b"c_api_train"] + [a.encode() for a in rest]
     argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
-    trainer = ctypes.c_void_p()
-    check(lib.mtrt_trainer_create(len(args), argv, ctypes.byref(trainer)))
-    check(lib.mtrt_trainer_train(trainer))
-    count = ctypes.c_int64()
-    check(lib.mtrt_trainer_losses(trainer, None, ctypes.c_int64(0),
-                                  ctypes.byref(count)))
-    losses = (ctypes.c_double * count.value)()
-    check(lib.mtrt_trainer_losses(trainer, losses, count, ctypes.byref(count)))
-    lib.mtrt_trainer_destroy(trainer)
+
+    def train():
+        trainer = ctypes.c_void_p()
+        check(lib.mtrt_trainer_create(len(args), argv, ctypes.byref(trainer)))
+        check(lib.mtrt_trainer_train(trainer))
+        count = ctypes.c_int64()
+        check(lib.mtrt_trainer_losses(trainer, None, ctypes.c_int64(0),
+                                      ctypes.byref(count)))
+        values = (ctypes.c_double * count.value)()
+        check(lib.mtrt_trainer_losses(trainer, values, count,
+                                      ctypes.byref(count)))
+        lib.mtrt_trainer_destroy(trainer)
+        return list(values)
+
+    losses = train()
+    for attempt in range(1, repeat):
+        again = train()
+        if again != losses:
+            print("trainer %d trained %s, the first %s"
+                  % (attempt + 1, again, losses))
+            sys.exit(1)
+    if repeat > 1:
+        print("%d trainers in one process: the same losses" % repeat)
     for step, loss in enumerate(losses, start=1):
         print("loss %d %.9g" % (step, loss))
     if compare:

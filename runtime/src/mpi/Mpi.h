@@ -1,0 +1,103 @@
+//===- Mpi.h - The MPI launcher and communicator ----------------*- C++ -*-===//
+//
+// mtrt::Launcher and mtrt::Communicator over MPI, for CPU ranks (and, later,
+// the bootstrap of NCCL's unique id). A process started without an MPI
+// launcher is a world of one that never initializes MPI; its collectives
+// are copies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_MPI_MPI_H
+#define MTRT_MPI_MPI_H
+
+#include "mtrt/Launcher.h"
+
+// The C API only: the deprecated C++ bindings would need their own library.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mtrt::mpi {
+
+/// An MPI return code as a Status naming `what`.
+Status check(int code, const char *what);
+
+/// Waits for `request`, giving up after `timeoutSeconds` (0: never) with an
+/// error naming `what`: a peer that stops answering must not hang the rank.
+Status wait(MPI_Request &request, const std::string &what,
+            double timeoutSeconds, MPI_Status *status = MPI_STATUS_IGNORE);
+
+class MpiCommunicator final : public Communicator {
+public:
+  /// Over `shape` (its product is the world size); `usesMpi` false: a world
+  /// of one. `timeoutSeconds` is the launcher's, read at every wait.
+  MpiCommunicator(std::vector<int64_t> shape, int worldRank, bool usesMpi,
+                  const double &timeoutSeconds);
+  ~MpiCommunicator() override;
+  /// Splits MPI_COMM_WORLD into one group per axis.
+  Status createGroups();
+
+  const std::vector<int64_t> &coords() const override { return myCoords; }
+  int64_t groupSize(int64_t axis) const override { return shape[size_t(axis)]; }
+  Status allReduce(int64_t axis, void *data, int64_t count, DType dtype,
+                   ReduceOp op) const override;
+  Status reduceScatter(int64_t axis, const void *in, void *out, int64_t count,
+                       DType dtype, ReduceOp op) const override;
+  Status allGather(int64_t axis, const void *in, void *out, int64_t count,
+                   DType dtype) const override;
+  Status send(int64_t axis, int64_t peer, int64_t tag, const void *data,
+              int64_t bytes) const override;
+  Status recv(int64_t axis, int64_t peer, int64_t tag, void *data,
+              int64_t bytes) const override;
+  Status finishSends() const override;
+
+private:
+  std::string describeAxis(int64_t axis) const;
+  Status checkAxis(int64_t axis) const;
+
+  std::vector<int64_t> shape;
+  std::vector<int64_t> myCoords;
+  bool usesMpi;
+  const double &timeoutSeconds;
+  std::vector<MPI_Comm> groups;
+  /// Sends in flight: their copied bytes and requests (bookkeeping of
+  /// calls that are otherwise const, like the collectives).
+  mutable std::vector<std::unique_ptr<std::vector<uint8_t>>> sendBuffers;
+  mutable std::vector<MPI_Request> sendRequests;
+};
+
+class MpiLauncher final : public Launcher {
+public:
+  /// Initializes MPI when an MPI launcher started this process.
+  Status start(int &argc, char **&argv);
+
+  const char *name() const override {
+    return usesMpi ? "mpi" : "single process";
+  }
+  int rank() const override { return worldRank; }
+  int size() const override { return worldSize; }
+  void setTimeout(double seconds) override { timeoutSeconds = seconds; }
+  Status broadcast(int root, double &value) const override;
+  Status gatherToRoot(const void *in, int64_t bytes,
+                      std::vector<uint8_t> &out) const override;
+  Status gatherStringsToRoot(const std::string &text,
+                             std::vector<std::string> &out) const override;
+  bool allAgree(bool ok) const override;
+  [[noreturn]] void abort(int code) const override;
+  Status createCommunicator(const std::vector<int64_t> &gridShape,
+                            std::unique_ptr<Communicator> &out) override;
+
+private:
+  int worldRank = 0;
+  int worldSize = 1;
+  bool usesMpi = false;
+  double timeoutSeconds = 0;
+};
+
+} // namespace mtrt::mpi
+
+#endif // MTRT_MPI_MPI_H

@@ -1,0 +1,256 @@
+//===- MpiCommunicator.cpp - Collectives of CPU ranks over MPI ------------===//
+
+#include "mpi/Mpi.h"
+
+#include "mtrt/HalfFloat.h"
+
+#include <cstring>
+
+using namespace mtrt;
+using namespace mtrt::mpi;
+
+namespace {
+bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
+
+/// The MPI type moving `dtype` (16-bit floats as raw 16-bit words).
+MPI_Datatype mpiType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return MPI_FLOAT;
+  case DType::F64:
+    return MPI_DOUBLE;
+  case DType::I32:
+    return MPI_INT32_T;
+  case DType::I64:
+    return MPI_INT64_T;
+  case DType::BF16:
+  case DType::F16:
+    return MPI_UINT16_T;
+  }
+  return MPI_BYTE;
+}
+
+std::vector<float> widened(DType dtype, const void *data, int64_t count) {
+  const uint16_t *half = static_cast<const uint16_t *>(data);
+  std::vector<float> values(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    values[size_t(i)] =
+        dtype == DType::BF16 ? bfloat16ToFloat(half[i]) : halfToFloat(half[i]);
+  return values;
+}
+
+void narrow(DType dtype, const std::vector<float> &values, void *data) {
+  uint16_t *half = static_cast<uint16_t *>(data);
+  for (size_t i = 0; i < values.size(); ++i)
+    half[i] = dtype == DType::BF16 ? floatToBFloat16(values[i])
+                                   : floatToHalf(values[i]);
+}
+
+/// Integers have no average.
+Status checkAverage(DType dtype, ReduceOp op) {
+  if (op == ReduceOp::Average && (dtype == DType::I32 || dtype == DType::I64))
+    return Status::error(std::string("an average of ") + dtypeName(dtype) +
+                         " values");
+  return Status::ok();
+}
+
+/// Divides `count` float or double elements by `parts` (an average).
+Status divide(void *data, int64_t count, DType dtype, int64_t parts) {
+  if (dtype == DType::F32)
+    for (int64_t i = 0; i < count; ++i)
+      static_cast<float *>(data)[i] /= float(parts);
+  else if (dtype == DType::F64)
+    for (int64_t i = 0; i < count; ++i)
+      static_cast<double *>(data)[i] /= double(parts);
+  else
+    return checkAverage(dtype, ReduceOp::Average);
+  return Status::ok();
+}
+} // namespace
+
+MpiCommunicator::MpiCommunicator(std::vector<int64_t> gridShape, int worldRank,
+                                 bool usesMpi, const double &timeoutSeconds)
+    : shape(std::move(gridShape)), usesMpi(usesMpi),
+      timeoutSeconds(timeoutSeconds) {
+  // Row-major coordinates: the last axis varies fastest.
+  myCoords.assign(shape.size(), 0);
+  int64_t rest = worldRank;
+  for (int64_t axis = int64_t(shape.size()) - 1; axis >= 0; --axis) {
+    myCoords[size_t(axis)] = rest % shape[size_t(axis)];
+    rest /= shape[size_t(axis)];
+  }
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  for (MPI_Comm &group : groups)
+    if (!finalized)
+      MPI_Comm_free(&group);
+}
+
+Status MpiCommunicator::createGroups() {
+  if (!usesMpi)
+    return Status::ok();
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    // Ranks that agree on every other axis form the group.
+    int64_t color = 0;
+    for (size_t other = 0; other < shape.size(); ++other)
+      color = color * shape[other] + (other == axis ? 0 : myCoords[other]);
+    MPI_Comm group;
+    MTRT_RETURN_IF_ERROR(check(
+        MPI_Comm_split(MPI_COMM_WORLD, int(color), int(myCoords[axis]), &group),
+        "group creation"));
+    groups.push_back(group);
+  }
+  return Status::ok();
+}
+
+std::string MpiCommunicator::describeAxis(int64_t axis) const {
+  return "grid axis " + std::to_string(axis) + " (a group of " +
+         std::to_string(shape[size_t(axis)]) + " ranks; a peer did not answer)";
+}
+
+Status MpiCommunicator::checkAxis(int64_t axis) const {
+  if (axis < 0 || axis >= int64_t(shape.size()))
+    return Status::error("grid axis " + std::to_string(axis) +
+                         " is not an axis of the device grid (it has " +
+                         std::to_string(shape.size()) + ")");
+  return Status::ok();
+}
+
+Status MpiCommunicator::allReduce(int64_t axis, void *data, int64_t count,
+                                  DType dtype, ReduceOp op) const {
+  MTRT_RETURN_IF_ERROR(checkAxis(axis));
+  MTRT_RETURN_IF_ERROR(checkAverage(dtype, op));
+  if (!usesMpi)
+    return Status::ok(); // a group of one: the sum, mean and max are itself
+  if (isHalf(dtype)) {
+    std::vector<float> values = widened(dtype, data, count);
+    MTRT_RETURN_IF_ERROR(allReduce(axis, values.data(), count, DType::F32, op));
+    narrow(dtype, values, data);
+    return Status::ok();
+  }
+  MPI_Request request;
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Iallreduce(MPI_IN_PLACE, data, int(count), mpiType(dtype),
+                           op == ReduceOp::Max ? MPI_MAX : MPI_SUM,
+                           groups[size_t(axis)], &request),
+            "all-reduce"));
+  MTRT_RETURN_IF_ERROR(wait(request, "an all-reduce over " + describeAxis(axis),
+                            timeoutSeconds));
+  if (op == ReduceOp::Average)
+    return divide(data, count, dtype, shape[size_t(axis)]);
+  return Status::ok();
+}
+
+Status MpiCommunicator::reduceScatter(int64_t axis, const void *in, void *out,
+                                      int64_t count, DType dtype,
+                                      ReduceOp op) const {
+  MTRT_RETURN_IF_ERROR(checkAxis(axis));
+  if (op == ReduceOp::Max)
+    return Status::error("a reduce-scatter takes a sum or an average");
+  MTRT_RETURN_IF_ERROR(checkAverage(dtype, op));
+  if (!usesMpi) {
+    std::memcpy(out, in, size_t(count * dtypeSize(dtype)));
+    return Status::ok();
+  }
+  int64_t parts = shape[size_t(axis)];
+  if (isHalf(dtype)) {
+    std::vector<float> values = widened(dtype, in, count * parts);
+    std::vector<float> piece(static_cast<size_t>(count));
+    MTRT_RETURN_IF_ERROR(reduceScatter(axis, values.data(), piece.data(), count,
+                                       DType::F32, op));
+    narrow(dtype, piece, out);
+    return Status::ok();
+  }
+  MPI_Request request;
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Ireduce_scatter_block(in, out, int(count), mpiType(dtype),
+                                      MPI_SUM, groups[size_t(axis)], &request),
+            "reduce-scatter"));
+  MTRT_RETURN_IF_ERROR(wait(
+      request, "a reduce-scatter over " + describeAxis(axis), timeoutSeconds));
+  if (op == ReduceOp::Average)
+    return divide(out, count, dtype, parts);
+  return Status::ok();
+}
+
+Status MpiCommunicator::allGather(int64_t axis, const void *in, void *out,
+                                  int64_t count, DType dtype) const {
+  MTRT_RETURN_IF_ERROR(checkAxis(axis));
+  if (!usesMpi) {
+    std::memcpy(out, in, size_t(count * dtypeSize(dtype)));
+    return Status::ok();
+  }
+  MPI_Request request;
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Iallgather(in, int(count), mpiType(dtype), out, int(count),
+                           mpiType(dtype), groups[size_t(axis)], &request),
+            "all-gather"));
+  return wait(request, "an all-gather over " + describeAxis(axis),
+              timeoutSeconds);
+}
+
+Status MpiCommunicator::send(int64_t axis, int64_t peer, int64_t tag,
+                             const void *data, int64_t bytes) const {
+  MTRT_RETURN_IF_ERROR(checkAxis(axis));
+  if (!usesMpi)
+    return Status::error("a send needs a second rank (run under mpirun)");
+  int *upper = nullptr, found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upper, &found);
+  if (found && tag > *upper)
+    return Status::error("transfer tag " + std::to_string(tag) +
+                         " exceeds this MPI's largest tag " +
+                         std::to_string(*upper));
+  sendBuffers.push_back(std::make_unique<std::vector<uint8_t>>(
+      static_cast<const uint8_t *>(data),
+      static_cast<const uint8_t *>(data) + bytes));
+  MPI_Request request;
+  Status status =
+      check(MPI_Isend(sendBuffers.back()->data(), int(bytes), MPI_BYTE,
+                      int(peer), int(tag), groups[size_t(axis)], &request),
+            "send");
+  if (status)
+    sendRequests.push_back(request);
+  return status;
+}
+
+Status MpiCommunicator::recv(int64_t axis, int64_t peer, int64_t tag,
+                             void *data, int64_t bytes) const {
+  MTRT_RETURN_IF_ERROR(checkAxis(axis));
+  if (!usesMpi)
+    return Status::error("a receive needs a second rank (run under mpirun)");
+  MPI_Status status;
+  MPI_Request request;
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Irecv(data, int(bytes), MPI_BYTE, int(peer), int(tag),
+                      groups[size_t(axis)], &request),
+            "receive"));
+  MTRT_RETURN_IF_ERROR(wait(request,
+                            "a receive from pipeline stage " +
+                                std::to_string(peer) + " (tag " +
+                                std::to_string(tag) + "), which did not send",
+                            timeoutSeconds, &status));
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  if (count != bytes)
+    return Status::error("received " + std::to_string(count) +
+                         " bytes from stage " + std::to_string(peer) +
+                         " (tag " + std::to_string(tag) + "), expected " +
+                         std::to_string(bytes));
+  return Status::ok();
+}
+
+Status MpiCommunicator::finishSends() const {
+  Status result = Status::ok();
+  for (MPI_Request &request : sendRequests) {
+    Status status =
+        wait(request, "the completion of this step's sends", timeoutSeconds);
+    if (result && !status)
+      result = status;
+  }
+  sendRequests.clear();
+  sendBuffers.clear();
+  return result;
+}
