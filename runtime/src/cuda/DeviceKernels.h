@@ -1,0 +1,426 @@
+//===- DeviceKernels.h - The CUDA backend's kernels, single source -*- C++
+//-*-===//
+//
+// Every hand-written kernel of the CUDA backend (generated kernels and
+// cuBLAS GEMMs aside) as a function of one work item: an element, a row, a
+// column or one query or key row of a (batch, head). nvcc builds each as a
+// grid-stride __global__ kernel (DeviceKernels.cu); the host compiler
+// builds the same functions for DeviceKernelsTest, which runs every item
+// on the CPU and compares with the CPU backend's kernels (HostKernels.h).
+// So the index arithmetic and the numerics that the GPU runs are tested in
+// CI without a GPU; what only a GPU can show (launch, cuBLAS, streams) is
+// left to scripts/gpu-check.sh.
+//
+// The kernels mirror HostKernels.h: reductions in double, in the same order
+// where the CPU backend's order is defined (embedding and bias gradients,
+// layer norm), so most results are bit-identical. They are written for
+// correctness first: one thread per row or column, no shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_CUDA_DEVICEKERNELS_H
+#define MTRT_CUDA_DEVICEKERNELS_H
+
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define MTK_HD __host__ __device__ inline
+#else
+#define MTK_HD inline
+#endif
+
+namespace mtrt::gpu {
+
+/// The most chunks split_heads and merge_heads take (q, k, v).
+constexpr int kMaxHeadChunks = 4;
+/// The largest head dimension attention takes (its accumulator lives in
+/// each thread).
+constexpr int kMaxHeadDim = 256;
+
+MTK_HD bool finite(double x) { return x == x && x - x == 0.0; }
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+/// Element i of out [tokens, hidden] = table[ids[t] - offset, c], or 0 for
+/// an id outside this table's rows.
+MTK_HD void embeddingItem(int64_t i, const float *table, const int32_t *ids,
+                          float *out, int64_t vocab, int64_t hidden,
+                          int64_t vocabOffset) {
+  int64_t t = i / hidden, c = i % hidden;
+  int64_t id = int64_t(ids[t]) - vocabOffset;
+  out[i] = id < 0 || id >= vocab ? 0.0f : table[id * hidden + c];
+}
+
+/// Column c of dTable [vocab, hidden]: zeroed, then every token's row added
+/// in token order (as the CPU backend adds them, so the sums are the same).
+MTK_HD void embeddingGradColumn(int64_t c, const float *dOut,
+                                const int32_t *ids, float *dTable,
+                                int64_t tokens, int64_t vocab, int64_t hidden,
+                                int64_t vocabOffset) {
+  for (int64_t v = 0; v < vocab; ++v)
+    dTable[v * hidden + c] = 0.0f;
+  for (int64_t t = 0; t < tokens; ++t) {
+    int64_t id = int64_t(ids[t]) - vocabOffset;
+    if (id >= 0 && id < vocab)
+      dTable[id * hidden + c] += dOut[t * hidden + c];
+  }
+}
+
+/// Element i of dTable [positions, hidden]: the output gradient for the
+/// first `seq` rows, zero after.
+MTK_HD void positionEmbeddingGradItem(int64_t i, const float *dOut,
+                                      float *dTable, int64_t seq,
+                                      int64_t hidden) {
+  dTable[i] = i < seq * hidden ? dOut[i] : 0.0f;
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm and bias gradient
+//===----------------------------------------------------------------------===//
+
+/// Mean and 1/sqrt(biased variance + eps) of one row, in double, two passes.
+MTK_HD void rowStats(const float *x, int64_t cols, double eps, double &mean,
+                     double &rstd) {
+  double sum = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    sum += double(x[c]);
+  mean = sum / double(cols);
+  double sq = 0;
+  for (int64_t c = 0; c < cols; ++c) {
+    double d = double(x[c]) - mean;
+    sq += d * d;
+  }
+  rstd = 1.0 / sqrt(sq / double(cols) + eps);
+}
+
+MTK_HD void layerNormRow(int64_t r, const float *x, const float *weight,
+                         const float *bias, float *y, int64_t cols,
+                         double eps) {
+  const float *xr = x + r * cols;
+  float *yr = y + r * cols;
+  double mean, rstd;
+  rowStats(xr, cols, eps, mean, rstd);
+  for (int64_t c = 0; c < cols; ++c)
+    yr[c] = float((double(xr[c]) - mean) * rstd * double(weight[c]) +
+                  double(bias[c]));
+}
+
+/// dX of row r; its mean and rstd go to `stats` [rows, 2] for the column
+/// pass.
+MTK_HD void layerNormGradRow(int64_t r, const float *dY, const float *x,
+                             const float *weight, float *dX, double *stats,
+                             int64_t cols, double eps) {
+  const float *xr = x + r * cols;
+  const float *dyr = dY + r * cols;
+  float *dxr = dX + r * cols;
+  double mean, rstd;
+  rowStats(xr, cols, eps, mean, rstd);
+  stats[2 * r] = mean;
+  stats[2 * r + 1] = rstd;
+  double sumG = 0, sumGXhat = 0;
+  for (int64_t c = 0; c < cols; ++c) {
+    double xhat = (double(xr[c]) - mean) * rstd;
+    double g = double(dyr[c]) * double(weight[c]);
+    sumG += g;
+    sumGXhat += g * xhat;
+  }
+  double meanG = sumG / double(cols), meanGXhat = sumGXhat / double(cols);
+  for (int64_t c = 0; c < cols; ++c) {
+    double xhat = (double(xr[c]) - mean) * rstd;
+    double g = double(dyr[c]) * double(weight[c]);
+    dxr[c] = float(rstd * (g - meanG - xhat * meanGXhat));
+  }
+}
+
+/// dWeight[c] and dBias[c], summed over the rows in row order.
+MTK_HD void layerNormGradColumn(int64_t c, const float *dY, const float *x,
+                                const double *stats, float *dWeight,
+                                float *dBias, int64_t rows, int64_t cols) {
+  double accWeight = 0, accBias = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double xhat = (double(x[r * cols + c]) - stats[2 * r]) * stats[2 * r + 1];
+    double dy = double(dY[r * cols + c]);
+    accWeight += dy * xhat;
+    accBias += dy;
+  }
+  dWeight[c] = float(accWeight);
+  dBias[c] = float(accBias);
+}
+
+MTK_HD void biasAddGradColumn(int64_t c, const float *dY, float *dBias,
+                              int64_t rows, int64_t cols) {
+  double acc = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    acc += double(dY[r * cols + c]);
+  dBias[c] = float(acc);
+}
+
+//===----------------------------------------------------------------------===//
+// Heads
+//===----------------------------------------------------------------------===//
+
+struct HeadChunks {
+  float *p[kMaxHeadChunks];
+};
+
+/// Element i of x [batch, seq, chunks * heads * headDim] goes to chunk c
+/// [batch, heads, seq, headDim] (merge: the other way).
+MTK_HD void headsItem(int64_t i, float *x, HeadChunks chunks, int64_t numChunks,
+                      int64_t seq, int64_t heads, int64_t headDim, bool merge) {
+  int64_t d = i % headDim, rest = i / headDim;
+  int64_t h = rest % heads;
+  rest /= heads;
+  int64_t c = rest % numChunks;
+  rest /= numChunks;
+  int64_t s = rest % seq, b = rest / seq;
+  float &chunk = chunks.p[c][((b * heads + h) * seq + s) * headDim + d];
+  if (merge)
+    x[i] = chunk;
+  else
+    chunk = x[i];
+}
+
+//===----------------------------------------------------------------------===//
+// Causal attention (no dropout), all operands [batch, heads, seq, headDim]
+//===----------------------------------------------------------------------===//
+
+MTK_HD double dotRows(const float *a, const float *b, int64_t n) {
+  double sum = 0;
+  for (int64_t d = 0; d < n; ++d)
+    sum += double(a[d]) * double(b[d]);
+  return sum;
+}
+
+/// The causal softmax statistics of query row i: the largest score and the
+/// sum of exp(score - largest) over keys j <= i.
+MTK_HD void softmaxStats(const float *qi, const float *k, int64_t i,
+                         int64_t headDim, double scale, double &maximum,
+                         double &sum) {
+  maximum = -INFINITY;
+  for (int64_t j = 0; j <= i; ++j) {
+    double s = scale * dotRows(qi, k + j * headDim, headDim);
+    maximum = s > maximum ? s : maximum;
+  }
+  sum = 0;
+  for (int64_t j = 0; j <= i; ++j)
+    sum += exp(scale * dotRows(qi, k + j * headDim, headDim) - maximum);
+}
+
+/// Output row `row` = (bh, i): softmax(scale q_i K^T) V over keys j <= i.
+MTK_HD void attentionRow(int64_t row, const float *q, const float *k,
+                         const float *v, float *out, int64_t seq,
+                         int64_t headDim, double scale) {
+  int64_t bh = row / seq, i = row % seq;
+  int64_t base = bh * seq * headDim;
+  const float *qi = q + row * headDim;
+  double maximum, sum;
+  softmaxStats(qi, k + base, i, headDim, scale, maximum, sum);
+  double acc[kMaxHeadDim];
+  for (int64_t d = 0; d < headDim; ++d)
+    acc[d] = 0;
+  for (int64_t j = 0; j <= i; ++j) {
+    double p =
+        exp(scale * dotRows(qi, k + base + j * headDim, headDim) - maximum) /
+        sum;
+    const float *vj = v + base + j * headDim;
+    for (int64_t d = 0; d < headDim; ++d)
+      acc[d] += p * double(vj[d]);
+  }
+  for (int64_t d = 0; d < headDim; ++d)
+    out[row * headDim + d] = float(acc[d]);
+}
+
+/// The query pass of the backward: dQ of row (bh, i), and the row's
+/// statistics for the key pass in `stats` [rows, 3]: the largest score, the
+/// sum of exponentials and sum_j P_ij dP_ij.
+MTK_HD void attentionGradQueryRow(int64_t row, const float *dOut,
+                                  const float *q, const float *k,
+                                  const float *v, float *dQ, double *stats,
+                                  int64_t seq, int64_t headDim, double scale) {
+  int64_t bh = row / seq, i = row % seq;
+  int64_t base = bh * seq * headDim;
+  const float *qi = q + row * headDim, *dOi = dOut + row * headDim;
+  double maximum, sum;
+  softmaxStats(qi, k + base, i, headDim, scale, maximum, sum);
+  double rowDot = 0;
+  for (int64_t j = 0; j <= i; ++j) {
+    double p =
+        exp(scale * dotRows(qi, k + base + j * headDim, headDim) - maximum) /
+        sum;
+    rowDot += p * dotRows(dOi, v + base + j * headDim, headDim);
+  }
+  double acc[kMaxHeadDim];
+  for (int64_t d = 0; d < headDim; ++d)
+    acc[d] = 0;
+  for (int64_t j = 0; j <= i; ++j) {
+    const float *kj = k + base + j * headDim;
+    double p = exp(scale * dotRows(qi, kj, headDim) - maximum) / sum;
+    double dS =
+        p * (dotRows(dOi, v + base + j * headDim, headDim) - rowDot) * scale;
+    for (int64_t d = 0; d < headDim; ++d)
+      acc[d] += dS * double(kj[d]);
+  }
+  for (int64_t d = 0; d < headDim; ++d)
+    dQ[row * headDim + d] = float(acc[d]);
+  stats[3 * row] = maximum;
+  stats[3 * row + 1] = sum;
+  stats[3 * row + 2] = rowDot;
+}
+
+/// The key pass: dK and dV of key row (bh, j), over the queries i >= j,
+/// from the query pass's statistics.
+MTK_HD void attentionGradKeyRow(int64_t row, const float *dOut, const float *q,
+                                const float *k, const float *v,
+                                const double *stats, float *dK, float *dV,
+                                int64_t seq, int64_t headDim, double scale) {
+  int64_t bh = row / seq, j = row % seq;
+  int64_t base = bh * seq * headDim;
+  const float *kj = k + row * headDim, *vj = v + row * headDim;
+  double accK[kMaxHeadDim], accV[kMaxHeadDim];
+  for (int64_t d = 0; d < headDim; ++d)
+    accK[d] = accV[d] = 0;
+  for (int64_t i = j; i < seq; ++i) {
+    int64_t queryRow = bh * seq + i;
+    const float *qi = q + base + i * headDim;
+    const float *dOi = dOut + base + i * headDim;
+    const double *st = stats + 3 * queryRow;
+    double p = exp(scale * dotRows(qi, kj, headDim) - st[0]) / st[1];
+    double dS = p * (dotRows(dOi, vj, headDim) - st[2]) * scale;
+    for (int64_t d = 0; d < headDim; ++d) {
+      accV[d] += p * double(dOi[d]);
+      accK[d] += dS * double(qi[d]);
+    }
+  }
+  for (int64_t d = 0; d < headDim; ++d) {
+    dK[row * headDim + d] = float(accK[d]);
+    dV[row * headDim + d] = float(accV[d]);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Cross-entropy
+//===----------------------------------------------------------------------===//
+
+/// Row r's loss, logsumexp(logits[r]) - logits[r, labels[r]] (an
+/// out-of-range label contributes its logsumexp only), into losses[r].
+MTK_HD void crossEntropyRow(int64_t r, const float *logits,
+                            const int32_t *labels, double *losses,
+                            int64_t vocab) {
+  const float *row = logits + r * vocab;
+  double maximum = -INFINITY;
+  for (int64_t c = 0; c < vocab; ++c)
+    maximum = double(row[c]) > maximum ? double(row[c]) : maximum;
+  double sum = 0;
+  for (int64_t c = 0; c < vocab; ++c)
+    sum += exp(double(row[c]) - maximum);
+  double loss = maximum + log(sum);
+  int64_t label = labels[r];
+  if (label >= 0 && label < vocab)
+    loss -= double(row[label]);
+  losses[r] = loss;
+}
+
+/// The mean of `rows` losses, in row order, into out[0] (one thread).
+MTK_HD void meanOfRows(const double *losses, int64_t rows, float *out) {
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    total += losses[r];
+  out[0] = rows > 0 ? float(total / double(rows)) : 0.0f;
+}
+
+/// Row r of dLogits = dLoss * (softmax - onehot(label)) / rows.
+MTK_HD void crossEntropyGradRow(int64_t r, const float *dLoss,
+                                const float *logits, const int32_t *labels,
+                                float *dLogits, int64_t rows, int64_t vocab) {
+  const float *row = logits + r * vocab;
+  float *drow = dLogits + r * vocab;
+  double factor = double(dLoss[0]) / double(rows);
+  double maximum = -INFINITY;
+  for (int64_t c = 0; c < vocab; ++c)
+    maximum = double(row[c]) > maximum ? double(row[c]) : maximum;
+  double sum = 0;
+  for (int64_t c = 0; c < vocab; ++c)
+    sum += exp(double(row[c]) - maximum);
+  int64_t label = labels[r];
+  for (int64_t c = 0; c < vocab; ++c)
+    drow[c] = float(factor * (exp(double(row[c]) - maximum) / sum -
+                              (c == label ? 1.0 : 0.0)));
+}
+
+//===----------------------------------------------------------------------===//
+// Norms, clipping and AdamW
+//===----------------------------------------------------------------------===//
+
+/// The elements per piece of the gradient norm's sum of squares.
+constexpr int64_t kNormPiece = 4096;
+
+/// partial[p] = the sum of squares of piece p of x, in double.
+MTK_HD void sumOfSquaresPiece(int64_t p, const float *x, int64_t n,
+                              double *partial) {
+  double sum = 0;
+  int64_t end = (p + 1) * kNormPiece < n ? (p + 1) * kNormPiece : n;
+  for (int64_t i = p * kNormPiece; i < end; ++i)
+    sum += double(x[i]) * double(x[i]);
+  partial[p] = sum;
+}
+
+/// out[0] = sqrt of the sum of `count` partial sums (one thread).
+MTK_HD void normOfPartials(const double *partial, int64_t count, float *out) {
+  double sum = 0;
+  for (int64_t p = 0; p < count; ++p)
+    sum += partial[p];
+  out[0] = float(sqrt(sum));
+}
+
+/// min(1, maxNorm / (norm + 1e-6)), NaN for a non-finite norm (every adamw
+/// then skips the step), 1 without clipping (one thread).
+MTK_HD void clipScale(const float *norm, const float *maxNorm, float *out) {
+  double n = norm[0], m = maxNorm[0];
+  double scale = m / (n + 1e-6);
+  out[0] = !finite(n) ? float(NAN)
+           : m <= 0   ? 1.0f
+                      : float(scale < 1.0 ? scale : 1.0);
+}
+
+/// The scalar inputs of an adamw command: step, lr, beta1, beta2, eps,
+/// weight decay and the gradient's scale, each a one-element f32 buffer.
+struct AdamScalars {
+  const float *step, *lr, *beta1, *beta2, *eps, *weightDecay, *gradScale;
+};
+
+/// Element i of one AdamW step, as torch.optim.AdamW, in double.
+MTK_HD void adamwItem(int64_t i, float *param, const float *grad, float *expAvg,
+                      float *expAvgSq, AdamScalars s, bool applyDecay) {
+  double gradScale = s.gradScale[0];
+  if (!finite(gradScale))
+    return;
+  double lr = s.lr[0], beta1 = s.beta1[0], beta2 = s.beta2[0];
+  double step = s.step[0];
+  double stepSize = lr / (1.0 - pow(beta1, step));
+  double bias2Sqrt = sqrt(1.0 - pow(beta2, step));
+  double decay = applyDecay ? lr * double(s.weightDecay[0]) : 0.0;
+  double g = double(grad[i]) * gradScale;
+  double p = double(param[i]);
+  p -= decay * p;
+  double m = beta1 * double(expAvg[i]) + (1.0 - beta1) * g;
+  double v = beta2 * double(expAvgSq[i]) + (1.0 - beta2) * g * g;
+  p -= stepSize * m / (sqrt(v) / bias2Sqrt + double(s.eps[0]));
+  expAvg[i] = float(m);
+  expAvgSq[i] = float(v);
+  param[i] = float(p);
+}
+
+/// Sets *flag when element i of x is not finite.
+MTK_HD void nonFiniteItem(int64_t i, const float *x, int *flag) {
+  if (!finite(double(x[i])))
+    *flag = 1;
+}
+
+MTK_HD void fillItem(int64_t i, float *x, float value) { x[i] = value; }
+
+} // namespace mtrt::gpu
+
+#endif // MTRT_CUDA_DEVICEKERNELS_H

@@ -1,0 +1,280 @@
+//===- DeviceKernelsTest.cpp - The CUDA backend's kernels, on the CPU -----===//
+//
+// Runs every work item of the CUDA backend's single-source kernels
+// (runtime/src/cuda/DeviceKernels.h) on the host, as a grid would, and
+// compares with the CPU backend's kernels (runtime/src/cpu/HostKernels.h):
+// the index arithmetic and numerics the GPU runs, checked without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/DeviceKernels.h"
+#include "cpu/HostKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace mtrt;
+
+namespace {
+
+std::vector<float> randomFloats(std::mt19937_64 &gen, size_t n, float lo,
+                                float hi) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+std::vector<double> widen(const std::vector<float> &v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+/// Runs item function `f` for every item in [0, n), as a grid does.
+template <typename F> void grid(int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i)
+    f(i);
+}
+
+TEST(DeviceKernels, EmbeddingAndItsGradient) {
+  std::mt19937_64 gen(1);
+  const int64_t vocab = 7, hidden = 5, tokens = 9, offset = 2;
+  std::vector<float> table = randomFloats(gen, vocab * hidden, -1, 1);
+  std::vector<int32_t> ids = {0, 2, 8, 3, 3, 9, 4, 2, 1};
+  std::vector<float> expected(tokens * hidden), got(tokens * hidden);
+  cpu::embedding(table.data(), ids.data(), expected.data(), tokens, vocab,
+                 hidden, offset);
+  grid(tokens * hidden, [&](int64_t i) {
+    gpu::embeddingItem(i, table.data(), ids.data(), got.data(), vocab, hidden,
+                       offset);
+  });
+  EXPECT_EQ(got, expected);
+
+  std::vector<float> dOut = randomFloats(gen, tokens * hidden, -1, 1);
+  std::vector<float> dExpected(vocab * hidden), dGot(vocab * hidden, 7.0f);
+  cpu::embeddingGrad(dOut.data(), ids.data(), dExpected.data(), tokens, vocab,
+                     hidden, offset);
+  grid(hidden, [&](int64_t c) {
+    gpu::embeddingGradColumn(c, dOut.data(), ids.data(), dGot.data(), tokens,
+                             vocab, hidden, offset);
+  });
+  EXPECT_EQ(dGot, dExpected);
+
+  const int64_t seq = 3, positions = 6;
+  std::vector<float> pExpected(positions * hidden), pGot(positions * hidden);
+  cpu::positionEmbeddingGrad(dOut.data(), pExpected.data(), seq, positions,
+                             hidden);
+  grid(positions * hidden, [&](int64_t i) {
+    gpu::positionEmbeddingGradItem(i, dOut.data(), pGot.data(), seq, hidden);
+  });
+  EXPECT_EQ(pGot, pExpected);
+}
+
+TEST(DeviceKernels, LayerNormAndBiasGradients) {
+  std::mt19937_64 gen(2);
+  const int64_t rows = 6, cols = 11;
+  const double eps = 1e-5;
+  std::vector<float> x = randomFloats(gen, rows * cols, -3, 5);
+  std::vector<float> w = randomFloats(gen, cols, 0.5, 1.5);
+  std::vector<float> b = randomFloats(gen, cols, -1, 1);
+  std::vector<float> dY = randomFloats(gen, rows * cols, -1, 1);
+  std::vector<float> y(rows * cols), yGot(rows * cols);
+  cpu::layerNorm(x.data(), w.data(), b.data(), y.data(), rows, cols, eps);
+  grid(rows, [&](int64_t r) {
+    gpu::layerNormRow(r, x.data(), w.data(), b.data(), yGot.data(), cols, eps);
+  });
+  EXPECT_EQ(yGot, y);
+
+  std::vector<float> dX(rows * cols), dW(cols), dB(cols);
+  cpu::layerNormGrad(dY.data(), x.data(), w.data(), dX.data(), dW.data(),
+                     dB.data(), rows, cols, eps);
+  std::vector<float> dXGot(rows * cols), dWGot(cols), dBGot(cols);
+  std::vector<double> stats(2 * rows);
+  grid(rows, [&](int64_t r) {
+    gpu::layerNormGradRow(r, dY.data(), x.data(), w.data(), dXGot.data(),
+                          stats.data(), cols, eps);
+  });
+  grid(cols, [&](int64_t c) {
+    gpu::layerNormGradColumn(c, dY.data(), x.data(), stats.data(), dWGot.data(),
+                             dBGot.data(), rows, cols);
+  });
+  EXPECT_EQ(dXGot, dX);
+  EXPECT_EQ(dWGot, dW);
+  EXPECT_EQ(dBGot, dB);
+
+  std::vector<float> bias(cols), biasGot(cols);
+  cpu::biasAddGrad(dY.data(), bias.data(), rows, cols);
+  grid(cols, [&](int64_t c) {
+    gpu::biasAddGradColumn(c, dY.data(), biasGot.data(), rows, cols);
+  });
+  EXPECT_EQ(biasGot, bias);
+}
+
+TEST(DeviceKernels, SplitAndMergeHeads) {
+  std::mt19937_64 gen(3);
+  const int64_t batch = 2, seq = 3, heads = 4, headDim = 5, chunks = 3;
+  const int64_t n = batch * seq * chunks * heads * headDim;
+  std::vector<float> x = randomFloats(gen, static_cast<size_t>(n), -1, 1);
+  std::vector<std::vector<float>> expected(chunks), got(chunks);
+  std::vector<float *> outs;
+  gpu::HeadChunks views{};
+  for (int64_t c = 0; c < chunks; ++c) {
+    expected[c].resize(size_t(n / chunks));
+    got[c].resize(size_t(n / chunks));
+    outs.push_back(expected[c].data());
+    views.p[c] = got[c].data();
+  }
+  cpu::splitHeads(x.data(), outs.data(), chunks, batch, seq, heads, headDim);
+  grid(n, [&](int64_t i) {
+    gpu::headsItem(i, x.data(), views, chunks, seq, heads, headDim, false);
+  });
+  EXPECT_EQ(got, expected);
+  std::vector<float> merged(static_cast<size_t>(n), 0.0f);
+  grid(n, [&](int64_t i) {
+    gpu::headsItem(i, merged.data(), views, chunks, seq, heads, headDim, true);
+  });
+  EXPECT_EQ(merged, x);
+}
+
+TEST(DeviceKernels, CausalAttentionAndItsGradient) {
+  std::mt19937_64 gen(4);
+  for (int64_t seq : {1, 5, 33}) {
+    const int64_t batch = 2, heads = 3, headDim = 8;
+    const int64_t n = batch * heads * seq * headDim;
+    const double scale = 1.0 / std::sqrt(double(headDim));
+    std::vector<float> q = randomFloats(gen, static_cast<size_t>(n), -2, 2);
+    std::vector<float> k = randomFloats(gen, static_cast<size_t>(n), -2, 2);
+    std::vector<float> v = randomFloats(gen, static_cast<size_t>(n), -2, 2);
+    std::vector<float> dO = randomFloats(gen, static_cast<size_t>(n), -1, 1);
+    // The CPU backend's double reference (HostKernels.h).
+    std::vector<double> out(static_cast<size_t>(n)), dQ(static_cast<size_t>(n)),
+        dK(static_cast<size_t>(n)), dV(static_cast<size_t>(n));
+    std::vector<double> qd = widen(q), kd = widen(k), vd = widen(v),
+                        dOd = widen(dO);
+    cpu::attention(qd.data(), kd.data(), vd.data(), out.data(), batch, heads,
+                   seq, headDim, scale, 0.0, 0, cpu::RngKey{});
+    cpu::attentionGrad(dOd.data(), qd.data(), kd.data(), vd.data(), dQ.data(),
+                       dK.data(), dV.data(), batch, heads, seq, headDim, scale,
+                       0.0, 0, cpu::RngKey{});
+    const int64_t rows = batch * heads * seq;
+    std::vector<float> outGot(static_cast<size_t>(n)),
+        dQGot(static_cast<size_t>(n)), dKGot(static_cast<size_t>(n)),
+        dVGot(static_cast<size_t>(n));
+    std::vector<double> stats(static_cast<size_t>(3 * rows));
+    grid(rows, [&](int64_t r) {
+      gpu::attentionRow(r, q.data(), k.data(), v.data(), outGot.data(), seq,
+                        headDim, scale);
+    });
+    grid(rows, [&](int64_t r) {
+      gpu::attentionGradQueryRow(r, dO.data(), q.data(), k.data(), v.data(),
+                                 dQGot.data(), stats.data(), seq, headDim,
+                                 scale);
+    });
+    grid(rows, [&](int64_t r) {
+      gpu::attentionGradKeyRow(r, dO.data(), q.data(), k.data(), v.data(),
+                               stats.data(), dKGot.data(), dVGot.data(), seq,
+                               headDim, scale);
+    });
+    for (int64_t i = 0; i < n; ++i) {
+      // Both compute in double and round once: within half a float ulp.
+      EXPECT_EQ(outGot[i], float(out[i])) << "out " << i << " seq " << seq;
+      EXPECT_NEAR(dQGot[i], dQ[i], 1e-6 * std::max(1.0, std::fabs(dQ[i])));
+      EXPECT_NEAR(dKGot[i], dK[i], 1e-6 * std::max(1.0, std::fabs(dK[i])));
+      EXPECT_EQ(dVGot[i], float(dV[i])) << "dV " << i << " seq " << seq;
+    }
+  }
+}
+
+TEST(DeviceKernels, CrossEntropyAndItsGradient) {
+  std::mt19937_64 gen(5);
+  const int64_t rows = 5, vocab = 13;
+  std::vector<float> logits = randomFloats(gen, rows * vocab, -4, 6);
+  std::vector<int32_t> labels = {0, 12, 5, 99, 7}; // 99: out of range
+  std::vector<double> logitsd = widen(logits);
+  double expected =
+      cpu::crossEntropy(logitsd.data(), labels.data(), rows, vocab);
+  std::vector<double> losses(rows);
+  grid(rows, [&](int64_t r) {
+    gpu::crossEntropyRow(r, logits.data(), labels.data(), losses.data(), vocab);
+  });
+  float loss = 0;
+  gpu::meanOfRows(losses.data(), rows, &loss);
+  EXPECT_EQ(loss, float(expected));
+
+  float dLoss = 1.7f;
+  std::vector<double> dExpected(rows * vocab);
+  cpu::crossEntropyGrad(double(dLoss), logitsd.data(), labels.data(),
+                        dExpected.data(), rows, vocab);
+  std::vector<float> dGot(rows * vocab);
+  grid(rows, [&](int64_t r) {
+    gpu::crossEntropyGradRow(r, &dLoss, logits.data(), labels.data(),
+                             dGot.data(), rows, vocab);
+  });
+  for (int64_t i = 0; i < rows * vocab; ++i)
+    EXPECT_NEAR(dGot[i], dExpected[i], 1e-7) << i;
+}
+
+TEST(DeviceKernels, NormClipAndAdamW) {
+  std::mt19937_64 gen(6);
+  const int64_t n = 3 * gpu::kNormPiece + 17;
+  std::vector<float> x = randomFloats(gen, n, -1, 1);
+  int64_t pieces = (n + gpu::kNormPiece - 1) / gpu::kNormPiece;
+  std::vector<double> partial(pieces);
+  grid(pieces, [&](int64_t p) {
+    gpu::sumOfSquaresPiece(p, x.data(), n, partial.data());
+  });
+  float norm = 0;
+  gpu::normOfPartials(partial.data(), pieces, &norm);
+  EXPECT_NEAR(norm, std::sqrt(cpu::sumOfSquares(x.data(), n)), 1e-6 * norm);
+
+  float one = 1.0f, big = 1e9f, nan = NAN, zero = 0.0f, clip = 0;
+  gpu::clipScale(&big, &one, &clip);
+  EXPECT_FLOAT_EQ(clip, float(1.0 / (1e9 + 1e-6)));
+  gpu::clipScale(&one, &big, &clip);
+  EXPECT_EQ(clip, 1.0f);
+  gpu::clipScale(&nan, &one, &clip);
+  EXPECT_TRUE(std::isnan(clip));
+  gpu::clipScale(&big, &zero, &clip);
+  EXPECT_EQ(clip, 1.0f);
+
+  const int64_t m = 37;
+  std::vector<float> param = randomFloats(gen, m, -1, 1),
+                     grad = randomFloats(gen, m, -1, 1),
+                     avg = randomFloats(gen, m, -0.1f, 0.1f),
+                     avgSq = randomFloats(gen, m, 0, 0.01f);
+  float step = 3, lr = 6e-4f, beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f,
+        wd = 0.1f, scale = 0.5f;
+  for (bool decay : {false, true}) {
+    std::vector<float> p1 = param, m1 = avg, v1 = avgSq;
+    std::vector<float> p2 = param, m2 = avg, v2 = avgSq;
+    cpu::adamw(p1.data(), grad.data(), m1.data(), v1.data(), m, lr, beta1,
+               beta2, eps, wd, int64_t(step), scale, decay);
+    gpu::AdamScalars s{&step, &lr, &beta1, &beta2, &eps, &wd, &scale};
+    grid(m, [&](int64_t i) {
+      gpu::adamwItem(i, p2.data(), grad.data(), m2.data(), v2.data(), s, decay);
+    });
+    EXPECT_EQ(p2, p1);
+    EXPECT_EQ(m2, m1);
+    EXPECT_EQ(v2, v1);
+  }
+  // A non-finite gradient scale applies nothing.
+  std::vector<float> p3 = param;
+  gpu::AdamScalars skip{&step, &lr, &beta1, &beta2, &eps, &wd, &nan};
+  grid(m, [&](int64_t i) {
+    gpu::adamwItem(i, p3.data(), grad.data(), avg.data(), avgSq.data(), skip,
+                   true);
+  });
+  EXPECT_EQ(p3, param);
+
+  int flag = 0;
+  std::vector<float> finite = {1, 2, 3}, inf = {1, INFINITY, 3};
+  grid(3, [&](int64_t i) { gpu::nonFiniteItem(i, finite.data(), &flag); });
+  EXPECT_EQ(flag, 0);
+  grid(3, [&](int64_t i) { gpu::nonFiniteItem(i, inf.data(), &flag); });
+  EXPECT_EQ(flag, 1);
+}
+
+} // namespace
