@@ -42,6 +42,18 @@ config.substitutions.append(("%unittests_dir", os.path.join(config.megatron_obj_
 # The runtime's C API (include/mtrt/mtrt.h) as a shared library.
 config.substitutions.append(("%libmtrt", os.path.join(config.megatron_obj_root, "lib", "libmtrt.so")))
 
+# The CUDA backend is built where the CUDA toolkit is; a GPU is there only
+# where nvidia-smi lists one.
+import subprocess
+if getattr(config, "enable_cuda", False):
+    config.available_features.add("cuda-backend")
+try:
+    if subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                      timeout=20).stdout.strip():
+        config.available_features.add("cuda-device")
+except (OSError, subprocess.SubprocessError):
+    pass
+
 # CPU ranks: OpenMPI's launcher. --allow-run-as-root because CI runs as root,
 # --oversubscribe because tests start more ranks than the machine has cores.
 import shutil

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cpu/GeneratedKernelLibrary.h"
+#include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/HalfFloat.h"
 
 #include <gtest/gtest.h>

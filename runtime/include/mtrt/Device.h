@@ -110,6 +110,26 @@ Status createDevice(const std::string &name, const DeviceOptions &options,
 Status checkTransfer(const RankProgram &program, int64_t bufferId,
                      int64_t bytes, int64_t offset, const char *what);
 
+/// A matmul command's GEMMs: C [batch..., m, n] = op(A) op(B) with op a
+/// transpose where asked; a B of lower rank (a weight) is shared by every
+/// batch.
+struct MatmulShape {
+  bool transposeA = false, transposeB = false, sharedB = false;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+};
+MatmulShape matmulShape(const RankProgram &program, const Command &command);
+
+/// What a step touches, for measuredPeakBytes: one past the highest arena
+/// byte of the persistent buffers (the trainer fills them), and of the
+/// buffers `command` reads or writes.
+int64_t persistentExtent(const RankProgram &program);
+int64_t commandExtent(const RankProgram &program, const Command &command);
+
+/// Checks that `program` was prepared (non-null) and that `bufferId` is one
+/// of its f32 buffers, for `what` (findNonFinite).
+Status checkFloatBuffer(const RankProgram *program, int64_t bufferId,
+                        const char *what);
+
 } // namespace mtrt
 
 #endif // MTRT_DEVICE_H

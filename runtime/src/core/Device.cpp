@@ -2,6 +2,8 @@
 
 #include "mtrt/Device.h"
 
+#include <algorithm>
+
 using namespace mtrt;
 
 Device::~Device() = default;
@@ -21,4 +23,53 @@ Status mtrt::checkTransfer(const RankProgram &program, int64_t bufferId,
                          " ('" + buffer.name + "', " +
                          std::to_string(buffer.bytes()) + " bytes)");
   return Status::ok();
+}
+
+Status mtrt::checkFloatBuffer(const RankProgram *program, int64_t bufferId,
+                              const char *what) {
+  if (!program)
+    return Status::error(std::string(what) +
+                         " before the program was prepared");
+  MTRT_RETURN_IF_ERROR(checkTransfer(*program, bufferId, 0, 0, what));
+  const BufferDesc &buffer = program->buffers[size_t(bufferId)];
+  if (buffer.dtype != DType::F32)
+    return Status::error(std::string(what) + ": buffer " +
+                         std::to_string(bufferId) + " ('" + buffer.name +
+                         "') is not f32");
+  return Status::ok();
+}
+
+int64_t mtrt::persistentExtent(const RankProgram &program) {
+  int64_t extent = 0;
+  for (const BufferDesc &buffer : program.buffers)
+    if (buffer.offset < program.persistentBytes)
+      extent = std::max(extent, buffer.offset + buffer.bytes());
+  return extent;
+}
+
+int64_t mtrt::commandExtent(const RankProgram &program,
+                            const Command &command) {
+  int64_t extent = 0;
+  for (const auto *ids : {&command.ins, &command.outs})
+    for (int64_t id : *ids)
+      extent = std::max(extent, program.buffers[size_t(id)].offset +
+                                    program.buffers[size_t(id)].bytes());
+  return extent;
+}
+
+MatmulShape mtrt::matmulShape(const RankProgram &program,
+                              const Command &command) {
+  const BufferDesc &a = program.buffers[size_t(command.ins[0])];
+  const BufferDesc &b = program.buffers[size_t(command.ins[1])];
+  const BufferDesc &c = program.buffers[size_t(command.outs[0])];
+  MatmulShape shape;
+  shape.transposeA = command.get("transpose_a", 0) != 0;
+  shape.transposeB = command.get("transpose_b", 0) != 0;
+  size_t rank = a.shape.size();
+  shape.m = c.shape[rank - 2];
+  shape.n = c.shape[rank - 1];
+  shape.k = shape.transposeA ? a.shape[rank - 2] : a.shape[rank - 1];
+  shape.batch = c.numElements() / (shape.m * shape.n);
+  shape.sharedB = b.shape.size() != rank;
+  return shape;
 }

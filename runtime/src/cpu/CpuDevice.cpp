@@ -3,8 +3,8 @@
 #include "cpu/CpuDevice.h"
 
 #include "cpu/BlockedAttention.h"
-#include "cpu/GeneratedKernelLibrary.h"
 #include "cpu/HostKernels.h"
+#include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/HalfFloat.h"
 #include "mtrt/Kernels.h"
 #include "mtrt/ThreadPool.h"
@@ -286,14 +286,8 @@ Status CpuDevice::download(int64_t bufferId, void *host, int64_t bytes,
 Status CpuDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
                                 int64_t &first) const {
   first = -1;
-  if (!prog)
-    return Status::error("findNonFinite before the program was prepared");
   for (int64_t id : bufferIds) {
-    MTRT_RETURN_IF_ERROR(checkTransfer(*prog, id, 0, 0, "findNonFinite"));
-    if (prog->buffers[size_t(id)].dtype != DType::F32)
-      return Status::error("findNonFinite: buffer " + std::to_string(id) +
-                           " ('" + prog->buffers[size_t(id)].name +
-                           "') is not f32");
+    MTRT_RETURN_IF_ERROR(checkFloatBuffer(prog, id, "findNonFinite"));
     const float *values = as<float>(id);
     int64_t count = prog->buffers[size_t(id)].numElements();
     // One pass in pieces over the pool; the sum of x * 0 is NaN exactly
@@ -405,15 +399,10 @@ void CpuDevice::castBuffer(int64_t from, int64_t to) {
 
 Status CpuDevice::executeStep(uint64_t seed, uint64_t step) {
   // The runtime filled the persistent buffers (parameters, state, inputs).
-  for (const BufferDesc &buffer : prog->buffers)
-    if (buffer.offset < prog->persistentBytes)
-      measuredPeak = std::max(measuredPeak, buffer.offset + buffer.bytes());
+  measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
   for (size_t i = 0; i < prog->commands.size(); ++i) {
     const Command &command = prog->commands[i];
-    for (const auto *ids : {&command.ins, &command.outs})
-      for (int64_t id : *ids)
-        measuredPeak = std::max(measuredPeak, prog->buffers[id].offset +
-                                                  prog->buffers[id].bytes());
+    measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
     double begin = trace ? trace->nowUs() : 0.0;
     // Transfers move raw bytes; casts and generated kernels convert storage
     // themselves.
@@ -572,14 +561,10 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                        rngOffset + uint64_t(begin));
         });
   } else if (id == KernelId::matmul) {
-    const BufferDesc &a = inDesc(0), &b = inDesc(1), &c = outDesc(0);
-    bool ta = command.get("transpose_a", 0) != 0;
-    bool tb = command.get("transpose_b", 0) != 0;
-    size_t rank = a.shape.size();
-    int64_t m = c.shape[rank - 2], n = c.shape[rank - 1];
-    int64_t kDim = ta ? a.shape[rank - 2] : a.shape[rank - 1];
-    int64_t batch = c.numElements() / (m * n);
-    bool broadcast = b.shape.size() != rank;
+    MatmulShape shape = matmulShape(*prog, command);
+    bool ta = shape.transposeA, tb = shape.transposeB;
+    bool broadcast = shape.sharedB;
+    int64_t m = shape.m, n = shape.n, kDim = shape.k, batch = shape.batch;
     if (broadcast && !ta) {
       // [batch..., m, k] x [k, n]: the batch folds into the rows.
       gemm(false, tb, batch * m, n, kDim, in(0), in(1), out(0));

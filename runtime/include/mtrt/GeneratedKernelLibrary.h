@@ -28,6 +28,25 @@
 
 namespace mtrt {
 
+/// How a backend builds the kernel source: the compiler, its flags, the
+/// entry point it looks up per kernel and what else decides the code.
+struct KernelToolchain {
+  std::string compiler;
+  std::vector<std::string> flags;
+  /// Appended to each kernel's name to find its entry point: "" for the
+  /// host function, "_launch" for the CUDA launcher (MT_LAUNCHER).
+  std::string symbolSuffix;
+  /// Part of the cache key besides source, compiler version and flags (the
+  /// host CPU is added for host builds; a GPU backend names its GPU).
+  std::string targetIdentity;
+  /// For errors: what the compiler is and how to choose another.
+  std::string what = "C++ compiler";
+  std::string hint = "set MEGATRON_CXX to a C++17 compiler";
+
+  /// The CPU backend's: MEGATRON_CXX (default c++), -O3 -march=native.
+  static KernelToolchain host();
+};
+
 class GeneratedKernelLibrary {
 public:
   GeneratedKernelLibrary() = default;
@@ -38,10 +57,15 @@ public:
   /// Compiles (or finds in the cache) and loads `program`'s kernels,
   /// releasing any library loaded before. The kernel source is trusted
   /// code: it runs in this process as the artifact's author wrote it.
-  Status load(const RankProgram &program);
+  Status load(const RankProgram &program,
+              const KernelToolchain &toolchain = KernelToolchain::host());
 
-  /// The host entry point of generated kernel `index`.
-  GeneratedKernelFn function(size_t index) const { return functions[index]; }
+  /// The host entry point of generated kernel `index` (host toolchain).
+  GeneratedKernelFn function(size_t index) const {
+    return reinterpret_cast<GeneratedKernelFn>(symbols[index]);
+  }
+  /// The entry point of generated kernel `index`, as the toolchain names it.
+  void *symbol(size_t index) const { return symbols[index]; }
 
   /// Where the compiled library lies (for messages and tests).
   const std::string &path() const { return libraryPath; }
@@ -49,7 +73,7 @@ public:
 private:
   void *handle = nullptr;
   std::string libraryPath;
-  std::vector<GeneratedKernelFn> functions;
+  std::vector<void *> symbols;
 };
 
 } // namespace mtrt

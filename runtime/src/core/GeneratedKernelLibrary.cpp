@@ -1,6 +1,6 @@
 //===- GeneratedKernelLibrary.cpp - Generated kernels, compiled once ------===//
 
-#include "cpu/GeneratedKernelLibrary.h"
+#include "mtrt/GeneratedKernelLibrary.h"
 
 #include "mtrt/Hash.h"
 
@@ -60,8 +60,12 @@ std::string readHead(const std::string &path, size_t limit) {
   return text.size() > limit ? text.substr(0, limit) + "..." : text;
 }
 
-/// Runs `argv` with stdout and stderr into `log`; its exit status.
-Status run(const std::vector<std::string> &argv, const std::string &log) {
+/// Runs `argv` with stdout and stderr into `log`; its exit status. `what`
+/// names the compiler in errors ("C++ compiler"), `variable` the
+/// `hint` says how to choose another.
+Status run(const std::vector<std::string> &argv, const std::string &log,
+           const std::string &what = "C++ compiler",
+           const std::string &hint = "set MEGATRON_CXX to a C++17 compiler") {
   // Opened here, not in the child, so that a log that cannot be written is
   // named as such (the child's failure would read as a missing compiler).
   int logFd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -82,20 +86,19 @@ Status run(const std::vector<std::string> &argv, const std::string &log) {
   posix_spawn_file_actions_destroy(&actions);
   close(logFd);
   if (spawned != 0)
-    return Status::error(
-        "cannot run the C++ compiler '" + argv[0] +
-        "' to build the generated kernels: " + std::strerror(spawned) +
-        " (set MEGATRON_CXX to a C++17 compiler)");
+    return Status::error("cannot run the " + what + " '" + argv[0] +
+                         "' to build the generated kernels: " +
+                         std::strerror(spawned) + " (" + hint + ")");
   int status = 0;
   pid_t waited;
   while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
   if (waited < 0)
-    return Status::error("cannot wait for the C++ compiler '" + argv[0] +
+    return Status::error("cannot wait for the " + what + " '" + argv[0] +
                          "': " + std::strerror(errno));
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return Status::ok();
-  return Status::error("the C++ compiler '" + argv[0] +
+  return Status::error("the " + what + " '" + argv[0] +
                        "' failed on the generated kernels (log " + log +
                        "):\n" + readHead(log, 2000));
 }
@@ -106,12 +109,14 @@ Status run(const std::vector<std::string> &argv, const std::string &log) {
 /// that a cache shared between machines or kept across a compiler upgrade
 /// never hands out a library built for another target.
 std::string toolchainIdentity(const std::string &compiler,
-                              const std::string &dir) {
+                              const std::string &dir, bool host) {
   std::string identity;
   std::string log = dir + "/version." + std::to_string(getpid());
   if (run({compiler, "--version"}, log))
     identity = readHead(log, 4096);
   std::remove(log.c_str());
+  if (!host)
+    return identity;
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   int wanted = 2; // the first processor's model name and flags
@@ -131,8 +136,22 @@ GeneratedKernelLibrary::~GeneratedKernelLibrary() {
     dlclose(handle);
 }
 
-Status GeneratedKernelLibrary::load(const RankProgram &program) {
-  functions.clear();
+KernelToolchain KernelToolchain::host() {
+  KernelToolchain toolchain;
+  toolchain.compiler = env("MEGATRON_CXX");
+  if (toolchain.compiler.empty())
+    toolchain.compiler = "c++";
+  toolchain.flags = {"-std=c++17", "-O3", "-march=native", "-fPIC", "-shared",
+                     "-fno-math-errno", "-fno-trapping-math",
+                     // No FMA contraction: nvcc builds the same source with
+                     // --fmad=false, so the two backends round alike.
+                     "-ffp-contract=off", "-w", "-x", "c++"};
+  return toolchain;
+}
+
+Status GeneratedKernelLibrary::load(const RankProgram &program,
+                                    const KernelToolchain &toolchain) {
+  symbols.clear();
   if (handle) {
     dlclose(handle);
     handle = nullptr;
@@ -143,22 +162,16 @@ Status GeneratedKernelLibrary::load(const RankProgram &program) {
     return Status::error("the program has " +
                          std::to_string(program.generatedKernels.size()) +
                          " generated kernels but no kernel source");
-  std::string compiler = env("MEGATRON_CXX");
-  if (compiler.empty())
-    compiler = "c++";
-  std::vector<std::string> flags = {"-std=c++17", "-O3", "-march=native",
-                                    "-fPIC", "-shared", "-fno-math-errno",
-                                    "-fno-trapping-math",
-                                    // No FMA contraction: nvcc builds the
-                                    // same source with --fmad=false, so the
-                                    // two backends round alike.
-                                    "-ffp-contract=off", "-w", "-x", "c++"};
+  const std::string &compiler = toolchain.compiler;
+  const std::vector<std::string> &flags = toolchain.flags;
+  bool host = toolchain.symbolSuffix.empty();
   std::string dir = cacheDirectory();
   MTRT_RETURN_IF_ERROR(makeDirectories(dir));
   std::string key = compiler;
   for (const std::string &flag : flags)
     key += " " + flag;
-  key += "\n" + toolchainIdentity(compiler, dir);
+  key += "\n" + toolchainIdentity(compiler, dir, host) + "\n" +
+         toolchain.targetIdentity;
   uint64_t hash =
       fnv1a(program.kernelSource.data(), program.kernelSource.size(),
             fnv1a(key.data(), key.size()));
@@ -192,7 +205,7 @@ Status GeneratedKernelLibrary::load(const RankProgram &program) {
         std::vector<std::string> argv = {compiler};
         argv.insert(argv.end(), flags.begin(), flags.end());
         argv.insert(argv.end(), {source, "-o", partial});
-        built = run(argv, base + ".log");
+        built = run(argv, base + ".log", toolchain.what, toolchain.hint);
       }
       // Renamed into place whole: a reader never sees half a library.
       if (built && std::rename(partial.c_str(), libraryPath.c_str()) != 0)
@@ -209,12 +222,13 @@ Status GeneratedKernelLibrary::load(const RankProgram &program) {
     return Status::error("cannot load the compiled kernels " + libraryPath +
                          ": " + dlerror() + " (delete it to have it rebuilt)");
   for (const GeneratedKernel &kernel : program.generatedKernels) {
-    void *symbol = dlsym(handle, kernel.name.c_str());
+    std::string entry = kernel.name + toolchain.symbolSuffix;
+    void *symbol = dlsym(handle, entry.c_str());
     if (!symbol)
       return Status::error("the compiled kernels " + libraryPath +
-                           " have no kernel '" + kernel.name +
+                           " have no kernel '" + entry +
                            "' (the kernel source does not define it)");
-    functions.push_back(reinterpret_cast<GeneratedKernelFn>(symbol));
+    symbols.push_back(symbol);
   }
   return Status::ok();
 }

@@ -1,0 +1,608 @@
+//===- CudaDevice.cpp - The CUDA backend behind the device seam -----------===//
+
+#include "cuda/CudaDevice.h"
+
+#include "cuda/DeviceLaunch.h"
+#include "mtrt/GeneratedKernelLibrary.h"
+#include "mtrt/GeneratedKernelPrelude.h"
+#include "mtrt/Kernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace mtrt;
+
+namespace {
+
+std::string cudaMessage(cudaError_t error) {
+  return std::string(cudaGetErrorName(error)) + ": " +
+         cudaGetErrorString(error);
+}
+
+Status checkCuda(cudaError_t error, const std::string &what) {
+  if (error == cudaSuccess)
+    return Status::ok();
+  return Status::error(what + " failed (" + cudaMessage(error) + ")");
+}
+
+Status checkCublas(cublasStatus_t status, const std::string &what) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return Status::ok();
+  return Status::error(what + " failed (cuBLAS status " +
+                       std::to_string(int(status)) + ")");
+}
+
+std::string describe(size_t index, const Command &command) {
+  return "command " + std::to_string(index) + " ('" + command.kernel + "')";
+}
+
+/// The entry point MT_LAUNCHER defines for each generated kernel.
+using GeneratedLauncher = cudaError_t (*)(const GeneratedKernelArgs *args,
+                                          long long n, cudaStream_t stream);
+
+class CudaDevice final : public Device {
+public:
+  explicit CudaDevice(int ordinal) : ordinal(ordinal) {}
+  ~CudaDevice() override {
+    if (cublas)
+      cublasDestroy(cublas);
+    for (void *allocation :
+         {static_cast<void *>(arena), static_cast<void *>(scratch),
+          static_cast<void *>(flag)})
+      if (allocation)
+        cudaFree(allocation);
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+
+  const char *backendName() const override { return "cuda"; }
+  Status prepare(const RankProgram &program) override;
+  void setCommunicator(const Communicator *comm) override {
+    communicator = comm;
+  }
+  void setPipelineAxis(int64_t axis) override { pipelineAxis = axis; }
+  void setTrace(ExecutionTrace *recorder) override { trace = recorder; }
+  Status upload(int64_t bufferId, const void *host, int64_t bytes,
+                int64_t offset) override;
+  Status download(int64_t bufferId, void *host, int64_t bytes,
+                  int64_t offset) const override;
+  Status executeStep(uint64_t seed, uint64_t step) override;
+  Status findNonFinite(const std::vector<int64_t> &bufferIds,
+                       int64_t &first) const override;
+  int64_t measuredPeakBytes() const override { return measuredPeak; }
+
+private:
+  /// Why the CUDA backend cannot run `command` yet, or "".
+  std::string unsupported(const Command &command, KernelId id) const;
+  /// Scratch bytes `command` needs (row statistics, partial sums).
+  int64_t scratchBytes(const Command &command, KernelId id) const;
+  Status runCommand(KernelId id, const Command &command);
+  Status runCollective(KernelId id, const Command &command);
+  Status gemm(const Command &command);
+
+  uint8_t *address(int64_t bufferId) const {
+    return arena + prog->buffers[size_t(bufferId)].offset;
+  }
+  float *f32(int64_t bufferId) const {
+    return reinterpret_cast<float *>(address(bufferId));
+  }
+
+  int ordinal;
+  const RankProgram *prog = nullptr;
+  std::vector<const KernelInfo *> resolved;
+  std::vector<GeneratedLauncher> launchers;
+  GeneratedKernelLibrary generated;
+  const Communicator *communicator = nullptr;
+  int64_t pipelineAxis = -1;
+  ExecutionTrace *trace = nullptr;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  uint8_t *arena = nullptr;
+  uint8_t *scratch = nullptr;
+  int *flag = nullptr;
+  int64_t measuredPeak = 0;
+};
+
+std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
+  for (const auto *ids : {&command.ins, &command.outs})
+    for (int64_t buffer : *ids) {
+      DType dtype = prog->buffers[size_t(buffer)].dtype;
+      if (dtype != DType::F32 && dtype != DType::I32)
+        return std::string("operands of ") + dtypeName(dtype) +
+               " (the CUDA backend runs fp32 programs; bf16 and fp16 are "
+               "not built yet)";
+    }
+  switch (id) {
+  case KernelId::fused:
+  case KernelId::matmul:
+  case KernelId::embedding:
+  case KernelId::embedding_grad:
+  case KernelId::position_embedding:
+  case KernelId::position_embedding_grad:
+  case KernelId::layer_norm:
+  case KernelId::layer_norm_grad:
+  case KernelId::bias_add_grad:
+  case KernelId::split_heads:
+  case KernelId::merge_heads:
+  case KernelId::global_norm:
+  case KernelId::sum_squares:
+  case KernelId::clip_scale:
+  case KernelId::div:
+  case KernelId::sqrt:
+  case KernelId::scale:
+  case KernelId::adamw:
+  case KernelId::fill:
+    break;
+  case KernelId::attention:
+  case KernelId::attention_grad: {
+    const BufferDesc &q =
+        prog->buffers[size_t(command.ins[id == KernelId::attention ? 0 : 1])];
+    if (command.get("dropout", 0.0) != 0.0)
+      return "attention dropout (Philox masks on the GPU are not built yet)";
+    if (q.shape.size() != 4 || q.shape[3] > gpu::kMaxHeadDim)
+      return "a head dimension above " + std::to_string(gpu::kMaxHeadDim);
+    break;
+  }
+  case KernelId::cross_entropy:
+  case KernelId::cross_entropy_grad:
+    if (command.has("vocab_grid_axis"))
+      return "a vocab-parallel cross-entropy (NCCL is not built yet)";
+    break;
+  case KernelId::all_reduce:
+  case KernelId::reduce_scatter:
+  case KernelId::all_gather:
+  case KernelId::all_slice:
+    if (!communicator)
+      return "a collective without the run's communicator";
+    if (communicator->groupSize(int64_t(command.get("grid_axis", 0))) != 1)
+      return "a collective over several ranks (NCCL is not built yet)";
+    break;
+  default:
+    return "no CUDA kernel for it yet";
+  }
+  if (id == KernelId::split_heads || id == KernelId::merge_heads) {
+    size_t chunks =
+        id == KernelId::split_heads ? command.outs.size() : command.ins.size();
+    if (chunks > size_t(gpu::kMaxHeadChunks))
+      return std::to_string(chunks) + " head chunks (at most " +
+             std::to_string(gpu::kMaxHeadChunks) + ")";
+  }
+  return "";
+}
+
+int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
+  auto elements = [&](int64_t buffer) {
+    return prog->buffers[size_t(buffer)].numElements();
+  };
+  auto rowsOf = [&](int64_t buffer) {
+    const BufferDesc &desc = prog->buffers[size_t(buffer)];
+    return desc.numElements() / std::max<int64_t>(1, desc.shape.back());
+  };
+  switch (id) {
+  case KernelId::layer_norm_grad:
+    return 2 * rowsOf(command.ins[1]) * int64_t(sizeof(double));
+  case KernelId::attention_grad: {
+    const BufferDesc &q = prog->buffers[size_t(command.ins[1])];
+    return 3 * (q.numElements() / q.shape[3]) * int64_t(sizeof(double));
+  }
+  case KernelId::cross_entropy:
+    return elements(command.ins[1]) * int64_t(sizeof(double));
+  case KernelId::global_norm:
+  case KernelId::sum_squares: {
+    int64_t pieces = 0;
+    for (int64_t buffer : command.ins)
+      pieces += gpu::normPieces(elements(buffer));
+    return pieces * int64_t(sizeof(double));
+  }
+  default:
+    return 0;
+  }
+}
+
+Status CudaDevice::prepare(const RankProgram &program) {
+  prog = &program;
+  MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
+  if (!stream)
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                  "creating the compute stream"));
+  resolved.clear();
+  int64_t scratchNeeded = 0;
+  for (size_t i = 0; i < program.commands.size(); ++i) {
+    const Command &command = program.commands[i];
+    const KernelInfo *kernel = findKernel(command.kernel);
+    if (!kernel)
+      return Status::error(describe(i, command) + ": no kernel of that name");
+    if (std::string why = unsupported(command, kernel->id); !why.empty())
+      return Status::error(describe(i, command) +
+                           ": the CUDA backend does not run " + why +
+                           " (run it with --device cpu)");
+    resolved.push_back(kernel);
+    scratchNeeded = std::max(scratchNeeded, scratchBytes(command, kernel->id));
+  }
+  // Generated kernels: the program's source, compiled once by nvcc for this
+  // GPU, cached as the CPU backend caches its build.
+  if (!program.generatedKernels.empty()) {
+    cudaDeviceProp properties;
+    MTRT_RETURN_IF_ERROR(checkCuda(
+        cudaGetDeviceProperties(&properties, ordinal), "reading the GPU"));
+    KernelToolchain toolchain;
+    const char *nvcc = std::getenv("MEGATRON_NVCC");
+    toolchain.compiler = nvcc && *nvcc ? nvcc : "nvcc";
+    std::string arch = "sm_" + std::to_string(properties.major) +
+                       std::to_string(properties.minor);
+    toolchain.flags = {
+        "-std=c++17", "-O3",        "--fmad=false", "-arch=" + arch,
+        "-shared",    "-Xcompiler", "-fPIC",        "-w",
+        "-x",         "cu"};
+    toolchain.symbolSuffix = "_launch";
+    toolchain.targetIdentity = std::string(properties.name) + " " + arch;
+    toolchain.what = "CUDA compiler";
+    toolchain.hint = "set MEGATRON_NVCC to nvcc";
+    if (Status loaded = generated.load(program, toolchain); !loaded)
+      return Status::error("generated kernels: " + loaded.message());
+    launchers.clear();
+    for (size_t k = 0; k < program.generatedKernels.size(); ++k)
+      launchers.push_back(
+          reinterpret_cast<GeneratedLauncher>(generated.symbol(k)));
+  }
+  if (!cublas) {
+    MTRT_RETURN_IF_ERROR(checkCublas(cublasCreate(&cublas), "cublasCreate"));
+    MTRT_RETURN_IF_ERROR(
+        checkCublas(cublasSetStream(cublas, stream), "cublasSetStream"));
+    // fp32 GEMMs in fp32: no TF32 unless asked (--tf32 is not built yet).
+    MTRT_RETURN_IF_ERROR(checkCublas(
+        cublasSetMathMode(cublas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode"));
+  }
+  for (void **allocation :
+       {reinterpret_cast<void **>(&arena), reinterpret_cast<void **>(&scratch),
+        reinterpret_cast<void **>(&flag)})
+    if (*allocation) {
+      cudaFree(*allocation);
+      *allocation = nullptr;
+    }
+  size_t bytes = size_t(std::max<int64_t>(program.arenaBytes, 256));
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(cudaMalloc(reinterpret_cast<void **>(&arena), bytes),
+                "allocating an arena of " + std::to_string(program.arenaBytes) +
+                    " bytes"));
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(cudaMemset(arena, 0, bytes), "zeroing the arena"));
+  if (scratchNeeded > 0)
+    MTRT_RETURN_IF_ERROR(checkCuda(
+        cudaMalloc(reinterpret_cast<void **>(&scratch), size_t(scratchNeeded)),
+        "allocating scratch"));
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(cudaMalloc(reinterpret_cast<void **>(&flag), sizeof(int)),
+                "allocating a flag"));
+  measuredPeak = 0;
+  return Status::ok();
+}
+
+Status CudaDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
+                          int64_t offset) {
+  if (!prog)
+    return Status::error("upload before the program was prepared");
+  MTRT_RETURN_IF_ERROR(checkTransfer(*prog, bufferId, bytes, offset, "upload"));
+  return checkCuda(cudaMemcpy(address(bufferId) + offset, host, size_t(bytes),
+                              cudaMemcpyHostToDevice),
+                   "upload to buffer " + std::to_string(bufferId));
+}
+
+Status CudaDevice::download(int64_t bufferId, void *host, int64_t bytes,
+                            int64_t offset) const {
+  if (!prog)
+    return Status::error("download before the program was prepared");
+  MTRT_RETURN_IF_ERROR(
+      checkTransfer(*prog, bufferId, bytes, offset, "download"));
+  return checkCuda(cudaMemcpy(host, address(bufferId) + offset, size_t(bytes),
+                              cudaMemcpyDeviceToHost),
+                   "download of buffer " + std::to_string(bufferId));
+}
+
+Status CudaDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
+                                 int64_t &first) const {
+  first = -1;
+  for (int64_t id : bufferIds) {
+    MTRT_RETURN_IF_ERROR(checkFloatBuffer(prog, id, "findNonFinite"));
+    const BufferDesc &buffer = prog->buffers[size_t(id)];
+    int found = 0;
+    MTRT_RETURN_IF_ERROR(checkCuda(
+        cudaMemsetAsync(flag, 0, sizeof(int), stream), "findNonFinite"));
+    MTRT_RETURN_IF_ERROR(checkCuda(
+        gpu::launchNonFinite(stream, f32(id), buffer.numElements(), flag),
+        "findNonFinite"));
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaMemcpyAsync(&found, flag, sizeof(int),
+                                  cudaMemcpyDeviceToHost, stream),
+                  "findNonFinite"));
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaStreamSynchronize(stream), "findNonFinite"));
+    if (found) {
+      first = id;
+      return Status::ok();
+    }
+  }
+  return Status::ok();
+}
+
+Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
+  (void)seed; // dropout (the only use of the seed) is refused at prepare
+  measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
+  for (size_t i = 0; i < prog->commands.size(); ++i) {
+    const Command &command = prog->commands[i];
+    measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
+    double begin = trace ? trace->nowUs() : 0.0;
+    Status status = runCommand(resolved[i]->id, command);
+    if (status && trace) // a command's time is its own: wait for it
+      status = checkCuda(cudaStreamSynchronize(stream), "the command");
+    if (trace)
+      trace->record(int64_t(step), int64_t(i), begin, trace->nowUs());
+    if (!status)
+      return Status::error(describe(i, command) + ": " + status.message());
+  }
+  return checkCuda(cudaStreamSynchronize(stream), "the step");
+}
+
+/// Row-major C [m, n] = op(A) op(B) as cuBLAS's column-major C^T = op(B)^T
+/// op(A)^T, batched by stride (a rank-2 B is shared by every batch).
+Status CudaDevice::gemm(const Command &command) {
+  MatmulShape shape = matmulShape(*prog, command);
+  bool ta = shape.transposeA, tb = shape.transposeB;
+  bool broadcast = shape.sharedB;
+  int64_t m = shape.m, n = shape.n, k = shape.k, batch = shape.batch;
+  const float one = 1.0f, zero = 0.0f;
+  const float *pa = f32(command.ins[0]), *pb = f32(command.ins[1]);
+  float *pc = f32(command.outs[0]);
+  int lda = int(ta ? m : k), ldb = int(tb ? k : n);
+  cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (broadcast && !ta) // [batch..., m, k] x [k, n]: the batch joins the rows
+    return checkCublas(cublasSgemm(cublas, opB, opA, int(n), int(batch * m),
+                                   int(k), &one, pb, ldb, pa, lda, &zero, pc,
+                                   int(n)),
+                       "cublasSgemm");
+  return checkCublas(
+      cublasSgemmStridedBatched(cublas, opB, opA, int(n), int(m), int(k), &one,
+                                pb, ldb, broadcast ? 0 : k * n, pa, lda, m * k,
+                                &zero, pc, int(n), m * n, int(batch)),
+      "cublasSgemmStridedBatched");
+}
+
+Status CudaDevice::runCollective(KernelId id, const Command &command) {
+  // A group of one (prepare refuses more): every collective is a copy, and
+  // an all-slice keeps the one piece there is.
+  const BufferDesc &input = prog->buffers[size_t(command.ins[0])];
+  const BufferDesc &output = prog->buffers[size_t(command.outs[0])];
+  (void)id;
+  if (command.ins[0] == command.outs[0] ||
+      address(command.ins[0]) == address(command.outs[0]))
+    return Status::ok();
+  return checkCuda(
+      cudaMemcpyAsync(address(command.outs[0]), address(command.ins[0]),
+                      size_t(std::min(input.bytes(), output.bytes())),
+                      cudaMemcpyDeviceToDevice, stream),
+      "a collective's copy");
+}
+
+Status CudaDevice::runCommand(KernelId id, const Command &command) {
+  const std::vector<BufferDesc> &buffers = prog->buffers;
+  auto in = [&](size_t i) { return f32(command.ins[i]); };
+  auto out = [&](size_t i) { return f32(command.outs[i]); };
+  auto ids = [&](size_t i) {
+    return reinterpret_cast<const int32_t *>(address(command.ins[i]));
+  };
+  auto inDesc = [&](size_t i) -> const BufferDesc & {
+    return buffers[size_t(command.ins[i])];
+  };
+  auto outDesc = [&](size_t i) -> const BufferDesc & {
+    return buffers[size_t(command.outs[i])];
+  };
+  auto lastDim = [](const BufferDesc &buffer) {
+    return buffer.shape.empty() ? int64_t(1) : buffer.shape.back();
+  };
+  double *stats = reinterpret_cast<double *>(scratch);
+  cudaError_t error = cudaSuccess;
+  switch (id) {
+  case KernelId::fused: {
+    size_t index = size_t(command.get("generated", 0));
+    GeneratedKernelArgs args{};
+    size_t k = 0;
+    for (int64_t buffer : command.ins)
+      args.p[k++] = address(buffer);
+    for (int64_t buffer : command.outs)
+      args.p[k++] = address(buffer);
+    error =
+        launchers[index](&args, prog->generatedKernels[index].elements, stream);
+    break;
+  }
+  case KernelId::matmul:
+    return gemm(command);
+  case KernelId::embedding: {
+    const BufferDesc &table = inDesc(0);
+    error = gpu::launchEmbedding(
+        stream, in(0), ids(1), out(0), inDesc(1).numElements(), table.shape[0],
+        table.shape[1], int64_t(command.get("vocab_offset", 0)));
+    break;
+  }
+  case KernelId::embedding_grad: {
+    const BufferDesc &table = outDesc(0);
+    error = gpu::launchEmbeddingGrad(
+        stream, in(0), ids(1), out(0), inDesc(1).numElements(), table.shape[0],
+        table.shape[1], int64_t(command.get("vocab_offset", 0)));
+    break;
+  }
+  case KernelId::position_embedding:
+    error = cudaMemcpyAsync(out(0), in(0), size_t(outDesc(0).bytes()),
+                            cudaMemcpyDeviceToDevice, stream);
+    break;
+  case KernelId::position_embedding_grad:
+    error = gpu::launchPositionEmbeddingGrad(
+        stream, in(0), out(0), inDesc(0).shape[0], outDesc(0).shape[0],
+        outDesc(0).shape[1]);
+    break;
+  case KernelId::layer_norm: {
+    int64_t cols = lastDim(inDesc(0));
+    error = gpu::launchLayerNorm(stream, in(0), in(1), in(2), out(0),
+                                 inDesc(0).numElements() / cols, cols,
+                                 command.get("epsilon", 1e-5));
+    break;
+  }
+  case KernelId::layer_norm_grad: {
+    int64_t cols = lastDim(inDesc(1));
+    error = gpu::launchLayerNormGrad(
+        stream, in(0), in(1), in(2), out(0), out(1), out(2), stats,
+        inDesc(1).numElements() / cols, cols, command.get("epsilon", 1e-5));
+    break;
+  }
+  case KernelId::bias_add_grad: {
+    int64_t cols = outDesc(0).numElements();
+    error = gpu::launchBiasAddGrad(stream, in(0), out(0),
+                                   inDesc(0).numElements() / cols, cols);
+    break;
+  }
+  case KernelId::split_heads:
+  case KernelId::merge_heads: {
+    bool merge = id == KernelId::merge_heads;
+    const BufferDesc &x = merge ? outDesc(0) : inDesc(0);
+    const BufferDesc &head = merge ? inDesc(0) : outDesc(0);
+    const std::vector<int64_t> &chunkIds = merge ? command.ins : command.outs;
+    gpu::HeadChunks chunks{};
+    for (size_t c = 0; c < chunkIds.size(); ++c)
+      chunks.p[c] = f32(chunkIds[c]);
+    error = gpu::launchHeads(
+        stream, merge ? out(0) : in(0), chunks, int64_t(chunkIds.size()),
+        x.numElements(), head.shape[2], head.shape[1], head.shape[3], merge);
+    break;
+  }
+  case KernelId::attention:
+  case KernelId::attention_grad: {
+    const BufferDesc &q = inDesc(id == KernelId::attention ? 0 : 1);
+    int64_t seq = q.shape[2], headDim = q.shape[3];
+    int64_t rows = q.numElements() / headDim;
+    double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
+    if (id == KernelId::attention)
+      error = gpu::launchAttention(stream, in(0), in(1), in(2), out(0), rows,
+                                   seq, headDim, scale);
+    else
+      error = gpu::launchAttentionGrad(stream, in(0), in(1), in(2), in(3),
+                                       out(0), out(1), out(2), stats, rows, seq,
+                                       headDim, scale);
+    break;
+  }
+  case KernelId::cross_entropy: {
+    int64_t vocab = lastDim(inDesc(0)), rows = inDesc(1).numElements();
+    error = gpu::launchCrossEntropy(stream, in(0), ids(1), stats, out(0), rows,
+                                    vocab);
+    break;
+  }
+  case KernelId::cross_entropy_grad: {
+    int64_t vocab = lastDim(inDesc(1)), rows = inDesc(2).numElements();
+    error = gpu::launchCrossEntropyGrad(stream, in(0), in(1), ids(2), out(0),
+                                        rows, vocab);
+    break;
+  }
+  case KernelId::global_norm:
+  case KernelId::sum_squares: {
+    int64_t pieces = 0;
+    for (size_t i = 0; i < command.ins.size() && error == cudaSuccess; ++i) {
+      error = gpu::launchSumOfSquares(stream, in(i), inDesc(i).numElements(),
+                                      stats + pieces);
+      pieces += gpu::normPieces(inDesc(i).numElements());
+    }
+    if (error == cudaSuccess)
+      error = gpu::launchSumOfPartials(stream, stats, pieces, out(0),
+                                       id == KernelId::global_norm);
+    break;
+  }
+  case KernelId::clip_scale:
+    error = gpu::launchClipScale(stream, in(0), in(1), out(0));
+    break;
+  case KernelId::div:
+    error = gpu::launchScalar(stream, in(0), in(1), out(0));
+    break;
+  case KernelId::sqrt:
+    error = gpu::launchScalar(stream, in(0), nullptr, out(0));
+    break;
+  case KernelId::scale:
+    error = gpu::launchScale(stream, in(0), out(0), outDesc(0).numElements(),
+                             float(command.get("factor", 1.0)));
+    break;
+  case KernelId::adamw: {
+    if (out(0) != in(0) || out(1) != in(2) || out(2) != in(3))
+      return Status::error(
+          "adamw must update its parameter and moments in place");
+    gpu::AdamScalars scalars{in(4), in(5), in(6), in(7), in(8), in(9), in(10)};
+    error = gpu::launchAdamW(stream, out(0), in(1), out(1), out(2),
+                             outDesc(0).numElements(), scalars,
+                             command.get("decay", 0) != 0);
+    break;
+  }
+  case KernelId::fill:
+    error = gpu::launchFill(stream, out(0), outDesc(0).numElements(),
+                            float(command.get("value", 0.0)));
+    break;
+  case KernelId::all_reduce:
+  case KernelId::reduce_scatter:
+  case KernelId::all_gather:
+  case KernelId::all_slice:
+    return runCollective(id, command);
+  default:
+    return Status::error("no CUDA kernel for it");
+  }
+  return checkCuda(error, "the launch");
+}
+
+} // namespace
+
+int mtrt::visibleCudaDevices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess)
+    return 0;
+  return count;
+}
+
+Status mtrt::createCudaDevice(const DeviceOptions &options,
+                              std::unique_ptr<Device> &device) {
+  int count = 0;
+  cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count == 0) {
+    const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    return Status::error(
+        "--device cuda: no CUDA device is visible (cudaGetDeviceCount: " +
+        (error != cudaSuccess ? cudaMessage(error) : std::string("0 devices")) +
+        "; CUDA_VISIBLE_DEVICES " +
+        (visible ? "is '" + std::string(visible) + "'" : "is unset") +
+        "); run with --device cpu on a machine without a GPU");
+  }
+  (void)options;
+  device = std::make_unique<CudaDevice>(0);
+  return Status::ok();
+}
+
+// The plugin's entry points: libmtrt_cuda_backend.so is loaded by the
+// trainer only when the CUDA backend is asked for, so that runs on the CPU
+// never load the CUDA runtime and cuBLAS.
+extern "C" __attribute__((visibility("default"))) int
+mtrt_cuda_backend_visible_devices() {
+  return mtrt::visibleCudaDevices();
+}
+
+extern "C" __attribute__((visibility("default"))) mtrt::Device *
+mtrt_cuda_backend_create(int hostThreads, std::string *error) {
+  mtrt::DeviceOptions options;
+  options.hostThreads = hostThreads;
+  std::unique_ptr<mtrt::Device> device;
+  if (mtrt::Status status = mtrt::createCudaDevice(options, device); !status) {
+    *error = status.message();
+    return nullptr;
+  }
+  return device.release();
+}

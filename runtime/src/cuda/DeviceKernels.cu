@@ -1,0 +1,204 @@
+//===- DeviceKernels.cu - The CUDA backend's kernels, launched ------------===//
+//
+// Each launcher runs one item function of DeviceKernels.h over a
+// grid-stride loop (device lambdas: nvcc --extended-lambda).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/DeviceLaunch.h"
+
+namespace mtrt::gpu {
+namespace {
+
+template <typename F> __global__ void forEachItem(int64_t n, F item) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    item(i);
+}
+
+/// Runs `item` for every i in [0, n) on `stream`.
+template <typename F>
+cudaError_t launch(cudaStream_t stream, int64_t n, F item) {
+  if (n <= 0)
+    return cudaSuccess;
+  constexpr int kBlock = 128;
+  int64_t blocks = (n + kBlock - 1) / kBlock;
+  if (blocks > (int64_t(1) << 20))
+    blocks = int64_t(1) << 20;
+  forEachItem<<<unsigned(blocks), kBlock, 0, stream>>>(n, item);
+  return cudaGetLastError();
+}
+
+} // namespace
+
+cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
+                            const int32_t *ids, float *out, int64_t tokens,
+                            int64_t vocab, int64_t hidden,
+                            int64_t vocabOffset) {
+  return launch(stream, tokens * hidden, [=] __device__(int64_t i) {
+    embeddingItem(i, table, ids, out, vocab, hidden, vocabOffset);
+  });
+}
+
+cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
+                                const int32_t *ids, float *dTable,
+                                int64_t tokens, int64_t vocab, int64_t hidden,
+                                int64_t vocabOffset) {
+  return launch(stream, hidden, [=] __device__(int64_t c) {
+    embeddingGradColumn(c, dOut, ids, dTable, tokens, vocab, hidden,
+                        vocabOffset);
+  });
+}
+
+cudaError_t launchPositionEmbeddingGrad(cudaStream_t stream, const float *dOut,
+                                        float *dTable, int64_t seq,
+                                        int64_t positions, int64_t hidden) {
+  return launch(stream, positions * hidden, [=] __device__(int64_t i) {
+    positionEmbeddingGradItem(i, dOut, dTable, seq, hidden);
+  });
+}
+
+cudaError_t launchLayerNorm(cudaStream_t stream, const float *x,
+                            const float *weight, const float *bias, float *y,
+                            int64_t rows, int64_t cols, double eps) {
+  return launch(stream, rows, [=] __device__(int64_t r) {
+    layerNormRow(r, x, weight, bias, y, cols, eps);
+  });
+}
+
+cudaError_t launchLayerNormGrad(cudaStream_t stream, const float *dY,
+                                const float *x, const float *weight, float *dX,
+                                float *dWeight, float *dBias, double *stats,
+                                int64_t rows, int64_t cols, double eps) {
+  cudaError_t error = launch(stream, rows, [=] __device__(int64_t r) {
+    layerNormGradRow(r, dY, x, weight, dX, stats, cols, eps);
+  });
+  if (error != cudaSuccess)
+    return error;
+  return launch(stream, cols, [=] __device__(int64_t c) {
+    layerNormGradColumn(c, dY, x, stats, dWeight, dBias, rows, cols);
+  });
+}
+
+cudaError_t launchBiasAddGrad(cudaStream_t stream, const float *dY,
+                              float *dBias, int64_t rows, int64_t cols) {
+  return launch(stream, cols, [=] __device__(int64_t c) {
+    biasAddGradColumn(c, dY, dBias, rows, cols);
+  });
+}
+
+cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
+                        int64_t numChunks, int64_t elements, int64_t seq,
+                        int64_t heads, int64_t headDim, bool merge) {
+  return launch(stream, elements, [=] __device__(int64_t i) {
+    headsItem(i, x, chunks, numChunks, seq, heads, headDim, merge);
+  });
+}
+
+cudaError_t launchAttention(cudaStream_t stream, const float *q,
+                            const float *k, const float *v, float *out,
+                            int64_t rows, int64_t seq, int64_t headDim,
+                            double scale) {
+  return launch(stream, rows, [=] __device__(int64_t r) {
+    attentionRow(r, q, k, v, out, seq, headDim, scale);
+  });
+}
+
+cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
+                                const float *q, const float *k, const float *v,
+                                float *dQ, float *dK, float *dV, double *stats,
+                                int64_t rows, int64_t seq, int64_t headDim,
+                                double scale) {
+  cudaError_t error = launch(stream, rows, [=] __device__(int64_t r) {
+    attentionGradQueryRow(r, dOut, q, k, v, dQ, stats, seq, headDim, scale);
+  });
+  if (error != cudaSuccess)
+    return error;
+  return launch(stream, rows, [=] __device__(int64_t r) {
+    attentionGradKeyRow(r, dOut, q, k, v, stats, dK, dV, seq, headDim, scale);
+  });
+}
+
+cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
+                               const int32_t *labels, double *losses,
+                               float *out, int64_t rows, int64_t vocab) {
+  cudaError_t error = launch(stream, rows, [=] __device__(int64_t r) {
+    crossEntropyRow(r, logits, labels, losses, vocab);
+  });
+  if (error != cudaSuccess)
+    return error;
+  return launch(stream, 1, [=] __device__(int64_t) {
+    meanOfRows(losses, rows, out);
+  });
+}
+
+cudaError_t launchCrossEntropyGrad(cudaStream_t stream, const float *dLoss,
+                                   const float *logits, const int32_t *labels,
+                                   float *dLogits, int64_t rows,
+                                   int64_t vocab) {
+  return launch(stream, rows, [=] __device__(int64_t r) {
+    crossEntropyGradRow(r, dLoss, logits, labels, dLogits, rows, vocab);
+  });
+}
+
+cudaError_t launchSumOfSquares(cudaStream_t stream, const float *x, int64_t n,
+                               double *partial) {
+  return launch(stream, normPieces(n), [=] __device__(int64_t p) {
+    sumOfSquaresPiece(p, x, n, partial);
+  });
+}
+
+cudaError_t launchSumOfPartials(cudaStream_t stream, const double *partial,
+                                int64_t count, float *out, bool root) {
+  return launch(stream, 1, [=] __device__(int64_t) {
+    if (root) {
+      normOfPartials(partial, count, out);
+    } else {
+      double sum = 0;
+      for (int64_t p = 0; p < count; ++p)
+        sum += partial[p];
+      out[0] = float(sum);
+    }
+  });
+}
+
+cudaError_t launchClipScale(cudaStream_t stream, const float *norm,
+                            const float *maxNorm, float *out) {
+  return launch(stream, 1, [=] __device__(int64_t) {
+    clipScale(norm, maxNorm, out);
+  });
+}
+
+cudaError_t launchAdamW(cudaStream_t stream, float *param, const float *grad,
+                        float *expAvg, float *expAvgSq, int64_t n,
+                        AdamScalars scalars, bool applyDecay) {
+  return launch(stream, n, [=] __device__(int64_t i) {
+    adamwItem(i, param, grad, expAvg, expAvgSq, scalars, applyDecay);
+  });
+}
+
+cudaError_t launchNonFinite(cudaStream_t stream, const float *x, int64_t n,
+                            int *flag) {
+  return launch(stream, n,
+                [=] __device__(int64_t i) { nonFiniteItem(i, x, flag); });
+}
+
+cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value) {
+  return launch(stream, n,
+                [=] __device__(int64_t i) { fillItem(i, x, value); });
+}
+
+cudaError_t launchScale(cudaStream_t stream, const float *x, float *y,
+                        int64_t n, float factor) {
+  return launch(stream, n,
+                [=] __device__(int64_t i) { y[i] = factor * x[i]; });
+}
+
+cudaError_t launchScalar(cudaStream_t stream, const float *a, const float *b,
+                         float *out) {
+  return launch(stream, 1, [=] __device__(int64_t) {
+    out[0] = b ? float(double(a[0]) / double(b[0])) : sqrtf(a[0]);
+  });
+}
+
+} // namespace mtrt::gpu

@@ -1,0 +1,88 @@
+//===- DeviceLaunch.h - Launching the CUDA backend's kernels -----*- C++
+//-*-===//
+//
+// Host entry points of the kernels in DeviceKernels.h, compiled by nvcc in
+// DeviceKernels.cu: each runs one item function over a grid on `stream`
+// and returns the launch's error. Pointers are device addresses.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_CUDA_DEVICELAUNCH_H
+#define MTRT_CUDA_DEVICELAUNCH_H
+
+#include "cuda/DeviceKernels.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace mtrt::gpu {
+
+cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
+                            const int32_t *ids, float *out, int64_t tokens,
+                            int64_t vocab, int64_t hidden, int64_t vocabOffset);
+cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
+                                const int32_t *ids, float *dTable,
+                                int64_t tokens, int64_t vocab, int64_t hidden,
+                                int64_t vocabOffset);
+cudaError_t launchPositionEmbeddingGrad(cudaStream_t stream, const float *dOut,
+                                        float *dTable, int64_t seq,
+                                        int64_t positions, int64_t hidden);
+cudaError_t launchLayerNorm(cudaStream_t stream, const float *x,
+                            const float *weight, const float *bias, float *y,
+                            int64_t rows, int64_t cols, double eps);
+/// `stats`: 2 * rows doubles of scratch.
+cudaError_t launchLayerNormGrad(cudaStream_t stream, const float *dY,
+                                const float *x, const float *weight, float *dX,
+                                float *dWeight, float *dBias, double *stats,
+                                int64_t rows, int64_t cols, double eps);
+cudaError_t launchBiasAddGrad(cudaStream_t stream, const float *dY,
+                              float *dBias, int64_t rows, int64_t cols);
+cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
+                        int64_t numChunks, int64_t elements, int64_t seq,
+                        int64_t heads, int64_t headDim, bool merge);
+cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
+                            const float *v, float *out, int64_t rows,
+                            int64_t seq, int64_t headDim, double scale);
+/// `stats`: 3 * rows doubles of scratch.
+cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
+                                const float *q, const float *k, const float *v,
+                                float *dQ, float *dK, float *dV, double *stats,
+                                int64_t rows, int64_t seq, int64_t headDim,
+                                double scale);
+/// `losses`: `rows` doubles of scratch.
+cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
+                               const int32_t *labels, double *losses,
+                               float *out, int64_t rows, int64_t vocab);
+cudaError_t launchCrossEntropyGrad(cudaStream_t stream, const float *dLoss,
+                                   const float *logits, const int32_t *labels,
+                                   float *dLogits, int64_t rows, int64_t vocab);
+/// The pieces of x's sum of squares into partial[0, pieces(n)).
+cudaError_t launchSumOfSquares(cudaStream_t stream, const float *x, int64_t n,
+                               double *partial);
+/// out[0] = sqrt (or, with `root` false, the plain sum) of the partials.
+cudaError_t launchSumOfPartials(cudaStream_t stream, const double *partial,
+                                int64_t count, float *out, bool root);
+cudaError_t launchClipScale(cudaStream_t stream, const float *norm,
+                            const float *maxNorm, float *out);
+cudaError_t launchAdamW(cudaStream_t stream, float *param, const float *grad,
+                        float *expAvg, float *expAvgSq, int64_t n,
+                        AdamScalars scalars, bool applyDecay);
+cudaError_t launchNonFinite(cudaStream_t stream, const float *x, int64_t n,
+                            int *flag);
+cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value);
+/// y = factor * x over n elements.
+cudaError_t launchScale(cudaStream_t stream, const float *x, float *y,
+                        int64_t n, float factor);
+/// out[0] = a[0] / b[0], or sqrt(a[0]) with b null (one thread).
+cudaError_t launchScalar(cudaStream_t stream, const float *a, const float *b,
+                         float *out);
+
+/// The pieces launchSumOfSquares writes for n elements.
+inline int64_t normPieces(int64_t n) {
+  return (n + kNormPiece - 1) / kNormPiece;
+}
+
+} // namespace mtrt::gpu
+
+#endif // MTRT_CUDA_DEVICELAUNCH_H

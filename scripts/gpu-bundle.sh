@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Prepares everything a GPU machine needs to check the CUDA backend in one
+# call: the GPU machine has CUDA, nvcc, a C++ compiler and Python but none
+# of our Debian dependencies and no MLIR, so the runtime built here travels
+# with its libraries (not the CUDA ones: the GPU machine's CUDA 13 serves),
+# and the artifacts are compiled here.
+#
+#   scripts/gpu-bundle.sh            # here: writes gpu-bundle/ (about 45 MiB)
+#   gpu-bundle/check.sh              # there (the device tool's `run`, with
+#                                    # carry ["gpu-bundle"]); results in $OUT
+#
+# The bundle: bin/megatron-run, lib/ (libmtrt.so, libmtrt_cuda_backend.so,
+# MPI, OpenBLAS, libstdc++ ...), artifacts/*.mtx and check.sh.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+bundle="$root/gpu-bundle"
+[ -x "$build/bin/megatron-run" ] || "$root/scripts/build.sh"
+[ -f "$build/lib/libmtrt_cuda_backend.so" ] || {
+  echo "gpu-bundle: $build has no CUDA backend (is nvcc installed?)" >&2
+  exit 1
+}
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/artifacts"
+cp "$build/bin/megatron-run" "$bundle/bin/"
+cp "$build/lib/libmtrt.so" "$build/lib/libmtrt_cuda_backend.so" "$bundle/lib/"
+# Every library they load but the C library, the CUDA ones and the driver.
+ldd "$build/bin/megatron-run" "$build/lib/libmtrt_cuda_backend.so" |
+  awk '/=> \// {print $3}' | sort -u |
+  grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so|/libcu|/libnv|/libmtrt' |
+  while read -r library; do cp -L "$library" "$bundle/lib/"; done
+
+translate="$build/bin/megatron-translate"
+opt="$build/bin/megatron-opt"
+compile() { # name config micro-batch seq pipeline-options
+  "$translate" --import-hf-config "$2" --micro-batch-size "$3" --seq-length "$4" |
+    "$opt" --mt-train-pipeline="$5" |
+    "$translate" --export-artifact -o "$bundle/artifacts/$1.mtx"
+}
+compile tiny "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 ""
+compile gpt2-2layer "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 ""
+compile gpt2-124m "$root/examples/gpt2/gpt2.json" 4 128 ""
+compile tiny-bf16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=bf16"
+cp "$root/scripts/gpu-check.sh" "$bundle/check.sh"
+du -sh "$bundle"
