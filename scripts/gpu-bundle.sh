@@ -38,6 +38,7 @@ compile() { # name config micro-batch seq pipeline-options
     "$translate" --export-artifact -o "$bundle/artifacts/$1.mtx"
 }
 compile tiny "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 ""
+compile tiny-dropout "$root/test/runtime/Inputs/gpt2-tiny-dropout.json" 2 8 ""
 compile gpt2-2layer "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 ""
 compile gpt2-124m "$root/examples/gpt2/gpt2.json" 4 128 ""
 compile tiny-bf16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=bf16"

@@ -58,6 +58,7 @@ PY
 }
 
 compare tiny 10
+compare tiny-dropout 10
 compare gpt2-2layer 10
 compare gpt2-124m 5
 # What the backend does not run yet is refused before anything runs.

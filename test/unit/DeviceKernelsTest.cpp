@@ -277,4 +277,110 @@ TEST(DeviceKernels, NormClipAndAdamW) {
   EXPECT_EQ(flag, 1);
 }
 
+TEST(DeviceKernels, DropoutMasksEqualTheCpuBackends) {
+  std::mt19937_64 gen(7);
+  const int64_t n = 1003;
+  std::vector<float> x = randomFloats(gen, n, -2, 2);
+  for (double p : {0.0, 0.1, 0.5, 1.0}) {
+    gpu::DropoutKey key;
+    key.seed = 0x123456789abcdefULL;
+    key.step = 17;
+    key.stream = 5;
+    key.p = p;
+    key.offset = 998;
+    std::vector<float> expected(n), got(n);
+    cpu::dropout(x.data(), expected.data(), n, p, key.stream,
+                 cpu::RngKey{key.seed, key.step}, key.offset);
+    grid(n, [&](int64_t i) {
+      gpu::dropoutItem(i, x.data(), got.data(), key, 0, 0, 0, 0);
+    });
+    EXPECT_EQ(got, expected) << "p " << p;
+  }
+  // Split along the sequence: [2, 3, 7] of a sequence of 8 from row 4.
+  const int64_t batch = 2, seqLocal = 3, seqTotal = 8, seqOffset = 4, inner = 7;
+  gpu::DropoutKey key;
+  key.seed = 99;
+  key.step = 3;
+  key.stream = 2;
+  key.p = 0.3;
+  key.offset = 11;
+  std::vector<float> expected(batch * seqLocal * inner),
+      got(batch * seqLocal * inner);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < seqLocal; ++t) {
+      int64_t row = (b * seqLocal + t) * inner;
+      cpu::dropout(x.data() + row, expected.data() + row, inner, key.p,
+                   key.stream, cpu::RngKey{key.seed, key.step},
+                   key.offset +
+                       uint64_t((b * seqTotal + seqOffset + t) * inner));
+    }
+  grid(batch * seqLocal * inner, [&](int64_t i) {
+    gpu::dropoutItem(i, x.data(), got.data(), key, seqLocal, seqTotal,
+                     seqOffset, inner);
+  });
+  EXPECT_EQ(got, expected);
+}
+
+TEST(DeviceKernels, AttentionDropoutEqualsTheCpuBackends) {
+  std::mt19937_64 gen(8);
+  // Two of four heads (offset 1), as a tensor-parallel rank holds them.
+  const int64_t batch = 2, heads = 2, seq = 9, headDim = 4;
+  const int64_t n = batch * heads * seq * headDim;
+  const double scale = 0.5;
+  std::vector<float> q = randomFloats(gen, size_t(n), -2, 2);
+  std::vector<float> k = randomFloats(gen, size_t(n), -2, 2);
+  std::vector<float> v = randomFloats(gen, size_t(n), -2, 2);
+  std::vector<float> dO = randomFloats(gen, size_t(n), -1, 1);
+  gpu::AttentionDropout dropout;
+  dropout.key.seed = 4242;
+  dropout.key.step = 6;
+  dropout.key.stream = 3;
+  dropout.key.p = 0.25;
+  dropout.key.offset = 1000;
+  dropout.heads = heads;
+  dropout.headsTotal = 4;
+  dropout.headOffset = 1;
+  cpu::RngKey cpuKey{dropout.key.seed, dropout.key.step};
+  std::vector<double> qd = widen(q), kd = widen(k), vd = widen(v),
+                      dOd = widen(dO);
+  std::vector<double> out(static_cast<size_t>(n)), dQ(static_cast<size_t>(n)),
+      dK(static_cast<size_t>(n)), dV(static_cast<size_t>(n));
+  cpu::attention(qd.data(), kd.data(), vd.data(), out.data(), batch, heads, seq,
+                 headDim, scale, dropout.key.p, dropout.key.stream, cpuKey,
+                 dropout.key.offset, dropout.headOffset, dropout.headsTotal);
+  cpu::attentionGrad(dOd.data(), qd.data(), kd.data(), vd.data(), dQ.data(),
+                     dK.data(), dV.data(), batch, heads, seq, headDim, scale,
+                     dropout.key.p, dropout.key.stream, cpuKey,
+                     dropout.key.offset, dropout.headOffset,
+                     dropout.headsTotal);
+  const int64_t rows = batch * heads * seq;
+  std::vector<float> outGot(static_cast<size_t>(n)),
+      dQGot(static_cast<size_t>(n)), dKGot(static_cast<size_t>(n)),
+      dVGot(static_cast<size_t>(n));
+  std::vector<double> stats(static_cast<size_t>(3 * rows));
+  grid(rows, [&](int64_t r) {
+    gpu::attentionRow(r, q.data(), k.data(), v.data(), outGot.data(), seq,
+                      headDim, scale, dropout);
+    gpu::attentionGradQueryRow(r, dO.data(), q.data(), k.data(), v.data(),
+                               dQGot.data(), stats.data(), seq, headDim, scale,
+                               dropout);
+  });
+  grid(rows, [&](int64_t r) {
+    gpu::attentionGradKeyRow(r, dO.data(), q.data(), k.data(), v.data(),
+                             stats.data(), dKGot.data(), dVGot.data(), seq,
+                             headDim, scale, dropout);
+  });
+  int dropped = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(outGot[i], float(out[i])) << "out " << i;
+    EXPECT_NEAR(dQGot[i], dQ[i], 1e-6 * std::max(1.0, std::fabs(dQ[i])));
+    EXPECT_NEAR(dKGot[i], dK[i], 1e-6 * std::max(1.0, std::fabs(dK[i])));
+    EXPECT_EQ(dVGot[i], float(dV[i])) << "dV " << i;
+  }
+  // The mask drops something (else the test would not test it).
+  for (int64_t i = 0; i < seq * seq; ++i)
+    dropped += dropout.factor(0, i / seq, i % seq, seq) == 0.0;
+  EXPECT_GT(dropped, 0);
+}
+
 } // namespace

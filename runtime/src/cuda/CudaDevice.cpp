@@ -83,7 +83,8 @@ private:
   std::string unsupported(const Command &command, KernelId id) const;
   /// Scratch bytes `command` needs (row statistics, partial sums).
   int64_t scratchBytes(const Command &command, KernelId id) const;
-  Status runCommand(KernelId id, const Command &command);
+  Status runCommand(KernelId id, const Command &command, uint64_t seed,
+                    uint64_t step);
   Status runCollective(KernelId id, const Command &command);
   Status gemm(const Command &command);
 
@@ -139,13 +140,13 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::scale:
   case KernelId::adamw:
   case KernelId::fill:
+  case KernelId::dropout:
     break;
   case KernelId::attention:
   case KernelId::attention_grad: {
     const BufferDesc &q =
         prog->buffers[size_t(command.ins[id == KernelId::attention ? 0 : 1])];
-    if (command.get("dropout", 0.0) != 0.0)
-      return "attention dropout (Philox masks on the GPU are not built yet)";
+
     if (q.shape.size() != 4 || q.shape[3] > gpu::kMaxHeadDim)
       return "a head dimension above " + std::to_string(gpu::kMaxHeadDim);
     break;
@@ -334,13 +335,13 @@ Status CudaDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
 }
 
 Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
-  (void)seed; // dropout (the only use of the seed) is refused at prepare
+
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
   for (size_t i = 0; i < prog->commands.size(); ++i) {
     const Command &command = prog->commands[i];
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
     double begin = trace ? trace->nowUs() : 0.0;
-    Status status = runCommand(resolved[i]->id, command);
+    Status status = runCommand(resolved[i]->id, command, seed, step);
     if (status && trace) // a command's time is its own: wait for it
       status = checkCuda(cudaStreamSynchronize(stream), "the command");
     if (trace)
@@ -392,7 +393,8 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
       "a collective's copy");
 }
 
-Status CudaDevice::runCommand(KernelId id, const Command &command) {
+Status CudaDevice::runCommand(KernelId id, const Command &command,
+                              uint64_t seed, uint64_t step) {
   const std::vector<BufferDesc> &buffers = prog->buffers;
   auto in = [&](size_t i) { return f32(command.ins[i]); };
   auto out = [&](size_t i) { return f32(command.outs[i]); };
@@ -409,6 +411,12 @@ Status CudaDevice::runCommand(KernelId id, const Command &command) {
     return buffer.shape.empty() ? int64_t(1) : buffer.shape.back();
   };
   double *stats = reinterpret_cast<double *>(scratch);
+  // Dropout masks as the CPU backend draws them (DeviceKernels.h).
+  gpu::DropoutKey key;
+  key.seed = seed;
+  key.step = uint32_t(step);
+  key.stream = uint32_t(command.get("rng_stream", 0));
+  key.offset = uint64_t(command.get("rng_offset", 0));
   cudaError_t error = cudaSuccess;
   switch (id) {
   case KernelId::fused: {
@@ -488,13 +496,19 @@ Status CudaDevice::runCommand(KernelId id, const Command &command) {
     int64_t seq = q.shape[2], headDim = q.shape[3];
     int64_t rows = q.numElements() / headDim;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
+    gpu::AttentionDropout dropout;
+    dropout.key = key;
+    dropout.key.p = command.get("dropout", 0.0);
+    dropout.heads = q.shape[1];
+    dropout.headsTotal = int64_t(command.get("rng_heads", double(q.shape[1])));
+    dropout.headOffset = int64_t(command.get("rng_head_offset", 0));
     if (id == KernelId::attention)
       error = gpu::launchAttention(stream, in(0), in(1), in(2), out(0), rows,
-                                   seq, headDim, scale);
+                                   seq, headDim, scale, dropout);
     else
       error = gpu::launchAttentionGrad(stream, in(0), in(1), in(2), in(3),
                                        out(0), out(1), out(2), stats, rows, seq,
-                                       headDim, scale);
+                                       headDim, scale, dropout);
     break;
   }
   case KernelId::cross_entropy: {
@@ -543,6 +557,16 @@ Status CudaDevice::runCommand(KernelId id, const Command &command) {
     error = gpu::launchAdamW(stream, out(0), in(1), out(1), out(2),
                              outDesc(0).numElements(), scalars,
                              command.get("decay", 0) != 0);
+    break;
+  }
+  case KernelId::dropout: {
+    key.p = command.get("probability", 0.0);
+    const BufferDesc &x = outDesc(0);
+    bool split = command.has("rng_seq_total");
+    error = gpu::launchDropout(
+        stream, in(0), out(0), x.numElements(), key, split ? x.shape[1] : 0,
+        int64_t(command.get("rng_seq_total", 0)),
+        int64_t(command.get("rng_seq_offset", 0)), split ? x.shape[2] : 0);
     break;
   }
   case KernelId::fill:

@@ -8,9 +8,10 @@
 // one stream; a step ends with the stream synchronized.
 //
 // What it runs today: fp32 programs on one rank (a world of one: its
-// collectives are copies) without dropout. Anything else (16-bit buffers,
-// dropout, several ranks, which need NCCL) is refused when the program is
-// prepared, naming the command: nothing runs half.
+// collectives are copies), dropout included (the CPU backend's Philox
+// masks, bit for bit). Anything else (16-bit buffers, several ranks, which
+// need NCCL) is refused when the program is prepared, naming the command:
+// nothing runs half.
 //
 // Built as a plugin, libmtrt_cuda_backend.so, that runtime/src/train/
 // Devices.cpp loads on demand through the two extern "C" entry points at

@@ -98,9 +98,9 @@ cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
 cudaError_t launchAttention(cudaStream_t stream, const float *q,
                             const float *k, const float *v, float *out,
                             int64_t rows, int64_t seq, int64_t headDim,
-                            double scale) {
+                            double scale, AttentionDropout dropout) {
   return launch(stream, rows, [=] __device__(int64_t r) {
-    attentionRow(r, q, k, v, out, seq, headDim, scale);
+    attentionRow(r, q, k, v, out, seq, headDim, scale, dropout);
   });
 }
 
@@ -108,14 +108,16 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 const float *q, const float *k, const float *v,
                                 float *dQ, float *dK, float *dV, double *stats,
                                 int64_t rows, int64_t seq, int64_t headDim,
-                                double scale) {
+                                double scale, AttentionDropout dropout) {
   cudaError_t error = launch(stream, rows, [=] __device__(int64_t r) {
-    attentionGradQueryRow(r, dOut, q, k, v, dQ, stats, seq, headDim, scale);
+    attentionGradQueryRow(r, dOut, q, k, v, dQ, stats, seq, headDim, scale,
+                          dropout);
   });
   if (error != cudaSuccess)
     return error;
   return launch(stream, rows, [=] __device__(int64_t r) {
-    attentionGradKeyRow(r, dOut, q, k, v, stats, dK, dV, seq, headDim, scale);
+    attentionGradKeyRow(r, dOut, q, k, v, stats, dK, dV, seq, headDim, scale,
+                        dropout);
   });
 }
 
@@ -181,6 +183,14 @@ cudaError_t launchNonFinite(cudaStream_t stream, const float *x, int64_t n,
                             int *flag) {
   return launch(stream, n,
                 [=] __device__(int64_t i) { nonFiniteItem(i, x, flag); });
+}
+
+cudaError_t launchDropout(cudaStream_t stream, const float *x, float *y,
+                          int64_t n, DropoutKey key, int64_t seqLocal,
+                          int64_t seqTotal, int64_t seqOffset, int64_t inner) {
+  return launch(stream, n, [=] __device__(int64_t i) {
+    dropoutItem(i, x, y, key, seqLocal, seqTotal, seqOffset, inner);
+  });
 }
 
 cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value) {

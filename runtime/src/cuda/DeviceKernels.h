@@ -41,6 +41,81 @@ constexpr int kMaxHeadDim = 256;
 MTK_HD bool finite(double x) { return x == x && x - x == 0.0; }
 
 //===----------------------------------------------------------------------===//
+// Dropout: Philox4x32-10 masks, bit-identical with the CPU backend's
+//===----------------------------------------------------------------------===//
+
+/// The random word of dropout element `index`: word index % 4 of the Philox
+/// block with counter (index / 4, stream, step) and key `seed`, as
+/// HostKernels.h's dropoutWord (cuRAND's curand4 layout).
+MTK_HD uint32_t dropoutWord(uint64_t seed, uint64_t index, uint32_t stream,
+                            uint32_t step) {
+  uint64_t block = index >> 2;
+  uint32_t c[4] = {uint32_t(block), uint32_t(block >> 32), stream, step};
+  uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    uint64_t p0 = uint64_t(0xD2511F53u) * c[0];
+    uint64_t p1 = uint64_t(0xCD9E8D57u) * c[2];
+    uint32_t next[4] = {uint32_t(p1 >> 32) ^ c[1] ^ k0, uint32_t(p1),
+                        uint32_t(p0 >> 32) ^ c[3] ^ k1, uint32_t(p0)};
+    for (int w = 0; w < 4; ++w)
+      c[w] = next[w];
+  }
+  return c[index & 3];
+}
+
+/// What keys a dropout mask: the run's seed, the step, the op's stream, the
+/// probability, and where this rank's part starts in the one-device mask.
+struct DropoutKey {
+  uint64_t seed = 0;
+  uint32_t step = 0, stream = 0;
+  double p = 0;
+  uint64_t offset = 0;
+};
+
+/// 1/(1-p) for a kept element (0 when p >= 1), or 0 for a dropped one.
+MTK_HD double keepFactor(const DropoutKey &key, uint64_t index) {
+  uint32_t word = dropoutWord(key.seed, index, key.stream, key.step);
+  bool keep = double(word) * (1.0 / 4294967296.0) >= key.p;
+  return keep && key.p < 1.0 ? 1.0 / (1.0 - key.p) : 0.0;
+}
+
+/// Element i of y = dropout(x). A tensor split along the sequence
+/// ([batch, seqLocal, inner] of [batch, seqTotal, inner] from seqOffset;
+/// seqTotal 0: not split) draws its stretch of the one-device mask.
+MTK_HD void dropoutItem(int64_t i, const float *x, float *y, DropoutKey key,
+                        int64_t seqLocal, int64_t seqTotal, int64_t seqOffset,
+                        int64_t inner) {
+  uint64_t index = key.offset + uint64_t(i);
+  if (seqTotal > 0) {
+    int64_t b = i / (seqLocal * inner), t = (i / inner) % seqLocal;
+    index = key.offset +
+            uint64_t((b * seqTotal + seqOffset + t) * inner + i % inner);
+  }
+  y[i] = key.p <= 0.0 ? x[i] : float(double(x[i]) * keepFactor(key, index));
+}
+
+/// Attention dropout: probability (bh, i, j) of a rank holding heads
+/// headOffset .. of headsTotal draws one-device mask element
+/// offset + ((batch * headsTotal + head) * seq + i) * seq + j.
+struct AttentionDropout {
+  DropoutKey key; // key.p == 0: none
+  int64_t heads = 1, headsTotal = 1, headOffset = 0;
+
+  MTK_HD double factor(int64_t bh, int64_t i, int64_t j, int64_t seq) const {
+    if (key.p <= 0.0)
+      return 1.0;
+    int64_t batch = bh / heads, head = headOffset + bh % heads;
+    return keepFactor(
+        key, key.offset +
+                 uint64_t(((batch * headsTotal + head) * seq + i) * seq + j));
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Embeddings
 //===----------------------------------------------------------------------===//
 
@@ -184,7 +259,7 @@ MTK_HD void headsItem(int64_t i, float *x, HeadChunks chunks, int64_t numChunks,
 }
 
 //===----------------------------------------------------------------------===//
-// Causal attention (no dropout), all operands [batch, heads, seq, headDim]
+// Causal attention, all operands [batch, heads, seq, headDim]
 //===----------------------------------------------------------------------===//
 
 MTK_HD double dotRows(const float *a, const float *b, int64_t n) {
@@ -212,7 +287,8 @@ MTK_HD void softmaxStats(const float *qi, const float *k, int64_t i,
 /// Output row `row` = (bh, i): softmax(scale q_i K^T) V over keys j <= i.
 MTK_HD void attentionRow(int64_t row, const float *q, const float *k,
                          const float *v, float *out, int64_t seq,
-                         int64_t headDim, double scale) {
+                         int64_t headDim, double scale,
+                         AttentionDropout dropout = {}) {
   int64_t bh = row / seq, i = row % seq;
   int64_t base = bh * seq * headDim;
   const float *qi = q + row * headDim;
@@ -224,7 +300,7 @@ MTK_HD void attentionRow(int64_t row, const float *q, const float *k,
   for (int64_t j = 0; j <= i; ++j) {
     double p =
         exp(scale * dotRows(qi, k + base + j * headDim, headDim) - maximum) /
-        sum;
+        sum * dropout.factor(bh, i, j, seq);
     const float *vj = v + base + j * headDim;
     for (int64_t d = 0; d < headDim; ++d)
       acc[d] += p * double(vj[d]);
@@ -239,7 +315,8 @@ MTK_HD void attentionRow(int64_t row, const float *q, const float *k,
 MTK_HD void attentionGradQueryRow(int64_t row, const float *dOut,
                                   const float *q, const float *k,
                                   const float *v, float *dQ, double *stats,
-                                  int64_t seq, int64_t headDim, double scale) {
+                                  int64_t seq, int64_t headDim, double scale,
+                                  AttentionDropout dropout = {}) {
   int64_t bh = row / seq, i = row % seq;
   int64_t base = bh * seq * headDim;
   const float *qi = q + row * headDim, *dOi = dOut + row * headDim;
@@ -250,7 +327,8 @@ MTK_HD void attentionGradQueryRow(int64_t row, const float *dOut,
     double p =
         exp(scale * dotRows(qi, k + base + j * headDim, headDim) - maximum) /
         sum;
-    rowDot += p * dotRows(dOi, v + base + j * headDim, headDim);
+    rowDot += p * (dropout.factor(bh, i, j, seq) *
+                   dotRows(dOi, v + base + j * headDim, headDim));
   }
   double acc[kMaxHeadDim];
   for (int64_t d = 0; d < headDim; ++d)
@@ -258,8 +336,9 @@ MTK_HD void attentionGradQueryRow(int64_t row, const float *dOut,
   for (int64_t j = 0; j <= i; ++j) {
     const float *kj = k + base + j * headDim;
     double p = exp(scale * dotRows(qi, kj, headDim) - maximum) / sum;
-    double dS =
-        p * (dotRows(dOi, v + base + j * headDim, headDim) - rowDot) * scale;
+    double dP = dropout.factor(bh, i, j, seq) *
+                dotRows(dOi, v + base + j * headDim, headDim);
+    double dS = p * (dP - rowDot) * scale;
     for (int64_t d = 0; d < headDim; ++d)
       acc[d] += dS * double(kj[d]);
   }
@@ -275,7 +354,8 @@ MTK_HD void attentionGradQueryRow(int64_t row, const float *dOut,
 MTK_HD void attentionGradKeyRow(int64_t row, const float *dOut, const float *q,
                                 const float *k, const float *v,
                                 const double *stats, float *dK, float *dV,
-                                int64_t seq, int64_t headDim, double scale) {
+                                int64_t seq, int64_t headDim, double scale,
+                                AttentionDropout dropout = {}) {
   int64_t bh = row / seq, j = row % seq;
   int64_t base = bh * seq * headDim;
   const float *kj = k + row * headDim, *vj = v + row * headDim;
@@ -288,9 +368,11 @@ MTK_HD void attentionGradKeyRow(int64_t row, const float *dOut, const float *q,
     const float *dOi = dOut + base + i * headDim;
     const double *st = stats + 3 * queryRow;
     double p = exp(scale * dotRows(qi, kj, headDim) - st[0]) / st[1];
-    double dS = p * (dotRows(dOi, vj, headDim) - st[2]) * scale;
+    double keep = dropout.factor(bh, i, j, seq);
+    double dS = p * (keep * dotRows(dOi, vj, headDim) - st[2]) * scale;
+    double pd = p * keep;
     for (int64_t d = 0; d < headDim; ++d) {
-      accV[d] += p * double(dOi[d]);
+      accV[d] += pd * double(dOi[d]);
       accK[d] += dS * double(qi[d]);
     }
   }

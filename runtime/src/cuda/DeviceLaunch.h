@@ -43,13 +43,14 @@ cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
                         int64_t heads, int64_t headDim, bool merge);
 cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
                             const float *v, float *out, int64_t rows,
-                            int64_t seq, int64_t headDim, double scale);
+                            int64_t seq, int64_t headDim, double scale,
+                            AttentionDropout dropout);
 /// `stats`: 3 * rows doubles of scratch.
 cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 const float *q, const float *k, const float *v,
                                 float *dQ, float *dK, float *dV, double *stats,
                                 int64_t rows, int64_t seq, int64_t headDim,
-                                double scale);
+                                double scale, AttentionDropout dropout);
 /// `losses`: `rows` doubles of scratch.
 cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
                                const int32_t *labels, double *losses,
@@ -70,6 +71,11 @@ cudaError_t launchAdamW(cudaStream_t stream, float *param, const float *grad,
                         AdamScalars scalars, bool applyDecay);
 cudaError_t launchNonFinite(cudaStream_t stream, const float *x, int64_t n,
                             int *flag);
+/// y = dropout(x) over n elements (seqTotal > 0: split along the sequence,
+/// as dropoutItem says).
+cudaError_t launchDropout(cudaStream_t stream, const float *x, float *y,
+                          int64_t n, DropoutKey key, int64_t seqLocal,
+                          int64_t seqTotal, int64_t seqOffset, int64_t inner);
 cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value);
 /// y = factor * x over n elements.
 cudaError_t launchScale(cudaStream_t stream, const float *x, float *y,
