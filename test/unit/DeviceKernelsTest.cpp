@@ -139,52 +139,58 @@ TEST(DeviceKernels, SplitAndMergeHeads) {
   EXPECT_EQ(merged, x);
 }
 
+/// Attention and its gradient, every row as a grid runs them, against the
+/// CPU backend's double reference (HostKernels.h) with the same dropout.
+void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
+                    int64_t seq, int64_t headDim, double scale,
+                    const gpu::AttentionDropout &dropout) {
+  const size_t n = static_cast<size_t>(batch * heads * seq * headDim);
+  std::vector<float> q = randomFloats(gen, n, -2, 2);
+  std::vector<float> k = randomFloats(gen, n, -2, 2);
+  std::vector<float> v = randomFloats(gen, n, -2, 2);
+  std::vector<float> dO = randomFloats(gen, n, -1, 1);
+  cpu::RngKey cpuKey{dropout.key.seed, dropout.key.step};
+  std::vector<double> qd = widen(q), kd = widen(k), vd = widen(v),
+                      dOd = widen(dO);
+  std::vector<double> out(n), dQ(n), dK(n), dV(n);
+  cpu::attention(qd.data(), kd.data(), vd.data(), out.data(), batch, heads, seq,
+                 headDim, scale, dropout.key.p, dropout.key.stream, cpuKey,
+                 dropout.key.offset, dropout.headOffset, dropout.headsTotal);
+  cpu::attentionGrad(dOd.data(), qd.data(), kd.data(), vd.data(), dQ.data(),
+                     dK.data(), dV.data(), batch, heads, seq, headDim, scale,
+                     dropout.key.p, dropout.key.stream, cpuKey,
+                     dropout.key.offset, dropout.headOffset,
+                     dropout.headsTotal);
+  const int64_t rows = batch * heads * seq;
+  std::vector<float> outGot(n), dQGot(n), dKGot(n), dVGot(n);
+  std::vector<double> stats(static_cast<size_t>(3 * rows));
+  grid(rows, [&](int64_t r) {
+    gpu::attentionRow(r, q.data(), k.data(), v.data(), outGot.data(), seq,
+                      headDim, scale, dropout);
+    gpu::attentionGradQueryRow(r, dO.data(), q.data(), k.data(), v.data(),
+                               dQGot.data(), stats.data(), seq, headDim, scale,
+                               dropout);
+  });
+  grid(rows, [&](int64_t r) {
+    gpu::attentionGradKeyRow(r, dO.data(), q.data(), k.data(), v.data(),
+                             stats.data(), dKGot.data(), dVGot.data(), seq,
+                             headDim, scale, dropout);
+  });
+  for (size_t i = 0; i < n; ++i) {
+    // Both compute in double and round once; dQ and dK sum in another order.
+    EXPECT_EQ(outGot[i], float(out[i])) << "out " << i << " seq " << seq;
+    EXPECT_NEAR(dQGot[i], dQ[i], 1e-6 * std::max(1.0, std::fabs(dQ[i])));
+    EXPECT_NEAR(dKGot[i], dK[i], 1e-6 * std::max(1.0, std::fabs(dK[i])));
+    EXPECT_EQ(dVGot[i], float(dV[i])) << "dV " << i << " seq " << seq;
+  }
+}
+
 TEST(DeviceKernels, CausalAttentionAndItsGradient) {
   std::mt19937_64 gen(4);
   for (int64_t seq : {1, 5, 33}) {
-    const int64_t batch = 2, heads = 3, headDim = 8;
-    const int64_t n = batch * heads * seq * headDim;
-    const double scale = 1.0 / std::sqrt(double(headDim));
-    std::vector<float> q = randomFloats(gen, static_cast<size_t>(n), -2, 2);
-    std::vector<float> k = randomFloats(gen, static_cast<size_t>(n), -2, 2);
-    std::vector<float> v = randomFloats(gen, static_cast<size_t>(n), -2, 2);
-    std::vector<float> dO = randomFloats(gen, static_cast<size_t>(n), -1, 1);
-    // The CPU backend's double reference (HostKernels.h).
-    std::vector<double> out(static_cast<size_t>(n)), dQ(static_cast<size_t>(n)),
-        dK(static_cast<size_t>(n)), dV(static_cast<size_t>(n));
-    std::vector<double> qd = widen(q), kd = widen(k), vd = widen(v),
-                        dOd = widen(dO);
-    cpu::attention(qd.data(), kd.data(), vd.data(), out.data(), batch, heads,
-                   seq, headDim, scale, 0.0, 0, cpu::RngKey{});
-    cpu::attentionGrad(dOd.data(), qd.data(), kd.data(), vd.data(), dQ.data(),
-                       dK.data(), dV.data(), batch, heads, seq, headDim, scale,
-                       0.0, 0, cpu::RngKey{});
-    const int64_t rows = batch * heads * seq;
-    std::vector<float> outGot(static_cast<size_t>(n)),
-        dQGot(static_cast<size_t>(n)), dKGot(static_cast<size_t>(n)),
-        dVGot(static_cast<size_t>(n));
-    std::vector<double> stats(static_cast<size_t>(3 * rows));
-    grid(rows, [&](int64_t r) {
-      gpu::attentionRow(r, q.data(), k.data(), v.data(), outGot.data(), seq,
-                        headDim, scale);
-    });
-    grid(rows, [&](int64_t r) {
-      gpu::attentionGradQueryRow(r, dO.data(), q.data(), k.data(), v.data(),
-                                 dQGot.data(), stats.data(), seq, headDim,
-                                 scale);
-    });
-    grid(rows, [&](int64_t r) {
-      gpu::attentionGradKeyRow(r, dO.data(), q.data(), k.data(), v.data(),
-                               stats.data(), dKGot.data(), dVGot.data(), seq,
-                               headDim, scale);
-    });
-    for (int64_t i = 0; i < n; ++i) {
-      // Both compute in double and round once: within half a float ulp.
-      EXPECT_EQ(outGot[i], float(out[i])) << "out " << i << " seq " << seq;
-      EXPECT_NEAR(dQGot[i], dQ[i], 1e-6 * std::max(1.0, std::fabs(dQ[i])));
-      EXPECT_NEAR(dKGot[i], dK[i], 1e-6 * std::max(1.0, std::fabs(dK[i])));
-      EXPECT_EQ(dVGot[i], float(dV[i])) << "dV " << i << " seq " << seq;
-    }
+    gpu::AttentionDropout none;
+    none.heads = none.headsTotal = 3;
+    checkAttention(gen, 2, 3, seq, 8, 1.0 / std::sqrt(8.0), none);
   }
 }
 
@@ -324,62 +330,22 @@ TEST(DeviceKernels, DropoutMasksEqualTheCpuBackends) {
 TEST(DeviceKernels, AttentionDropoutEqualsTheCpuBackends) {
   std::mt19937_64 gen(8);
   // Two of four heads (offset 1), as a tensor-parallel rank holds them.
-  const int64_t batch = 2, heads = 2, seq = 9, headDim = 4;
-  const int64_t n = batch * heads * seq * headDim;
-  const double scale = 0.5;
-  std::vector<float> q = randomFloats(gen, size_t(n), -2, 2);
-  std::vector<float> k = randomFloats(gen, size_t(n), -2, 2);
-  std::vector<float> v = randomFloats(gen, size_t(n), -2, 2);
-  std::vector<float> dO = randomFloats(gen, size_t(n), -1, 1);
   gpu::AttentionDropout dropout;
   dropout.key.seed = 4242;
   dropout.key.step = 6;
   dropout.key.stream = 3;
   dropout.key.p = 0.25;
   dropout.key.offset = 1000;
-  dropout.heads = heads;
+  dropout.heads = 2;
   dropout.headsTotal = 4;
   dropout.headOffset = 1;
-  cpu::RngKey cpuKey{dropout.key.seed, dropout.key.step};
-  std::vector<double> qd = widen(q), kd = widen(k), vd = widen(v),
-                      dOd = widen(dO);
-  std::vector<double> out(static_cast<size_t>(n)), dQ(static_cast<size_t>(n)),
-      dK(static_cast<size_t>(n)), dV(static_cast<size_t>(n));
-  cpu::attention(qd.data(), kd.data(), vd.data(), out.data(), batch, heads, seq,
-                 headDim, scale, dropout.key.p, dropout.key.stream, cpuKey,
-                 dropout.key.offset, dropout.headOffset, dropout.headsTotal);
-  cpu::attentionGrad(dOd.data(), qd.data(), kd.data(), vd.data(), dQ.data(),
-                     dK.data(), dV.data(), batch, heads, seq, headDim, scale,
-                     dropout.key.p, dropout.key.stream, cpuKey,
-                     dropout.key.offset, dropout.headOffset,
-                     dropout.headsTotal);
-  const int64_t rows = batch * heads * seq;
-  std::vector<float> outGot(static_cast<size_t>(n)),
-      dQGot(static_cast<size_t>(n)), dKGot(static_cast<size_t>(n)),
-      dVGot(static_cast<size_t>(n));
-  std::vector<double> stats(static_cast<size_t>(3 * rows));
-  grid(rows, [&](int64_t r) {
-    gpu::attentionRow(r, q.data(), k.data(), v.data(), outGot.data(), seq,
-                      headDim, scale, dropout);
-    gpu::attentionGradQueryRow(r, dO.data(), q.data(), k.data(), v.data(),
-                               dQGot.data(), stats.data(), seq, headDim, scale,
-                               dropout);
-  });
-  grid(rows, [&](int64_t r) {
-    gpu::attentionGradKeyRow(r, dO.data(), q.data(), k.data(), v.data(),
-                             stats.data(), dKGot.data(), dVGot.data(), seq,
-                             headDim, scale, dropout);
-  });
-  int dropped = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    EXPECT_EQ(outGot[i], float(out[i])) << "out " << i;
-    EXPECT_NEAR(dQGot[i], dQ[i], 1e-6 * std::max(1.0, std::fabs(dQ[i])));
-    EXPECT_NEAR(dKGot[i], dK[i], 1e-6 * std::max(1.0, std::fabs(dK[i])));
-    EXPECT_EQ(dVGot[i], float(dV[i])) << "dV " << i;
-  }
+  const int64_t seq = 9;
+  checkAttention(gen, 2, 2, seq, 4, 0.5, dropout);
   // The mask drops something (else the test would not test it).
-  for (int64_t i = 0; i < seq * seq; ++i)
-    dropped += dropout.factor(0, i / seq, i % seq, seq) == 0.0;
+  int dropped = 0;
+  for (int64_t i = 0; i < seq; ++i)
+    for (int64_t j = 0; j <= i; ++j)
+      dropped += dropout.factor(0, i, j, seq) == 0.0;
   EXPECT_GT(dropped, 0);
 }
 
