@@ -33,14 +33,14 @@ status=0
 } >"$summary"
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1
 
-compare() { # name steps
-  local name="$1" steps="$2"
+compare() { # name steps rtol
+  local name="$1" steps="$2" rtol="$3"
   local artifact="$bundle/artifacts/$name.mtx"
   "$run" "$artifact" --steps "$steps" --device cpu --log "$out/$name-cpu.jsonl" \
     >"$out/$name-cpu.txt" 2>&1 || { echo "- $name: the CPU run failed (see $name-cpu.txt)" >>"$summary"; status=1; return; }
   "$run" "$artifact" --steps "$steps" --device cuda --log "$out/$name-cuda.jsonl" \
     >"$out/$name-cuda.txt" 2>&1 || { echo "- $name: the CUDA run failed: $(tail -1 "$out/$name-cuda.txt")" >>"$summary"; status=1; return; }
-  python3 - "$out/$name-cpu.jsonl" "$out/$name-cuda.jsonl" "$name" >>"$summary" <<'PY' || status=1
+    python3 - "$out/$name-cpu.jsonl" "$out/$name-cuda.jsonl" "$name" "$rtol" >>"$summary" <<'PY' || status=1
 import json, sys
 cpu = [json.loads(l) for l in open(sys.argv[1])]
 gpu = [json.loads(l) for l in open(sys.argv[2])]
@@ -48,25 +48,36 @@ worst = max(abs(a["loss"] - b["loss"]) / abs(a["loss"]) for a, b in zip(cpu, gpu
 steady = gpu[1:] or gpu
 time = sum(s["step_time_s"] for s in steady) / len(steady)
 cpu_time = sum(s["step_time_s"] for s in (cpu[1:] or cpu)) / len(cpu[1:] or cpu)
-ok = worst <= 1e-5 and len(cpu) == len(gpu)
+rtol = float(sys.argv[4])
+ok = worst <= rtol and len(cpu) == len(gpu)
 print("- %s: %d steps, worst loss difference %.2e relative (%s); step %.4f s on "
       "CUDA, %.4f s on the CPU; peak bytes %s" % (
-          sys.argv[3], len(gpu), worst, "ok" if ok else "FAILS 1e-5",
+          sys.argv[3], len(gpu), worst,
+          "ok" if ok else "FAILS %g" % rtol,
           time, cpu_time, gpu[-1].get("peak_bytes")))
 sys.exit(0 if ok else 1)
 PY
 }
 
-compare tiny 10
-compare tiny-dropout 10
-compare gpt2-2layer 10
-compare gpt2-124m 5
-# What the backend does not run yet is refused before anything runs.
-if "$run" "$bundle/artifacts/tiny-bf16.mtx" --steps 1 --device cuda >"$out/bf16.txt" 2>&1; then
-  echo "- tiny-bf16: ran on CUDA (bf16 was expected to be refused)" >>"$summary"
-  status=1
-else
-  echo "- tiny-bf16: refused as expected: $(tail -1 "$out/bf16.txt")" >>"$summary"
-fi
+# fp32 (TF32 off): the issue's bar, 1e-5 relative over 10 steps.
+compare tiny 10 1e-5
+compare tiny-dropout 10 1e-5
+compare gpt2-2layer 10 1e-5
+compare gpt2-124m 5 1e-5
+# bf16 rounds at the same points on both backends, but their GEMMs sum in
+# other orders, so a rounding may flip: a looser bar.
+compare tiny-bf16 10 1e-2
+# bf16 tracks fp32 over 200 steps on the GPU (mean of the last 20 losses).
+"$run" "$bundle/artifacts/tiny.mtx" --steps 200 --device cuda --quiet --log "$out/tiny-200-fp32.jsonl" >/dev/null 2>&1 &&
+  "$run" "$bundle/artifacts/tiny-bf16.mtx" --steps 200 --device cuda --quiet --log "$out/tiny-200-bf16.jsonl" >/dev/null 2>&1 &&
+  python3 - "$out/tiny-200-fp32.jsonl" "$out/tiny-200-bf16.jsonl" >>"$summary" <<'PY' || status=1
+import json, sys
+tail = lambda path: [json.loads(l)["loss"] for l in open(path)][-20:]
+fp32, bf16 = sum(tail(sys.argv[1])) / 20, sum(tail(sys.argv[2])) / 20
+ok = abs(bf16 - fp32) / fp32 <= 0.02
+print("- bf16 vs fp32 on CUDA, 200 steps: last-20 mean loss %.4f vs %.4f (%s)"
+      % (bf16, fp32, "ok" if ok else "FAILS 2%"))
+sys.exit(0 if ok else 1)
+PY
 cat "$summary"
 exit "$status"

@@ -9,6 +9,7 @@
 
 #include "cuda/DeviceKernels.h"
 #include "cpu/HostKernels.h"
+#include "mtrt/HalfFloat.h"
 
 #include <gtest/gtest.h>
 
@@ -347,6 +348,42 @@ TEST(DeviceKernels, AttentionDropoutEqualsTheCpuBackends) {
     for (int64_t j = 0; j <= i; ++j)
       dropped += dropout.factor(0, i, j, seq) == 0.0;
   EXPECT_GT(dropped, 0);
+}
+
+// Every 16-bit value widens, and a sweep of floats (normal, subnormal,
+// halfway, overflowing, NaN) narrows, exactly as mtrt/HalfFloat.h does.
+TEST(DeviceKernels, SixteenBitConversionsEqualTheRuntimes) {
+  for (bool bf16 : {true, false}) {
+    std::vector<uint16_t> all(65536);
+    std::vector<float> wide(65536);
+    for (uint32_t v = 0; v < 65536; ++v)
+      all[v] = uint16_t(v);
+    grid(65536, [&](int64_t i) {
+      gpu::convertItem(i, all.data(), wide.data(), bf16, false);
+    });
+    for (uint32_t v = 0; v < 65536; ++v) {
+      float expected =
+          bf16 ? bfloat16ToFloat(uint16_t(v)) : halfToFloat(uint16_t(v));
+      ASSERT_EQ(floatBits(wide[v]), floatBits(expected)) << v;
+    }
+    std::mt19937_64 gen(9);
+    std::vector<float> values = {0.0f,     -0.0f, 65504.0f,    65519.0f,
+                                 65520.0f, 1e-8f, -3e-7f,      6.1035e-5f,
+                                 INFINITY, NAN,   1.00390625f, 1.0029296875f};
+    for (int e = -30; e <= 30; ++e)
+      for (int r = 0; r < 50; ++r)
+        values.push_back(
+            float(std::ldexp(double(gen() % 100000) / 1e5 + 0.5, e)) *
+            (r % 2 ? -1.0f : 1.0f));
+    std::vector<uint16_t> narrow(values.size());
+    grid(int64_t(values.size()), [&](int64_t i) {
+      gpu::convertItem(i, narrow.data(), values.data(), bf16, true);
+    });
+    for (size_t i = 0; i < values.size(); ++i)
+      ASSERT_EQ(narrow[i],
+                bf16 ? floatToBFloat16(values[i]) : floatToHalf(values[i]))
+          << values[i];
+  }
 }
 
 } // namespace

@@ -55,7 +55,7 @@ public:
       cublasDestroy(cublas);
     for (void *allocation :
          {static_cast<void *>(arena), static_cast<void *>(scratch),
-          static_cast<void *>(flag)})
+          static_cast<void *>(flag), static_cast<void *>(staging)})
       if (allocation)
         cudaFree(allocation);
     if (stream)
@@ -91,9 +91,28 @@ private:
   uint8_t *address(int64_t bufferId) const {
     return arena + prog->buffers[size_t(bufferId)].offset;
   }
+  /// An fp32 view of a floating-point operand: the buffer itself when it
+  /// is f32, else its staged copy (stageOperands).
   float *f32(int64_t bufferId) const {
+    for (const auto &[id, copy] : staged)
+      if (id == bufferId)
+        return copy;
     return reinterpret_cast<float *>(address(bufferId));
   }
+  /// Whether `command`'s 16-bit operands run through fp32 copies: every
+  /// kernel but those that move or convert storage themselves.
+  static bool stages(KernelId id) {
+    return id != KernelId::fused && id != KernelId::cast &&
+           id != KernelId::send && id != KernelId::recv;
+  }
+  /// The bytes of fp32 copies `command` needs.
+  int64_t stagingBytes(const Command &command) const;
+  /// Widens the command's 16-bit operands into fp32 copies in `staging`,
+  /// as the CPU backend does, so that every kernel computes in fp32 and
+  /// results round to 16 bits exactly where the CPU backend's do.
+  Status stageOperands(const Command &command);
+  /// Rounds the staged outputs back into their 16-bit buffers.
+  Status unstageOutputs(const Command &command);
 
   int ordinal;
   const RankProgram *prog = nullptr;
@@ -108,17 +127,72 @@ private:
   uint8_t *arena = nullptr;
   uint8_t *scratch = nullptr;
   int *flag = nullptr;
+  float *staging = nullptr;
+  std::vector<std::pair<int64_t, float *>> staged;
   int64_t measuredPeak = 0;
 };
+
+bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
+
+int64_t CudaDevice::stagingBytes(const Command &command) const {
+  int64_t bytes = 0;
+  std::vector<int64_t> seen;
+  for (const auto *ids : {&command.ins, &command.outs})
+    for (int64_t id : *ids) {
+      const BufferDesc &buffer = prog->buffers[size_t(id)];
+      if (!isHalf(buffer.dtype) ||
+          std::find(seen.begin(), seen.end(), id) != seen.end())
+        continue;
+      seen.push_back(id);
+      bytes += buffer.numElements() * int64_t(sizeof(float));
+    }
+  return bytes;
+}
+
+Status CudaDevice::stageOperands(const Command &command) {
+  staged.clear();
+  float *next = staging;
+  for (const auto *ids : {&command.ins, &command.outs}) {
+    bool input = ids == &command.ins;
+    for (int64_t id : *ids) {
+      const BufferDesc &buffer = prog->buffers[size_t(id)];
+      if (!isHalf(buffer.dtype) ||
+          std::any_of(staged.begin(), staged.end(),
+                      [&](const auto &entry) { return entry.first == id; }))
+        continue;
+      staged.push_back({id, next});
+      if (input)
+        MTRT_RETURN_IF_ERROR(checkCuda(
+            gpu::launchConvert(
+                stream, reinterpret_cast<uint16_t *>(address(id)), next,
+                buffer.numElements(), buffer.dtype == DType::BF16, false),
+            "widening a 16-bit operand"));
+      next += buffer.numElements();
+    }
+  }
+  return Status::ok();
+}
+
+Status CudaDevice::unstageOutputs(const Command &command) {
+  for (int64_t id : command.outs) {
+    const BufferDesc &buffer = prog->buffers[size_t(id)];
+    if (isHalf(buffer.dtype))
+      MTRT_RETURN_IF_ERROR(checkCuda(
+          gpu::launchConvert(stream, reinterpret_cast<uint16_t *>(address(id)),
+                             f32(id), buffer.numElements(),
+                             buffer.dtype == DType::BF16, true),
+          "rounding a 16-bit result"));
+  }
+  staged.clear();
+  return Status::ok();
+}
 
 std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   for (const auto *ids : {&command.ins, &command.outs})
     for (int64_t buffer : *ids) {
       DType dtype = prog->buffers[size_t(buffer)].dtype;
-      if (dtype != DType::F32 && dtype != DType::I32)
-        return std::string("operands of ") + dtypeName(dtype) +
-               " (the CUDA backend runs fp32 programs; bf16 and fp16 are "
-               "not built yet)";
+      if (dtype == DType::I64 || dtype == DType::F64)
+        return std::string("operands of ") + dtypeName(dtype);
     }
   switch (id) {
   case KernelId::fused:
@@ -142,6 +216,14 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::fill:
   case KernelId::dropout:
     break;
+  case KernelId::cast: {
+    DType from = prog->buffers[size_t(command.ins[0])].dtype;
+    DType to = prog->buffers[size_t(command.outs[0])].dtype;
+    if (from != to && from != DType::F32 && to != DType::F32)
+      return std::string("a cast from ") + dtypeName(from) + " to " +
+             dtypeName(to);
+    break;
+  }
   case KernelId::attention:
   case KernelId::attention_grad: {
     const BufferDesc &q =
@@ -215,7 +297,7 @@ Status CudaDevice::prepare(const RankProgram &program) {
         checkCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
                   "creating the compute stream"));
   resolved.clear();
-  int64_t scratchNeeded = 0;
+  int64_t scratchNeeded = 0, stagingNeeded = 0;
   for (size_t i = 0; i < program.commands.size(); ++i) {
     const Command &command = program.commands[i];
     const KernelInfo *kernel = findKernel(command.kernel);
@@ -227,6 +309,8 @@ Status CudaDevice::prepare(const RankProgram &program) {
                            " (run it with --device cpu)");
     resolved.push_back(kernel);
     scratchNeeded = std::max(scratchNeeded, scratchBytes(command, kernel->id));
+    if (stages(kernel->id))
+      stagingNeeded = std::max(stagingNeeded, stagingBytes(command));
   }
   // Generated kernels: the program's source, compiled once by nvcc for this
   // GPU, cached as the CPU backend caches its build.
@@ -264,7 +348,7 @@ Status CudaDevice::prepare(const RankProgram &program) {
   }
   for (void **allocation :
        {reinterpret_cast<void **>(&arena), reinterpret_cast<void **>(&scratch),
-        reinterpret_cast<void **>(&flag)})
+        reinterpret_cast<void **>(&flag), reinterpret_cast<void **>(&staging)})
     if (*allocation) {
       cudaFree(*allocation);
       *allocation = nullptr;
@@ -283,6 +367,10 @@ Status CudaDevice::prepare(const RankProgram &program) {
   MTRT_RETURN_IF_ERROR(
       checkCuda(cudaMalloc(reinterpret_cast<void **>(&flag), sizeof(int)),
                 "allocating a flag"));
+  if (stagingNeeded > 0)
+    MTRT_RETURN_IF_ERROR(checkCuda(
+        cudaMalloc(reinterpret_cast<void **>(&staging), size_t(stagingNeeded)),
+        "allocating fp32 copies of 16-bit operands"));
   measuredPeak = 0;
   return Status::ok();
 }
@@ -341,7 +429,12 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
     const Command &command = prog->commands[i];
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
     double begin = trace ? trace->nowUs() : 0.0;
-    Status status = runCommand(resolved[i]->id, command, seed, step);
+    KernelId id = resolved[i]->id;
+    Status status = stages(id) ? stageOperands(command) : Status::ok();
+    if (status)
+      status = runCommand(id, command, seed, step);
+    if (status && stages(id))
+      status = unstageOutputs(command);
     if (status && trace) // a command's time is its own: wait for it
       status = checkCuda(cudaStreamSynchronize(stream), "the command");
     if (trace)
@@ -557,6 +650,22 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
     error = gpu::launchAdamW(stream, out(0), in(1), out(1), out(2),
                              outDesc(0).numElements(), scalars,
                              command.get("decay", 0) != 0);
+    break;
+  }
+  case KernelId::cast: {
+    const BufferDesc &from = inDesc(0), &to = outDesc(0);
+    if (from.dtype == to.dtype)
+      error =
+          cudaMemcpyAsync(address(command.outs[0]), address(command.ins[0]),
+                          size_t(to.bytes()), cudaMemcpyDeviceToDevice, stream);
+    else if (from.dtype == DType::F32)
+      error = gpu::launchConvert(
+          stream, reinterpret_cast<uint16_t *>(address(command.outs[0])), in(0),
+          to.numElements(), to.dtype == DType::BF16, true);
+    else
+      error = gpu::launchConvert(
+          stream, reinterpret_cast<uint16_t *>(address(command.ins[0])), out(0),
+          to.numElements(), from.dtype == DType::BF16, false);
     break;
   }
   case KernelId::dropout: {

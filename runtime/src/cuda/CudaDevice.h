@@ -7,11 +7,12 @@
 // the single-source kernels of DeviceKernels.h. Commands run in order on
 // one stream; a step ends with the stream synchronized.
 //
-// What it runs today: fp32 programs on one rank (a world of one: its
+// What it runs today: programs of one rank (a world of one: its
 // collectives are copies), dropout included (the CPU backend's Philox
-// masks, bit for bit). Anything else (16-bit buffers, several ranks, which
-// need NCCL) is refused when the program is prepared, naming the command:
-// nothing runs half.
+// masks, bit for bit); 16-bit operands are staged through fp32 copies as
+// the CPU backend stages them, so results round where the CPU backend's
+// do. Several ranks (NCCL), and commands no kernel here runs, are refused
+// when the program is prepared, naming the command: nothing runs half.
 //
 // Built as a plugin, libmtrt_cuda_backend.so, that runtime/src/train/
 // Devices.cpp loads on demand through the two extern "C" entry points at

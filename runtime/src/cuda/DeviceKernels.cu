@@ -193,6 +193,13 @@ cudaError_t launchDropout(cudaStream_t stream, const float *x, float *y,
   });
 }
 
+cudaError_t launchConvert(cudaStream_t stream, uint16_t *half, float *wide,
+                          int64_t n, bool bf16, bool narrow) {
+  return launch(stream, n, [=] __device__(int64_t i) {
+    convertItem(i, half, wide, bf16, narrow);
+  });
+}
+
 cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value) {
   return launch(stream, n,
                 [=] __device__(int64_t i) { fillItem(i, x, value); });

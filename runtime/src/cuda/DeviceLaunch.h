@@ -76,6 +76,9 @@ cudaError_t launchNonFinite(cudaStream_t stream, const float *x, int64_t n,
 cudaError_t launchDropout(cudaStream_t stream, const float *x, float *y,
                           int64_t n, DropoutKey key, int64_t seqLocal,
                           int64_t seqTotal, int64_t seqOffset, int64_t inner);
+/// Widens n 16-bit values into f32 (narrow: rounds f32 into 16 bits).
+cudaError_t launchConvert(cudaStream_t stream, uint16_t *half, float *wide,
+                          int64_t n, bool bf16, bool narrow);
 cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value);
 /// y = factor * x over n elements.
 cudaError_t launchScale(cudaStream_t stream, const float *x, float *y,
