@@ -64,6 +64,9 @@ compare tiny 10 1e-5
 compare tiny-dropout 10 1e-5
 compare gpt2-2layer 10 1e-5
 compare gpt2-124m 5 1e-5
+compare llama-gqa 10 1e-5
+compare llama31 10 1e-5
+compare tiny-unfused 10 1e-5
 # bf16 rounds at the same points on both backends, but their GEMMs sum in
 # other orders, so a rounding may flip: a looser bar.
 compare tiny-bf16 10 1e-2

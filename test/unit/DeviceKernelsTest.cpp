@@ -386,4 +386,86 @@ TEST(DeviceKernels, SixteenBitConversionsEqualTheRuntimes) {
   }
 }
 
+TEST(DeviceKernels, PointwiseAndLlamaOps) {
+  std::mt19937_64 gen(10);
+  const int64_t rows = 6, cols = 8, n = rows * cols;
+  std::vector<float> a = randomFloats(gen, n, -3, 3),
+                     b = randomFloats(gen, n, -3, 3);
+  std::vector<float> expected(n), got(n);
+  auto check = [&](gpu::Pointwise op) {
+    grid(n, [&](int64_t i) {
+      gpu::pointwiseItem(i, op, a.data(), b.data(), got.data(), cols);
+    });
+    EXPECT_EQ(got, expected) << int(op);
+  };
+  cpu::add(a.data(), b.data(), expected.data(), n);
+  check(gpu::Pointwise::Add);
+  cpu::mul(a.data(), b.data(), expected.data(), n);
+  check(gpu::Pointwise::Mul);
+  cpu::biasAdd(a.data(), b.data(), expected.data(), rows, cols);
+  check(gpu::Pointwise::BiasAdd);
+  cpu::gelu(a.data(), expected.data(), n);
+  check(gpu::Pointwise::Gelu);
+  cpu::geluGrad(a.data(), b.data(), expected.data(), n);
+  check(gpu::Pointwise::GeluGrad);
+  cpu::silu(a.data(), expected.data(), n);
+  check(gpu::Pointwise::Silu);
+  cpu::siluGrad(a.data(), b.data(), expected.data(), n);
+  check(gpu::Pointwise::SiluGrad);
+
+  // RMSNorm and its gradient.
+  const double eps = 1e-6;
+  std::vector<float> w = randomFloats(gen, cols, 0.5, 1.5);
+  std::vector<float> y(n), yGot(n), dX(n), dXGot(n), dW(cols), dWGot(cols);
+  std::vector<double> stats(rows);
+  cpu::rmsNorm(a.data(), w.data(), y.data(), rows, cols, eps);
+  grid(rows, [&](int64_t r) {
+    gpu::rmsNormRow(r, a.data(), w.data(), yGot.data(), cols, eps);
+  });
+  EXPECT_EQ(yGot, y);
+  cpu::rmsNormGrad(b.data(), a.data(), w.data(), dX.data(), dW.data(), rows,
+                   cols, eps);
+  grid(rows, [&](int64_t r) {
+    gpu::rmsNormGradRow(r, b.data(), a.data(), w.data(), dXGot.data(),
+                        stats.data(), cols, eps);
+  });
+  grid(cols, [&](int64_t c) {
+    gpu::rmsNormGradColumn(c, b.data(), a.data(), stats.data(), dWGot.data(),
+                           rows, cols);
+  });
+  EXPECT_EQ(dXGot, dX);
+  EXPECT_EQ(dWGot, dW);
+
+  // Rotary embedding, forward and inverse, with Llama 3.1 scaling.
+  const int64_t batchHeads = 3, seq = 4, headDim = 8;
+  std::vector<double> invFreq =
+      cpu::ropeInverseFrequencies(headDim, 500000.0, 8.0, 1.0, 4.0, 8192.0);
+  std::vector<float> x = randomFloats(gen, batchHeads * seq * headDim, -1, 1);
+  for (bool inverse : {false, true}) {
+    std::vector<float> r(x.size()), rGot(x.size());
+    cpu::rope(x.data(), r.data(), batchHeads, seq, headDim, invFreq, inverse);
+    grid(batchHeads * seq * headDim / 2, [&](int64_t i) {
+      gpu::ropeItem(i, x.data(), rGot.data(), invFreq.data(), seq, headDim,
+                    inverse);
+    });
+    EXPECT_EQ(rGot, r);
+  }
+
+  // Grouped-query heads, repeated and summed back.
+  const int64_t batch = 2, kvHeads = 2, groups = 3, inner = 5;
+  std::vector<float> kv = randomFloats(gen, batch * kvHeads * inner, -1, 1);
+  std::vector<float> rep(batch * kvHeads * groups * inner), repGot(rep.size());
+  cpu::repeatKV(kv.data(), rep.data(), batch, kvHeads, groups, inner);
+  grid(int64_t(rep.size()), [&](int64_t i) {
+    gpu::repeatKVItem(i, kv.data(), repGot.data(), groups, inner);
+  });
+  EXPECT_EQ(repGot, rep);
+  std::vector<float> back(kv.size()), backGot(kv.size());
+  cpu::repeatKVGrad(rep.data(), back.data(), batch, kvHeads, groups, inner);
+  grid(int64_t(kv.size()), [&](int64_t i) {
+    gpu::repeatKVGradItem(i, rep.data(), backGot.data(), groups, inner);
+  });
+  EXPECT_EQ(backGot, back);
+}
+
 } // namespace

@@ -2,6 +2,7 @@
 
 #include "cuda/CudaDevice.h"
 
+#include "cpu/HostKernels.h"
 #include "cuda/DeviceLaunch.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/GeneratedKernelPrelude.h"
@@ -215,6 +216,18 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::adamw:
   case KernelId::fill:
   case KernelId::dropout:
+  case KernelId::add:
+  case KernelId::mul:
+  case KernelId::bias_add:
+  case KernelId::gelu:
+  case KernelId::gelu_grad:
+  case KernelId::silu:
+  case KernelId::silu_grad:
+  case KernelId::rms_norm:
+  case KernelId::rms_norm_grad:
+  case KernelId::rope:
+  case KernelId::repeat_kv:
+  case KernelId::repeat_kv_grad:
     break;
   case KernelId::cast: {
     DType from = prog->buffers[size_t(command.ins[0])].dtype;
@@ -271,6 +284,11 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
   switch (id) {
   case KernelId::layer_norm_grad:
     return 2 * rowsOf(command.ins[1]) * int64_t(sizeof(double));
+  case KernelId::rms_norm_grad:
+    return rowsOf(command.ins[1]) * int64_t(sizeof(double));
+  case KernelId::rope:
+    return prog->buffers[size_t(command.ins[0])].shape.back() / 2 *
+           int64_t(sizeof(double));
   case KernelId::attention_grad: {
     const BufferDesc &q = prog->buffers[size_t(command.ins[1])];
     return 3 * (q.numElements() / q.shape[3]) * int64_t(sizeof(double));
@@ -676,6 +694,70 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
         stream, in(0), out(0), x.numElements(), key, split ? x.shape[1] : 0,
         int64_t(command.get("rng_seq_total", 0)),
         int64_t(command.get("rng_seq_offset", 0)), split ? x.shape[2] : 0);
+    break;
+  }
+  case KernelId::add:
+  case KernelId::mul:
+  case KernelId::bias_add:
+  case KernelId::gelu:
+  case KernelId::gelu_grad:
+  case KernelId::silu:
+  case KernelId::silu_grad: {
+    gpu::Pointwise op = id == KernelId::add         ? gpu::Pointwise::Add
+                        : id == KernelId::mul       ? gpu::Pointwise::Mul
+                        : id == KernelId::bias_add  ? gpu::Pointwise::BiasAdd
+                        : id == KernelId::gelu      ? gpu::Pointwise::Gelu
+                        : id == KernelId::gelu_grad ? gpu::Pointwise::GeluGrad
+                        : id == KernelId::silu      ? gpu::Pointwise::Silu
+                                                    : gpu::Pointwise::SiluGrad;
+    bool unary = id == KernelId::gelu || id == KernelId::silu;
+    int64_t cols =
+        id == KernelId::bias_add ? inDesc(1).numElements() : int64_t(1);
+    error = gpu::launchPointwise(stream, op, in(0), unary ? nullptr : in(1),
+                                 out(0), outDesc(0).numElements(), cols);
+    break;
+  }
+  case KernelId::rms_norm: {
+    int64_t cols = lastDim(inDesc(0));
+    error = gpu::launchRmsNorm(stream, in(0), in(1), out(0),
+                               inDesc(0).numElements() / cols, cols,
+                               command.get("epsilon", 1e-6));
+    break;
+  }
+  case KernelId::rms_norm_grad: {
+    int64_t cols = lastDim(inDesc(1));
+    error = gpu::launchRmsNormGrad(stream, in(0), in(1), in(2), out(0), out(1),
+                                   stats, inDesc(1).numElements() / cols, cols,
+                                   command.get("epsilon", 1e-6));
+    break;
+  }
+  case KernelId::rope: {
+    const BufferDesc &x = inDesc(0);
+    std::vector<double> invFreq = cpu::ropeInverseFrequencies(
+        x.shape[3], command.get("theta", 10000.0),
+        command.get("llama3_factor", 0.0),
+        command.get("llama3_low_freq_factor", 0.0),
+        command.get("llama3_high_freq_factor", 0.0),
+        command.get("llama3_original_max_positions", 0.0));
+    MTRT_RETURN_IF_ERROR(checkCuda(
+        cudaMemcpyAsync(stats, invFreq.data(), invFreq.size() * sizeof(double),
+                        cudaMemcpyHostToDevice, stream),
+        "uploading the rotary frequencies"));
+    // The host vector must outlive the copy.
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaStreamSynchronize(stream), "the rotary frequencies"));
+    error = gpu::launchRope(stream, in(0), out(0), stats,
+                            x.shape[0] * x.shape[1] * x.shape[2], x.shape[2],
+                            x.shape[3], command.get("inverse", 0.0) != 0.0);
+    break;
+  }
+  case KernelId::repeat_kv:
+  case KernelId::repeat_kv_grad: {
+    const BufferDesc &kv = id == KernelId::repeat_kv ? inDesc(0) : outDesc(0);
+    error = gpu::launchRepeatKV(stream, in(0), out(0), outDesc(0).numElements(),
+                                int64_t(command.get("groups", 1)),
+                                kv.shape[2] * kv.shape[3],
+                                id == KernelId::repeat_kv_grad);
     break;
   }
   case KernelId::fill:

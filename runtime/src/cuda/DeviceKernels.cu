@@ -200,6 +200,54 @@ cudaError_t launchConvert(cudaStream_t stream, uint16_t *half, float *wide,
   });
 }
 
+cudaError_t launchPointwise(cudaStream_t stream, Pointwise op, const float *a,
+                            const float *b, float *y, int64_t n, int64_t cols) {
+  return launch(stream, n, [=] __device__(int64_t i) {
+    pointwiseItem(i, op, a, b, y, cols);
+  });
+}
+
+cudaError_t launchRmsNorm(cudaStream_t stream, const float *x,
+                          const float *weight, float *y, int64_t rows,
+                          int64_t cols, double eps) {
+  return launch(stream, rows, [=] __device__(int64_t r) {
+    rmsNormRow(r, x, weight, y, cols, eps);
+  });
+}
+
+cudaError_t launchRmsNormGrad(cudaStream_t stream, const float *dY,
+                              const float *x, const float *weight, float *dX,
+                              float *dWeight, double *stats, int64_t rows,
+                              int64_t cols, double eps) {
+  cudaError_t error = launch(stream, rows, [=] __device__(int64_t r) {
+    rmsNormGradRow(r, dY, x, weight, dX, stats, cols, eps);
+  });
+  if (error != cudaSuccess)
+    return error;
+  return launch(stream, cols, [=] __device__(int64_t c) {
+    rmsNormGradColumn(c, dY, x, stats, dWeight, rows, cols);
+  });
+}
+
+cudaError_t launchRope(cudaStream_t stream, const float *x, float *y,
+                       const double *invFreq, int64_t rows, int64_t seq,
+                       int64_t headDim, bool inverse) {
+  return launch(stream, rows * (headDim / 2), [=] __device__(int64_t i) {
+    ropeItem(i, x, y, invFreq, seq, headDim, inverse);
+  });
+}
+
+cudaError_t launchRepeatKV(cudaStream_t stream, const float *in, float *out,
+                           int64_t n, int64_t groups, int64_t inner,
+                           bool grad) {
+  return launch(stream, n, [=] __device__(int64_t i) {
+    if (grad)
+      repeatKVGradItem(i, in, out, groups, inner);
+    else
+      repeatKVItem(i, in, out, groups, inner);
+  });
+}
+
 cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value) {
   return launch(stream, n,
                 [=] __device__(int64_t i) { fillItem(i, x, value); });

@@ -293,6 +293,126 @@ MTK_HD void biasAddGradColumn(int64_t c, const float *dY, float *dBias,
 }
 
 //===----------------------------------------------------------------------===//
+// Unfused pointwise ops (a program compiled with fuse=false) and LLaMA's
+//===----------------------------------------------------------------------===//
+
+enum class Pointwise { Add, Mul, BiasAdd, Gelu, GeluGrad, Silu, SiluGrad };
+
+/// Element i of y = op(a, b) (gradients: a is dY, b is x; BiasAdd: b is a
+/// row of `cols`), in double as HostKernels.h computes them.
+MTK_HD void pointwiseItem(int64_t i, Pointwise op, const float *a,
+                          const float *b, float *y, int64_t cols) {
+  const double geluK = 0.7978845608028654, geluC = 0.044715;
+  switch (op) {
+  case Pointwise::Add:
+    y[i] = a[i] + b[i];
+    return;
+  case Pointwise::Mul:
+    y[i] = a[i] * b[i];
+    return;
+  case Pointwise::BiasAdd:
+    y[i] = a[i] + b[i % cols];
+    return;
+  case Pointwise::Gelu: {
+    double v = a[i], t = tanh(geluK * (v + geluC * v * v * v));
+    y[i] = float(0.5 * v * (1.0 + t));
+    return;
+  }
+  case Pointwise::GeluGrad: {
+    double v = b[i], t = tanh(geluK * (v + geluC * v * v * v));
+    double du = geluK * (1.0 + 3.0 * geluC * v * v);
+    y[i] =
+        float(double(a[i]) * (0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * du));
+    return;
+  }
+  case Pointwise::Silu: {
+    double v = a[i];
+    y[i] = float(v / (1.0 + exp(-v)));
+    return;
+  }
+  case Pointwise::SiluGrad: {
+    double v = b[i], s = 1.0 / (1.0 + exp(-v));
+    y[i] = float(double(a[i]) * s * (1.0 + v * (1.0 - s)));
+    return;
+  }
+  }
+}
+
+MTK_HD double rowInverseRms(const float *x, int64_t cols, double eps) {
+  double sq = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    sq += double(x[c]) * double(x[c]);
+  return 1.0 / sqrt(sq / double(cols) + eps);
+}
+
+MTK_HD void rmsNormRow(int64_t r, const float *x, const float *weight, float *y,
+                       int64_t cols, double eps) {
+  const float *xr = x + r * cols;
+  double rstd = rowInverseRms(xr, cols, eps);
+  for (int64_t c = 0; c < cols; ++c)
+    y[r * cols + c] = float(double(xr[c]) * rstd * double(weight[c]));
+}
+
+/// dX of row r; its rstd goes to stats[r] for the column pass.
+MTK_HD void rmsNormGradRow(int64_t r, const float *dY, const float *x,
+                           const float *weight, float *dX, double *stats,
+                           int64_t cols, double eps) {
+  const float *xr = x + r * cols, *dyr = dY + r * cols;
+  double rstd = rowInverseRms(xr, cols, eps);
+  stats[r] = rstd;
+  double sumGXhat = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    sumGXhat += double(dyr[c]) * double(weight[c]) * (double(xr[c]) * rstd);
+  double meanGXhat = sumGXhat / double(cols);
+  for (int64_t c = 0; c < cols; ++c) {
+    double xhat = double(xr[c]) * rstd;
+    double g = double(dyr[c]) * double(weight[c]);
+    dX[r * cols + c] = float(rstd * (g - xhat * meanGXhat));
+  }
+}
+
+MTK_HD void rmsNormGradColumn(int64_t c, const float *dY, const float *x,
+                              const double *stats, float *dWeight, int64_t rows,
+                              int64_t cols) {
+  double acc = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    acc += double(dY[r * cols + c]) * (double(x[r * cols + c]) * stats[r]);
+  dWeight[c] = float(acc);
+}
+
+/// Pair i of rotary embedding on [batch * heads, seq, headDim]: element
+/// (row, i) and (row, i + headDim/2) at position row % seq turn by
+/// position * invFreq[i] (minus that when `inverse`).
+MTK_HD void ropeItem(int64_t item, const float *x, float *y,
+                     const double *invFreq, int64_t seq, int64_t headDim,
+                     bool inverse) {
+  int64_t half = headDim / 2;
+  int64_t row = item / half, i = item % half, p = row % seq;
+  double angle = double(p) * invFreq[i];
+  double c = cos(angle), s = (inverse ? -1.0 : 1.0) * sin(angle);
+  double a = x[row * headDim + i], b = x[row * headDim + i + half];
+  y[row * headDim + i] = float(a * c - b * s);
+  y[row * headDim + i + half] = float(b * c + a * s);
+}
+
+/// Element i of y [batch, kvHeads * groups, inner]: kv head h / groups.
+MTK_HD void repeatKVItem(int64_t i, const float *x, float *y, int64_t groups,
+                         int64_t inner) {
+  int64_t head = i / inner; // b * kvHeads * groups + k * groups + g
+  y[i] = x[(head / groups) * inner + i % inner];
+}
+
+/// Element i of dX [batch, kvHeads, inner]: the sum of its group's heads.
+MTK_HD void repeatKVGradItem(int64_t i, const float *dY, float *dX,
+                             int64_t groups, int64_t inner) {
+  int64_t kvHead = i / inner, e = i % inner;
+  double sum = 0;
+  for (int64_t g = 0; g < groups; ++g)
+    sum += double(dY[(kvHead * groups + g) * inner + e]);
+  dX[i] = float(sum);
+}
+
+//===----------------------------------------------------------------------===//
 // Heads
 //===----------------------------------------------------------------------===//
 

@@ -79,6 +79,24 @@ cudaError_t launchDropout(cudaStream_t stream, const float *x, float *y,
 /// Widens n 16-bit values into f32 (narrow: rounds f32 into 16 bits).
 cudaError_t launchConvert(cudaStream_t stream, uint16_t *half, float *wide,
                           int64_t n, bool bf16, bool narrow);
+/// y = op(a, b) over n elements (BiasAdd: b is a row of `cols`).
+cudaError_t launchPointwise(cudaStream_t stream, Pointwise op, const float *a,
+                            const float *b, float *y, int64_t n, int64_t cols);
+cudaError_t launchRmsNorm(cudaStream_t stream, const float *x,
+                          const float *weight, float *y, int64_t rows,
+                          int64_t cols, double eps);
+/// `stats`: `rows` doubles of scratch.
+cudaError_t launchRmsNormGrad(cudaStream_t stream, const float *dY,
+                              const float *x, const float *weight, float *dX,
+                              float *dWeight, double *stats, int64_t rows,
+                              int64_t cols, double eps);
+/// `invFreq`: headDim / 2 doubles in device memory.
+cudaError_t launchRope(cudaStream_t stream, const float *x, float *y,
+                       const double *invFreq, int64_t rows, int64_t seq,
+                       int64_t headDim, bool inverse);
+/// n: the elements of the output (y, or dX for the gradient).
+cudaError_t launchRepeatKV(cudaStream_t stream, const float *in, float *out,
+                           int64_t n, int64_t groups, int64_t inner, bool grad);
 cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value);
 /// y = factor * x over n elements.
 cudaError_t launchScale(cudaStream_t stream, const float *x, float *y,
