@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The runtime core builds, and its unit tests pass, with neither MPI nor
 # BLAS: the runtime configured alone (cmake -S runtime) without the CPU
-# backend, with MPI's package search disabled, and no core object file
-# reaching for an MPI or BLAS symbol. Backends bring their own libraries
+# backend (MPI's and BLAS's package searches disabled besides, should a
+# later change search for them outside it), and no core object file
+# reaching for an MPI or BLAS symbol: that check is the proof. Backends bring their own libraries
 # (issue 12: the core is what every backend shares).
 #
 # Usage: scripts/check-runtime-core.sh [BUILD_DIR]   (default: build-core)

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -105,6 +106,57 @@ TEST(CpuDevice, FindsNonFiniteValues) {
   ASSERT_TRUE(device->uploadValues<float>(1, {0, 0, 0, NAN}));
   ASSERT_TRUE(device->findNonFinite({1}, first));
   EXPECT_EQ(first, 1);
+  // The largest finite floats are finite; -inf is not.
+  ASSERT_TRUE(
+      device->uploadValues<float>(1, {FLT_MAX, -FLT_MAX, FLT_MIN, -0.0f}));
+  ASSERT_TRUE(device->findNonFinite({1}, first));
+  EXPECT_EQ(first, -1);
+  ASSERT_TRUE(device->uploadValues<float>(1, {1, -INFINITY, 1, 1}));
+  ASSERT_TRUE(device->findNonFinite({1}, first));
+  EXPECT_EQ(first, 1);
+}
+
+// A buffer scanned in many pieces on the pool, with one NaN at its end.
+TEST(CpuDevice, FindsANonFiniteValueInALargeBuffer) {
+  RankProgram program;
+  const int64_t n = 300001;
+  program.arenaBytes = program.persistentBytes = n * 4;
+  BufferDesc big;
+  big.shape = {n};
+  big.kind = "param";
+  big.name = "big";
+  program.buffers.push_back(big);
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(device->prepare(program));
+  std::vector<float> values(size_t(n), 0.5f);
+  ASSERT_TRUE(device->uploadValues(0, values));
+  int64_t first = 7;
+  ASSERT_TRUE(device->findNonFinite({0}, first));
+  EXPECT_EQ(first, -1);
+  values.back() = NAN;
+  ASSERT_TRUE(device->uploadValues(0, values));
+  ASSERT_TRUE(device->findNonFinite({0}, first));
+  EXPECT_EQ(first, 0);
+}
+
+// A program that fails to prepare leaves the device unprepared.
+TEST(CpuDevice, AFailedPrepareLeavesNothingToRun) {
+  RankProgram program = addProgram();
+  program.commands[0].kernel = "no_such_kernel";
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  Status prepared = device->prepare(program);
+  EXPECT_EQ(prepared.message(),
+            "command 0 ('no_such_kernel'): no CPU kernel of that name");
+  float values[4] = {};
+  EXPECT_EQ(device->upload(0, values, 16).message(),
+            "upload before the program was prepared");
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "a step before the program was prepared");
+  std::vector<float> none;
+  EXPECT_EQ(device->downloadValues(0, none, -1).message(),
+            "download of -1 elements");
 }
 
 TEST(Devices, UnknownAndMissingBackendsAreNamed) {
@@ -112,21 +164,23 @@ TEST(Devices, UnknownAndMissingBackendsAreNamed) {
   bool cudaBuilt = built.front() == "cuda";
   std::unique_ptr<Device> device;
   Status cuda = createDevice("cuda", DeviceOptions{}, device);
-  if (!cudaBuilt)
+  if (!cudaBuilt) {
     EXPECT_EQ(cuda.message(), "--device cuda: this build of megatron-run has "
                               "no CUDA backend; the backends built are: cpu");
-  else if (!cuda) // a machine without a GPU; with one, the device is made
+  } else if (!cuda) { // a machine without a GPU; with one, the device is made
     EXPECT_EQ(cuda.message().rfind("--device cuda: no CUDA device is visible "
                                    "(cudaGetDeviceCount: ",
                                    0),
               0u)
         << cuda.message();
+  }
   Status tpu = createDevice("tpu", DeviceOptions{}, device);
   EXPECT_EQ(tpu.message(), std::string("--device 'tpu' is not a backend; the "
                                        "backends built are: ") +
                                (cudaBuilt ? "cuda, cpu" : "cpu"));
-  if (!cudaBuilt || !cuda)
+  if (!cudaBuilt || !cuda) {
     EXPECT_EQ(defaultBackend(), "cpu");
+  }
 }
 
 } // namespace

@@ -778,10 +778,12 @@ TEST(HalfFloat, EveryValueRoundTrips) {
     uint16_t h = uint16_t(bits);
     float half = mtrt::halfToFloat(h);
     float bf = mtrt::bfloat16ToFloat(h);
-    if (!std::isnan(half))
+        if (!std::isnan(half)) {
       ASSERT_EQ(mtrt::floatToHalf(half), h) << std::hex << bits;
-    if (!std::isnan(bf))
+    }
+    if (!std::isnan(bf)) {
       ASSERT_EQ(mtrt::floatToBFloat16(bf), h) << std::hex << bits;
+    }
   }
   EXPECT_EQ(mtrt::halfToFloat(0x0001), std::ldexp(1.0f, -24));
   EXPECT_EQ(mtrt::halfToFloat(0x7bff), 65504.0f);

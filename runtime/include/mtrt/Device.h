@@ -51,7 +51,8 @@ public:
   virtual void setTrace(ExecutionTrace *trace) = 0;
 
   /// Copies `bytes` bytes from `host` into buffer `bufferId`, starting at
-  /// byte `offset` of the buffer.
+  /// byte `offset` of the buffer. Transfers are synchronous: they see every
+  /// step executed before them, and `host` may be reused on return.
   virtual Status upload(int64_t bufferId, const void *host, int64_t bytes,
                         int64_t offset = 0) = 0;
   /// Copies `bytes` bytes of buffer `bufferId` from byte `offset` to `host`.
@@ -72,7 +73,9 @@ public:
   /// persistent buffers the trainer fills.
   virtual int64_t measuredPeakBytes() const = 0;
 
-  /// Whole-buffer helpers over upload and download.
+  /// Typed helpers over upload and download, from the buffer's start:
+  /// `values.size()` elements (the rest of the buffer is left as it was),
+  /// or the first `count`.
   template <typename T>
   Status uploadValues(int64_t bufferId, const std::vector<T> &values) {
     return upload(bufferId, values.data(), int64_t(values.size() * sizeof(T)));
@@ -80,6 +83,9 @@ public:
   template <typename T>
   Status downloadValues(int64_t bufferId, std::vector<T> &values,
                         int64_t count) const {
+    if (count < 0)
+      return Status::error("download of " + std::to_string(count) +
+                           " elements");
     values.resize(size_t(count));
     return download(bufferId, values.data(), int64_t(count * sizeof(T)));
   }

@@ -4,8 +4,10 @@
  * ctypes, for one). A trainer takes megatron-run's command line, so every
  * flag means what it means there; under mpirun each rank creates its own.
  * Every call that can fail returns a status: NULL when it succeeded, else
- * an object whose message names the file, the operation and the reason,
+  * an object whose message names the file, the operation and the reason,
  * freed with mtrt_status_free. No C++ exception crosses this interface.
+ * Use it from one thread; trainers may follow one another in a process
+ * (MPI starts once and ends at exit), one at a time.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -38,8 +40,9 @@ MTRT_API void mtrt_status_free(mtrt_status *status);
 MTRT_API mtrt_status *mtrt_trainer_create(int argc, char **argv,
                                           mtrt_trainer **out_trainer);
 /* Runs the steps, then writes what the flags ask (--profile, --trace,
- * --save-params, --save). With several ranks a failure ends all of them,
- * as megatron-run does, since the others may wait in a collective. */
+ * --save-params, --save); once per trainer. With several ranks a failure
+ * ends all of them, as megatron-run does, since the others may wait in a
+ * collective. */
 MTRT_API mtrt_status *mtrt_trainer_train(mtrt_trainer *trainer);
 /* The losses of the steps trained so far: *out_count of them, of which
  * the first `capacity` are written to `losses` (which may be NULL). */

@@ -222,6 +222,15 @@ Status CpuDevice::runCollective(KernelId id, const Command &command) {
 }
 
 Status CpuDevice::prepare(const RankProgram &program) {
+  // A program that failed to prepare leaves none: transfers and steps are
+  // refused rather than run against a half-built device.
+  Status prepared = prepareProgram(program);
+  if (!prepared)
+    prog = nullptr;
+  return prepared;
+}
+
+Status CpuDevice::prepareProgram(const RankProgram &program) {
   prog = &program;
   resolved.clear();
   for (size_t i = 0; i < program.commands.size(); ++i) {
@@ -290,14 +299,18 @@ Status CpuDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
     MTRT_RETURN_IF_ERROR(checkFloatBuffer(prog, id, "findNonFinite"));
     const float *values = as<float>(id);
     int64_t count = prog->buffers[size_t(id)].numElements();
-    // One pass in pieces over the pool; the sum of x * 0 is NaN exactly
-    // when some x is inf or NaN, and it vectorizes where a branch would not.
+    // One pass in pieces over the pool: an element is inf or NaN exactly
+    // when its exponent bits are all ones. Integer tests, OR-ed, vectorize
+    // and mean the same under any floating-point flags.
     std::atomic<bool> bad{false};
     ThreadPool::global().parallelFor(count, 1 << 16, [&](int64_t b, int64_t e) {
-      float acc = 0.0f;
-      for (int64_t i = b; i < e; ++i)
-        acc += values[i] * 0.0f;
-      if (acc != acc)
+      uint32_t any = 0;
+      for (int64_t i = b; i < e; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, values + i, sizeof(bits));
+        any |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
+      }
+      if (any)
         bad = true;
     });
     if (bad) {
@@ -398,6 +411,8 @@ void CpuDevice::castBuffer(int64_t from, int64_t to) {
 }
 
 Status CpuDevice::executeStep(uint64_t seed, uint64_t step) {
+  if (!prog)
+    return Status::error("a step before the program was prepared");
   // The runtime filled the persistent buffers (parameters, state, inputs).
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
   for (size_t i = 0; i < prog->commands.size(); ++i) {

@@ -57,6 +57,7 @@ public:
   static void setThreads(int threads);
 
 private:
+  Status prepareProgram(const RankProgram &program);
   /// Host address of a buffer.
   void *data(int64_t bufferId) const;
   template <typename T> T *as(int64_t bufferId) const {

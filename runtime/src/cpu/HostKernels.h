@@ -863,7 +863,7 @@ template <typename T> double sumOfSquares(const T *x, int64_t n) {
   // not wait on each other.
   double lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
+  for (; n - i >= 8; i += 8)
     for (int l = 0; l < 8; ++l)
       lanes[l] += double(x[i + l]) * double(x[i + l]);
   double sum = 0;

@@ -80,6 +80,7 @@ public:
   int64_t measuredPeakBytes() const override { return measuredPeak; }
 
 private:
+  Status prepareProgram(const RankProgram &program);
   /// Why the CUDA backend cannot run `command` yet, or "".
   std::string unsupported(const Command &command, KernelId id) const;
   /// Scratch bytes `command` needs (row statistics, partial sums).
@@ -308,6 +309,15 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
 }
 
 Status CudaDevice::prepare(const RankProgram &program) {
+  // A program that failed to prepare leaves none: transfers and steps are
+  // refused rather than run against a half-built device.
+  Status prepared = prepareProgram(program);
+  if (!prepared)
+    prog = nullptr;
+  return prepared;
+}
+
+Status CudaDevice::prepareProgram(const RankProgram &program) {
   prog = &program;
   MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   if (!stream)
@@ -441,6 +451,8 @@ Status CudaDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
 }
 
 Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
+  if (!prog)
+    return Status::error("a step before the program was prepared");
 
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
   for (size_t i = 0; i < prog->commands.size(); ++i) {
@@ -797,8 +809,17 @@ Status mtrt::createCudaDevice(const DeviceOptions &options,
         (visible ? "is '" + std::string(visible) + "'" : "is unset") +
         "); run with --device cpu on a machine without a GPU");
   }
-  (void)options;
-  device = std::make_unique<CudaDevice>(0);
+    (void)options;
+  // One GPU per rank: the rank's index on its node (Open MPI, Slurm), as
+  // Megatron-LM's torch.cuda.set_device(local_rank).
+  int local = 0;
+  for (const char *variable : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
+                               "MPI_LOCALRANKID", "LOCAL_RANK"})
+    if (const char *value = std::getenv(variable)) {
+      local = std::atoi(value);
+      break;
+    }
+  device = std::make_unique<CudaDevice>(local % count);
   return Status::ok();
 }
 

@@ -17,11 +17,16 @@ struct mtrt_status {
 
 struct mtrt_trainer {
   Session session;
+  bool trained = false;
 };
 
 namespace {
+/// What a status is when even it cannot be allocated; never freed.
+mtrt_status outOfMemory{"out of memory"};
+
 mtrt_status *makeStatus(std::string message) {
-  return new (std::nothrow) mtrt_status{std::move(message)};
+  mtrt_status *status = new (std::nothrow) mtrt_status{std::move(message)};
+  return status ? status : &outOfMemory;
 }
 
 /// The status of a call that returned `code`: NULL for 0, else the error
@@ -30,9 +35,12 @@ mtrt_status *statusOf(int code, const char *operation) {
   if (code == 0)
     return nullptr;
   std::string text = lastErrorText();
+  // Rank 0 reports what every rank sees alike; the others know only
+  // that the run failed.
   return makeStatus(std::string(operation) + ": " +
                     (text.empty()
-                         ? "failed (exit status " + std::to_string(code) + ")"
+                         ? "failed (exit status " + std::to_string(code) +
+                               "; the error is reported by rank 0)"
                          : text));
 }
 
@@ -55,7 +63,10 @@ const char *mtrt_status_message(const mtrt_status *status) {
   return status ? status->message.c_str() : "ok";
 }
 
-void mtrt_status_free(mtrt_status *status) { delete status; }
+void mtrt_status_free(mtrt_status *status) {
+  if (status != &outOfMemory)
+    delete status;
+}
 
 mtrt_status *mtrt_trainer_create(int argc, char **argv,
                                  mtrt_trainer **out_trainer) {
@@ -86,6 +97,10 @@ mtrt_status *mtrt_trainer_create(int argc, char **argv,
 mtrt_status *mtrt_trainer_train(mtrt_trainer *trainer) {
   if (!trainer)
     return makeStatus("mtrt_trainer_train: trainer is NULL");
+  if (trainer->trained)
+    return makeStatus("mtrt_trainer_train: this trainer has trained its "
+                      "steps already; create another to train again");
+  trainer->trained = true;
   lastErrorText().clear();
   return guarded("mtrt_trainer_train",
                  [&] { return runSession(trainer->session); });
@@ -109,6 +124,9 @@ int mtrt_main(int argc, char **argv) {
     return runMegatron(argc, argv);
   } catch (const std::exception &error) {
     std::fprintf(stderr, "megatron-run: error: %s\n", error.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "megatron-run: error: unknown exception\n");
     return 1;
   }
 }

@@ -10,6 +10,7 @@
 
 #include "train/Run.h"
 
+#include "mtrt/Device.h"
 #include "mtrt/Launcher.h"
 
 #include "mtrt/AtomicFile.h"
@@ -115,6 +116,9 @@ jobFingerprint(const Options &o, const Artifact &artifact) {
                                 : fileDigest(o.load + "/" + kLatestFile, -1)},
       {"--save", o.save},
       {"--save-interval", std::to_string(o.saveInterval)},
+      // The backend each rank resolved: ranks on different backends (one
+      // node with a GPU, one without) would not compute the same step.
+      {"--device", o.device.empty() ? defaultBackend() : o.device},
   };
   if (!o.data.empty()) {
     struct stat info;

@@ -346,6 +346,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
                          "(parameters only) exclude each other");
   MTRT_RETURN_IF_ERROR(positive("--corpus-vocab", double(options.corpusVocab)));
   MTRT_RETURN_IF_ERROR(positive("--corpus-order", double(options.corpusOrder)));
+  if (!options.device.empty() && options.device != "cpu" &&
+      options.device != "cuda")
+    return Status::error("flag --device must be cpu or cuda, got '" +
+                         options.device + "'");
   if (options.threads != -1 && (options.threads < 1 || options.threads > 4096))
     return Status::error("flag --threads must be between 1 and 4096, got " +
                          std::to_string(options.threads));

@@ -489,10 +489,18 @@ public:
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
-      double loss = lossId >= 0 ? scalarValue(lossId) : 0.0;
+      double loss = 0.0, norm = 0.0;
+      if (lossId >= 0)
+        if (Status status = readScalar(lossId, loss); !status)
+          return Status::error("step " + std::to_string(step) +
+                               ": reading the loss: " + status.message());
       if (Status status = comm.broadcast(lossRoot, loss); !status)
         return status;
-      double norm = normId >= 0 ? scalarValue(normId) : 0.0;
+      if (normId >= 0)
+        if (Status status = readScalar(normId, norm); !status)
+          return Status::error(
+              "step " + std::to_string(step) +
+              ": reading the gradient norm: " + status.message());
       // Loss scaling: scaled gradients that overflowed made the norm
       // non-finite, and the step left every parameter and moment as it was
       // (mt.clip_scale, mt.adamw). The scale backs off; training goes on.
@@ -515,8 +523,12 @@ public:
                              ": the gradient norm is " + number(norm) +
                              " (a gradient holds inf or NaN); the update was "
                              "not applied; stopping without saving");
-      if (!overflow && !comm.allAgree(parametersFinite())) {
-        std::string where = firstNonFiniteParameter();
+      std::string where;
+      Status scanned = overflow ? Status::ok() : firstNonFiniteParameter(where);
+      if (!scanned)
+        return Status::error("step " + std::to_string(step) +
+                             ": checking the parameters: " + scanned.message());
+      if (!overflow && !comm.allAgree(where.empty())) {
         return Status::error(
             "step " + std::to_string(step) + ": the gradient norm is " +
             number(norm) + "; " +
@@ -625,13 +637,12 @@ public:
     return Status::ok();
   }
 
-  /// Whether every parameter and optimizer-state buffer of this rank holds
-  /// finite values.
-  bool parametersFinite() const { return firstNonFiniteParameter().empty(); }
-
   /// The name of the first parameter (or its optimizer state) of this rank
-  /// holding a non-finite value, or "". The device scans its own memory.
-  std::string firstNonFiniteParameter() const {
+  /// holding a non-finite value, or "", into `where`. The device scans its
+  /// own memory. (Parameters and state are f32: mixed precision keeps fp32
+  /// masters.)
+  Status firstNonFiniteParameter(std::string &where) const {
+    where.clear();
     std::vector<int64_t> ids;
     for (const BufferDesc &buffer : program.buffers)
       if ((buffer.kind == "param" || buffer.kind == "exp_avg" ||
@@ -639,22 +650,23 @@ public:
           buffer.dtype == DType::F32)
         ids.push_back(buffer.id);
     int64_t first = -1;
-    if (Status status = device->findNonFinite(ids, first); !status)
-      return "(" + status.message() + ")";
-    if (first < 0)
-      return "";
-    const BufferDesc &buffer = program.buffers[size_t(first)];
-    return buffer.kind == "param" ? buffer.name
-                                  : buffer.name + " (" + buffer.kind + ")";
+    MTRT_RETURN_IF_ERROR(device->findNonFinite(ids, first));
+    if (first >= 0) {
+      const BufferDesc &buffer = program.buffers[size_t(first)];
+      where = buffer.kind == "param" ? buffer.name
+                                     : buffer.name + " (" + buffer.kind + ")";
+    }
+    return Status::ok();
   }
 
-  /// A one-element f32 buffer's value (the loss, the gradient norm).
-  double scalarValue(int64_t bufferId) const {
-    float value = NAN;
-    if (Status status = device->download(bufferId, &value, sizeof(value));
-        !status)
-      return NAN;
-    return value;
+  /// A one-element f32 buffer's value (the loss, the gradient norm). A
+  /// failed read is an error, never a NaN that loss scaling would take for
+  /// an overflow.
+  Status readScalar(int64_t bufferId, double &value) const {
+    float single = 0;
+    MTRT_RETURN_IF_ERROR(device->download(bufferId, &single, sizeof(single)));
+    value = single;
+    return Status::ok();
   }
 
   /// --profile: rank 0's time per kernel.

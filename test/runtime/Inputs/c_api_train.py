@@ -48,6 +48,16 @@ def main():
         trainer = ctypes.c_void_p()
         check(lib.mtrt_trainer_create(len(args), argv, ctypes.byref(trainer)))
         check(lib.mtrt_trainer_train(trainer))
+        # A trainer trains once; asking again is an error, not a rerun.
+        again = lib.mtrt_trainer_train(trainer)
+        if not again:
+            print("a second mtrt_trainer_train succeeded")
+            sys.exit(1)
+        lib.mtrt_status_free(again)
+        # Fewer slots than steps: the count, and only that many written.
+        total, first = ctypes.c_int64(), (ctypes.c_double * 1)(-1.0)
+        check(lib.mtrt_trainer_losses(trainer, first, ctypes.c_int64(1),
+                                      ctypes.byref(total)))
         count = ctypes.c_int64()
         check(lib.mtrt_trainer_losses(trainer, None, ctypes.c_int64(0),
                                       ctypes.byref(count)))
@@ -55,6 +65,10 @@ def main():
         check(lib.mtrt_trainer_losses(trainer, values, count,
                                       ctypes.byref(count)))
         lib.mtrt_trainer_destroy(trainer)
+        if total.value != count.value or first[0] != values[0]:
+            print("mtrt_trainer_losses with one slot: %d, %r" %
+                  (total.value, first[0]))
+            sys.exit(1)
         return list(values)
 
     losses = train()
@@ -75,7 +89,7 @@ def main():
                   % (len(logged), len(losses)))
             sys.exit(1)
         for step, (a, b) in enumerate(zip(losses, logged), start=1):
-            if abs(a - b) > 1e-7 * abs(b):
+            if b is None or abs(a - b) > 1e-7 * abs(b):
                 print("step %d: C API %.9g, megatron-run %.9g" % (step, a, b))
                 sys.exit(1)
         print("same losses as megatron-run: %d steps" % len(losses))
