@@ -387,7 +387,9 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
                 "allocating an arena of " + std::to_string(program.arenaBytes) +
                     " bytes"));
   MTRT_RETURN_IF_ERROR(
-      checkCuda(cudaMemset(arena, 0, bytes), "zeroing the arena"));
+      checkCuda(cudaMemsetAsync(arena, 0, bytes, stream), "zeroing the arena"));
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(cudaStreamSynchronize(stream), "zeroing the arena"));
   if (scratchNeeded > 0)
     MTRT_RETURN_IF_ERROR(checkCuda(
         cudaMalloc(reinterpret_cast<void **>(&scratch), size_t(scratchNeeded)),
@@ -408,9 +410,15 @@ Status CudaDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
   if (!prog)
     return Status::error("upload before the program was prepared");
   MTRT_RETURN_IF_ERROR(checkTransfer(*prog, bufferId, bytes, offset, "upload"));
-  return checkCuda(cudaMemcpy(address(bufferId) + offset, host, size_t(bytes),
-                              cudaMemcpyHostToDevice),
-                   "upload to buffer " + std::to_string(bufferId));
+  // On the compute stream, which does not synchronize with the legacy
+  // default stream a plain cudaMemcpy uses; waited for, so that the host
+  // buffer may be reused on return and the next step sees the bytes.
+  std::string what = "upload to buffer " + std::to_string(bufferId);
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(cudaMemcpyAsync(address(bufferId) + offset, host, size_t(bytes),
+                                cudaMemcpyHostToDevice, stream),
+                what));
+  return checkCuda(cudaStreamSynchronize(stream), what);
 }
 
 Status CudaDevice::download(int64_t bufferId, void *host, int64_t bytes,
@@ -419,9 +427,12 @@ Status CudaDevice::download(int64_t bufferId, void *host, int64_t bytes,
     return Status::error("download before the program was prepared");
   MTRT_RETURN_IF_ERROR(
       checkTransfer(*prog, bufferId, bytes, offset, "download"));
-  return checkCuda(cudaMemcpy(host, address(bufferId) + offset, size_t(bytes),
-                              cudaMemcpyDeviceToHost),
-                   "download of buffer " + std::to_string(bufferId));
+  std::string what = "download of buffer " + std::to_string(bufferId);
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(cudaMemcpyAsync(host, address(bufferId) + offset, size_t(bytes),
+                                cudaMemcpyDeviceToHost, stream),
+                what));
+  return checkCuda(cudaStreamSynchronize(stream), what);
 }
 
 Status CudaDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
@@ -809,7 +820,7 @@ Status mtrt::createCudaDevice(const DeviceOptions &options,
         (visible ? "is '" + std::string(visible) + "'" : "is unset") +
         "); run with --device cpu on a machine without a GPU");
   }
-    (void)options;
+  (void)options;
   // One GPU per rank: the rank's index on its node (Open MPI, Slurm), as
   // Megatron-LM's torch.cuda.set_device(local_rank).
   int local = 0;
