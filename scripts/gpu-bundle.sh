@@ -24,10 +24,12 @@ rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/artifacts"
 cp "$build/bin/megatron-run" "$bundle/bin/"
 cp "$build/lib/libmtrt.so" "$build/lib/libmtrt_cuda_backend.so" "$bundle/lib/"
-# Every library they load but the C library, the CUDA ones and the driver.
+# Every library they load but the C library, the CUDA ones and the driver
+# (the C++ runtime is linked into them). They find these beside them
+# through their RPATH ($ORIGIN), so no LD_LIBRARY_PATH is needed there.
 ldd "$build/bin/megatron-run" "$build/lib/libmtrt_cuda_backend.so" |
   awk '/=> \// {print $3}' | sort -u |
-  grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so|/libcu|/libnv|/libmtrt' |
+    grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so|/libcu|/libnv|/libmtrt' |
   while read -r library; do cp -L "$library" "$bundle/lib/"; done
 
 translate="$build/bin/megatron-translate"

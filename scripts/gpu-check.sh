@@ -16,7 +16,12 @@ out="${OUT:-$bundle/out}"
 mkdir -p "$out"
 nvcc_path="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
 cuda_lib="$(dirname "$(dirname "$nvcc_path")")/lib64"
-export LD_LIBRARY_PATH="$bundle/lib:$cuda_lib:${LD_LIBRARY_PATH:-}"
+# The bundle's libraries are found through their RPATH; only CUDA's own go
+# on the path (nvcc, which megatron-run starts for the generated kernels,
+# must not load the bundle's libraries).
+export LD_LIBRARY_PATH="$cuda_lib:${LD_LIBRARY_PATH:-}"
+export PATH="$(dirname "$nvcc_path"):$PATH"
+export MEGATRON_NVCC="$nvcc_path"
 export MEGATRON_CUDA_BACKEND="$bundle/lib/libmtrt_cuda_backend.so"
 export MEGATRON_KERNEL_CACHE="$out/kernel-cache"
 run="$bundle/bin/megatron-run"
@@ -32,6 +37,24 @@ status=0
   echo
 } >"$summary"
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1
+# The bundle was built on Debian 12 (glibc 2.36): a machine that cannot
+# load it says so here, before any run.
+{
+  echo "- host: $(ldd --version 2>&1 | head -1)"
+  missing="$(ldd "$bundle/bin/megatron-run" "$MEGATRON_CUDA_BACKEND" 2>&1 |
+    grep -E 'not found|version .* not found' || true)"
+  if [ -n "$missing" ]; then
+    echo "- the bundle cannot load here:"
+    echo '```'
+    echo "$missing"
+    echo '```'
+  fi
+} >>"$summary"
+if grep -q "cannot load here" "$summary"; then
+  cat "$summary"
+  exit 1
+fi
+
 
 compare() { # name steps rtol
   local name="$1" steps="$2" rtol="$3"
@@ -44,7 +67,12 @@ compare() { # name steps rtol
 import json, sys
 cpu = [json.loads(l) for l in open(sys.argv[1])]
 gpu = [json.loads(l) for l in open(sys.argv[2])]
-worst = max(abs(a["loss"] - b["loss"]) / abs(a["loss"]) for a, b in zip(cpu, gpu))
+# A non-finite loss is logged as null: a failure, said as such.
+def differ(a, b):
+    if a["loss"] is None or b["loss"] is None:
+        return float("inf")
+    return abs(a["loss"] - b["loss"]) / abs(a["loss"])
+worst = max(differ(a, b) for a, b in zip(cpu, gpu))
 steady = gpu[1:] or gpu
 time = sum(s["step_time_s"] for s in steady) / len(steady)
 cpu_time = sum(s["step_time_s"] for s in (cpu[1:] or cpu)) / len(cpu[1:] or cpu)
@@ -75,9 +103,10 @@ compare tiny-bf16 10 1e-2
   "$run" "$bundle/artifacts/tiny-bf16.mtx" --steps 200 --device cuda --quiet --log "$out/tiny-200-bf16.jsonl" >/dev/null 2>&1 &&
   python3 - "$out/tiny-200-fp32.jsonl" "$out/tiny-200-bf16.jsonl" >>"$summary" <<'PY' || status=1
 import json, sys
-tail = lambda path: [json.loads(l)["loss"] for l in open(path)][-20:]
+tail = lambda path: [json.loads(l)["loss"] or float("nan")
+                     for l in open(path)][-20:]
 fp32, bf16 = sum(tail(sys.argv[1])) / 20, sum(tail(sys.argv[2])) / 20
-ok = abs(bf16 - fp32) / fp32 <= 0.02
+ok = abs(bf16 - fp32) / fp32 <= 0.02  # False for a NaN
 print("- bf16 vs fp32 on CUDA, 200 steps: last-20 mean loss %.4f vs %.4f (%s)"
       % (bf16, fp32, "ok" if ok else "FAILS 2%"))
 sys.exit(0 if ok else 1)

@@ -102,10 +102,13 @@ private:
     return reinterpret_cast<float *>(address(bufferId));
   }
   /// Whether `command`'s 16-bit operands run through fp32 copies: every
-  /// kernel but those that move or convert storage themselves.
+  /// kernel but those that move or convert storage themselves (collectives
+  /// of a group of one copy raw bytes).
   static bool stages(KernelId id) {
     return id != KernelId::fused && id != KernelId::cast &&
-           id != KernelId::send && id != KernelId::recv;
+           id != KernelId::send && id != KernelId::recv &&
+           id != KernelId::all_reduce && id != KernelId::reduce_scatter &&
+           id != KernelId::all_gather && id != KernelId::all_slice;
   }
   /// The bytes of fp32 copies `command` needs.
   int64_t stagingBytes(const Command &command) const;
@@ -407,6 +410,9 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
 
 Status CudaDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
                           int64_t offset) {
+  // The device is a thread's setting: set it on every entry.
+  if (prog)
+    MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   if (!prog)
     return Status::error("upload before the program was prepared");
   MTRT_RETURN_IF_ERROR(checkTransfer(*prog, bufferId, bytes, offset, "upload"));
@@ -423,6 +429,9 @@ Status CudaDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
 
 Status CudaDevice::download(int64_t bufferId, void *host, int64_t bytes,
                             int64_t offset) const {
+  // The device is a thread's setting: set it on every entry.
+  if (prog)
+    MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   if (!prog)
     return Status::error("download before the program was prepared");
   MTRT_RETURN_IF_ERROR(
@@ -437,6 +446,9 @@ Status CudaDevice::download(int64_t bufferId, void *host, int64_t bytes,
 
 Status CudaDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
                                  int64_t &first) const {
+  // The device is a thread's setting: set it on every entry.
+  if (prog)
+    MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   first = -1;
   for (int64_t id : bufferIds) {
     MTRT_RETURN_IF_ERROR(checkFloatBuffer(prog, id, "findNonFinite"));
@@ -462,6 +474,9 @@ Status CudaDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
 }
 
 Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
+  // The device is a thread's setting: set it on every entry.
+  if (prog)
+    MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   if (!prog)
     return Status::error("a step before the program was prepared");
 
@@ -582,7 +597,9 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
     break;
   }
   case KernelId::position_embedding:
-    error = cudaMemcpyAsync(out(0), in(0), size_t(outDesc(0).bytes()),
+    // fp32 views (16-bit operands are staged): count floats, not bytes.
+    error = cudaMemcpyAsync(out(0), in(0),
+                            size_t(outDesc(0).numElements()) * sizeof(float),
                             cudaMemcpyDeviceToDevice, stream);
     break;
   case KernelId::position_embedding_grad:

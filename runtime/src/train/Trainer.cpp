@@ -120,12 +120,13 @@ public:
     std::string backend =
         options.device.empty() ? defaultBackend() : options.device;
     MTRT_RETURN_IF_ERROR(createDevice(backend, deviceOptions, device));
+    // The grid first: preparing checks the program's collectives against it.
+    device->setCommunicator(&grid);
+    device->setPipelineAxis(artifact.axis("pp"));
     if (Status status = device->prepare(program); !status)
       return Status::error(options.artifact + ": stage " +
                            std::to_string(program.stage) + ": " +
                            status.message());
-    device->setCommunicator(&grid);
-    device->setPipelineAxis(artifact.axis("pp"));
     // The data inputs: one tokens (first stage) and one labels (last
     // stage) buffer per microbatch; their shapes are the same in every
     // program, so the batch is read from whichever program has them.
