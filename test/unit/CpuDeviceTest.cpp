@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mtrt/Device.h"
+#include "train/Devices.h"
 
 #include <gtest/gtest.h>
 

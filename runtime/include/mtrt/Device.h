@@ -97,20 +97,6 @@ struct DeviceOptions {
   int hostThreads = 0;
 };
 
-/// The backends this runtime was built with, in order of preference
-/// ("cpu" always).
-std::vector<std::string> builtBackends();
-
-/// The backend `--device` means when not given: the first built backend
-/// that finds a device on this machine.
-std::string defaultBackend();
-
-/// A device of backend `name` for this process. An unknown name, a backend
-/// this build lacks, or a machine without the device is an error naming
-/// the backend and what was looked for.
-Status createDevice(const std::string &name, const DeviceOptions &options,
-                    std::unique_ptr<Device> &device);
-
 /// Checks an upload or download of `bytes` at `offset` against buffer
 /// `bufferId` of `program`; backends call it before touching memory.
 Status checkTransfer(const RankProgram &program, int64_t bufferId,

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mtrt/Device.h"
+#include "train/Devices.h"
 
 #include "cpu/CpuDevice.h"
 

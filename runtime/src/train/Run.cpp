@@ -10,6 +10,8 @@
 
 #include "train/Run.h"
 
+#include "train/Devices.h"
+
 #include "mtrt/Device.h"
 #include "mtrt/Launcher.h"
 

@@ -2,6 +2,8 @@
 
 #include "train/Trainer.h"
 
+#include "train/Devices.h"
+
 #include "mtrt/Artifact.h"
 #include "mtrt/AtomicFile.h"
 #include "mtrt/CheckpointShards.h"
