@@ -10,7 +10,8 @@
 #                                    # carry ["gpu-bundle"]); results in $OUT
 #
 # The bundle: bin/megatron-run, lib/ (libmtrt.so, libmtrt_cuda_backend.so,
-# MPI, OpenBLAS, libstdc++ ...), artifacts/*.mtx and check.sh.
+# MPI, OpenBLAS ...), artifacts/*.mtx and check.sh; docs/gpu-check.md says
+# how to run it and what it checks.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
