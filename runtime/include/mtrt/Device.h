@@ -1,5 +1,4 @@
-//===- Device.h - The backend seam: one rank's device ------------*- C++
-//-*-===//
+//===- Device.h - The backend seam: one rank's device -----------*- C++ -*-===//
 //
 // What the trainer asks of a backend, on the model of IREE's HAL device at
 // our size: prepare a program once (check every command, resolve its

@@ -1,5 +1,4 @@
-//===- CpuDevice.h - The CPU backend: a rank program on the host -*- C++
-//-*-===//
+//===- CpuDevice.h - The CPU backend behind the seam ------------*- C++ -*-===//
 //
 // The CPU backend behind the device seam (mtrt/Device.h): one arena of the
 // planned size, host kernels for every mt op, BLAS for GEMMs, MPI for

@@ -1,5 +1,4 @@
-//===- HostKernels.h - Reference CPU kernels of the mt ops -------*- C++
-//-*-===//
+//===- HostKernels.h - Reference CPU kernels of the mt ops ------*- C++ -*-===//
 //
 // The host kernels of the thin training runtime: one function per forward or
 // gradient op of the mt dialect (see dialects/MT/IR/MTOps.td for the exact

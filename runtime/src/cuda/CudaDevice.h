@@ -1,5 +1,4 @@
-//===- CudaDevice.h - The CUDA backend behind the device seam ----*- C++
-//-*-===//
+//===- CudaDevice.h - The CUDA backend behind the seam ----------*- C++ -*-===//
 //
 // One rank's program on one GPU: one cudaMalloc arena at the planned
 // offsets, cuBLAS GEMMs (fp32, TF32 off), the generated kernels compiled by

@@ -1,5 +1,4 @@
-//===- DeviceKernels.h - The CUDA backend's kernels, single source -*- C++
-//-*-===//
+//===- DeviceKernels.h - CUDA kernels, single source ------------*- C++ -*-===//
 //
 // Every hand-written kernel of the CUDA backend (generated kernels and
 // cuBLAS GEMMs aside) as a function of one work item: an element, a row, a

@@ -1,5 +1,4 @@
-//===- DeviceLaunch.h - Launching the CUDA backend's kernels -----*- C++
-//-*-===//
+//===- DeviceLaunch.h - Launching the CUDA kernels --------------*- C++ -*-===//
 //
 // Host entry points of the kernels in DeviceKernels.h, compiled by nvcc in
 // DeviceKernels.cu: each runs one item function over a grid on `stream`

@@ -1,5 +1,4 @@
-//===- Run.h - megatron-run: a training run from its command line -*- C++
-//-*-===//
+//===- Run.h - megatron-run: a run from its command line --------*- C++ -*-===//
 
 #ifndef MTRT_TRAIN_RUN_H
 #define MTRT_TRAIN_RUN_H

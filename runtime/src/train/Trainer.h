@@ -1,5 +1,4 @@
-//===- Trainer.h - One rank's training run over the device seam --*- C++
-//-*-===//
+//===- Trainer.h - One rank's training run ----------------------*- C++ -*-===//
 //
 // Binds parameters (from safetensors or the model's initializers),
 // optimizer state, data and hyperparameters to one rank's program through
