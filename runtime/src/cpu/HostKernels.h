@@ -766,9 +766,17 @@ inline void expRow(const float *row, int64_t vocab, float *scratch,
     maxLogit = row[c] > maxLogit ? row[c] : maxLogit;
   for (int64_t c = 0; c < vocab; ++c)
     scratch[c] = expClamped(row[c] - maxLogit);
+  // Four partial sums in a fixed order: the adds do not wait on each
+  // other (one chain was a third of the row's time).
+  double parts[4] = {0, 0, 0, 0};
+  int64_t c = 0;
+  for (; vocab - c >= 4; c += 4)
+    for (int l = 0; l < 4; ++l)
+      parts[l] += double(scratch[c + l]);
   sum = 0;
-  for (int64_t c = 0; c < vocab; ++c)
+  for (; c < vocab; ++c)
     sum += double(scratch[c]);
+  sum += (parts[0] + parts[1]) + (parts[2] + parts[3]);
 }
 } // namespace detail
 
