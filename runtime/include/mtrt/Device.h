@@ -38,8 +38,10 @@ public:
   /// Checks every command against the backend's kernels, resolves them
   /// (once: never by name during a step), builds the program's generated
   /// kernels and allocates the zeroed arena. `program` must outlive the
-  /// device. Errors name the command and its kernel.
-  virtual Status prepare(const RankProgram &program) = 0;
+  /// device. Errors name the command and its kernel. A program that fails
+  /// to prepare leaves none: transfers and steps are then refused rather
+  /// than run against a half-built device.
+  Status prepare(const RankProgram &program);
 
   /// The ranks collectives run among; required by programs with
   /// collectives.
@@ -88,6 +90,23 @@ public:
     values.resize(size_t(count));
     return download(bufferId, values.data(), int64_t(count * sizeof(T)));
   }
+
+protected:
+  /// The backend's part of prepare: `prog` is set before it runs and
+  /// cleared if it fails.
+  virtual Status prepareProgram(const RankProgram &program) = 0;
+
+  /// What every backend checks before it touches memory, for `what` (the
+  /// operation, as errors name it): a prepared program; an upload or
+  /// download of `bytes` at `offset` that fits buffer `bufferId`; an f32
+  /// buffer (findNonFinite).
+  Status checkPrepared(const char *what) const;
+  Status checkTransfer(int64_t bufferId, int64_t bytes, int64_t offset,
+                       const char *what) const;
+  Status checkFloatBuffer(int64_t bufferId, const char *what) const;
+
+  /// The prepared program, or null.
+  const RankProgram *prog = nullptr;
 };
 
 /// What a device is created with.
@@ -95,11 +114,6 @@ struct DeviceOptions {
   /// Host threads per rank (the CPU backend's pool); 0: the default.
   int hostThreads = 0;
 };
-
-/// Checks an upload or download of `bytes` at `offset` against buffer
-/// `bufferId` of `program`; backends call it before touching memory.
-Status checkTransfer(const RankProgram &program, int64_t bufferId,
-                     int64_t bytes, int64_t offset, const char *what);
 
 /// A matmul command's GEMMs: C [batch..., m, n] = op(A) op(B) with op a
 /// transpose where asked; a B of lower rank (a weight) is shared by every
@@ -115,11 +129,6 @@ MatmulShape matmulShape(const RankProgram &program, const Command &command);
 /// buffers `command` reads or writes.
 int64_t persistentExtent(const RankProgram &program);
 int64_t commandExtent(const RankProgram &program, const Command &command);
-
-/// Checks that `program` was prepared (non-null) and that `bufferId` is one
-/// of its f32 buffers, for `what` (findNonFinite).
-Status checkFloatBuffer(const RankProgram *program, int64_t bufferId,
-                        const char *what);
 
 } // namespace mtrt
 

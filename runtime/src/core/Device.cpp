@@ -8,8 +8,25 @@ using namespace mtrt;
 
 Device::~Device() = default;
 
-Status mtrt::checkTransfer(const RankProgram &program, int64_t bufferId,
-                           int64_t bytes, int64_t offset, const char *what) {
+Status Device::prepare(const RankProgram &program) {
+  prog = &program;
+  Status prepared = prepareProgram(program);
+  if (!prepared)
+    prog = nullptr;
+  return prepared;
+}
+
+Status Device::checkPrepared(const char *what) const {
+  if (!prog)
+    return Status::error(std::string(what) +
+                         " before the program was prepared");
+  return Status::ok();
+}
+
+Status Device::checkTransfer(int64_t bufferId, int64_t bytes, int64_t offset,
+                             const char *what) const {
+  MTRT_RETURN_IF_ERROR(checkPrepared(what));
+  const RankProgram &program = *prog;
   if (bufferId < 0 || bufferId >= int64_t(program.buffers.size()))
     return Status::error(std::string(what) + ": no buffer " +
                          std::to_string(bufferId) + " in a program of " +
@@ -25,13 +42,9 @@ Status mtrt::checkTransfer(const RankProgram &program, int64_t bufferId,
   return Status::ok();
 }
 
-Status mtrt::checkFloatBuffer(const RankProgram *program, int64_t bufferId,
-                              const char *what) {
-  if (!program)
-    return Status::error(std::string(what) +
-                         " before the program was prepared");
-  MTRT_RETURN_IF_ERROR(checkTransfer(*program, bufferId, 0, 0, what));
-  const BufferDesc &buffer = program->buffers[size_t(bufferId)];
+Status Device::checkFloatBuffer(int64_t bufferId, const char *what) const {
+  MTRT_RETURN_IF_ERROR(checkTransfer(bufferId, 0, 0, what));
+  const BufferDesc &buffer = prog->buffers[size_t(bufferId)];
   if (buffer.dtype != DType::F32)
     return Status::error(std::string(what) + ": buffer " +
                          std::to_string(bufferId) + " ('" + buffer.name +

@@ -221,17 +221,7 @@ Status CpuDevice::runCollective(KernelId id, const Command &command) {
   return Status::ok();
 }
 
-Status CpuDevice::prepare(const RankProgram &program) {
-  // A program that failed to prepare leaves none: transfers and steps are
-  // refused rather than run against a half-built device.
-  Status prepared = prepareProgram(program);
-  if (!prepared)
-    prog = nullptr;
-  return prepared;
-}
-
 Status CpuDevice::prepareProgram(const RankProgram &program) {
-  prog = &program;
   resolved.clear();
   for (size_t i = 0; i < program.commands.size(); ++i) {
     const Command &command = program.commands[i];
@@ -273,9 +263,7 @@ void *CpuDevice::data(int64_t bufferId) const {
 
 Status CpuDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
                          int64_t offset) {
-  if (!prog)
-    return Status::error("upload before the program was prepared");
-  MTRT_RETURN_IF_ERROR(checkTransfer(*prog, bufferId, bytes, offset, "upload"));
+  MTRT_RETURN_IF_ERROR(checkTransfer(bufferId, bytes, offset, "upload"));
   std::memcpy(static_cast<uint8_t *>(data(bufferId)) + offset, host,
               size_t(bytes));
   return Status::ok();
@@ -283,10 +271,7 @@ Status CpuDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
 
 Status CpuDevice::download(int64_t bufferId, void *host, int64_t bytes,
                            int64_t offset) const {
-  if (!prog)
-    return Status::error("download before the program was prepared");
-  MTRT_RETURN_IF_ERROR(
-      checkTransfer(*prog, bufferId, bytes, offset, "download"));
+  MTRT_RETURN_IF_ERROR(checkTransfer(bufferId, bytes, offset, "download"));
   std::memcpy(host, static_cast<const uint8_t *>(data(bufferId)) + offset,
               size_t(bytes));
   return Status::ok();
@@ -296,7 +281,7 @@ Status CpuDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
                                 int64_t &first) const {
   first = -1;
   for (int64_t id : bufferIds) {
-    MTRT_RETURN_IF_ERROR(checkFloatBuffer(prog, id, "findNonFinite"));
+    MTRT_RETURN_IF_ERROR(checkFloatBuffer(id, "findNonFinite"));
     const float *values = as<float>(id);
     int64_t count = prog->buffers[size_t(id)].numElements();
     // One pass in pieces over the pool: an element is inf or NaN exactly
@@ -411,8 +396,7 @@ void CpuDevice::castBuffer(int64_t from, int64_t to) {
 }
 
 Status CpuDevice::executeStep(uint64_t seed, uint64_t step) {
-  if (!prog)
-    return Status::error("a step before the program was prepared");
+  MTRT_RETURN_IF_ERROR(checkPrepared("a step"));
   // The runtime filled the persistent buffers (parameters, state, inputs).
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
   for (size_t i = 0; i < prog->commands.size(); ++i) {

@@ -35,7 +35,7 @@ public:
   ~CpuDevice() override;
 
   const char *backendName() const override { return "cpu"; }
-  Status prepare(const RankProgram &program) override;
+
   void setCommunicator(const Communicator *comm) override {
     communicator = comm;
   }
@@ -56,7 +56,7 @@ public:
   static void setThreads(int threads);
 
 private:
-  Status prepareProgram(const RankProgram &program);
+  Status prepareProgram(const RankProgram &program) override;
   /// Host address of a buffer.
   void *data(int64_t bufferId) const;
   template <typename T> T *as(int64_t bufferId) const {
@@ -86,7 +86,6 @@ private:
   std::vector<StagedBuffer> staged;
   size_t numStaged = 0;
 
-  const RankProgram *prog = nullptr;
   /// Each command's kernel, resolved once by `init`.
   std::vector<const KernelInfo *> resolved;
   const Communicator *communicator = nullptr;

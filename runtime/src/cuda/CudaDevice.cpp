@@ -64,7 +64,7 @@ public:
   }
 
   const char *backendName() const override { return "cuda"; }
-  Status prepare(const RankProgram &program) override;
+
   void setCommunicator(const Communicator *comm) override {
     communicator = comm;
   }
@@ -80,7 +80,7 @@ public:
   int64_t measuredPeakBytes() const override { return measuredPeak; }
 
 private:
-  Status prepareProgram(const RankProgram &program);
+  Status prepareProgram(const RankProgram &program) override;
   /// Why the CUDA backend cannot run `command` yet, or "".
   std::string unsupported(const Command &command, KernelId id) const;
   /// Scratch bytes `command` needs (row statistics, partial sums).
@@ -120,7 +120,7 @@ private:
   Status unstageOutputs(const Command &command);
 
   int ordinal;
-  const RankProgram *prog = nullptr;
+
   std::vector<const KernelInfo *> resolved;
   std::vector<GeneratedLauncher> launchers;
   GeneratedKernelLibrary generated;
@@ -311,17 +311,7 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
   }
 }
 
-Status CudaDevice::prepare(const RankProgram &program) {
-  // A program that failed to prepare leaves none: transfers and steps are
-  // refused rather than run against a half-built device.
-  Status prepared = prepareProgram(program);
-  if (!prepared)
-    prog = nullptr;
-  return prepared;
-}
-
 Status CudaDevice::prepareProgram(const RankProgram &program) {
-  prog = &program;
   MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   if (!stream)
     MTRT_RETURN_IF_ERROR(
@@ -413,9 +403,7 @@ Status CudaDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
   // The device is a thread's setting: set it on every entry.
   if (prog)
     MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
-  if (!prog)
-    return Status::error("upload before the program was prepared");
-  MTRT_RETURN_IF_ERROR(checkTransfer(*prog, bufferId, bytes, offset, "upload"));
+  MTRT_RETURN_IF_ERROR(checkTransfer(bufferId, bytes, offset, "upload"));
   // On the compute stream, which does not synchronize with the legacy
   // default stream a plain cudaMemcpy uses; waited for, so that the host
   // buffer may be reused on return and the next step sees the bytes.
@@ -432,10 +420,7 @@ Status CudaDevice::download(int64_t bufferId, void *host, int64_t bytes,
   // The device is a thread's setting: set it on every entry.
   if (prog)
     MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
-  if (!prog)
-    return Status::error("download before the program was prepared");
-  MTRT_RETURN_IF_ERROR(
-      checkTransfer(*prog, bufferId, bytes, offset, "download"));
+  MTRT_RETURN_IF_ERROR(checkTransfer(bufferId, bytes, offset, "download"));
   std::string what = "download of buffer " + std::to_string(bufferId);
   MTRT_RETURN_IF_ERROR(
       checkCuda(cudaMemcpyAsync(host, address(bufferId) + offset, size_t(bytes),
@@ -451,7 +436,7 @@ Status CudaDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
     MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   first = -1;
   for (int64_t id : bufferIds) {
-    MTRT_RETURN_IF_ERROR(checkFloatBuffer(prog, id, "findNonFinite"));
+    MTRT_RETURN_IF_ERROR(checkFloatBuffer(id, "findNonFinite"));
     const BufferDesc &buffer = prog->buffers[size_t(id)];
     int found = 0;
     MTRT_RETURN_IF_ERROR(checkCuda(
@@ -477,8 +462,7 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   // The device is a thread's setting: set it on every entry.
   if (prog)
     MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
-  if (!prog)
-    return Status::error("a step before the program was prepared");
+  MTRT_RETURN_IF_ERROR(checkPrepared("a step"));
 
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
   for (size_t i = 0; i < prog->commands.size(); ++i) {
