@@ -81,6 +81,10 @@ public:
 
 private:
   Status prepareProgram(const RankProgram &program) override;
+  /// The GPU is a thread's setting: every entry point sets it.
+  Status selectDevice() const {
+    return checkCuda(cudaSetDevice(ordinal), "cudaSetDevice");
+  }
   /// Why the CUDA backend cannot run `command` yet, or "".
   std::string unsupported(const Command &command, KernelId id) const;
   /// Scratch bytes `command` needs (row statistics, partial sums).
@@ -312,7 +316,7 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
 }
 
 Status CudaDevice::prepareProgram(const RankProgram &program) {
-  MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
+  MTRT_RETURN_IF_ERROR(selectDevice());
   if (!stream)
     MTRT_RETURN_IF_ERROR(
         checkCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
@@ -400,10 +404,8 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
 
 Status CudaDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
                           int64_t offset) {
-  // The device is a thread's setting: set it on every entry.
-  if (prog)
-    MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   MTRT_RETURN_IF_ERROR(checkTransfer(bufferId, bytes, offset, "upload"));
+  MTRT_RETURN_IF_ERROR(selectDevice());
   // On the compute stream, which does not synchronize with the legacy
   // default stream a plain cudaMemcpy uses; waited for, so that the host
   // buffer may be reused on return and the next step sees the bytes.
@@ -417,10 +419,8 @@ Status CudaDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
 
 Status CudaDevice::download(int64_t bufferId, void *host, int64_t bytes,
                             int64_t offset) const {
-  // The device is a thread's setting: set it on every entry.
-  if (prog)
-    MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   MTRT_RETURN_IF_ERROR(checkTransfer(bufferId, bytes, offset, "download"));
+  MTRT_RETURN_IF_ERROR(selectDevice());
   std::string what = "download of buffer " + std::to_string(bufferId);
   MTRT_RETURN_IF_ERROR(
       checkCuda(cudaMemcpyAsync(host, address(bufferId) + offset, size_t(bytes),
@@ -431,10 +431,9 @@ Status CudaDevice::download(int64_t bufferId, void *host, int64_t bytes,
 
 Status CudaDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
                                  int64_t &first) const {
-  // The device is a thread's setting: set it on every entry.
-  if (prog)
-    MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   first = -1;
+  MTRT_RETURN_IF_ERROR(checkPrepared("findNonFinite"));
+  MTRT_RETURN_IF_ERROR(selectDevice());
   for (int64_t id : bufferIds) {
     MTRT_RETURN_IF_ERROR(checkFloatBuffer(id, "findNonFinite"));
     const BufferDesc &buffer = prog->buffers[size_t(id)];
@@ -459,10 +458,8 @@ Status CudaDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
 }
 
 Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
-  // The device is a thread's setting: set it on every entry.
-  if (prog)
-    MTRT_RETURN_IF_ERROR(checkCuda(cudaSetDevice(ordinal), "cudaSetDevice"));
   MTRT_RETURN_IF_ERROR(checkPrepared("a step"));
+  MTRT_RETURN_IF_ERROR(selectDevice());
 
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
   for (size_t i = 0; i < prog->commands.size(); ++i) {
