@@ -74,6 +74,21 @@ inline float halfToFloat(uint16_t value) {
   return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
+/// `count` 16-bit values (bf16 when `bf16`, else IEEE half) widened into
+/// floats, and floats rounded into them: how 16-bit buffers are staged
+/// through fp32 (the CPU backend, the MPI collectives).
+inline void widenHalves(const uint16_t *from, float *to, int64_t count,
+                        bool bf16) {
+  for (int64_t i = 0; i < count; ++i)
+    to[i] = bf16 ? bfloat16ToFloat(from[i]) : halfToFloat(from[i]);
+}
+
+inline void narrowToHalves(const float *from, uint16_t *to, int64_t count,
+                           bool bf16) {
+  for (int64_t i = 0; i < count; ++i)
+    to[i] = bf16 ? floatToBFloat16(from[i]) : floatToHalf(from[i]);
+}
+
 } // namespace mtrt
 
 #endif // MTRT_HALFFLOAT_H

@@ -310,25 +310,17 @@ namespace {
 bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
 
 void widen(DType dtype, const void *from, float *to, int64_t count) {
-  const uint16_t *half = static_cast<const uint16_t *>(from);
-  if (dtype == DType::BF16)
-    for (int64_t i = 0; i < count; ++i)
-      to[i] = bfloat16ToFloat(half[i]);
-  else if (dtype == DType::F16)
-    for (int64_t i = 0; i < count; ++i)
-      to[i] = halfToFloat(half[i]);
+  if (isHalf(dtype))
+    widenHalves(static_cast<const uint16_t *>(from), to, count,
+                dtype == DType::BF16);
   else
     std::memcpy(to, from, size_t(count) * sizeof(float));
 }
 
 void narrow(DType dtype, const float *from, void *to, int64_t count) {
-  uint16_t *half = static_cast<uint16_t *>(to);
-  if (dtype == DType::BF16)
-    for (int64_t i = 0; i < count; ++i)
-      half[i] = floatToBFloat16(from[i]);
-  else if (dtype == DType::F16)
-    for (int64_t i = 0; i < count; ++i)
-      half[i] = floatToHalf(from[i]);
+  if (isHalf(dtype))
+    narrowToHalves(from, static_cast<uint16_t *>(to), count,
+                   dtype == DType::BF16);
   else
     std::memcpy(to, from, size_t(count) * sizeof(float));
 }

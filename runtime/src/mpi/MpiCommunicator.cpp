@@ -31,19 +31,15 @@ MPI_Datatype mpiType(DType dtype) {
 }
 
 std::vector<float> widened(DType dtype, const void *data, int64_t count) {
-  const uint16_t *half = static_cast<const uint16_t *>(data);
   std::vector<float> values(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i)
-    values[size_t(i)] =
-        dtype == DType::BF16 ? bfloat16ToFloat(half[i]) : halfToFloat(half[i]);
+  widenHalves(static_cast<const uint16_t *>(data), values.data(), count,
+              dtype == DType::BF16);
   return values;
 }
 
 void narrow(DType dtype, const std::vector<float> &values, void *data) {
-  uint16_t *half = static_cast<uint16_t *>(data);
-  for (size_t i = 0; i < values.size(); ++i)
-    half[i] = dtype == DType::BF16 ? floatToBFloat16(values[i])
-                                   : floatToHalf(values[i]);
+  narrowToHalves(values.data(), static_cast<uint16_t *>(data),
+                 int64_t(values.size()), dtype == DType::BF16);
 }
 
 /// Integers have no average.
