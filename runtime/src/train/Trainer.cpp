@@ -439,7 +439,6 @@ public:
                   static_cast<long long>(data.numTokens()));
     int64_t lossId =
         program.outputs.count("loss") ? program.outputs.at("loss") : -1;
-    std::vector<double> losses;
     int64_t normId = program.outputs.count("grad_norm")
                          ? program.outputs.at("grad_norm")
                          : -1;
@@ -541,7 +540,6 @@ public:
                  : "the update made parameter '" + where + "' non-finite") +
             "; stopping without saving");
       }
-      losses.push_back(loss);
       stepLosses.push_back(loss);
       double tokensPerSecond = double(globalBatch() * seqLen) / seconds;
       // Model FLOPs of the whole run (all ranks) per second, as Megatron-LM
@@ -601,13 +599,13 @@ public:
     }
     if (log)
       std::fclose(log);
-    size_t window = std::min<size_t>(10, losses.size());
+    size_t window = std::min<size_t>(10, stepLosses.size());
     double recent = 0;
-    for (size_t i = losses.size() - window; i < losses.size(); ++i)
-      recent += losses[i] / double(window);
+    for (size_t i = stepLosses.size() - window; i < stepLosses.size(); ++i)
+      recent += stepLosses[i] / double(window);
     if (speak) {
       std::printf("loss: first step %.4f, mean of the last %zu steps %.4f",
-                  losses.front(), window, recent);
+                  stepLosses.front(), window, recent);
       if (corpus)
         std::printf(", corpus floor %.4f (gap %.4f)", floor, recent - floor);
       std::printf("\n");
@@ -615,7 +613,7 @@ public:
       if (lossScaling)
         std::printf("loss scaling: %lld of %zu steps skipped, loss scale now "
                     "%g\n",
-                    static_cast<long long>(skippedSteps), losses.size(),
+                    static_cast<long long>(skippedSteps), stepLosses.size(),
                     scaler.scale);
     }
     // Every rank's planned and measured peak, printed by rank 0.
