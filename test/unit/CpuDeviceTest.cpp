@@ -160,6 +160,19 @@ TEST(CpuDevice, AFailedPrepareLeavesNothingToRun) {
             "download of -1 elements");
 }
 
+// Only f32 buffers are scanned for non-finite values: token ids are not.
+TEST(CpuDevice, ScansOnlyFloatBuffers) {
+  RankProgram program = addProgram();
+  program.buffers[0].dtype = DType::I32;
+  program.buffers[0].name = "tokens";
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(device->prepare(program));
+  int64_t first = 0;
+  EXPECT_EQ(device->findNonFinite({1, 0}, first).message(),
+            "findNonFinite: buffer 0 ('tokens') is not f32");
+}
+
 TEST(Devices, UnknownAndMissingBackendsAreNamed) {
   std::vector<std::string> built = builtBackends();
   bool cudaBuilt = built.front() == "cuda";
