@@ -110,6 +110,7 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
       kernel.operandExtents =
           toVector(generated.getOperandExtentsAttr().asArrayRef());
       kernel.flopsPerElement = generated.getFlopsPerElement();
+      kernel.rowLength = generated.getRowLength().value_or(0);
       generatedIndex[kernel.name] = int64_t(result.generatedKernels.size());
       result.generatedKernels.push_back(std::move(kernel));
       kernelSources.push_back(generated.getSource().str());

@@ -46,10 +46,113 @@ std::string round(Type type, const std::string &expr) {
   return expr;
 }
 
+/// A row fusion (mt.cross_entropy per position and/or mt.cross_entropy_grad
+/// of one pair of logits and labels) as a row kernel: each row's maximum
+/// and sum of exponentials once, then the loss and the gradient. The
+/// gradient recomputes each exponential rather than storing it, so it may
+/// overwrite the logits (mt-lower-to-runtime does when nothing reads them
+/// afterwards): every column is read before it is written, and the
+/// label's logit first of all. Hence no MT_RESTRICT on the row pointers.
+FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  CrossEntropyOp loss;
+  CrossEntropyGradOp grad;
+  for (Operation &op : body.without_terminator()) {
+    if (auto lossOp = dyn_cast<CrossEntropyOp>(op))
+      loss = lossOp;
+    else if (auto gradOp = dyn_cast<CrossEntropyGradOp>(op))
+      grad = gradOp;
+  }
+  Value logits = loss ? loss.getLogits() : grad.getLogits();
+  Value labels = loss ? loss.getLabels() : grad.getLabels();
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+  Type logitsElement = logitsType.getElementType();
+  if (!cast<RankedTensorType>(labels.getType()).getElementType().isInteger(32))
+    return fusion.emitOpError()
+           << "reads i64 labels; a generated kernel reads i32 token ids";
+
+  EmittedKernel kernel;
+  kernel.elements = numElements(labels);
+  kernel.rowLength = logitsType.getShape().back();
+  std::string cols = std::to_string(kernel.rowLength) + "LL";
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// " << name << ": a row fusion of ";
+  llvm::interleave(
+      body.without_terminator(), os,
+      [&](Operation &op) { os << op.getName().getStringRef(); }, ", ");
+  os << ", " << kernel.elements << " rows of " << kernel.rowLength
+     << "\nMT_KERNEL(" << name << ") {\n";
+  llvm::DenseMap<Value, std::string> pointers;
+  unsigned index = 0;
+  auto declare = [&](Value value, bool input, const std::string &pointer) {
+    Type element = elementType(value);
+    std::string type = element.isInteger(32) ? "int32_t"
+                                             : storageType(element).str();
+    bool row = value.getType() == logits.getType();
+    os << "  " << (input ? "const " : "") << type
+       << (row ? " *" : " *MT_RESTRICT ") << pointer << " = ("
+       << (input ? "const " : "") << type << " *)MT_ARG(" << index++
+       << ");\n";
+    kernel.operandTypes.push_back(element);
+    kernel.operandExtents.push_back(numElements(value));
+    pointers[value] = pointer;
+  };
+  for (BlockArgument arg : body.getArguments())
+    declare(arg, true, "in" + std::to_string(arg.getArgNumber()));
+  for (auto [i, value] : llvm::enumerate(yield.getValues()))
+    declare(value, false, "out" + std::to_string(i));
+
+  std::string x = pointers[logits];
+  os << "  MT_ROW_LOOP(r)\n"
+     << "    const int64_t mt_row = r * " << cols << ";\n"
+     << "    const int32_t label = " << pointers[labels] << "[r];\n"
+     << "    const bool labeled = label >= 0 && label < " << cols << ";\n"
+     << "    // The label's logit before anything overwrites the row.\n"
+     << "    const float picked = labeled ? "
+     << widen(logitsElement, x + "[mt_row + label]") << " : 0.0f;\n"
+     << "    const float m = mt_row_max(" << cols << ", [&](int64_t c) {\n"
+     << "      return " << widen(logitsElement, x + "[mt_row + c]")
+     << ";\n    });\n"
+     << "    const float s = mt_row_sum(" << cols << ", [&](int64_t c) {\n"
+     << "      return mt_exp(" << widen(logitsElement, x + "[mt_row + c]")
+     << " - m);\n    });\n";
+  // Per element of the row: the max (1), exp and the sum (~12), and for
+  // the gradient the exp again, the scale and the label's term (~13).
+  kernel.flopsPerElement = 13;
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    if (loss && value == loss.getResult()) {
+      os << "    MT_ROW_LEADER " << "out" << i
+         << "[r] = m + logf(s) - picked;\n";
+    } else if (grad && value == grad.getResult()) {
+      kernel.flopsPerElement += 13;
+      os << "    const float k = " << pointers[grad.getGradLoss()] << "[0] / "
+         << kernel.elements << ".0f, ks = k / s;\n"
+         << "    MT_ROW_FOR(c, " << cols << ")\n"
+         << "      out" << i << "[mt_row + c] = "
+         << narrow(logitsElement,
+                   "mt_exp(" +
+                       widen(logitsElement, x + "[mt_row + c]") +
+                       " - m) * ks - (c == label ? k : 0.0f)")
+         << ";\n    MT_ROW_FOR_END\n";
+    } else {
+      return fusion.emitOpError()
+             << "yields a value a row kernel does not compute";
+    }
+  }
+  os << "  MT_ROW_LOOP_END\n}\nMT_ROW_LAUNCHER(" << name << ")\n";
+  kernel.source = std::move(text);
+  return kernel;
+}
+
 } // namespace
 
 FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
                                                    StringRef name) {
+  if (fusion.getRowReduction())
+    return emitRowKernel(fusion, name);
   EmittedKernel kernel;
   kernel.elements = fusion.getDomainElements();
   Block &body = fusion.getBody().front();

@@ -215,12 +215,105 @@ private:
   llvm::DenseMap<Operation *, unsigned> groupOf;
 };
 
+/// Whether `op` is a cross-entropy op computed on one rank's whole
+/// vocabulary: a vocab-parallel one reduces across ranks inside its
+/// kernel, which a generated kernel cannot.
+bool isWholeVocabulary(Operation *op) {
+  return !op->hasAttr(MTDialect::getTpVocabAxisAttrName()) &&
+         !op->hasAttr(MTDialect::getVocabSizeAttrName());
+}
+
+/// Fuses the mean cross-entropy `loss` and the gradient of the same logits
+/// and labels into one row fusion: the per-position losses and the
+/// logits' gradient come from one pass over the logits (each row's
+/// maximum and sum of exponentials computed once), then `mt.mean` of the
+/// losses replaces the loss. The region goes where the gradient was when
+/// nothing reads the loss in between, else where the loss was when the
+/// gradient's operands are ready there; otherwise the two stay apart.
+/// Returns whether it fused.
+bool fuseCrossEntropy(CrossEntropyOp loss) {
+  if (loss.getType().getRank() != 0 || !isWholeVocabulary(loss))
+    return false;
+  CrossEntropyGradOp grad;
+  for (Operation *user : loss.getLogits().getUsers()) {
+    auto candidate = dyn_cast<CrossEntropyGradOp>(user);
+    if (candidate && candidate->getBlock() == loss->getBlock() &&
+        candidate.getLabels() == loss.getLabels() &&
+        isWholeVocabulary(candidate) && loss->isBeforeInBlock(candidate) &&
+        loss->getAttr(MTDialect::getMicrobatchAttrName()) ==
+            candidate->getAttr(MTDialect::getMicrobatchAttrName()) &&
+        loss->getAttr(MTDialect::getRecomputedAttrName()) ==
+            candidate->getAttr(MTDialect::getRecomputedAttrName())) {
+      grad = candidate;
+      break;
+    }
+  }
+  if (!grad)
+    return false;
+  Operation *place = nullptr;
+  if (llvm::all_of(loss->getUsers(), [&](Operation *user) {
+        return user->getBlock() != grad->getBlock() ||
+               grad->isBeforeInBlock(user);
+      }))
+    place = grad;
+  else if (llvm::all_of(grad->getOperands(), [&](Value operand) {
+             Operation *producer = operand.getDefiningOp();
+             return !producer || producer->getBlock() != loss->getBlock() ||
+                    producer->isBeforeInBlock(loss);
+           }))
+    place = loss;
+  if (!place)
+    return false;
+
+  OpBuilder builder(place);
+  Location location = place->getLoc();
+  auto lossesType =
+      RankedTensorType::get(loss.getLabels().getType().getShape(),
+                            builder.getF32Type());
+  SmallVector<Value> inputs = {grad.getGradLoss(), loss.getLogits(),
+                               loss.getLabels()};
+  auto fusion = FusionOp::create(
+      builder, location, TypeRange{lossesType, grad.getType()}, inputs);
+  // The region is one kernel of the action it is placed in.
+  for (StringRef name :
+       {MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
+        MTDialect::getLayerAttrName(), MTDialect::getRecomputedAttrName()})
+    if (Attribute mark = place->getAttr(name))
+      fusion->setAttr(name, mark);
+  Block *body = builder.createBlock(&fusion.getBody());
+  SmallVector<Value> args;
+  for (Value input : inputs)
+    args.push_back(body->addArgument(input.getType(), input.getLoc()));
+  Value losses = CrossEntropyOp::create(builder, loss.getLoc(), lossesType,
+                                        args[1], args[2]);
+  Value gradient = CrossEntropyGradOp::create(
+      builder, grad.getLoc(), grad.getType(), args[0], args[1], args[2]);
+  YieldOp::create(builder, location, ValueRange{losses, gradient});
+  builder.setInsertionPointAfter(fusion);
+  auto mean = MeanOp::create(builder, loss.getLoc(), loss.getType(),
+                             fusion.getResult(0));
+  for (StringRef name :
+       {MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
+        MTDialect::getLayerAttrName(), MTDialect::getRecomputedAttrName()})
+    if (Attribute mark = place->getAttr(name))
+      mean->setAttr(name, mark);
+  loss.getResult().replaceAllUsesWith(mean.getResult());
+  grad.getResult().replaceAllUsesWith(fusion.getResult(1));
+  grad->erase();
+  loss->erase();
+  return true;
+}
+
 struct FusePass : mt::impl::FusePassBase<FusePass> {
   void runOnOperation() override {
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isExternal())
         continue;
       for (Block &block : function.getBody()) {
+        for (auto loss : llvm::make_early_inc_range(
+                 block.getOps<CrossEntropyOp>()))
+          if (fuseCrossEntropy(loss))
+            ++numRowRegions;
         Fuser fuser(block);
         fuser.group();
         int64_t regions = 0;

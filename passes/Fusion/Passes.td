@@ -43,6 +43,18 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     commands. The chains fused here are adjacent in practice, and
     `test/runtime/fusion.test` measures the peaks of whole models (equal
     or lower).
+    The mean cross-entropy and its gradient (`mt.cross_entropy` and
+    `mt.cross_entropy_grad` of the same logits and labels, whole
+    vocabulary) become one row fusion, computing the per-position losses
+    and the logits' gradient in one pass over the logits, followed by
+    `mt.mean`. The region runs where the gradient was, or where the loss
+    was if the loss is read in between (with pipelining, each
+    microbatch's loss is). `mt-lower-to-runtime` writes the gradient over
+    the logits when nothing reads them afterwards, which lowers the
+    planned peak by one logits tensor. A vocab-parallel cross-entropy
+    (tensor parallelism) reduces across ranks inside its kernel and stays
+    as it is.
+
     Scalars stay host kernels. `fuse=false` in `--mt-train-pipeline` skips
     the pass.
 
@@ -52,7 +64,9 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
   }];
   let statistics = [
     Statistic<"numRegions", "regions", "mt.fusion regions created">,
-    Statistic<"numFusedOps", "fused-ops", "elementwise ops placed in them">
+    Statistic<"numFusedOps", "fused-ops", "elementwise ops placed in them">,
+    Statistic<"numRowRegions", "row-regions",
+              "cross-entropy losses fused with their gradient">
   ];
   let dependentDialects = ["::mlir::mt::MTDialect"];
 }

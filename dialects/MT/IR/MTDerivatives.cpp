@@ -197,6 +197,9 @@ LogicalResult RepeatKVOp::buildGradients(GradientEmitter &g) {
 }
 
 LogicalResult CrossEntropyOp::buildGradients(GradientEmitter &g) {
+  if (getType().getRank() != 0)
+    return emitOpError() << "returns per-position losses; only the mean "
+                            "loss differentiates";
   g.accumulate(getLogits(), g.create<CrossEntropyGradOp>(
                                 getLogits().getType(), g.resultGradient(0),
                                 getLogits(), getLabels()));

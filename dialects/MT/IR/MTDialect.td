@@ -217,6 +217,10 @@ def MT_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
 /// Token ids and labels.
 def MT_TokenTensor : StaticShapeTensorOf<[I32, I64]>;
 
+/// What an mt.fusion passes: float values, and the labels a fused
+/// cross-entropy reads.
+def MT_FusionTensor : StaticShapeTensorOf<[F32, BF16, F16, I32]>;
+
 /// A scalar: the loss, a norm, a run-time hyperparameter. Buildable, so
 /// assembly formats need not spell it.
 def MT_ScalarF32Tensor : 0DTensorOf<[F32]> {

@@ -103,8 +103,57 @@ int64_t CastOp::flopsPerElement() { return 0; }
 // mt.fusion
 //===----------------------------------------------------------------------===//
 
+Operation *FusionOp::getRowReduction() {
+  for (Operation &op : getBody().front())
+    if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+      return &op;
+  return nullptr;
+}
+
 int64_t FusionOp::getDomainElements() {
+  if (Operation *row = getRowReduction()) {
+    Value labels = isa<CrossEntropyOp>(row)
+                       ? cast<CrossEntropyOp>(row).getLabels()
+                       : cast<CrossEntropyGradOp>(row).getLabels();
+    return cast<RankedTensorType>(labels.getType()).getNumElements();
+  }
   return cast<RankedTensorType>(getResult(0).getType()).getNumElements();
+}
+
+/// A row fusion: cross-entropy losses per position and the logits'
+/// gradient, of one pair of logits and labels, in any combination.
+static LogicalResult verifyRowFusion(FusionOp fusion, Block &body) {
+  Value logits, labels;
+  for (Operation &op : body.without_terminator()) {
+    Value opLogits, opLabels;
+    if (auto loss = dyn_cast<CrossEntropyOp>(op)) {
+      if (loss.getType().getRank() == 0)
+        return op.emitOpError()
+               << "computes the mean loss; inside an mt.fusion it must "
+                  "return the per-position losses (followed by mt.mean)";
+      opLogits = loss.getLogits();
+      opLabels = loss.getLabels();
+    } else if (auto grad = dyn_cast<CrossEntropyGradOp>(op)) {
+      opLogits = grad.getLogits();
+      opLabels = grad.getLabels();
+      if (!isa<BlockArgument>(grad.getGradLoss()))
+        return op.emitOpError()
+               << "must take its loss gradient from the fusion's inputs";
+    } else {
+      return op.emitOpError()
+             << "cannot join a row fusion: only mt.cross_entropy and "
+                "mt.cross_entropy_grad may appear beside each other";
+    }
+    if (!isa<BlockArgument>(opLogits) || !isa<BlockArgument>(opLabels))
+      return op.emitOpError()
+             << "must read its logits and labels from the fusion's inputs";
+    if (logits && (logits != opLogits || labels != opLabels))
+      return op.emitOpError() << "reads other logits or labels than the "
+                                 "row fusion's first op";
+    logits = opLogits;
+    labels = opLabels;
+  }
+  return success();
 }
 
 LogicalResult FusionOp::verify() {
@@ -127,6 +176,8 @@ LogicalResult FusionOp::verify() {
   if (TypeRange(yield.getValues().getTypes()) != getResultTypes())
     return emitOpError() << "yields " << yield.getValues().getTypes()
                          << " but has results " << getResultTypes();
+  if (getRowReduction())
+    return verifyRowFusion(*this, body);
   int64_t domain = getDomainElements();
   for (Operation &op : body.without_terminator()) {
     auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);

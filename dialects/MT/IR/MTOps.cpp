@@ -463,7 +463,17 @@ static LogicalResult verifyCrossEntropyShapes(Operation *op, Value logits,
 }
 
 LogicalResult CrossEntropyOp::verify() {
-  return verifyCrossEntropyShapes(getOperation(), getLogits(), getLabels());
+  if (failed(verifyCrossEntropyShapes(getOperation(), getLogits(), getLabels())))
+    return failure();
+  // The mean (a scalar) or one loss per position.
+  RankedTensorType loss = getType();
+  if (loss.getRank() != 0 &&
+      loss.getShape() != tensorType(getLabels()).getShape())
+    return emitOpError() << "result must be tensor<f32> (the mean loss) or "
+                            "have the labels' shape (one loss per "
+                            "position), got "
+                         << loss;
+  return success();
 }
 
 LogicalResult CrossEntropyGradOp::verify() {

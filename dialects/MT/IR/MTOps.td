@@ -493,13 +493,18 @@ def MT_CrossEntropyOp : MT_Op<"cross_entropy", [DeclareOpInterfaceMethods<MT_Dif
     holding a slice of the vocabulary, reducing the row maximum and the sum
     of exponentials across ranks, so that no rank ever holds full logits.
 
+    With a result of the labels' shape the op returns each position's loss
+    instead of their mean (`reduction='none'` in PyTorch). `mt-fuse` uses
+    that form inside an `mt.fusion` that also computes the logits'
+    gradient, followed by `mt.mean`; only the mean form differentiates.
+
     ```mlir
     %loss = mt.cross_entropy %logits, %labels
         : (tensor<8x1024x50257xf32>, tensor<8x1024xi32>) -> tensor<f32>
     ```
   }];
   let arguments = (ins MT_FloatTensor:$logits, MT_TokenTensor:$labels);
-  let results = (outs MT_ScalarF32Tensor:$loss);
+  let results = (outs StaticShapeTensorOf<[F32]>:$loss);
   let assemblyFormat = [{
     $logits `,` $labels attr-dict `:` functional-type(operands, results)
   }];
@@ -749,6 +754,22 @@ def MT_DivOp : MT_Op<"div", [Pure]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
+def MT_MeanOp : MT_Op<"mean", [Pure]> {
+  let summary = "Averages all elements of an f32 tensor.";
+  let description = [{
+    `sum(x) / numel(x)`, accumulated in double precision in index order, so
+    that the result does not depend on how a backend splits the work. The
+    mean loss after a fused cross-entropy (per-position losses) is one.
+
+    ```mlir
+    %loss = mt.mean %losses : tensor<8x1024xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$input);
+  let results = (outs MT_ScalarF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def MT_ClipScaleOp : MT_Op<"clip_scale", [Pure]> {
   let summary = "Computes the factor that clips a gradient norm.";
   let description = [{
@@ -820,7 +841,7 @@ def MT_AdamWOp : MT_Op<"adamw",
 
 def MT_FusionOp : MT_Op<"fusion",
     [IsolatedFromAbove, RecursiveMemoryEffects, SingleBlock]> {
-  let summary = "Elementwise ops that run as one generated kernel.";
+  let summary = "Ops that run as one generated kernel.";
   let description = [{
     `mt-fuse` groups chains of elementwise ops (`ElementwiseOpInterface`)
     into one region; `mt-lower-to-runtime` emits one kernel for it
@@ -836,6 +857,13 @@ def MT_FusionOp : MT_Op<"fusion",
     derivative-free scalar semantics the emitter prints, and would need a
     tensor-level lowering the runtime does not have.
 
+    A row fusion instead iterates over the rows of a row reduction: today
+    `mt.cross_entropy` (per-position form) and `mt.cross_entropy_grad` of
+    the same logits and labels, which share each row's maximum and sum of
+    exponentials and read the logits once instead of twice. Its iteration
+    domain is the rows (the labels' elements); operands are whole rows,
+    one value per row, or a scalar.
+
     ```mlir
     %h, %g = mt.fusion ins(%x, %b : tensor<4x8x32xf32>, tensor<32xf32>)
         -> (tensor<4x8x32xf32>, tensor<4x8x32xf32>) {
@@ -846,8 +874,8 @@ def MT_FusionOp : MT_Op<"fusion",
     }
     ```
   }];
-  let arguments = (ins Variadic<MT_FloatTensor>:$inputs);
-  let results = (outs Variadic<MT_FloatTensor>:$results);
+  let arguments = (ins Variadic<MT_FusionTensor>:$inputs);
+  let results = (outs Variadic<MT_FusionTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     (`ins` `(` $inputs^ `:` type($inputs) `)`)? `->` `(` type($results) `)`
@@ -856,15 +884,19 @@ def MT_FusionOp : MT_Op<"fusion",
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The number of elements of the iteration domain: the size of the
-    /// first result, which every full operand shares.
+    /// first result, which every full operand shares (elementwise), or the
+    /// number of rows (a row fusion).
     int64_t getDomainElements();
+    /// The row reduction of a row fusion (the first mt.cross_entropy or
+    /// mt.cross_entropy_grad of its body), or null for an elementwise one.
+    Operation *getRowReduction();
   }];
 }
 
 def MT_YieldOp : MT_Op<"yield", [Pure, Terminator,
                                   HasParent<"FusionOp">]> {
   let summary = "Returns the values of an mt.fusion region.";
-  let arguments = (ins Variadic<MT_FloatTensor>:$values);
+  let arguments = (ins Variadic<MT_FusionTensor>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 

@@ -165,6 +165,12 @@ def MTRT_GeneratedKernelOp : MTRT_Op<"generated_kernel",
     `elements`, or the length of a row-broadcast operand (a bias), indexed
     modulo it. `flops_per_element` counts its arithmetic for profiles.
 
+    A row kernel (from a row fusion) has a `row_length`: it iterates over
+    `elements` rows, and each operand has `elements * row_length`
+    elements (whole rows), `elements` (one per row) or one (a scalar);
+    i32 operands are token ids, one per row. Its `flops_per_element` are
+    per element of a row.
+
     ```mlir
     mtrt.generated_kernel @fused_0 {elements = 1024 : i64, num_outputs = 1 : i64,
         operand_types = [f32, f32, f32], operand_extents = array<i64: 1024, 32, 1024>,
@@ -175,7 +181,8 @@ def MTRT_GeneratedKernelOp : MTRT_Op<"generated_kernel",
                        I64Attr:$elements, I64Attr:$num_outputs,
                        TypeArrayAttr:$operand_types,
                        DenseI64ArrayAttr:$operand_extents,
-                       I64Attr:$flops_per_element);
+                       I64Attr:$flops_per_element,
+                       OptionalAttr<I64Attr>:$row_length);
   let assemblyFormat = "$sym_name attr-dict";
 }
 

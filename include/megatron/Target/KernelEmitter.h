@@ -23,10 +23,15 @@ namespace mlir::mt {
 
 struct EmittedKernel {
   std::string source;
+  /// Elements of the iteration domain: of the results (elementwise), or
+  /// rows (a row kernel).
   int64_t elements = 0;
+  /// A row kernel's row length; 0 for an elementwise kernel.
+  int64_t rowLength = 0;
   /// Inputs (the region's operands) first, then outputs (its results).
   SmallVector<Type> operandTypes;
   SmallVector<int64_t> operandExtents;
+  /// Per element of the domain, or per element of a row (a row kernel).
   int64_t flopsPerElement = 0;
 };
 

@@ -123,6 +123,42 @@ struct LowerToRuntimePass
     }
   }
 
+  /// For a row fusion computing a cross-entropy gradient from logits that
+  /// only it reads (through no view another op reads), the (gradient
+  /// result, logits operand) pair the gradient may overwrite.
+  static std::optional<std::pair<Value, Value>>
+  gradientOverLogits(Operation *op) {
+    auto fusion = dyn_cast<FusionOp>(op);
+    if (!fusion || !fusion.getRowReduction())
+      return std::nullopt;
+    auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+    for (auto [index, value] : llvm::enumerate(yield.getValues())) {
+      auto grad = value.getDefiningOp<CrossEntropyGradOp>();
+      if (!grad)
+        continue;
+      Value logits =
+          fusion.getInputs()[cast<BlockArgument>(grad.getLogits())
+                                 .getArgNumber()];
+      // The logits and every view they were made through are read by
+      // this op (or the next view) alone; an argument is persistent.
+      for (Value value = logits;;) {
+        if (!value.hasOneUse())
+          return std::nullopt;
+        Operation *producer = value.getDefiningOp();
+        if (!producer)
+          return std::nullopt;
+        if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(producer))
+          value = collapse.getSrc();
+        else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(producer))
+          value = expand.getSrc();
+        else
+          break;
+      }
+      return std::make_pair(fusion.getResult(index), logits);
+    }
+    return std::nullopt;
+  }
+
   static int64_t stageOf(func::FuncOp function) {
     if (auto stage = function->getAttrOfType<IntegerAttr>(
             MTDialect::getPipelineStageAttrName()))
@@ -218,6 +254,21 @@ struct LowerToRuntimePass
         alias(adamw.getNewParam(), adamw.getParam());
         alias(adamw.getNewExpAvg(), adamw.getExpAvg());
         alias(adamw.getNewExpAvgSq(), adamw.getExpAvgSq());
+      } else if (std::optional<std::pair<Value, Value>> inPlace =
+                     gradientOverLogits(&op)) {
+        // A fused cross-entropy writes the logits' gradient over the
+        // logits, which nothing reads afterwards: one logits-sized buffer
+        // less at the peak of the step.
+        for (Value result : op.getResults()) {
+          if (result == inPlace->first) {
+            alias(result, inPlace->second);
+            continue;
+          }
+          Allocation alloc;
+          alloc.kind = "activation";
+          alloc.firstUse = alloc.lastUse = step;
+          newAlloc(result, std::move(alloc));
+        }
       } else {
         for (Value result : op.getResults()) {
           Allocation alloc;
@@ -593,7 +644,10 @@ struct LowerToRuntimePass
             builder.getI64IntegerAttr(fusion.getNumResults()),
             builder.getTypeArrayAttr(emitted->operandTypes),
             builder.getDenseI64ArrayAttr(emitted->operandExtents),
-            builder.getI64IntegerAttr(emitted->flopsPerElement));
+            builder.getI64IntegerAttr(emitted->flopsPerElement),
+            emitted->rowLength
+                ? builder.getI64IntegerAttr(emitted->rowLength)
+                : IntegerAttr());
         generated = FlatSymbolRefAttr::get(builder.getContext(), name);
         kernel = "fused";
       }
@@ -682,6 +736,12 @@ struct LowerToRuntimePass
       return op->emitOpError() << "has no rng_stream: run mt-autodiff before "
                                   "mt-lower-to-runtime";
     };
+    if (auto loss = dyn_cast<CrossEntropyOp>(op);
+        loss && loss.getType().getRank() != 0)
+      return op->emitOpError()
+             << "cannot be lowered to the runtime: per-position losses are "
+                "computed only inside an mt.fusion with the gradient (run "
+                "mt-fuse); the cross_entropy kernel returns the mean";
     if (auto dropout = dyn_cast<DropoutOp>(op))
       return needsStream(dropout.getProbability().convertToDouble(),
                          dropout.getRngStreamAttr());

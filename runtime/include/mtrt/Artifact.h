@@ -158,7 +158,10 @@ struct GeneratedKernel {
   int64_t numOutputs = 0;
   std::vector<DType> operandTypes;
   std::vector<int64_t> operandExtents;
+  /// Per element of the domain, or per element of a row (a row kernel).
   int64_t flopsPerElement = 0;
+  /// A row kernel's row length: `elements` rows of it. 0: elementwise.
+  int64_t rowLength = 0;
 };
 
 /// A program as the artifact holds it (shared by the ranks of its stage),

@@ -67,6 +67,25 @@ struct mt_args {
       name<<<(unsigned)blocks, 256, 0, stream>>>(*args, 0, n);                 \
     return cudaGetLastError();                                                 \
   }
+// Row kernels: one block per row (grid-stride over rows), its threads
+// striding over the row's columns; every thread of the block reaches each
+// row reduction, which returns the whole row's result to all of them.
+#define MT_ROW_LOOP(r)                                                         \
+  for (int64_t r = mt_begin + (int64_t)blockIdx.x; r < mt_end;                 \
+       r += (int64_t)gridDim.x) {
+#define MT_ROW_LOOP_END }
+#define MT_ROW_FOR(c, cols)                                                    \
+  for (int64_t c = threadIdx.x; c < (cols); c += blockDim.x) {
+#define MT_ROW_FOR_END }
+#define MT_ROW_LEADER if (threadIdx.x == 0)
+#define MT_ROW_LAUNCHER(name)                                                  \
+  extern "C" cudaError_t name##_launch(const mt_args *args, long long n,       \
+                                       cudaStream_t stream) {                  \
+    long long blocks = n < 65536 ? n : 65536;                                  \
+    if (blocks > 0)                                                            \
+      name<<<(unsigned)blocks, 256, 0, stream>>>(*args, 0, n);                 \
+    return cudaGetLastError();                                                 \
+  }
 #else
 #define MT_DEVICE static inline
 #define MT_KERNEL(name)                                                        \
@@ -86,7 +105,79 @@ struct mt_args {
   }                                                                            \
   }
 #define MT_LAUNCHER(name)
+// Row kernels: rows [begin, end) one after another on this thread.
+#define MT_ROW_LOOP(r) for (int64_t r = mt_begin; r < mt_end; ++r) {
+#define MT_ROW_LOOP_END }
+#define MT_ROW_FOR(c, cols) for (int64_t c = 0; c < (cols); ++c) {
+#define MT_ROW_FOR_END }
+#define MT_ROW_LEADER
+#define MT_ROW_LAUNCHER(name)
 #endif
+
+// Row reductions: mt_row_max / mt_row_sum of f(c) for c in [0, n). The host
+// keeps MT_LANES partial results, one per column modulo MT_LANES, combined
+// in a fixed order at the end: the loop vectorizes without reassociating,
+// and the bits depend neither on the vector width nor on the thread count.
+// CUDA reduces each thread's columns, then the block (shuffles within a
+// warp, shared memory across warps).
+#define MT_LANES 16
+MT_DEVICE float mt_max2(float a, float b) { return a > b ? a : b; }
+#ifdef __CUDACC__
+template <bool Max> MT_DEVICE float mt_block_reduce(float value) {
+  __shared__ float mt_partials[32];
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    float other = __shfl_down_sync(0xffffffffu, value, offset);
+    value = Max ? mt_max2(value, other) : value + other;
+  }
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int warps = (blockDim.x + 31) >> 5;
+  __syncthreads(); // the previous reduction's readers are done
+  if (lane == 0)
+    mt_partials[warp] = value;
+  __syncthreads();
+  if (warp == 0) {
+    value = lane < warps ? mt_partials[lane] : (Max ? -INFINITY : 0.0f);
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      float other = __shfl_down_sync(0xffffffffu, value, offset);
+      value = Max ? mt_max2(value, other) : value + other;
+    }
+    if (lane == 0)
+      mt_partials[0] = value;
+  }
+  __syncthreads();
+  return mt_partials[0];
+}
+template <bool Max, typename F> MT_DEVICE float mt_row_reduce(int64_t n, F f) {
+  float value = Max ? -INFINITY : 0.0f;
+  for (int64_t c = threadIdx.x; c < n; c += blockDim.x)
+    value = Max ? mt_max2(value, f(c)) : value + f(c);
+  return mt_block_reduce<Max>(value);
+}
+#else
+template <bool Max, typename F> MT_DEVICE float mt_row_reduce(int64_t n, F f) {
+  float lanes[MT_LANES];
+  for (int j = 0; j < MT_LANES; ++j)
+    lanes[j] = Max ? -INFINITY : 0.0f;
+  const int64_t full = n / MT_LANES * MT_LANES;
+  for (int64_t c0 = 0; c0 < full; c0 += MT_LANES)
+    for (int j = 0; j < MT_LANES; ++j)
+      lanes[j] = Max ? mt_max2(lanes[j], f(c0 + j)) : lanes[j] + f(c0 + j);
+  for (int64_t c = full; c < n; ++c)
+    lanes[c - full] =
+        Max ? mt_max2(lanes[c - full], f(c)) : lanes[c - full] + f(c);
+  for (int width = MT_LANES / 2; width > 0; width /= 2)
+    for (int j = 0; j < width; ++j)
+      lanes[j] = Max ? mt_max2(lanes[j], lanes[j + width])
+                     : lanes[j] + lanes[j + width];
+  return lanes[0];
+}
+#endif
+template <typename F> MT_DEVICE float mt_row_max(int64_t n, F f) {
+  return mt_row_reduce<true>(n, f);
+}
+template <typename F> MT_DEVICE float mt_row_sum(int64_t n, F f) {
+  return mt_row_reduce<false>(n, f);
+}
 
 MT_DEVICE uint32_t mt_float_bits(float value) {
   uint32_t bits;

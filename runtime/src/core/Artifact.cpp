@@ -288,7 +288,8 @@ constexpr const char *kFormat = "format", *kVersion = "version",
                      *kNumOutputs = "num_outputs",
                      *kOperandDtypes = "operand_dtypes",
                      *kOperandExtents = "operand_extents",
-                     *kFlopsPerElement = "flops_per_element";
+                     *kFlopsPerElement = "flops_per_element",
+                     *kRowLength = "row_length";
 constexpr const char *kFormatName = "megatron-mlir-artifact";
 } // namespace key
 
@@ -561,6 +562,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         kernel.numOutputs = reader.integer(kernels[k], key::kNumOutputs, at);
         kernel.flopsPerElement =
             reader.integer(kernels[k], key::kFlopsPerElement, at);
+        if (kernels[k].contains(key::kRowLength))
+          kernel.rowLength = reader.integer(kernels[k], key::kRowLength, at);
         for (const json &name :
              reader.array(kernels[k], key::kOperandDtypes, at))
           kernel.operandTypes.push_back(reader.dtypeNamed(
@@ -606,11 +609,45 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                               "operands, at least one output)");
         else if (kernel.flopsPerElement < 0 || kernel.flopsPerElement > 1000000)
           reader.fail(at + ".flops_per_element", "is out of range");
+        else if (kernel.rowLength < 0 ||
+                 (kernel.rowLength > 0 &&
+                  kernel.elements > Reader::kMaxElements / kernel.rowLength))
+          reader.fail(at + ".row_length",
+                      std::to_string(kernel.rowLength) +
+                          " is not a row length of " +
+                          std::to_string(kernel.elements) + " rows");
+        // A row kernel indexes whole rows, one value per row (token ids
+        // among them) or a scalar.
+        for (size_t o = 0; o < operands && reader.ok() && kernel.rowLength;
+             ++o) {
+          DType type = kernel.operandTypes[o];
+          int64_t extent = kernel.operandExtents[o];
+          bool output = int64_t(o) >= int64_t(operands) - kernel.numOutputs;
+          bool rows = extent == kernel.elements * kernel.rowLength,
+               perRow = extent == kernel.elements;
+          if (type == DType::I32 ? output || !perRow
+                                 : type != DType::F32 && type != DType::BF16 &&
+                                       type != DType::F16)
+            reader.fail(at + ".operand_dtypes",
+                        "operand " + std::to_string(o) + " is '" +
+                            dtypeName(type) +
+                            "': a row kernel's operands are floating point, "
+                            "or i32 token ids (one per row) it reads");
+          else if (!rows && !perRow && (extent != 1 || output))
+            reader.fail(at + ".operand_extents",
+                        "operand " + std::to_string(o) + " has " +
+                            std::to_string(extent) +
+                            " elements: a row kernel's operands are " +
+                            std::to_string(kernel.elements) + " rows of " +
+                            std::to_string(kernel.rowLength) +
+                            ", one value per row or (inputs) a scalar");
+        }
         // Extents are what the kernel indexes: outputs and full inputs by
         // the element index, row-broadcast inputs by the column of one row
         // length (the generated code reads `c = i % rowLength`).
         std::optional<int64_t> rowLength;
-        for (size_t o = 0; o < operands && reader.ok(); ++o) {
+        for (size_t o = 0; o < operands && reader.ok() && !kernel.rowLength;
+             ++o) {
           DType type = kernel.operandTypes[o];
           int64_t extent = kernel.operandExtents[o];
           bool output = int64_t(o) >= int64_t(operands) - kernel.numOutputs;
@@ -918,6 +955,8 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
                            {key::kOperandDtypes, std::move(dtypes)},
                            {key::kOperandExtents, kernel.operandExtents},
                            {key::kFlopsPerElement, kernel.flopsPerElement}});
+        if (kernel.rowLength)
+          kernels.back()[key::kRowLength] = kernel.rowLength;
       }
       entry[key::kGenerated] = std::move(kernels);
       entry[key::kKernelSource] = program.kernelSource;

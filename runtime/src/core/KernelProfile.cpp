@@ -38,6 +38,14 @@ double mtrt::commandFlops(const RankProgram &program, const Command &command) {
         4.0 * double(q[0] * q[1]) * double(q[2]) * double(q[2]) * double(q[3]);
     return command.kernel == "attention" ? forward : 2.0 * forward;
   }
+  if (command.kernel == "fused" && command.has("generated")) {
+    auto index = size_t(command.get("generated", 0));
+    if (index < program.generatedKernels.size()) {
+      const GeneratedKernel &kernel = program.generatedKernels[index];
+      return double(kernel.flopsPerElement) * double(kernel.elements) *
+             double(std::max<int64_t>(1, kernel.rowLength));
+    }
+  }
   double total = 0;
   for (int64_t out : command.outs)
     total += elements(out);

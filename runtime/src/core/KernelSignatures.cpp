@@ -303,6 +303,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   }
   case KernelId::global_norm:
   case KernelId::sum_squares:
+  case KernelId::mean:
   case KernelId::sqrt:
     s.scalar(s.out(0), "the output");
     if (id == KernelId::sqrt)
@@ -426,7 +427,10 @@ mtrt::checkKernelSignature(const Command &command,
   };
   MTRT_RETURN_IF_ERROR(count(kernel->ins, command.ins.size(), "inputs"));
   MTRT_RETURN_IF_ERROR(count(kernel->outs, command.outs.size(), "outputs"));
-  for (size_t j = 0; j < command.ins.size(); ++j) {
+  // A generated kernel states each operand's type (token ids among them
+  // for a row kernel): checked against it below.
+  for (size_t j = 0; j < command.ins.size() && kernel->id != KernelId::fused;
+       ++j) {
     bool index = int(j) == kernel->indexInput;
     DType actual = buffers[command.ins[j]].dtype;
     bool floating =

@@ -449,8 +449,10 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     for (int64_t buffer : command.outs)
       args.p[k++] = data(buffer);
     GeneratedKernelFn function = generated->function(index);
+    const GeneratedKernel &kernel = prog->generatedKernels[index];
     ThreadPool::global().parallelFor(
-        prog->generatedKernels[index].elements, 32768,
+        kernel.elements,
+        std::max<int64_t>(1, 32768 / std::max<int64_t>(1, kernel.rowLength)),
         [&](int64_t begin, int64_t end) { function(&args, begin, end); });
   } else if (id == KernelId::embedding) {
     const BufferDesc &table = inDesc(0);
@@ -677,6 +679,14 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     for (size_t i = 0; i < command.ins.size(); ++i)
       sum += cpu::sumOfSquares(in(i), inDesc(i).numElements());
     out(0)[0] = float(sum);
+  } else if (id == KernelId::mean) {
+    // In double, in index order: the same bits as the CUDA backend's.
+    const float *x = in(0);
+    int64_t n = inDesc(0).numElements();
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i)
+      sum += double(x[i]);
+    out(0)[0] = float(sum / double(n));
   } else if (id == KernelId::sqrt) {
     out(0)[0] = std::sqrt(in(0)[0]);
   } else if (id == KernelId::scale) {

@@ -220,6 +220,7 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::clip_scale:
   case KernelId::div:
   case KernelId::sqrt:
+  case KernelId::mean:
   case KernelId::scale:
   case KernelId::adamw:
   case KernelId::fill:
@@ -676,6 +677,9 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
     break;
   case KernelId::sqrt:
     error = gpu::launchScalar(stream, in(0), nullptr, out(0));
+    break;
+  case KernelId::mean:
+    error = gpu::launchMean(stream, in(0), inDesc(0).numElements(), out(0));
     break;
   case KernelId::scale:
     error = gpu::launchScale(stream, in(0), out(0), outDesc(0).numElements(),

@@ -63,6 +63,9 @@ cudaError_t launchSumOfSquares(cudaStream_t stream, const float *x, int64_t n,
 /// out[0] = sqrt (or, with `root` false, the plain sum) of the partials.
 cudaError_t launchSumOfPartials(cudaStream_t stream, const double *partial,
                                 int64_t count, float *out, bool root);
+/// out[0] = the mean of x[0, n), in double, in index order.
+cudaError_t launchMean(cudaStream_t stream, const float *x, int64_t n,
+                       float *out);
 cudaError_t launchClipScale(cudaStream_t stream, const float *norm,
                             const float *maxNorm, float *out);
 cudaError_t launchAdamW(cudaStream_t stream, float *param, const float *grad,

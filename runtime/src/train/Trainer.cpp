@@ -162,6 +162,13 @@ public:
           if (command.has("vocab_grid_axis"))
             vocabSize *=
                 artifact.gridShape[int64_t(command.get("vocab_grid_axis", 0))];
+        } else if (command.kernel == "fused") {
+          // A row kernel is a fused cross-entropy (the one row fusion),
+          // over rows of the whole vocabulary.
+          auto index = size_t(command.get("generated", 0));
+          if (index < any.generatedKernels.size() &&
+              any.generatedKernels[index].rowLength > 0)
+            vocabSize = any.generatedKernels[index].rowLength;
         }
     // The loss is computed on the last pipeline stage; its first rank
     // tells the others.

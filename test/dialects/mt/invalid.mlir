@@ -40,7 +40,7 @@ func.func @negative_embedding_float_ids(%table: tensor<64x16xf32>, %ids: tensor<
 // The loss is an f32 scalar whatever the logits' type.
 
 func.func @negative_cross_entropy_bf16_loss(%logits: tensor<2x8x64xbf16>, %labels: tensor<2x8xi32>) -> tensor<bf16> {
-  // expected-error @+1 {{'mt.cross_entropy' op result #0 must be 0D tensor of 32-bit float values, but got 'tensor<bf16>'}}
+  // expected-error @+1 {{'mt.cross_entropy' op result #0 must be statically shaped tensor of 32-bit float values, but got 'tensor<bf16>'}}
   %loss = mt.cross_entropy %logits, %labels : (tensor<2x8x64xbf16>, tensor<2x8xi32>) -> tensor<bf16>
   return %loss : tensor<bf16>
 }

@@ -1,0 +1,76 @@
+// RUN: megatron-opt %s --mt-fuse --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: megatron-opt %s --mt-fuse --mt-lower-to-runtime --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=LOWER
+
+// The mean cross-entropy and its gradient become one row fusion (the
+// per-position losses and the logits' gradient from one pass over the
+// logits) placed where the gradient was, and mt.mean of the losses takes
+// the loss's place. Nothing reads the logits afterwards, so the lowering
+// writes the gradient over them: its buffer is an alias of theirs.
+
+// CHECK-LABEL: func.func @loss_and_gradient
+// CHECK:         %[[LOGITS:.+]] = mt.matmul
+// CHECK-NEXT:    %[[F:.+]]:2 = mt.fusion ins(%{{.+}}, %[[LOGITS]], %{{.+}} : tensor<f32>, tensor<2x4x16xf32>, tensor<2x4xi32>) -> (tensor<2x4xf32>, tensor<2x4x16xf32>) {
+// CHECK-NEXT:    ^bb0(%[[G:.+]]: tensor<f32>, %[[L:.+]]: tensor<2x4x16xf32>, %[[Y:.+]]: tensor<2x4xi32>):
+// CHECK-NEXT:      %[[LOSSES:.+]] = mt.cross_entropy %[[L]], %[[Y]] : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>
+// CHECK-NEXT:      %[[D:.+]] = mt.cross_entropy_grad %[[G]], %[[L]], %[[Y]]
+// CHECK-NEXT:      mt.yield %[[LOSSES]], %[[D]]
+// CHECK-NEXT:    } {mt.phase = "backward"}
+// CHECK-NEXT:    %[[LOSS:.+]] = mt.mean %[[F]]#0 {mt.phase = "backward"} : tensor<2x4xf32>
+// CHECK:         return %[[LOSS]], %[[F]]#1
+
+// LOWER-LABEL: mtrt.program @stage0
+// LOWER:         %[[LOGITS:.+]] = mtrt.buffer {kind = "activation", offset = [[OFFSET:[0-9]+]] : i64} : memref<2x4x16xf32>
+// LOWER:         mtrt.kernel "matmul" {{.*}} outs(%[[LOGITS]] : memref<2x4x16xf32>)
+// LOWER:         %[[LOSSES:.+]] = mtrt.buffer {kind = "activation", offset = {{[0-9]+}} : i64} : memref<2x4xf32>
+// LOWER-NEXT:    %[[GRAD:.+]] = mtrt.buffer {alias, kind = "activation", offset = [[OFFSET]] : i64} : memref<2x4x16xf32>
+// LOWER-NEXT:    mtrt.generated_kernel @stage0_fused0 {elements = 8 : i64, flops_per_element = 26 : i64, num_outputs = 2 : i64, operand_extents = array<i64: 1, 128, 8, 8, 128>, operand_types = [f32, f32, i32, f32, f32], row_length = 16 : i64, source = "// stage0_fused0: a row fusion of mt.cross_entropy, mt.cross_entropy_grad, 8 rows of 16
+// LOWER-SAME:      const float *in1 = (const float *)MT_ARG(1);
+// LOWER-SAME:      float *out1 = (float *)MT_ARG(4);
+// LOWER-SAME:      const float picked = labeled ? in1[mt_row + label] : 0.0f;
+// LOWER-SAME:      const float m = mt_row_max(16LL,
+// LOWER-SAME:      const float s = mt_row_sum(16LL,
+// LOWER-SAME:      MT_ROW_LEADER out0[r] = m + logf(s) - picked;
+// LOWER-SAME:      const float k = in0[0] / 8.0f, ks = k / s;
+// LOWER-SAME:      out1[mt_row + c] = mt_exp(in1[mt_row + c] - m) * ks - (c == label ? k : 0.0f);
+// LOWER-SAME:      MT_ROW_LAUNCHER(stage0_fused0)
+// LOWER-NEXT:    mtrt.kernel "fused" ins({{.*}}, %[[LOGITS]], {{.*}} : memref<f32>, memref<2x4x16xf32>, memref<2x4xi32>) outs(%[[LOSSES]], %[[GRAD]] : memref<2x4xf32>, memref<2x4x16xf32>) {} {generated = @stage0_fused0, phase = "backward"}
+// LOWER:         mtrt.kernel "mean" ins(%[[LOSSES]] : memref<2x4xf32>)
+func.func @loss_and_gradient(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
+                             %w: tensor<16x8xf32> {mt.param = "w"},
+                             %labels: tensor<2x4xi32> {mt.input = "labels"},
+                             %seed: tensor<f32> {mt.input = "loss_scale"})
+    -> (tensor<f32> {mt.output = "loss"}, tensor<2x4x16xf32>) {
+  %logits = mt.matmul %x, %w {transpose_b} : (tensor<2x4x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %logits, %labels {mt.phase = "forward"} : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  %d = mt.cross_entropy_grad %seed, %logits, %labels {mt.phase = "backward"} : (tensor<f32>, tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  return %loss, %d : tensor<f32>, tensor<2x4x16xf32>
+}
+
+// -----
+
+// The loss is read before the gradient (as with one microbatch's loss in
+// a pipeline schedule): the region goes where the loss was, its gradient
+// operand being ready there. The logits are read again afterwards, so the
+// gradient gets a buffer of its own.
+
+// CHECK-LABEL: func.func @loss_read_early
+// CHECK:         %[[F:.+]]:2 = mt.fusion
+// CHECK:         } {mt.phase = "forward"}
+// CHECK-NEXT:    %[[LOSS:.+]] = mt.mean %[[F]]#0
+// CHECK-NEXT:    %[[SCALED:.+]] = mt.div %[[LOSS]]
+// CHECK:         mt.scale
+// CHECK:         return %[[SCALED]], %[[F]]#1
+
+// LOWER-LABEL: mtrt.program @stage0
+// LOWER-NOT:     alias
+// LOWER:         mtrt.kernel "fused"
+func.func @loss_read_early(%logits: tensor<2x4x16xf32> {mt.input = "tokens"},
+                           %labels: tensor<2x4xi32> {mt.input = "labels"},
+                           %seed: tensor<f32> {mt.input = "loss_scale"})
+    -> (tensor<f32> {mt.output = "loss"}, tensor<2x4x16xf32>, tensor<2x4x16xf32>) {
+  %loss = mt.cross_entropy %logits, %labels {mt.phase = "forward"} : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  %scaled = mt.div %loss, %seed : tensor<f32>
+  %d = mt.cross_entropy_grad %seed, %logits, %labels {mt.phase = "backward"} : (tensor<f32>, tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  %s = mt.scale %logits {factor = 2.0 : f64} : tensor<2x4x16xf32>
+  return %scaled, %d, %s : tensor<f32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>
+}
