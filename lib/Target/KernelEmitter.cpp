@@ -68,9 +68,6 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
   Value labels = loss ? loss.getLabels() : grad.getLabels();
   auto logitsType = cast<RankedTensorType>(logits.getType());
   Type logitsElement = logitsType.getElementType();
-  if (!cast<RankedTensorType>(labels.getType()).getElementType().isInteger(32))
-    return fusion.emitOpError()
-           << "reads i64 labels; a generated kernel reads i32 token ids";
 
   EmittedKernel kernel;
   kernel.elements = numElements(labels);
@@ -89,13 +86,12 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
   unsigned index = 0;
   auto declare = [&](Value value, bool input, const std::string &pointer) {
     Type element = elementType(value);
-    std::string type = element.isInteger(32) ? "int32_t"
-                                             : storageType(element).str();
+    std::string type =
+        element.isInteger(32) ? "int32_t" : storageType(element).str();
     bool row = value.getType() == logits.getType();
     os << "  " << (input ? "const " : "") << type
        << (row ? " *" : " *MT_RESTRICT ") << pointer << " = ("
-       << (input ? "const " : "") << type << " *)MT_ARG(" << index++
-       << ");\n";
+       << (input ? "const " : "") << type << " *)MT_ARG(" << index++ << ");\n";
     kernel.operandTypes.push_back(element);
     kernel.operandExtents.push_back(numElements(value));
     pointers[value] = pointer;
@@ -124,18 +120,17 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
   kernel.flopsPerElement = 13;
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
     if (loss && value == loss.getResult()) {
-      os << "    MT_ROW_LEADER " << "out" << i
-         << "[r] = m + logf(s) - picked;\n";
+      os << "    MT_ROW_LEADER "
+         << "out" << i << "[r] = m + logf(s) - picked;\n";
     } else if (grad && value == grad.getResult()) {
       kernel.flopsPerElement += 13;
       os << "    const float k = " << pointers[grad.getGradLoss()] << "[0] / "
          << kernel.elements << ".0f, ks = k / s;\n"
          << "    MT_ROW_FOR(c, " << cols << ")\n"
          << "      out" << i << "[mt_row + c] = "
-         << narrow(logitsElement,
-                   "mt_exp(" +
-                       widen(logitsElement, x + "[mt_row + c]") +
-                       " - m) * ks - (c == label ? k : 0.0f)")
+         << narrow(logitsElement, "mt_exp(" +
+                                      widen(logitsElement, x + "[mt_row + c]") +
+                                      " - m) * ks - (c == label ? k : 0.0f)")
          << ";\n    MT_ROW_FOR_END\n";
     } else {
       return fusion.emitOpError()

@@ -232,7 +232,9 @@ bool isWholeVocabulary(Operation *op) {
 /// gradient's operands are ready there; otherwise the two stay apart.
 /// Returns whether it fused.
 bool fuseCrossEntropy(CrossEntropyOp loss) {
-  if (loss.getType().getRank() != 0 || !isWholeVocabulary(loss))
+  // A generated kernel reads i32 token ids (i64 labels stay unfused).
+  if (loss.getType().getRank() != 0 || !isWholeVocabulary(loss) ||
+      !loss.getLabels().getType().getElementType().isInteger(32))
     return false;
   CrossEntropyGradOp grad;
   for (Operation *user : loss.getLogits().getUsers()) {
@@ -267,13 +269,12 @@ bool fuseCrossEntropy(CrossEntropyOp loss) {
 
   OpBuilder builder(place);
   Location location = place->getLoc();
-  auto lossesType =
-      RankedTensorType::get(loss.getLabels().getType().getShape(),
-                            builder.getF32Type());
+  auto lossesType = RankedTensorType::get(loss.getLabels().getType().getShape(),
+                                          builder.getF32Type());
   SmallVector<Value> inputs = {grad.getGradLoss(), loss.getLogits(),
                                loss.getLabels()};
-  auto fusion = FusionOp::create(
-      builder, location, TypeRange{lossesType, grad.getType()}, inputs);
+  auto fusion = FusionOp::create(builder, location,
+                                 TypeRange{lossesType, grad.getType()}, inputs);
   // The region is one kernel of the action it is placed in.
   for (StringRef name :
        {MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
@@ -310,8 +311,8 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
       if (function.isExternal())
         continue;
       for (Block &block : function.getBody()) {
-        for (auto loss : llvm::make_early_inc_range(
-                 block.getOps<CrossEntropyOp>()))
+        for (auto loss :
+             llvm::make_early_inc_range(block.getOps<CrossEntropyOp>()))
           if (fuseCrossEntropy(loss))
             ++numRowRegions;
         Fuser fuser(block);

@@ -96,3 +96,32 @@ func.func @too_many_operands(
   }
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// Per-position losses come only from a row fusion: the runtime's
+// cross_entropy kernel returns the mean.
+
+func.func @per_position_losses(%l: tensor<2x4x16xf32> {mt.input = "tokens"},
+                               %y: tensor<2x4xi32> {mt.input = "labels"})
+    -> (tensor<2x4xf32>) {
+  // expected-error @+1 {{'mt.cross_entropy' op cannot be lowered to the runtime: per-position losses are computed only inside an mt.fusion with the gradient (run mt-fuse); the cross_entropy kernel returns the mean}}
+  %losses = mt.cross_entropy %l, %y : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>
+  return %losses : tensor<2x4xf32>
+}
+
+// -----
+
+// A fusion passes i32 token ids (what a generated kernel reads), not i64.
+
+func.func @row_fusion_i64_labels(%l: tensor<2x4x16xf32> {mt.input = "tokens"},
+                                 %y: tensor<2x4xi64> {mt.input = "labels"})
+    -> (tensor<2x4xf32>) {
+  // expected-error @+1 {{'mt.fusion' op operand #1 must be variadic of statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer values, but got 'tensor<2x4xi64>'}}
+  %r = mt.fusion ins(%l, %y : tensor<2x4x16xf32>, tensor<2x4xi64>) -> (tensor<2x4xf32>) {
+  ^bb0(%la: tensor<2x4x16xf32>, %ya: tensor<2x4xi64>):
+    %losses = mt.cross_entropy %la, %ya : (tensor<2x4x16xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>
+    mt.yield %losses : tensor<2x4xf32>
+  }
+  return %r : tensor<2x4xf32>
+}

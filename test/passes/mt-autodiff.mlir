@@ -530,3 +530,18 @@ func.func @negative_multi_block(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
   %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Only the mean cross-entropy differentiates: per-position losses and
+// mt.mean are what mt-fuse makes of it after the backward exists.
+
+func.func @negative_per_position_losses(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
+                                        %labels: tensor<2x4xi32> {mt.input = "labels"},
+                                        %b: tensor<16xf32> {mt.param = "b"}) -> tensor<f32> {
+  %y = mt.bias_add %x, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  %losses = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>
+  // expected-error @below {{'mt.mean' op cannot be differentiated by mt-autodiff}}
+  %loss = mt.mean %losses : tensor<2x4xf32>
+  return %loss : tensor<f32>
+}

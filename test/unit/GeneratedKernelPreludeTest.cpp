@@ -4,7 +4,7 @@
 // (mtrt/GeneratedKernelPrelude.h), compiled as the CPU backend compiles it
 // (GeneratedKernelLibrary: the system compiler at load) and checked
 // against double-precision libm: exp, tanh, GeLU and its gradient, SiLU,
-// and the bf16/fp16 rounding.
+// the bf16/fp16 rounding, and the row reductions of row kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -40,6 +41,21 @@ MT_PROBE(probe_gelu_grad, mt_gelu_grad(1.0f, x[i]))
 MT_PROBE(probe_silu_grad, mt_silu_grad(1.0f, x[i]))
 MT_PROBE(probe_bf16, mt_round_bf16(x[i]))
 MT_PROBE(probe_f16, mt_round_f16(x[i]))
+// Row reductions as a row kernel uses them: each row's max and sum.
+#define MT_ROW_PROBE(name, cols)                                               \
+  MT_KERNEL(name) {                                                            \
+    const float *x = (const float *)MT_ARG(0);                                 \
+    float *row_max = (float *)MT_ARG(1);                                       \
+    float *row_sum = (float *)MT_ARG(2);                                       \
+    MT_ROW_LOOP(r)                                                             \
+    const float m = mt_row_max(cols, [&](int64_t c) { return x[r * cols + c]; }); \
+    const float s = mt_row_sum(cols, [&](int64_t c) { return x[r * cols + c]; }); \
+    MT_ROW_LEADER row_max[r] = m;                                              \
+    MT_ROW_LEADER row_sum[r] = s;                                              \
+    MT_ROW_LOOP_END                                                            \
+  }
+MT_ROW_PROBE(probe_rows_37, 37LL)
+MT_ROW_PROBE(probe_rows_5, 5LL)
 )probe";
 
 class Prelude : public ::testing::Test {
@@ -51,9 +67,9 @@ protected:
     program = new RankProgram;
     program->kernelSource =
         std::string(generatedKernelPrelude()) + kProbeKernels;
-    for (const char *name :
-         {"probe_exp", "probe_tanh", "probe_gelu", "probe_gelu_grad",
-          "probe_silu_grad", "probe_bf16", "probe_f16"}) {
+    for (const char *name : {"probe_exp", "probe_tanh", "probe_gelu",
+                             "probe_gelu_grad", "probe_silu_grad", "probe_bf16",
+                             "probe_f16", "probe_rows_37", "probe_rows_5"}) {
       GeneratedKernel kernel;
       kernel.name = name;
       program->generatedKernels.push_back(kernel);
@@ -172,6 +188,55 @@ TEST_F(Prelude, HalfRoundingMatchesTheRuntime) {
   for (size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(bf16[i], bfloat16ToFloat(floatToBFloat16(x[i]))) << "x " << x[i];
     EXPECT_EQ(f16[i], halfToFloat(floatToHalf(x[i]))) << "x " << x[i];
+  }
+}
+
+/// The host's row sum: 16 partial sums, one per column modulo 16, added
+/// pairwise in a fixed tree (the prelude's order).
+float laneOrderSum(const float *x, int64_t n) {
+  float lanes[16] = {};
+  for (int64_t c = 0; c < n; ++c)
+    lanes[c % 16] += x[c];
+  for (int width = 8; width > 0; width /= 2)
+    for (int j = 0; j < width; ++j)
+      lanes[j] += lanes[j + width];
+  return lanes[0];
+}
+
+// Row reductions: the max exactly, the sum in the documented lane order
+// (bit for bit, whatever the vector width) and close to the double sum;
+// rows shorter than the lanes and with a tail; NaN propagates through the
+// sum, and the max of a row of -inf is -inf.
+TEST_F(Prelude, RowReductions) {
+  ASSERT_TRUE(*loaded);
+  for (auto [index, cols] : {std::pair<size_t, int64_t>{7, 37}, {8, 5}}) {
+    const int64_t rows = 4;
+    std::vector<float> x(size_t(rows * cols));
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = std::sin(0.37f * float(i)) * (1.0f + float(i % 11));
+    x[size_t(cols) + 2] = 1e7f; // one large value among small ones
+    for (int64_t c = 0; c < cols; ++c)
+      x[size_t(2 * cols + c)] = -INFINITY;
+    x[size_t(3 * cols + cols - 1)] = NAN;
+    std::vector<float> rowMax(rows), rowSum(rows);
+    GeneratedKernelArgs args{};
+    args.p[0] = x.data();
+    args.p[1] = rowMax.data();
+    args.p[2] = rowSum.data();
+    library->function(index)(&args, 0, rows);
+    for (int64_t r = 0; r < 2; ++r) {
+      const float *row = x.data() + r * cols;
+      double exact = 0;
+      for (int64_t c = 0; c < cols; ++c)
+        exact += row[c];
+      EXPECT_EQ(rowMax[size_t(r)], *std::max_element(row, row + cols))
+          << "row " << r << " of " << cols;
+      EXPECT_EQ(rowSum[size_t(r)], laneOrderSum(row, cols))
+          << "row " << r << " of " << cols;
+      EXPECT_NEAR(rowSum[size_t(r)], exact, 1e-6 * std::fabs(exact) + 1e-5);
+    }
+    EXPECT_EQ(rowMax[2], -INFINITY);
+    EXPECT_TRUE(std::isnan(rowSum[3]));
   }
 }
 

@@ -1427,3 +1427,61 @@ func.func @negative_scale_beyond_float(%x: tensor<8xf32>) -> tensor<8xf32> {
   %y = mt.scale %x {factor = 1.0e300 : f64} : tensor<8xf32>
   return %y : tensor<8xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Per-position cross-entropy and row fusions
+//===----------------------------------------------------------------------===//
+
+// The loss is the mean (a scalar) or one loss per position.
+
+func.func @negative_cross_entropy_losses_shape(%l: tensor<2x4x16xf32>, %y: tensor<2x4xi32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'mt.cross_entropy' op result must be tensor<f32> (the mean loss) or have the labels' shape (one loss per position), got 'tensor<8xf32>'}}
+  %loss = mt.cross_entropy %l, %y : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<8xf32>
+  return %loss : tensor<8xf32>
+}
+
+// -----
+
+// Inside a row fusion the loss is per position (the mean follows it).
+
+func.func @negative_row_fusion_mean(%l: tensor<2x4x16xf32>, %y: tensor<2x4xi32>) -> tensor<f32> {
+  %r = mt.fusion ins(%l, %y : tensor<2x4x16xf32>, tensor<2x4xi32>) -> (tensor<f32>) {
+  ^bb0(%la: tensor<2x4x16xf32>, %ya: tensor<2x4xi32>):
+    // expected-error @+1 {{'mt.cross_entropy' op computes the mean loss; inside an mt.fusion it must return the per-position losses (followed by mt.mean)}}
+    %loss = mt.cross_entropy %la, %ya : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+    mt.yield %loss : tensor<f32>
+  }
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A row fusion holds the cross-entropy ops alone.
+
+func.func @negative_row_fusion_elementwise(%l: tensor<2x4x16xf32>, %y: tensor<2x4xi32>) -> tensor<2x4x16xf32> {
+  %r = mt.fusion ins(%l, %y : tensor<2x4x16xf32>, tensor<2x4xi32>) -> (tensor<2x4x16xf32>) {
+  ^bb0(%la: tensor<2x4x16xf32>, %ya: tensor<2x4xi32>):
+    %losses = mt.cross_entropy %la, %ya : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>
+    // expected-error @+1 {{'mt.gelu' op cannot join a row fusion: only mt.cross_entropy and mt.cross_entropy_grad may appear beside each other}}
+    %g = mt.gelu %la : tensor<2x4x16xf32>
+    mt.yield %g : tensor<2x4x16xf32>
+  }
+  return %r : tensor<2x4x16xf32>
+}
+
+// -----
+
+// Both ops read one pair of logits and labels, from the region's inputs.
+
+func.func @negative_row_fusion_other_logits(%l: tensor<2x4x16xf32>, %m: tensor<2x4x16xf32>, %y: tensor<2x4xi32>, %g: tensor<f32>) -> tensor<2x4x16xf32> {
+  %r:2 = mt.fusion ins(%l, %m, %y, %g : tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x4xi32>, tensor<f32>) -> (tensor<2x4xf32>, tensor<2x4x16xf32>) {
+  ^bb0(%la: tensor<2x4x16xf32>, %ma: tensor<2x4x16xf32>, %ya: tensor<2x4xi32>, %ga: tensor<f32>):
+    %losses = mt.cross_entropy %la, %ya : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>
+    // expected-error @+1 {{'mt.cross_entropy_grad' op reads other logits or labels than the row fusion's first op}}
+    %d = mt.cross_entropy_grad %ga, %ma, %ya : (tensor<f32>, tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+    mt.yield %losses, %d : tensor<2x4xf32>, tensor<2x4x16xf32>
+  }
+  return %r#1 : tensor<2x4x16xf32>
+}
