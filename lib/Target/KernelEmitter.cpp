@@ -5,6 +5,7 @@
 #include "mtrt/GeneratedKernelPrelude.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -142,12 +143,167 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
   return kernel;
 }
 
+/// A norm row fusion (elementwise ops computing the input of one
+/// mt.layer_norm or mt.rms_norm) as a row kernel: each row's statistics in
+/// double, as the host kernels compute them, then the normalized row. The
+/// elementwise ops are recomputed in each pass over the row (cheaper than
+/// storing what only the region reads) and their yielded results written
+/// in the first.
+FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
+                                        StringRef name) {
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  size_t numOperands = body.getNumArguments() + yield.getValues().size();
+  if (numOperands > size_t(mtrt::kGeneratedKernelMaxOperands))
+    return fusion.emitOpError()
+           << "has " << numOperands
+           << " operands; a generated kernel takes at most "
+           << mtrt::kGeneratedKernelMaxOperands;
+  Value input = norm->getOperand(0);
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t cols = inputType.getShape().back();
+  int64_t full = inputType.getNumElements();
+  bool layerNorm = isa<LayerNormOp>(norm);
+  double epsilon = layerNorm
+                       ? cast<LayerNormOp>(norm).getEpsilon().convertToDouble()
+                       : cast<RMSNormOp>(norm).getEpsilon().convertToDouble();
+
+  EmittedKernel kernel;
+  kernel.elements = full / cols;
+  kernel.rowLength = cols;
+  std::string length = std::to_string(cols) + "LL";
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// " << name << ": a row fusion of ";
+  llvm::interleave(
+      body.without_terminator(), os,
+      [&](Operation &op) { os << op.getName().getStringRef(); }, ", ");
+  os << ", " << kernel.elements << " rows of " << cols << "\nMT_KERNEL(" << name
+     << ") {\n";
+  unsigned index = 0;
+  llvm::DenseMap<Value, std::string> pointers;
+  for (BlockArgument arg : body.getArguments()) {
+    std::string pointer = "in" + std::to_string(arg.getArgNumber());
+    os << "  const " << storageType(elementType(arg)) << " *MT_RESTRICT "
+       << pointer << " = (const " << storageType(elementType(arg))
+       << " *)MT_ARG(" << index++ << ");\n";
+    pointers[arg] = pointer;
+    kernel.operandTypes.push_back(elementType(arg));
+    kernel.operandExtents.push_back(numElements(arg));
+  }
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    os << "  " << storageType(elementType(value)) << " *MT_RESTRICT out" << i
+       << " = (" << storageType(elementType(value)) << " *)MT_ARG(" << index++
+       << ");\n";
+    kernel.operandTypes.push_back(elementType(value));
+    kernel.operandExtents.push_back(numElements(value));
+  }
+
+  // The elementwise ops for column c of the row (element i), as float
+  // locals; with `store`, the yielded ones are written. Returns the norm
+  // input's local.
+  auto prologue = [&](StringRef indent, bool store) -> std::string {
+    os << indent << "const int64_t i = mt_row + c;\n";
+    llvm::DenseMap<Value, std::string> locals, rowLocals;
+    auto operandLocal = [&](Value value, bool broadcast) -> std::string {
+      if (!isa<BlockArgument>(value))
+        return locals.lookup(value);
+      auto &cache = broadcast ? rowLocals : locals;
+      if (auto it = cache.find(value); it != cache.end())
+        return it->second;
+      std::string local =
+          "a" + std::to_string(cast<BlockArgument>(value).getArgNumber()) +
+          (broadcast ? "_row" : "");
+      os << indent << "const float " << local << " = "
+         << widen(elementType(value),
+                  pointers[value] + (broadcast ? "[c]" : "[i]"))
+         << ";\n";
+      cache[value] = local;
+      return local;
+    };
+    unsigned count = 0;
+    for (Operation &op : body.without_terminator()) {
+      if (&op == norm)
+        break;
+      auto elementwise = cast<ElementwiseOpInterface>(&op);
+      SmallVector<std::string> args;
+      for (OpOperand &operand : op.getOpOperands())
+        args.push_back(operandLocal(
+            operand.get(),
+            elementwise.isRowBroadcastOperand(operand.getOperandNumber()) &&
+                numElements(operand.get()) != full));
+      std::string result = "v" + std::to_string(count++);
+      os << indent << "const float " << result << " = "
+         << round(elementType(op.getResult(0)),
+                  elementwise.scalarExpression(args))
+         << ";\n";
+      locals[op.getResult(0)] = result;
+      if (store)
+        for (auto [i, value] : llvm::enumerate(yield.getValues()))
+          if (value == op.getResult(0))
+            os << indent << "out" << i
+               << "[i] = " << narrow(elementType(value), result) << ";\n";
+    }
+    return operandLocal(input, false);
+  };
+
+  for (Operation &op : body.without_terminator())
+    if (&op != norm)
+      kernel.flopsPerElement +=
+          3 * cast<ElementwiseOpInterface>(&op).flopsPerElement();
+  kernel.flopsPerElement += layerNorm ? 8 : 5;
+  std::string eps = llvm::formatv("{0:e}", epsilon).str();
+  os << "  MT_ROW_LOOP(r)\n"
+     << "    const int64_t mt_row = r * " << length << ";\n";
+  if (layerNorm) {
+    os << "    const double mean = mt_row_sum_f64(" << length
+       << ", [&](int64_t c) {\n";
+    std::string x = prologue("      ", true);
+    os << "      return (double)" << x << ";\n    }) / " << cols << ".0;\n"
+       << "    const double rstd = 1.0 / sqrt(mt_row_sum_f64(" << length
+       << ", [&](int64_t c) {\n";
+    x = prologue("      ", false);
+    os << "      const double d = (double)" << x << " - mean;\n"
+       << "      return d * d;\n    }) / " << cols << ".0 + " << eps << ");\n";
+  } else {
+    os << "    const double rstd = 1.0 / sqrt(mt_row_sum_f64(" << length
+       << ", [&](int64_t c) {\n";
+    std::string x = prologue("      ", true);
+    os << "      return (double)" << x << " * (double)" << x << ";\n    }) / "
+       << cols << ".0 + " << eps << ");\n";
+  }
+  os << "    MT_ROW_FOR(c, " << length << ")\n";
+  std::string x = prologue("      ", false);
+  auto weight = cast<BlockArgument>(norm->getOperand(1));
+  std::string normalized = layerNorm ? "((double)" + x + " - mean) * rstd"
+                                     : "(double)" + x + " * rstd";
+  std::string value = normalized + " * (double)" +
+                      widen(elementType(weight), pointers[weight] + "[c]");
+  if (layerNorm) {
+    auto bias = cast<BlockArgument>(norm->getOperand(2));
+    value += " + (double)" + widen(elementType(bias), pointers[bias] + "[c]");
+  }
+  for (auto [i, yielded] : llvm::enumerate(yield.getValues()))
+    if (yielded == norm->getResult(0))
+      os << "      out" << i
+         << "[i] = " << narrow(elementType(yielded), "(float)(" + value + ")")
+         << ";\n";
+  os << "    MT_ROW_FOR_END\n  MT_ROW_LOOP_END\n}\nMT_ROW_LAUNCHER(" << name
+     << ")\n";
+  kernel.source = std::move(text);
+  return kernel;
+}
+
 } // namespace
 
 FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
                                                    StringRef name) {
-  if (fusion.getRowReduction())
+  if (Operation *row = fusion.getRowReduction()) {
+    if (isa<LayerNormOp, RMSNormOp>(row))
+      return emitNormKernel(fusion, row, name);
     return emitRowKernel(fusion, name);
+  }
   EmittedKernel kernel;
   kernel.elements = fusion.getDomainElements();
   Block &body = fusion.getBody().front();

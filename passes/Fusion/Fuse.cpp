@@ -45,6 +45,8 @@ struct Group {
   int64_t elements = 0;
   std::optional<int64_t> rowLength;
   SmallVector<Attribute, 4> marks;
+  /// The norm that ends a row fusion; nothing joins after it.
+  Operation *norm = nullptr;
 };
 
 /// The row length `op` broadcasts operands over, if any.
@@ -63,6 +65,10 @@ public:
 
   void group() {
     for (Operation &op : block.without_terminator()) {
+      if (isa<LayerNormOp, RMSNormOp>(op)) {
+        groupNorm(&op);
+        continue;
+      }
       auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);
       if (!elementwise || op.getNumResults() != 1)
         continue;
@@ -90,7 +96,7 @@ public:
               return user == &op ||
                      (it != groupOf.end() && it->second == index);
             });
-        if (internal &&
+        if (internal && !groups[index].norm &&
             canJoin(groups[index], &op, elements, rowLength, marks)) {
           chosen = index;
           break;
@@ -168,6 +174,38 @@ public:
   }
 
 private:
+  /// A layer norm or RMS norm joins the region computing its input (a
+  /// residual add, with the bias before it), which then ends; or becomes
+  /// a row fusion of its own. The input is stored either way when
+  /// something else reads it (the residual stream), so joining never
+  /// raises the peak; the norm reads it in registers instead of memory.
+  void groupNorm(Operation *norm) {
+    Value input = norm->getOperand(0);
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t elements = type.getNumElements(), cols = type.getShape().back();
+    SmallVector<Attribute, 4> marks = marksOf(norm);
+    std::optional<unsigned> chosen;
+    if (Operation *producer = input.getDefiningOp();
+        producer && groupOf.contains(producer)) {
+      unsigned index = groupOf.lookup(producer);
+      Group &group = groups[index];
+      if (!group.norm && (!group.rowLength || *group.rowLength == cols) &&
+          canJoin(group, norm, elements, cols, marks))
+        chosen = index;
+    }
+    if (!chosen) {
+      chosen = groups.size();
+      groups.push_back({});
+      groups.back().elements = elements;
+      groups.back().marks = marks;
+    }
+    Group &group = groups[*chosen];
+    group.ops.push_back(norm);
+    group.rowLength = cols;
+    group.norm = norm;
+    groupOf[norm] = *chosen;
+  }
+
   bool canJoin(const Group &group, Operation *op, int64_t elements,
                std::optional<int64_t> rowLength,
                ArrayRef<Attribute> marks) const {

@@ -55,6 +55,16 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     (tensor parallelism) reduces across ranks inside its kernel and stays
     as it is.
 
+    A layer norm or RMS norm joins the region computing its input (the
+    residual add, with the bias before it) when the rows and the marks
+    agree, and ends it: a row fusion that stores the residual sum (the
+    residual stream reads it later) while the norm reads it in registers,
+    with each row's statistics in double as the host kernels compute
+    them. Otherwise (its input comes from another layer's region, or from
+    no region) the norm is a row fusion of its own. The norms' backward
+    (with its column sums over rows for the weight gradient) stays a host
+    kernel.
+
     Scalars stay host kernels. `fuse=false` in `--mt-train-pipeline` skips
     the pass.
 

@@ -47,10 +47,13 @@ MT_PROBE(probe_f16, mt_round_f16(x[i]))
     const float *x = (const float *)MT_ARG(0);                                 \
     float *row_max = (float *)MT_ARG(1);                                       \
     float *row_sum = (float *)MT_ARG(2);                                       \
+    double *row_sum_f64 = (double *)MT_ARG(3);                                 \
     MT_ROW_LOOP(r)                                                             \
     const float m = mt_row_max(cols, [&](int64_t c) { return x[r * cols + c]; }); \
     const float s = mt_row_sum(cols, [&](int64_t c) { return x[r * cols + c]; }); \
+    const double d = mt_row_sum_f64(cols, [&](int64_t c) { return x[r * cols + c]; }); \
     MT_ROW_LEADER row_max[r] = m;                                              \
+    MT_ROW_LEADER row_sum_f64[r] = d;                                          \
     MT_ROW_LEADER row_sum[r] = s;                                              \
     MT_ROW_LOOP_END                                                            \
   }
@@ -203,7 +206,7 @@ float laneOrderSum(const float *x, int64_t n) {
   return lanes[0];
 }
 
-// Row reductions: the max exactly, the sum in the documented lane order
+// Row reductions: the max exactly, the float sum in the documented lane order
 // (bit for bit, whatever the vector width) and close to the double sum;
 // rows shorter than the lanes and with a tail; NaN propagates through the
 // sum, and the max of a row of -inf is -inf.
@@ -219,10 +222,12 @@ TEST_F(Prelude, RowReductions) {
       x[size_t(2 * cols + c)] = -INFINITY;
     x[size_t(3 * cols + cols - 1)] = NAN;
     std::vector<float> rowMax(rows), rowSum(rows);
+    std::vector<double> rowSumF64(rows);
     GeneratedKernelArgs args{};
     args.p[0] = x.data();
     args.p[1] = rowMax.data();
     args.p[2] = rowSum.data();
+    args.p[3] = rowSumF64.data();
     library->function(index)(&args, 0, rows);
     for (int64_t r = 0; r < 2; ++r) {
       const float *row = x.data() + r * cols;
@@ -234,6 +239,8 @@ TEST_F(Prelude, RowReductions) {
       EXPECT_EQ(rowSum[size_t(r)], laneOrderSum(row, cols))
           << "row " << r << " of " << cols;
       EXPECT_NEAR(rowSum[size_t(r)], exact, 1e-6 * std::fabs(exact) + 1e-5);
+      // The double sum of floats is exact here (few, moderate terms).
+      EXPECT_EQ(rowSumF64[size_t(r)], exact) << "row " << r;
     }
     EXPECT_EQ(rowMax[2], -INFINITY);
     EXPECT_TRUE(std::isnan(rowSum[3]));

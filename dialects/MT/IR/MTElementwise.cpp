@@ -16,6 +16,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -105,19 +106,67 @@ int64_t CastOp::flopsPerElement() { return 0; }
 
 Operation *FusionOp::getRowReduction() {
   for (Operation &op : getBody().front())
-    if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+    if (isa<CrossEntropyOp, CrossEntropyGradOp, LayerNormOp, RMSNormOp>(op))
       return &op;
   return nullptr;
 }
 
 int64_t FusionOp::getDomainElements() {
   if (Operation *row = getRowReduction()) {
+    if (isa<LayerNormOp, RMSNormOp>(row)) {
+      auto input = cast<RankedTensorType>(row->getOperand(0).getType());
+      return input.getNumElements() /
+             std::max<int64_t>(1, input.getShape().back());
+    }
     Value labels = isa<CrossEntropyOp>(row)
                        ? cast<CrossEntropyOp>(row).getLabels()
                        : cast<CrossEntropyGradOp>(row).getLabels();
     return cast<RankedTensorType>(labels.getType()).getNumElements();
   }
   return cast<RankedTensorType>(getResult(0).getType()).getNumElements();
+}
+
+/// A norm row fusion: elementwise ops over whole rows (a bias broadcast
+/// along them) computing the input of one mt.layer_norm or mt.rms_norm,
+/// which ends the region; its weight and bias are the region's inputs.
+static LogicalResult verifyNormFusion(FusionOp fusion, Block &body,
+                                      Operation *norm) {
+  auto input = cast<RankedTensorType>(norm->getOperand(0).getType());
+  int64_t cols = input.getShape().back(), elements = input.getNumElements();
+  for (Operation &op : body.without_terminator()) {
+    if (&op == norm) {
+      for (Value operand : op.getOperands().drop_front())
+        if (!isa<BlockArgument>(operand))
+          return op.emitOpError()
+                 << "must read its weight and bias from the fusion's inputs";
+      if (&op != body.getTerminator()->getPrevNode())
+        return op.emitOpError() << "must end its row fusion: nothing in the "
+                                   "region may read the normalized rows";
+      continue;
+    }
+    auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);
+    if (!elementwise)
+      return op.emitOpError()
+             << "cannot join a row fusion of a norm: only ops with "
+                "ElementwiseOpInterface may compute the norm's input";
+    if (cast<RankedTensorType>(op.getResult(0).getType()).getNumElements() !=
+        elements)
+      return op.emitOpError() << "must compute whole rows: " << elements
+                              << " elements, as the norm's input";
+    for (OpOperand &operand : op.getOpOperands()) {
+      int64_t size =
+          cast<RankedTensorType>(operand.get().getType()).getNumElements();
+      bool broadcast =
+          elementwise.isRowBroadcastOperand(operand.getOperandNumber()) &&
+          size != elements;
+      if (broadcast ? size != cols : size != elements)
+        return op.emitOpError()
+               << "operand #" << operand.getOperandNumber() << " has " << size
+               << " elements: a row fusion reads whole rows of " << cols
+               << " or one row broadcast along them";
+    }
+  }
+  return success();
 }
 
 /// A row fusion: cross-entropy losses per position and the logits'
@@ -176,8 +225,11 @@ LogicalResult FusionOp::verify() {
   if (TypeRange(yield.getValues().getTypes()) != getResultTypes())
     return emitOpError() << "yields " << yield.getValues().getTypes()
                          << " but has results " << getResultTypes();
-  if (getRowReduction())
+  if (Operation *row = getRowReduction()) {
+    if (isa<LayerNormOp, RMSNormOp>(row))
+      return verifyNormFusion(*this, body, row);
     return verifyRowFusion(*this, body);
+  }
   int64_t domain = getDomainElements();
   for (Operation &op : body.without_terminator()) {
     auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);

@@ -857,12 +857,14 @@ def MT_FusionOp : MT_Op<"fusion",
     derivative-free scalar semantics the emitter prints, and would need a
     tensor-level lowering the runtime does not have.
 
-    A row fusion instead iterates over the rows of a row reduction: today
-    `mt.cross_entropy` (per-position form) and `mt.cross_entropy_grad` of
-    the same logits and labels, which share each row's maximum and sum of
-    exponentials and read the logits once instead of twice. Its iteration
-    domain is the rows (the labels' elements); operands are whole rows,
-    one value per row, or a scalar.
+    A row fusion instead iterates over the rows of a row reduction. Two
+    kinds exist: `mt.cross_entropy` (per-position form) and
+    `mt.cross_entropy_grad` of the same logits and labels, which share each
+    row's maximum and sum of exponentials and read the logits once instead
+    of twice; and elementwise ops over whole rows ending in one
+    `mt.layer_norm` or `mt.rms_norm` of their result. Its iteration domain
+    is the rows; operands are whole rows, one value per row, one row
+    broadcast along the rows (a bias, a norm's weight), or a scalar.
 
     ```mlir
     %h, %g = mt.fusion ins(%x, %b : tensor<4x8x32xf32>, tensor<32xf32>)
@@ -887,8 +889,9 @@ def MT_FusionOp : MT_Op<"fusion",
     /// first result, which every full operand shares (elementwise), or the
     /// number of rows (a row fusion).
     int64_t getDomainElements();
-    /// The row reduction of a row fusion (the first mt.cross_entropy or
-    /// mt.cross_entropy_grad of its body), or null for an elementwise one.
+    /// The row reduction of a row fusion (the first mt.cross_entropy,
+    /// mt.cross_entropy_grad, mt.layer_norm or mt.rms_norm of its body),
+    /// or null for an elementwise one.
     Operation *getRowReduction();
   }];
 }

@@ -167,7 +167,8 @@ def MTRT_GeneratedKernelOp : MTRT_Op<"generated_kernel",
 
     A row kernel (from a row fusion) has a `row_length`: it iterates over
     `elements` rows, and each operand has `elements * row_length`
-    elements (whole rows), `elements` (one per row) or one (a scalar);
+    elements (whole rows), `elements` (one per row), `row_length` (one
+    row broadcast along the rows: a norm's weight) or one (a scalar);
     i32 operands are token ids, one per row. Its `flops_per_element` are
     per element of a row.
 

@@ -1,4 +1,5 @@
-//===- GeneratedKernelPrelude.h - What generated kernels build on -*- C++ -*-===//
+//===- GeneratedKernelPrelude.h - What generated kernels build on -*- C++
+//-*-===//
 //
 // The head of every translation unit of generated kernels: the compiler's
 // kernel emitter (megatron/Target/KernelEmitter.h) writes one kernel per
@@ -114,19 +115,21 @@ struct mt_args {
 #define MT_ROW_LAUNCHER(name)
 #endif
 
-// Row reductions: mt_row_max / mt_row_sum of f(c) for c in [0, n). The host
-// keeps MT_LANES partial results, one per column modulo MT_LANES, combined
-// in a fixed order at the end: the loop vectorizes without reassociating,
-// and the bits depend neither on the vector width nor on the thread count.
+// Row reductions: mt_row_max / mt_row_sum (float) and mt_row_sum_f64
+// (double, for a norm's statistics) of f(c) for c in [0, n). The host keeps
+// MT_LANES partial results, one per column modulo MT_LANES, combined in a
+// fixed order at the end: the loop vectorizes without reassociating, and
+// the bits depend neither on the vector width nor on the thread count.
 // CUDA reduces each thread's columns, then the block (shuffles within a
-// warp, shared memory across warps).
+// warp, shared memory across warps). f may store what it computes: each
+// column is visited once.
 #define MT_LANES 16
-MT_DEVICE float mt_max2(float a, float b) { return a > b ? a : b; }
+template <typename T> MT_DEVICE T mt_max2(T a, T b) { return a > b ? a : b; }
 #ifdef __CUDACC__
-template <bool Max> MT_DEVICE float mt_block_reduce(float value) {
-  __shared__ float mt_partials[32];
+template <bool Max, typename Acc> MT_DEVICE Acc mt_block_reduce(Acc value) {
+  __shared__ Acc mt_partials[32];
   for (int offset = 16; offset > 0; offset >>= 1) {
-    float other = __shfl_down_sync(0xffffffffu, value, offset);
+    Acc other = __shfl_down_sync(0xffffffffu, value, offset);
     value = Max ? mt_max2(value, other) : value + other;
   }
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -136,9 +139,9 @@ template <bool Max> MT_DEVICE float mt_block_reduce(float value) {
     mt_partials[warp] = value;
   __syncthreads();
   if (warp == 0) {
-    value = lane < warps ? mt_partials[lane] : (Max ? -INFINITY : 0.0f);
+    value = lane < warps ? mt_partials[lane] : (Max ? (Acc)-INFINITY : (Acc)0);
     for (int offset = 16; offset > 0; offset >>= 1) {
-      float other = __shfl_down_sync(0xffffffffu, value, offset);
+      Acc other = __shfl_down_sync(0xffffffffu, value, offset);
       value = Max ? mt_max2(value, other) : value + other;
     }
     if (lane == 0)
@@ -147,24 +150,27 @@ template <bool Max> MT_DEVICE float mt_block_reduce(float value) {
   __syncthreads();
   return mt_partials[0];
 }
-template <bool Max, typename F> MT_DEVICE float mt_row_reduce(int64_t n, F f) {
-  float value = Max ? -INFINITY : 0.0f;
+template <bool Max, typename Acc, typename F>
+MT_DEVICE Acc mt_row_reduce(int64_t n, F f) {
+  Acc value = Max ? (Acc)-INFINITY : (Acc)0;
   for (int64_t c = threadIdx.x; c < n; c += blockDim.x)
-    value = Max ? mt_max2(value, f(c)) : value + f(c);
-  return mt_block_reduce<Max>(value);
+    value = Max ? mt_max2(value, (Acc)f(c)) : value + (Acc)f(c);
+  return mt_block_reduce<Max, Acc>(value);
 }
 #else
-template <bool Max, typename F> MT_DEVICE float mt_row_reduce(int64_t n, F f) {
-  float lanes[MT_LANES];
+template <bool Max, typename Acc, typename F>
+MT_DEVICE Acc mt_row_reduce(int64_t n, F f) {
+  Acc lanes[MT_LANES];
   for (int j = 0; j < MT_LANES; ++j)
-    lanes[j] = Max ? -INFINITY : 0.0f;
+    lanes[j] = Max ? (Acc)-INFINITY : (Acc)0;
   const int64_t full = n / MT_LANES * MT_LANES;
   for (int64_t c0 = 0; c0 < full; c0 += MT_LANES)
     for (int j = 0; j < MT_LANES; ++j)
-      lanes[j] = Max ? mt_max2(lanes[j], f(c0 + j)) : lanes[j] + f(c0 + j);
+      lanes[j] = Max ? mt_max2(lanes[j], (Acc)f(c0 + j))
+                     : lanes[j] + (Acc)f(c0 + j);
   for (int64_t c = full; c < n; ++c)
-    lanes[c - full] =
-        Max ? mt_max2(lanes[c - full], f(c)) : lanes[c - full] + f(c);
+    lanes[c - full] = Max ? mt_max2(lanes[c - full], (Acc)f(c))
+                          : lanes[c - full] + (Acc)f(c);
   for (int width = MT_LANES / 2; width > 0; width /= 2)
     for (int j = 0; j < width; ++j)
       lanes[j] = Max ? mt_max2(lanes[j], lanes[j + width])
@@ -173,10 +179,13 @@ template <bool Max, typename F> MT_DEVICE float mt_row_reduce(int64_t n, F f) {
 }
 #endif
 template <typename F> MT_DEVICE float mt_row_max(int64_t n, F f) {
-  return mt_row_reduce<true>(n, f);
+  return mt_row_reduce<true, float>(n, f);
 }
 template <typename F> MT_DEVICE float mt_row_sum(int64_t n, F f) {
-  return mt_row_reduce<false>(n, f);
+  return mt_row_reduce<false, float>(n, f);
+}
+template <typename F> MT_DEVICE double mt_row_sum_f64(int64_t n, F f) {
+  return mt_row_reduce<false, double>(n, f);
 }
 
 MT_DEVICE uint32_t mt_float_bits(float value) {

@@ -612,19 +612,21 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         else if (kernel.rowLength < 0 ||
                  (kernel.rowLength > 0 &&
                   kernel.elements > Reader::kMaxElements / kernel.rowLength))
-          reader.fail(at + ".row_length",
-                      std::to_string(kernel.rowLength) +
-                          " is not a row length of " +
-                          std::to_string(kernel.elements) + " rows");
+          reader.fail(at + ".row_length", std::to_string(kernel.rowLength) +
+                                              " is not a row length of " +
+                                              std::to_string(kernel.elements) +
+                                              " rows");
         // A row kernel indexes whole rows, one value per row (token ids
-        // among them) or a scalar.
+        // among them), one row broadcast along the rows (a norm's weight)
+        // or a scalar.
         for (size_t o = 0; o < operands && reader.ok() && kernel.rowLength;
              ++o) {
           DType type = kernel.operandTypes[o];
           int64_t extent = kernel.operandExtents[o];
           bool output = int64_t(o) >= int64_t(operands) - kernel.numOutputs;
           bool rows = extent == kernel.elements * kernel.rowLength,
-               perRow = extent == kernel.elements;
+               perRow = extent == kernel.elements,
+               oneRow = extent == kernel.rowLength;
           if (type == DType::I32 ? output || !perRow
                                  : type != DType::F32 && type != DType::BF16 &&
                                        type != DType::F16)
@@ -633,14 +635,15 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                             dtypeName(type) +
                             "': a row kernel's operands are floating point, "
                             "or i32 token ids (one per row) it reads");
-          else if (!rows && !perRow && (extent != 1 || output))
+          else if (!rows && !perRow && (output || (extent != 1 && !oneRow)))
             reader.fail(at + ".operand_extents",
                         "operand " + std::to_string(o) + " has " +
                             std::to_string(extent) +
                             " elements: a row kernel's operands are " +
                             std::to_string(kernel.elements) + " rows of " +
                             std::to_string(kernel.rowLength) +
-                            ", one value per row or (inputs) a scalar");
+                            ", one value per row or (inputs) one row or a "
+                            "scalar");
         }
         // Extents are what the kernel indexes: outputs and full inputs by
         // the element index, row-broadcast inputs by the column of one row

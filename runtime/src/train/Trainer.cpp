@@ -163,12 +163,17 @@ public:
             vocabSize *=
                 artifact.gridShape[int64_t(command.get("vocab_grid_axis", 0))];
         } else if (command.kernel == "fused") {
-          // A row kernel is a fused cross-entropy (the one row fusion),
-          // over rows of the whole vocabulary.
+          // A row kernel reading token ids is a fused cross-entropy, over
+          // rows of the whole vocabulary (a norm's rows are the hidden
+          // size).
           auto index = size_t(command.get("generated", 0));
-          if (index < any.generatedKernels.size() &&
-              any.generatedKernels[index].rowLength > 0)
-            vocabSize = any.generatedKernels[index].rowLength;
+          if (index >= any.generatedKernels.size())
+            continue;
+          const GeneratedKernel &kernel = any.generatedKernels[index];
+          if (kernel.rowLength > 0 &&
+              std::count(kernel.operandTypes.begin(), kernel.operandTypes.end(),
+                         DType::I32) > 0)
+            vocabSize = kernel.rowLength;
         }
     // The loss is computed on the last pipeline stage; its first rank
     // tells the others.

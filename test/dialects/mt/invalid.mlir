@@ -1485,3 +1485,63 @@ func.func @negative_row_fusion_other_logits(%l: tensor<2x4x16xf32>, %m: tensor<2
   }
   return %r#1 : tensor<2x4x16xf32>
 }
+
+// -----
+
+// A norm ends its row fusion: nothing in the region reads its result.
+
+func.func @negative_norm_fusion_epilogue(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = mt.fusion ins(%x, %w : tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%xa: tensor<4x8xf32>, %wa: tensor<8xf32>):
+    // expected-error @+1 {{'mt.rms_norm' op must end its row fusion: nothing in the region may read the normalized rows}}
+    %y = mt.rms_norm %xa, %wa : tensor<4x8xf32>, tensor<8xf32>
+    %g = mt.gelu %y : tensor<4x8xf32>
+    mt.yield %g : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// The norm's weight comes from the region's inputs.
+
+func.func @negative_norm_fusion_weight(%x: tensor<1x8xf32>, %w: tensor<8xf32>) -> tensor<1x8xf32> {
+  %r = mt.fusion ins(%x, %w : tensor<1x8xf32>, tensor<8xf32>) -> (tensor<1x8xf32>) {
+  ^bb0(%xa: tensor<1x8xf32>, %wa: tensor<8xf32>):
+    %ws = mt.gelu %wa : tensor<8xf32>
+    // expected-error @+1 {{'mt.rms_norm' op must read its weight and bias from the fusion's inputs}}
+    %y = mt.rms_norm %xa, %ws : tensor<1x8xf32>, tensor<8xf32>
+    mt.yield %y : tensor<1x8xf32>
+  }
+  return %r : tensor<1x8xf32>
+}
+
+// -----
+
+// The ops before a norm compute whole rows of its input.
+
+func.func @negative_norm_fusion_rows(%x: tensor<4x8xf32>, %b: tensor<4xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = mt.fusion ins(%x, %b, %w : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%xa: tensor<4x8xf32>, %ba: tensor<4xf32>, %wa: tensor<8xf32>):
+    // expected-error @+1 {{'mt.bias_add' op operand #1 has 4 elements: a row fusion reads whole rows of 8 or one row broadcast along them}}
+    %h = "mt.bias_add"(%xa, %ba) : (tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
+    %y = mt.rms_norm %h, %wa : tensor<4x8xf32>, tensor<8xf32>
+    mt.yield %y : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// Only elementwise ops compute a norm's input inside the region.
+
+func.func @negative_norm_fusion_matmul(%x: tensor<4x8xf32>, %m: tensor<8x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = mt.fusion ins(%x, %m, %w : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%xa: tensor<4x8xf32>, %ma: tensor<8x8xf32>, %wa: tensor<8xf32>):
+    // expected-error @+1 {{'mt.matmul' op cannot join a row fusion of a norm: only ops with ElementwiseOpInterface may compute the norm's input}}
+    %h = mt.matmul %xa, %ma : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %y = mt.rms_norm %h, %wa : tensor<4x8xf32>, tensor<8xf32>
+    mt.yield %y : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
