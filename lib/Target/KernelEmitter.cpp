@@ -47,6 +47,62 @@ std::string round(Type type, const std::string &expr) {
   return expr;
 }
 
+/// A kernel takes at most mtrt::kGeneratedKernelMaxOperands operands.
+LogicalResult checkOperandCount(FusionOp fusion) {
+  Block &body = fusion.getBody().front();
+  size_t numOperands = body.getNumArguments() + fusion.getNumResults();
+  if (numOperands <= size_t(mtrt::kGeneratedKernelMaxOperands))
+    return success();
+  return fusion.emitOpError() << "has " << numOperands
+                              << " operands; a generated kernel takes at most "
+                              << mtrt::kGeneratedKernelMaxOperands;
+}
+
+/// The kernel's opening: a comment naming the region's ops (and, for a row
+/// kernel, its rows), then MT_KERNEL.
+void printHeading(llvm::raw_ostream &os, FusionOp fusion, StringRef name,
+                  const EmittedKernel &kernel) {
+  os << "// " << name << ": " << (kernel.rowLength ? "a row fusion of " : "");
+  llvm::interleave(
+      fusion.getBody().front().without_terminator(), os,
+      [&](Operation &op) { os << op.getName().getStringRef(); }, ", ");
+  if (kernel.rowLength)
+    os << ", " << kernel.elements << " rows of " << kernel.rowLength;
+  os << "\nMT_KERNEL(" << name << ") {\n";
+}
+
+/// Declares the operand pointers, the region's inputs (`in<k>`) then its
+/// results (`out<k>`), and records their types and extents (`extent` of
+/// the value and whether it is an input; -1 to be set later). A pointer through
+/// which the kernel reads bytes it also writes (`mayAlias`) gets no
+/// MT_RESTRICT.
+void declareOperands(llvm::raw_ostream &os, FusionOp fusion,
+                     EmittedKernel &kernel,
+                     llvm::DenseMap<Value, std::string> &pointers,
+                     llvm::function_ref<int64_t(Value, bool)> extent,
+                     llvm::function_ref<bool(Value)> mayAlias) {
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  unsigned index = 0;
+  auto declare = [&](Value value, bool input, const std::string &pointer) {
+    Type element = elementType(value);
+    std::string type =
+        element.isInteger(32) ? "int32_t" : storageType(element).str();
+    std::string constness = input ? "const " : "";
+    os << "  " << constness << type
+       << (mayAlias(value) ? " *" : " *MT_RESTRICT ") << pointer << " = ("
+       << constness << type << " *)MT_ARG(" << index++ << ");\n";
+    kernel.operandTypes.push_back(element);
+    kernel.operandExtents.push_back(extent(value, input));
+    if (input)
+      pointers[value] = pointer;
+  };
+  for (BlockArgument arg : body.getArguments())
+    declare(arg, true, "in" + std::to_string(arg.getArgNumber()));
+  for (auto [i, value] : llvm::enumerate(yield.getValues()))
+    declare(value, false, "out" + std::to_string(i));
+}
+
 /// A row fusion (mt.cross_entropy per position and/or mt.cross_entropy_grad
 /// of one pair of logits and labels) as a row kernel: each row's maximum
 /// and sum of exponentials once, then the loss and the gradient. The
@@ -77,30 +133,13 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "// " << name << ": a row fusion of ";
-  llvm::interleave(
-      body.without_terminator(), os,
-      [&](Operation &op) { os << op.getName().getStringRef(); }, ", ");
-  os << ", " << kernel.elements << " rows of " << kernel.rowLength
-     << "\nMT_KERNEL(" << name << ") {\n";
+  printHeading(os, fusion, name, kernel);
   llvm::DenseMap<Value, std::string> pointers;
-  unsigned index = 0;
-  auto declare = [&](Value value, bool input, const std::string &pointer) {
-    Type element = elementType(value);
-    std::string type =
-        element.isInteger(32) ? "int32_t" : storageType(element).str();
-    bool row = value.getType() == logits.getType();
-    os << "  " << (input ? "const " : "") << type
-       << (row ? " *" : " *MT_RESTRICT ") << pointer << " = ("
-       << (input ? "const " : "") << type << " *)MT_ARG(" << index++ << ");\n";
-    kernel.operandTypes.push_back(element);
-    kernel.operandExtents.push_back(numElements(value));
-    pointers[value] = pointer;
-  };
-  for (BlockArgument arg : body.getArguments())
-    declare(arg, true, "in" + std::to_string(arg.getArgNumber()));
-  for (auto [i, value] : llvm::enumerate(yield.getValues()))
-    declare(value, false, "out" + std::to_string(i));
+  // The gradient may overwrite the logits: those rows alias.
+  declareOperands(
+      os, fusion, kernel, pointers,
+      [](Value value, bool) { return numElements(value); },
+      [&](Value value) { return value.getType() == logits.getType(); });
 
   std::string x = pointers[logits];
   os << "  MT_ROW_LOOP(r)\n"
@@ -153,12 +192,8 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
                                         StringRef name) {
   Block &body = fusion.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());
-  size_t numOperands = body.getNumArguments() + yield.getValues().size();
-  if (numOperands > size_t(mtrt::kGeneratedKernelMaxOperands))
-    return fusion.emitOpError()
-           << "has " << numOperands
-           << " operands; a generated kernel takes at most "
-           << mtrt::kGeneratedKernelMaxOperands;
+  if (failed(checkOperandCount(fusion)))
+    return failure();
   Value input = norm->getOperand(0);
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t cols = inputType.getShape().back();
@@ -175,30 +210,12 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "// " << name << ": a row fusion of ";
-  llvm::interleave(
-      body.without_terminator(), os,
-      [&](Operation &op) { os << op.getName().getStringRef(); }, ", ");
-  os << ", " << kernel.elements << " rows of " << cols << "\nMT_KERNEL(" << name
-     << ") {\n";
-  unsigned index = 0;
+  printHeading(os, fusion, name, kernel);
   llvm::DenseMap<Value, std::string> pointers;
-  for (BlockArgument arg : body.getArguments()) {
-    std::string pointer = "in" + std::to_string(arg.getArgNumber());
-    os << "  const " << storageType(elementType(arg)) << " *MT_RESTRICT "
-       << pointer << " = (const " << storageType(elementType(arg))
-       << " *)MT_ARG(" << index++ << ");\n";
-    pointers[arg] = pointer;
-    kernel.operandTypes.push_back(elementType(arg));
-    kernel.operandExtents.push_back(numElements(arg));
-  }
-  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
-    os << "  " << storageType(elementType(value)) << " *MT_RESTRICT out" << i
-       << " = (" << storageType(elementType(value)) << " *)MT_ARG(" << index++
-       << ");\n";
-    kernel.operandTypes.push_back(elementType(value));
-    kernel.operandExtents.push_back(numElements(value));
-  }
+  declareOperands(
+      os, fusion, kernel, pointers,
+      [](Value value, bool) { return numElements(value); },
+      [](Value) { return false; });
 
   // The elementwise ops for column c of the row (element i), as float
   // locals; with `store`, the yielded ones are written. Returns the norm
@@ -308,12 +325,8 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
   kernel.elements = fusion.getDomainElements();
   Block &body = fusion.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());
-  size_t numOperands = body.getNumArguments() + yield.getValues().size();
-  if (numOperands > size_t(mtrt::kGeneratedKernelMaxOperands))
-    return fusion.emitOpError()
-           << "has " << numOperands
-           << " operands; a generated kernel takes at most "
-           << mtrt::kGeneratedKernelMaxOperands;
+  if (failed(checkOperandCount(fusion)))
+    return failure();
 
   // The row length of the broadcast operands (one length per kernel).
   int64_t cols = kernel.elements;
@@ -337,29 +350,13 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "// " << name << ": ";
-  llvm::interleave(
-      body.without_terminator(), os,
-      [&](Operation &op) { os << op.getName().getStringRef(); }, ", ");
-  os << "\nMT_KERNEL(" << name << ") {\n";
-  unsigned index = 0;
+  printHeading(os, fusion, name, kernel);
   llvm::DenseMap<Value, std::string> pointers;
-  for (BlockArgument arg : body.getArguments()) {
-    std::string pointer = "in" + std::to_string(arg.getArgNumber());
-    os << "  const " << storageType(elementType(arg)) << " *MT_RESTRICT "
-       << pointer << " = (const " << storageType(elementType(arg))
-       << " *)MT_ARG(" << index++ << ");\n";
-    pointers[arg] = pointer;
-    kernel.operandTypes.push_back(elementType(arg));
-    kernel.operandExtents.push_back(-1); // set from its uses below
-  }
-  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
-    os << "  " << storageType(elementType(value)) << " *MT_RESTRICT out" << i
-       << " = (" << storageType(elementType(value)) << " *)MT_ARG(" << index++
-       << ");\n";
-    kernel.operandTypes.push_back(elementType(value));
-    kernel.operandExtents.push_back(kernel.elements);
-  }
+  // Input extents are set from their uses below.
+  declareOperands(
+      os, fusion, kernel, pointers,
+      [&](Value, bool input) { return input ? -1 : kernel.elements; },
+      [](Value) { return false; });
   os << "  MT_ELEMENT_LOOP(i, c, " << cols << "LL)\n";
 
   // One float local per block argument use kind and per op result.

@@ -102,12 +102,8 @@ public:
           break;
         }
       }
-      if (!chosen) {
-        chosen = groups.size();
-        groups.push_back({});
-        groups.back().elements = elements;
-        groups.back().marks = marks;
-      }
+      if (!chosen)
+        chosen = newGroup(elements, marks);
       Group &group = groups[*chosen];
       group.ops.push_back(&op);
       if (rowLength)
@@ -193,17 +189,21 @@ private:
           canJoin(group, norm, elements, cols, marks))
         chosen = index;
     }
-    if (!chosen) {
-      chosen = groups.size();
-      groups.push_back({});
-      groups.back().elements = elements;
-      groups.back().marks = marks;
-    }
+    if (!chosen)
+      chosen = newGroup(elements, marks);
     Group &group = groups[*chosen];
     group.ops.push_back(norm);
     group.rowLength = cols;
     group.norm = norm;
     groupOf[norm] = *chosen;
+  }
+
+  /// An empty group of `elements` per op and these marks; its index.
+  unsigned newGroup(int64_t elements, ArrayRef<Attribute> marks) {
+    groups.push_back({});
+    groups.back().elements = elements;
+    groups.back().marks.assign(marks.begin(), marks.end());
+    return groups.size() - 1;
   }
 
   bool canJoin(const Group &group, Operation *op, int64_t elements,
