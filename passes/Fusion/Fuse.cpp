@@ -343,6 +343,96 @@ bool fuseCrossEntropy(CrossEntropyOp loss) {
   return true;
 }
 
+/// Groups the block's mt.adamw updates into mt.multi_adamw: one command
+/// per parameter group (same dtype, same `decay`, same hyperparameter
+/// operands and marks) instead of one per tensor. A group is placed where
+/// its last update was, so an update joins only while nothing outside the
+/// group has read the group's results yet (a ZeRO all-gather of an updated
+/// piece closes it). Groups of one stay mt.adamw. Returns the updates
+/// fused.
+int64_t fuseAdamW(Block &block, int64_t &commands) {
+  struct Update {
+    SmallVector<AdamWOp> members;
+    bool open = true;
+  };
+  SmallVector<Update> updates;
+  auto key = [](AdamWOp op) {
+    SmallVector<Attribute, 4> marks = marksOf(op);
+    return std::make_tuple(op.getParam().getType().getElementType(),
+                           op.getDecay(), op->getOperands().drop_front(4),
+                           marks);
+  };
+  auto sameGroup = [&](AdamWOp a, AdamWOp b) {
+    auto ka = key(a), kb = key(b);
+    return std::get<0>(ka) == std::get<0>(kb) &&
+           std::get<1>(ka) == std::get<1>(kb) &&
+           llvm::equal(std::get<2>(ka), std::get<2>(kb)) &&
+           ArrayRef(std::get<3>(ka)) == ArrayRef(std::get<3>(kb));
+  };
+  for (AdamWOp op : block.getOps<AdamWOp>()) {
+    Update *joined = nullptr;
+    for (Update &update : updates) {
+      if (!update.open || !sameGroup(update.members.front(), op))
+        continue;
+      // Read before `op`: the group cannot move there.
+      bool read = llvm::any_of(update.members, [&](AdamWOp member) {
+        return llvm::any_of(member->getUsers(), [&](Operation *user) {
+          return user->getBlock() == &block && user->isBeforeInBlock(op);
+        });
+      });
+      if (read) {
+        update.open = false;
+        continue;
+      }
+      joined = &update;
+      break;
+    }
+    if (joined)
+      joined->members.push_back(op);
+    else
+      updates.push_back({{op}});
+  }
+
+  int64_t fused = 0;
+  for (Update &update : updates) {
+    if (update.members.size() < 2)
+      continue;
+    AdamWOp last = update.members.back();
+    SmallVector<Value> params, grads, expAvgs, expAvgSqs;
+    SmallVector<Type> types;
+    for (AdamWOp member : update.members) {
+      params.push_back(member.getParam());
+      grads.push_back(member.getGrad());
+      expAvgs.push_back(member.getExpAvg());
+      expAvgSqs.push_back(member.getExpAvgSq());
+      types.push_back(member.getParam().getType());
+    }
+    SmallVector<Type> resultTypes;
+    for (int part = 0; part < 3; ++part)
+      resultTypes.append(types.begin(), types.end());
+    OpBuilder builder(last);
+    auto multi = MultiAdamWOp::create(
+        builder, last.getLoc(), resultTypes, params, grads, expAvgs, expAvgSqs,
+        last.getStep(), last.getLr(), last.getBeta1(), last.getBeta2(),
+        last.getEps(), last.getWeightDecay(), last.getGradScale(),
+        last.getDecay());
+    for (StringRef name :
+         {MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
+          MTDialect::getLayerAttrName(), MTDialect::getRecomputedAttrName()})
+      if (Attribute mark = last->getAttr(name))
+        multi->setAttr(name, mark);
+    for (auto [i, member] : llvm::enumerate(update.members)) {
+      member.getNewParam().replaceAllUsesWith(multi.getNewParams()[i]);
+      member.getNewExpAvg().replaceAllUsesWith(multi.getNewExpAvgs()[i]);
+      member.getNewExpAvgSq().replaceAllUsesWith(multi.getNewExpAvgSqs()[i]);
+      member->erase();
+    }
+    fused += int64_t(update.members.size());
+    ++commands;
+  }
+  return fused;
+}
+
 struct FusePass : mt::impl::FusePassBase<FusePass> {
   void runOnOperation() override {
     for (auto function : getOperation().getOps<func::FuncOp>()) {
@@ -353,6 +443,9 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
              llvm::make_early_inc_range(block.getOps<CrossEntropyOp>()))
           if (fuseCrossEntropy(loss))
             ++numRowRegions;
+        int64_t commands = 0;
+        numFusedUpdates += fuseAdamW(block, commands);
+        numMultiAdamW += commands;
         Fuser fuser(block);
         fuser.group();
         int64_t regions = 0;

@@ -65,6 +65,12 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     (with its column sums over rows for the weight gradient) stays a host
     kernel.
 
+    The AdamW updates of one parameter group (one dtype, with or without
+    weight decay, the same run-time hyperparameters) become one
+    `mt.multi_adamw`, placed where the group's last update was; an update
+    joins while nothing has read the group's results yet (a ZeRO
+    all-gather of an updated piece starts a new group).
+
     Scalars stay host kernels. `fuse=false` in `--mt-train-pipeline` skips
     the pass.
 
@@ -76,7 +82,11 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     Statistic<"numRegions", "regions", "mt.fusion regions created">,
     Statistic<"numFusedOps", "fused-ops", "elementwise ops placed in them">,
     Statistic<"numRowRegions", "row-regions",
-              "cross-entropy losses fused with their gradient">
+              "cross-entropy losses fused with their gradient">,
+    Statistic<"numMultiAdamW", "multi-adamw",
+              "mt.multi_adamw commands created">,
+    Statistic<"numFusedUpdates", "fused-updates",
+              "mt.adamw updates placed in them">
   ];
   let dependentDialects = ["::mlir::mt::MTDialect"];
 }

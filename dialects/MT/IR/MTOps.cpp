@@ -463,7 +463,8 @@ static LogicalResult verifyCrossEntropyShapes(Operation *op, Value logits,
 }
 
 LogicalResult CrossEntropyOp::verify() {
-  if (failed(verifyCrossEntropyShapes(getOperation(), getLogits(), getLabels())))
+  if (failed(
+          verifyCrossEntropyShapes(getOperation(), getLogits(), getLabels())))
     return failure();
   // The mean (a scalar) or one loss per position.
   RankedTensorType loss = getType();
@@ -478,6 +479,39 @@ LogicalResult CrossEntropyOp::verify() {
 
 LogicalResult CrossEntropyGradOp::verify() {
   return verifyCrossEntropyShapes(getOperation(), getLogits(), getLabels());
+}
+
+//===----------------------------------------------------------------------===//
+// MultiAdamWOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MultiAdamWOp::verify() {
+  size_t count = getParams().size();
+  if (count == 0)
+    return emitOpError() << "must update at least one parameter";
+  if (getGrads().size() != count || getExpAvgs().size() != count ||
+      getExpAvgSqs().size() != count || getNewParams().size() != count)
+    return emitOpError() << "takes " << count << " parameters but "
+                         << getGrads().size() << " gradients, "
+                         << getExpAvgs().size() << " first moments and "
+                         << getExpAvgSqs().size()
+                         << " second moments; each needs one of each";
+  Type element = tensorType(getParams().front()).getElementType();
+  for (size_t i = 0; i < count; ++i) {
+    Type type = getParams()[i].getType();
+    if (tensorType(getParams()[i]).getElementType() != element)
+      return emitOpError() << "parameter #" << i << " is " << type
+                           << "; one multi_adamw updates one dtype (" << element
+                           << ")";
+    for (Value other : std::initializer_list<Value>{
+             getGrads()[i], getExpAvgs()[i], getExpAvgSqs()[i],
+             getNewParams()[i], getNewExpAvgs()[i], getNewExpAvgSqs()[i]})
+      if (other.getType() != type)
+        return emitOpError() << "parameter #" << i << " is " << type
+                             << " but its gradient, moments or results are "
+                             << other.getType();
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -835,6 +835,48 @@ def MT_AdamWOp : MT_Op<"adamw",
   }];
 }
 
+def MT_MultiAdamWOp : MT_Op<"multi_adamw",
+    [Pure, AttrSizedOperandSegments, SameVariadicResultSize]> {
+  let summary = "Applies one AdamW update to many parameters of one dtype.";
+  let description = [{
+    `mt.adamw` for each parameter `i` of `params`, with `grads[i]`,
+    `exp_avgs[i]` and `exp_avg_sqs[i]`, the same run-time hyperparameters
+    and the same `decay`: one command over all of them (the multi-tensor
+    AdamW of apex and Megatron-LM), instead of one per tensor. `mt-fuse`
+    forms it from the updates of one parameter group (weights with decay,
+    or biases and norm weights without) of one dtype. Results are
+    `new_params`, `new_exp_avgs` and `new_exp_avg_sqs`, each updated in
+    place by the lowering.
+
+    ```mlir
+    %p:2, %m:2, %v:2 = mt.multi_adamw params(%p0, %p1) grads(%g0, %g1)
+        exp_avgs(%m0, %m1) exp_avg_sqs(%v0, %v1)
+        scalars(%step, %lr, %beta1, %beta2, %eps, %wd, %scale) decay
+        : (...) -> (...)
+    ```
+  }];
+  let arguments = (ins Variadic<MT_FloatTensor>:$params,
+                       Variadic<MT_FloatTensor>:$grads,
+                       Variadic<MT_FloatTensor>:$exp_avgs,
+                       Variadic<MT_FloatTensor>:$exp_avg_sqs,
+                       MT_ScalarF32Tensor:$step, MT_ScalarF32Tensor:$lr,
+                       MT_ScalarF32Tensor:$beta1, MT_ScalarF32Tensor:$beta2,
+                       MT_ScalarF32Tensor:$eps,
+                       MT_ScalarF32Tensor:$weight_decay,
+                       MT_ScalarF32Tensor:$grad_scale, UnitAttr:$decay);
+  let results = (outs Variadic<MT_FloatTensor>:$new_params,
+                      Variadic<MT_FloatTensor>:$new_exp_avgs,
+                      Variadic<MT_FloatTensor>:$new_exp_avg_sqs);
+  let assemblyFormat = [{
+    `params` `(` $params `)` `grads` `(` $grads `)`
+    `exp_avgs` `(` $exp_avgs `)` `exp_avg_sqs` `(` $exp_avg_sqs `)`
+    `scalars` `(` $step `,` $lr `,` $beta1 `,` $beta2 `,` $eps `,`
+    $weight_decay `,` $grad_scale `)` (`decay` $decay^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//

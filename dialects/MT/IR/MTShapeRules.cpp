@@ -55,6 +55,7 @@ Types GlobalNormOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types SumSquaresOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types SqrtOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types MeanOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types MultiAdamWOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types ClipScaleOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types DivOp::inferResultTypesFromOperands() { return unchanged(*this); }
 

@@ -136,9 +136,8 @@ struct LowerToRuntimePass
       auto grad = value.getDefiningOp<CrossEntropyGradOp>();
       if (!grad)
         continue;
-      Value logits =
-          fusion.getInputs()[cast<BlockArgument>(grad.getLogits())
-                                 .getArgNumber()];
+      Value logits = fusion.getInputs()[cast<BlockArgument>(grad.getLogits())
+                                            .getArgNumber()];
       // The logits and every view they were made through are read by
       // this op (or the next view) alone; an argument is persistent.
       for (Value value = logits;;) {
@@ -254,6 +253,13 @@ struct LowerToRuntimePass
         alias(adamw.getNewParam(), adamw.getParam());
         alias(adamw.getNewExpAvg(), adamw.getExpAvg());
         alias(adamw.getNewExpAvgSq(), adamw.getExpAvgSq());
+      } else if (auto multi = dyn_cast<MultiAdamWOp>(op)) {
+        for (auto [results, operands] :
+             {std::pair{multi.getNewParams(), multi.getParams()},
+              std::pair{multi.getNewExpAvgs(), multi.getExpAvgs()},
+              std::pair{multi.getNewExpAvgSqs(), multi.getExpAvgSqs()}})
+          for (auto [result, operand] : llvm::zip(results, operands))
+            alias(result, operand);
       } else if (std::optional<std::pair<Value, Value>> inPlace =
                      gradientOverLogits(&op)) {
         // A fused cross-entropy writes the logits' gradient over the
@@ -645,9 +651,8 @@ struct LowerToRuntimePass
             builder.getTypeArrayAttr(emitted->operandTypes),
             builder.getDenseI64ArrayAttr(emitted->operandExtents),
             builder.getI64IntegerAttr(emitted->flopsPerElement),
-            emitted->rowLength
-                ? builder.getI64IntegerAttr(emitted->rowLength)
-                : IntegerAttr());
+            emitted->rowLength ? builder.getI64IntegerAttr(emitted->rowLength)
+                               : IntegerAttr());
         generated = FlatSymbolRefAttr::get(builder.getContext(), name);
         kernel = "fused";
       }
@@ -655,8 +660,12 @@ struct LowerToRuntimePass
       // ones are the passes' annotations, of which the schedule's phase and
       // microbatch become the kernel's (typed) trace attributes.
       SmallVector<NamedAttribute> params;
+      // (Operand and result segment sizes describe the op, not the
+      // kernel: its operand counts say them.)
       for (NamedAttribute attr : op->getAttrs())
-        if (!attr.getName().getValue().starts_with("mt."))
+        if (!attr.getName().getValue().starts_with("mt.") &&
+            attr.getName() != "operandSegmentSizes" &&
+            attr.getName() != "resultSegmentSizes")
           params.push_back(attr);
       if (auto collective = collectiveKernel(op, builder))
         std::tie(kernel, params) = *collective;

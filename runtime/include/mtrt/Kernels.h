@@ -55,6 +55,7 @@ enum class KernelId {
   div,
   cast,
   adamw,
+  multi_adamw,
   fill,
   sum_squares,
   mean,
@@ -114,6 +115,9 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::div, "div", 2, 1, -1},
       {KernelId::cast, "cast", 1, 1, -1},
       {KernelId::adamw, "adamw", 11, 3, -1},
+      // N parameters, gradients, first and second moments, the seven
+      // scalars of adamw; N of each updated in place.
+      {KernelId::multi_adamw, "multi_adamw", -1, -1, -1},
       {KernelId::fill, "fill", 0, 1, -1},
       {KernelId::sum_squares, "sum_squares", -1, 1, -1},
       {KernelId::mean, "mean", 1, 1, -1},

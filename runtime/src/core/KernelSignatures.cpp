@@ -330,6 +330,33 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     s.inPlace(3, 2);
     s.flag("decay");
     break;
+  case KernelId::multi_adamw: {
+    size_t count = c.outs.size() / 3;
+    s.require(count > 0 && c.outs.size() == 3 * count &&
+                  c.ins.size() == 4 * count + 7,
+              std::to_string(c.ins.size()) + " inputs and " +
+                  std::to_string(c.outs.size()) +
+                  " outputs are not N parameters, gradients, first and "
+                  "second moments and 7 scalars, and 3N updated tensors");
+    if (!s.error.empty())
+      break;
+    for (size_t i = 0; i < count && s.error.empty(); ++i) {
+      std::string which = " " + std::to_string(i);
+      s.same(s.in(count + i), ("the gradient" + which).c_str(), s.in(i),
+             ("the parameter" + which).c_str());
+      s.same(s.in(2 * count + i), ("the first moment" + which).c_str(), s.in(i),
+             ("the parameter" + which).c_str());
+      s.same(s.in(3 * count + i), ("the second moment" + which).c_str(),
+             s.in(i), ("the parameter" + which).c_str());
+      s.inPlace(i, i);
+      s.inPlace(2 * count + i, count + i);
+      s.inPlace(3 * count + i, 2 * count + i);
+    }
+    for (size_t i = 4 * count; i < c.ins.size(); ++i)
+      s.scalar(s.in(i), "input " + std::to_string(i));
+    s.flag("decay");
+    break;
+  }
   case KernelId::fill:
     s.range("value", -3.4e38, 3.4e38);
     break;
@@ -447,9 +474,9 @@ mtrt::checkKernelSignature(const Command &command,
                            dtypeName(dtype) + ", expected floating point");
   // The optimizer updates fp32 master weights and moments, and run-time
   // scalars are fp32: 16-bit values there would round every update.
-  bool allF32 = kernel->id == KernelId::adamw ||
-                kernel->id == KernelId::clip_scale ||
-                kernel->id == KernelId::div;
+  bool allF32 =
+      kernel->id == KernelId::adamw || kernel->id == KernelId::multi_adamw ||
+      kernel->id == KernelId::clip_scale || kernel->id == KernelId::div;
   for (const std::vector<int64_t> *ids : {&command.ins, &command.outs})
     for (size_t j = 0; allF32 && j < ids->size(); ++j)
       if (DType dtype = buffers[(*ids)[j]].dtype; dtype != DType::F32)

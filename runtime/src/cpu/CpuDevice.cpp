@@ -674,6 +674,42 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                      scalar(7), scalar(8), scalar(9), int64_t(stepCount),
                      scalar(10), command.get("decay", 0) != 0);
         });
+  } else if (id == KernelId::multi_adamw) {
+    // One pass over all the group's tensors as if they were one: the pool
+    // shares out ranges of their concatenation.
+    size_t count = command.outs.size() / 3;
+    double stepCount = scalar(4 * count);
+    if (stepCount < 1)
+      return Status::error("multi_adamw step must be >= 1, got " +
+                           std::to_string(stepCount));
+    std::vector<int64_t> starts(count + 1, 0);
+    for (size_t k = 0; k < count; ++k) {
+      if (out(k) != in(k) || out(count + k) != in(2 * count + k) ||
+          out(2 * count + k) != in(3 * count + k))
+        return Status::error("multi_adamw must update its parameters and "
+                             "moments in place");
+      starts[k + 1] = starts[k] + outDesc(k).numElements();
+    }
+    const float *scalars[7];
+    for (size_t j = 0; j < 7; ++j)
+      scalars[j] = in(4 * count + j);
+    bool decay = command.get("decay", 0) != 0;
+    ThreadPool::global().parallelFor(
+        starts[count], 32768, [&](int64_t begin, int64_t end) {
+          size_t k =
+              size_t(std::upper_bound(starts.begin(), starts.end(), begin) -
+                     starts.begin()) -
+              1;
+          for (; begin < end; ++k) {
+            int64_t stop = std::min(end, starts[k + 1]);
+            int64_t at = begin - starts[k];
+            cpu::adamw(out(k) + at, in(count + k) + at, out(count + k) + at,
+                       out(2 * count + k) + at, stop - begin, scalars[1][0],
+                       scalars[2][0], scalars[3][0], scalars[4][0],
+                       scalars[5][0], int64_t(stepCount), scalars[6][0], decay);
+            begin = stop;
+          }
+        });
   } else if (id == KernelId::sum_squares) {
     double sum = 0;
     for (size_t i = 0; i < command.ins.size(); ++i)

@@ -223,6 +223,7 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::mean:
   case KernelId::scale:
   case KernelId::adamw:
+  case KernelId::multi_adamw:
   case KernelId::fill:
   case KernelId::dropout:
   case KernelId::add:
@@ -693,6 +694,25 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
     error = gpu::launchAdamW(stream, out(0), in(1), out(1), out(2),
                              outDesc(0).numElements(), scalars,
                              command.get("decay", 0) != 0);
+    break;
+  }
+  case KernelId::multi_adamw: {
+    // One launch per tensor of the group, in order (the same arithmetic
+    // as adamw); a single launch over a pointer table is the follow-up.
+    size_t count = command.outs.size() / 3;
+    gpu::AdamScalars scalars{in(4 * count),     in(4 * count + 1),
+                             in(4 * count + 2), in(4 * count + 3),
+                             in(4 * count + 4), in(4 * count + 5),
+                             in(4 * count + 6)};
+    for (size_t k = 0; k < count && error == cudaSuccess; ++k) {
+      if (out(k) != in(k) || out(count + k) != in(2 * count + k) ||
+          out(2 * count + k) != in(3 * count + k))
+        return Status::error("multi_adamw must update its parameters and "
+                             "moments in place");
+      error = gpu::launchAdamW(stream, out(k), in(count + k), out(count + k),
+                               out(2 * count + k), outDesc(k).numElements(),
+                               scalars, command.get("decay", 0) != 0);
+    }
     break;
   }
   case KernelId::cast: {

@@ -1545,3 +1545,43 @@ func.func @negative_norm_fusion_matmul(%x: tensor<4x8xf32>, %m: tensor<8x8xf32>,
   }
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.multi_adamw
+//===----------------------------------------------------------------------===//
+
+// One gradient and one of each moment per parameter.
+
+func.func @negative_multi_adamw_counts(%p: tensor<4xf32>, %q: tensor<8xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'mt.multi_adamw' op takes 2 parameters but 1 gradients, 2 first moments and 2 second moments; each needs one of each}}
+  %r:6 = mt.multi_adamw params(%p, %q) grads(%p) exp_avgs(%p, %q) exp_avg_sqs(%p, %q) scalars(%s, %s, %s, %s, %s, %s, %s)
+      : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>)
+      -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+// One dtype per command.
+
+func.func @negative_multi_adamw_dtypes(%p: tensor<4xf32>, %q: tensor<8xbf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{'mt.multi_adamw' op parameter #1 is 'tensor<8xbf16>'; one multi_adamw updates one dtype ('f32')}}
+  %r:6 = mt.multi_adamw params(%p, %q) grads(%p, %q) exp_avgs(%p, %q) exp_avg_sqs(%p, %q) scalars(%s, %s, %s, %s, %s, %s, %s)
+      : (tensor<4xf32>, tensor<8xbf16>, tensor<4xf32>, tensor<8xbf16>, tensor<4xf32>, tensor<8xbf16>, tensor<4xf32>, tensor<8xbf16>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>)
+      -> (tensor<4xf32>, tensor<8xbf16>, tensor<4xf32>, tensor<8xbf16>, tensor<4xf32>, tensor<8xbf16>)
+  return
+}
+
+// -----
+
+// Each gradient, moment and result has its parameter's type.
+
+func.func @negative_multi_adamw_types(%p: tensor<4xf32>, %q: tensor<8xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'mt.multi_adamw' op parameter #1 is 'tensor<8xf32>' but its gradient, moments or results are 'tensor<4xf32>'}}
+  %r:6 = mt.multi_adamw params(%p, %q) grads(%p, %p) exp_avgs(%p, %q) exp_avg_sqs(%p, %q) scalars(%s, %s, %s, %s, %s, %s, %s)
+      : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>)
+      -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>)
+  return
+}
