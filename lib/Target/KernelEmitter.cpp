@@ -152,7 +152,8 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
      << "    const float m = mt_row_max(" << cols << ", [&](int64_t c) {\n"
      << "      return " << widen(logitsElement, x + "[mt_row + c]")
      << ";\n    });\n"
-     << "    const float s = mt_row_sum(" << cols << ", [&](int64_t c) {\n"
+     << "    // The sum in double, as the host kernels keep it.\n"
+     << "    const double s = mt_row_sum_f64(" << cols << ", [&](int64_t c) {\n"
      << "      return mt_exp(" << widen(logitsElement, x + "[mt_row + c]")
      << " - m);\n    });\n";
   // Per element of the row: the max (1), exp and the sum (~12), and for
@@ -161,11 +162,13 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
     if (loss && value == loss.getResult()) {
       os << "    MT_ROW_LEADER "
-         << "out" << i << "[r] = m + logf(s) - picked;\n";
+         << "out" << i
+         << "[r] = (float)((double)m + log(s) - (double)picked);\n";
     } else if (grad && value == grad.getResult()) {
       kernel.flopsPerElement += 13;
-      os << "    const float k = " << pointers[grad.getGradLoss()] << "[0] / "
-         << kernel.elements << ".0f, ks = k / s;\n"
+      os << "    const double kd = (double)" << pointers[grad.getGradLoss()]
+         << "[0] / " << kernel.elements << ".0;\n"
+         << "    const float k = (float)kd, ks = (float)(kd / s);\n"
          << "    MT_ROW_FOR(c, " << cols << ")\n"
          << "      out" << i << "[mt_row + c] = "
          << narrow(logitsElement, "mt_exp(" +
@@ -270,7 +273,8 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
       kernel.flopsPerElement +=
           3 * cast<ElementwiseOpInterface>(&op).flopsPerElement();
   kernel.flopsPerElement += layerNorm ? 8 : 5;
-  std::string eps = llvm::formatv("{0:e}", epsilon).str();
+  // Every digit of the attribute's double, as the host kernels use it.
+  std::string eps = llvm::formatv("{0:e17}", epsilon).str();
   os << "  MT_ROW_LOOP(r)\n"
      << "    const int64_t mt_row = r * " << length << ";\n";
   if (layerNorm) {

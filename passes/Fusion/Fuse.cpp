@@ -377,7 +377,10 @@ int64_t fuseAdamW(Block &block, int64_t &commands) {
       // Read before `op`: the group cannot move there.
       bool read = llvm::any_of(update.members, [&](AdamWOp member) {
         return llvm::any_of(member->getUsers(), [&](Operation *user) {
-          return user->getBlock() == &block && user->isBeforeInBlock(op);
+          // (`op` itself reading a member's result counts: the group
+          // would be placed after its own user.)
+          return user->getBlock() == &block &&
+                 (user == op || user->isBeforeInBlock(op));
         });
       });
       if (read) {

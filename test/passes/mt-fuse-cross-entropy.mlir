@@ -28,9 +28,10 @@
 // LOWER-SAME:      float *out1 = (float *)MT_ARG(4);
 // LOWER-SAME:      const float picked = labeled ? in1[mt_row + label] : 0.0f;
 // LOWER-SAME:      const float m = mt_row_max(16LL,
-// LOWER-SAME:      const float s = mt_row_sum(16LL,
-// LOWER-SAME:      MT_ROW_LEADER out0[r] = m + logf(s) - picked;
-// LOWER-SAME:      const float k = in0[0] / 8.0f, ks = k / s;
+// LOWER-SAME:      const double s = mt_row_sum_f64(16LL,
+// LOWER-SAME:      MT_ROW_LEADER out0[r] = (float)((double)m + log(s) - (double)picked);
+// LOWER-SAME:      const double kd = (double)in0[0] / 8.0;
+// LOWER-SAME:      const float k = (float)kd, ks = (float)(kd / s);
 // LOWER-SAME:      out1[mt_row + c] = mt_exp(in1[mt_row + c] - m) * ks - (c == label ? k : 0.0f);
 // LOWER-SAME:      MT_ROW_LAUNCHER(stage0_fused0)
 // LOWER-NEXT:    mtrt.kernel "fused" ins({{.*}}, %[[LOGITS]], {{.*}} : memref<f32>, memref<2x4x16xf32>, memref<2x4xi32>) outs(%[[LOSSES]], %[[GRAD]] : memref<2x4xf32>, memref<2x4x16xf32>) {} {generated = @stage0_fused0, phase = "backward"}

@@ -28,7 +28,7 @@
 // LOWER-SAME:      }) / 8.0;
 // LOWER-SAME:      const double rstd = 1.0 / sqrt(mt_row_sum_f64(8LL,
 // LOWER-SAME:      const double d = (double)v1 - mean;
-// LOWER-SAME:      }) / 8.0 + 1.000000e-05);
+// LOWER-SAME:      }) / 8.0 + 1.00000000000000008e-05);
 // LOWER-SAME:      MT_ROW_FOR(c, 8LL)
 // LOWER-SAME:      out1[i] = (float)(((double)v1 - mean) * rstd * (double)in3[c] + (double)in4[c]);
 // LOWER-SAME:      MT_ROW_LAUNCHER(stage0_fused0)
@@ -68,7 +68,7 @@ func.func @residual_layer_norm(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
 // LOWER:         mtrt.generated_kernel @stage0_fused1 {{{.*}}row_length = 8 : i64, source = "// stage0_fused1: a row fusion of mt.rms_norm, 8 rows of 8
 // LOWER-SAME:      const double rstd = 1.0 / sqrt(mt_row_sum_f64(8LL, [&](int64_t c) {
 // LOWER-SAME:      return (double)a0 * (double)a0;
-// LOWER-SAME:      }) / 8.0 + 1.000000e-06);
+// LOWER-SAME:      }) / 8.0 + 9.99999999999999955e-07);
 // LOWER-SAME:      out0[i] = (float)((double)a0 * rstd * (double)in1[c]);
 func.func @norms_alone(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
                        %r: tensor<2x4x8xf32> {mt.param = "r"},

@@ -129,8 +129,21 @@ int64_t FusionOp::getDomainElements() {
 /// A norm row fusion: elementwise ops over whole rows (a bias broadcast
 /// along them) computing the input of one mt.layer_norm or mt.rms_norm,
 /// which ends the region; its weight and bias are the region's inputs.
+/// A row kernel writes what the region's ops compute, each once.
+static LogicalResult verifyRowYields(FusionOp fusion, Block &body) {
+  auto yielded = cast<YieldOp>(body.getTerminator()).getValues();
+  for (Value value : yielded)
+    if (isa<BlockArgument>(value) || llvm::count(yielded, value) != 1)
+      return fusion.emitOpError()
+             << "yields an input or a value twice; a row fusion yields what "
+                "its ops compute, once each";
+  return success();
+}
+
 static LogicalResult verifyNormFusion(FusionOp fusion, Block &body,
                                       Operation *norm) {
+  if (failed(verifyRowYields(fusion, body)))
+    return failure();
   auto input = cast<RankedTensorType>(norm->getOperand(0).getType());
   int64_t cols = input.getShape().back(), elements = input.getNumElements();
   for (Operation &op : body.without_terminator()) {
@@ -172,6 +185,8 @@ static LogicalResult verifyNormFusion(FusionOp fusion, Block &body,
 /// A row fusion: cross-entropy losses per position and the logits'
 /// gradient, of one pair of logits and labels, in any combination.
 static LogicalResult verifyRowFusion(FusionOp fusion, Block &body) {
+  if (failed(verifyRowYields(fusion, body)))
+    return failure();
   Value logits, labels;
   for (Operation &op : body.without_terminator()) {
     Value opLogits, opLabels;
@@ -230,6 +245,12 @@ LogicalResult FusionOp::verify() {
       return verifyNormFusion(*this, body, row);
     return verifyRowFusion(*this, body);
   }
+  for (auto [index, input] : llvm::enumerate(getInputs()))
+    if (!isa<FloatType>(
+            cast<RankedTensorType>(input.getType()).getElementType()))
+      return emitOpError() << "input #" << index << " is " << input.getType()
+                           << "; an elementwise fusion reads floats (token "
+                              "ids only reach a fused cross-entropy)";
   int64_t domain = getDomainElements();
   for (Operation &op : body.without_terminator()) {
     auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);

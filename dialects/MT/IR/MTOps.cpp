@@ -490,7 +490,7 @@ LogicalResult MultiAdamWOp::verify() {
   if (count == 0)
     return emitOpError() << "must update at least one parameter";
   if (getGrads().size() != count || getExpAvgs().size() != count ||
-      getExpAvgSqs().size() != count || getNewParams().size() != count)
+      getExpAvgSqs().size() != count || getNumResults() != 3 * count)
     return emitOpError() << "takes " << count << " parameters but "
                          << getGrads().size() << " gradients, "
                          << getExpAvgs().size() << " first moments and "

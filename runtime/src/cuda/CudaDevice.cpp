@@ -704,11 +704,13 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
                              in(4 * count + 2), in(4 * count + 3),
                              in(4 * count + 4), in(4 * count + 5),
                              in(4 * count + 6)};
-    for (size_t k = 0; k < count && error == cudaSuccess; ++k) {
+    // Every tensor checked before any is updated.
+    for (size_t k = 0; k < count; ++k)
       if (out(k) != in(k) || out(count + k) != in(2 * count + k) ||
           out(2 * count + k) != in(3 * count + k))
         return Status::error("multi_adamw must update its parameters and "
                              "moments in place");
+    for (size_t k = 0; k < count && error == cudaSuccess; ++k) {
       error = gpu::launchAdamW(stream, out(k), in(count + k), out(count + k),
                                out(2 * count + k), outDesc(k).numElements(),
                                scalars, command.get("decay", 0) != 0);

@@ -1585,3 +1585,31 @@ func.func @negative_multi_adamw_types(%p: tensor<4xf32>, %q: tensor<8xf32>, %s: 
       -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>)
   return
 }
+
+// -----
+
+// A row fusion's kernel writes what its ops compute: not an input.
+
+func.func @negative_norm_fusion_yields_input(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // expected-error @+1 {{'mt.fusion' op yields an input or a value twice; a row fusion yields what its ops compute, once each}}
+  %r:2 = mt.fusion ins(%x, %w : tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%xa: tensor<4x8xf32>, %wa: tensor<8xf32>):
+    %y = mt.rms_norm %xa, %wa : tensor<4x8xf32>, tensor<8xf32>
+    mt.yield %y, %xa : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Token ids reach only a fused cross-entropy.
+
+func.func @negative_elementwise_fusion_ids(%x: tensor<4x8xf32>, %y: tensor<4x8xi32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'mt.fusion' op input #1 is 'tensor<4x8xi32>'; an elementwise fusion reads floats (token ids only reach a fused cross-entropy)}}
+  %r = mt.fusion ins(%x, %y : tensor<4x8xf32>, tensor<4x8xi32>) -> (tensor<4x8xf32>) {
+  ^bb0(%xa: tensor<4x8xf32>, %ya: tensor<4x8xi32>):
+    %g = mt.gelu %xa : tensor<4x8xf32>
+    mt.yield %g : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
