@@ -276,6 +276,38 @@ TEST(DeviceKernels, NormClipAndAdamW) {
   });
   EXPECT_EQ(p3, param);
 
+  // Multi-tensor AdamW: one pass over tensors of 5, 0, 1 and 31 elements
+  // (an empty one among them) is bit for bit the per-tensor update.
+  {
+    const std::vector<int64_t> sizes = {5, 0, 1, 31};
+    std::vector<std::vector<float>> ps, gs, ms, vs;
+    std::vector<gpu::AdamSegment> segments;
+    int64_t total = 0;
+    for (int64_t n : sizes) {
+      ps.push_back(randomFloats(gen, n, -1, 1));
+      gs.push_back(randomFloats(gen, n, -1, 1));
+      ms.push_back(randomFloats(gen, n, -0.1f, 0.1f));
+      vs.push_back(randomFloats(gen, n, 0, 0.01f));
+    }
+    auto ps1 = ps, ms1 = ms, vs1 = vs;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      segments.push_back(
+          {ps[k].data(), gs[k].data(), ms[k].data(), vs[k].data(), total});
+      total += sizes[k];
+      cpu::adamw(ps1[k].data(), gs[k].data(), ms1[k].data(), vs1[k].data(),
+                 sizes[k], lr, beta1, beta2, eps, wd, int64_t(step), scale,
+                 true);
+    }
+    gpu::AdamScalars s{&step, &lr, &beta1, &beta2, &eps, &wd, &scale};
+    grid(total, [&](int64_t i) {
+      gpu::multiAdamwItem(i, segments.data(), int64_t(segments.size()), s,
+                          true);
+    });
+    EXPECT_EQ(ps, ps1);
+    EXPECT_EQ(ms, ms1);
+    EXPECT_EQ(vs, vs1);
+  }
+
   int flag = 0;
   std::vector<float> finite = {1, 2, 3}, inf = {1, INFINITY, 3};
   grid(3, [&](int64_t i) { gpu::nonFiniteItem(i, finite.data(), &flag); });

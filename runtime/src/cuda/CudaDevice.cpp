@@ -305,6 +305,8 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
   }
   case KernelId::cross_entropy:
     return elements(command.ins[1]) * int64_t(sizeof(double));
+  case KernelId::multi_adamw:
+    return int64_t(command.outs.size() / 3 * sizeof(gpu::AdamSegment));
   case KernelId::global_norm:
   case KernelId::sum_squares: {
     int64_t pieces = 0;
@@ -697,24 +699,35 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
     break;
   }
   case KernelId::multi_adamw: {
-    // One launch per tensor of the group, in order (the same arithmetic
-    // as adamw); a single launch over a pointer table is the follow-up.
+    // One launch over the group's concatenation: a table of the tensors
+    // (checked in place, every one before any update) in the scratch.
     size_t count = command.outs.size() / 3;
-    gpu::AdamScalars scalars{in(4 * count),     in(4 * count + 1),
-                             in(4 * count + 2), in(4 * count + 3),
-                             in(4 * count + 4), in(4 * count + 5),
-                             in(4 * count + 6)};
-    // Every tensor checked before any is updated.
-    for (size_t k = 0; k < count; ++k)
+    std::vector<gpu::AdamSegment> segments(count);
+    int64_t total = 0;
+    for (size_t k = 0; k < count; ++k) {
       if (out(k) != in(k) || out(count + k) != in(2 * count + k) ||
           out(2 * count + k) != in(3 * count + k))
         return Status::error("multi_adamw must update its parameters and "
                              "moments in place");
-    for (size_t k = 0; k < count && error == cudaSuccess; ++k) {
-      error = gpu::launchAdamW(stream, out(k), in(count + k), out(count + k),
-                               out(2 * count + k), outDesc(k).numElements(),
-                               scalars, command.get("decay", 0) != 0);
+      segments[k] = {out(k), in(count + k), out(count + k), out(2 * count + k),
+                     total};
+      total += outDesc(k).numElements();
     }
+    auto *table = reinterpret_cast<gpu::AdamSegment *>(scratch);
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaMemcpyAsync(table, segments.data(),
+                                  segments.size() * sizeof(gpu::AdamSegment),
+                                  cudaMemcpyHostToDevice, stream),
+                  "uploading the multi_adamw table"));
+    // The host table must outlive the copy.
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaStreamSynchronize(stream), "the multi_adamw table"));
+    gpu::AdamScalars scalars{in(4 * count),     in(4 * count + 1),
+                             in(4 * count + 2), in(4 * count + 3),
+                             in(4 * count + 4), in(4 * count + 5),
+                             in(4 * count + 6)};
+    error = gpu::launchMultiAdamW(stream, table, int64_t(count), total, scalars,
+                                  command.get("decay", 0) != 0);
     break;
   }
   case KernelId::cast: {

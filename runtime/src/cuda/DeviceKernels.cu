@@ -189,6 +189,14 @@ cudaError_t launchAdamW(cudaStream_t stream, float *param, const float *grad,
   });
 }
 
+cudaError_t launchMultiAdamW(cudaStream_t stream, const AdamSegment *segments,
+                             int64_t count, int64_t total, AdamScalars scalars,
+                             bool applyDecay) {
+  return launch(stream, total, [=] __device__(int64_t i) {
+    multiAdamwItem(i, segments, count, scalars, applyDecay);
+  });
+}
+
 cudaError_t launchNonFinite(cudaStream_t stream, const float *x, int64_t n,
                             int *flag) {
   return launch(stream, n,

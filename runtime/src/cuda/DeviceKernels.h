@@ -673,6 +673,34 @@ MTK_HD void adamwItem(int64_t i, float *param, const float *grad, float *expAvg,
   param[i] = float(p);
 }
 
+/// One tensor of a multi-tensor AdamW: its parameter, gradient and moments,
+/// and where its elements start in the group's concatenation.
+struct AdamSegment {
+  float *param;
+  const float *grad;
+  float *expAvg;
+  float *expAvgSq;
+  int64_t start;
+};
+
+/// Element i of the concatenation of `count` segments (starts ascending;
+/// an empty segment shares the next one's start): the last segment that
+/// starts at or before i holds it.
+MTK_HD void multiAdamwItem(int64_t i, const AdamSegment *segments,
+                           int64_t count, AdamScalars s, bool applyDecay) {
+  int64_t low = 0, high = count - 1;
+  while (low < high) {
+    int64_t middle = (low + high + 1) / 2;
+    if (segments[middle].start <= i)
+      low = middle;
+    else
+      high = middle - 1;
+  }
+  const AdamSegment &segment = segments[low];
+  adamwItem(i - segment.start, segment.param, segment.grad, segment.expAvg,
+            segment.expAvgSq, s, applyDecay);
+}
+
 /// Sets *flag when element i of x is not finite.
 MTK_HD void nonFiniteItem(int64_t i, const float *x, int *flag) {
   if (!finite(double(x[i])))

@@ -63,6 +63,11 @@ cudaError_t launchSumOfSquares(cudaStream_t stream, const float *x, int64_t n,
 /// out[0] = sqrt (or, with `root` false, the plain sum) of the partials.
 cudaError_t launchSumOfPartials(cudaStream_t stream, const double *partial,
                                 int64_t count, float *out, bool root);
+/// AdamW over the concatenation of `count` segments (a device table) of
+/// `total` elements, in one launch.
+cudaError_t launchMultiAdamW(cudaStream_t stream, const AdamSegment *segments,
+                             int64_t count, int64_t total, AdamScalars scalars,
+                             bool applyDecay);
 /// out[0] = the mean of x[0, n), in double, in index order.
 cudaError_t launchMean(cudaStream_t stream, const float *x, int64_t n,
                        float *out);
