@@ -778,7 +778,7 @@ TEST(HalfFloat, EveryValueRoundTrips) {
     uint16_t h = uint16_t(bits);
     float half = mtrt::halfToFloat(h);
     float bf = mtrt::bfloat16ToFloat(h);
-        if (!std::isnan(half)) {
+    if (!std::isnan(half)) {
       ASSERT_EQ(mtrt::floatToHalf(half), h) << std::hex << bits;
     }
     if (!std::isnan(bf)) {

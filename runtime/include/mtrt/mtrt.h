@@ -4,7 +4,7 @@
  * ctypes, for one). A trainer takes megatron-run's command line, so every
  * flag means what it means there; under mpirun each rank creates its own.
  * Every call that can fail returns a status: NULL when it succeeded, else
-  * an object whose message names the file, the operation and the reason,
+ * an object whose message names the file, the operation and the reason,
  * freed with mtrt_status_free. No C++ exception crosses this interface.
  * Use it from one thread; trainers may follow one another in a process
  * (MPI starts once and ends at exit), one at a time.

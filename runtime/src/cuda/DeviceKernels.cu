@@ -95,10 +95,10 @@ cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
   });
 }
 
-cudaError_t launchAttention(cudaStream_t stream, const float *q,
-                            const float *k, const float *v, float *out,
-                            int64_t rows, int64_t seq, int64_t headDim,
-                            double scale, AttentionDropout dropout) {
+cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
+                            const float *v, float *out, int64_t rows,
+                            int64_t seq, int64_t headDim, double scale,
+                            AttentionDropout dropout) {
   return launch(stream, rows, [=] __device__(int64_t r) {
     attentionRow(r, q, k, v, out, seq, headDim, scale, dropout);
   });
@@ -129,9 +129,8 @@ cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
   });
   if (error != cudaSuccess)
     return error;
-  return launch(stream, 1, [=] __device__(int64_t) {
-    meanOfRows(losses, rows, out);
-  });
+  return launch(stream, 1,
+                [=] __device__(int64_t) { meanOfRows(losses, rows, out); });
 }
 
 cudaError_t launchCrossEntropyGrad(cudaStream_t stream, const float *dLoss,
@@ -176,9 +175,8 @@ cudaError_t launchMean(cudaStream_t stream, const float *x, int64_t n,
 
 cudaError_t launchClipScale(cudaStream_t stream, const float *norm,
                             const float *maxNorm, float *out) {
-  return launch(stream, 1, [=] __device__(int64_t) {
-    clipScale(norm, maxNorm, out);
-  });
+  return launch(stream, 1,
+                [=] __device__(int64_t) { clipScale(norm, maxNorm, out); });
 }
 
 cudaError_t launchAdamW(cudaStream_t stream, float *param, const float *grad,
@@ -273,8 +271,7 @@ cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value) {
 
 cudaError_t launchScale(cudaStream_t stream, const float *x, float *y,
                         int64_t n, float factor) {
-  return launch(stream, n,
-                [=] __device__(int64_t i) { y[i] = factor * x[i]; });
+  return launch(stream, n, [=] __device__(int64_t i) { y[i] = factor * x[i]; });
 }
 
 cudaError_t launchScalar(cudaStream_t stream, const float *a, const float *b,
