@@ -5,6 +5,7 @@
 #include "mtrt/GeneratedKernelPrelude.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -103,6 +104,19 @@ void declareOperands(llvm::raw_ostream &os, FusionOp fusion,
     declare(value, false, "out" + std::to_string(i));
 }
 
+/// A row kernel's opening: the heading and its operand pointers, each
+/// operand indexed over all its elements (whole rows, one value per row,
+/// one row or a scalar).
+void openRowKernel(llvm::raw_ostream &os, FusionOp fusion, StringRef name,
+                   EmittedKernel &kernel,
+                   llvm::DenseMap<Value, std::string> &pointers,
+                   llvm::function_ref<bool(Value)> mayAlias) {
+  printHeading(os, fusion, name, kernel);
+  declareOperands(
+      os, fusion, kernel, pointers,
+      [](Value value, bool) { return numElements(value); }, mayAlias);
+}
+
 /// A row fusion (mt.cross_entropy per position and/or mt.cross_entropy_grad
 /// of one pair of logits and labels) as a row kernel: each row's maximum
 /// and sum of exponentials once, then the loss and the gradient. The
@@ -133,13 +147,11 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  printHeading(os, fusion, name, kernel);
   llvm::DenseMap<Value, std::string> pointers;
   // The gradient may overwrite the logits: those rows alias.
-  declareOperands(
-      os, fusion, kernel, pointers,
-      [](Value value, bool) { return numElements(value); },
-      [&](Value value) { return value.getType() == logits.getType(); });
+  openRowKernel(os, fusion, name, kernel, pointers, [&](Value value) {
+    return value.getType() == logits.getType();
+  });
 
   std::string x = pointers[logits];
   os << "  MT_ROW_LOOP(r)\n"
@@ -176,8 +188,8 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
                                       " - m) * ks - (c == label ? k : 0.0f)")
          << ";\n    MT_ROW_FOR_END\n";
     } else {
-      return fusion.emitOpError()
-             << "yields a value a row kernel does not compute";
+      llvm_unreachable("a row fusion yields its one loss and one gradient "
+                       "(FusionOp::verify)");
     }
   }
   os << "  MT_ROW_LOOP_END\n}\nMT_ROW_LAUNCHER(" << name << ")\n";
@@ -213,12 +225,9 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  printHeading(os, fusion, name, kernel);
   llvm::DenseMap<Value, std::string> pointers;
-  declareOperands(
-      os, fusion, kernel, pointers,
-      [](Value value, bool) { return numElements(value); },
-      [](Value) { return false; });
+  openRowKernel(os, fusion, name, kernel, pointers,
+                [](Value) { return false; });
 
   // The elementwise ops for column c of the row (element i), as float
   // locals; with `store`, the yielded ones are written. Returns the norm

@@ -18,6 +18,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <array>
+
 namespace mlir::mt {
 #define GEN_PASS_DEF_FUSEPASS
 #include "passes/Fusion/Passes.h.inc"
@@ -33,11 +35,23 @@ int64_t numElements(Value value) {
 }
 
 /// The marks a region's ops share: one action of the schedule.
+std::array<StringRef, 4> markNames() {
+  return {MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
+          MTDialect::getLayerAttrName(), MTDialect::getRecomputedAttrName()};
+}
+
 SmallVector<Attribute, 4> marksOf(Operation *op) {
-  return {op->getAttr(MTDialect::getPhaseAttrName()),
-          op->getAttr(MTDialect::getMicrobatchAttrName()),
-          op->getAttr(MTDialect::getLayerAttrName()),
-          op->getAttr(MTDialect::getRecomputedAttrName())};
+  SmallVector<Attribute, 4> marks;
+  for (StringRef name : markNames())
+    marks.push_back(op->getAttr(name));
+  return marks;
+}
+
+/// Gives `op` the marks (in marksOf's order) that are set.
+void setMarks(Operation *op, ArrayRef<Attribute> marks) {
+  for (auto [name, mark] : llvm::zip(markNames(), marks))
+    if (mark)
+      op->setAttr(name, mark);
 }
 
 struct Group {
@@ -140,12 +154,7 @@ public:
       auto fusion = FusionOp::create(builder, last->getLoc(),
                                      ValueRange(outputs).getTypes(),
                                      inputs.getArrayRef());
-      const StringRef markNames[] = {
-          MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
-          MTDialect::getLayerAttrName(), MTDialect::getRecomputedAttrName()};
-      for (auto [name, mark] : llvm::zip(markNames, group.marks))
-        if (mark)
-          fusion->setAttr(name, mark);
+      setMarks(fusion, group.marks);
       Block *body = builder.createBlock(&fusion.getBody());
       IRMapping mapping;
       for (Value input : inputs)
@@ -314,11 +323,7 @@ bool fuseCrossEntropy(CrossEntropyOp loss) {
   auto fusion = FusionOp::create(builder, location,
                                  TypeRange{lossesType, grad.getType()}, inputs);
   // The region is one kernel of the action it is placed in.
-  for (StringRef name :
-       {MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
-        MTDialect::getLayerAttrName(), MTDialect::getRecomputedAttrName()})
-    if (Attribute mark = place->getAttr(name))
-      fusion->setAttr(name, mark);
+  setMarks(fusion, marksOf(place));
   Block *body = builder.createBlock(&fusion.getBody());
   SmallVector<Value> args;
   for (Value input : inputs)
@@ -331,11 +336,7 @@ bool fuseCrossEntropy(CrossEntropyOp loss) {
   builder.setInsertionPointAfter(fusion);
   auto mean = MeanOp::create(builder, loss.getLoc(), loss.getType(),
                              fusion.getResult(0));
-  for (StringRef name :
-       {MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
-        MTDialect::getLayerAttrName(), MTDialect::getRecomputedAttrName()})
-    if (Attribute mark = place->getAttr(name))
-      mean->setAttr(name, mark);
+  setMarks(mean, marksOf(place));
   loss.getResult().replaceAllUsesWith(mean.getResult());
   grad.getResult().replaceAllUsesWith(fusion.getResult(1));
   grad->erase();
@@ -356,18 +357,13 @@ int64_t fuseAdamW(Block &block, int64_t &commands) {
     bool open = true;
   };
   SmallVector<Update> updates;
-  auto key = [](AdamWOp op) {
-    SmallVector<Attribute, 4> marks = marksOf(op);
-    return std::make_tuple(op.getParam().getType().getElementType(),
-                           op.getDecay(), op->getOperands().drop_front(4),
-                           marks);
-  };
-  auto sameGroup = [&](AdamWOp a, AdamWOp b) {
-    auto ka = key(a), kb = key(b);
-    return std::get<0>(ka) == std::get<0>(kb) &&
-           std::get<1>(ka) == std::get<1>(kb) &&
-           llvm::equal(std::get<2>(ka), std::get<2>(kb)) &&
-           ArrayRef(std::get<3>(ka)) == ArrayRef(std::get<3>(kb));
+  auto sameGroup = [](AdamWOp a, AdamWOp b) {
+    return a.getParam().getType().getElementType() ==
+               b.getParam().getType().getElementType() &&
+           a.getDecay() == b.getDecay() &&
+           llvm::equal(a->getOperands().drop_front(4),
+                       b->getOperands().drop_front(4)) &&
+           marksOf(a) == marksOf(b);
   };
   for (AdamWOp op : block.getOps<AdamWOp>()) {
     Update *joined = nullptr;
@@ -419,11 +415,7 @@ int64_t fuseAdamW(Block &block, int64_t &commands) {
         last.getStep(), last.getLr(), last.getBeta1(), last.getBeta2(),
         last.getEps(), last.getWeightDecay(), last.getGradScale(),
         last.getDecay());
-    for (StringRef name :
-         {MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
-          MTDialect::getLayerAttrName(), MTDialect::getRecomputedAttrName()})
-      if (Attribute mark = last->getAttr(name))
-        multi->setAttr(name, mark);
+    setMarks(multi, marksOf(last));
     for (auto [i, member] : llvm::enumerate(update.members)) {
       member.getNewParam().replaceAllUsesWith(multi.getNewParams()[i]);
       member.getNewExpAvg().replaceAllUsesWith(multi.getNewExpAvgs()[i]);

@@ -214,6 +214,10 @@ static LogicalResult verifyRowFusion(FusionOp fusion, Block &body) {
     if (logits && (logits != opLogits || labels != opLabels))
       return op.emitOpError() << "reads other logits or labels than the "
                                  "row fusion's first op";
+    if (llvm::count_if(body.without_terminator(), [&](Operation &other) {
+          return other.getName() == op.getName();
+        }) != 1)
+      return op.emitOpError() << "appears twice in one row fusion";
     logits = opLogits;
     labels = opLabels;
   }

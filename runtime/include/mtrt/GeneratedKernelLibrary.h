@@ -76,6 +76,20 @@ private:
   std::vector<void *> symbols;
 };
 
+/// A `fused` command's operands in its generated kernel's order, inputs
+/// then outputs, each at `address(buffer id)` (the backend's memory).
+template <typename Address>
+GeneratedKernelArgs generatedKernelArgs(const Command &command,
+                                        Address address) {
+  GeneratedKernelArgs args{};
+  size_t k = 0;
+  for (int64_t buffer : command.ins)
+    args.p[k++] = address(buffer);
+  for (int64_t buffer : command.outs)
+    args.p[k++] = address(buffer);
+  return args;
+}
+
 } // namespace mtrt
 
 #endif // MTRT_CPU_GENERATEDKERNELLIBRARY_H

@@ -442,12 +442,8 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     // Operands in the generated kernel's order, elements split over the
     // pool (a few pages each, so small kernels stay on one thread).
     size_t index = size_t(command.get("generated", 0));
-    GeneratedKernelArgs args{};
-    size_t k = 0;
-    for (int64_t buffer : command.ins)
-      args.p[k++] = data(buffer);
-    for (int64_t buffer : command.outs)
-      args.p[k++] = data(buffer);
+    GeneratedKernelArgs args = generatedKernelArgs(
+        command, [&](int64_t buffer) { return data(buffer); });
     GeneratedKernelFn function = generated->function(index);
     const GeneratedKernel &kernel = prog->generatedKernels[index];
     ThreadPool::global().parallelFor(

@@ -555,12 +555,8 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
   switch (id) {
   case KernelId::fused: {
     size_t index = size_t(command.get("generated", 0));
-    GeneratedKernelArgs args{};
-    size_t k = 0;
-    for (int64_t buffer : command.ins)
-      args.p[k++] = address(buffer);
-    for (int64_t buffer : command.outs)
-      args.p[k++] = address(buffer);
+    GeneratedKernelArgs args = generatedKernelArgs(
+        command, [&](int64_t buffer) { return address(buffer); });
     error =
         launchers[index](&args, prog->generatedKernels[index].elements, stream);
     break;

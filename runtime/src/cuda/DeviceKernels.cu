@@ -165,12 +165,7 @@ cudaError_t launchSumOfPartials(cudaStream_t stream, const double *partial,
 
 cudaError_t launchMean(cudaStream_t stream, const float *x, int64_t n,
                        float *out) {
-  return launch(stream, 1, [=] __device__(int64_t) {
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i)
-      sum += double(x[i]);
-    out[0] = float(sum / double(n));
-  });
+  return launch(stream, 1, [=] __device__(int64_t) { meanOfRows(x, n, out); });
 }
 
 cudaError_t launchClipScale(cudaStream_t stream, const float *norm,

@@ -583,11 +583,13 @@ MTK_HD void crossEntropyRow(int64_t r, const float *logits,
   losses[r] = loss;
 }
 
-/// The mean of `rows` losses, in row order, into out[0] (one thread).
-MTK_HD void meanOfRows(const double *losses, int64_t rows, float *out) {
+/// The mean of `rows` losses (or any values), in row order and in double,
+/// into out[0] (one thread).
+template <typename T>
+MTK_HD void meanOfRows(const T *losses, int64_t rows, float *out) {
   double total = 0;
   for (int64_t r = 0; r < rows; ++r)
-    total += losses[r];
+    total += double(losses[r]);
   out[0] = rows > 0 ? float(total / double(rows)) : 0.0f;
 }
 

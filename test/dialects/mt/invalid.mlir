@@ -1613,3 +1613,18 @@ func.func @negative_elementwise_fusion_ids(%x: tensor<4x8xf32>, %y: tensor<4x8xi
   }
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// A row fusion computes one loss and one gradient.
+
+func.func @negative_row_fusion_two_losses(%l: tensor<2x4x16xf32>, %y: tensor<2x4xi32>) -> tensor<2x4xf32> {
+  %r = mt.fusion ins(%l, %y : tensor<2x4x16xf32>, tensor<2x4xi32>) -> (tensor<2x4xf32>) {
+  ^bb0(%la: tensor<2x4x16xf32>, %ya: tensor<2x4xi32>):
+    // expected-error @+1 {{'mt.cross_entropy' op appears twice in one row fusion}}
+    %a = mt.cross_entropy %la, %ya : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>
+    %b = mt.cross_entropy %la, %ya : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>
+    mt.yield %a : tensor<2x4xf32>
+  }
+  return %r : tensor<2x4xf32>
+}
