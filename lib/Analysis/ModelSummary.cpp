@@ -77,10 +77,19 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
     if (auto layer =
             op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))
       layers.insert(layer.getValue().getZExtValue());
+    // Each layer's forward attention (a recomputed clone is the same
+    // model FLOPs again, which model FLOPs do not count), whether or not
+    // mt-fuse folded the split and merge of its heads into it.
+    if (op->hasAttr(MTDialect::getRecomputedAttrName()))
+      return;
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       RankedTensorType type = attention.getQuery().getType();
       int64_t seq = type.getDimSize(2);
       int64_t width = type.getDimSize(1) * type.getDimSize(3);
+      attentionFlops.add(CheckedCount::product({12, seq, width}));
+    } else if (auto attention = dyn_cast<QKVAttentionOp>(op)) {
+      int64_t seq = attention.getQkv().getType().getDimSize(1);
+      int64_t width = attention.getType().getDimSize(2);
       attentionFlops.add(CheckedCount::product({12, seq, width}));
     }
   });

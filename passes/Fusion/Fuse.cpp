@@ -344,6 +344,90 @@ bool fuseCrossEntropy(CrossEntropyOp loss) {
   return true;
 }
 
+/// The merge_heads that is the only reader of `value`, if any.
+MergeHeadsOp soleMerge(Value value) {
+  if (!value.hasOneUse())
+    return {};
+  return dyn_cast<MergeHeadsOp>(*value.getUsers().begin());
+}
+
+/// Folds `merge_heads(attention(split_heads(qkv)))` into
+/// `mt.qkv_attention`, and each gradient of that attention,
+/// `merge_heads(attention_grad(split_heads(dOut), q, k, v))`, into
+/// `mt.qkv_attention_grad`: the kernels read and write heads in place
+/// with strided GEMMs instead of copying them. Only when every reader of
+/// q, k and v is this attention or such a gradient: the stash is then
+/// the QKV tensor (the same bytes as q, k and v) and the copies vanish.
+/// Returns whether it folded.
+bool foldHeadLayouts(AttentionOp attention) {
+  auto split = attention.getQuery().getDefiningOp<SplitHeadsOp>();
+  if (!split || split.getNumResults() != 3 ||
+      split->getBlock() != attention->getBlock() ||
+      attention->getOperands() != split->getResults())
+    return false;
+  MergeHeadsOp merge = soleMerge(attention.getResult());
+  if (!merge || merge.getInputs().size() != 1)
+    return false;
+  struct Backward {
+    AttentionGradOp grad;
+    SplitHeadsOp gradSplit;
+    MergeHeadsOp gradMerge;
+  };
+  SmallVector<Backward> backward;
+  for (Operation *user : split->getUsers()) {
+    if (user == attention || llvm::any_of(backward, [&](const Backward &b) {
+          return b.grad == user;
+        }))
+      continue;
+    auto grad = dyn_cast<AttentionGradOp>(user);
+    if (!grad || grad->getBlock() != attention->getBlock() ||
+        grad->getOperands().drop_front() != split->getResults() ||
+        grad.getDropout() != attention.getDropout() ||
+        grad.getScaleAttr() != attention.getScaleAttr() ||
+        grad.getRngStreamAttr() != attention.getRngStreamAttr())
+      return false;
+    auto gradSplit = grad.getGradOutput().getDefiningOp<SplitHeadsOp>();
+    if (!gradSplit || gradSplit.getNumResults() != 1 ||
+        !gradSplit.getResult(0).hasOneUse())
+      return false;
+    MergeHeadsOp gradMerge = soleMerge(grad.getGradQuery());
+    if (!gradMerge || gradMerge.getInputs() != grad.getResults() ||
+        !grad.getGradKey().hasOneUse() || !grad.getGradValue().hasOneUse())
+      return false;
+    backward.push_back({grad, gradSplit, gradMerge});
+  }
+
+  int64_t heads = attention.getQuery().getType().getDimSize(1);
+  OpBuilder builder(attention);
+  auto folded = QKVAttentionOp::create(
+      builder, attention.getLoc(), merge.getType(), split.getInput(),
+      builder.getI64IntegerAttr(heads), attention.getDropoutAttr(),
+      attention.getScaleAttr(), attention.getRngStreamAttr());
+  // The marks and the passes' annotations (the tensor-parallel head axis
+  // of its masks) carry over.
+  for (NamedAttribute attr : attention->getDiscardableAttrs())
+    folded->setAttr(attr.getName(), attr.getValue());
+  merge.getResult().replaceAllUsesWith(folded.getResult());
+  merge->erase();
+  for (Backward &b : backward) {
+    builder.setInsertionPoint(b.grad);
+    auto grad = QKVAttentionGradOp::create(
+        builder, b.grad.getLoc(), split.getInput().getType(),
+        b.gradSplit.getInput(), split.getInput(),
+        builder.getI64IntegerAttr(heads), b.grad.getDropoutAttr(),
+        b.grad.getScaleAttr(), b.grad.getRngStreamAttr());
+    for (NamedAttribute attr : b.grad->getDiscardableAttrs())
+      grad->setAttr(attr.getName(), attr.getValue());
+    b.gradMerge.getResult().replaceAllUsesWith(grad.getResult());
+    b.gradMerge->erase();
+    b.grad->erase();
+    b.gradSplit->erase();
+  }
+  attention->erase();
+  split->erase();
+  return true;
+}
+
 /// Groups the block's mt.adamw updates into mt.multi_adamw: one command
 /// per parameter group (same dtype, same `decay`, same hyperparameter
 /// operands and marks) instead of one per tensor. A group is placed where
@@ -434,6 +518,10 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
       if (function.isExternal())
         continue;
       for (Block &block : function.getBody()) {
+        for (auto attention :
+             llvm::make_early_inc_range(block.getOps<AttentionOp>()))
+          if (foldHeadLayouts(attention))
+            ++numFoldedAttention;
         for (auto loss :
              llvm::make_early_inc_range(block.getOps<CrossEntropyOp>()))
           if (fuseCrossEntropy(loss))

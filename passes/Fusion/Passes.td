@@ -71,6 +71,18 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     joins while nothing has read the group's results yet (a ZeRO
     all-gather of an updated piece starts a new group).
 
+    Attention folds its layout ops: `merge_heads(attention(split_heads(
+    qkv)))` becomes `mt.qkv_attention`, and each of its gradients,
+    `merge_heads(attention_grad(split_heads(dOut), q, k, v))`,
+    `mt.qkv_attention_grad`. Their kernels read each head's rows where
+    they lie in the QKV tensor and write the merged layout directly, as
+    strided GEMMs (the GEMMs' leading dimension is the row stride), so the
+    four copies per layer and their buffers are gone. It folds only when q,
+    k and v are read by nothing else than this attention and such
+    gradients: the stash is then the QKV tensor, the same bytes as q, k
+    and v. (A rotary embedding between the split and the attention, as in
+    LLaMA, keeps the ops apart.)
+
     Scalars stay host kernels. `fuse=false` in `--mt-train-pipeline` skips
     the pass.
 
@@ -83,6 +95,8 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     Statistic<"numFusedOps", "fused-ops", "elementwise ops placed in them">,
     Statistic<"numRowRegions", "row-regions",
               "cross-entropy losses fused with their gradient">,
+    Statistic<"numFoldedAttention", "folded-attention",
+              "attentions folded with their split and merge of heads">,
     Statistic<"numMultiAdamW", "multi-adamw",
               "mt.multi_adamw commands created">,
     Statistic<"numFusedUpdates", "fused-updates",

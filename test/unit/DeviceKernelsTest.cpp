@@ -165,17 +165,18 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
   const int64_t rows = batch * heads * seq;
   std::vector<float> outGot(n), dQGot(n), dKGot(n), dVGot(n);
   std::vector<double> stats(static_cast<size_t>(3 * rows));
+  AttentionLayout own = AttentionLayout::headMajor(heads, seq, headDim);
   grid(rows, [&](int64_t r) {
     gpu::attentionRow(r, q.data(), k.data(), v.data(), outGot.data(), seq,
-                      headDim, scale, dropout);
+                      headDim, scale, own, dropout);
     gpu::attentionGradQueryRow(r, dO.data(), q.data(), k.data(), v.data(),
                                dQGot.data(), stats.data(), seq, headDim, scale,
-                               dropout);
+                               own, dropout);
   });
   grid(rows, [&](int64_t r) {
     gpu::attentionGradKeyRow(r, dO.data(), q.data(), k.data(), v.data(),
                              stats.data(), dKGot.data(), dVGot.data(), seq,
-                             headDim, scale, dropout);
+                             headDim, scale, own, dropout);
   });
   for (size_t i = 0; i < n; ++i) {
     // Both compute in double and round once; dQ and dK sum in another order.
@@ -184,6 +185,49 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
     EXPECT_NEAR(dKGot[i], dK[i], 1e-6 * std::max(1.0, std::fabs(dK[i])));
     EXPECT_EQ(dVGot[i], float(dV[i])) << "dV " << i << " seq " << seq;
   }
+
+  // qkv_attention's layout: the same rows read in place from one fused
+  // [batch, seq, 3 * heads * headDim] tensor and written merged; the same
+  // computation, so the same bits.
+  const int64_t width = heads * headDim;
+  auto fusedAt = [&](int64_t chunk, int64_t row) {
+    int64_t bh = row / seq, i = row % seq, b = bh / heads, h = bh % heads;
+    return size_t((b * seq + i) * 3 * width + chunk * width + h * headDim);
+  };
+  auto mergedAt = [&](int64_t row) {
+    int64_t bh = row / seq, i = row % seq, b = bh / heads, h = bh % heads;
+    return size_t((b * seq + i) * width + h * headDim);
+  };
+  std::vector<float> qkv(3 * n), dOMerged(n), merged(n), dQKV(3 * n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < headDim; ++d) {
+      size_t at = size_t(r * headDim + d);
+      qkv[fusedAt(0, r) + d] = q[at];
+      qkv[fusedAt(1, r) + d] = k[at];
+      qkv[fusedAt(2, r) + d] = v[at];
+      dOMerged[mergedAt(r) + d] = dO[at];
+    }
+  AttentionLayout fused = AttentionLayout::fusedQKV(heads, seq, headDim);
+  grid(rows, [&](int64_t r) {
+    gpu::attentionRow(r, qkv.data(), qkv.data(), qkv.data(), merged.data(), seq,
+                      headDim, scale, fused, dropout);
+    gpu::attentionGradQueryRow(r, dOMerged.data(), qkv.data(), qkv.data(),
+                               qkv.data(), dQKV.data(), stats.data(), seq,
+                               headDim, scale, fused, dropout);
+  });
+  grid(rows, [&](int64_t r) {
+    gpu::attentionGradKeyRow(r, dOMerged.data(), qkv.data(), qkv.data(),
+                             qkv.data(), stats.data(), dQKV.data(), dQKV.data(),
+                             seq, headDim, scale, fused, dropout);
+  });
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < headDim; ++d) {
+      size_t at = size_t(r * headDim + d);
+      ASSERT_EQ(merged[mergedAt(r) + d], outGot[at]) << "row " << r;
+      ASSERT_EQ(dQKV[fusedAt(0, r) + d], dQGot[at]) << "row " << r;
+      ASSERT_EQ(dQKV[fusedAt(1, r) + d], dKGot[at]) << "row " << r;
+      ASSERT_EQ(dQKV[fusedAt(2, r) + d], dVGot[at]) << "row " << r;
+    }
 }
 
 TEST(DeviceKernels, CausalAttentionAndItsGradient) {

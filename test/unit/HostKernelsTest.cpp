@@ -19,6 +19,7 @@
 #include <vector>
 
 using namespace mtrt::cpu;
+using mtrt::AttentionLayout;
 
 namespace {
 
@@ -507,9 +508,18 @@ TEST(BlockedAttention, MatchesReference) {
       std::mt19937_64 gen(seq);
       Vec q = randomVec(gen, n, -2, 2), k = randomVec(gen, n, -2, 2);
       Vec v = randomVec(gen, n), dO = randomVec(gen, n);
-      AttentionShape a{
-          batch,        heads, seq, headDim, 1.0 / std::sqrt(16.0), p, 7,
-          RngKey{5, 9}, 40,    1,   4};
+      AttentionShape a{batch,
+                       heads,
+                       seq,
+                       headDim,
+                       1.0 / std::sqrt(16.0),
+                       p,
+                       7,
+                       RngKey{5, 9},
+                       40,
+                       1,
+                       4,
+                       AttentionLayout::headMajor(heads, seq, headDim)};
       Vec out(n), dQ(n), dK(n), dV(n);
       attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
                 headDim, a.scale, p, a.stream, a.key, a.indexOffset,
@@ -539,6 +549,53 @@ TEST(BlockedAttention, MatchesReference) {
         EXPECT_NEAR(dKF[i], dK[i], 2e-5) << "dK " << i;
         EXPECT_NEAR(dVF[i], dV[i], 2e-5) << "dV " << i;
       }
+
+      // qkv_attention's layout: q, k and v read in place from one fused
+      // [batch, seq, 3 * heads * headDim] tensor, the output and its
+      // gradient merged [batch, seq, heads * headDim]. The same numbers as
+      // the head-major run, moved.
+      const int64_t width = heads * headDim;
+      std::vector<float> qkv(3 * n), dOMerged(n), merged(n, 9.0f),
+          dQKV(3 * n, 9.0f);
+      auto fusedAt = [&](int64_t chunk, int64_t b, int64_t h, int64_t i) {
+        return (b * seq + i) * 3 * width + chunk * width + h * headDim;
+      };
+      auto mergedAt = [&](int64_t b, int64_t h, int64_t i) {
+        return (b * seq + i) * width + h * headDim;
+      };
+      auto headAt = [&](int64_t b, int64_t h, int64_t i) {
+        return ((b * heads + h) * seq + i) * headDim;
+      };
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t i = 0; i < seq; ++i)
+            for (int64_t d = 0; d < headDim; ++d) {
+              qkv[fusedAt(0, b, h, i) + d] = qf[headAt(b, h, i) + d];
+              qkv[fusedAt(1, b, h, i) + d] = kf[headAt(b, h, i) + d];
+              qkv[fusedAt(2, b, h, i) + d] = vf[headAt(b, h, i) + d];
+              dOMerged[mergedAt(b, h, i) + d] = dOf[headAt(b, h, i) + d];
+            }
+      AttentionShape fused = a;
+      fused.layout = AttentionLayout::fusedQKV(heads, seq, headDim);
+      for (auto [begin, end] :
+           {std::pair<int64_t, int64_t>{0, 2},
+            std::pair<int64_t, int64_t>{2, batch * heads}}) {
+        blockedAttention(qkv.data(), qkv.data(), qkv.data(), merged.data(),
+                         fused, begin, end);
+        blockedAttentionGrad(dOMerged.data(), qkv.data(), qkv.data(),
+                             qkv.data(), dQKV.data(), dQKV.data(), dQKV.data(),
+                             fused, begin, end);
+      }
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t i = 0; i < seq; ++i)
+            for (int64_t d = 0; d < headDim; ++d) {
+              int64_t at = headAt(b, h, i) + d;
+              ASSERT_FLOAT_EQ(merged[mergedAt(b, h, i) + d], outF[at]);
+              ASSERT_FLOAT_EQ(dQKV[fusedAt(0, b, h, i) + d], dQF[at]);
+              ASSERT_FLOAT_EQ(dQKV[fusedAt(1, b, h, i) + d], dKF[at]);
+              ASSERT_FLOAT_EQ(dQKV[fusedAt(2, b, h, i) + d], dVF[at]);
+            }
     }
   }
 }

@@ -433,6 +433,53 @@ LogicalResult AttentionGradOp::verify() {
                          getDropout().convertToDouble(), getScale());
 }
 
+//===----------------------------------------------------------------------===//
+// QKVAttentionOp, QKVAttentionGradOp
+//===----------------------------------------------------------------------===//
+
+/// `qkv` is [batch, seq, 3 * heads * head_dim] and `merged` (the result,
+/// or the gradient of it) [batch, seq, heads * head_dim].
+static LogicalResult verifyQKVAttention(Operation *op, Value qkv, Value merged,
+                                        StringRef mergedName, int64_t heads,
+                                        double dropout,
+                                        std::optional<APFloat> scale) {
+  if (failed(verifyRank(op, qkv, "qkv", 3,
+                        "[batch, seq, 3 * heads * head_dim]")) ||
+      failed(verifyRank(op, merged, mergedName, 3,
+                        "[batch, seq, heads * head_dim]")) ||
+      failed(verifyDimsMatch(op, merged, mergedName, 0, qkv, "qkv", 0)) ||
+      failed(verifyDimsMatch(op, merged, mergedName, 1, qkv, "qkv", 1)) ||
+      failed(verifyElementTypesMatch(op, merged, mergedName, qkv, "qkv")) ||
+      failed(verifyProbability(op, "dropout", dropout)))
+    return failure();
+  if (heads <= 0)
+    return op->emitOpError() << "heads must be positive, got " << heads;
+  int64_t width = tensorType(merged).getDimSize(2);
+  if (width % heads != 0)
+    return op->emitOpError() << mergedName << " dimension 2 (" << width
+                             << ") is not a multiple of " << heads << " heads";
+  int64_t fused = tensorType(qkv).getDimSize(2);
+  if (fused != 3 * width)
+    return op->emitOpError() << "qkv dimension 2 is " << fused << " but 3 x "
+                             << mergedName << " dimension 2 is " << 3 * width;
+  if (scale && !(scale->convertToDouble() > 0.0))
+    return op->emitOpError()
+           << "scale must be positive, got " << scale->convertToDouble();
+  return success();
+}
+
+LogicalResult QKVAttentionOp::verify() {
+  return verifyQKVAttention(getOperation(), getQkv(), getResult(), "result",
+                            int64_t(getHeads()), getDropout().convertToDouble(),
+                            getScale());
+}
+
+LogicalResult QKVAttentionGradOp::verify() {
+  return verifyQKVAttention(getOperation(), getQkv(), getGradOutput(),
+                            "grad_output", int64_t(getHeads()),
+                            getDropout().convertToDouble(), getScale());
+}
+
 double AttentionOp::getEffectiveScale() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToDouble();

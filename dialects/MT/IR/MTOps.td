@@ -316,6 +316,65 @@ def MT_AttentionOp : MT_Op<"attention",
   }];
 }
 
+def MT_QKVAttentionOp : MT_Op<"qkv_attention", []> {
+  let summary = "Causal attention over a fused QKV tensor, heads merged.";
+  let description = [{
+    `merge_heads(attention(split_heads(qkv)))` without the two layout
+    copies: `qkv` is `[batch, seq, 3 * heads * head_dim]` (GPT-2's `c_attn`
+    output: queries, then keys, then values, each `heads` chunks of
+    `head_dim`), and the result is `[batch, seq, heads * head_dim]`. The
+    kernel reads each head's rows where they lie, with a stride (the
+    leading dimension of its GEMMs), and writes its output rows the same
+    way. `dropout`, `scale` and `rng_stream` mean what they mean on
+    `mt.attention`, whose masks this op draws.
+
+    `mt-fuse` forms it when the split's results are read only by the
+    attention and by its gradients (the stash), so the stash becomes the
+    QKV tensor itself: the same bytes, without the copies beside it.
+
+    ```mlir
+    %a = mt.qkv_attention %qkv {heads = 12 : i64}
+        : tensor<8x1024x2304xf32> -> tensor<8x1024x768xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$qkv, I64Attr:$heads,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<I64Attr>:$rng_stream);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $qkv attr-dict `:` type($qkv) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_QKVAttentionGradOp : MT_Op<"qkv_attention_grad",
+    [Pure, AllTypesMatch<["qkv", "grad_qkv"]>]> {
+  let summary = "Computes the gradient of mt.qkv_attention.";
+  let description = [{
+    `merge_heads(attention_grad(split_heads(grad_output), q, k, v))` for the
+    `q, k, v` of `qkv`, without the layout copies: `grad_output` is
+    `[batch, seq, heads * head_dim]` and the result, like `qkv`,
+    `[batch, seq, 3 * heads * head_dim]`. As `mt.attention_grad`, it
+    recomputes the probabilities and redraws the dropout mask.
+
+    ```mlir
+    %dqkv = mt.qkv_attention_grad %do, %qkv {heads = 12 : i64}
+        : tensor<8x1024x768xf32>, tensor<8x1024x2304xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$qkv,
+                       I64Attr:$heads,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<I64Attr>:$rng_stream);
+  let results = (outs MT_FloatTensor:$grad_qkv);
+  let assemblyFormat = [{
+    $grad_output `,` $qkv attr-dict `:` type($grad_output) `,` type($qkv)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // LLaMA-family blocks: RMSNorm, SwiGLU, rotary embedding, grouped-query
 // attention

@@ -161,6 +161,13 @@ Types RepeatKVGradOp::inferResultTypesFromOperands() {
   return SmallVector<Type>{withShape(getType(), shape)};
 }
 
-// mt-fuse runs after every pass that retypes ops; a fusion keeps its types.
+// mt-fuse runs after every pass that retypes ops; a fusion, a multi-tensor
+// update and an attention folded with its layout ops keep their types.
 Types FusionOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types QKVAttentionOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+Types QKVAttentionGradOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
 Types YieldOp::inferResultTypesFromOperands() { return unchanged(*this); }

@@ -362,6 +362,30 @@ struct LowerToRuntimePass
     return success();
   }
 
+  /// The rank's (batch, heads, seq) of an attention op, in whichever
+  /// layout it reads its operands.
+  struct AttentionExtent {
+    int64_t batch, heads, seq;
+  };
+  static std::optional<AttentionExtent> attentionExtent(Operation *op) {
+    if (isa<AttentionOp, AttentionGradOp>(op)) {
+      auto query = cast<RankedTensorType>(
+          (isa<AttentionOp>(op) ? op->getOperand(0) : op->getOperand(1))
+              .getType());
+      return AttentionExtent{query.getDimSize(0), query.getDimSize(1),
+                             query.getDimSize(2)};
+    }
+    if (isa<QKVAttentionOp, QKVAttentionGradOp>(op)) {
+      auto qkv = cast<RankedTensorType>(
+          (isa<QKVAttentionOp>(op) ? op->getOperand(0) : op->getOperand(1))
+              .getType());
+      auto heads = op->getAttrOfType<IntegerAttr>("heads");
+      return AttentionExtent{qkv.getDimSize(0), heads.getInt(),
+                             qkv.getDimSize(1)};
+    }
+    return std::nullopt;
+  }
+
   /// Kernel parameters that depend on the rank, stated in terms of its grid
   /// coordinates so that one program serves every rank: a parameter
   /// `{grid_axis = a, stride = s, base = b}` is `b + s * coordinate(a)`,
@@ -399,11 +423,10 @@ struct LowerToRuntimePass
     // Attention split by heads: the rank's first head and the total heads,
     // so that its masks are the single-device heads' masks.
     int64_t headParts = 1;
-    if (auto axis = axisAttr(MTDialect::getRngHeadAxisAttrName())) {
-      auto query = cast<RankedTensorType>(
-          (isa<AttentionOp>(op) ? op->getOperand(0) : op->getOperand(1))
-              .getType());
-      int64_t heads = query.getDimSize(1);
+    std::optional<AttentionExtent> attention = attentionExtent(op);
+    if (auto axis = axisAttr(MTDialect::getRngHeadAxisAttrName());
+        axis && attention) {
+      int64_t heads = attention->heads;
       headParts = gridShape[*axis];
       perRank("rng_head_offset", axis, heads, 0);
       param("rng_heads", heads * headParts);
@@ -441,18 +464,14 @@ struct LowerToRuntimePass
     // attention's [batch, heads, seq, seq] probabilities), and within the
     // share by the microbatches before this one: the data-parallel rank
     // holds `microbatches` consecutive microbatches of the global batch.
-    if (!isa<DropoutOp, AttentionOp, AttentionGradOp>(op))
+    if (!isa<DropoutOp>(op) && !attention)
       return;
     int64_t elements;
-    if (auto dropout = dyn_cast<DropoutOp>(op)) {
+    if (auto dropout = dyn_cast<DropoutOp>(op))
       elements = dropout.getType().getNumElements() * seqParts;
-    } else {
-      auto query = cast<RankedTensorType>(
-          (isa<AttentionOp>(op) ? op->getOperand(0) : op->getOperand(1))
-              .getType());
-      elements = query.getDimSize(0) * query.getDimSize(1) * headParts *
-                 query.getDimSize(2) * query.getDimSize(2);
-    }
+    else
+      elements = attention->batch * attention->heads * headParts *
+                 attention->seq * attention->seq;
     int64_t microbatch = 0, microbatches = 1;
     if (auto index =
             op->getAttrOfType<IntegerAttr>(MTDialect::getMicrobatchAttrName()))
@@ -755,6 +774,9 @@ struct LowerToRuntimePass
       return needsStream(dropout.getProbability().convertToDouble(),
                          dropout.getRngStreamAttr());
     if (auto attention = dyn_cast<AttentionOp>(op))
+      return needsStream(attention.getDropout().convertToDouble(),
+                         attention.getRngStreamAttr());
+    if (auto attention = dyn_cast<QKVAttentionOp>(op))
       return needsStream(attention.getDropout().convertToDouble(),
                          attention.getRngStreamAttr());
     return success();

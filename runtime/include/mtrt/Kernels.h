@@ -48,6 +48,8 @@ enum class KernelId {
   merge_heads,
   attention,
   attention_grad,
+  qkv_attention,
+  qkv_attention_grad,
   cross_entropy,
   cross_entropy_grad,
   global_norm,
@@ -108,6 +110,10 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::merge_heads, "merge_heads", -1, 1, -1},
       {KernelId::attention, "attention", 3, 1, -1},
       {KernelId::attention_grad, "attention_grad", 4, 3, -1},
+      // Attention reading a fused [batch, seq, 3 * heads * head_dim] QKV
+      // tensor in place and writing merged heads (mtrt/HeadLayout.h).
+      {KernelId::qkv_attention, "qkv_attention", 1, 1, -1},
+      {KernelId::qkv_attention_grad, "qkv_attention_grad", 2, 1, -1},
       {KernelId::cross_entropy, "cross_entropy", 2, 1, 1},
       {KernelId::cross_entropy_grad, "cross_entropy_grad", 3, 1, 2},
       {KernelId::global_norm, "global_norm", -1, 1, -1},
@@ -144,6 +150,22 @@ inline const KernelInfo *findKernel(const std::string &name) {
     if (name == table[i].name)
       return &table[i];
   return nullptr;
+}
+
+/// The four attention kernels: forward or backward, over head-major
+/// operands or a fused QKV tensor (mtrt/HeadLayout.h).
+struct AttentionKind {
+  bool forward, fusedQKV;
+  /// The command input holding the queries (after dOut in the backward).
+  size_t queryInput() const { return forward ? 0 : 1; }
+};
+inline bool isAttention(KernelId id) {
+  return id == KernelId::attention || id == KernelId::attention_grad ||
+         id == KernelId::qkv_attention || id == KernelId::qkv_attention_grad;
+}
+inline AttentionKind attentionKind(KernelId id) {
+  return {id == KernelId::attention || id == KernelId::qkv_attention,
+          id == KernelId::qkv_attention || id == KernelId::qkv_attention_grad};
 }
 
 } // namespace mtrt

@@ -38,6 +38,19 @@ double mtrt::commandFlops(const RankProgram &program, const Command &command) {
         4.0 * double(q[0] * q[1]) * double(q[2]) * double(q[2]) * double(q[3]);
     return command.kernel == "attention" ? forward : 2.0 * forward;
   }
+  if ((command.kernel == "qkv_attention" ||
+       command.kernel == "qkv_attention_grad") &&
+      !command.ins.empty()) {
+    // The same FLOPs as attention: [batch, seq, 3 * heads * head_dim] holds
+    // batch * heads pairs of seq rows of head_dim.
+    const std::vector<int64_t> &qkv =
+        shape(command.ins[command.kernel == "qkv_attention" ? 0 : 1]);
+    if (qkv.size() != 3)
+      return 0;
+    double forward = 4.0 * double(qkv[0]) * double(qkv[1]) * double(qkv[1]) *
+                     double(qkv[2] / 3);
+    return command.kernel == "qkv_attention" ? forward : 2.0 * forward;
+  }
   if (command.kernel == "fused" && command.has("generated")) {
     auto index = size_t(command.get("generated", 0));
     if (index < program.generatedKernels.size()) {

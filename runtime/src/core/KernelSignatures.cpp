@@ -282,6 +282,40 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
                 "the heads lie outside rng_heads");
     break;
   }
+  case KernelId::qkv_attention:
+  case KernelId::qkv_attention_grad: {
+    // The fused QKV tensor [batch, seq, 3 * heads * head_dim]; the output
+    // (forward) or its gradient (backward) [batch, seq, heads * head_dim];
+    // the backward's result is shaped as the QKV tensor.
+    bool forward = id == KernelId::qkv_attention;
+    const Shape &qkv = s.in(forward ? 0 : 1);
+    const Shape &merged = forward ? s.out(0) : s.in(0);
+    const char *mergedName = forward ? "the output" : "the output gradient";
+    s.rank(qkv, 3, "the QKV tensor");
+    s.rank(merged, 3, mergedName);
+    if (!forward)
+      s.same(s.out(0), "the QKV gradient", qkv, "the QKV tensor");
+    s.range("dropout", 0, 1, /*openHigh=*/true);
+    s.positive("scale");
+    double heads = c.get("heads", 0);
+    s.require(heads >= 1 && heads < 2147483648.0 && heads == std::floor(heads),
+              "attribute 'heads' is not a positive integer");
+    if (qkv.size() == 3 && merged.size() == 3 && s.error.empty()) {
+      s.require(merged[0] == qkv[0] && merged[1] == qkv[1] &&
+                    qkv[2] == 3 * merged[2] && merged[2] % int64_t(heads) == 0,
+                shapeString(qkv) +
+                    " does not hold the queries, keys and "
+                    "values of " +
+                    std::to_string(int64_t(heads)) + " heads merging into " +
+                    shapeString(merged));
+      if (c.has("rng_heads"))
+        s.require(c.get("rng_head_offset", 0) >= 0 &&
+                      c.get("rng_head_offset", 0) + heads <=
+                          c.get("rng_heads", 0),
+                  "the heads lie outside rng_heads");
+    }
+    break;
+  }
   case KernelId::cross_entropy:
   case KernelId::cross_entropy_grad: {
     bool forward = id == KernelId::cross_entropy;

@@ -13,12 +13,18 @@
 // Dropout draws the same Philox mask as the reference: element (i, j) of
 // pair bh keeps by dropoutKeep at maskRowIndex(..., bh, ..., i) + j.
 //
+// The operands' rows lie as `AttentionShape::layout` says (mtrt/
+// HeadLayout.h): a pair's rows are `rowStride` apart, which each GEMM takes
+// as its leading dimension, so heads split out of a fused QKV tensor are
+// read in place.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MTRT_CPU_BLOCKEDATTENTION_H
 #define MTRT_CPU_BLOCKEDATTENTION_H
 
 #include "cpu/HostKernels.h"
+#include "mtrt/HeadLayout.h"
 
 #include <cblas.h>
 
@@ -37,6 +43,7 @@ struct AttentionShape {
   RngKey key;
   uint64_t indexOffset;
   int64_t headOffset, headsTotal;
+  AttentionLayout layout;
 };
 
 namespace detail {
@@ -44,13 +51,26 @@ namespace detail {
 /// Query rows per block.
 constexpr int64_t kAttentionBlock = 64;
 
+/// One (batch, head) pair's rows of an operand: row i at data + i * stride.
+template <typename T> struct PairRows {
+  T *data;
+  int64_t stride;
+  T *row(int64_t i) const { return data + i * stride; }
+};
+
+template <typename T>
+PairRows<T> pairRows(T *base, const HeadLayout &layout, int64_t bh,
+                     int64_t heads) {
+  return {base + layout.pair(bh, heads), layout.rowStride};
+}
+
 /// P = causal softmax of scale * Q_block K^T for query rows [i0, i0 + rows)
 /// against keys [0, keys), row-major [rows x keys]; masked entries are 0.
-inline void blockProbabilities(const float *q, const float *k, int64_t i0,
-                               int64_t rows, int64_t keys, int64_t headDim,
-                               float scale, float *probs) {
+inline void blockProbabilities(PairRows<const float> q, PairRows<const float> k,
+                               int64_t i0, int64_t rows, int64_t keys,
+                               int64_t headDim, float scale, float *probs) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, headDim,
-              scale, q + i0 * headDim, headDim, k, headDim, 0.0f, probs, keys);
+              scale, q.row(i0), q.stride, k.data, k.stride, 0.0f, probs, keys);
   for (int64_t r = 0; r < rows; ++r) {
     float *row = probs + r * keys;
     int64_t visible = i0 + r + 1; // keys j <= i
@@ -84,28 +104,31 @@ inline void applyRowDropout(const AttentionShape &a, int64_t bh, int64_t i,
 
 } // namespace detail
 
-/// out = dropout(causal softmax(scale Q K^T)) V for pairs [bhBegin, bhEnd)
-/// of [batch, heads, seq, headDim] tensors.
+/// out = dropout(causal softmax(scale Q K^T)) V for pairs [bhBegin, bhEnd),
+/// each operand laid out as `a.layout` says.
 inline void blockedAttention(const float *q, const float *k, const float *v,
                              float *out, const AttentionShape &a,
                              int64_t bhBegin, int64_t bhEnd) {
-  const int64_t seq = a.seq, d = a.headDim;
+  const int64_t seq = a.seq, d = a.headDim, heads = a.layout.heads;
   std::vector<float> probs(size_t(detail::kAttentionBlock * seq));
   std::vector<uint32_t> words(static_cast<size_t>(seq));
   for (int64_t bh = bhBegin; bh < bhEnd; ++bh) {
-    const int64_t base = bh * seq * d;
+    auto qs = detail::pairRows(q, a.layout.query, bh, heads);
+    auto ks = detail::pairRows(k, a.layout.key, bh, heads);
+    auto vs = detail::pairRows(v, a.layout.value, bh, heads);
+    auto os = detail::pairRows(out, a.layout.output, bh, heads);
     for (int64_t i0 = 0; i0 < seq; i0 += detail::kAttentionBlock) {
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
       int64_t keys = i0 + rows;
-      detail::blockProbabilities(q + base, k + base, i0, rows, keys, d,
-                                 float(a.scale), probs.data());
+      detail::blockProbabilities(qs, ks, i0, rows, keys, d, float(a.scale),
+                                 probs.data());
       if (a.dropout > 0.0)
         for (int64_t r = 0; r < rows; ++r)
           detail::applyRowDropout(a, bh, i0 + r, i0 + r + 1,
                                   probs.data() + r * keys, words.data());
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, keys,
-                  1.0f, probs.data(), keys, v + base, d, 0.0f,
-                  out + base + i0 * d, d);
+                  1.0f, probs.data(), keys, vs.data, vs.stride, 0.0f,
+                  os.row(i0), os.stride);
     }
   }
 }
@@ -118,19 +141,27 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
                                  const float *k, const float *v, float *dQ,
                                  float *dK, float *dV, const AttentionShape &a,
                                  int64_t bhBegin, int64_t bhEnd) {
-  const int64_t seq = a.seq, d = a.headDim;
+  const int64_t seq = a.seq, d = a.headDim, heads = a.layout.heads;
   const size_t block = size_t(detail::kAttentionBlock * seq);
   std::vector<float> probs(block), dropped(block), dProbs(block);
   std::vector<uint32_t> words(static_cast<size_t>(seq));
   for (int64_t bh = bhBegin; bh < bhEnd; ++bh) {
-    const int64_t base = bh * seq * d;
-    std::fill(dK + base, dK + base + seq * d, 0.0f);
-    std::fill(dV + base, dV + base + seq * d, 0.0f);
+    auto qs = detail::pairRows(q, a.layout.query, bh, heads);
+    auto ks = detail::pairRows(k, a.layout.key, bh, heads);
+    auto vs = detail::pairRows(v, a.layout.value, bh, heads);
+    auto dOs = detail::pairRows(dOut, a.layout.output, bh, heads);
+    auto dQs = detail::pairRows(dQ, a.layout.query, bh, heads);
+    auto dKs = detail::pairRows(dK, a.layout.key, bh, heads);
+    auto dVs = detail::pairRows(dV, a.layout.value, bh, heads);
+    for (int64_t j = 0; j < seq; ++j) {
+      std::fill(dKs.row(j), dKs.row(j) + d, 0.0f);
+      std::fill(dVs.row(j), dVs.row(j) + d, 0.0f);
+    }
     for (int64_t i0 = 0; i0 < seq; i0 += detail::kAttentionBlock) {
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
       int64_t keys = i0 + rows;
-      detail::blockProbabilities(q + base, k + base, i0, rows, keys, d,
-                                 float(a.scale), probs.data());
+      detail::blockProbabilities(qs, ks, i0, rows, keys, d, float(a.scale),
+                                 probs.data());
       const float *pd = probs.data();
       if (a.dropout > 0.0) {
         // The kept-and-scaled probabilities (the masked tail stays 0).
@@ -140,13 +171,14 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
                                   dropped.data() + r * keys, words.data());
         pd = dropped.data();
       }
-      const float *dOb = dOut + base + i0 * d;
+      const float *dOb = dOs.row(i0);
       // dV[0, keys) += Pd^T dO_block.
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, d, rows, 1.0f,
-                  pd, keys, dOb, d, 1.0f, dV + base, d);
+                  pd, keys, dOb, dOs.stride, 1.0f, dVs.data, dVs.stride);
       // dPd = dO_block V^T, then through the dropout.
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, d, 1.0f,
-                  dOb, d, v + base, d, 0.0f, dProbs.data(), keys);
+                  dOb, dOs.stride, vs.data, vs.stride, 0.0f, dProbs.data(),
+                  keys);
       for (int64_t r = 0; r < rows; ++r) {
         float *dp = dProbs.data() + r * keys;
         const float *p = probs.data() + r * keys;
@@ -170,11 +202,11 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
       }
       // dQ_block = dS K;  dK[0, keys) += dS^T Q_block.
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, keys,
-                  1.0f, dProbs.data(), keys, k + base, d, 0.0f,
-                  dQ + base + i0 * d, d);
+                  1.0f, dProbs.data(), keys, ks.data, ks.stride, 0.0f,
+                  dQs.row(i0), dQs.stride);
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, d, rows, 1.0f,
-                  dProbs.data(), keys, q + base + i0 * d, d, 1.0f, dK + base,
-                  d);
+                  dProbs.data(), keys, qs.row(i0), qs.stride, 1.0f, dKs.data,
+                  dKs.stride);
     }
   }
 }

@@ -576,27 +576,38 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
       ins.push_back(in(i));
     cpu::mergeHeads(ins.data(), out(0), int64_t(ins.size()), head.shape[0],
                     head.shape[2], head.shape[1], head.shape[3]);
-  } else if (id == KernelId::attention || id == KernelId::attention_grad) {
-    const BufferDesc &q = inDesc(id == KernelId::attention ? 0 : 1);
-    int64_t batch = q.shape[0], heads = q.shape[1], seq = q.shape[2],
-            headDim = q.shape[3];
+  } else if (isAttention(id)) {
+    // [batch, heads, seq, headDim] operands, or one fused QKV tensor.
+    auto [forward, fusedQKV] = attentionKind(id);
+    AttentionExtent extent =
+        AttentionExtent::of(inDesc(attentionKind(id).queryInput()).shape,
+                            fusedQKV, int64_t(command.get("heads", 1)));
+    int64_t batch = extent.batch, heads = extent.heads, seq = extent.seq,
+            headDim = extent.headDim;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
     double p = command.get("dropout", 0.0);
     int64_t headOffset = int64_t(command.get("rng_head_offset", 0));
     int64_t headsTotal = int64_t(command.get("rng_heads", double(heads)));
     // Blocked float attention (BlockedAttention.h); the (batch, head)
     // pairs are independent, and the pool shares them out.
-    cpu::AttentionShape shape{batch,     heads,      seq,       headDim,
-                              scale,     p,          stream,    key,
-                              rngOffset, headOffset, headsTotal};
+    cpu::AttentionShape shape{
+        batch,  heads, seq,       headDim,    scale,      p,
+        stream, key,   rngOffset, headOffset, headsTotal, extent.layout()};
+    // With a fused QKV tensor, q, k and v (and their gradients) are one
+    // buffer that the layout indexes.
+    const float *qIn = in(forward ? 0 : 1);
+    const float *kIn = fusedQKV ? qIn : in(forward ? 1 : 2);
+    const float *vIn = fusedQKV ? qIn : in(forward ? 2 : 3);
+    float *dQ = out(0);
+    float *dK = fusedQKV || forward ? dQ : out(1);
+    float *dV = fusedQKV || forward ? dQ : out(2);
     ThreadPool::global().parallelFor(
         batch * heads, 1, [&](int64_t begin, int64_t end) {
-          if (id == KernelId::attention)
-            cpu::blockedAttention(in(0), in(1), in(2), out(0), shape, begin,
-                                  end);
+          if (forward)
+            cpu::blockedAttention(qIn, kIn, vIn, out(0), shape, begin, end);
           else
-            cpu::blockedAttentionGrad(in(0), in(1), in(2), in(3), out(0),
-                                      out(1), out(2), shape, begin, end);
+            cpu::blockedAttentionGrad(in(0), qIn, kIn, vIn, dQ, dK, dV, shape,
+                                      begin, end);
         });
   } else if ((id == KernelId::cross_entropy ||
               id == KernelId::cross_entropy_grad) &&

@@ -256,6 +256,16 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
       return "a head dimension above " + std::to_string(gpu::kMaxHeadDim);
     break;
   }
+  case KernelId::qkv_attention:
+  case KernelId::qkv_attention_grad: {
+    const BufferDesc &qkv = prog->buffers[size_t(
+        command.ins[id == KernelId::qkv_attention ? 0 : 1])];
+    double heads = command.get("heads", 1);
+    if (qkv.shape.size() != 3 ||
+        double(qkv.shape[2]) / (3 * heads) > gpu::kMaxHeadDim)
+      return "a head dimension above " + std::to_string(gpu::kMaxHeadDim);
+    break;
+  }
   case KernelId::cross_entropy:
   case KernelId::cross_entropy_grad:
     if (command.has("vocab_grid_axis"))
@@ -302,6 +312,12 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
   case KernelId::attention_grad: {
     const BufferDesc &q = prog->buffers[size_t(command.ins[1])];
     return 3 * (q.numElements() / q.shape[3]) * int64_t(sizeof(double));
+  }
+  case KernelId::qkv_attention_grad: {
+    // Three statistics per query row: batch * heads * seq rows.
+    const BufferDesc &qkv = prog->buffers[size_t(command.ins[1])];
+    int64_t heads = int64_t(command.get("heads", 1));
+    return 3 * qkv.shape[0] * qkv.shape[1] * heads * int64_t(sizeof(double));
   }
   case KernelId::cross_entropy:
     return elements(command.ins[1]) * int64_t(sizeof(double));
@@ -623,24 +639,40 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
     break;
   }
   case KernelId::attention:
-  case KernelId::attention_grad: {
-    const BufferDesc &q = inDesc(id == KernelId::attention ? 0 : 1);
-    int64_t seq = q.shape[2], headDim = q.shape[3];
-    int64_t rows = q.numElements() / headDim;
+  case KernelId::attention_grad:
+  case KernelId::qkv_attention:
+  case KernelId::qkv_attention_grad: {
+    // [batch, heads, seq, headDim] operands, or one fused QKV tensor.
+    auto [forward, fusedQKV] = attentionKind(id);
+    AttentionExtent extent =
+        AttentionExtent::of(inDesc(attentionKind(id).queryInput()).shape,
+                            fusedQKV, int64_t(command.get("heads", 1)));
+    int64_t heads = extent.heads, seq = extent.seq, headDim = extent.headDim;
+    int64_t rows = extent.batch * heads * seq;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
+    AttentionLayout layout = extent.layout();
     gpu::AttentionDropout dropout;
     dropout.key = key;
     dropout.key.p = command.get("dropout", 0.0);
-    dropout.heads = q.shape[1];
-    dropout.headsTotal = int64_t(command.get("rng_heads", double(q.shape[1])));
+    dropout.heads = heads;
+    dropout.headsTotal = int64_t(command.get("rng_heads", double(heads)));
     dropout.headOffset = int64_t(command.get("rng_head_offset", 0));
-    if (id == KernelId::attention)
-      error = gpu::launchAttention(stream, in(0), in(1), in(2), out(0), rows,
-                                   seq, headDim, scale, dropout);
-    else
-      error = gpu::launchAttentionGrad(stream, in(0), in(1), in(2), in(3),
-                                       out(0), out(1), out(2), stats, rows, seq,
-                                       headDim, scale, dropout);
+    // With a fused QKV tensor, q, k and v (and their gradients) are one
+    // buffer that the layout indexes.
+    const float *qIn = in(forward ? 0 : 1);
+    const float *kIn = fusedQKV ? qIn : in(forward ? 1 : 2);
+    const float *vIn = fusedQKV ? qIn : in(forward ? 2 : 3);
+    if (forward) {
+      error = gpu::launchAttention(stream, qIn, kIn, vIn, out(0), rows, seq,
+                                   headDim, scale, layout, dropout);
+    } else {
+      float *dQ = out(0);
+      float *dK = fusedQKV ? dQ : out(1);
+      float *dV = fusedQKV ? dQ : out(2);
+      error = gpu::launchAttentionGrad(stream, in(0), qIn, kIn, vIn, dQ, dK, dV,
+                                       stats, rows, seq, headDim, scale, layout,
+                                       dropout);
+    }
     break;
   }
   case KernelId::cross_entropy: {

@@ -98,9 +98,9 @@ cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
 cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
                             const float *v, float *out, int64_t rows,
                             int64_t seq, int64_t headDim, double scale,
-                            AttentionDropout dropout) {
+                            AttentionLayout layout, AttentionDropout dropout) {
   return launch(stream, rows, [=] __device__(int64_t r) {
-    attentionRow(r, q, k, v, out, seq, headDim, scale, dropout);
+    attentionRow(r, q, k, v, out, seq, headDim, scale, layout, dropout);
   });
 }
 
@@ -108,16 +108,17 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 const float *q, const float *k, const float *v,
                                 float *dQ, float *dK, float *dV, double *stats,
                                 int64_t rows, int64_t seq, int64_t headDim,
-                                double scale, AttentionDropout dropout) {
+                                double scale, AttentionLayout layout,
+                                AttentionDropout dropout) {
   cudaError_t error = launch(stream, rows, [=] __device__(int64_t r) {
     attentionGradQueryRow(r, dOut, q, k, v, dQ, stats, seq, headDim, scale,
-                          dropout);
+                          layout, dropout);
   });
   if (error != cudaSuccess)
     return error;
   return launch(stream, rows, [=] __device__(int64_t r) {
     attentionGradKeyRow(r, dOut, q, k, v, stats, dK, dV, seq, headDim, scale,
-                        dropout);
+                        layout, dropout);
   });
 }
 

@@ -20,6 +20,8 @@
 #ifndef MTRT_CUDA_DEVICEKERNELS_H
 #define MTRT_CUDA_DEVICEKERNELS_H
 
+#include "mtrt/HeadLayout.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -437,7 +439,8 @@ MTK_HD void headsItem(int64_t i, float *x, HeadChunks chunks, int64_t numChunks,
 }
 
 //===----------------------------------------------------------------------===//
-// Causal attention, all operands [batch, heads, seq, headDim]
+// Causal attention: one query or key row of a (batch, head) pair, the
+// operands' rows where `layout` says (mtrt/HeadLayout.h)
 //===----------------------------------------------------------------------===//
 
 MTK_HD double dotRows(const float *a, const float *b, int64_t n) {
@@ -447,44 +450,49 @@ MTK_HD double dotRows(const float *a, const float *b, int64_t n) {
   return sum;
 }
 
-/// The causal softmax statistics of query row i: the largest score and the
-/// sum of exp(score - largest) over keys j <= i.
-MTK_HD void softmaxStats(const float *qi, const float *k, int64_t i,
-                         int64_t headDim, double scale, double &maximum,
-                         double &sum) {
+/// The causal softmax statistics of query row i against the pair's keys
+/// (row j at k + j * kStride): the largest score and the sum of
+/// exp(score - largest) over keys j <= i.
+MTK_HD void softmaxStats(const float *qi, const float *k, int64_t kStride,
+                         int64_t i, int64_t headDim, double scale,
+                         double &maximum, double &sum) {
   maximum = -INFINITY;
   for (int64_t j = 0; j <= i; ++j) {
-    double s = scale * dotRows(qi, k + j * headDim, headDim);
+    double s = scale * dotRows(qi, k + j * kStride, headDim);
     maximum = s > maximum ? s : maximum;
   }
   sum = 0;
   for (int64_t j = 0; j <= i; ++j)
-    sum += exp(scale * dotRows(qi, k + j * headDim, headDim) - maximum);
+    sum += exp(scale * dotRows(qi, k + j * kStride, headDim) - maximum);
 }
 
 /// Output row `row` = (bh, i): softmax(scale q_i K^T) V over keys j <= i.
 MTK_HD void attentionRow(int64_t row, const float *q, const float *k,
                          const float *v, float *out, int64_t seq,
                          int64_t headDim, double scale,
+                         const AttentionLayout &layout,
                          AttentionDropout dropout = {}) {
-  int64_t bh = row / seq, i = row % seq;
-  int64_t base = bh * seq * headDim;
-  const float *qi = q + row * headDim;
+  int64_t bh = row / seq, i = row % seq, heads = layout.heads;
+  const float *qi = q + layout.query.row(bh, heads, i);
+  const float *kPair = k + layout.key.pair(bh, heads);
+  const float *vPair = v + layout.value.pair(bh, heads);
+  int64_t kStride = layout.key.rowStride, vStride = layout.value.rowStride;
   double maximum, sum;
-  softmaxStats(qi, k + base, i, headDim, scale, maximum, sum);
+  softmaxStats(qi, kPair, kStride, i, headDim, scale, maximum, sum);
   double acc[kMaxHeadDim];
   for (int64_t d = 0; d < headDim; ++d)
     acc[d] = 0;
   for (int64_t j = 0; j <= i; ++j) {
     double p =
-        exp(scale * dotRows(qi, k + base + j * headDim, headDim) - maximum) /
-        sum * dropout.factor(bh, i, j, seq);
-    const float *vj = v + base + j * headDim;
+        exp(scale * dotRows(qi, kPair + j * kStride, headDim) - maximum) / sum *
+        dropout.factor(bh, i, j, seq);
+    const float *vj = vPair + j * vStride;
     for (int64_t d = 0; d < headDim; ++d)
       acc[d] += p * double(vj[d]);
   }
+  float *outRow = out + layout.output.row(bh, heads, i);
   for (int64_t d = 0; d < headDim; ++d)
-    out[row * headDim + d] = float(acc[d]);
+    outRow[d] = float(acc[d]);
 }
 
 /// The query pass of the backward: dQ of row (bh, i), and the row's
@@ -494,34 +502,38 @@ MTK_HD void attentionGradQueryRow(int64_t row, const float *dOut,
                                   const float *q, const float *k,
                                   const float *v, float *dQ, double *stats,
                                   int64_t seq, int64_t headDim, double scale,
+                                  const AttentionLayout &layout,
                                   AttentionDropout dropout = {}) {
-  int64_t bh = row / seq, i = row % seq;
-  int64_t base = bh * seq * headDim;
-  const float *qi = q + row * headDim, *dOi = dOut + row * headDim;
+  int64_t bh = row / seq, i = row % seq, heads = layout.heads;
+  const float *qi = q + layout.query.row(bh, heads, i);
+  const float *dOi = dOut + layout.output.row(bh, heads, i);
+  const float *kPair = k + layout.key.pair(bh, heads);
+  const float *vPair = v + layout.value.pair(bh, heads);
+  int64_t kStride = layout.key.rowStride, vStride = layout.value.rowStride;
   double maximum, sum;
-  softmaxStats(qi, k + base, i, headDim, scale, maximum, sum);
+  softmaxStats(qi, kPair, kStride, i, headDim, scale, maximum, sum);
   double rowDot = 0;
   for (int64_t j = 0; j <= i; ++j) {
     double p =
-        exp(scale * dotRows(qi, k + base + j * headDim, headDim) - maximum) /
-        sum;
+        exp(scale * dotRows(qi, kPair + j * kStride, headDim) - maximum) / sum;
     rowDot += p * (dropout.factor(bh, i, j, seq) *
-                   dotRows(dOi, v + base + j * headDim, headDim));
+                   dotRows(dOi, vPair + j * vStride, headDim));
   }
   double acc[kMaxHeadDim];
   for (int64_t d = 0; d < headDim; ++d)
     acc[d] = 0;
   for (int64_t j = 0; j <= i; ++j) {
-    const float *kj = k + base + j * headDim;
+    const float *kj = kPair + j * kStride;
     double p = exp(scale * dotRows(qi, kj, headDim) - maximum) / sum;
     double dP = dropout.factor(bh, i, j, seq) *
-                dotRows(dOi, v + base + j * headDim, headDim);
+                dotRows(dOi, vPair + j * vStride, headDim);
     double dS = p * (dP - rowDot) * scale;
     for (int64_t d = 0; d < headDim; ++d)
       acc[d] += dS * double(kj[d]);
   }
+  float *dQi = dQ + layout.query.row(bh, heads, i);
   for (int64_t d = 0; d < headDim; ++d)
-    dQ[row * headDim + d] = float(acc[d]);
+    dQi[d] = float(acc[d]);
   stats[3 * row] = maximum;
   stats[3 * row + 1] = sum;
   stats[3 * row + 2] = rowDot;
@@ -533,17 +545,18 @@ MTK_HD void attentionGradKeyRow(int64_t row, const float *dOut, const float *q,
                                 const float *k, const float *v,
                                 const double *stats, float *dK, float *dV,
                                 int64_t seq, int64_t headDim, double scale,
+                                const AttentionLayout &layout,
                                 AttentionDropout dropout = {}) {
-  int64_t bh = row / seq, j = row % seq;
-  int64_t base = bh * seq * headDim;
-  const float *kj = k + row * headDim, *vj = v + row * headDim;
+  int64_t bh = row / seq, j = row % seq, heads = layout.heads;
+  const float *kj = k + layout.key.row(bh, heads, j);
+  const float *vj = v + layout.value.row(bh, heads, j);
   double accK[kMaxHeadDim], accV[kMaxHeadDim];
   for (int64_t d = 0; d < headDim; ++d)
     accK[d] = accV[d] = 0;
   for (int64_t i = j; i < seq; ++i) {
     int64_t queryRow = bh * seq + i;
-    const float *qi = q + base + i * headDim;
-    const float *dOi = dOut + base + i * headDim;
+    const float *qi = q + layout.query.row(bh, heads, i);
+    const float *dOi = dOut + layout.output.row(bh, heads, i);
     const double *st = stats + 3 * queryRow;
     double p = exp(scale * dotRows(qi, kj, headDim) - st[0]) / st[1];
     double keep = dropout.factor(bh, i, j, seq);
@@ -554,9 +567,11 @@ MTK_HD void attentionGradKeyRow(int64_t row, const float *dOut, const float *q,
       accK[d] += dS * double(qi[d]);
     }
   }
+  float *dKj = dK + layout.key.row(bh, heads, j);
+  float *dVj = dV + layout.value.row(bh, heads, j);
   for (int64_t d = 0; d < headDim; ++d) {
-    dK[row * headDim + d] = float(accK[d]);
-    dV[row * headDim + d] = float(accV[d]);
+    dKj[d] = float(accK[d]);
+    dVj[d] = float(accV[d]);
   }
 }
 

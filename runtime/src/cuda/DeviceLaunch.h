@@ -43,13 +43,14 @@ cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
 cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
                             const float *v, float *out, int64_t rows,
                             int64_t seq, int64_t headDim, double scale,
-                            AttentionDropout dropout);
+                            AttentionLayout layout, AttentionDropout dropout);
 /// `stats`: 3 * rows doubles of scratch.
 cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 const float *q, const float *k, const float *v,
                                 float *dQ, float *dK, float *dV, double *stats,
                                 int64_t rows, int64_t seq, int64_t headDim,
-                                double scale, AttentionDropout dropout);
+                                double scale, AttentionLayout layout,
+                                AttentionDropout dropout);
 /// `losses`: `rows` doubles of scratch.
 cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
                                const int32_t *labels, double *losses,

@@ -648,6 +648,56 @@ func.func @negative_attention_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf
 // -----
 
 //===----------------------------------------------------------------------===//
+// mt.qkv_attention, mt.qkv_attention_grad
+//===----------------------------------------------------------------------===//
+
+// The fused QKV tensor holds three times the merged width.
+
+func.func @negative_qkv_attention_width(%qkv: tensor<2x8x40xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.qkv_attention' op qkv dimension 2 is 40 but 3 x result dimension 2 is 48}}
+  %a = mt.qkv_attention %qkv {heads = 4 : i64} : tensor<2x8x40xf32> -> tensor<2x8x16xf32>
+  return %a : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The merged width splits into whole heads.
+
+func.func @negative_qkv_attention_heads(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.qkv_attention' op result dimension 2 (16) is not a multiple of 3 heads}}
+  %a = mt.qkv_attention %qkv {heads = 3 : i64} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>
+  return %a : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @negative_qkv_attention_no_heads(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.qkv_attention' op heads must be positive, got 0}}
+  %a = mt.qkv_attention %qkv {heads = 0 : i64} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>
+  return %a : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The output gradient has the batch and sequence of the QKV tensor.
+
+func.func @negative_qkv_attention_grad_seq(%dy: tensor<2x4x16xf32>, %qkv: tensor<2x8x48xf32>) -> tensor<2x8x48xf32> {
+  // expected-error @+1 {{'mt.qkv_attention_grad' op grad_output dimension 1 is 4 but qkv dimension 1 is 8}}
+  %d = mt.qkv_attention_grad %dy, %qkv {heads = 4 : i64} : tensor<2x4x16xf32>, tensor<2x8x48xf32>
+  return %d : tensor<2x8x48xf32>
+}
+
+// -----
+
+func.func @negative_qkv_attention_grad_dropout(%dy: tensor<2x8x16xf32>, %qkv: tensor<2x8x48xf32>) -> tensor<2x8x48xf32> {
+  // expected-error @+1 {{'mt.qkv_attention_grad' op dropout must be in [0, 1), got 1.000000e+00}}
+  %d = mt.qkv_attention_grad %dy, %qkv {heads = 4 : i64, dropout = 1.0 : f64} : tensor<2x8x16xf32>, tensor<2x8x48xf32>
+  return %d : tensor<2x8x48xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // mt.cross_entropy
 //===----------------------------------------------------------------------===//
 
