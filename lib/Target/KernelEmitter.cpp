@@ -197,6 +197,67 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
   return kernel;
 }
 
+/// The float locals of a norm row kernel's elementwise ops at column c of
+/// a row (element i): each block argument loaded once per way it is read
+/// (whole rows at [i], a row broadcast along them at [c]), each op's result
+/// named v<k> in order.
+class RowLocals {
+public:
+  RowLocals(llvm::raw_ostream &os, StringRef indent,
+            llvm::DenseMap<Value, std::string> &pointers, int64_t full,
+            unsigned firstResult = 0)
+      : os(os), indent(indent), pointers(pointers), full(full),
+        count(firstResult) {}
+
+  /// `value` as a local: an op's result, or an input loaded here.
+  std::string operand(Value value, bool broadcast) {
+    if (!isa<BlockArgument>(value))
+      return locals.lookup(value);
+    auto &cache = broadcast ? rowLocals : locals;
+    if (auto it = cache.find(value); it != cache.end())
+      return it->second;
+    std::string local =
+        "a" + std::to_string(cast<BlockArgument>(value).getArgNumber()) +
+        (broadcast ? "_row" : "");
+    os << indent << "const float " << local << " = "
+       << widen(elementType(value),
+                pointers[value] + (broadcast ? "[c]" : "[i]"))
+       << ";\n";
+    cache[value] = local;
+    return local;
+  }
+
+  /// Names a value computed elsewhere in the kernel (the input gradient).
+  void bind(Value value, std::string local) { locals[value] = local; }
+  bool has(Value value) const { return locals.count(value); }
+  std::string lookup(Value value) const { return locals.lookup(value); }
+
+  /// Prints elementwise `op` as the next local; returns its name.
+  std::string emit(Operation &op) {
+    auto elementwise = cast<ElementwiseOpInterface>(&op);
+    SmallVector<std::string> args;
+    for (OpOperand &use : op.getOpOperands())
+      args.push_back(operand(use.get(), elementwise.isRowBroadcastOperand(
+                                            use.getOperandNumber()) &&
+                                            numElements(use.get()) != full));
+    std::string result = "v" + std::to_string(count++);
+    os << indent << "const float " << result << " = "
+       << round(elementType(op.getResult(0)),
+                elementwise.scalarExpression(args))
+       << ";\n";
+    locals[op.getResult(0)] = result;
+    return result;
+  }
+
+private:
+  llvm::raw_ostream &os;
+  StringRef indent;
+  llvm::DenseMap<Value, std::string> &pointers;
+  int64_t full;
+  unsigned count;
+  llvm::DenseMap<Value, std::string> locals, rowLocals;
+};
+
 /// A norm row fusion (elementwise ops computing the input of one
 /// mt.layer_norm or mt.rms_norm) as a row kernel: each row's statistics in
 /// double, as the host kernels compute them, then the normalized row. The
@@ -234,47 +295,18 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
   // input's local.
   auto prologue = [&](StringRef indent, bool store) -> std::string {
     os << indent << "const int64_t i = mt_row + c;\n";
-    llvm::DenseMap<Value, std::string> locals, rowLocals;
-    auto operandLocal = [&](Value value, bool broadcast) -> std::string {
-      if (!isa<BlockArgument>(value))
-        return locals.lookup(value);
-      auto &cache = broadcast ? rowLocals : locals;
-      if (auto it = cache.find(value); it != cache.end())
-        return it->second;
-      std::string local =
-          "a" + std::to_string(cast<BlockArgument>(value).getArgNumber()) +
-          (broadcast ? "_row" : "");
-      os << indent << "const float " << local << " = "
-         << widen(elementType(value),
-                  pointers[value] + (broadcast ? "[c]" : "[i]"))
-         << ";\n";
-      cache[value] = local;
-      return local;
-    };
-    unsigned count = 0;
+    RowLocals locals(os, indent, pointers, full);
     for (Operation &op : body.without_terminator()) {
       if (&op == norm)
         break;
-      auto elementwise = cast<ElementwiseOpInterface>(&op);
-      SmallVector<std::string> args;
-      for (OpOperand &operand : op.getOpOperands())
-        args.push_back(operandLocal(
-            operand.get(),
-            elementwise.isRowBroadcastOperand(operand.getOperandNumber()) &&
-                numElements(operand.get()) != full));
-      std::string result = "v" + std::to_string(count++);
-      os << indent << "const float " << result << " = "
-         << round(elementType(op.getResult(0)),
-                  elementwise.scalarExpression(args))
-         << ";\n";
-      locals[op.getResult(0)] = result;
+      std::string result = locals.emit(op);
       if (store)
         for (auto [i, value] : llvm::enumerate(yield.getValues()))
           if (value == op.getResult(0))
             os << indent << "out" << i
                << "[i] = " << narrow(elementType(value), result) << ";\n";
     }
-    return operandLocal(input, false);
+    return locals.operand(input, false);
   };
 
   for (Operation &op : body.without_terminator())
@@ -325,6 +357,132 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
   return kernel;
 }
 
+/// A norm-backward row fusion (mt.layer_norm_grad or mt.rms_norm_grad,
+/// then elementwise ops reading its input gradient: the residual
+/// gradient's add) as a row-block kernel. Each work item is a block of
+/// `row_block` rows: per row, the statistics and the two row sums of the
+/// input gradient in double (as the host kernels), then per column the
+/// input gradient, the ops after it in registers, and the weight (and
+/// bias) gradient terms added to the block's column sums; at the end of
+/// the block its sums are written as one row of partial sums.
+FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
+                                            StringRef name) {
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (failed(checkOperandCount(fusion)))
+    return failure();
+  bool layerNorm = isa<LayerNormGradOp>(grad);
+  Value dy = grad->getOperand(0), x = grad->getOperand(1),
+        weight = grad->getOperand(2);
+  auto inputType = cast<RankedTensorType>(x.getType());
+  int64_t cols = inputType.getShape().back();
+  int64_t full = inputType.getNumElements();
+  double epsilon =
+      layerNorm ? cast<LayerNormGradOp>(grad).getEpsilon().convertToDouble()
+                : cast<RMSNormGradOp>(grad).getEpsilon().convertToDouble();
+  int64_t rowBlock = cast<IntegerAttr>(grad->getAttr("row_block")).getInt();
+
+  EmittedKernel kernel;
+  kernel.elements = full / cols;
+  kernel.rowLength = cols;
+  kernel.rowBlock = rowBlock;
+  std::string length = std::to_string(cols) + "LL";
+  std::string block = std::to_string(rowBlock) + "LL";
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DenseMap<Value, std::string> pointers;
+  openRowKernel(os, fusion, name, kernel, pointers,
+                [](Value) { return false; });
+  auto load = [&](Value value, StringRef index) {
+    return "(double)" +
+           widen(elementType(value), pointers[value] + "[" + index.str() + "]");
+  };
+  std::string xi = load(x, "mt_row + c"), dyi = load(dy, "mt_row + c"),
+              wc = load(weight, "c");
+  // The normalized input of column c.
+  std::string xhat = layerNorm ? "(" + xi + " - mean) * rstd" : xi + " * rstd";
+  std::string eps = llvm::formatv("{0:e17}", epsilon).str();
+
+  // The parameter gradients: yielded partial sums, one accumulator each.
+  SmallVector<std::pair<unsigned, std::string>> sums; // (output, term)
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    if (value == grad->getResult(1))
+      sums.push_back({unsigned(i), "dy * xhat"});
+    else if (layerNorm && value == grad->getResult(2))
+      sums.push_back({unsigned(i), "dy"});
+  }
+
+  os << "  MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, " << block << ")\n";
+  for (auto [output, term] : sums)
+    os << "    MT_COLUMN_SUMS(mt_sum" << output << ", " << length << ")\n";
+  os << "    for (int64_t r = mt_r0; r < mt_r1; ++r) {\n"
+     << "      const int64_t mt_row = r * " << length << ";\n";
+  if (layerNorm)
+    os << "      const double mean = mt_row_sum_f64(" << length
+       << ", [&](int64_t c) { return " << xi << "; }) / " << cols << ".0;\n"
+       << "      const double rstd = 1.0 / sqrt(mt_row_sum_f64(" << length
+       << ", [&](int64_t c) {\n"
+       << "        const double d = " << xi << " - mean;\n"
+       << "        return d * d;\n      }) / " << cols << ".0 + " << eps
+       << ");\n"
+       << "      const double meanG = mt_row_sum_f64(" << length
+       << ", [&](int64_t c) { return " << dyi << " * " << wc << "; }) / "
+       << cols << ".0;\n";
+  else
+    os << "      const double rstd = 1.0 / sqrt(mt_row_sum_f64(" << length
+       << ", [&](int64_t c) { return " << xi << " * " << xi << "; }) / " << cols
+       << ".0 + " << eps << ");\n";
+  os << "      const double meanGXhat = mt_row_sum_f64(" << length
+     << ", [&](int64_t c) {\n"
+     << "        return " << dyi << " * " << wc << " * (" << xhat << ");\n"
+     << "      }) / " << cols << ".0;\n"
+     << "      MT_ROW_FOR(c, " << length << ")\n"
+     << "        const int64_t i = mt_row + c;\n"
+     << "        const double xhat = " << xhat << ";\n"
+     << "        const double dy = " << dyi << ";\n"
+     << "        const double g = dy * " << wc << ";\n";
+  Value gradInput = grad->getResult(0);
+  std::string dx = layerNorm ? "rstd * (g - meanG - xhat * meanGXhat)"
+                             : "rstd * (g - xhat * meanGXhat)";
+  os << "        const float v0 = "
+     << round(elementType(gradInput), "(float)(" + dx + ")") << ";\n";
+  for (auto [output, term] : sums)
+    os << "        MT_COLUMN_AT(mt_sum" << output << ", c) += " << term
+       << ";\n";
+  // The ops after the norm's backward, on the input gradient in registers.
+  RowLocals locals(os, "        ", pointers, full, /*firstResult=*/1);
+  locals.bind(gradInput, "v0");
+  kernel.flopsPerElement = layerNorm ? 20 : 14;
+  for (Operation &op : body.without_terminator()) {
+    if (&op == grad)
+      continue;
+    locals.emit(op);
+    kernel.flopsPerElement +=
+        cast<ElementwiseOpInterface>(&op).flopsPerElement();
+  }
+  for (auto [i, value] : llvm::enumerate(yield.getValues()))
+    if (locals.has(value))
+      os << "        out" << i
+         << "[i] = " << narrow(elementType(value), locals.lookup(value))
+         << ";\n";
+  os << "      MT_ROW_FOR_END\n    }\n";
+  if (!sums.empty()) {
+    os << "    MT_ROW_FOR(c, " << length << ")\n";
+    for (auto [output, term] : sums)
+      os << "      out" << output << "[mt_block * " << length << " + c] = "
+         << narrow(elementType(yield.getValues()[output]),
+                   "(float)MT_COLUMN_AT(mt_sum" + std::to_string(output) +
+                       ", c)")
+         << ";\n";
+    os << "    MT_ROW_FOR_END\n";
+  }
+  os << "  MT_ROW_BLOCK_LOOP_END\n}\nMT_ROW_BLOCK_LAUNCHER(" << name << ", "
+     << block << ")\n";
+  kernel.source = std::move(text);
+  return kernel;
+}
+
 } // namespace
 
 FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
@@ -332,6 +490,8 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
   if (Operation *row = fusion.getRowReduction()) {
     if (isa<LayerNormOp, RMSNormOp>(row))
       return emitNormKernel(fusion, row, name);
+    if (isa<LayerNormGradOp, RMSNormGradOp>(row))
+      return emitNormGradKernel(fusion, row, name);
     return emitRowKernel(fusion, name);
   }
   EmittedKernel kernel;

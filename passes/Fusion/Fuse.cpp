@@ -61,7 +61,17 @@ struct Group {
   SmallVector<Attribute, 4> marks;
   /// The norm that ends a row fusion; nothing joins after it.
   Operation *norm = nullptr;
+  /// The norm's backward that begins a row-block fusion.
+  Operation *normGrad = nullptr;
 };
+
+/// Rows per work item of a norm's backward: its weight and bias gradients
+/// are one row of partial sums per block (1/16 of the input gradient's
+/// size), summed afterwards in block order by mt.bias_add_grad.
+constexpr int64_t kNormGradRowBlock = 16;
+/// The widest norm whose backward is fused: a CPU thread keeps a block's
+/// column sums (two rows of doubles) on its stack.
+constexpr int64_t kMaxFusedNormGradColumns = 8192;
 
 /// The row length `op` broadcasts operands over, if any.
 std::optional<int64_t> rowLengthOf(ElementwiseOpInterface op,
@@ -81,6 +91,10 @@ public:
     for (Operation &op : block.without_terminator()) {
       if (isa<LayerNormOp, RMSNormOp>(op)) {
         groupNorm(&op);
+        continue;
+      }
+      if (isa<LayerNormGradOp, RMSNormGradOp>(op)) {
+        groupNormGrad(&op);
         continue;
       }
       auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);
@@ -151,23 +165,70 @@ public:
         continue; // dead: nothing reads it (canonicalize removes such ops)
       Operation *last = group.ops.back();
       OpBuilder builder(last);
-      auto fusion = FusionOp::create(builder, last->getLoc(),
-                                     ValueRange(outputs).getTypes(),
+      // A norm's backward yields its parameter gradients as partial sums,
+      // one row per block of rows.
+      auto isPartial = [&](Value output) {
+        return group.normGrad && output.getDefiningOp() == group.normGrad &&
+               cast<OpResult>(output).getResultNumber() > 0;
+      };
+      // (In f32 whatever the gradient's type: a 16-bit partial sum would
+      // round each block's sum, where the host kernel rounds once.)
+      auto partialType = [&](Value) -> Type {
+        int64_t rows = group.elements / *group.rowLength;
+        return RankedTensorType::get(
+            {(rows + kNormGradRowBlock - 1) / kNormGradRowBlock,
+             *group.rowLength},
+            builder.getF32Type());
+      };
+      SmallVector<Type> resultTypes;
+      for (Value output : outputs)
+        resultTypes.push_back(isPartial(output) ? partialType(output)
+                                                : output.getType());
+      auto fusion = FusionOp::create(builder, last->getLoc(), resultTypes,
                                      inputs.getArrayRef());
       setMarks(fusion, group.marks);
       Block *body = builder.createBlock(&fusion.getBody());
       IRMapping mapping;
       for (Value input : inputs)
         mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
-      for (Operation *op : group.ops)
-        builder.clone(*op, mapping);
+      for (Operation *op : group.ops) {
+        Operation *clone = builder.clone(*op, mapping);
+        if (op != group.normGrad)
+          continue;
+        clone->setAttr("row_block",
+                       builder.getI64IntegerAttr(kNormGradRowBlock));
+        for (OpResult result : clone->getResults().drop_front())
+          result.setType(partialType(result));
+      }
       SmallVector<Value> yielded;
       for (Value output : outputs)
         yielded.push_back(mapping.lookup(output));
       YieldOp::create(builder, last->getLoc(), yielded);
-      for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
-        output.replaceUsesWithIf(
-            result, [&](OpOperand &use) { return !inGroup(use.getOwner()); });
+      builder.setInsertionPointAfter(fusion);
+      for (auto [output, result] : llvm::zip(outputs, fusion.getResults())) {
+        Value replacement = result;
+        if (isPartial(output)) {
+          // The sums of the partial sums, in block order (then in the
+          // gradient's own type).
+          auto outputType = cast<RankedTensorType>(output.getType());
+          auto sum =
+              BiasAddGradOp::create(builder, output.getLoc(),
+                                    RankedTensorType::get(outputType.getShape(),
+                                                          builder.getF32Type()),
+                                    result);
+          setMarks(sum, group.marks);
+          replacement = sum.getResult();
+          if (!outputType.getElementType().isF32()) {
+            auto narrowed = CastOp::create(builder, output.getLoc(), outputType,
+                                           replacement);
+            setMarks(narrowed, group.marks);
+            replacement = narrowed.getResult();
+          }
+        }
+        output.replaceUsesWithIf(replacement, [&](OpOperand &use) {
+          return !inGroup(use.getOwner());
+        });
+      }
       for (Operation *op : llvm::reverse(group.ops)) {
         groupOf.erase(op);
         op->erase();
@@ -205,6 +266,24 @@ private:
     group.rowLength = cols;
     group.norm = norm;
     groupOf[norm] = *chosen;
+  }
+
+  /// A layer norm's or RMS norm's backward begins a row-block fusion,
+  /// which the elementwise ops reading its input gradient (the residual
+  /// gradient's add) then join as any region: the input gradient stays in
+  /// registers, and the host kernel's single-threaded pass becomes one
+  /// multithreaded kernel.
+  void groupNormGrad(Operation *grad) {
+    auto type = cast<RankedTensorType>(grad->getOperand(1).getType());
+    int64_t cols = type.getShape().back();
+    if (cols > kMaxFusedNormGradColumns)
+      return;
+    unsigned index = newGroup(type.getNumElements(), marksOf(grad));
+    Group &group = groups[index];
+    group.ops.push_back(grad);
+    group.rowLength = cols;
+    group.normGrad = grad;
+    groupOf[grad] = index;
   }
 
   /// An empty group of `elements` per op and these marks; its index.

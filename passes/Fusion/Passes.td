@@ -61,9 +61,19 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     residual stream reads it later) while the norm reads it in registers,
     with each row's statistics in double as the host kernels compute
     them. Otherwise (its input comes from another layer's region, or from
-    no region) the norm is a row fusion of its own. The norms' backward
-    (with its column sums over rows for the weight gradient) stays a host
-    kernel.
+    no region) the norm is a row fusion of its own.
+
+    A norm's backward (`mt.layer_norm_grad`, `mt.rms_norm_grad`) begins a
+    row-block fusion, which the elementwise ops reading its input gradient
+    join as above (the residual gradient's add): one multithreaded kernel
+    instead of the single-threaded host kernel and a separate add, the
+    input gradient kept in registers. Its weight and bias gradients sum
+    over all rows; the region computes them as f32 partial sums, one row
+    per block of 16 rows (each block one work item: a thread's stack, or a
+    CUDA block's registers), and `mt.bias_add_grad` after the region sums
+    them in block order, so the result does not depend on the thread
+    count (then `mt.cast` to a 16-bit gradient's type). Norms wider than
+    8192 keep the host kernel.
 
     The AdamW updates of one parameter group (one dtype, with or without
     weight decay, the same run-time hyperparameters) become one

@@ -112,6 +112,20 @@ func.func @per_position_losses(%l: tensor<2x4x16xf32> {mt.input = "tokens"},
 
 // -----
 
+// Partial sums per block of rows come only from a row-block fusion: the
+// runtime's layer_norm_grad kernel sums all rows.
+
+func.func @partial_sums_unfused(%dy: tensor<2x4x8xf32> {mt.input = "tokens"},
+                                %x: tensor<2x4x8xf32> {mt.param = "x"},
+                                %w: tensor<8xf32> {mt.param = "w"})
+    -> (tensor<2x4x8xf32>, tensor<1x8xf32>) {
+  // expected-error @+1 {{'mt.layer_norm_grad' op cannot be lowered to the runtime: partial sums per block of rows (row_block) are computed only inside an mt.fusion (run mt-fuse); the host kernel sums all rows}}
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %x, %w {row_block = 16 : i64} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<1x8xf32>
+  return %dx, %dw : tensor<2x4x8xf32>, tensor<1x8xf32>
+}
+
+// -----
+
 // A fusion passes i32 token ids (what a generated kernel reads), not i64.
 
 func.func @row_fusion_i64_labels(%l: tensor<2x4x16xf32> {mt.input = "tokens"},

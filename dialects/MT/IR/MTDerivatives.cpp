@@ -51,7 +51,7 @@ LogicalResult LayerNormOp::buildGradients(GradientEmitter &g) {
   Type weightType = getWeight().getType();
   auto grad = g.create<LayerNormGradOp>(
       getInput().getType(), weightType, weightType, g.resultGradient(0),
-      getInput(), getWeight(), getEpsilonAttr());
+      getInput(), getWeight(), getEpsilonAttr(), /*row_block=*/IntegerAttr());
   g.accumulate(getInput(), grad.getGradInput());
   g.accumulate(getWeight(), grad.getGradWeight());
   g.accumulate(getBias(), grad.getGradBias());
@@ -61,7 +61,7 @@ LogicalResult LayerNormOp::buildGradients(GradientEmitter &g) {
 LogicalResult RMSNormOp::buildGradients(GradientEmitter &g) {
   auto grad = g.create<RMSNormGradOp>(
       getInput().getType(), getWeight().getType(), g.resultGradient(0),
-      getInput(), getWeight(), getEpsilonAttr());
+      getInput(), getWeight(), getEpsilonAttr(), /*row_block=*/IntegerAttr());
   g.accumulate(getInput(), grad.getGradInput());
   g.accumulate(getWeight(), grad.getGradWeight());
   return success();

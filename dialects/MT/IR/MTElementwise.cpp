@@ -106,15 +106,18 @@ int64_t CastOp::flopsPerElement() { return 0; }
 
 Operation *FusionOp::getRowReduction() {
   for (Operation &op : getBody().front())
-    if (isa<CrossEntropyOp, CrossEntropyGradOp, LayerNormOp, RMSNormOp>(op))
+    if (isa<CrossEntropyOp, CrossEntropyGradOp, LayerNormOp, RMSNormOp,
+            LayerNormGradOp, RMSNormGradOp>(op))
       return &op;
   return nullptr;
 }
 
 int64_t FusionOp::getDomainElements() {
   if (Operation *row = getRowReduction()) {
-    if (isa<LayerNormOp, RMSNormOp>(row)) {
-      auto input = cast<RankedTensorType>(row->getOperand(0).getType());
+    if (isa<LayerNormOp, RMSNormOp, LayerNormGradOp, RMSNormGradOp>(row)) {
+      // The norm's input (after the output gradient in the backward).
+      auto input = cast<RankedTensorType>(
+          row->getOperand(isa<LayerNormOp, RMSNormOp>(row) ? 0 : 1).getType());
       return input.getNumElements() /
              std::max<int64_t>(1, input.getShape().back());
     }
@@ -140,6 +143,33 @@ static LogicalResult verifyRowYields(FusionOp fusion, Block &body) {
   return success();
 }
 
+/// An elementwise op of a norm's row fusion (`role` says where it may
+/// stand): it computes whole rows of `elements / cols`, reading whole rows
+/// or one row broadcast along them.
+static LogicalResult verifyWholeRowOp(Operation &op, int64_t elements,
+                                      int64_t cols, StringRef role) {
+  auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);
+  if (!elementwise)
+    return op.emitOpError() << "cannot join a row fusion of a norm" << role;
+  if (cast<RankedTensorType>(op.getResult(0).getType()).getNumElements() !=
+      elements)
+    return op.emitOpError() << "must compute whole rows: " << elements
+                            << " elements, as the norm's input";
+  for (OpOperand &operand : op.getOpOperands()) {
+    int64_t size =
+        cast<RankedTensorType>(operand.get().getType()).getNumElements();
+    bool broadcast =
+        elementwise.isRowBroadcastOperand(operand.getOperandNumber()) &&
+        size != elements;
+    if (broadcast ? size != cols : size != elements)
+      return op.emitOpError()
+             << "operand #" << operand.getOperandNumber() << " has " << size
+             << " elements: a row fusion reads whole rows of " << cols
+             << " or one row broadcast along them";
+  }
+  return success();
+}
+
 static LogicalResult verifyNormFusion(FusionOp fusion, Block &body,
                                       Operation *norm) {
   if (failed(verifyRowYields(fusion, body)))
@@ -157,27 +187,41 @@ static LogicalResult verifyNormFusion(FusionOp fusion, Block &body,
                                    "region may read the normalized rows";
       continue;
     }
-    auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);
-    if (!elementwise)
-      return op.emitOpError()
-             << "cannot join a row fusion of a norm: only ops with "
-                "ElementwiseOpInterface may compute the norm's input";
-    if (cast<RankedTensorType>(op.getResult(0).getType()).getNumElements() !=
-        elements)
-      return op.emitOpError() << "must compute whole rows: " << elements
-                              << " elements, as the norm's input";
-    for (OpOperand &operand : op.getOpOperands()) {
-      int64_t size =
-          cast<RankedTensorType>(operand.get().getType()).getNumElements();
-      bool broadcast =
-          elementwise.isRowBroadcastOperand(operand.getOperandNumber()) &&
-          size != elements;
-      if (broadcast ? size != cols : size != elements)
-        return op.emitOpError()
-               << "operand #" << operand.getOperandNumber() << " has " << size
-               << " elements: a row fusion reads whole rows of " << cols
-               << " or one row broadcast along them";
-    }
+    if (failed(verifyWholeRowOp(op, elements, cols,
+                                ": only ops with ElementwiseOpInterface may "
+                                "compute the norm's input")))
+      return failure();
+  }
+  return success();
+}
+
+/// A norm-backward row fusion: mt.layer_norm_grad or mt.rms_norm_grad
+/// first, reading the fusion's inputs, with a row_block (its parameter
+/// gradients are per-block partial sums), then elementwise ops over whole
+/// rows reading its input gradient (the residual gradient's add).
+static LogicalResult verifyNormGradFusion(FusionOp fusion, Block &body,
+                                          Operation *grad) {
+  if (failed(verifyRowYields(fusion, body)))
+    return failure();
+  if (grad != &body.front())
+    return grad->emitOpError() << "must begin its row fusion";
+  for (Value operand : grad->getOperands())
+    if (!isa<BlockArgument>(operand))
+      return grad->emitOpError()
+             << "must read its operands from the fusion's inputs";
+  if (!grad->hasAttr("row_block"))
+    return grad->emitOpError()
+           << "needs a row_block in a row fusion: the kernel writes its "
+              "parameter gradients as partial sums per block of rows";
+  auto input = cast<RankedTensorType>(grad->getOperand(1).getType());
+  int64_t cols = input.getShape().back(), elements = input.getNumElements();
+  for (Operation &op : body.without_terminator()) {
+    if (&op == grad)
+      continue;
+    if (failed(verifyWholeRowOp(op, elements, cols,
+                                "'s backward: only ops with "
+                                "ElementwiseOpInterface may follow it")))
+      return failure();
   }
   return success();
 }
@@ -247,6 +291,8 @@ LogicalResult FusionOp::verify() {
   if (Operation *row = getRowReduction()) {
     if (isa<LayerNormOp, RMSNormOp>(row))
       return verifyNormFusion(*this, body, row);
+    if (isa<LayerNormGradOp, RMSNormGradOp>(row))
+      return verifyNormGradFusion(*this, body, row);
     return verifyRowFusion(*this, body);
   }
   for (auto [index, input] : llvm::enumerate(getInputs()))

@@ -156,20 +156,84 @@ LogicalResult LayerNormOp::verify() {
                                getEpsilon().convertToDouble());
 }
 
-LogicalResult LayerNormGradOp::verify() {
-  return verifyLayerNormShapes(getOperation(), getInput(), getWeight(),
-                               getEpsilon().convertToDouble());
+/// `type(weight)` then, when the parameter gradients are not shaped as
+/// the weight (partial sums per block of rows), `-> type(gradients)`.
+static ParseResult parseParameterGradientTypes(OpAsmParser &parser,
+                                               Type &weight, Type &gradWeight) {
+  if (parser.parseType(weight))
+    return failure();
+  gradWeight = weight;
+  if (succeeded(parser.parseOptionalArrow()))
+    return parser.parseType(gradWeight);
+  return success();
 }
+static ParseResult parseParameterGradientTypes(OpAsmParser &parser,
+                                               Type &weight, Type &gradWeight,
+                                               Type &gradBias) {
+  if (failed(parseParameterGradientTypes(parser, weight, gradWeight)))
+    return failure();
+  gradBias = gradWeight;
+  return success();
+}
+static void printParameterGradientTypes(OpAsmPrinter &printer, Operation *,
+                                        Type weight, Type gradWeight,
+                                        Type = {}) {
+  printer << weight;
+  if (gradWeight != weight)
+    printer << " -> " << gradWeight;
+}
+
+/// A norm's parameter gradient: shaped as the weight, or with `rowBlock`
+/// B one row of partial sums per block of B rows.
+static LogicalResult verifyParameterGradient(Operation *op, Value gradient,
+                                             StringRef name, Value input,
+                                             Value weight,
+                                             std::optional<uint64_t> rowBlock) {
+  auto type = tensorType(gradient);
+  auto weightType = tensorType(weight);
+  if (!rowBlock) {
+    if (type != weightType)
+      return op->emitOpError() << name << " has type " << type
+                               << " but the weight has " << weightType;
+    return success();
+  }
+  auto inputType = tensorType(input);
+  int64_t cols = inputType.getShape().back();
+  int64_t rows = inputType.getNumElements() / std::max<int64_t>(1, cols);
+  int64_t block = int64_t(*rowBlock);
+  if (block <= 0)
+    return op->emitOpError() << "row_block must be positive, got " << block;
+  // Partial sums stay f32 whatever the weight's type (rounded once, when
+  // summed).
+  auto expected = RankedTensorType::get({(rows + block - 1) / block, cols},
+                                        Float32Type::get(op->getContext()));
+  if (type != expected)
+    return op->emitOpError()
+           << name << " has type " << type << " but with row_block " << block
+           << " it holds the partial sums of " << rows << " rows: " << expected;
+  return success();
+}
+
+/// A norm's backward: the norm's shapes, and its weight gradient shaped as
+/// the weight or (row_block) as partial sums.
+template <typename NormGradOp>
+static LogicalResult verifyNormGrad(NormGradOp op) {
+  if (failed(verifyLayerNormShapes(op, op.getInput(), op.getWeight(),
+                                   op.getEpsilon().convertToDouble())))
+    return failure();
+  return verifyParameterGradient(op, op.getGradWeight(), "grad_weight",
+                                 op.getInput(), op.getWeight(),
+                                 op.getRowBlock());
+}
+
+LogicalResult LayerNormGradOp::verify() { return verifyNormGrad(*this); }
 
 LogicalResult RMSNormOp::verify() {
   return verifyLayerNormShapes(getOperation(), getInput(), getWeight(),
                                getEpsilon().convertToDouble());
 }
 
-LogicalResult RMSNormGradOp::verify() {
-  return verifyLayerNormShapes(getOperation(), getInput(), getWeight(),
-                               getEpsilon().convertToDouble());
-}
+LogicalResult RMSNormGradOp::verify() { return verifyNormGrad(*this); }
 
 //===----------------------------------------------------------------------===//
 // RopeOp, RepeatKVOp

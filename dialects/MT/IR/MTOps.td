@@ -403,12 +403,15 @@ def MT_RMSNormOp : MT_Op<"rms_norm",
 }
 
 def MT_RMSNormGradOp : MT_Op<"rms_norm_grad",
-    [Pure, AllTypesMatch<["grad_output", "input", "grad_input"]>,
-     AllTypesMatch<["weight", "grad_weight"]>]> {
+    [Pure, AllTypesMatch<["grad_output", "input", "grad_input"]>]> {
   let summary = "Computes the gradients of an RMS norm.";
   let description = [{
     Given the gradient of `mt.rms_norm`'s result, returns the gradients of
     its input and weight (the root mean square is recomputed from `input`).
+    With `row_block` B (inside a row fusion, set by `mt-fuse`), the weight
+    gradient is `[ceil(rows / B), normalized]` partial sums, one row per
+    block of B rows, which `mt.bias_add_grad` then sums (see
+    `mt.layer_norm_grad`).
 
     ```mlir
     %dx, %dw = mt.rms_norm_grad %dy, %x, %w {epsilon = 1.0e-05 : f64}
@@ -417,11 +420,13 @@ def MT_RMSNormGradOp : MT_Op<"rms_norm_grad",
   }];
   let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input,
                        MT_FloatTensor:$weight,
-                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon,
+                       OptionalAttr<I64Attr>:$row_block);
   let results = (outs MT_FloatTensor:$grad_input, MT_FloatTensor:$grad_weight);
+  // `-> type` after the weight's type only for partial sums (row_block).
   let assemblyFormat = [{
     $grad_output `,` $input `,` $weight attr-dict `:` type($input) `,`
-    type($weight)
+    custom<ParameterGradientTypes>(type($weight), type($grad_weight))
   }];
   let hasVerifier = 1;
 }
@@ -619,13 +624,22 @@ def MT_PositionEmbeddingGradOp : MT_Op<"position_embedding_grad", [Pure]> {
 
 def MT_LayerNormGradOp : MT_Op<"layer_norm_grad",
     [Pure, AllTypesMatch<["grad_output", "input", "grad_input"]>,
-     AllTypesMatch<["weight", "grad_weight", "grad_bias"]>]> {
+     AllTypesMatch<["grad_weight", "grad_bias"]>]> {
   let summary = "Computes the gradients of a layer norm.";
   let description = [{
     Given the gradient of `mt.layer_norm`'s result, returns the gradients of
     its input, weight and bias. The statistics are recomputed from `input`
     rather than stashed: they are two values per row, cheaper to recompute
     than to keep alive across the forward pass.
+
+    The weight and bias gradients are sums over all rows. With `row_block`
+    B, set by `mt-fuse` inside a row fusion, they are instead
+    `[ceil(rows / B), normalized]` f32 partial sums (whatever the weight's
+    type), row k summing rows [kB, (k + 1)B): each block of rows is one work item of the generated
+    kernel (a thread, or a CUDA block), which accumulates its columns
+    without sharing them, and `mt.bias_add_grad` of the partial sums, in
+    block order, gives the gradients. The sum then does not depend on how
+    many threads ran.
 
     ```mlir
     %dx, %dw, %db = mt.layer_norm_grad %dy, %x, %w {epsilon = 1.0e-05 : f64}
@@ -634,12 +648,15 @@ def MT_LayerNormGradOp : MT_Op<"layer_norm_grad",
   }];
   let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input,
                        MT_FloatTensor:$weight,
-                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon,
+                       OptionalAttr<I64Attr>:$row_block);
   let results = (outs MT_FloatTensor:$grad_input,
                       MT_FloatTensor:$grad_weight, MT_FloatTensor:$grad_bias);
+  // `-> type` after the weight's type only for partial sums (row_block).
   let assemblyFormat = [{
     $grad_output `,` $input `,` $weight attr-dict `:` type($input) `,`
-    type($weight)
+    custom<ParameterGradientTypes>(type($weight), type($grad_weight),
+                                   type($grad_bias))
   }];
   let hasVerifier = 1;
 }
@@ -963,9 +980,14 @@ def MT_FusionOp : MT_Op<"fusion",
     `mt.cross_entropy_grad` of the same logits and labels, which share each
     row's maximum and sum of exponentials and read the logits once instead
     of twice; and elementwise ops over whole rows ending in one
-    `mt.layer_norm` or `mt.rms_norm` of their result. Its iteration domain
-    is the rows; operands are whole rows, one value per row, one row
-    broadcast along the rows (a bias, a norm's weight), or a scalar.
+    `mt.layer_norm` or `mt.rms_norm` of their result; and a norm's
+    backward (`mt.layer_norm_grad` or `mt.rms_norm_grad`, first, with a
+    `row_block`) followed by elementwise ops over whole rows (the residual
+    gradient's add), its parameter gradients yielded as partial sums per
+    block of rows. Its iteration domain is the rows; operands are whole
+    rows, one value per row, one row broadcast along the rows (a bias, a
+    norm's weight), a scalar, or (results of a norm's backward) one row
+    per block of rows.
 
     ```mlir
     %h, %g = mt.fusion ins(%x, %b : tensor<4x8x32xf32>, tensor<32xf32>)
@@ -991,8 +1013,9 @@ def MT_FusionOp : MT_Op<"fusion",
     /// number of rows (a row fusion).
     int64_t getDomainElements();
     /// The row reduction of a row fusion (the first mt.cross_entropy,
-    /// mt.cross_entropy_grad, mt.layer_norm or mt.rms_norm of its body),
-    /// or null for an elementwise one.
+    /// mt.cross_entropy_grad, mt.layer_norm, mt.rms_norm,
+    /// mt.layer_norm_grad or mt.rms_norm_grad of its body), or null for an
+    /// elementwise one.
     Operation *getRowReduction();
   }];
 }

@@ -170,7 +170,9 @@ def MTRT_GeneratedKernelOp : MTRT_Op<"generated_kernel",
     elements (whole rows), `elements` (one per row), `row_length` (one
     row broadcast along the rows: a norm's weight) or one (a scalar);
     i32 operands are token ids, one per row. Its `flops_per_element` are
-    per element of a row.
+    per element of a row. A row-block kernel (a norm's backward) also has a
+    `row_block`: it runs blocks of that many rows as its work items, and
+    its outputs may hold one row per block (partial sums over the block).
 
     ```mlir
     mtrt.generated_kernel @fused_0 {elements = 1024 : i64, num_outputs = 1 : i64,
@@ -183,7 +185,8 @@ def MTRT_GeneratedKernelOp : MTRT_Op<"generated_kernel",
                        TypeArrayAttr:$operand_types,
                        DenseI64ArrayAttr:$operand_extents,
                        I64Attr:$flops_per_element,
-                       OptionalAttr<I64Attr>:$row_length);
+                       OptionalAttr<I64Attr>:$row_length,
+                       OptionalAttr<I64Attr>:$row_block);
   let assemblyFormat = "$sym_name attr-dict";
 }
 

@@ -28,6 +28,8 @@ struct EmittedKernel {
   int64_t elements = 0;
   /// A row kernel's row length; 0 for an elementwise kernel.
   int64_t rowLength = 0;
+  /// A row-block kernel's rows per work item (a norm's backward); else 0.
+  int64_t rowBlock = 0;
   /// Inputs (the region's operands) first, then outputs (its results).
   SmallVector<Type> operandTypes;
   SmallVector<int64_t> operandExtents;

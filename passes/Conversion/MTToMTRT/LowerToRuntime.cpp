@@ -671,7 +671,9 @@ struct LowerToRuntimePass
             builder.getDenseI64ArrayAttr(emitted->operandExtents),
             builder.getI64IntegerAttr(emitted->flopsPerElement),
             emitted->rowLength ? builder.getI64IntegerAttr(emitted->rowLength)
-                               : IntegerAttr());
+                               : IntegerAttr(),
+            emitted->rowBlock ? builder.getI64IntegerAttr(emitted->rowBlock)
+                              : IntegerAttr());
         generated = FlatSymbolRefAttr::get(builder.getContext(), name);
         kernel = "fused";
       }
@@ -770,6 +772,11 @@ struct LowerToRuntimePass
              << "cannot be lowered to the runtime: per-position losses are "
                 "computed only inside an mt.fusion with the gradient (run "
                 "mt-fuse); the cross_entropy kernel returns the mean";
+    if (isa<LayerNormGradOp, RMSNormGradOp>(op) && op->hasAttr("row_block"))
+      return op->emitOpError()
+             << "cannot be lowered to the runtime: partial sums per block of "
+                "rows (row_block) are computed only inside an mt.fusion (run "
+                "mt-fuse); the host kernel sums all rows";
     if (auto dropout = dyn_cast<DropoutOp>(op))
       return needsStream(dropout.getProbability().convertToDouble(),
                          dropout.getRngStreamAttr());

@@ -162,6 +162,13 @@ struct GeneratedKernel {
   int64_t flopsPerElement = 0;
   /// A row kernel's row length: `elements` rows of it. 0: elementwise.
   int64_t rowLength = 0;
+  /// A row-block kernel's rows per block (0: none): it runs whole blocks
+  /// of rows, so the rows are split on block boundaries, and its partial
+  /// outputs hold one row per block (ceil(elements / rowBlock) rows).
+  int64_t rowBlock = 0;
+  int64_t numRowBlocks() const {
+    return rowBlock > 0 ? (elements + rowBlock - 1) / rowBlock : 0;
+  }
 };
 
 /// A program as the artifact holds it (shared by the ranks of its stage),

@@ -87,6 +87,30 @@ struct mt_args {
       name<<<(unsigned)blocks, 256, 0, stream>>>(*args, 0, n);                 \
     return cudaGetLastError();                                                 \
   }
+// Row-block kernels (a norm's backward, whose parameter gradients sum
+// over rows): one block per `b` consecutive rows, which it runs one after
+// another; each thread keeps the sums of its own columns (c = threadIdx.x
+// + k * 256) in registers, so no two threads add to one value.
+#define MT_ROW_BLOCK_LOOP(blk, r0, r1, b)                                     \
+  for (int64_t blk = mt_begin / (b) + (int64_t)blockIdx.x;                     \
+       blk * (b) < mt_end; blk += (int64_t)gridDim.x) {                        \
+    const int64_t r0 = blk * (b), r1 = r0 + (b) < mt_end ? r0 + (b) : mt_end;
+#define MT_ROW_BLOCK_LOOP_END }
+#define MT_COLUMN_SUMS(acc, cols)                                              \
+  double acc[((cols) + 255) / 256];                                            \
+  for (int mt_k = 0; mt_k < ((cols) + 255) / 256; ++mt_k)                      \
+    acc[mt_k] = 0.0;
+#define MT_COLUMN_AT(acc, c) acc[(c) / 256]
+#define MT_ROW_BLOCK_LAUNCHER(name, b)                                         \
+  extern "C" cudaError_t name##_launch(const mt_args *args, long long n,       \
+                                       cudaStream_t stream) {                  \
+    long long blocks = (n + (b) - 1) / (b);                                    \
+    if (blocks > 65536)                                                        \
+      blocks = 65536;                                                          \
+    if (blocks > 0)                                                            \
+      name<<<(unsigned)blocks, 256, 0, stream>>>(*args, 0, n);                 \
+    return cudaGetLastError();                                                 \
+  }
 #else
 #define MT_DEVICE static inline
 #define MT_KERNEL(name)                                                        \
@@ -113,6 +137,19 @@ struct mt_args {
 #define MT_ROW_FOR_END }
 #define MT_ROW_LEADER
 #define MT_ROW_LAUNCHER(name)
+// Row-block kernels: the runtime splits the rows on block boundaries
+// (GeneratedKernel::rowBlock), so each block of `b` rows runs on one
+// thread, which sums the block's columns in double on its stack.
+#define MT_ROW_BLOCK_LOOP(blk, r0, r1, b)                                     \
+  for (int64_t r0 = mt_begin; r0 < mt_end; r0 += (b)) {                        \
+    const int64_t blk = r0 / (b), r1 = r0 + (b) < mt_end ? r0 + (b) : mt_end;
+#define MT_ROW_BLOCK_LOOP_END }
+#define MT_COLUMN_SUMS(acc, cols)                                              \
+  double acc[(cols)];                                                          \
+  for (int64_t mt_k = 0; mt_k < (cols); ++mt_k)                                \
+    acc[mt_k] = 0.0;
+#define MT_COLUMN_AT(acc, c) acc[(c)]
+#define MT_ROW_BLOCK_LAUNCHER(name, b)
 #endif
 
 // Row reductions: mt_row_max / mt_row_sum (float) and mt_row_sum_f64

@@ -289,7 +289,7 @@ constexpr const char *kFormat = "format", *kVersion = "version",
                      *kOperandDtypes = "operand_dtypes",
                      *kOperandExtents = "operand_extents",
                      *kFlopsPerElement = "flops_per_element",
-                     *kRowLength = "row_length";
+                     *kRowLength = "row_length", *kRowBlock = "row_block";
 constexpr const char *kFormatName = "megatron-mlir-artifact";
 } // namespace key
 
@@ -564,6 +564,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
             reader.integer(kernels[k], key::kFlopsPerElement, at);
         if (kernels[k].contains(key::kRowLength))
           kernel.rowLength = reader.integer(kernels[k], key::kRowLength, at);
+        if (kernels[k].contains(key::kRowBlock))
+          kernel.rowBlock = reader.integer(kernels[k], key::kRowBlock, at);
         for (const json &name :
              reader.array(kernels[k], key::kOperandDtypes, at))
           kernel.operandTypes.push_back(reader.dtypeNamed(
@@ -616,9 +618,16 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                                               " is not a row length of " +
                                               std::to_string(kernel.elements) +
                                               " rows");
+        else if (kernel.rowBlock < 0 || kernel.rowBlock > (int64_t(1) << 20) ||
+                 (kernel.rowBlock > 0 && kernel.rowLength == 0))
+          reader.fail(at + ".row_block",
+                      std::to_string(kernel.rowBlock) +
+                          " is not a number of rows per block of a row "
+                          "kernel");
         // A row kernel indexes whole rows, one value per row (token ids
         // among them), one row broadcast along the rows (a norm's weight)
-        // or a scalar.
+        // or a scalar; a row-block kernel's outputs may also be one row
+        // per block (partial sums).
         for (size_t o = 0; o < operands && reader.ok() && kernel.rowLength;
              ++o) {
           DType type = kernel.operandTypes[o];
@@ -626,7 +635,9 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
           bool output = int64_t(o) >= int64_t(operands) - kernel.numOutputs;
           bool rows = extent == kernel.elements * kernel.rowLength,
                perRow = extent == kernel.elements,
-               oneRow = extent == kernel.rowLength;
+               oneRow = extent == kernel.rowLength,
+               perBlock = kernel.rowBlock > 0 &&
+                          extent == kernel.numRowBlocks() * kernel.rowLength;
           if (type == DType::I32 ? output || !perRow
                                  : type != DType::F32 && type != DType::BF16 &&
                                        type != DType::F16)
@@ -635,15 +646,17 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                             dtypeName(type) +
                             "': a row kernel's operands are floating point, "
                             "or i32 token ids (one per row) it reads");
-          else if (!rows && !perRow && (output || (extent != 1 && !oneRow)))
+          else if (!rows && !perRow && !(output && perBlock) &&
+                   (output || (extent != 1 && !oneRow)))
             reader.fail(at + ".operand_extents",
                         "operand " + std::to_string(o) + " has " +
                             std::to_string(extent) +
                             " elements: a row kernel's operands are " +
                             std::to_string(kernel.elements) + " rows of " +
                             std::to_string(kernel.rowLength) +
-                            ", one value per row or (inputs) one row or a "
-                            "scalar");
+                            ", one value per row, (inputs) one row or a "
+                            "scalar, or (outputs of a row-block kernel) "
+                            "one row per block");
         }
         // Extents are what the kernel indexes: outputs and full inputs by
         // the element index, row-broadcast inputs by the column of one row
@@ -960,6 +973,8 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
                            {key::kFlopsPerElement, kernel.flopsPerElement}});
         if (kernel.rowLength)
           kernels.back()[key::kRowLength] = kernel.rowLength;
+        if (kernel.rowBlock)
+          kernels.back()[key::kRowBlock] = kernel.rowBlock;
       }
       entry[key::kGenerated] = std::move(kernels);
       entry[key::kKernelSource] = program.kernelSource;

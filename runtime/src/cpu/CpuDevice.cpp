@@ -446,10 +446,22 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
         command, [&](int64_t buffer) { return data(buffer); });
     GeneratedKernelFn function = generated->function(index);
     const GeneratedKernel &kernel = prog->generatedKernels[index];
-    ThreadPool::global().parallelFor(
-        kernel.elements,
-        std::max<int64_t>(1, 32768 / std::max<int64_t>(1, kernel.rowLength)),
-        [&](int64_t begin, int64_t end) { function(&args, begin, end); });
+    int64_t grain =
+        std::max<int64_t>(1, 32768 / std::max<int64_t>(1, kernel.rowLength));
+    if (kernel.rowBlock > 0) {
+      // Whole blocks of rows per range: each block's partial sums are one
+      // thread's.
+      ThreadPool::global().parallelFor(
+          kernel.numRowBlocks(), std::max<int64_t>(1, grain / kernel.rowBlock),
+          [&](int64_t begin, int64_t end) {
+            function(&args, begin * kernel.rowBlock,
+                     std::min(end * kernel.rowBlock, kernel.elements));
+          });
+    } else {
+      ThreadPool::global().parallelFor(
+          kernel.elements, grain,
+          [&](int64_t begin, int64_t end) { function(&args, begin, end); });
+    }
   } else if (id == KernelId::embedding) {
     const BufferDesc &table = inDesc(0);
     cpu::embedding(in(0), ids(1), out(0), inDesc(1).numElements(),

@@ -648,6 +648,75 @@ func.func @negative_attention_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf
 // -----
 
 //===----------------------------------------------------------------------===//
+// mt.layer_norm_grad, mt.rms_norm_grad with row_block
+//===----------------------------------------------------------------------===//
+
+// With row_block, the parameter gradients are f32 partial sums, one row per
+// block of rows: 8 rows in blocks of 4 are 2 rows.
+
+func.func @negative_norm_grad_partial_rows(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %w: tensor<8xf32>) -> tensor<3x8xf32> {
+  // expected-error @+1 {{'mt.layer_norm_grad' op grad_weight has type 'tensor<3x8xf32>' but with row_block 4 it holds the partial sums of 8 rows: 'tensor<2x8xf32>'}}
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %x, %w {row_block = 4 : i64} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<3x8xf32>
+  return %dw : tensor<3x8xf32>
+}
+
+// -----
+
+func.func @negative_norm_grad_partial_bf16(%dy: tensor<2x4x8xbf16>, %x: tensor<2x4x8xbf16>, %w: tensor<8xbf16>) -> tensor<2x8xbf16> {
+  // expected-error @+1 {{'mt.rms_norm_grad' op grad_weight has type 'tensor<2x8xbf16>' but with row_block 4 it holds the partial sums of 8 rows: 'tensor<2x8xf32>'}}
+  %dx, %dw = mt.rms_norm_grad %dy, %x, %w {row_block = 4 : i64} : tensor<2x4x8xbf16>, tensor<8xbf16> -> tensor<2x8xbf16>
+  return %dw : tensor<2x8xbf16>
+}
+
+// -----
+
+func.func @negative_norm_grad_row_block(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %w: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'mt.layer_norm_grad' op row_block must be positive, got 0}}
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %x, %w {row_block = 0 : i64} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %dw : tensor<8xf32>
+}
+
+// -----
+
+// Without row_block the gradients are shaped as the weight.
+
+func.func @negative_norm_grad_whole(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %w: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'mt.layer_norm_grad' op grad_weight has type 'tensor<2x8xf32>' but the weight has 'tensor<8xf32>'}}
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %x, %w : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+  return %dw : tensor<2x8xf32>
+}
+
+// -----
+
+// A norm's backward in a row fusion writes partial sums: it needs its
+// row_block, and it comes first.
+
+func.func @negative_norm_grad_fusion_block(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %w: tensor<8xf32>) -> tensor<2x4x8xf32> {
+  %r = mt.fusion ins(%dy, %x, %w : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>) {
+  ^bb0(%a: tensor<2x4x8xf32>, %b: tensor<2x4x8xf32>, %c: tensor<8xf32>):
+    // expected-error @+1 {{'mt.layer_norm_grad' op needs a row_block in a row fusion: the kernel writes its parameter gradients as partial sums per block of rows}}
+    %dx, %dw, %db = mt.layer_norm_grad %a, %b, %c : tensor<2x4x8xf32>, tensor<8xf32>
+    mt.yield %dx : tensor<2x4x8xf32>
+  }
+  return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @negative_norm_grad_fusion_first(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %w: tensor<8xf32>) -> tensor<2x4x8xf32> {
+  %r = mt.fusion ins(%dy, %x, %w : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>) {
+  ^bb0(%a: tensor<2x4x8xf32>, %b: tensor<2x4x8xf32>, %c: tensor<8xf32>):
+    %g = mt.gelu %a : tensor<2x4x8xf32>
+    // expected-error @+1 {{'mt.layer_norm_grad' op must begin its row fusion}}
+    %dx, %dw, %db = mt.layer_norm_grad %g, %b, %c {row_block = 4 : i64} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+    mt.yield %dx : tensor<2x4x8xf32>
+  }
+  return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // mt.qkv_attention, mt.qkv_attention_grad
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,98 @@
+// RUN: megatron-opt %s --mt-fuse --split-input-file | FileCheck %s
+// RUN: megatron-opt %s --mt-fuse --mt-lower-to-runtime --split-input-file | FileCheck %s --check-prefix=LOWER
+
+// A layer norm's backward and the residual gradient's add after it become
+// one row-block fusion: the input gradient stays in registers, and the
+// weight and bias gradients leave the region as f32 partial sums, one row
+// per block of 16 rows (20 rows: 2 blocks), which mt.bias_add_grad sums in
+// block order.
+
+// CHECK-LABEL: func.func @layer_norm_grad_residual
+// CHECK-SAME:    (%[[DY:[^:]+]]: tensor<4x5x8xf32> {{.*}}, %[[X:[^:]+]]: tensor<4x5x8xf32> {{.*}}, %[[W:[^:]+]]: tensor<8xf32> {{.*}}, %[[R:[^:]+]]: tensor<4x5x8xf32>
+// CHECK:         %[[F:.+]]:3 = mt.fusion ins(%[[DY]], %[[X]], %[[W]], %[[R]] : {{.*}}) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<4x5x8xf32>) {
+// CHECK-NEXT:    ^bb0(%[[DYA:.+]]: tensor<4x5x8xf32>, %[[XA:.+]]: tensor<4x5x8xf32>, %[[WA:.+]]: tensor<8xf32>, %[[RA:.+]]: tensor<4x5x8xf32>):
+// CHECK-NEXT:      %[[GX:.+]], %[[GW:.+]], %[[GB:.+]] = mt.layer_norm_grad %[[DYA]], %[[XA]], %[[WA]] {mt.layer = 1 : i64, mt.phase = "backward", row_block = 16 : i64} : tensor<4x5x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:      %[[S:.+]] = mt.add %[[RA]], %[[GX]]
+// CHECK-NEXT:      mt.yield %[[GW]], %[[GB]], %[[S]]
+// CHECK-NEXT:    } {mt.layer = 1 : i64, mt.phase = "backward"}
+// CHECK-NEXT:    %[[DW:.+]] = mt.bias_add_grad %[[F]]#0 {mt.layer = 1 : i64, mt.phase = "backward"} : tensor<2x8xf32> -> tensor<8xf32>
+// CHECK-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[F]]#1 {mt.layer = 1 : i64, mt.phase = "backward"} : tensor<2x8xf32> -> tensor<8xf32>
+// CHECK-NEXT:    return %[[F]]#2, %[[DW]], %[[DB]]
+
+// The kernel runs blocks of 16 rows; each keeps its columns' sums in
+// double and writes them as one row of partial sums.
+// LOWER-LABEL: mtrt.program @stage0
+// LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 20 : i64, flops_per_element = 21 : i64, num_outputs = 3 : i64, operand_extents = array<i64: 160, 160, 8, 160, 16, 16, 160>, operand_types = [f32, f32, f32, f32, f32, f32, f32], row_block = 16 : i64, row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.layer_norm_grad, mt.add, 20 rows of 8
+// LOWER-SAME:      MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, 16LL)
+// LOWER-SAME:      MT_COLUMN_SUMS(mt_sum0, 8LL)
+// LOWER-SAME:      MT_COLUMN_SUMS(mt_sum1, 8LL)
+// LOWER-SAME:      const double meanG = mt_row_sum_f64(8LL, [&](int64_t c) { return (double)in0[mt_row + c] * (double)in2[c]; }) / 8.0;
+// LOWER-SAME:      const float v0 = (float)(rstd * (g - meanG - xhat * meanGXhat));
+// LOWER-SAME:      MT_COLUMN_AT(mt_sum0, c) += dy * xhat;
+// LOWER-SAME:      MT_COLUMN_AT(mt_sum1, c) += dy;
+// LOWER-SAME:      const float v1 = (a3 + v0);
+// LOWER-SAME:      out2[i] = v1;
+// LOWER-SAME:      out0[mt_block * 8LL + c] = (float)MT_COLUMN_AT(mt_sum0, c);
+// LOWER-SAME:      MT_ROW_BLOCK_LAUNCHER(stage0_fused0, 16LL)
+// LOWER:         mtrt.kernel "fused" {{.*}} outs({{.*}} : memref<2x8xf32>, memref<2x8xf32>, memref<4x5x8xf32>) {} {generated = @stage0_fused0, layer = 1 : i64, phase = "backward"}
+// LOWER-NEXT:    mtrt.buffer
+// LOWER-NEXT:    mtrt.kernel "bias_add_grad" ins({{.*}} : memref<2x8xf32>) outs({{.*}} : memref<8xf32>)
+func.func @layer_norm_grad_residual(%dy: tensor<4x5x8xf32> {mt.input = "tokens"},
+                                    %x: tensor<4x5x8xf32> {mt.param = "x"},
+                                    %w: tensor<8xf32> {mt.param = "w"},
+                                    %r: tensor<4x5x8xf32> {mt.param = "r"})
+    -> (tensor<4x5x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %x, %w {mt.layer = 1 : i64, mt.phase = "backward"} : tensor<4x5x8xf32>, tensor<8xf32>
+  %s = mt.add %r, %dx {mt.layer = 1 : i64, mt.phase = "backward"} : tensor<4x5x8xf32>
+  return %s, %dw, %db : tensor<4x5x8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// An RMS norm's backward in bf16 (mixed precision) whose input gradient
+// is read elsewhere too: the add does not join (the gradient would be kept
+// alive beside it), the norm's backward is a row-block fusion of its own,
+// and its weight gradient's partial sums stay f32, cast to bf16 once summed.
+
+// CHECK-LABEL: func.func @rms_norm_grad_bf16
+// CHECK:         %[[F:.+]]:2 = mt.fusion ins({{.*}}) -> (tensor<2x3x8xbf16>, tensor<1x8xf32>) {
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[GX:.+]], %[[GW:.+]] = mt.rms_norm_grad {{.*}} {row_block = 16 : i64} : tensor<2x3x8xbf16>, tensor<8xbf16> -> tensor<1x8xf32>
+// CHECK-NEXT:      mt.yield %[[GX]], %[[GW]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[SUM:.+]] = mt.bias_add_grad %[[F]]#1 : tensor<1x8xf32> -> tensor<8xf32>
+// CHECK-NEXT:    %[[DW:.+]] = mt.cast %[[SUM]] : tensor<8xf32> to tensor<8xbf16>
+// CHECK:         mt.add
+// CHECK:         return {{.*}}, %[[DW]], %[[F]]#0
+
+// LOWER-LABEL: mtrt.program @stage0
+// LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 6 : i64, flops_per_element = 14 : i64, num_outputs = 2 : i64, operand_extents = array<i64: 48, 48, 8, 48, 8>, operand_types = [bf16, bf16, bf16, bf16, f32], row_block = 16 : i64, row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.rms_norm_grad, 6 rows of 8
+// LOWER-SAME:      const double rstd = 1.0 / sqrt(mt_row_sum_f64(8LL, [&](int64_t c) { return (double)mt_from_bf16(in1[mt_row + c]) * (double)mt_from_bf16(in1[mt_row + c]); }) / 8.0 + 9.99999999999999955e-07);
+// LOWER-SAME:      const float v0 = mt_round_bf16((float)(rstd * (g - xhat * meanGXhat)));
+// LOWER-SAME:      out0[i] = mt_to_bf16(v0);
+// LOWER-SAME:      out1[mt_block * 8LL + c] = (float)MT_COLUMN_AT(mt_sum1, c);
+func.func @rms_norm_grad_bf16(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"},
+                              %x: tensor<2x3x8xbf16> {mt.param = "x"},
+                              %w: tensor<8xbf16> {mt.param = "w"},
+                              %r: tensor<2x3x8xbf16> {mt.param = "r"})
+    -> (tensor<2x3x8xbf16>, tensor<8xbf16>, tensor<2x3x8xbf16>) {
+  %dx, %dw = mt.rms_norm_grad %dy, %x, %w : tensor<2x3x8xbf16>, tensor<8xbf16>
+  %s = mt.add %r, %dx : tensor<2x3x8xbf16>
+  return %s, %dw, %dx : tensor<2x3x8xbf16>, tensor<8xbf16>, tensor<2x3x8xbf16>
+}
+
+// -----
+
+// Wider than 8192 columns (a CPU thread's column sums live on its stack),
+// the norm's backward stays the host kernel.
+
+// CHECK-LABEL: func.func @too_wide
+// CHECK-NOT:     mt.fusion
+// CHECK:         mt.layer_norm_grad {{.*}} : tensor<1x2x8200xf32>, tensor<8200xf32>{{$}}
+func.func @too_wide(%dy: tensor<1x2x8200xf32> {mt.input = "tokens"},
+                    %x: tensor<1x2x8200xf32> {mt.param = "x"},
+                    %w: tensor<8200xf32> {mt.param = "w"})
+    -> (tensor<1x2x8200xf32>, tensor<8200xf32>, tensor<8200xf32>) {
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %x, %w : tensor<1x2x8200xf32>, tensor<8200xf32>
+  return %dx, %dw, %db : tensor<1x2x8200xf32>, tensor<8200xf32>, tensor<8200xf32>
+}
