@@ -380,7 +380,7 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
   double epsilon =
       layerNorm ? cast<LayerNormGradOp>(grad).getEpsilon().convertToDouble()
                 : cast<RMSNormGradOp>(grad).getEpsilon().convertToDouble();
-  int64_t rowBlock = cast<IntegerAttr>(grad->getAttr("row_block")).getInt();
+  int64_t rowBlock = int64_t(*getNormGradRowBlock(grad));
 
   EmittedKernel kernel;
   kernel.elements = full / cols;

@@ -113,6 +113,11 @@ public:
         Operation *producer = operand.get().getDefiningOp();
         if (broadcast || !producer || !groupOf.contains(producer))
           continue;
+        // A norm's backward passes on its input gradient only (its
+        // parameter gradients leave the region as partial sums).
+        if (groups[groupOf.lookup(producer)].normGrad == producer &&
+            cast<OpResult>(operand.get()).getResultNumber() != 0)
+          continue;
         unsigned index = groupOf.lookup(producer);
         // Only through a value nothing else reads: it then never reaches
         // memory. Fusing through a value that is also read elsewhere (the
@@ -195,8 +200,7 @@ public:
         Operation *clone = builder.clone(*op, mapping);
         if (op != group.normGrad)
           continue;
-        clone->setAttr("row_block",
-                       builder.getI64IntegerAttr(kNormGradRowBlock));
+        setNormGradRowBlock(clone, kNormGradRowBlock);
         for (OpResult result : clone->getResults().drop_front())
           result.setType(partialType(result));
       }
@@ -255,7 +259,8 @@ private:
         producer && groupOf.contains(producer)) {
       unsigned index = groupOf.lookup(producer);
       Group &group = groups[index];
-      if (!group.norm && (!group.rowLength || *group.rowLength == cols) &&
+      if (!group.norm && !group.normGrad &&
+          (!group.rowLength || *group.rowLength == cols) &&
           canJoin(group, norm, elements, cols, marks))
         chosen = index;
     }

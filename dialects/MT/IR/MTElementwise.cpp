@@ -209,7 +209,7 @@ static LogicalResult verifyNormGradFusion(FusionOp fusion, Block &body,
     if (!isa<BlockArgument>(operand))
       return grad->emitOpError()
              << "must read its operands from the fusion's inputs";
-  if (!grad->hasAttr("row_block"))
+  if (!getNormGradRowBlock(grad))
     return grad->emitOpError()
            << "needs a row_block in a row fusion: the kernel writes its "
               "parameter gradients as partial sums per block of rows";
@@ -218,6 +218,14 @@ static LogicalResult verifyNormGradFusion(FusionOp fusion, Block &body,
   for (Operation &op : body.without_terminator()) {
     if (&op == grad)
       continue;
+    // The parameter gradients are partial sums, not rows: only the input
+    // gradient flows on.
+    for (Value operand : op.getOperands())
+      if (operand.getDefiningOp() == grad &&
+          cast<OpResult>(operand).getResultNumber() != 0)
+        return op.emitOpError()
+               << "reads a parameter gradient of the norm's backward: in a "
+                  "row fusion those are partial sums per block of rows";
     if (failed(verifyWholeRowOp(op, elements, cols,
                                 "'s backward: only ops with "
                                 "ElementwiseOpInterface may follow it")))

@@ -228,6 +228,21 @@ static LogicalResult verifyNormGrad(NormGradOp op) {
 
 LogicalResult LayerNormGradOp::verify() { return verifyNormGrad(*this); }
 
+std::optional<uint64_t> mlir::mt::getNormGradRowBlock(Operation *op) {
+  if (auto grad = dyn_cast<LayerNormGradOp>(op))
+    return grad.getRowBlock();
+  if (auto grad = dyn_cast<RMSNormGradOp>(op))
+    return grad.getRowBlock();
+  return std::nullopt;
+}
+
+void mlir::mt::setNormGradRowBlock(Operation *op, uint64_t rows) {
+  if (auto grad = dyn_cast<LayerNormGradOp>(op))
+    grad.setRowBlock(rows);
+  else
+    cast<RMSNormGradOp>(op).setRowBlock(rows);
+}
+
 LogicalResult RMSNormOp::verify() {
   return verifyLayerNormShapes(getOperation(), getInput(), getWeight(),
                                getEpsilon().convertToDouble());

@@ -15,4 +15,12 @@
 #define GET_OP_CLASSES
 #include "dialects/MT/IR/MTOps.h.inc"
 
+namespace mlir::mt {
+/// The row_block of an mt.layer_norm_grad or mt.rms_norm_grad (partial sums
+/// per block of rows), if `op` is one and has it.
+std::optional<uint64_t> getNormGradRowBlock(Operation *op);
+/// Sets the row_block of an mt.layer_norm_grad or mt.rms_norm_grad.
+void setNormGradRowBlock(Operation *op, uint64_t rows);
+} // namespace mlir::mt
+
 #endif // MEGATRON_DIALECTS_MT_IR_MTOPS_H

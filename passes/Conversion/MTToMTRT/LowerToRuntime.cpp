@@ -368,19 +368,22 @@ struct LowerToRuntimePass
     int64_t batch, heads, seq;
   };
   static std::optional<AttentionExtent> attentionExtent(Operation *op) {
-    if (isa<AttentionOp, AttentionGradOp>(op)) {
-      auto query = cast<RankedTensorType>(
-          (isa<AttentionOp>(op) ? op->getOperand(0) : op->getOperand(1))
-              .getType());
+    auto headMajor = [](RankedTensorType query) {
       return AttentionExtent{query.getDimSize(0), query.getDimSize(1),
                              query.getDimSize(2)};
+    };
+    if (auto attention = dyn_cast<AttentionOp>(op))
+      return headMajor(attention.getQuery().getType());
+    if (auto grad = dyn_cast<AttentionGradOp>(op))
+      return headMajor(grad.getQuery().getType());
+    if (auto attention = dyn_cast<QKVAttentionOp>(op)) {
+      RankedTensorType qkv = attention.getQkv().getType();
+      return AttentionExtent{qkv.getDimSize(0), int64_t(attention.getHeads()),
+                             qkv.getDimSize(1)};
     }
-    if (isa<QKVAttentionOp, QKVAttentionGradOp>(op)) {
-      auto qkv = cast<RankedTensorType>(
-          (isa<QKVAttentionOp>(op) ? op->getOperand(0) : op->getOperand(1))
-              .getType());
-      auto heads = op->getAttrOfType<IntegerAttr>("heads");
-      return AttentionExtent{qkv.getDimSize(0), heads.getInt(),
+    if (auto grad = dyn_cast<QKVAttentionGradOp>(op)) {
+      RankedTensorType qkv = grad.getQkv().getType();
+      return AttentionExtent{qkv.getDimSize(0), int64_t(grad.getHeads()),
                              qkv.getDimSize(1)};
     }
     return std::nullopt;
@@ -772,7 +775,7 @@ struct LowerToRuntimePass
              << "cannot be lowered to the runtime: per-position losses are "
                 "computed only inside an mt.fusion with the gradient (run "
                 "mt-fuse); the cross_entropy kernel returns the mean";
-    if (isa<LayerNormGradOp, RMSNormGradOp>(op) && op->hasAttr("row_block"))
+    if (getNormGradRowBlock(op))
       return op->emitOpError()
              << "cannot be lowered to the runtime: partial sums per block of "
                 "rows (row_block) are computed only inside an mt.fusion (run "

@@ -694,6 +694,34 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         program.generatedKernels.push_back(std::move(kernel));
       }
       program.kernelSource = reader.string(entry, key::kKernelSource, where);
+      // A row-block kernel's block is compiled into its launcher; the
+      // partial outputs were sized by the artifact's: they must agree, or
+      // the kernel would write past them. (Source without the launcher is
+      // not the compiler's, and fails to build or to define the kernel.)
+      for (size_t k = 0; k < program.generatedKernels.size() && reader.ok();
+           ++k) {
+        const GeneratedKernel &kernel = program.generatedKernels[k];
+        std::string launcher = "MT_ROW_BLOCK_LAUNCHER(" + kernel.name + ", ";
+        size_t at = program.kernelSource.find(launcher);
+        if (at == std::string::npos)
+          continue;
+        std::string compiled =
+            at == std::string::npos
+                ? ""
+                : program.kernelSource.substr(
+                      at + launcher.size(), program.kernelSource.find(')', at) -
+                                                at - launcher.size());
+        std::string stated =
+            kernel.rowBlock ? std::to_string(kernel.rowBlock) + "LL" : "";
+        if (compiled != stated)
+          reader.fail(
+              where + ".generated_kernels[" + std::to_string(k) + "].row_block",
+              (kernel.rowBlock ? std::to_string(kernel.rowBlock)
+                               : std::string("none")) +
+                  ", but the kernel source launches blocks of " +
+                  (compiled.empty() ? std::string("none")
+                                    : compiled.substr(0, compiled.size() - 2)));
+      }
     }
 
     const json &commands = reader.array(entry, key::kCommands, where);

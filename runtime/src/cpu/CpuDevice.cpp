@@ -590,10 +590,11 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                     head.shape[2], head.shape[1], head.shape[3]);
   } else if (isAttention(id)) {
     // [batch, heads, seq, headDim] operands, or one fused QKV tensor.
-    auto [forward, fusedQKV] = attentionKind(id);
+    AttentionKind kind = attentionKind(id);
+    bool forward = kind.forward, fusedQKV = kind.fusedQKV;
     AttentionExtent extent =
-        AttentionExtent::of(inDesc(attentionKind(id).queryInput()).shape,
-                            fusedQKV, int64_t(command.get("heads", 1)));
+        AttentionExtent::of(inDesc(kind.queryInput()).shape, fusedQKV,
+                            int64_t(command.get("heads", 1)));
     int64_t batch = extent.batch, heads = extent.heads, seq = extent.seq,
             headDim = extent.headDim;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));

@@ -643,10 +643,11 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
   case KernelId::qkv_attention:
   case KernelId::qkv_attention_grad: {
     // [batch, heads, seq, headDim] operands, or one fused QKV tensor.
-    auto [forward, fusedQKV] = attentionKind(id);
+    AttentionKind kind = attentionKind(id);
+    bool forward = kind.forward, fusedQKV = kind.fusedQKV;
     AttentionExtent extent =
-        AttentionExtent::of(inDesc(attentionKind(id).queryInput()).shape,
-                            fusedQKV, int64_t(command.get("heads", 1)));
+        AttentionExtent::of(inDesc(kind.queryInput()).shape, fusedQKV,
+                            int64_t(command.get("heads", 1)));
     int64_t heads = extent.heads, seq = extent.seq, headDim = extent.headDim;
     int64_t rows = extent.batch * heads * seq;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));

@@ -703,6 +703,19 @@ func.func @negative_norm_grad_fusion_block(%dy: tensor<2x4x8xf32>, %x: tensor<2x
 
 // -----
 
+func.func @negative_norm_grad_fusion_partial_read(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %w: tensor<8xf32>) -> tensor<2x8xf32> {
+  %r = mt.fusion ins(%dy, %x, %w : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>) {
+  ^bb0(%a: tensor<2x4x8xf32>, %b: tensor<2x4x8xf32>, %c: tensor<8xf32>):
+    %dx, %dw, %db = mt.layer_norm_grad %a, %b, %c {row_block = 4 : i64} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+    // expected-error @+1 {{'mt.gelu' op reads a parameter gradient of the norm's backward: in a row fusion those are partial sums per block of rows}}
+    %g = mt.gelu %dw : tensor<2x8xf32>
+    mt.yield %g : tensor<2x8xf32>
+  }
+  return %r : tensor<2x8xf32>
+}
+
+// -----
+
 func.func @negative_norm_grad_fusion_first(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %w: tensor<8xf32>) -> tensor<2x4x8xf32> {
   %r = mt.fusion ins(%dy, %x, %w : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>) {
   ^bb0(%a: tensor<2x4x8xf32>, %b: tensor<2x4x8xf32>, %c: tensor<8xf32>):
