@@ -48,5 +48,8 @@ compile tiny-bf16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=bf16
 compile llama-gqa "$root/test/integration/Inputs/llama-2layer-gqa.json" 2 8 ""
 compile llama31 "$root/test/integration/Inputs/llama31-2layer.json" 2 8 ""
 compile tiny-unfused "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "fuse=false"
+# The bench's shape (issue 12): bf16, 8 x 1024, against PyTorch there.
+compile gpt2-124m-bf16-1024 "$root/examples/gpt2/gpt2.json" 8 1024 "precision=bf16"
+cp "$root/bench/gpu_torch_baseline.py" "$bundle/"
 cp "$root/scripts/gpu-check.sh" "$bundle/check.sh"
 du -sh "$bundle"
