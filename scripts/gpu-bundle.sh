@@ -23,7 +23,7 @@ bundle="$root/gpu-bundle"
 }
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/artifacts"
-cp "$build/bin/megatron-run" "$bundle/bin/"
+cp "$build/bin/megatron-run" "$build/unittests/CudaKernelsTest" "$bundle/bin/"
 cp "$build/lib/libmtrt.so" "$build/lib/libmtrt_cuda_backend.so" "$bundle/lib/"
 # Every library they load but the C library, the CUDA ones and the driver
 # (the C++ runtime is linked into them). They find these beside them

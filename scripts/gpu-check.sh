@@ -12,8 +12,11 @@
 # check first, so one call shows everything.
 set -uo pipefail
 bundle="$(cd "$(dirname "$0")" && pwd)"
-out="${OUT:-$bundle/out}"
-mkdir -p "$out"
+# $OUT gets the summary, the profiles and one archive of every log: the
+# device tool brings back only a few files.
+final="${OUT:-$bundle/out}"
+out="$(mktemp -d)"
+mkdir -p "$final"
 nvcc_path="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
 cuda_lib="$(dirname "$(dirname "$nvcc_path")")/lib64"
 # The bundle's libraries are found through their RPATH; only CUDA's own go
@@ -24,6 +27,12 @@ export PATH="$(dirname "$nvcc_path"):$PATH"
 export MEGATRON_NVCC="$nvcc_path"
 export MEGATRON_CUDA_BACKEND="$bundle/lib/libmtrt_cuda_backend.so"
 export MEGATRON_KERNEL_CACHE="$out/kernel-cache"
+finish() {
+  cp "$summary" "$out"/*-profile.txt "$out"/gpt2-124m-bf16-1024.txt \
+    "$out/nvidia-smi.txt" "$final/" 2>/dev/null
+  tar -czf "$final/logs.tar.gz" -C "$out" --exclude kernel-cache . 2>/dev/null
+}
+trap finish EXIT
 run="$bundle/bin/megatron-run"
 summary="$out/summary.md"
 status=0
@@ -41,7 +50,7 @@ nvidia-smi >"$out/nvidia-smi.txt" 2>&1
 # load it says so here, before any run.
 {
   echo "- host: $(ldd --version 2>&1 | head -1)"
-  missing="$(ldd "$bundle/bin/megatron-run" "$MEGATRON_CUDA_BACKEND" 2>&1 |
+  missing="$(ldd "$bundle/bin/megatron-run" "$bundle/bin/CudaKernelsTest" "$MEGATRON_CUDA_BACKEND" 2>&1 |
     grep -E 'not found|version .* not found' || true)"
   if [ -n "$missing" ]; then
     echo "- the bundle cannot load here:"
@@ -55,6 +64,16 @@ if grep -q "cannot load here" "$summary"; then
   exit 1
 fi
 
+# The kernels that only a GPU runs, against the CPU backend's.
+if timeout --kill-after=5 120 "$bundle/bin/CudaKernelsTest" --gtest_brief=1 >"$out/cuda-kernels.txt" 2>&1; then
+  echo "- CudaKernelsTest: $(grep -E '^\[  PASSED' "$out/cuda-kernels.txt")" >>"$summary"
+else
+  echo "- CudaKernelsTest FAILS:" >>"$summary"
+  echo '```' >>"$summary"
+  grep -vE '^(Running main|\[==|\[--)' "$out/cuda-kernels.txt" | head -40 >>"$summary"
+  echo '```' >>"$summary"
+  status=1
+fi
 
 # Every run has a time limit, so that one hang cannot spend the call.
 limited() { timeout --kill-after=5 "$@"; }

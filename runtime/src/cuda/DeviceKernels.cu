@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/DeviceLaunch.h"
+#include "cuda/FlashAttention.cuh"
+#include "cuda/Reductions.cuh"
 
 namespace mtrt::gpu {
 namespace {
@@ -82,9 +84,13 @@ cudaError_t launchLayerNormGrad(cudaStream_t stream, const float *dY,
 
 cudaError_t launchBiasAddGrad(cudaStream_t stream, const float *dY,
                               float *dBias, int64_t rows, int64_t cols) {
-  return launch(stream, cols, [=] __device__(int64_t c) {
-    biasAddGradColumn(c, dY, dBias, rows, cols);
-  });
+  if (cols <= 0)
+    return cudaSuccess;
+  unsigned tiles = unsigned((cols + reduce::kColumns - 1) / reduce::kColumns);
+  reduce::
+      columnSums<<<tiles, reduce::kColumns * reduce::kRowGroups, 0, stream>>>(
+          dY, dBias, rows, cols);
+  return cudaGetLastError();
 }
 
 cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
@@ -99,8 +105,14 @@ cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
                             const float *v, float *out, int64_t rows,
                             int64_t seq, int64_t headDim, double scale,
                             AttentionLayout layout, AttentionDropout dropout) {
-  return launch(stream, rows, [=] __device__(int64_t r) {
-    attentionRow(r, q, k, v, out, seq, headDim, scale, layout, dropout);
+  if (rows <= 0)
+    return cudaSuccess;
+  return flash::withLanes(headDim, [&](auto lanes) {
+    constexpr int L = decltype(lanes)::value;
+    flash::forward<L>
+        <<<flash::gridFor<L>(rows / seq, seq), flash::kThreads, 0, stream>>>(
+            q, k, v, out, seq, headDim, float(scale), layout, dropout);
+    return cudaGetLastError();
   });
 }
 
@@ -110,15 +122,19 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 int64_t rows, int64_t seq, int64_t headDim,
                                 double scale, AttentionLayout layout,
                                 AttentionDropout dropout) {
-  cudaError_t error = launch(stream, rows, [=] __device__(int64_t r) {
-    attentionGradQueryRow(r, dOut, q, k, v, dQ, stats, seq, headDim, scale,
-                          layout, dropout);
-  });
-  if (error != cudaSuccess)
-    return error;
-  return launch(stream, rows, [=] __device__(int64_t r) {
-    attentionGradKeyRow(r, dOut, q, k, v, stats, dK, dV, seq, headDim, scale,
-                        layout, dropout);
+  if (rows <= 0)
+    return cudaSuccess;
+  return flash::withLanes(headDim, [&](auto lanes) {
+    constexpr int L = decltype(lanes)::value;
+    dim3 grid = flash::gridFor<L>(rows / seq, seq);
+    flash::queryPass<L><<<grid, flash::kThreads, 0, stream>>>(
+        dOut, q, k, v, dQ, stats, seq, headDim, float(scale), layout, dropout);
+    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
+      return error;
+    flash::keyPass<L><<<grid, flash::kThreads, 0, stream>>>(
+        dOut, q, k, v, stats, dK, dV, seq, headDim, float(scale), layout,
+        dropout);
+    return cudaGetLastError();
   });
 }
 
@@ -145,23 +161,18 @@ cudaError_t launchCrossEntropyGrad(cudaStream_t stream, const float *dLoss,
 
 cudaError_t launchSumOfSquares(cudaStream_t stream, const float *x, int64_t n,
                                double *partial) {
-  return launch(stream, normPieces(n), [=] __device__(int64_t p) {
-    sumOfSquaresPiece(p, x, n, partial);
-  });
+  if (n <= 0)
+    return cudaSuccess;
+  reduce::sumOfSquaresPieces<<<unsigned(normPieces(n)), reduce::kThreads, 0,
+                               stream>>>(x, n, partial);
+  return cudaGetLastError();
 }
 
 cudaError_t launchSumOfPartials(cudaStream_t stream, const double *partial,
                                 int64_t count, float *out, bool root) {
-  return launch(stream, 1, [=] __device__(int64_t) {
-    if (root) {
-      normOfPartials(partial, count, out);
-    } else {
-      double sum = 0;
-      for (int64_t p = 0; p < count; ++p)
-        sum += partial[p];
-      out[0] = float(sum);
-    }
-  });
+  reduce::sumOfPartials<<<1, reduce::kThreads, 0, stream>>>(partial, count, out,
+                                                            root);
+  return cudaGetLastError();
 }
 
 cudaError_t launchMean(cudaStream_t stream, const float *x, int64_t n,

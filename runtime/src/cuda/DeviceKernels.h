@@ -285,14 +285,6 @@ MTK_HD void layerNormGradColumn(int64_t c, const float *dY, const float *x,
   dBias[c] = float(accBias);
 }
 
-MTK_HD void biasAddGradColumn(int64_t c, const float *dY, float *dBias,
-                              int64_t rows, int64_t cols) {
-  double acc = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    acc += double(dY[r * cols + c]);
-  dBias[c] = float(acc);
-}
-
 //===----------------------------------------------------------------------===//
 // Unfused pointwise ops (a program compiled with fuse=false) and LLaMA's
 //===----------------------------------------------------------------------===//
@@ -439,143 +431,6 @@ MTK_HD void headsItem(int64_t i, float *x, HeadChunks chunks, int64_t numChunks,
 }
 
 //===----------------------------------------------------------------------===//
-// Causal attention: one query or key row of a (batch, head) pair, the
-// operands' rows where `layout` says (mtrt/HeadLayout.h)
-//===----------------------------------------------------------------------===//
-
-MTK_HD double dotRows(const float *a, const float *b, int64_t n) {
-  double sum = 0;
-  for (int64_t d = 0; d < n; ++d)
-    sum += double(a[d]) * double(b[d]);
-  return sum;
-}
-
-/// The causal softmax statistics of query row i against the pair's keys
-/// (row j at k + j * kStride): the largest score and the sum of
-/// exp(score - largest) over keys j <= i.
-MTK_HD void softmaxStats(const float *qi, const float *k, int64_t kStride,
-                         int64_t i, int64_t headDim, double scale,
-                         double &maximum, double &sum) {
-  maximum = -INFINITY;
-  for (int64_t j = 0; j <= i; ++j) {
-    double s = scale * dotRows(qi, k + j * kStride, headDim);
-    maximum = s > maximum ? s : maximum;
-  }
-  sum = 0;
-  for (int64_t j = 0; j <= i; ++j)
-    sum += exp(scale * dotRows(qi, k + j * kStride, headDim) - maximum);
-}
-
-/// Output row `row` = (bh, i): softmax(scale q_i K^T) V over keys j <= i.
-MTK_HD void attentionRow(int64_t row, const float *q, const float *k,
-                         const float *v, float *out, int64_t seq,
-                         int64_t headDim, double scale,
-                         const AttentionLayout &layout,
-                         AttentionDropout dropout = {}) {
-  int64_t bh = row / seq, i = row % seq, heads = layout.heads;
-  const float *qi = q + layout.query.row(bh, heads, i);
-  const float *kPair = k + layout.key.pair(bh, heads);
-  const float *vPair = v + layout.value.pair(bh, heads);
-  int64_t kStride = layout.key.rowStride, vStride = layout.value.rowStride;
-  double maximum, sum;
-  softmaxStats(qi, kPair, kStride, i, headDim, scale, maximum, sum);
-  double acc[kMaxHeadDim];
-  for (int64_t d = 0; d < headDim; ++d)
-    acc[d] = 0;
-  for (int64_t j = 0; j <= i; ++j) {
-    double p =
-        exp(scale * dotRows(qi, kPair + j * kStride, headDim) - maximum) / sum *
-        dropout.factor(bh, i, j, seq);
-    const float *vj = vPair + j * vStride;
-    for (int64_t d = 0; d < headDim; ++d)
-      acc[d] += p * double(vj[d]);
-  }
-  float *outRow = out + layout.output.row(bh, heads, i);
-  for (int64_t d = 0; d < headDim; ++d)
-    outRow[d] = float(acc[d]);
-}
-
-/// The query pass of the backward: dQ of row (bh, i), and the row's
-/// statistics for the key pass in `stats` [rows, 3]: the largest score, the
-/// sum of exponentials and sum_j P_ij dP_ij.
-MTK_HD void attentionGradQueryRow(int64_t row, const float *dOut,
-                                  const float *q, const float *k,
-                                  const float *v, float *dQ, double *stats,
-                                  int64_t seq, int64_t headDim, double scale,
-                                  const AttentionLayout &layout,
-                                  AttentionDropout dropout = {}) {
-  int64_t bh = row / seq, i = row % seq, heads = layout.heads;
-  const float *qi = q + layout.query.row(bh, heads, i);
-  const float *dOi = dOut + layout.output.row(bh, heads, i);
-  const float *kPair = k + layout.key.pair(bh, heads);
-  const float *vPair = v + layout.value.pair(bh, heads);
-  int64_t kStride = layout.key.rowStride, vStride = layout.value.rowStride;
-  double maximum, sum;
-  softmaxStats(qi, kPair, kStride, i, headDim, scale, maximum, sum);
-  double rowDot = 0;
-  for (int64_t j = 0; j <= i; ++j) {
-    double p =
-        exp(scale * dotRows(qi, kPair + j * kStride, headDim) - maximum) / sum;
-    rowDot += p * (dropout.factor(bh, i, j, seq) *
-                   dotRows(dOi, vPair + j * vStride, headDim));
-  }
-  double acc[kMaxHeadDim];
-  for (int64_t d = 0; d < headDim; ++d)
-    acc[d] = 0;
-  for (int64_t j = 0; j <= i; ++j) {
-    const float *kj = kPair + j * kStride;
-    double p = exp(scale * dotRows(qi, kj, headDim) - maximum) / sum;
-    double dP = dropout.factor(bh, i, j, seq) *
-                dotRows(dOi, vPair + j * vStride, headDim);
-    double dS = p * (dP - rowDot) * scale;
-    for (int64_t d = 0; d < headDim; ++d)
-      acc[d] += dS * double(kj[d]);
-  }
-  float *dQi = dQ + layout.query.row(bh, heads, i);
-  for (int64_t d = 0; d < headDim; ++d)
-    dQi[d] = float(acc[d]);
-  stats[3 * row] = maximum;
-  stats[3 * row + 1] = sum;
-  stats[3 * row + 2] = rowDot;
-}
-
-/// The key pass: dK and dV of key row (bh, j), over the queries i >= j,
-/// from the query pass's statistics.
-MTK_HD void attentionGradKeyRow(int64_t row, const float *dOut, const float *q,
-                                const float *k, const float *v,
-                                const double *stats, float *dK, float *dV,
-                                int64_t seq, int64_t headDim, double scale,
-                                const AttentionLayout &layout,
-                                AttentionDropout dropout = {}) {
-  int64_t bh = row / seq, j = row % seq, heads = layout.heads;
-  const float *kj = k + layout.key.row(bh, heads, j);
-  const float *vj = v + layout.value.row(bh, heads, j);
-  double accK[kMaxHeadDim], accV[kMaxHeadDim];
-  for (int64_t d = 0; d < headDim; ++d)
-    accK[d] = accV[d] = 0;
-  for (int64_t i = j; i < seq; ++i) {
-    int64_t queryRow = bh * seq + i;
-    const float *qi = q + layout.query.row(bh, heads, i);
-    const float *dOi = dOut + layout.output.row(bh, heads, i);
-    const double *st = stats + 3 * queryRow;
-    double p = exp(scale * dotRows(qi, kj, headDim) - st[0]) / st[1];
-    double keep = dropout.factor(bh, i, j, seq);
-    double dS = p * (keep * dotRows(dOi, vj, headDim) - st[2]) * scale;
-    double pd = p * keep;
-    for (int64_t d = 0; d < headDim; ++d) {
-      accV[d] += pd * double(dOi[d]);
-      accK[d] += dS * double(qi[d]);
-    }
-  }
-  float *dKj = dK + layout.key.row(bh, heads, j);
-  float *dVj = dV + layout.value.row(bh, heads, j);
-  for (int64_t d = 0; d < headDim; ++d) {
-    dKj[d] = float(accK[d]);
-    dVj[d] = float(accV[d]);
-  }
-}
-
-//===----------------------------------------------------------------------===//
 // Cross-entropy
 //===----------------------------------------------------------------------===//
 
@@ -633,24 +488,6 @@ MTK_HD void crossEntropyGradRow(int64_t r, const float *dLoss,
 
 /// The elements per piece of the gradient norm's sum of squares.
 constexpr int64_t kNormPiece = 4096;
-
-/// partial[p] = the sum of squares of piece p of x, in double.
-MTK_HD void sumOfSquaresPiece(int64_t p, const float *x, int64_t n,
-                              double *partial) {
-  double sum = 0;
-  int64_t end = (p + 1) * kNormPiece < n ? (p + 1) * kNormPiece : n;
-  for (int64_t i = p * kNormPiece; i < end; ++i)
-    sum += double(x[i]) * double(x[i]);
-  partial[p] = sum;
-}
-
-/// out[0] = sqrt of the sum of `count` partial sums (one thread).
-MTK_HD void normOfPartials(const double *partial, int64_t count, float *out) {
-  double sum = 0;
-  for (int64_t p = 0; p < count; ++p)
-    sum += partial[p];
-  out[0] = float(sqrt(sum));
-}
 
 /// min(1, maxNorm / (norm + 1e-6)), NaN for a non-finite norm (every adamw
 /// then skips the step), 1 without clipping (one thread).

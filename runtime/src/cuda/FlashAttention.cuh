@@ -1,0 +1,340 @@
+//===- FlashAttention.cuh - Tiled causal attention for the CUDA backend ---===//
+//
+// Causal attention and its gradient as FlashAttention-2 computes them
+// (Dao, 2023), in fp32 on the CUDA cores: no s x s matrix is stored, keys
+// and values (queries and output gradients for the key pass) are staged in
+// shared memory one tile at a time, and every score is recomputed where it
+// is needed.
+//
+// A row (a query, or a key in the key pass) belongs to L consecutive lanes
+// of a warp, L = ceil(headDim / 32), each holding 32 of its dimensions in
+// registers; their partial dot products meet through warp shuffles. A
+// block of 128 threads holds R = 128 / L rows, and a tile holds R rows of
+// the other side, each of its 32-dimension chunks padded to 33 floats so
+// that the L lanes of a row read L different banks.
+//
+// The operands' rows are where `layout` says (mtrt/HeadLayout.h), so the
+// fused QKV tensor of qkv_attention is read in place. Dropout on the
+// probabilities draws the CPU backend's Philox mask (AttentionDropout).
+//
+// Numerics: float dot products and exponentials, in another order than
+// the CPU backend's GEMMs; the CPU-vs-CUDA check in scripts/gpu-check.sh
+// and CudaKernelsTest bound the difference.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_CUDA_FLASHATTENTION_CUH
+#define MTRT_CUDA_FLASHATTENTION_CUH
+
+#include "cuda/DeviceKernels.h"
+
+#include <cuda_runtime_api.h>
+
+#include <type_traits>
+
+namespace mtrt::gpu::flash {
+
+constexpr int kThreads = 128;
+constexpr int kChunk = 32;      // dimensions per lane
+constexpr int kPadded = 33;     // a chunk's floats in shared memory
+constexpr int kTileFloats = kThreads * kPadded; // R rows x L chunks
+
+/// The sum of `x` over the L lanes of a row (every lane of the warp must
+/// call it).
+template <int L> __device__ __forceinline__ float rowSum(float x) {
+#pragma unroll
+  for (int offset = L / 2; offset > 0; offset /= 2)
+    x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
+}
+
+/// This lane's 32 dimensions of a row of `base` (zeros past headDim).
+__device__ __forceinline__ void loadChunk(float (&dst)[kChunk],
+                                          const float *row, int lane,
+                                          int64_t headDim, bool valid) {
+#pragma unroll
+  for (int e = 0; e < kChunk; ++e) {
+    int64_t d = int64_t(lane) * kChunk + e;
+    dst[e] = valid && d < headDim ? row[d] : 0.0f;
+  }
+}
+
+__device__ __forceinline__ float dotChunk(const float (&a)[kChunk],
+                                          const float *b) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int e = 0; e < kChunk; ++e)
+    sum = __fmaf_rn(a[e], b[e], sum);
+  return sum;
+}
+
+/// This block's first row: the query passes take the last rows (the most
+/// keys) first, so that the longest blocks do not start last.
+__device__ __forceinline__ int64_t lastBlocksFirst(int rows) {
+  return int64_t(gridDim.y - 1 - blockIdx.y) * rows;
+}
+
+/// Stages rows [first, first + R) of the pair (zeros past seq) into `tile`,
+/// padded: row t's chunk c at tile[(t * L + c) * kPadded].
+template <int L>
+__device__ __forceinline__ void stageTile(float *tile, const float *pair,
+                                          int64_t rowStride, int64_t first,
+                                          int64_t seq, int64_t headDim) {
+  constexpr int R = kThreads / L;
+  for (int index = threadIdx.x; index < R * L * kChunk; index += kThreads) {
+    int t = index / (L * kChunk), d = index % (L * kChunk);
+    int64_t row = first + t;
+    float x = row < seq && d < headDim ? pair[row * rowStride + d] : 0.0f;
+    tile[(t * L + d / kChunk) * kPadded + d % kChunk] = x;
+  }
+}
+
+/// Forward: block (bh, y) computes R output rows of pair bh
+/// with an online softmax over key tiles.
+template <int L>
+__global__ void __launch_bounds__(kThreads)
+    forward(const float *q, const float *k, const float *v, float *out,
+            int64_t seq, int64_t headDim, float scale, AttentionLayout layout,
+            AttentionDropout dropout) {
+  constexpr int R = kThreads / L;
+  __shared__ float keys[kTileFloats], values[kTileFloats];
+  const int64_t bh = blockIdx.x, first = lastBlocksFirst(R);
+  const int lane = threadIdx.x % L;
+  const int64_t i = first + threadIdx.x / L;
+  const bool valid = i < seq;
+  const int heads = int(layout.heads);
+  float query[kChunk], acc[kChunk];
+  loadChunk(query, q + layout.query.row(bh, heads, valid ? i : 0), lane,
+            headDim, valid);
+#pragma unroll
+  for (int e = 0; e < kChunk; ++e)
+    acc[e] = 0.0f;
+  float maximum = -INFINITY, sum = 0.0f;
+  const int64_t last = min(first + R, seq); // keys [0, last)
+  const float *kPair = k + layout.key.pair(bh, heads);
+  const float *vPair = v + layout.value.pair(bh, heads);
+  for (int64_t tileStart = 0; tileStart < last; tileStart += R) {
+    __syncthreads();
+    stageTile<L>(keys, kPair, layout.key.rowStride, tileStart, seq, headDim);
+    stageTile<L>(values, vPair, layout.value.rowStride, tileStart, seq,
+                 headDim);
+    __syncthreads();
+    const int count = int(min(int64_t(R), last - tileStart));
+    for (int t = 0; t < count; ++t) {
+      const int64_t j = tileStart + t;
+      float score =
+          rowSum<L>(dotChunk(query, keys + (t * L + lane) * kPadded)) * scale;
+      if (!valid || j > i)
+        continue;
+      if (score > maximum) { // rescale what was summed against the old max
+        float rescale = expf(maximum - score);
+        sum *= rescale;
+#pragma unroll
+        for (int e = 0; e < kChunk; ++e)
+          acc[e] *= rescale;
+        maximum = score;
+      }
+      float p = expf(score - maximum);
+      sum += p;
+      float weight = p * float(dropout.factor(bh, i, j, seq));
+      const float *value = values + (t * L + lane) * kPadded;
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e)
+        acc[e] = __fmaf_rn(weight, value[e], acc[e]);
+    }
+  }
+  if (!valid)
+    return;
+  float *row = out + layout.output.row(bh, heads, i);
+#pragma unroll
+  for (int e = 0; e < kChunk; ++e) {
+    int64_t d = int64_t(lane) * kChunk + e;
+    if (d < headDim)
+      row[d] = acc[e] / sum;
+  }
+}
+
+/// The query pass of the backward: for R query rows of pair bh, the softmax statistics (largest score, sum of exponentials) and
+/// D_i = sum_j P_ij dP_ij in one online sweep, then dQ_i = scale sum_j
+/// P_ij (dP_ij - D_i) K_j in a second. The statistics go to stats[3 row].
+template <int L>
+__global__ void __launch_bounds__(kThreads)
+    queryPass(const float *dOut, const float *q, const float *k,
+              const float *v, float *dQ, double *stats, int64_t seq,
+              int64_t headDim, float scale, AttentionLayout layout,
+              AttentionDropout dropout) {
+  constexpr int R = kThreads / L;
+  __shared__ float keys[kTileFloats], values[kTileFloats];
+  const int64_t bh = blockIdx.x, first = lastBlocksFirst(R);
+  const int lane = threadIdx.x % L;
+  const int64_t i = first + threadIdx.x / L;
+  const bool valid = i < seq;
+  const int heads = int(layout.heads);
+  float query[kChunk], dOutRow[kChunk], acc[kChunk];
+  loadChunk(query, q + layout.query.row(bh, heads, valid ? i : 0), lane,
+            headDim, valid);
+  loadChunk(dOutRow, dOut + layout.output.row(bh, heads, valid ? i : 0), lane,
+            headDim, valid);
+  const int64_t last = min(first + R, seq);
+  const float *kPair = k + layout.key.pair(bh, heads);
+  const float *vPair = v + layout.value.pair(bh, heads);
+  float maximum = -INFINITY, sum = 0.0f, weighted = 0.0f;
+  for (int sweep = 0; sweep < 2; ++sweep) {
+    float rowDot = 0.0f;
+    if (sweep == 1) {
+      rowDot = weighted / sum;
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e)
+        acc[e] = 0.0f;
+    }
+    for (int64_t tileStart = 0; tileStart < last; tileStart += R) {
+      __syncthreads();
+      stageTile<L>(keys, kPair, layout.key.rowStride, tileStart, seq, headDim);
+      stageTile<L>(values, vPair, layout.value.rowStride, tileStart, seq,
+                   headDim);
+      __syncthreads();
+      const int count = int(min(int64_t(R), last - tileStart));
+      for (int t = 0; t < count; ++t) {
+        const int64_t j = tileStart + t;
+        const float *key = keys + (t * L + lane) * kPadded;
+        float score = rowSum<L>(dotChunk(query, key)) * scale;
+        float dP = rowSum<L>(dotChunk(dOutRow, values + (t * L + lane) *
+                                                            kPadded));
+        if (!valid || j > i)
+          continue;
+        dP *= float(dropout.factor(bh, i, j, seq));
+        if (sweep == 0) {
+          if (score > maximum) {
+            float rescale = expf(maximum - score);
+            sum *= rescale;
+            weighted *= rescale;
+            maximum = score;
+          }
+          float p = expf(score - maximum);
+          sum += p;
+          weighted = __fmaf_rn(p, dP, weighted);
+        } else {
+          float dS = expf(score - maximum) / sum * (dP - rowDot) * scale;
+#pragma unroll
+          for (int e = 0; e < kChunk; ++e)
+            acc[e] = __fmaf_rn(dS, key[e], acc[e]);
+        }
+      }
+    }
+    if (sweep == 1 && valid) {
+      float *row = dQ + layout.query.row(bh, heads, i);
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) {
+        int64_t d = int64_t(lane) * kChunk + e;
+        if (d < headDim)
+          row[d] = acc[e];
+      }
+      if (lane == 0) {
+        double *st = stats + 3 * (bh * seq + i);
+        st[0] = maximum;
+        st[1] = sum;
+        st[2] = rowDot;
+      }
+    }
+  }
+}
+
+/// The key pass: for key rows [y R, (y + 1) R) of pair bh, dV_j = sum_i
+/// P_ij Z_ij dO_i and dK_j = scale sum_i P_ij (dP_ij - D_i) Q_i over the
+/// queries i >= j (Z the dropout factor), from the query pass's
+/// statistics; queries and output gradients staged a tile at a time.
+template <int L>
+__global__ void __launch_bounds__(kThreads)
+    keyPass(const float *dOut, const float *q, const float *k, const float *v,
+            const double *stats, float *dK, float *dV, int64_t seq,
+            int64_t headDim, float scale, AttentionLayout layout,
+            AttentionDropout dropout) {
+  constexpr int R = kThreads / L;
+  __shared__ float queries[kTileFloats], dOuts[kTileFloats];
+  __shared__ float rowMax[R], rowSumExp[R], rowDots[R];
+  const int64_t bh = blockIdx.x, first = int64_t(blockIdx.y) * R;
+  const int lane = threadIdx.x % L;
+  const int64_t j = first + threadIdx.x / L;
+  const bool valid = j < seq;
+  const int heads = int(layout.heads);
+  float key[kChunk], value[kChunk], accK[kChunk], accV[kChunk];
+  loadChunk(key, k + layout.key.row(bh, heads, valid ? j : 0), lane, headDim,
+            valid);
+  loadChunk(value, v + layout.value.row(bh, heads, valid ? j : 0), lane,
+            headDim, valid);
+#pragma unroll
+  for (int e = 0; e < kChunk; ++e)
+    accK[e] = accV[e] = 0.0f;
+  const float *qPair = q + layout.query.pair(bh, heads);
+  const float *dOPair = dOut + layout.output.pair(bh, heads);
+  for (int64_t tileStart = first; tileStart < seq; tileStart += R) {
+    __syncthreads();
+    stageTile<L>(queries, qPair, layout.query.rowStride, tileStart, seq,
+                 headDim);
+    stageTile<L>(dOuts, dOPair, layout.output.rowStride, tileStart, seq,
+                 headDim);
+    for (int t = threadIdx.x; t < R; t += kThreads) {
+      int64_t row = bh * seq + min(tileStart + t, seq - 1);
+      rowMax[t] = float(stats[3 * row]);
+      rowSumExp[t] = float(stats[3 * row + 1]);
+      rowDots[t] = float(stats[3 * row + 2]);
+    }
+    __syncthreads();
+    const int count = int(min(int64_t(R), seq - tileStart));
+    for (int t = 0; t < count; ++t) {
+      const int64_t i = tileStart + t;
+      const float *query = queries + (t * L + lane) * kPadded;
+      const float *dO = dOuts + (t * L + lane) * kPadded;
+      float score = rowSum<L>(dotChunk(key, query)) * scale;
+      float dP = rowSum<L>(dotChunk(value, dO));
+      if (!valid || i < j)
+        continue;
+      float keep = float(dropout.factor(bh, i, j, seq));
+      float p = expf(score - rowMax[t]) / rowSumExp[t];
+      float dS = p * (keep * dP - rowDots[t]) * scale;
+      float pKeep = p * keep;
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) {
+        accV[e] = __fmaf_rn(pKeep, dO[e], accV[e]);
+        accK[e] = __fmaf_rn(dS, query[e], accK[e]);
+      }
+    }
+  }
+  if (!valid)
+    return;
+  float *dKRow = dK + layout.key.row(bh, heads, j);
+  float *dVRow = dV + layout.value.row(bh, heads, j);
+#pragma unroll
+  for (int e = 0; e < kChunk; ++e) {
+    int64_t d = int64_t(lane) * kChunk + e;
+    if (d < headDim) {
+      dKRow[d] = accK[e];
+      dVRow[d] = accV[e];
+    }
+  }
+}
+
+/// Calls f(std::integral_constant<int, L>) for the lanes per row headDim
+/// needs (headDim <= kMaxHeadDim = 256).
+template <typename F> cudaError_t withLanes(int64_t headDim, F f) {
+  if (headDim <= 32)
+    return f(std::integral_constant<int, 1>());
+  if (headDim <= 64)
+    return f(std::integral_constant<int, 2>());
+  if (headDim <= 128)
+    return f(std::integral_constant<int, 4>());
+  if (headDim <= 256)
+    return f(std::integral_constant<int, 8>());
+  return cudaErrorInvalidValue;
+}
+
+/// The grid for `pairs` (batch x heads) pairs of `seq` rows, R rows a
+/// block: x the pair, y the block of rows (see rowBlock).
+template <int L> dim3 gridFor(int64_t pairs, int64_t seq) {
+  constexpr int R = kThreads / L;
+  return dim3(unsigned(pairs), unsigned((seq + R - 1) / R));
+}
+
+} // namespace mtrt::gpu::flash
+
+#endif // MTRT_CUDA_FLASHATTENTION_CUH

@@ -1,0 +1,91 @@
+//===- Reductions.cuh - Block reductions for the CUDA backend -------------===//
+//
+// Sums over many elements, as blocks of threads: the gradient norm's sum
+// of squares (one block per piece of kNormPiece elements, then one block
+// over the pieces) and the column sums of a bias gradient (a block per 32
+// columns, its 32 row groups summed in order). Every sum is in double and
+// in a fixed order, so a step's result does not depend on scheduling; the
+// order differs from the CPU backend's, which rounding to float hides but
+// for rare ties. CudaKernelsTest checks them on a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_CUDA_REDUCTIONS_CUH
+#define MTRT_CUDA_REDUCTIONS_CUH
+
+#include "cuda/DeviceKernels.h"
+
+namespace mtrt::gpu::reduce {
+
+constexpr int kThreads = 256;
+constexpr int kColumns = 32, kRowGroups = 32;
+
+/// The sum of `value` over the block (blockDim.x a multiple of 32, at most
+/// 1024), in a fixed order; the result is thread 0's.
+__device__ __forceinline__ double blockSum(double value) {
+  __shared__ double warps[32];
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_down_sync(0xffffffffu, value, offset);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0)
+    warps[warp] = value;
+  __syncthreads();
+  if (warp == 0) {
+    value = lane < int(blockDim.x / 32) ? warps[lane] : 0.0;
+    for (int offset = 16; offset > 0; offset /= 2)
+      value += __shfl_down_sync(0xffffffffu, value, offset);
+  }
+  return value;
+}
+
+/// partial[p] = the sum of squares of x[p kNormPiece, (p + 1) kNormPiece)
+/// (block p).
+__global__ void __launch_bounds__(kThreads)
+    sumOfSquaresPieces(const float *x, int64_t n, double *partial) {
+  const int64_t begin = int64_t(blockIdx.x) * kNormPiece;
+  const int64_t end = begin + kNormPiece < n ? begin + kNormPiece : n;
+  double sum = 0;
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+    sum += double(x[i]) * double(x[i]);
+  sum = blockSum(sum);
+  if (threadIdx.x == 0)
+    partial[blockIdx.x] = sum;
+}
+
+/// out[0] = the sum of `count` partials, or its square root (one block).
+__global__ void __launch_bounds__(kThreads)
+    sumOfPartials(const double *partial, int64_t count, float *out,
+                  bool root) {
+  double sum = 0;
+  for (int64_t p = threadIdx.x; p < count; p += blockDim.x)
+    sum += partial[p];
+  sum = blockSum(sum);
+  if (threadIdx.x == 0)
+    out[0] = float(root ? sqrt(sum) : sum);
+}
+
+/// dBias[c] = the sum over rows of dY[r, c], for the kColumns columns of
+/// block x: thread (g, c) sums rows g, g + kRowGroups, ... (coalesced
+/// across the columns), then the groups are added in order.
+__global__ void __launch_bounds__(kColumns *kRowGroups)
+    columnSums(const float *dY, float *dBias, int64_t rows, int64_t cols) {
+  __shared__ double groups[kRowGroups][kColumns + 1];
+  const int column = threadIdx.x % kColumns, group = threadIdx.x / kColumns;
+  const int64_t c = int64_t(blockIdx.x) * kColumns + column;
+  double sum = 0;
+  if (c < cols)
+    for (int64_t r = group; r < rows; r += kRowGroups)
+      sum += double(dY[r * cols + c]);
+  groups[group][column] = sum;
+  __syncthreads();
+  if (group == 0 && c < cols) {
+    double total = 0;
+    for (int g = 0; g < kRowGroups; ++g)
+      total += groups[g][column];
+    dBias[c] = float(total);
+  }
+}
+
+} // namespace mtrt::gpu::reduce
+
+#endif // MTRT_CUDA_REDUCTIONS_CUH

@@ -1,0 +1,243 @@
+//===- CudaKernelsTest.cpp - The CUDA backend's block kernels, on a GPU ---===//
+//
+// The kernels DeviceKernelsTest cannot run item by item on the host, run
+// on the GPU and compared with the CPU backend's (runtime/src/cpu/
+// HostKernels.h): the tiled causal attention and its gradient
+// (FlashAttention.cuh: every head dimension class of 1, 2, 4 and 8 lanes
+// per row, sequences that end inside a tile and span several, both operand
+// layouts, dropout on the probabilities) and the block reductions
+// (Reductions.cuh: the gradient norm, bias gradients). Skips without a GPU
+// (CI); scripts/gpu-check.sh runs it on one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/HostKernels.h"
+#include "cuda/DeviceLaunch.h"
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace mtrt;
+
+namespace {
+
+bool haveGpu() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+/// A device copy of a host vector, copied back by `read`.
+template <typename T> class DeviceVector {
+public:
+  explicit DeviceVector(const std::vector<T> &host) : size(host.size()) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void **>(&data), size * sizeof(T)),
+              cudaSuccess);
+    EXPECT_EQ(
+        cudaMemcpy(data, host.data(), size * sizeof(T), cudaMemcpyHostToDevice),
+        cudaSuccess);
+  }
+  ~DeviceVector() { cudaFree(data); }
+  DeviceVector(const DeviceVector &) = delete;
+  DeviceVector &operator=(const DeviceVector &) = delete;
+  std::vector<T> read() const {
+    std::vector<T> host(size);
+    EXPECT_EQ(
+        cudaMemcpy(host.data(), data, size * sizeof(T), cudaMemcpyDeviceToHost),
+        cudaSuccess);
+    return host;
+  }
+  T *data = nullptr;
+  size_t size;
+};
+
+/// The largest |got - want| over a tensor, against its largest |want|.
+void expectClose(const std::vector<float> &got, const std::vector<double> &want,
+                 const char *what, int64_t seq, int64_t headDim) {
+  ASSERT_EQ(got.size(), want.size());
+  double worst = 0, largest = 1;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(got[i])) << what << " " << i;
+    worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+    largest = std::max(largest, std::fabs(want[i]));
+  }
+  // fp32 dot products and exponentials against double: an index or a
+  // mask wrong anywhere is off by the tensor's own size.
+  EXPECT_LE(worst, 1e-4 * largest)
+      << what << ": seq " << seq << ", head dimension " << headDim;
+}
+
+/// Attention over [batch, heads, seq, headDim] operands, laid out head-major
+/// or (fused) as qkv_attention's [batch, seq, 3 * heads * headDim] with a
+/// merged [batch, seq, heads * headDim] output, against the reference.
+void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
+                    int64_t seq, int64_t headDim, bool fused,
+                    const gpu::AttentionDropout &dropout) {
+  const int64_t rows = batch * heads * seq;
+  const size_t n = size_t(rows * headDim);
+  std::uniform_real_distribution<double> dist(-2, 2);
+  std::vector<double> q(n), k(n), v(n), dO(n);
+  for (auto *t : {&q, &k, &v, &dO})
+    for (double &x : *t)
+      x = float(dist(gen)); // representable in fp32
+  const double scale = 1.0 / std::sqrt(double(headDim));
+  std::vector<double> out(n), dQ(n), dK(n), dV(n);
+  cpu::RngKey key{dropout.key.seed, dropout.key.step};
+  cpu::attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
+                 headDim, scale, dropout.key.p, dropout.key.stream, key,
+                 dropout.key.offset, dropout.headOffset, dropout.headsTotal);
+  cpu::attentionGrad(dO.data(), q.data(), k.data(), v.data(), dQ.data(),
+                     dK.data(), dV.data(), batch, heads, seq, headDim, scale,
+                     dropout.key.p, dropout.key.stream, key, dropout.key.offset,
+                     dropout.headOffset, dropout.headsTotal);
+
+  AttentionLayout layout =
+      fused ? AttentionLayout::fusedQKV(heads, seq, headDim)
+            : AttentionLayout::headMajor(heads, seq, headDim);
+  const size_t inSize = fused ? 3 * n : n;
+  // Where element d of row r (= (b * heads + h) * seq + i) lies.
+  auto at = [&](const HeadLayout &where, int64_t r, int64_t d) {
+    return size_t(where.row(r / seq, heads, r % seq) + d);
+  };
+  std::vector<float> qIn(inSize), kIn(inSize), vIn(inSize), dOIn(n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < headDim; ++d) {
+      size_t own = size_t(r * headDim + d);
+      qIn[at(layout.query, r, d)] = float(q[own]);
+      kIn[at(layout.key, r, d)] = float(k[own]);
+      vIn[at(layout.value, r, d)] = float(v[own]);
+      dOIn[at(layout.output, r, d)] = float(dO[own]);
+    }
+  if (fused) // one tensor holds all three
+    for (size_t i = 0; i < inSize; ++i)
+      qIn[i] = qIn[i] + kIn[i] + vIn[i];
+  std::vector<float> unused(1); // a layout's absent operand
+  DeviceVector<float> qDev{qIn}, kDev{fused ? unused : kIn},
+      vDev{fused ? unused : vIn}, dODev{dOIn}, outDev{std::vector<float>(n)},
+      gradDev{std::vector<float>(inSize)},
+      dKDev{fused ? unused : std::vector<float>(n)},
+      dVDev{fused ? unused : std::vector<float>(n)};
+  DeviceVector<double> stats{std::vector<double>(size_t(3 * rows))};
+  const float *kPtr = fused ? qDev.data : kDev.data;
+  const float *vPtr = fused ? qDev.data : vDev.data;
+  float *dKPtr = fused ? gradDev.data : dKDev.data;
+  float *dVPtr = fused ? gradDev.data : dVDev.data;
+  ASSERT_EQ(gpu::launchAttention(nullptr, qDev.data, kPtr, vPtr, outDev.data,
+                                 rows, seq, headDim, scale, layout, dropout),
+            cudaSuccess);
+  ASSERT_EQ(gpu::launchAttentionGrad(
+                nullptr, dODev.data, qDev.data, kPtr, vPtr, gradDev.data, dKPtr,
+                dVPtr, stats.data, rows, seq, headDim, scale, layout, dropout),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> outGot = outDev.read(), dQGot = gradDev.read();
+  std::vector<float> dKGot = fused ? dQGot : dKDev.read();
+  std::vector<float> dVGot = fused ? dQGot : dVDev.read();
+  std::vector<float> outOwn(n), dQOwn(n), dKOwn(n), dVOwn(n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < headDim; ++d) {
+      size_t own = size_t(r * headDim + d);
+      outOwn[own] = outGot[at(layout.output, r, d)];
+      dQOwn[own] = dQGot[at(layout.query, r, d)];
+      dKOwn[own] = dKGot[at(layout.key, r, d)];
+      dVOwn[own] = dVGot[at(layout.value, r, d)];
+    }
+  expectClose(outOwn, out, "out", seq, headDim);
+  expectClose(dQOwn, dQ, "dQ", seq, headDim);
+  expectClose(dKOwn, dK, "dK", seq, headDim);
+  expectClose(dVOwn, dV, "dV", seq, headDim);
+}
+
+gpu::AttentionDropout noDropout(int64_t heads) {
+  gpu::AttentionDropout none;
+  none.heads = none.headsTotal = heads;
+  return none;
+}
+
+TEST(CudaAttention, EveryLaneCountAndSequenceAgainstTheReference) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(11);
+  for (int64_t headDim : {8, 48, 64, 100, 128, 256})
+    for (int64_t seq : {1, 37, 300})
+      checkAttention(gen, 2, 3, seq, headDim, /*fused=*/false, noDropout(3));
+}
+
+TEST(CudaAttention, FusedQKVLayout) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(12);
+  for (int64_t headDim : {16, 64})
+    for (int64_t seq : {5, 129})
+      checkAttention(gen, 2, 2, seq, headDim, /*fused=*/true, noDropout(2));
+}
+
+TEST(CudaAttention, DropoutDrawsTheCpuBackendsMask) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(13);
+  // Two of four heads (offset 1), as a tensor-parallel rank holds them.
+  gpu::AttentionDropout dropout;
+  dropout.key.seed = 4242;
+  dropout.key.step = 6;
+  dropout.key.stream = 3;
+  dropout.key.p = 0.25;
+  dropout.key.offset = 1000;
+  dropout.heads = 2;
+  dropout.headsTotal = 4;
+  dropout.headOffset = 1;
+  for (bool fused : {false, true})
+    checkAttention(gen, 2, 2, 70, 32, fused, dropout);
+}
+
+TEST(CudaReductions, GradientNormAndBiasGradient) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(14);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int64_t n : {int64_t(1), int64_t(4095), 3 * gpu::kNormPiece + 17,
+                    int64_t(1) << 22}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float &v : x)
+      v = dist(gen);
+    DeviceVector<float> xDev{x}, norm{std::vector<float>(2)};
+    DeviceVector<double> partial{
+        std::vector<double>(size_t(gpu::normPieces(n)))};
+    ASSERT_EQ(gpu::launchSumOfSquares(nullptr, xDev.data, n, partial.data),
+              cudaSuccess);
+    ASSERT_EQ(gpu::launchSumOfPartials(nullptr, partial.data,
+                                       gpu::normPieces(n), norm.data, true),
+              cudaSuccess);
+    ASSERT_EQ(gpu::launchSumOfPartials(nullptr, partial.data,
+                                       gpu::normPieces(n), norm.data + 1,
+                                       false),
+              cudaSuccess);
+    std::vector<float> got = norm.read();
+    double want = cpu::sumOfSquares(x.data(), n);
+    EXPECT_NEAR(got[0], std::sqrt(want), 1e-6 * std::sqrt(want)) << n;
+    EXPECT_NEAR(got[1], want, 1e-6 * want) << n;
+  }
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1},
+                            {33, 31},
+                            {8192, 768},
+                            {100, 2305}}) {
+    std::vector<float> dY(static_cast<size_t>(rows * cols)), want(cols);
+    for (float &v : dY)
+      v = dist(gen);
+    cpu::biasAddGrad(dY.data(), want.data(), rows, cols);
+    DeviceVector<float> dYDev{dY}, dBias{std::vector<float>(cols)};
+    ASSERT_EQ(
+        gpu::launchBiasAddGrad(nullptr, dYDev.data, dBias.data, rows, cols),
+        cudaSuccess);
+    std::vector<float> got = dBias.read();
+    for (int64_t c = 0; c < cols; ++c) // double sums in another order
+      ASSERT_NEAR(got[c], want[c], 1e-6 * std::max(1.0f, std::fabs(want[c])))
+          << rows << " x " << cols << ", column " << c;
+  }
+}
+
+} // namespace
