@@ -35,8 +35,8 @@
 namespace mtrt::gpu::flash {
 
 constexpr int kThreads = 128;
-constexpr int kChunk = 32;      // dimensions per lane
-constexpr int kPadded = 33;     // a chunk's floats in shared memory
+constexpr int kChunk = 32;  // dimensions per lane
+constexpr int kPadded = 33; // a chunk's floats in shared memory
 constexpr int kTileFloats = kThreads * kPadded; // R rows x L chunks
 
 /// The sum of `x` over the L lanes of a row (every lane of the warp must
@@ -154,15 +154,15 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// The query pass of the backward: for R query rows of pair bh, the softmax statistics (largest score, sum of exponentials) and
-/// D_i = sum_j P_ij dP_ij in one online sweep, then dQ_i = scale sum_j
-/// P_ij (dP_ij - D_i) K_j in a second. The statistics go to stats[3 row].
+/// The query pass of the backward: for R query rows of pair bh, the softmax
+/// statistics (largest score, sum of exponentials) and D_i = sum_j P_ij dP_ij
+/// in one online sweep, then dQ_i = scale sum_j P_ij (dP_ij - D_i) K_j in a
+/// second. The statistics go to stats[3 row].
 template <int L>
 __global__ void __launch_bounds__(kThreads)
-    queryPass(const float *dOut, const float *q, const float *k,
-              const float *v, float *dQ, double *stats, int64_t seq,
-              int64_t headDim, float scale, AttentionLayout layout,
-              AttentionDropout dropout) {
+    queryPass(const float *dOut, const float *q, const float *k, const float *v,
+              float *dQ, double *stats, int64_t seq, int64_t headDim,
+              float scale, AttentionLayout layout, AttentionDropout dropout) {
   constexpr int R = kThreads / L;
   __shared__ float keys[kTileFloats], values[kTileFloats];
   const int64_t bh = blockIdx.x, first = lastBlocksFirst(R);
@@ -198,8 +198,8 @@ __global__ void __launch_bounds__(kThreads)
         const int64_t j = tileStart + t;
         const float *key = keys + (t * L + lane) * kPadded;
         float score = rowSum<L>(dotChunk(query, key)) * scale;
-        float dP = rowSum<L>(dotChunk(dOutRow, values + (t * L + lane) *
-                                                            kPadded));
+        float dP =
+            rowSum<L>(dotChunk(dOutRow, values + (t * L + lane) * kPadded));
         if (!valid || j > i)
           continue;
         dP *= float(dropout.factor(bh, i, j, seq));

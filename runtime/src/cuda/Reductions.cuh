@@ -54,8 +54,7 @@ __global__ void __launch_bounds__(kThreads)
 
 /// out[0] = the sum of `count` partials, or its square root (one block).
 __global__ void __launch_bounds__(kThreads)
-    sumOfPartials(const double *partial, int64_t count, float *out,
-                  bool root) {
+    sumOfPartials(const double *partial, int64_t count, float *out, bool root) {
   double sum = 0;
   for (int64_t p = threadIdx.x; p < count; p += blockDim.x)
     sum += partial[p];
