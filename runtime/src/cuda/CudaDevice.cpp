@@ -107,13 +107,23 @@ private:
   }
   /// Whether `command`'s 16-bit operands run through fp32 copies: every
   /// kernel but those that move or convert storage themselves (collectives
-  /// of a group of one copy raw bytes).
-  static bool stages(KernelId id) {
+  /// of a group of one copy raw bytes) and GEMMs of one 16-bit type, which
+  /// cuBLAS takes as they are.
+  bool stages(const Command &command, KernelId id) const {
     return id != KernelId::fused && id != KernelId::cast &&
            id != KernelId::send && id != KernelId::recv &&
            id != KernelId::all_reduce && id != KernelId::reduce_scatter &&
-           id != KernelId::all_gather && id != KernelId::all_slice;
+           id != KernelId::all_gather && id != KernelId::all_slice &&
+           !halfGemm(command, id);
   }
+  /// Whether `command` is a GEMM whose operands and result are all bf16 or
+  /// all fp16: cuBLAS multiplies them on the tensor cores with fp32
+  /// accumulation and rounds the result once, where the CPU backend rounds
+  /// its fp32 GEMM's.
+  bool halfGemm(const Command &command, KernelId id) const;
+  /// Selects cuBLAS's math mode for the next GEMM: pedantic for fp32 (no
+  /// TF32), the default for 16-bit operands (tensor cores).
+  Status useMathMode(cublasMath_t mode);
   /// The bytes of fp32 copies `command` needs.
   int64_t stagingBytes(const Command &command) const;
   /// Widens the command's 16-bit operands into fp32 copies in `staging`,
@@ -133,6 +143,7 @@ private:
   ExecutionTrace *trace = nullptr;
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
+  cublasMath_t mathMode = CUBLAS_PEDANTIC_MATH;
   uint8_t *arena = nullptr;
   uint8_t *scratch = nullptr;
   int *flag = nullptr;
@@ -354,7 +365,7 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
                            " (run it with --device cpu)");
     resolved.push_back(kernel);
     scratchNeeded = std::max(scratchNeeded, scratchBytes(command, kernel->id));
-    if (stages(kernel->id))
+    if (stages(command, kernel->id))
       stagingNeeded = std::max(stagingNeeded, stagingBytes(command));
   }
   // Generated kernels: the program's source, compiled once by nvcc for this
@@ -390,6 +401,7 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     // fp32 GEMMs in fp32: no TF32 unless asked (--tf32 is not built yet).
     MTRT_RETURN_IF_ERROR(checkCublas(
         cublasSetMathMode(cublas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode"));
+    mathMode = CUBLAS_PEDANTIC_MATH;
   }
   for (void **allocation :
        {reinterpret_cast<void **>(&arena), reinterpret_cast<void **>(&scratch),
@@ -487,10 +499,11 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
     double begin = trace ? trace->nowUs() : 0.0;
     KernelId id = resolved[i]->id;
-    Status status = stages(id) ? stageOperands(command) : Status::ok();
+    bool staging = stages(command, id);
+    Status status = staging ? stageOperands(command) : Status::ok();
     if (status)
       status = runCommand(id, command, seed, step);
-    if (status && stages(id))
+    if (status && staging)
       status = unstageOutputs(command);
     if (status && trace) // a command's time is its own: wait for it
       status = checkCuda(cudaStreamSynchronize(stream), "the command");
@@ -504,17 +517,59 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
 
 /// Row-major C [m, n] = op(A) op(B) as cuBLAS's column-major C^T = op(B)^T
 /// op(A)^T, batched by stride (a rank-2 B is shared by every batch).
+bool CudaDevice::halfGemm(const Command &command, KernelId id) const {
+  if (id != KernelId::matmul || command.outs.empty())
+    return false;
+  DType type = prog->buffers[size_t(command.outs[0])].dtype;
+  if (!isHalf(type))
+    return false;
+  return std::all_of(command.ins.begin(), command.ins.end(), [&](int64_t in) {
+    return prog->buffers[size_t(in)].dtype == type;
+  });
+}
+
+Status CudaDevice::useMathMode(cublasMath_t mode) {
+  if (mode == mathMode)
+    return Status::ok();
+  MTRT_RETURN_IF_ERROR(
+      checkCublas(cublasSetMathMode(cublas, mode), "cublasSetMathMode"));
+  mathMode = mode;
+  return Status::ok();
+}
+
 Status CudaDevice::gemm(const Command &command) {
   MatmulShape shape = matmulShape(*prog, command);
   bool ta = shape.transposeA, tb = shape.transposeB;
   bool broadcast = shape.sharedB;
   int64_t m = shape.m, n = shape.n, k = shape.k, batch = shape.batch;
   const float one = 1.0f, zero = 0.0f;
-  const float *pa = f32(command.ins[0]), *pb = f32(command.ins[1]);
-  float *pc = f32(command.outs[0]);
   int lda = int(ta ? m : k), ldb = int(tb ? k : n);
   cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (halfGemm(command, KernelId::matmul)) {
+    MTRT_RETURN_IF_ERROR(useMathMode(CUBLAS_DEFAULT_MATH));
+    cudaDataType type =
+        prog->buffers[size_t(command.outs[0])].dtype == DType::BF16
+            ? CUDA_R_16BF
+            : CUDA_R_16F;
+    const void *pa = address(command.ins[0]), *pb = address(command.ins[1]);
+    void *pc = address(command.outs[0]);
+    if (broadcast && !ta)
+      return checkCublas(cublasGemmEx(cublas, opB, opA, int(n), int(batch * m),
+                                      int(k), &one, pb, type, ldb, pa, type,
+                                      lda, &zero, pc, type, int(n),
+                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                         "cublasGemmEx");
+    return checkCublas(cublasGemmStridedBatchedEx(
+                           cublas, opB, opA, int(n), int(m), int(k), &one, pb,
+                           type, ldb, broadcast ? 0 : k * n, pa, type, lda,
+                           m * k, &zero, pc, type, int(n), m * n, int(batch),
+                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                       "cublasGemmStridedBatchedEx");
+  }
+  MTRT_RETURN_IF_ERROR(useMathMode(CUBLAS_PEDANTIC_MATH));
+  const float *pa = f32(command.ins[0]), *pb = f32(command.ins[1]);
+  float *pc = f32(command.outs[0]);
   if (broadcast && !ta) // [batch..., m, k] x [k, n]: the batch joins the rows
     return checkCublas(cublasSgemm(cublas, opB, opA, int(n), int(batch * m),
                                    int(k), &one, pb, ldb, pa, lda, &zero, pc,
