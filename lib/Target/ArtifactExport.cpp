@@ -112,6 +112,7 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
       kernel.flopsPerElement = generated.getFlopsPerElement();
       kernel.rowLength = generated.getRowLength().value_or(0);
       kernel.rowBlock = generated.getRowBlock().value_or(0);
+      kernel.dropouts = generated.getDropouts().value_or(0);
       generatedIndex[kernel.name] = int64_t(result.generatedKernels.size());
       result.generatedKernels.push_back(std::move(kernel));
       kernelSources.push_back(generated.getSource().str());

@@ -48,10 +48,21 @@ std::string round(Type type, const std::string &expr) {
   return expr;
 }
 
-/// A kernel takes at most mtrt::kGeneratedKernelMaxOperands operands.
+/// The region's dropouts, in order: each takes one parameter block.
+SmallVector<DropoutOp> dropoutsOf(FusionOp fusion) {
+  SmallVector<DropoutOp> dropouts;
+  for (Operation &op : fusion.getBody().front().without_terminator())
+    if (auto dropout = dyn_cast<DropoutOp>(op))
+      dropouts.push_back(dropout);
+  return dropouts;
+}
+
+/// A kernel takes at most mtrt::kGeneratedKernelMaxOperands operands, its
+/// dropouts' parameter blocks (one pointer) included.
 LogicalResult checkOperandCount(FusionOp fusion) {
   Block &body = fusion.getBody().front();
-  size_t numOperands = body.getNumArguments() + fusion.getNumResults();
+  size_t numOperands = body.getNumArguments() + fusion.getNumResults() +
+                       (dropoutsOf(fusion).empty() ? 0 : 1);
   if (numOperands <= size_t(mtrt::kGeneratedKernelMaxOperands))
     return success();
   return fusion.emitOpError() << "has " << numOperands
@@ -530,6 +541,11 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
       os, fusion, kernel, pointers,
       [&](Value, bool input) { return input ? -1 : kernel.elements; },
       [](Value) { return false; });
+  // The dropouts' parameter blocks follow the operands (one pointer).
+  kernel.dropouts = int64_t(dropoutsOf(fusion).size());
+  if (kernel.dropouts > 0)
+    os << "  const uint64_t *MT_RESTRICT mt_rng = (const uint64_t *)MT_ARG("
+       << kernel.operandTypes.size() << ");\n";
   os << "  MT_ELEMENT_LOOP(i, c, " << cols << "LL)\n";
 
   // One float local per block argument use kind and per op result.
@@ -551,6 +567,7 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
     return local;
   };
   unsigned local = 0;
+  int64_t dropoutSlot = 0;
   for (Operation &op : body.without_terminator()) {
     auto elementwise = cast<ElementwiseOpInterface>(&op);
     SmallVector<std::string> args;
@@ -563,6 +580,9 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
       else
         args.push_back(full.lookup(operand.get()));
     }
+    if (isa<DropoutOp>(op))
+      args.push_back("mt_rng + " +
+                     std::to_string(dropoutSlot++ * mtrt::kFusedDropoutWords));
     kernel.flopsPerElement += elementwise.flopsPerElement();
     std::string result = "v" + std::to_string(local++);
     os << "    const float " << result << " = "

@@ -308,6 +308,11 @@ private:
       return false;
     if (operandCountWith(group, op) > mtrt::kGeneratedKernelMaxOperands)
       return false;
+    // A fused dropout draws its mask by the element's index, which only an
+    // elementwise kernel's loop has: no dropout in a norm's row fusion.
+    if ((group.norm || group.normGrad || isa<LayerNormOp, RMSNormOp>(op)) &&
+        withDropout(group, op))
+      return false;
     // The region moves to `op`: nothing outside it may read its values
     // before that.
     for (Operation *member : group.ops)
@@ -338,7 +343,17 @@ private:
           return !members.contains(user);
         });
     }
-    return int64_t(inputs.size()) + results;
+    // The dropouts' parameter blocks take one more.
+    bool dropouts = llvm::any_of(
+        members, [](Operation *member) { return isa<DropoutOp>(member); });
+    return int64_t(inputs.size()) + results + (dropouts ? 1 : 0);
+  }
+
+  /// Whether `group` or `op` holds a dropout.
+  static bool withDropout(const Group &group, Operation *op) {
+    return isa<DropoutOp>(op) || llvm::any_of(group.ops, [](Operation *member) {
+             return isa<DropoutOp>(member);
+           });
   }
 
   Block &block;

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/HostKernels.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/HalfFloat.h"
 
@@ -59,6 +60,15 @@ MT_PROBE(probe_f16, mt_round_f16(x[i]))
   }
 MT_ROW_PROBE(probe_rows_37, 37LL)
 MT_ROW_PROBE(probe_rows_5, 5LL)
+// A fused dropout: its parameter block after the operands.
+MT_KERNEL(probe_dropout) {
+  const float *x = (const float *)MT_ARG(0);
+  float *y = (float *)MT_ARG(1);
+  const uint64_t *MT_RESTRICT mt_rng = (const uint64_t *)MT_ARG(2);
+  MT_ELEMENT_LOOP(i, c, 1000000LL)
+  y[i] = mt_dropout(mt_rng, i, x[i]);
+  MT_ELEMENT_LOOP_END
+}
 )probe";
 
 class Prelude : public ::testing::Test {
@@ -70,9 +80,10 @@ protected:
     program = new RankProgram;
     program->kernelSource =
         std::string(generatedKernelPrelude()) + kProbeKernels;
-    for (const char *name : {"probe_exp", "probe_tanh", "probe_gelu",
-                             "probe_gelu_grad", "probe_silu_grad", "probe_bf16",
-                             "probe_f16", "probe_rows_37", "probe_rows_5"}) {
+    for (const char *name :
+         {"probe_exp", "probe_tanh", "probe_gelu", "probe_gelu_grad",
+          "probe_silu_grad", "probe_bf16", "probe_f16", "probe_rows_37",
+          "probe_rows_5", "probe_dropout"}) {
       GeneratedKernel kernel;
       kernel.name = name;
       program->generatedKernels.push_back(kernel);
@@ -244,6 +255,55 @@ TEST_F(Prelude, RowReductions) {
     }
     EXPECT_EQ(rowMax[2], -INFINITY);
     EXPECT_TRUE(std::isnan(rowSum[3]));
+  }
+}
+
+// A dropout in a fused kernel draws the unfused dropout kernel's mask at
+// the same index, from the parameter block the runtime fills from the
+// command: whole tensors with a rank's offset, and tensors split along the
+// sequence (the one-device [batch, seq, inner] index).
+TEST_F(Prelude, FusedDropoutDrawsTheUnfusedMask) {
+  ASSERT_TRUE(*loaded);
+  const int64_t batch = 3, seqLocal = 4, inner = 5, seqTotal = 12;
+  const int64_t n = batch * seqLocal * inner;
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    x[size_t(i)] = 0.25f + 0.01f * float(i);
+  const uint64_t seed = 1234, step = 7, offset = 4096;
+  const uint32_t stream = 5;
+  const double p = 0.3;
+  cpu::RngKey key{seed, step};
+  for (bool split : {false, true}) {
+    Command command;
+    command.params["dropout0_probability"] = p;
+    command.params["dropout0_rng_stream"] = stream;
+    command.params["dropout0_rng_offset"] = double(offset);
+    command.params["dropout0_seq_local"] = double(seqLocal);
+    command.params["dropout0_inner"] = double(inner);
+    if (split) {
+      command.params["dropout0_rng_seq_total"] = double(seqTotal);
+      command.params["dropout0_rng_seq_offset"] = 4;
+    }
+    std::vector<uint64_t> params = fusedDropoutParams(command, 1, seed, step);
+    ASSERT_EQ(params.size(), size_t(kFusedDropoutWords));
+    std::vector<float> got(x.size()), want(x.size());
+    GeneratedKernelArgs args{};
+    args.p[0] = x.data();
+    args.p[1] = got.data();
+    args.p[2] = params.data();
+    library->function(9)(&args, 0, n);
+    // The CPU backend's unfused dropout (CpuDevice), row by row when split.
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < seqLocal; ++t) {
+        int64_t row = (b * seqLocal + t) * inner;
+        uint64_t index = split
+                             ? offset + uint64_t((b * seqTotal + 4 + t) * inner)
+                             : offset + uint64_t(row);
+        cpu::dropout(x.data() + row, want.data() + row, inner, p, stream, key,
+                     index);
+      }
+    EXPECT_EQ(got, want) << (split ? "split along the sequence" : "whole");
+    EXPECT_GT(std::count(got.begin(), got.end(), 0.0f), 0);
   }
 }
 

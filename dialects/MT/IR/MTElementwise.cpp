@@ -63,6 +63,16 @@ std::string GeluOp::scalarExpression(ArrayRef<std::string> operands) {
 }
 int64_t GeluOp::flopsPerElement() { return 8; }
 
+/// The kernel emitter passes, after the input, the C expression of the
+/// dropout's parameter block in the kernel (mtrt::FusedDropoutWord); the
+/// element's index is the loop's `i`. An elementwise kernel only: a row
+/// kernel's loops index rows (mt-fuse does not put dropout there).
+std::string DropoutOp::scalarExpression(ArrayRef<std::string> operands) {
+  assert(operands.size() == 2 && "the input and the parameter block");
+  return "mt_dropout(" + operands[1] + ", i, " + operands[0] + ")";
+}
+int64_t DropoutOp::flopsPerElement() { return 1; }
+
 std::string GeluGradOp::scalarExpression(ArrayRef<std::string> operands) {
   return call("mt_gelu_grad", operands);
 }
@@ -151,6 +161,11 @@ static LogicalResult verifyWholeRowOp(Operation &op, int64_t elements,
   auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);
   if (!elementwise)
     return op.emitOpError() << "cannot join a row fusion of a norm" << role;
+  if (isa<DropoutOp>(op))
+    return op.emitOpError()
+           << "cannot join a row fusion of a norm: a fused dropout draws its "
+              "mask by the element's index, which only an elementwise "
+              "fusion's loop has";
   if (cast<RankedTensorType>(op.getResult(0).getType()).getNumElements() !=
       elements)
     return op.emitOpError() << "must compute whole rows: " << elements

@@ -166,7 +166,7 @@ def MT_CastOp : MT_Op<"cast", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterfa
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
 }
 
-def MT_DropoutOp : MT_Op<"dropout", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, SameOperandsAndResultType]> {
+def MT_DropoutOp : MT_Op<"dropout", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, SameOperandsAndResultType]> {
   let summary = "Zeroes elements with a probability and rescales the rest.";
   let description = [{
     Each element is zeroed with probability `probability` and otherwise
@@ -180,7 +180,9 @@ def MT_DropoutOp : MT_Op<"dropout", [DeclareOpInterfaceMethods<MT_Differentiable
     op is not `Pure`: two dropouts of the same value draw different masks
     and must not be merged.
 
-    A probability of 0 folds away.
+    A probability of 0 folds away. `mt-fuse` may put a dropout in an
+    elementwise fusion (bias + dropout + residual add), whose kernel draws
+    each element's mask word at the same index.
 
     ```mlir
     %y = mt.dropout %x {probability = 1.0e-01 : f64} : tensor<8x1024x768xf32>

@@ -173,6 +173,9 @@ def MTRT_GeneratedKernelOp : MTRT_Op<"generated_kernel",
     per element of a row. A row-block kernel (a norm's backward) also has a
     `row_block`: it runs blocks of that many rows as its work items, and
     its outputs may hold one row per block (partial sums over the block).
+    An elementwise kernel with `dropouts` takes that many dropouts'
+    parameter blocks after its operands (mtrt::FusedDropoutWord), which the
+    runtime fills from its command's `dropout<k>_*` parameters.
 
     ```mlir
     mtrt.generated_kernel @fused_0 {elements = 1024 : i64, num_outputs = 1 : i64,
@@ -186,7 +189,8 @@ def MTRT_GeneratedKernelOp : MTRT_Op<"generated_kernel",
                        DenseI64ArrayAttr:$operand_extents,
                        I64Attr:$flops_per_element,
                        OptionalAttr<I64Attr>:$row_length,
-                       OptionalAttr<I64Attr>:$row_block);
+                       OptionalAttr<I64Attr>:$row_block,
+                       OptionalAttr<I64Attr>:$dropouts);
   let assemblyFormat = "$sym_name attr-dict";
 }
 

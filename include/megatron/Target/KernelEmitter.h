@@ -30,6 +30,9 @@ struct EmittedKernel {
   int64_t rowLength = 0;
   /// A row-block kernel's rows per work item (a norm's backward); else 0.
   int64_t rowBlock = 0;
+  /// The region's dropouts: the kernel takes their parameter blocks
+  /// (mtrt::kFusedDropoutWords words each) after its operands.
+  int64_t dropouts = 0;
   /// Inputs (the region's operands) first, then outputs (its results).
   SmallVector<Type> operandTypes;
   SmallVector<int64_t> operandExtents;

@@ -486,6 +486,40 @@ struct LowerToRuntimePass
             elements * microbatches, elements * microbatch);
   }
 
+  /// A fusion's dropouts' parameters, `dropout<k>_<name>` for its k-th
+  /// dropout: what the unfused dropout command would carry (probability,
+  /// rng_stream and the rank's offsets) and the tensor's extents, from
+  /// which the runtime fills the kernel's parameter blocks.
+  static void addFusedDropoutParams(FusionOp fusion,
+                                    ArrayRef<int64_t> gridShape,
+                                    OpBuilder &builder,
+                                    SmallVectorImpl<NamedAttribute> &params) {
+    int64_t slot = 0;
+    for (Operation &op : fusion.getBody().front().without_terminator()) {
+      auto dropout = dyn_cast<DropoutOp>(op);
+      if (!dropout)
+        continue;
+      SmallVector<NamedAttribute> own;
+      own.push_back(
+          builder.getNamedAttr("probability", dropout.getProbabilityAttr()));
+      if (auto stream = dropout.getRngStreamAttr())
+        own.push_back(builder.getNamedAttr("rng_stream", stream));
+      addRankParams(dropout, gridShape, builder, own);
+      RankedTensorType type = dropout.getType();
+      int64_t seqLocal = type.getRank() >= 2 ? type.getDimSize(1) : 1;
+      own.push_back(builder.getNamedAttr("seq_local",
+                                         builder.getI64IntegerAttr(seqLocal)));
+      own.push_back(builder.getNamedAttr(
+          "inner", builder.getI64IntegerAttr(
+                       type.getNumElements() /
+                       std::max<int64_t>(1, type.getDimSize(0) * seqLocal))));
+      std::string prefix = "dropout" + std::to_string(slot++) + "_";
+      for (NamedAttribute attr : own)
+        params.push_back(builder.getNamedAttr(
+            prefix + attr.getName().getValue().str(), attr.getValue()));
+    }
+  }
+
   /// The runtime kernel of an upstream `shard` collective.
   static std::optional<std::pair<StringRef, SmallVector<NamedAttribute>>>
   collectiveKernel(Operation *op, OpBuilder &builder) {
@@ -676,6 +710,8 @@ struct LowerToRuntimePass
             emitted->rowLength ? builder.getI64IntegerAttr(emitted->rowLength)
                                : IntegerAttr(),
             emitted->rowBlock ? builder.getI64IntegerAttr(emitted->rowBlock)
+                              : IntegerAttr(),
+            emitted->dropouts ? builder.getI64IntegerAttr(emitted->dropouts)
                               : IntegerAttr());
         generated = FlatSymbolRefAttr::get(builder.getContext(), name);
         kernel = "fused";
@@ -694,6 +730,8 @@ struct LowerToRuntimePass
       if (auto collective = collectiveKernel(op, builder))
         std::tie(kernel, params) = *collective;
       addRankParams(op, gridShape, builder, params);
+      if (auto fusion = dyn_cast<FusionOp>(op))
+        addFusedDropoutParams(fusion, gridShape, builder, params);
       auto phase = op->getAttrOfType<StringAttr>(MTDialect::getPhaseAttrName());
       if (phase)
         currentPhase = phase;
@@ -783,6 +821,13 @@ struct LowerToRuntimePass
     if (auto dropout = dyn_cast<DropoutOp>(op))
       return needsStream(dropout.getProbability().convertToDouble(),
                          dropout.getRngStreamAttr());
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      for (Operation &inner : fusion.getBody().front().without_terminator())
+        if (auto dropout = dyn_cast<DropoutOp>(inner);
+            dropout &&
+            failed(needsStream(dropout.getProbability().convertToDouble(),
+                               dropout.getRngStreamAttr())))
+          return failure();
     if (auto attention = dyn_cast<AttentionOp>(op))
       return needsStream(attention.getDropout().convertToDouble(),
                          attention.getRngStreamAttr());

@@ -166,6 +166,10 @@ struct GeneratedKernel {
   /// of rows, so the rows are split on block boundaries, and its partial
   /// outputs hold one row per block (ceil(elements / rowBlock) rows).
   int64_t rowBlock = 0;
+  /// An elementwise kernel's dropouts: it takes their parameter blocks
+  /// (mtrt::FusedDropoutWord) after its operands, filled from its
+  /// command's `dropout<k>_*` parameters.
+  int64_t dropouts = 0;
   int64_t numRowBlocks() const {
     return rowBlock > 0 ? (elements + rowBlock - 1) / rowBlock : 0;
   }

@@ -23,6 +23,7 @@
 #include "mtrt/GeneratedKernelPrelude.h"
 #include "mtrt/Status.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -77,17 +78,49 @@ private:
 };
 
 /// A `fused` command's operands in its generated kernel's order, inputs
-/// then outputs, each at `address(buffer id)` (the backend's memory).
+/// then outputs, each at `address(buffer id)` (the backend's memory), then
+/// its dropouts' parameter blocks at `dropoutParams` (in the backend's
+/// memory; null for a kernel without dropouts).
 template <typename Address>
-GeneratedKernelArgs generatedKernelArgs(const Command &command,
-                                        Address address) {
+GeneratedKernelArgs generatedKernelArgs(const Command &command, Address address,
+                                        const void *dropoutParams = nullptr) {
   GeneratedKernelArgs args{};
   size_t k = 0;
   for (int64_t buffer : command.ins)
     args.p[k++] = address(buffer);
   for (int64_t buffer : command.outs)
     args.p[k++] = address(buffer);
+  if (dropoutParams)
+    args.p[k++] = const_cast<void *>(dropoutParams);
   return args;
+}
+
+/// The parameter blocks of `dropouts` fused dropouts of `command` for the
+/// step keyed by (seed, step): kFusedDropoutWords words each, from the
+/// command's `dropout<k>_*` parameters (per-rank values resolved), as the
+/// unfused dropout kernel reads its own.
+inline std::vector<uint64_t> fusedDropoutParams(const Command &command,
+                                                int64_t dropouts, uint64_t seed,
+                                                uint64_t step) {
+  std::vector<uint64_t> words(size_t(dropouts) * kFusedDropoutWords);
+  for (int64_t d = 0; d < dropouts; ++d) {
+    uint64_t *block = words.data() + d * kFusedDropoutWords;
+    std::string prefix = "dropout" + std::to_string(d) + "_";
+    auto param = [&](const char *name) {
+      return uint64_t(command.get(prefix + name, 0));
+    };
+    double p = command.get(prefix + "probability", 0.0);
+    block[kDropoutSeed] = seed;
+    block[kDropoutStep] = uint32_t(step);
+    block[kDropoutStream] = uint32_t(param("rng_stream"));
+    std::memcpy(&block[kDropoutProbability], &p, sizeof p);
+    block[kDropoutOffset] = param("rng_offset");
+    block[kDropoutSeqTotal] = param("rng_seq_total");
+    block[kDropoutSeqOffset] = param("rng_seq_offset");
+    block[kDropoutSeqLocal] = param("seq_local");
+    block[kDropoutInner] = param("inner");
+  }
+  return words;
 }
 
 } // namespace mtrt

@@ -289,7 +289,8 @@ constexpr const char *kFormat = "format", *kVersion = "version",
                      *kOperandDtypes = "operand_dtypes",
                      *kOperandExtents = "operand_extents",
                      *kFlopsPerElement = "flops_per_element",
-                     *kRowLength = "row_length", *kRowBlock = "row_block";
+                     *kRowLength = "row_length", *kRowBlock = "row_block",
+                     *kDropouts = "dropouts";
 constexpr const char *kFormatName = "megatron-mlir-artifact";
 } // namespace key
 
@@ -566,6 +567,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
           kernel.rowLength = reader.integer(kernels[k], key::kRowLength, at);
         if (kernels[k].contains(key::kRowBlock))
           kernel.rowBlock = reader.integer(kernels[k], key::kRowBlock, at);
+        if (kernels[k].contains(key::kDropouts))
+          kernel.dropouts = reader.integer(kernels[k], key::kDropouts, at);
         for (const json &name :
              reader.array(kernels[k], key::kOperandDtypes, at))
           kernel.operandTypes.push_back(reader.dtypeNamed(
@@ -618,6 +621,13 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                                               " is not a row length of " +
                                               std::to_string(kernel.elements) +
                                               " rows");
+        else if (kernel.dropouts < 0 ||
+                 (kernel.dropouts > 0 &&
+                  (kernel.rowLength > 0 || operands + 1 > 32)))
+          reader.fail(at + ".dropouts",
+                      std::to_string(kernel.dropouts) +
+                          " is not a count of dropouts of an elementwise "
+                          "kernel with room for their parameter blocks");
         else if (kernel.rowBlock < 0 || kernel.rowBlock > (int64_t(1) << 20) ||
                  (kernel.rowBlock > 0 && kernel.rowLength == 0))
           reader.fail(at + ".row_block",
@@ -1003,6 +1013,8 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
           kernels.back()[key::kRowLength] = kernel.rowLength;
         if (kernel.rowBlock)
           kernels.back()[key::kRowBlock] = kernel.rowBlock;
+        if (kernel.dropouts)
+          kernels.back()[key::kDropouts] = kernel.dropouts;
       }
       entry[key::kGenerated] = std::move(kernels);
       entry[key::kKernelSource] = program.kernelSource;

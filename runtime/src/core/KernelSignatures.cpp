@@ -464,6 +464,34 @@ Status checkGenerated(const Command &command,
           "' takes " + std::to_string(kernel.operandExtents[k]) + " " +
           dtypeName(kernel.operandTypes[k]) + " elements");
   }
+  // Each dropout's parameters: what an unfused dropout command carries,
+  // and the [batch, seq local, inner] extents its mask index needs.
+  for (int64_t d = 0; d < kernel.dropouts; ++d) {
+    std::string prefix = "dropout" + std::to_string(d) + "_";
+    for (const char *name : {"probability", "rng_stream", "seq_local", "inner"})
+      if (!command.has(prefix + name))
+        return Status::error("generated kernel '" + kernel.name + "' has " +
+                             std::to_string(kernel.dropouts) +
+                             " dropouts, but attribute '" + prefix + name +
+                             "' is missing");
+    double p = command.get(prefix + "probability", 0);
+    double seqLocal = command.get(prefix + "seq_local", 0);
+    double inner = command.get(prefix + "inner", 0);
+    double seqTotal = command.get(prefix + "rng_seq_total", 0);
+    if (!(p >= 0 && p <= 1))
+      return Status::error("attribute '" + prefix + "probability' is " +
+                           std::to_string(p) + ", not in [0, 1]");
+    if (!(seqLocal >= 1 && inner >= 1) ||
+        std::fmod(double(kernel.elements), seqLocal * inner) != 0 ||
+        (seqTotal != 0 && seqTotal < seqLocal))
+      return Status::error(
+          "attributes '" + prefix + "seq_local' (" +
+          std::to_string(int64_t(seqLocal)) + "), '" + prefix + "inner' (" +
+          std::to_string(int64_t(inner)) + ") and '" + prefix +
+          "rng_seq_total' do not describe the " +
+          std::to_string(kernel.elements) + " elements of generated kernel '" +
+          kernel.name + "'");
+  }
   return Status::ok();
 }
 

@@ -442,10 +442,13 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     // Operands in the generated kernel's order, elements split over the
     // pool (a few pages each, so small kernels stay on one thread).
     size_t index = size_t(command.get("generated", 0));
-    GeneratedKernelArgs args = generatedKernelArgs(
-        command, [&](int64_t buffer) { return data(buffer); });
-    GeneratedKernelFn function = generated->function(index);
     const GeneratedKernel &kernel = prog->generatedKernels[index];
+    std::vector<uint64_t> dropoutParams =
+        fusedDropoutParams(command, kernel.dropouts, seed, step);
+    GeneratedKernelArgs args = generatedKernelArgs(
+        command, [&](int64_t buffer) { return data(buffer); },
+        dropoutParams.empty() ? nullptr : dropoutParams.data());
+    GeneratedKernelFn function = generated->function(index);
     int64_t grain =
         std::max<int64_t>(1, 32768 / std::max<int64_t>(1, kernel.rowLength));
     if (kernel.rowBlock > 0) {

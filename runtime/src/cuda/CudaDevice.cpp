@@ -56,7 +56,8 @@ public:
       cublasDestroy(cublas);
     for (void *allocation :
          {static_cast<void *>(arena), static_cast<void *>(scratch),
-          static_cast<void *>(flag), static_cast<void *>(staging)})
+          static_cast<void *>(flag), static_cast<void *>(staging),
+          static_cast<void *>(dropoutBlocks)})
       if (allocation)
         cudaFree(allocation);
     if (stream)
@@ -144,6 +145,9 @@ private:
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cublasMath_t mathMode = CUBLAS_PEDANTIC_MATH;
+  /// The parameter blocks of a generated kernel's dropouts (the most any
+  /// command needs; commands run one after another on the stream).
+  uint64_t *dropoutBlocks = nullptr;
   uint8_t *arena = nullptr;
   uint8_t *scratch = nullptr;
   int *flag = nullptr;
@@ -405,7 +409,8 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
   }
   for (void **allocation :
        {reinterpret_cast<void **>(&arena), reinterpret_cast<void **>(&scratch),
-        reinterpret_cast<void **>(&flag), reinterpret_cast<void **>(&staging)})
+        reinterpret_cast<void **>(&flag), reinterpret_cast<void **>(&staging),
+        reinterpret_cast<void **>(&dropoutBlocks)})
     if (*allocation) {
       cudaFree(*allocation);
       *allocation = nullptr;
@@ -430,6 +435,14 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     MTRT_RETURN_IF_ERROR(checkCuda(
         cudaMalloc(reinterpret_cast<void **>(&staging), size_t(stagingNeeded)),
         "allocating fp32 copies of 16-bit operands"));
+  int64_t dropouts = 0;
+  for (const GeneratedKernel &kernel : program.generatedKernels)
+    dropouts = std::max(dropouts, kernel.dropouts);
+  if (dropouts > 0)
+    MTRT_RETURN_IF_ERROR(checkCuda(
+        cudaMalloc(reinterpret_cast<void **>(&dropoutBlocks),
+                   size_t(dropouts) * kFusedDropoutWords * sizeof(uint64_t)),
+        "allocating the dropouts' parameter blocks"));
   measuredPeak = 0;
   return Status::ok();
 }
@@ -626,8 +639,20 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
   switch (id) {
   case KernelId::fused: {
     size_t index = size_t(command.get("generated", 0));
+    const GeneratedKernel &kernel = prog->generatedKernels[index];
+    // The dropouts' parameter blocks, uploaded on the stream before the
+    // launch (from pageable memory: the copy is staged before it returns).
+    std::vector<uint64_t> params =
+        fusedDropoutParams(command, kernel.dropouts, seed, step);
+    if (!params.empty())
+      MTRT_RETURN_IF_ERROR(
+          checkCuda(cudaMemcpyAsync(dropoutBlocks, params.data(),
+                                    params.size() * sizeof(uint64_t),
+                                    cudaMemcpyHostToDevice, stream),
+                    "uploading the dropouts' parameters"));
     GeneratedKernelArgs args = generatedKernelArgs(
-        command, [&](int64_t buffer) { return address(buffer); });
+        command, [&](int64_t buffer) { return address(buffer); },
+        params.empty() ? nullptr : dropoutBlocks);
     error =
         launchers[index](&args, prog->generatedKernels[index].elements, stream);
     break;

@@ -1665,6 +1665,22 @@ func.func @negative_norm_fusion_rows(%x: tensor<4x8xf32>, %b: tensor<4xf32>, %w:
 
 // -----
 
+// A fused dropout draws its mask by the element's index: not in a norm's
+// row fusion, whose loops index rows.
+
+func.func @negative_norm_fusion_dropout(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = mt.fusion ins(%x, %w : tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%xa: tensor<4x8xf32>, %wa: tensor<8xf32>):
+    // expected-error @+1 {{'mt.dropout' op cannot join a row fusion of a norm: a fused dropout draws its mask by the element's index, which only an elementwise fusion's loop has}}
+    %h = mt.dropout %xa {probability = 1.0e-01 : f64, rng_stream = 0 : i64} : tensor<4x8xf32>
+    %y = mt.rms_norm %h, %wa : tensor<4x8xf32>, tensor<8xf32>
+    mt.yield %y : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
 // Only elementwise ops compute a norm's input inside the region.
 
 func.func @negative_norm_fusion_matmul(%x: tensor<4x8xf32>, %m: tensor<8x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
