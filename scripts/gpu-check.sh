@@ -113,7 +113,7 @@ PY
 # side (each compiles its generated kernels with nvcc first); their times
 # are not measured here.
 checks=("tiny 10 1e-5" "tiny-dropout 10 1e-5" "gpt2-2layer 10 1e-5"
-  "gpt2-124m 5 1e-5" "llama-gqa 10 1e-5" "llama31 10 1e-5"
+  "gpt2-124m 10 1e-5" "llama-gqa 10 1e-5" "llama31 10 1e-5"
   "tiny-unfused 10 1e-5" "tiny-bf16 10 1e-2")
 pids=()
 for check in "${checks[@]}"; do
@@ -139,6 +139,23 @@ fp32, bf16 = sum(tail(sys.argv[1])) / 20, sum(tail(sys.argv[2])) / 20
 ok = abs(bf16 - fp32) / fp32 <= 0.02  # False for a NaN
 print("- bf16 vs fp32 on CUDA, 200 steps: last-20 mean loss %.4f vs %.4f (%s)"
       % (bf16, fp32, "ok" if ok else "FAILS 2%"))
+sys.exit(0 if ok else 1)
+PY
+
+# --tf32: fp32 GEMMs on the TF32 tensor cores (10 mantissa bits), against
+# the CPU backend's fp32 losses (gpt2-2layer's, above): within 1e-2.
+limited 120 "$run" "$bundle/artifacts/gpt2-2layer.mtx" --steps 10 --device cuda --tf32 \
+  --quiet --log "$out/gpt2-2layer-tf32.jsonl" >"$out/gpt2-2layer-tf32.txt" 2>&1 &&
+  python3 - "$out/gpt2-2layer-cpu.jsonl" "$out/gpt2-2layer-tf32.jsonl" >>"$summary" <<'PY' || status=1
+import json, sys
+cpu = [json.loads(l)["loss"] for l in open(sys.argv[1])]
+tf32 = [json.loads(l)["loss"] for l in open(sys.argv[2])]
+worst = max(abs(a - b) / a if b is not None else float("inf")
+            for a, b in zip(cpu, tf32))
+ok = worst <= 1e-2 and len(cpu) == len(tf32)
+print("- gpt2-2layer --tf32 on CUDA against fp32 on the CPU: worst loss "
+      "difference %.2e relative over %d steps (%s)"
+      % (worst, len(tf32), "ok" if ok else "FAILS 1e-2"))
 sys.exit(0 if ok else 1)
 PY
 

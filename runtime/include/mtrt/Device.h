@@ -113,6 +113,9 @@ protected:
 struct DeviceOptions {
   /// Host threads per rank (the CPU backend's pool); 0: the default.
   int hostThreads = 0;
+  /// fp32 GEMMs may round their inputs to TF32 (the CUDA backend's tensor
+  /// cores; --tf32). A backend without TF32 refuses it.
+  bool tf32 = false;
 };
 
 /// A matmul command's GEMMs: C [batch..., m, n] = op(A) op(B) with op a

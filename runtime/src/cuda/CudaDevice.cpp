@@ -50,7 +50,7 @@ using GeneratedLauncher = cudaError_t (*)(const GeneratedKernelArgs *args,
 
 class CudaDevice final : public Device {
 public:
-  explicit CudaDevice(int ordinal) : ordinal(ordinal) {}
+  CudaDevice(int ordinal, bool tf32) : ordinal(ordinal), tf32(tf32) {}
   ~CudaDevice() override {
     if (cublas)
       cublasDestroy(cublas);
@@ -123,7 +123,8 @@ private:
   /// its fp32 GEMM's.
   bool halfGemm(const Command &command, KernelId id) const;
   /// Selects cuBLAS's math mode for the next GEMM: pedantic for fp32 (no
-  /// TF32), the default for 16-bit operands (tensor cores).
+  /// TF32; TF32 tensor cores with --tf32), the default for 16-bit operands
+  /// (tensor cores).
   Status useMathMode(cublasMath_t mode);
   /// The bytes of fp32 copies `command` needs.
   int64_t stagingBytes(const Command &command) const;
@@ -135,6 +136,8 @@ private:
   Status unstageOutputs(const Command &command);
 
   int ordinal;
+  /// --tf32: fp32 GEMMs on the tensor cores, inputs rounded to TF32.
+  bool tf32;
 
   std::vector<const KernelInfo *> resolved;
   std::vector<GeneratedLauncher> launchers;
@@ -402,7 +405,7 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     MTRT_RETURN_IF_ERROR(checkCublas(cublasCreate(&cublas), "cublasCreate"));
     MTRT_RETURN_IF_ERROR(
         checkCublas(cublasSetStream(cublas, stream), "cublasSetStream"));
-    // fp32 GEMMs in fp32: no TF32 unless asked (--tf32 is not built yet).
+    // fp32 GEMMs in fp32: no TF32 unless asked (--tf32).
     MTRT_RETURN_IF_ERROR(checkCublas(
         cublasSetMathMode(cublas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode"));
     mathMode = CUBLAS_PEDANTIC_MATH;
@@ -580,7 +583,8 @@ Status CudaDevice::gemm(const Command &command) {
                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                        "cublasGemmStridedBatchedEx");
   }
-  MTRT_RETURN_IF_ERROR(useMathMode(CUBLAS_PEDANTIC_MATH));
+  MTRT_RETURN_IF_ERROR(
+      useMathMode(tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
   const float *pa = f32(command.ins[0]), *pb = f32(command.ins[1]);
   float *pc = f32(command.outs[0]);
   if (broadcast && !ta) // [batch..., m, k] x [k, n]: the batch joins the rows
@@ -976,7 +980,7 @@ Status mtrt::createCudaDevice(const DeviceOptions &options,
       local = std::atoi(value);
       break;
     }
-  device = std::make_unique<CudaDevice>(local % count);
+  device = std::make_unique<CudaDevice>(local % count, options.tf32);
   return Status::ok();
 }
 
@@ -989,11 +993,10 @@ mtrt_cuda_backend_visible_devices() {
 }
 
 extern "C" __attribute__((visibility("default"))) mtrt::Device *
-mtrt_cuda_backend_create(int hostThreads, std::string *error) {
-  mtrt::DeviceOptions options;
-  options.hostThreads = hostThreads;
+mtrt_cuda_backend_create(const mtrt::DeviceOptions *options,
+                         std::string *error) {
   std::unique_ptr<mtrt::Device> device;
-  if (mtrt::Status status = mtrt::createCudaDevice(options, device); !status) {
+  if (mtrt::Status status = mtrt::createCudaDevice(*options, device); !status) {
     *error = status.message();
     return nullptr;
   }

@@ -23,7 +23,7 @@ namespace {
 /// or MEGATRON_CUDA_BACKEND), loaded once, on first use.
 struct CudaPlugin {
   int (*visibleDevices)() = nullptr;
-  Device *(*create)(int hostThreads, std::string *error) = nullptr;
+  Device *(*create)(const DeviceOptions *options, std::string *error) = nullptr;
   std::string error;
 };
 
@@ -63,8 +63,9 @@ const CudaPlugin &cudaPlugin() {
     }
     loaded.visibleDevices = reinterpret_cast<int (*)()>(
         dlsym(handle, "mtrt_cuda_backend_visible_devices"));
-    loaded.create = reinterpret_cast<Device *(*)(int, std::string *)>(
-        dlsym(handle, "mtrt_cuda_backend_create"));
+    loaded.create =
+        reinterpret_cast<Device *(*)(const DeviceOptions *, std::string *)>(
+            dlsym(handle, "mtrt_cuda_backend_create"));
     if (!loaded.visibleDevices || !loaded.create)
       loaded.error = path + " is not the CUDA backend (its entry points "
                             "are missing)";
@@ -99,6 +100,10 @@ std::string mtrt::defaultBackend() {
 Status mtrt::createDevice(const std::string &name, const DeviceOptions &options,
                           std::unique_ptr<Device> &device) {
   if (name == "cpu") {
+    if (options.tf32)
+      return Status::error("--tf32: the cpu backend has no TF32 GEMMs (its "
+                           "fp32 GEMMs are OpenBLAS's); it applies to "
+                           "--device cuda");
     device = std::make_unique<CpuDevice>(options.hostThreads);
     return Status::ok();
   }
@@ -111,7 +116,7 @@ Status mtrt::createDevice(const std::string &name, const DeviceOptions &options,
     if (!plugin.error.empty())
       return Status::error("--device cuda: " + plugin.error);
     std::string error;
-    Device *created = plugin.create(options.hostThreads, &error);
+    Device *created = plugin.create(&options, &error);
     if (!created)
       return Status::error(error);
     device.reset(created);

@@ -115,6 +115,9 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --device cpu|cuda            the backend that runs the program (default:
                                cuda where this build has it and a GPU is
                                visible, else cpu; this build: cpu only)
+  --tf32                       let the CUDA backend's fp32 GEMMs round their
+                               inputs to TF32 on the tensor cores (default:
+                               off, fp32 GEMMs in fp32; not for --device cpu)
   --profile                    after training, print rank 0's time per
                                kernel per step (the first step, a warm-up,
                                left out), with calls, share, achieved
@@ -283,6 +286,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.profile = true;
       continue;
     }
+    if (arg == "--tf32") {
+      options.tf32 = true;
+      continue;
+    }
     if (arg == "--bf16" || arg == "--fp16") {
       std::string precision = arg.substr(2);
       if (!options.precision.empty() && options.precision != precision)
@@ -290,8 +297,8 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.precision = precision;
       continue;
     }
-    for (const char *flag :
-         {"--quiet", "--profile", "--bf16", "--fp16", "--memory-report"})
+    for (const char *flag : {"--quiet", "--profile", "--bf16", "--fp16",
+                             "--memory-report", "--tf32"})
       if (arg.rfind(std::string(flag) + "=", 0) == 0)
         return Status::error(std::string("flag ") + flag + " takes no value");
     if (arg.size() > 1 && arg[0] == '-' && arg.rfind("--", 0) != 0)

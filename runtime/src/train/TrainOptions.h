@@ -41,6 +41,8 @@ struct Options {
   std::string trace;
   /// --profile: print the time per kernel, with GFLOP/s and GB/s.
   bool profile = false;
+  /// --tf32: the CUDA backend's fp32 GEMMs may round their inputs to TF32.
+  bool tf32 = false;
   /// --threads: threads per rank (-1: the cores over the ranks on the node).
   int64_t threads = -1;
   /// --device: the backend ("": the default, mtrt::defaultBackend()).

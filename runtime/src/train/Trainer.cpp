@@ -119,6 +119,7 @@ public:
     DeviceOptions deviceOptions;
     deviceOptions.hostThreads =
         int(options.threads > 0 ? options.threads : defaultThreads());
+    deviceOptions.tf32 = options.tf32;
     std::string backend =
         options.device.empty() ? defaultBackend() : options.device;
     MTRT_RETURN_IF_ERROR(createDevice(backend, deviceOptions, device));
