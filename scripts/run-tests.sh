@@ -17,7 +17,8 @@ trap 'rm -f "$log"' EXIT
 status=0
 /usr/lib/llvm-22/bin/lit -sv "$build/test" 2>&1 | tee "$log" || status=$?
 
-count() { sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$log" | tail -n 1; }
+# lit pads its labels to the longest one printed ("  Passed     : 81").
+count() { sed -n "s/^ *$1 *: *\([0-9]*\).*/\1/p" "$log" | tail -n 1; }
 passed="$(count Passed)"; passed="${passed:-0}"
 failed=0
 for kind in Failed Unresolved "Timed Out" "Unexpectedly Passed"; do
