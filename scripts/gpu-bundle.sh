@@ -48,8 +48,23 @@ compile tiny-bf16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=bf16
 compile llama-gqa "$root/test/integration/Inputs/llama-2layer-gqa.json" 2 8 ""
 compile llama31 "$root/test/integration/Inputs/llama31-2layer.json" 2 8 ""
 compile tiny-unfused "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "fuse=false"
-# The bench's shape (issue 12): bf16, 8 x 1024, against PyTorch there.
-compile gpt2-124m-bf16-1024 "$root/examples/gpt2/gpt2.json" 8 1024 "precision=bf16"
+# Issue 12's bench, against PyTorch there: GPT-2 124M, 350M and a 1.3B
+# config (width 2048, 24 layers), bf16, 8 x 1024, dropout 0 (as PyTorch's).
+configs="$(mktemp -d)"
+python3 - "$root/examples/gpt2/gpt2.json" "$configs" <<'PY'
+import json, sys
+base = json.load(open(sys.argv[1]))
+for name, (width, layers, heads) in {"124m": (768, 12, 12),
+                                     "350m": (1024, 24, 16),
+                                     "1.3b": (2048, 24, 16)}.items():
+    config = dict(base, n_embd=width, n_layer=layers, n_head=heads,
+                  embd_pdrop=0.0, attn_pdrop=0.0, resid_pdrop=0.0)
+    json.dump(config, open("%s/gpt2-%s.json" % (sys.argv[2], name), "w"))
+PY
+for model in 124m 350m 1.3b; do
+  compile "bench-$model" "$configs/gpt2-$model.json" 8 1024 "precision=bf16"
+done
+rm -rf "$configs"
 cp "$root/bench/gpu_torch_baseline.py" "$bundle/"
 cp "$root/scripts/gpu-check.sh" "$bundle/check.sh"
 du -sh "$bundle"

@@ -28,7 +28,7 @@ export MEGATRON_NVCC="$nvcc_path"
 export MEGATRON_CUDA_BACKEND="$bundle/lib/libmtrt_cuda_backend.so"
 export MEGATRON_KERNEL_CACHE="$out/kernel-cache"
 finish() {
-  cp "$summary" "$out"/*-profile.txt "$out"/gpt2-124m-bf16-1024.txt \
+  cp "$summary" "$out"/*-profile.txt "$out"/megatron-*.txt \
     "$out/nvidia-smi.txt" "$final/" 2>/dev/null
   tar -czf "$final/logs.tar.gz" -C "$out" --exclude kernel-cache . 2>/dev/null
 }
@@ -160,14 +160,17 @@ sys.exit(0 if ok else 1)
 PY
 
 # Where a step's time goes, alone on the GPU: GPT-2 124M (4 x 128, fp32),
-# then the bench's shape (bf16, 8 x 1024) against PyTorch on the same GPU.
-# These stop at a deadline (MEGATRON_GPU_CHECK_SECONDS, default 420 s from
-# the start) so that everything above comes back.
+# then issue 12's bench: GPT-2 124M, 350M and a 1.3B config (width 2048,
+# 24 layers), bf16, 8 x 1024, dropout 0, megatron-run against PyTorch on
+# the same GPU (eager, then torch.compile), model by model. These stop at
+# a deadline (MEGATRON_GPU_CHECK_SECONDS, default 420 s from the start) so
+# that everything above comes back; MEGATRON_GPU_CHECK_TORCH=0 leaves
+# PyTorch out, MEGATRON_GPU_CHECK_MODELS picks the models.
 deadline="${MEGATRON_GPU_CHECK_SECONDS:-420}"
 left() { echo $((deadline - SECONDS)); }
 {
   echo
-  echo "## Step time (orientation; one GPU, nothing beside it)"
+  echo "## Step time (one GPU, nothing beside it)"
   echo
 } >>"$summary"
 timed() { # label seconds command...: runs it if time is left, logs its tail
@@ -183,42 +186,61 @@ timed() { # label seconds command...: runs it if time is left, logs its tail
 }
 timed gpt2-124m-profile 90 "$run" "$bundle/artifacts/gpt2-124m.mtx" --steps 6 \
   --device cuda --profile --log "$out/gpt2-124m-profile.jsonl"
-timed gpt2-124m-bf16-1024 120 "$run" "$bundle/artifacts/gpt2-124m-bf16-1024.mtx" \
-  --steps 4 --device cuda --profile --log "$out/gpt2-124m-bf16-1024.jsonl"
-# MEGATRON_GPU_CHECK_TORCH=0 leaves PyTorch's baseline out (about 100 s).
-if [ "${MEGATRON_GPU_CHECK_TORCH:-1}" != 0 ]; then
-  for mode in eager compile; do
-    timed "torch-124m-$mode" 150 python3 "$bundle/gpu_torch_baseline.py" \
-      --model 124m --mode "$mode" --batch 8 --seq 1024
-  done
-  for model in 350m 1.3b; do
-    timed "torch-$model-eager" 90 python3 "$bundle/gpu_torch_baseline.py" \
+for model in ${MEGATRON_GPU_CHECK_MODELS:-124m 350m 1.3b}; do
+  timed "megatron-$model" 150 "$run" "$bundle/artifacts/bench-$model.mtx" \
+    --steps 4 --device cuda --profile --log "$out/megatron-$model.jsonl"
+  if [ "${MEGATRON_GPU_CHECK_TORCH:-1}" != 0 ]; then
+    timed "torch-$model-eager" 120 python3 "$bundle/gpu_torch_baseline.py" \
       --model "$model" --mode eager --batch 8 --seq 1024
-  done
-fi
+    timed "torch-$model-compile" 180 python3 "$bundle/gpu_torch_baseline.py" \
+      --model "$model" --mode compile --batch 8 --seq 1024
+  fi
+done
 python3 - "$out" >>"$summary" <<'PY'
-import glob, json, os, statistics, sys
+import json, os, statistics, sys
 out = sys.argv[1]
-for name in ("gpt2-124m-profile", "gpt2-124m-bf16-1024"):
-    path = os.path.join(out, name + ".jsonl")
-    if not os.path.exists(path):
-        continue
+# (layers, width) of the bench's models, for megatron-run's MFU as
+# gpu_torch_baseline.py counts it: 6 N (non-embedding, tied head counted
+# once) + 12 layers seq width per token, against 989 TFLOP/s.
+models = {"124m": (12, 768), "350m": (24, 1024), "1.3b": (24, 2048)}
+vocab, seq, peak = 50257, 1024, 989e12
+def megatron(path):
     steps = [json.loads(l) for l in open(path) if l.strip()]
     steady = steps[1:] or steps
-    print("- megatron-run %s: %d steps, median step %.4f s, %.0f tokens/s, "
-          "peak bytes %s" % (name, len(steps),
-          statistics.median(s["step_time_s"] for s in steady),
-          statistics.median(s["tokens_per_s"] for s in steady),
-          steps[-1].get("peak_bytes")))
-for path in sorted(glob.glob(os.path.join(out, "torch-*.txt"))):
-    for line in open(path):
-        if line.startswith("{"):
-            r = json.loads(line)
-            print("- %s %s (%d x %d): %.0f tokens/s, MFU %.1f%%, peak %.2f GiB, "
-                  "loss %.3f -> %.3f" % (r["framework"], r["model"], r["batch"],
-                  r["seq"], r["tokens_per_s"], 100 * r["mfu"],
-                  r["peak_memory_bytes"] / 2**30, r["first_loss"],
-                  r["last_loss"]))
+    return (statistics.median(s["tokens_per_s"] for s in steady),
+            steps[-1].get("peak_bytes") or 0, len(steps))
+path = os.path.join(out, "gpt2-124m-profile.jsonl")
+if os.path.exists(path):
+    tokens, peak_bytes, n = megatron(path)
+    print("- megatron-run GPT-2 124M fp32 4 x 128: %.0f tokens/s (%d steps), "
+          "peak %d B" % (tokens, n, peak_bytes))
+print()
+print("| model | run | tokens/s | MFU | peak memory | megatron-run against it |")
+print("|---|---|---:|---:|---:|---:|")
+for model, (layers, width) in models.items():
+    params = layers * 12 * width * width + vocab * width
+    flops = 6 * params + 12 * layers * seq * width
+    rows = []
+    path = os.path.join(out, "megatron-%s.jsonl" % model)
+    mine = None
+    if os.path.exists(path):
+        mine, peak_bytes, n = megatron(path)
+        rows.append(("megatron-run bf16", mine, peak_bytes))
+    for mode in ("eager", "compile"):
+        path = os.path.join(out, "torch-%s-%s.txt" % (model, mode))
+        if not os.path.exists(path):
+            continue
+        for line in open(path):
+            if line.startswith("{"):
+                r = json.loads(line)
+                rows.append(("PyTorch " + mode, r["tokens_per_s"],
+                             r["peak_memory_bytes"]))
+    for name, tokens, peak_bytes in rows:
+        ratio = ("%.2f" % (mine / tokens)) if mine and name != \
+            "megatron-run bf16" else ""
+        print("| %s | %s | %.0f | %.1f%% | %.2f GiB | %s |" % (
+            model, name, tokens, 100 * tokens * flops / peak,
+            peak_bytes / 2**30, ratio))
 PY
 echo "- the check took $SECONDS s" >>"$summary"
 cat "$summary"
