@@ -1,6 +1,7 @@
 //===- Artifact.cpp - The compiled artifact megatron-run loads ------------===//
 
 #include "mtrt/Artifact.h"
+#include "mtrt/GeneratedKernelPrelude.h"
 
 #include "mtrt/ArenaLifetimes.h"
 #include "mtrt/Hash.h"
@@ -603,7 +604,8 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
           reader.fail(at + ".elements",
                       std::to_string(kernel.elements) +
                           " is not a positive element count below 2^56");
-        else if (operands != kernel.operandExtents.size() || operands > 32 ||
+        else if (operands != kernel.operandExtents.size() ||
+                 operands > size_t(kGeneratedKernelMaxOperands) ||
                  kernel.numOutputs < 1 ||
                  kernel.numOutputs >= int64_t(operands) + 1)
           reader.fail(at, std::to_string(operands) + " operand dtypes, " +
@@ -622,8 +624,10 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                                               std::to_string(kernel.elements) +
                                               " rows");
         else if (kernel.dropouts < 0 ||
+                 kernel.dropouts > kGeneratedKernelMaxOperands ||
                  (kernel.dropouts > 0 &&
-                  (kernel.rowLength > 0 || operands + 1 > 32)))
+                  (kernel.rowLength > 0 ||
+                   operands + 1 > size_t(kGeneratedKernelMaxOperands))))
           reader.fail(at + ".dropouts",
                       std::to_string(kernel.dropouts) +
                           " is not a count of dropouts of an elementwise "
@@ -711,6 +715,25 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       for (size_t k = 0; k < program.generatedKernels.size() && reader.ok();
            ++k) {
         const GeneratedKernel &kernel = program.generatedKernels[k];
+        // A kernel reads one parameter block per dropout it draws: as many
+        // as the artifact states, or it would read past them.
+        std::string opening = "MT_KERNEL(" + kernel.name + ")";
+        if (size_t begin = program.kernelSource.find(opening);
+            begin != std::string::npos) {
+          size_t end = program.kernelSource.find("MT_KERNEL(", begin + 1);
+          std::string body = program.kernelSource.substr(
+              begin, end == std::string::npos ? end : end - begin);
+          int64_t draws = 0;
+          for (size_t at = body.find("mt_dropout("); at != std::string::npos;
+               at = body.find("mt_dropout(", at + 1))
+            ++draws;
+          if (draws != kernel.dropouts)
+            reader.fail(where + ".generated_kernels[" + std::to_string(k) +
+                            "].dropouts",
+                        std::to_string(kernel.dropouts) +
+                            ", but its source draws the masks of " +
+                            std::to_string(draws));
+        }
         std::string launcher = "MT_ROW_BLOCK_LAUNCHER(" + kernel.name + ", ";
         size_t at = program.kernelSource.find(launcher);
         if (at == std::string::npos)

@@ -465,7 +465,8 @@ Status checkGenerated(const Command &command,
           dtypeName(kernel.operandTypes[k]) + " elements");
   }
   // Each dropout's parameters: what an unfused dropout command carries,
-  // and the [batch, seq local, inner] extents its mask index needs.
+  // checked as the dropout kernel's are, and the [batch, seq local, inner]
+  // extents its mask index needs.
   for (int64_t d = 0; d < kernel.dropouts; ++d) {
     std::string prefix = "dropout" + std::to_string(d) + "_";
     for (const char *name : {"probability", "rng_stream", "seq_local", "inner"})
@@ -474,23 +475,37 @@ Status checkGenerated(const Command &command,
                              std::to_string(kernel.dropouts) +
                              " dropouts, but attribute '" + prefix + name +
                              "' is missing");
-    double p = command.get(prefix + "probability", 0);
-    double seqLocal = command.get(prefix + "seq_local", 0);
-    double inner = command.get(prefix + "inner", 0);
-    double seqTotal = command.get(prefix + "rng_seq_total", 0);
-    if (!(p >= 0 && p <= 1))
+    auto value = [&](const char *name) {
+      return command.get(prefix + name, 0.0);
+    };
+    auto whole = [&](const char *name, double low, double high) {
+      double v = value(name);
+      return v >= low && v <= high && v == std::floor(v);
+    };
+    double p = value("probability");
+    if (!(p >= 0 && p < 1))
       return Status::error("attribute '" + prefix + "probability' is " +
-                           std::to_string(p) + ", not in [0, 1]");
-    if (!(seqLocal >= 1 && inner >= 1) ||
-        std::fmod(double(kernel.elements), seqLocal * inner) != 0 ||
-        (seqTotal != 0 && seqTotal < seqLocal))
+                           std::to_string(p) + ", not in [0, 1)");
+    for (const char *name : {"rng_stream", "rng_offset", "rng_seq_offset"})
+      if (!whole(name, 0, double(uint64_t(1) << 53)) ||
+          (std::string(name) == "rng_stream" && value(name) > 4294967295.0))
+        return Status::error("attribute '" + prefix + name + "' is " +
+                             std::to_string(value(name)) +
+                             ", not a counter index");
+    double seqLocal = value("seq_local"), inner = value("inner");
+    if (!whole("seq_local", 1, 1e15) || !whole("inner", 1, 1e15) ||
+        std::fmod(double(kernel.elements), seqLocal * inner) != 0)
       return Status::error(
           "attributes '" + prefix + "seq_local' (" +
-          std::to_string(int64_t(seqLocal)) + "), '" + prefix + "inner' (" +
-          std::to_string(int64_t(inner)) + ") and '" + prefix +
-          "rng_seq_total' do not describe the " +
+          std::to_string(int64_t(seqLocal)) + ") and '" + prefix + "inner' (" +
+          std::to_string(int64_t(inner)) + ") do not describe the " +
           std::to_string(kernel.elements) + " elements of generated kernel '" +
           kernel.name + "'");
+    if (command.has(prefix + "rng_seq_total") &&
+        !(value("rng_seq_offset") + seqLocal <= value("rng_seq_total")))
+      return Status::error("the sequence slice of '" + prefix +
+                           "rng_seq_offset' lies outside '" + prefix +
+                           "rng_seq_total'");
   }
   return Status::ok();
 }

@@ -124,7 +124,7 @@ private:
   bool halfGemm(const Command &command, KernelId id) const;
   /// Selects cuBLAS's math mode for the next GEMM: pedantic for fp32 (no
   /// TF32; TF32 tensor cores with --tf32), the default for 16-bit operands
-  /// (tensor cores).
+  /// (tensor cores) without reduced-precision reductions.
   Status useMathMode(cublasMath_t mode);
   /// The bytes of fp32 copies `command` needs.
   int64_t stagingBytes(const Command &command) const;
@@ -138,6 +138,8 @@ private:
   int ordinal;
   /// --tf32: fp32 GEMMs on the tensor cores, inputs rounded to TF32.
   bool tf32;
+  /// The GPU's compute capability (major), read when a program is prepared.
+  int computeMajor = 0;
 
   std::vector<const KernelInfo *> resolved;
   std::vector<GeneratedLauncher> launchers;
@@ -359,6 +361,10 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     MTRT_RETURN_IF_ERROR(
         checkCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
                   "creating the compute stream"));
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(cudaDeviceGetAttribute(
+                    &computeMajor, cudaDevAttrComputeCapabilityMajor, ordinal),
+                "reading the GPU's compute capability"));
   resolved.clear();
   int64_t scratchNeeded = 0, stagingNeeded = 0;
   for (size_t i = 0; i < program.commands.size(); ++i) {
@@ -537,7 +543,9 @@ bool CudaDevice::halfGemm(const Command &command, KernelId id) const {
   if (id != KernelId::matmul || command.outs.empty())
     return false;
   DType type = prog->buffers[size_t(command.outs[0])].dtype;
-  if (!isHalf(type))
+  // bf16 GEMMs need Ampere (sm_80) or newer, fp16 ones Volta (sm_70); an
+  // older GPU multiplies fp32 copies.
+  if (!isHalf(type) || computeMajor < (type == DType::BF16 ? 8 : 7))
     return false;
   return std::all_of(command.ins.begin(), command.ins.end(), [&](int64_t in) {
     return prog->buffers[size_t(in)].dtype == type;
@@ -563,7 +571,11 @@ Status CudaDevice::gemm(const Command &command) {
   cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (halfGemm(command, KernelId::matmul)) {
-    MTRT_RETURN_IF_ERROR(useMathMode(CUBLAS_DEFAULT_MATH));
+    // No reduction in the output's precision (split-K partial sums in
+    // bf16 would round more than once).
+    MTRT_RETURN_IF_ERROR(useMathMode(
+        cublasMath_t(CUBLAS_DEFAULT_MATH |
+                     CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
     cudaDataType type =
         prog->buffers[size_t(command.outs[0])].dtype == DType::BF16
             ? CUDA_R_16BF
@@ -993,8 +1005,8 @@ mtrt_cuda_backend_visible_devices() {
 }
 
 extern "C" __attribute__((visibility("default"))) mtrt::Device *
-mtrt_cuda_backend_create(const mtrt::DeviceOptions *options,
-                         std::string *error) {
+mtrt_cuda_backend_create_with_options(const mtrt::DeviceOptions *options,
+                                      std::string *error) {
   std::unique_ptr<mtrt::Device> device;
   if (mtrt::Status status = mtrt::createCudaDevice(*options, device); !status) {
     *error = status.message();

@@ -155,7 +155,12 @@ MTK_HD void dropoutItem(int64_t i, const float *x, float *y, DropoutKey key,
     index = key.offset +
             uint64_t((b * seqTotal + seqOffset + t) * inner + i % inner);
   }
-  y[i] = key.p <= 0.0 ? x[i] : float(double(x[i]) * keepFactor(key, index));
+  // A dropped element is 0 whatever its value (inf and NaN included), as
+  // the CPU backend's and the generated kernels' dropouts write it.
+  double factor = key.p <= 0.0 ? 1.0 : keepFactor(key, index);
+  y[i] = key.p <= 0.0    ? x[i]
+         : factor == 0.0 ? 0.0f
+                         : float(double(x[i]) * factor);
 }
 
 /// Attention dropout: probability (bh, i, j) of a rank holding heads

@@ -329,7 +329,9 @@ template <typename F> cudaError_t withLanes(int64_t headDim, F f) {
 }
 
 /// The grid for `pairs` (batch x heads) pairs of `seq` rows, R rows a
-/// block: x the pair, y the block of rows (see rowBlock).
+/// block: x the pair, y the block of rows (the forward and query passes
+/// take the last rows first, lastBlocksFirst; the key pass's longest
+/// blocks, the first keys, come first as they are).
 template <int L> dim3 gridFor(int64_t pairs, int64_t seq) {
   constexpr int R = kThreads / L;
   return dim3(unsigned(pairs), unsigned((seq + R - 1) / R));

@@ -65,7 +65,7 @@ const CudaPlugin &cudaPlugin() {
         dlsym(handle, "mtrt_cuda_backend_visible_devices"));
     loaded.create =
         reinterpret_cast<Device *(*)(const DeviceOptions *, std::string *)>(
-            dlsym(handle, "mtrt_cuda_backend_create"));
+            dlsym(handle, "mtrt_cuda_backend_create_with_options"));
     if (!loaded.visibleDevices || !loaded.create)
       loaded.error = path + " is not the CUDA backend (its entry points "
                             "are missing)";
