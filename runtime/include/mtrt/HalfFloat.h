@@ -7,12 +7,15 @@
 // match `torch.Tensor.to(torch.bfloat16 / torch.float16)` bit for bit, so
 // the CPU backend rounds exactly where a GPU storing 16-bit results would.
 //
-// Header-only and plain C++17.
+// Header-only and plain C++17; the CUDA backend's device code uses the same
+// functions (MTRT_HOST_DEVICE).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MTRT_HALFFLOAT_H
 #define MTRT_HALFFLOAT_H
+
+#include "mtrt/HostDevice.h"
 
 #include <cmath>
 #include <cstdint>
@@ -20,20 +23,20 @@
 
 namespace mtrt {
 
-inline uint32_t floatBits(float value) {
+MTRT_HOST_DEVICE uint32_t floatBits(float value) {
   uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
+  memcpy(&bits, &value, sizeof(bits));
   return bits;
 }
 
-inline float bitsFloat(uint32_t bits) {
+MTRT_HOST_DEVICE float bitsFloat(uint32_t bits) {
   float value;
-  std::memcpy(&value, &bits, sizeof(value));
+  memcpy(&value, &bits, sizeof(value));
   return value;
 }
 
 /// f32 -> bf16, round to nearest even; a NaN stays a (quiet) NaN.
-inline uint16_t floatToBFloat16(float value) {
+MTRT_HOST_DEVICE uint16_t floatToBFloat16(float value) {
   uint32_t bits = floatBits(value);
   if ((bits & 0x7fffffffu) > 0x7f800000u)
     return uint16_t((bits >> 16) | 0x40u);
@@ -41,13 +44,13 @@ inline uint16_t floatToBFloat16(float value) {
   return uint16_t(bits >> 16);
 }
 
-inline float bfloat16ToFloat(uint16_t value) {
+MTRT_HOST_DEVICE float bfloat16ToFloat(uint16_t value) {
   return bitsFloat(uint32_t(value) << 16);
 }
 
 /// f32 -> IEEE half, round to nearest even: magnitudes from 65520 on become
 /// infinity, those below 2^-14 subnormals.
-inline uint16_t floatToHalf(float value) {
+MTRT_HOST_DEVICE uint16_t floatToHalf(float value) {
   uint32_t bits = floatBits(value);
   uint16_t sign = uint16_t((bits >> 16) & 0x8000u);
   uint32_t magnitude = bits & 0x7fffffffu;
@@ -56,17 +59,17 @@ inline uint16_t floatToHalf(float value) {
   if (magnitude >= 0x477ff000u) // 65520: halfway above the largest half
     return sign | 0x7c00u;
   if (magnitude < 0x38800000u) // below 2^-14: a multiple of 2^-24
-    return sign | uint16_t(std::nearbyint(bitsFloat(magnitude) * 16777216.0f));
+    return sign | uint16_t(nearbyintf(bitsFloat(magnitude) * 16777216.0f));
   // Rebias the exponent (127 -> 15) and round 23 mantissa bits to 10.
   magnitude += 0xc8000fffu + ((magnitude >> 13) & 1u);
   return sign | uint16_t(magnitude >> 13);
 }
 
-inline float halfToFloat(uint16_t value) {
+MTRT_HOST_DEVICE float halfToFloat(uint16_t value) {
   uint32_t sign = uint32_t(value & 0x8000u) << 16;
   uint32_t exponent = (value >> 10) & 0x1fu, mantissa = value & 0x3ffu;
   if (exponent == 0) {
-    float magnitude = std::ldexp(float(mantissa), -24);
+    float magnitude = ldexpf(float(mantissa), -24);
     return bitsFloat(sign | floatBits(magnitude));
   }
   if (exponent == 31)

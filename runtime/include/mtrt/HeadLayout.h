@@ -18,11 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#ifdef __CUDACC__
-#define MTRT_HOST_DEVICE __host__ __device__ inline
-#else
-#define MTRT_HOST_DEVICE inline
-#endif
+#include "mtrt/HostDevice.h"
 
 namespace mtrt {
 

@@ -20,6 +20,7 @@
 #ifndef MTRT_CUDA_DEVICEKERNELS_H
 #define MTRT_CUDA_DEVICEKERNELS_H
 
+#include "mtrt/HalfFloat.h"
 #include "mtrt/HeadLayout.h"
 
 #include <cmath>
@@ -43,61 +44,16 @@ constexpr int kMaxHeadDim = 256;
 MTK_HD bool finite(double x) { return x == x && x - x == 0.0; }
 
 //===----------------------------------------------------------------------===//
-// 16-bit storage: the rounding of mtrt/HalfFloat.h, for device code
+// 16-bit storage: mtrt/HalfFloat.h's rounding, compiled for the device too
 //===----------------------------------------------------------------------===//
-
-MTK_HD uint32_t floatBits(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
-MTK_HD float bitsFloat(uint32_t bits) {
-  float value;
-  memcpy(&value, &bits, sizeof(value));
-  return value;
-}
-
-/// f32 -> bf16 (bf16 true) or IEEE half, round to nearest even, NaN kept.
-MTK_HD uint16_t narrowTo16(float value, bool bf16) {
-  uint32_t bits = floatBits(value);
-  if (bf16) {
-    if ((bits & 0x7fffffffu) > 0x7f800000u)
-      return uint16_t((bits >> 16) | 0x40u);
-    bits += 0x7fffu + ((bits >> 16) & 1u);
-    return uint16_t(bits >> 16);
-  }
-  uint16_t sign = uint16_t((bits >> 16) & 0x8000u);
-  uint32_t magnitude = bits & 0x7fffffffu;
-  if (magnitude >= 0x7f800000u)
-    return sign | (magnitude > 0x7f800000u ? 0x7e00u : 0x7c00u);
-  if (magnitude >= 0x477ff000u)
-    return sign | 0x7c00u;
-  if (magnitude < 0x38800000u)
-    return sign | uint16_t(nearbyintf(bitsFloat(magnitude) * 16777216.0f));
-  magnitude += 0xc8000fffu + ((magnitude >> 13) & 1u);
-  return sign | uint16_t(magnitude >> 13);
-}
-
-MTK_HD float widenFrom16(uint16_t value, bool bf16) {
-  if (bf16)
-    return bitsFloat(uint32_t(value) << 16);
-  uint32_t sign = uint32_t(value & 0x8000u) << 16;
-  uint32_t exponent = (value >> 10) & 0x1fu, mantissa = value & 0x3ffu;
-  if (exponent == 0)
-    return bitsFloat(sign | floatBits(ldexpf(float(mantissa), -24)));
-  if (exponent == 31)
-    return bitsFloat(sign | 0x7f800000u | (mantissa << 13));
-  return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
 
 /// Element i of a 16-bit buffer widened into f32 (narrow: the other way).
 MTK_HD void convertItem(int64_t i, uint16_t *half, float *wide, bool bf16,
                         bool narrow) {
   if (narrow)
-    half[i] = narrowTo16(wide[i], bf16);
+    half[i] = bf16 ? floatToBFloat16(wide[i]) : floatToHalf(wide[i]);
   else
-    wide[i] = widenFrom16(half[i], bf16);
+    wide[i] = bf16 ? bfloat16ToFloat(half[i]) : halfToFloat(half[i]);
 }
 
 //===----------------------------------------------------------------------===//
