@@ -1,6 +1,7 @@
 //===- TrainOptions.cpp - megatron-run's flags and checkpoints ------------===//
 
 #include "train/TrainOptions.h"
+#include "train/Devices.h"
 
 #include "mtrt/CheckpointShards.h"
 
@@ -114,7 +115,7 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                node)
   --device cpu|cuda            the backend that runs the program (default:
                                cuda where this build has it and a GPU is
-                               visible, else cpu; this build: cpu only)
+                               visible, else cpu; this build: @BACKENDS@)
   --tf32                       let the CUDA backend's fp32 GEMMs round their
                                inputs to TF32 on the tensor cores (default:
                                off, fp32 GEMMs in fp32; not for --device cpu)
@@ -259,7 +260,12 @@ Status parseOptions(int argc, char **argv, Options &options) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      // The backends are this build's (the CUDA one where the toolkit was).
+      std::string usage = kUsage, backends;
+      for (const std::string &backend : builtBackends())
+        backends += (backends.empty() ? "" : ", ") + backend;
+      usage.replace(usage.find("@BACKENDS@"), 10, backends);
+      std::fputs(usage.c_str(), stdout);
       std::exit(0);
     }
     if (arg == "--quiet") {
