@@ -274,7 +274,15 @@ TEST_F(Prelude, FusedDropoutDrawsTheUnfusedMask) {
   const double p = 0.3;
   cpu::RngKey key{seed, step};
   for (bool split : {false, true}) {
-    Command command;
+    // A program of one fused command: a fill before it has no blocks.
+    RankProgram dropoutProgram;
+    dropoutProgram.generatedKernels.resize(1);
+    dropoutProgram.generatedKernels[0].dropouts = 1;
+    dropoutProgram.commands.resize(2);
+    dropoutProgram.commands[0].kernel = "fill";
+    Command &command = dropoutProgram.commands[1];
+    command.kernel = "fused";
+    command.params["generated"] = 0;
     command.params["dropout0_probability"] = p;
     command.params["dropout0_rng_stream"] = stream;
     command.params["dropout0_rng_offset"] = double(offset);
@@ -284,13 +292,17 @@ TEST_F(Prelude, FusedDropoutDrawsTheUnfusedMask) {
       command.params["dropout0_rng_seq_total"] = double(seqTotal);
       command.params["dropout0_rng_seq_offset"] = 4;
     }
-    std::vector<uint64_t> params = fusedDropoutParams(command, 1, seed, step);
-    ASSERT_EQ(params.size(), size_t(kFusedDropoutWords));
+    FusedDropoutBlocks blocks;
+    blocks.prepare(dropoutProgram);
+    blocks.setStep(seed, step);
+    ASSERT_EQ(blocks.all().size(), size_t(kFusedDropoutWords));
+    ASSERT_EQ(blocks.offset(0), -1);
+    ASSERT_EQ(blocks.offset(1), 0);
     std::vector<float> got(x.size()), want(x.size());
     GeneratedKernelArgs args{};
     args.p[0] = x.data();
     args.p[1] = got.data();
-    args.p[2] = params.data();
+    args.p[2] = const_cast<uint64_t *>(blocks.all().data());
     library->function(9)(&args, 0, n);
     // The CPU backend's unfused dropout (CpuDevice), row by row when split.
     for (int64_t b = 0; b < batch; ++b)

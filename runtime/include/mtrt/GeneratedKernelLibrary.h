@@ -95,23 +95,52 @@ GeneratedKernelArgs generatedKernelArgs(const Command &command, Address address,
   return args;
 }
 
-/// The parameter blocks of `dropouts` fused dropouts of `command` for the
-/// step keyed by (seed, step): kFusedDropoutWords words each, from the
-/// command's `dropout<k>_*` parameters (per-rank values resolved), as the
-/// unfused dropout kernel reads its own.
-inline std::vector<uint64_t> fusedDropoutParams(const Command &command,
-                                                int64_t dropouts, uint64_t seed,
-                                                uint64_t step) {
-  std::vector<uint64_t> words(size_t(dropouts) * kFusedDropoutWords);
-  for (int64_t d = 0; d < dropouts; ++d) {
-    uint64_t *block = words.data() + d * kFusedDropoutWords;
-    std::string prefix = "dropout" + std::to_string(d) + "_";
+/// The parameter blocks of a program's fused dropouts, kFusedDropoutWords
+/// words per dropout, laid out command after command. Everything but the
+/// seed and the step is resolved once, when the program is prepared, from
+/// each `fused` command's `dropout<k>_*` parameters (per-rank values
+/// resolved), as the unfused dropout kernel reads its own; a step writes
+/// only its seed and step (one upload per step on a GPU).
+class FusedDropoutBlocks {
+public:
+  void prepare(const RankProgram &program) {
+    words.clear();
+    offsets.assign(program.commands.size(), -1);
+    for (size_t i = 0; i < program.commands.size(); ++i) {
+      const Command &command = program.commands[i];
+      if (command.kernel != "fused")
+        continue;
+      int64_t dropouts =
+          program.generatedKernels[size_t(command.get("generated", 0))]
+              .dropouts;
+      if (dropouts > 0)
+        offsets[i] = int64_t(words.size());
+      for (int64_t d = 0; d < dropouts; ++d)
+        appendBlock(command, "dropout" + std::to_string(d) + "_");
+    }
+  }
+
+  /// Writes the step's key into every block.
+  void setStep(uint64_t seed, uint64_t step) {
+    for (size_t at = 0; at < words.size(); at += kFusedDropoutWords) {
+      words[at + kDropoutSeed] = seed;
+      words[at + kDropoutStep] = uint32_t(step);
+    }
+  }
+
+  /// Where command `index`'s blocks start in `all()`, or -1 (none).
+  int64_t offset(size_t index) const { return offsets[index]; }
+  const std::vector<uint64_t> &all() const { return words; }
+
+private:
+  void appendBlock(const Command &command, const std::string &prefix) {
+    size_t at = words.size();
+    words.resize(at + kFusedDropoutWords, 0);
+    uint64_t *block = words.data() + at;
     auto param = [&](const char *name) {
       return uint64_t(command.get(prefix + name, 0));
     };
     double p = command.get(prefix + "probability", 0.0);
-    block[kDropoutSeed] = seed;
-    block[kDropoutStep] = uint32_t(step);
     block[kDropoutStream] = uint32_t(param("rng_stream"));
     std::memcpy(&block[kDropoutProbability], &p, sizeof p);
     block[kDropoutOffset] = param("rng_offset");
@@ -120,8 +149,10 @@ inline std::vector<uint64_t> fusedDropoutParams(const Command &command,
     block[kDropoutSeqLocal] = param("seq_local");
     block[kDropoutInner] = param("inner");
   }
-  return words;
-}
+
+  std::vector<uint64_t> words;
+  std::vector<int64_t> offsets;
+};
 
 } // namespace mtrt
 

@@ -245,6 +245,7 @@ Status CpuDevice::prepareProgram(const RankProgram &program) {
   generated = std::make_unique<GeneratedKernelLibrary>();
   if (Status loaded = generated->load(program); !loaded)
     return Status::error("generated kernels: " + loaded.message());
+  dropoutBlocks.prepare(program);
   std::free(arena);
   size_t bytes = std::max<int64_t>(program.arenaBytes, 64);
   bytes = (bytes + 63) / 64 * 64;
@@ -391,6 +392,7 @@ Status CpuDevice::executeStep(uint64_t seed, uint64_t step) {
   MTRT_RETURN_IF_ERROR(checkPrepared("a step"));
   // The runtime filled the persistent buffers (parameters, state, inputs).
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
+  dropoutBlocks.setStep(seed, step);
   for (size_t i = 0; i < prog->commands.size(); ++i) {
     const Command &command = prog->commands[i];
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
@@ -443,11 +445,11 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     // pool (a few pages each, so small kernels stay on one thread).
     size_t index = size_t(command.get("generated", 0));
     const GeneratedKernel &kernel = prog->generatedKernels[index];
-    std::vector<uint64_t> dropoutParams =
-        fusedDropoutParams(command, kernel.dropouts, seed, step);
+    int64_t blocks =
+        dropoutBlocks.offset(size_t(&command - prog->commands.data()));
     GeneratedKernelArgs args = generatedKernelArgs(
         command, [&](int64_t buffer) { return data(buffer); },
-        dropoutParams.empty() ? nullptr : dropoutParams.data());
+        blocks < 0 ? nullptr : dropoutBlocks.all().data() + blocks);
     GeneratedKernelFn function = generated->function(index);
     int64_t grain =
         std::max<int64_t>(1, 32768 / std::max<int64_t>(1, kernel.rowLength));

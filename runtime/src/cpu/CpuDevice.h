@@ -15,6 +15,7 @@
 #define MTRT_CPU_CPUDEVICE_H
 
 #include "mtrt/Device.h"
+#include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/Kernels.h"
 
 #include <cstdint>
@@ -22,8 +23,6 @@
 #include <vector>
 
 namespace mtrt {
-
-class GeneratedKernelLibrary;
 
 class CpuDevice final : public Device {
 public:
@@ -86,6 +85,8 @@ private:
   std::vector<StagedBuffer> staged;
   size_t numStaged = 0;
 
+  /// The fused dropouts' parameter blocks, resolved once by `init`.
+  FusedDropoutBlocks dropoutBlocks;
   /// Each command's kernel, resolved once by `init`.
   std::vector<const KernelInfo *> resolved;
   const Communicator *communicator = nullptr;

@@ -150,8 +150,9 @@ private:
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cublasMath_t mathMode = CUBLAS_PEDANTIC_MATH;
-  /// The parameter blocks of a generated kernel's dropouts (the most any
-  /// command needs; commands run one after another on the stream).
+  /// The fused dropouts' parameter blocks (host copy, resolved when the
+  /// program is prepared) and their device copy, uploaded once per step.
+  FusedDropoutBlocks dropoutParams;
   uint64_t *dropoutBlocks = nullptr;
   uint8_t *arena = nullptr;
   uint8_t *scratch = nullptr;
@@ -444,14 +445,12 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     MTRT_RETURN_IF_ERROR(checkCuda(
         cudaMalloc(reinterpret_cast<void **>(&staging), size_t(stagingNeeded)),
         "allocating fp32 copies of 16-bit operands"));
-  int64_t dropouts = 0;
-  for (const GeneratedKernel &kernel : program.generatedKernels)
-    dropouts = std::max(dropouts, kernel.dropouts);
-  if (dropouts > 0)
-    MTRT_RETURN_IF_ERROR(checkCuda(
-        cudaMalloc(reinterpret_cast<void **>(&dropoutBlocks),
-                   size_t(dropouts) * kFusedDropoutWords * sizeof(uint64_t)),
-        "allocating the dropouts' parameter blocks"));
+  dropoutParams.prepare(program);
+  if (!dropoutParams.all().empty())
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaMalloc(reinterpret_cast<void **>(&dropoutBlocks),
+                             dropoutParams.all().size() * sizeof(uint64_t)),
+                  "allocating the dropouts' parameter blocks"));
   measuredPeak = 0;
   return Status::ok();
 }
@@ -516,6 +515,16 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   MTRT_RETURN_IF_ERROR(selectDevice());
 
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
+  // The step's key into the dropouts' blocks, on the stream before any
+  // command (from pageable memory: the copy is staged before it returns).
+  if (!dropoutParams.all().empty()) {
+    dropoutParams.setStep(seed, step);
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaMemcpyAsync(dropoutBlocks, dropoutParams.all().data(),
+                                  dropoutParams.all().size() * sizeof(uint64_t),
+                                  cudaMemcpyHostToDevice, stream),
+                  "uploading the dropouts' parameters"));
+  }
   for (size_t i = 0; i < prog->commands.size(); ++i) {
     const Command &command = prog->commands[i];
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
@@ -537,8 +546,6 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   return checkCuda(cudaStreamSynchronize(stream), "the step");
 }
 
-/// Row-major C [m, n] = op(A) op(B) as cuBLAS's column-major C^T = op(B)^T
-/// op(A)^T, batched by stride (a rank-2 B is shared by every batch).
 bool CudaDevice::halfGemm(const Command &command, KernelId id) const {
   if (id != KernelId::matmul || command.outs.empty())
     return false;
@@ -561,6 +568,8 @@ Status CudaDevice::useMathMode(cublasMath_t mode) {
   return Status::ok();
 }
 
+/// Row-major C [m, n] = op(A) op(B) as cuBLAS's column-major C^T = op(B)^T
+/// op(A)^T, batched by stride (a rank-2 B is shared by every batch).
 Status CudaDevice::gemm(const Command &command) {
   MatmulShape shape = matmulShape(*prog, command);
   bool ta = shape.transposeA, tb = shape.transposeB;
@@ -656,21 +665,12 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
   case KernelId::fused: {
     size_t index = size_t(command.get("generated", 0));
     const GeneratedKernel &kernel = prog->generatedKernels[index];
-    // The dropouts' parameter blocks, uploaded on the stream before the
-    // launch (from pageable memory: the copy is staged before it returns).
-    std::vector<uint64_t> params =
-        fusedDropoutParams(command, kernel.dropouts, seed, step);
-    if (!params.empty())
-      MTRT_RETURN_IF_ERROR(
-          checkCuda(cudaMemcpyAsync(dropoutBlocks, params.data(),
-                                    params.size() * sizeof(uint64_t),
-                                    cudaMemcpyHostToDevice, stream),
-                    "uploading the dropouts' parameters"));
+    int64_t blocks =
+        dropoutParams.offset(size_t(&command - prog->commands.data()));
     GeneratedKernelArgs args = generatedKernelArgs(
         command, [&](int64_t buffer) { return address(buffer); },
-        params.empty() ? nullptr : dropoutBlocks);
-    error =
-        launchers[index](&args, prog->generatedKernels[index].elements, stream);
+        blocks < 0 ? nullptr : dropoutBlocks + blocks);
+    error = launchers[index](&args, kernel.elements, stream);
     break;
   }
   case KernelId::matmul:
