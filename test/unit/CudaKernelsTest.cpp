@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TensorParallelDropout.h"
 #include "cpu/HostKernels.h"
 #include "cuda/DeviceLaunch.h"
 
@@ -180,16 +181,7 @@ TEST(CudaAttention, DropoutDrawsTheCpuBackendsMask) {
   if (!haveGpu())
     GTEST_SKIP() << "no CUDA device";
   std::mt19937_64 gen(13);
-  // Two of four heads (offset 1), as a tensor-parallel rank holds them.
-  gpu::AttentionDropout dropout;
-  dropout.key.seed = 4242;
-  dropout.key.step = 6;
-  dropout.key.stream = 3;
-  dropout.key.p = 0.25;
-  dropout.key.offset = 1000;
-  dropout.heads = 2;
-  dropout.headsTotal = 4;
-  dropout.headOffset = 1;
+  gpu::AttentionDropout dropout = tensorParallelDropout();
   for (bool fused : {false, true})
     checkAttention(gen, 2, 2, 70, 32, fused, dropout);
 }

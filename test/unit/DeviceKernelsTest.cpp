@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/DeviceKernels.h"
+#include "TensorParallelDropout.h"
 #include "cpu/HostKernels.h"
 #include "mtrt/HalfFloat.h"
 
@@ -298,19 +299,11 @@ TEST(DeviceKernels, DropoutMasksEqualTheCpuBackends) {
 }
 
 // The attention kernels (FlashAttention.cuh, checked against the CPU
-// backend on a GPU by CudaAttentionTest) draw each probability's mask
+// backend on a GPU by CudaKernelsTest) draw each probability's mask
 // element through AttentionDropout: here, every (pair, i, j) against the
 // CPU backend's draw, for a tensor-parallel rank holding two of four heads.
 TEST(DeviceKernels, AttentionDropoutEqualsTheCpuBackends) {
-  gpu::AttentionDropout dropout;
-  dropout.key.seed = 4242;
-  dropout.key.step = 6;
-  dropout.key.stream = 3;
-  dropout.key.p = 0.25;
-  dropout.key.offset = 1000;
-  dropout.heads = 2;
-  dropout.headsTotal = 4;
-  dropout.headOffset = 1;
+  gpu::AttentionDropout dropout = tensorParallelDropout();
   const int64_t seq = 9, pairs = 2 * dropout.heads;
   cpu::RngKey key{dropout.key.seed, dropout.key.step};
   int dropped = 0;

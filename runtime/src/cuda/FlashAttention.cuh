@@ -89,6 +89,24 @@ __device__ __forceinline__ void stageTile(float *tile, const float *pair,
   }
 }
 
+/// Stages the same rows of two operands of the pair (keys and values, or
+/// queries and output gradients) into `first` and `second`.
+template <int L>
+__device__ __forceinline__ void
+stageTiles(float *first, const float *firstPair, int64_t firstStride,
+           float *second, const float *secondPair, int64_t secondStride,
+           int64_t tileStart, int64_t seq, int64_t headDim) {
+  stageTile<L>(first, firstPair, firstStride, tileStart, seq, headDim);
+  stageTile<L>(second, secondPair, secondStride, tileStart, seq, headDim);
+}
+
+/// This lane's chunk of row t of a staged tile.
+template <int L>
+__device__ __forceinline__ const float *chunkAt(const float *tile, int t,
+                                                int lane) {
+  return tile + (t * L + lane) * kPadded;
+}
+
 /// Forward: block (bh, y) computes R output rows of pair bh
 /// with an online softmax over key tiles.
 template <int L>
@@ -115,15 +133,14 @@ __global__ void __launch_bounds__(kThreads)
   const float *vPair = v + layout.value.pair(bh, heads);
   for (int64_t tileStart = 0; tileStart < last; tileStart += R) {
     __syncthreads();
-    stageTile<L>(keys, kPair, layout.key.rowStride, tileStart, seq, headDim);
-    stageTile<L>(values, vPair, layout.value.rowStride, tileStart, seq,
-                 headDim);
+    stageTiles<L>(keys, kPair, layout.key.rowStride, values, vPair,
+                  layout.value.rowStride, tileStart, seq, headDim);
     __syncthreads();
     const int count = int(min(int64_t(R), last - tileStart));
     for (int t = 0; t < count; ++t) {
       const int64_t j = tileStart + t;
       float score =
-          rowSum<L>(dotChunk(query, keys + (t * L + lane) * kPadded)) * scale;
+          rowSum<L>(dotChunk(query, chunkAt<L>(keys, t, lane))) * scale;
       if (!valid || j > i)
         continue;
       if (score > maximum) { // rescale what was summed against the old max
@@ -137,7 +154,7 @@ __global__ void __launch_bounds__(kThreads)
       float p = expf(score - maximum);
       sum += p;
       float weight = p * float(dropout.factor(bh, i, j, seq));
-      const float *value = values + (t * L + lane) * kPadded;
+      const float *value = chunkAt<L>(values, t, lane);
 #pragma unroll
       for (int e = 0; e < kChunk; ++e)
         acc[e] = __fmaf_rn(weight, value[e], acc[e]);
@@ -189,17 +206,15 @@ __global__ void __launch_bounds__(kThreads)
     }
     for (int64_t tileStart = 0; tileStart < last; tileStart += R) {
       __syncthreads();
-      stageTile<L>(keys, kPair, layout.key.rowStride, tileStart, seq, headDim);
-      stageTile<L>(values, vPair, layout.value.rowStride, tileStart, seq,
-                   headDim);
+      stageTiles<L>(keys, kPair, layout.key.rowStride, values, vPair,
+                    layout.value.rowStride, tileStart, seq, headDim);
       __syncthreads();
       const int count = int(min(int64_t(R), last - tileStart));
       for (int t = 0; t < count; ++t) {
         const int64_t j = tileStart + t;
-        const float *key = keys + (t * L + lane) * kPadded;
+        const float *key = chunkAt<L>(keys, t, lane);
         float score = rowSum<L>(dotChunk(query, key)) * scale;
-        float dP =
-            rowSum<L>(dotChunk(dOutRow, values + (t * L + lane) * kPadded));
+        float dP = rowSum<L>(dotChunk(dOutRow, chunkAt<L>(values, t, lane)));
         if (!valid || j > i)
           continue;
         dP *= float(dropout.factor(bh, i, j, seq));
@@ -269,10 +284,8 @@ __global__ void __launch_bounds__(kThreads)
   const float *dOPair = dOut + layout.output.pair(bh, heads);
   for (int64_t tileStart = first; tileStart < seq; tileStart += R) {
     __syncthreads();
-    stageTile<L>(queries, qPair, layout.query.rowStride, tileStart, seq,
-                 headDim);
-    stageTile<L>(dOuts, dOPair, layout.output.rowStride, tileStart, seq,
-                 headDim);
+    stageTiles<L>(queries, qPair, layout.query.rowStride, dOuts, dOPair,
+                  layout.output.rowStride, tileStart, seq, headDim);
     for (int t = threadIdx.x; t < R; t += kThreads) {
       int64_t row = bh * seq + min(tileStart + t, seq - 1);
       rowMax[t] = float(stats[3 * row]);
@@ -283,8 +296,8 @@ __global__ void __launch_bounds__(kThreads)
     const int count = int(min(int64_t(R), seq - tileStart));
     for (int t = 0; t < count; ++t) {
       const int64_t i = tileStart + t;
-      const float *query = queries + (t * L + lane) * kPadded;
-      const float *dO = dOuts + (t * L + lane) * kPadded;
+      const float *query = chunkAt<L>(queries, t, lane);
+      const float *dO = chunkAt<L>(dOuts, t, lane);
       float score = rowSum<L>(dotChunk(key, query)) * scale;
       float dP = rowSum<L>(dotChunk(value, dO));
       if (!valid || i < j)
