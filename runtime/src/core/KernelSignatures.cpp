@@ -486,9 +486,12 @@ Status checkGenerated(const Command &command,
     if (!(p >= 0 && p < 1))
       return Status::error("attribute '" + prefix + "probability' is " +
                            std::to_string(p) + ", not in [0, 1)");
-    for (const char *name : {"rng_stream", "rng_offset", "rng_seq_offset"})
-      if (!whole(name, 0, double(uint64_t(1) << 53)) ||
-          (std::string(name) == "rng_stream" && value(name) > 4294967295.0))
+    // The stream is a 32-bit word of the Philox counter; offsets index it.
+    for (auto [name, largest] :
+         {std::pair{"rng_stream", 4294967295.0},
+          std::pair{"rng_offset", double(uint64_t(1) << 53)},
+          std::pair{"rng_seq_offset", double(uint64_t(1) << 53)}})
+      if (!whole(name, 0, largest))
         return Status::error("attribute '" + prefix + name + "' is " +
                              std::to_string(value(name)) +
                              ", not a counter index");
