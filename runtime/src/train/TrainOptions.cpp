@@ -264,7 +264,8 @@ Status parseOptions(int argc, char **argv, Options &options) {
       std::string usage = kUsage, backends;
       for (const std::string &backend : builtBackends())
         backends += (backends.empty() ? "" : ", ") + backend;
-      usage.replace(usage.find("@BACKENDS@"), 10, backends);
+      const std::string marker = "@BACKENDS@";
+      usage.replace(usage.find(marker), marker.size(), backends);
       std::fputs(usage.c_str(), stdout);
       std::exit(0);
     }
