@@ -89,7 +89,7 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
       attentionFlops.add(CheckedCount::product({12, seq, width}));
     } else if (auto attention = dyn_cast<QKVAttentionOp>(op)) {
       int64_t seq = attention.getQkv().getType().getDimSize(1);
-      int64_t width = attention.getType().getDimSize(2);
+      int64_t width = attention.getResult().getType().getDimSize(2);
       attentionFlops.add(CheckedCount::product({12, seq, width}));
     }
   });

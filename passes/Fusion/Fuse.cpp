@@ -479,7 +479,9 @@ bool foldHeadLayouts(AttentionOp attention) {
         }))
       continue;
     auto grad = dyn_cast<AttentionGradOp>(user);
+    // (After the attention: the gradient reads its output and stats.)
     if (!grad || grad->getBlock() != attention->getBlock() ||
+        !attention->isBeforeInBlock(grad) ||
         grad->getOperands().drop_front() != split->getResults() ||
         grad.getDropout() != attention.getDropout() ||
         grad.getScaleAttr() != attention.getScaleAttr() ||
@@ -496,10 +498,13 @@ bool foldHeadLayouts(AttentionOp attention) {
     backward.push_back({grad, gradSplit, gradMerge});
   }
 
-  int64_t heads = attention.getQuery().getType().getDimSize(1);
+  RankedTensorType query = attention.getQuery().getType();
+  int64_t heads = query.getDimSize(1);
   OpBuilder builder(attention);
+  auto statsType = RankedTensorType::get(
+      {query.getDimSize(0), heads, query.getDimSize(2)}, builder.getF32Type());
   auto folded = QKVAttentionOp::create(
-      builder, attention.getLoc(), merge.getType(), split.getInput(),
+      builder, attention.getLoc(), merge.getType(), statsType, split.getInput(),
       builder.getI64IntegerAttr(heads), attention.getDropoutAttr(),
       attention.getScaleAttr(), attention.getRngStreamAttr());
   // The marks and the passes' annotations (the tensor-parallel head axis
@@ -508,13 +513,17 @@ bool foldHeadLayouts(AttentionOp attention) {
     folded->setAttr(attr.getName(), attr.getValue());
   merge.getResult().replaceAllUsesWith(folded.getResult());
   merge->erase();
+  // The gradients read the forward's output and its rows' log-sum-exp:
+  // the output is stashed anyway (the projection after attention reads
+  // it), the stats cost 4 bytes a query row.
   for (Backward &b : backward) {
     builder.setInsertionPoint(b.grad);
     auto grad = QKVAttentionGradOp::create(
         builder, b.grad.getLoc(), split.getInput().getType(),
-        b.gradSplit.getInput(), split.getInput(),
-        builder.getI64IntegerAttr(heads), b.grad.getDropoutAttr(),
-        b.grad.getScaleAttr(), b.grad.getRngStreamAttr());
+        b.gradSplit.getInput(), split.getInput(), folded.getResult(),
+        folded.getStats(), builder.getI64IntegerAttr(heads),
+        b.grad.getDropoutAttr(), b.grad.getScaleAttr(),
+        b.grad.getRngStreamAttr());
     for (NamedAttribute attr : b.grad->getDiscardableAttrs())
       grad->setAttr(attr.getName(), attr.getValue());
     b.gradMerge.getResult().replaceAllUsesWith(grad.getResult());

@@ -91,7 +91,9 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     k and v are read by nothing else than this attention and such
     gradients: the stash is then the QKV tensor, the same bytes as q, k
     and v. (A rotary embedding between the split and the attention, as in
-    LLaMA, keeps the ops apart.)
+    LLaMA, keeps the ops apart.) The folded attention also returns its
+    rows' log-sum-exp, which its gradients read with its output, as
+    FlashAttention-2's backward does.
 
     Scalars stay host kernels. `fuse=false` in `--mt-train-pipeline` skips
     the pass.

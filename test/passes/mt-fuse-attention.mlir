@@ -6,27 +6,28 @@
 // the attention and the merge of its heads become mt.qkv_attention, and the
 // gradient's split, attention_grad and merge mt.qkv_attention_grad, which
 // read and write the heads in place. The marks, the dropout and its stream
-// carry over; the backward reads the QKV tensor itself (the stash).
+// carry over; the backward reads the QKV tensor itself (the stash), and the
+// forward's output and rows' log-sum-exp (stats [batch, heads, seq], f32).
 
 // CHECK-LABEL: func.func @folded
 // CHECK-SAME:    (%[[X:.+]]: tensor<2x4x8xf32> {mt.input = "tokens"}, %[[W:.+]]: tensor<8x24xf32> {mt.param = "w"}, %[[DY:.+]]: tensor<2x4x8xf32> {mt.param = "dy"})
 // CHECK-NEXT:    %[[QKV:.+]] = mt.matmul %[[X]], %[[W]]
-// CHECK-NEXT:    %[[Y:.+]] = mt.qkv_attention %[[QKV]] {dropout = 1.000000e-01 : f64, heads = 2 : i64, mt.layer = 0 : i64, rng_stream = 3 : i64} : tensor<2x4x24xf32> -> tensor<2x4x8xf32>
-// CHECK-NEXT:    %[[DQKV:.+]] = mt.qkv_attention_grad %[[DY]], %[[QKV]] {dropout = 1.000000e-01 : f64, heads = 2 : i64, mt.layer = 0 : i64, mt.phase = "backward", rng_stream = 3 : i64} : tensor<2x4x8xf32>, tensor<2x4x24xf32>
+// CHECK-NEXT:    %[[Y:.+]], %[[LSE:.+]] = mt.qkv_attention %[[QKV]] {dropout = 1.000000e-01 : f64, heads = 2 : i64, mt.layer = 0 : i64, rng_stream = 3 : i64} : tensor<2x4x24xf32> -> tensor<2x4x8xf32>, tensor<2x2x4xf32>
+// CHECK-NEXT:    %[[DQKV:.+]] = mt.qkv_attention_grad %[[DY]], %[[QKV]], %[[Y]], %[[LSE]] {dropout = 1.000000e-01 : f64, heads = 2 : i64, mt.layer = 0 : i64, mt.phase = "backward", rng_stream = 3 : i64} : tensor<2x4x8xf32>, tensor<2x4x24xf32>, tensor<2x2x4xf32>
 // CHECK-NEXT:    return %[[Y]], %[[DQKV]]
 // CHECK-NOT:     split_heads
 // CHECK-NOT:     merge_heads
 
 // The kernels read the QKV buffer in place; no head-major buffer is
-// planned, and the peak is 3072 bytes instead of 3840 unfolded (q, k, v,
-// the attention's heads and their gradients).
+// planned, and the peak is 3136 bytes instead of 3840 unfolded (q, k, v,
+// the attention's heads and their gradients); the stats add 64 bytes.
 // LOWER-LABEL: memory plan @folded
-// LOWER:         activations and workspace (sum): 1792 bytes
-// LOWER:         planned peak: 3072 bytes
+// LOWER:         activations and workspace (sum): 1856 bytes
+// LOWER:         planned peak: 3136 bytes
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         %[[QKV:.+]] = mtrt.buffer {{.*}} : memref<2x4x24xf32>
-// LOWER:         mtrt.kernel "qkv_attention" ins(%[[QKV]] : memref<2x4x24xf32>) outs(%{{.+}} : memref<2x4x8xf32>) {dropout = 1.000000e-01 : f64, heads = 2 : i64, rng_stream = 3 : i64} {layer = 0 : i64, phase = "forward"}
-// LOWER:         mtrt.kernel "qkv_attention_grad" ins(%{{.+}}, %[[QKV]] : memref<2x4x8xf32>, memref<2x4x24xf32>) outs(%{{.+}} : memref<2x4x24xf32>) {dropout = 1.000000e-01 : f64, heads = 2 : i64, rng_stream = 3 : i64} {layer = 0 : i64, phase = "backward"}
+// LOWER:         mtrt.kernel "qkv_attention" ins(%[[QKV]] : memref<2x4x24xf32>) outs(%[[OUT:.+]], %[[STATS:.+]] : memref<2x4x8xf32>, memref<2x2x4xf32>) {dropout = 1.000000e-01 : f64, heads = 2 : i64, rng_stream = 3 : i64} {layer = 0 : i64, phase = "forward"}
+// LOWER:         mtrt.kernel "qkv_attention_grad" ins(%{{.+}}, %[[QKV]], %[[OUT]], %[[STATS]] : memref<2x4x8xf32>, memref<2x4x24xf32>, memref<2x4x8xf32>, memref<2x2x4xf32>) outs(%{{.+}} : memref<2x4x24xf32>) {dropout = 1.000000e-01 : f64, heads = 2 : i64, rng_stream = 3 : i64} {layer = 0 : i64, phase = "backward"}
 // LOWER-NOT:     memref<2x2x4x4xf32>
 // LOWER:         memory plan
 // UNFUSED-LABEL: memory plan @folded

@@ -5,7 +5,8 @@
 // HostKernels.h): the tiled causal attention and its gradient
 // (FlashAttention.cuh: every head dimension class of 1, 2, 4 and 8 lanes
 // per row, sequences that end inside a tile and span several, both operand
-// layouts, dropout on the probabilities) and the block reductions
+// layouts, dropout on the probabilities; the fused layout's log-sum-exp
+// and its gradient from that and the output) and the block reductions
 // (Reductions.cuh: the gradient norm, bias gradients). Skips without a GPU
 // (CI); scripts/gpu-check.sh runs it on one.
 //
@@ -123,16 +124,22 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
       dKDev{fused ? unused : std::vector<float>(n)},
       dVDev{fused ? unused : std::vector<float>(n)};
   DeviceVector<double> stats{std::vector<double>(size_t(3 * rows))};
+  // The fused form also writes each row's log-sum-exp, which its gradient
+  // reads with the output (instead of a first sweep over the keys).
+  DeviceVector<float> lseDev{std::vector<float>(size_t(rows))};
+  float *lse = fused ? lseDev.data : nullptr;
   const float *kPtr = fused ? qDev.data : kDev.data;
   const float *vPtr = fused ? qDev.data : vDev.data;
   float *dKPtr = fused ? gradDev.data : dKDev.data;
   float *dVPtr = fused ? gradDev.data : dVDev.data;
   ASSERT_EQ(gpu::launchAttention(nullptr, qDev.data, kPtr, vPtr, outDev.data,
-                                 rows, seq, headDim, scale, layout, dropout),
+                                 lse, rows, seq, headDim, scale, layout,
+                                 dropout),
             cudaSuccess);
   ASSERT_EQ(gpu::launchAttentionGrad(
-                nullptr, dODev.data, qDev.data, kPtr, vPtr, gradDev.data, dKPtr,
-                dVPtr, stats.data, rows, seq, headDim, scale, layout, dropout),
+                nullptr, dODev.data, qDev.data, kPtr, vPtr,
+                fused ? outDev.data : nullptr, lse, gradDev.data, dKPtr, dVPtr,
+                stats.data, rows, seq, headDim, scale, layout, dropout),
             cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<float> outGot = outDev.read(), dQGot = gradDev.read();
@@ -148,6 +155,26 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
       dVOwn[own] = dVGot[at(layout.value, r, d)];
     }
   expectClose(outOwn, out, "out", seq, headDim);
+  if (fused) {
+    // log sum_{j <= i} exp(scale q_i . k_j), in double.
+    std::vector<double> lseWant(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t i = r % seq, first = r - i;
+      std::vector<double> scores;
+      for (int64_t j = 0; j <= i; ++j) {
+        double score = 0;
+        for (int64_t d = 0; d < headDim; ++d)
+          score +=
+              q[size_t(r * headDim + d)] * k[size_t((first + j) * headDim + d)];
+        scores.push_back(score * scale);
+      }
+      double largest = *std::max_element(scores.begin(), scores.end()), sum = 0;
+      for (double score : scores)
+        sum += std::exp(score - largest);
+      lseWant[size_t(r)] = largest + std::log(sum);
+    }
+    expectClose(lseDev.read(), lseWant, "lse", seq, headDim);
+  }
   expectClose(dQOwn, dQ, "dQ", seq, headDim);
   expectClose(dKOwn, dK, "dK", seq, headDim);
   expectClose(dVOwn, dV, "dV", seq, headDim);

@@ -547,16 +547,36 @@ static LogicalResult verifyQKVAttention(Operation *op, Value qkv, Value merged,
   return success();
 }
 
+/// `stats` holds one log-sum-exp per query row: [batch, heads, seq].
+static LogicalResult verifyAttentionStats(Operation *op, Value stats, Value qkv,
+                                          int64_t heads) {
+  if (failed(verifyRank(op, stats, "stats", 3, "[batch, heads, seq]")) ||
+      failed(verifyDimsMatch(op, stats, "stats", 0, qkv, "qkv", 0)) ||
+      failed(verifyDimsMatch(op, stats, "stats", 2, qkv, "qkv", 1)))
+    return failure();
+  if (tensorType(stats).getDimSize(1) != heads)
+    return op->emitOpError()
+           << "stats dimension 1 is " << tensorType(stats).getDimSize(1)
+           << " but there are " << heads << " heads";
+  return success();
+}
+
 LogicalResult QKVAttentionOp::verify() {
-  return verifyQKVAttention(getOperation(), getQkv(), getResult(), "result",
-                            int64_t(getHeads()), getDropout().convertToDouble(),
-                            getScale());
+  if (failed(verifyQKVAttention(getOperation(), getQkv(), getResult(), "result",
+                                int64_t(getHeads()),
+                                getDropout().convertToDouble(), getScale())))
+    return failure();
+  return verifyAttentionStats(getOperation(), getStats(), getQkv(),
+                              int64_t(getHeads()));
 }
 
 LogicalResult QKVAttentionGradOp::verify() {
-  return verifyQKVAttention(getOperation(), getQkv(), getGradOutput(),
-                            "grad_output", int64_t(getHeads()),
-                            getDropout().convertToDouble(), getScale());
+  if (failed(verifyQKVAttention(getOperation(), getQkv(), getGradOutput(),
+                                "grad_output", int64_t(getHeads()),
+                                getDropout().convertToDouble(), getScale())))
+    return failure();
+  return verifyAttentionStats(getOperation(), getStats(), getQkv(),
+                              int64_t(getHeads()));
 }
 
 double AttentionOp::getEffectiveScale() {

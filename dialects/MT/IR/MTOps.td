@@ -330,49 +330,64 @@ def MT_QKVAttentionOp : MT_Op<"qkv_attention", []> {
     way. `dropout`, `scale` and `rng_stream` mean what they mean on
     `mt.attention`, whose masks this op draws.
 
+    `stats` is each query row's log-sum-exp of its scaled scores,
+    `log sum_{j <= i} exp(scale q_i . k_j)`, in f32 and shaped `[batch,
+    heads, seq]`, as FlashAttention-2 keeps it: with it and the output,
+    the gradient needs no sweep to rebuild the softmax (each probability is
+    `exp(scale q_i . k_j - stats_i)`, and `D_i = dO_i . O_i`), and it is what
+    cuDNN's fused attention backward reads.
+
     `mt-fuse` forms it when the split's results are read only by the
     attention and by its gradients (the stash), so the stash becomes the
     QKV tensor itself: the same bytes, without the copies beside it.
 
     ```mlir
-    %a = mt.qkv_attention %qkv {heads = 12 : i64}
-        : tensor<8x1024x2304xf32> -> tensor<8x1024x768xf32>
+    %a, %lse = mt.qkv_attention %qkv {heads = 12 : i64}
+        : tensor<8x1024x2304xf32> -> tensor<8x1024x768xf32>, tensor<8x12x1024xf32>
     ```
   }];
   let arguments = (ins MT_FloatTensor:$qkv, I64Attr:$heads,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$rng_stream);
-  let results = (outs MT_FloatTensor:$result);
+  let results = (outs MT_FloatTensor:$result,
+                      StaticShapeTensorOf<[F32]>:$stats);
   let assemblyFormat = [{
-    $qkv attr-dict `:` type($qkv) `->` type($result)
+    $qkv attr-dict `:` type($qkv) `->` type($result) `,` type($stats)
   }];
   let hasVerifier = 1;
 }
 
 def MT_QKVAttentionGradOp : MT_Op<"qkv_attention_grad",
-    [Pure, AllTypesMatch<["qkv", "grad_qkv"]>]> {
+    [Pure, AllTypesMatch<["qkv", "grad_qkv"]>,
+     AllTypesMatch<["grad_output", "output"]>]> {
   let summary = "Computes the gradient of mt.qkv_attention.";
   let description = [{
     `merge_heads(attention_grad(split_heads(grad_output), q, k, v))` for the
     `q, k, v` of `qkv`, without the layout copies: `grad_output` is
     `[batch, seq, heads * head_dim]` and the result, like `qkv`,
-    `[batch, seq, 3 * heads * head_dim]`. As `mt.attention_grad`, it
-    recomputes the probabilities and redraws the dropout mask.
+    `[batch, seq, 3 * heads * head_dim]`. `output` and `stats` are the
+    forward's two results: the probabilities are recomputed from the stats
+    without a sweep to rebuild the softmax, `D_i = dO_i . O_i` comes from
+    the output, and the dropout mask is redrawn.
 
     ```mlir
-    %dqkv = mt.qkv_attention_grad %do, %qkv {heads = 12 : i64}
-        : tensor<8x1024x768xf32>, tensor<8x1024x2304xf32>
+    %dqkv = mt.qkv_attention_grad %do, %qkv, %a, %lse {heads = 12 : i64}
+        : tensor<8x1024x768xf32>, tensor<8x1024x2304xf32>,
+          tensor<8x12x1024xf32>
     ```
   }];
   let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$qkv,
+                       MT_FloatTensor:$output,
+                       StaticShapeTensorOf<[F32]>:$stats,
                        I64Attr:$heads,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$rng_stream);
   let results = (outs MT_FloatTensor:$grad_qkv);
   let assemblyFormat = [{
-    $grad_output `,` $qkv attr-dict `:` type($grad_output) `,` type($qkv)
+    $grad_output `,` $qkv `,` $output `,` $stats attr-dict `:`
+    type($grad_output) `,` type($qkv) `,` type($stats)
   }];
   let hasVerifier = 1;
 }

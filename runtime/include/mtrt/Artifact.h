@@ -55,8 +55,9 @@
 namespace mtrt {
 
 /// The artifact version this runtime reads and the exporter writes (3: the
-/// file carries a checksum).
-constexpr int64_t kArtifactVersion = 3;
+/// file carries a checksum; 4: qkv_attention writes its rows' log-sum-exp
+/// and qkv_attention_grad reads it with the output).
+constexpr int64_t kArtifactVersion = 4;
 
 /// Element types. F64 is the runtime's own (reductions in double between
 /// ranks); no artifact buffer has it.

@@ -111,9 +111,11 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::attention, "attention", 3, 1, -1},
       {KernelId::attention_grad, "attention_grad", 4, 3, -1},
       // Attention reading a fused [batch, seq, 3 * heads * head_dim] QKV
-      // tensor in place and writing merged heads (mtrt/HeadLayout.h).
-      {KernelId::qkv_attention, "qkv_attention", 1, 1, -1},
-      {KernelId::qkv_attention_grad, "qkv_attention_grad", 2, 1, -1},
+      // tensor in place and writing merged heads (mtrt/HeadLayout.h), and
+      // its rows' log-sum-exp [batch, heads, seq] in f32; the gradient
+      // reads dOut, QKV, the output and those stats.
+      {KernelId::qkv_attention, "qkv_attention", 1, 2, -1},
+      {KernelId::qkv_attention_grad, "qkv_attention_grad", 4, 1, -1},
       {KernelId::cross_entropy, "cross_entropy", 2, 1, 1},
       {KernelId::cross_entropy_grad, "cross_entropy_grad", 3, 1, 2},
       {KernelId::global_norm, "global_norm", -1, 1, -1},

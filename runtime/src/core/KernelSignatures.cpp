@@ -286,15 +286,20 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::qkv_attention_grad: {
     // The fused QKV tensor [batch, seq, 3 * heads * head_dim]; the output
     // (forward) or its gradient (backward) [batch, seq, heads * head_dim];
-    // the backward's result is shaped as the QKV tensor.
+    // the rows' log-sum-exp [batch, heads, seq] (the forward's second
+    // output, the backward's fourth input, beside the output); the
+    // backward's result is shaped as the QKV tensor.
     bool forward = id == KernelId::qkv_attention;
     const Shape &qkv = s.in(forward ? 0 : 1);
     const Shape &merged = forward ? s.out(0) : s.in(0);
+    const Shape &stats = forward ? s.out(1) : s.in(3);
     const char *mergedName = forward ? "the output" : "the output gradient";
     s.rank(qkv, 3, "the QKV tensor");
     s.rank(merged, 3, mergedName);
-    if (!forward)
+    if (!forward) {
       s.same(s.out(0), "the QKV gradient", qkv, "the QKV tensor");
+      s.same(s.in(2), "the output", merged, "the output gradient");
+    }
     s.range("dropout", 0, 1, /*openHigh=*/true);
     s.positive("scale");
     double heads = c.get("heads", 0);
@@ -314,6 +319,15 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
                           c.get("rng_heads", 0),
                   "the heads lie outside rng_heads");
     }
+    s.rank(stats, 3, "the log-sum-exp stats");
+    if (stats.size() == 3 && qkv.size() == 3)
+      s.require(stats[0] == qkv[0] && stats[1] == int64_t(c.get("heads", 0)) &&
+                    stats[2] == qkv[1],
+                "the log-sum-exp stats have shape " + shapeString(stats) +
+                    ", expected [batch, heads, seq] = [" +
+                    std::to_string(qkv[0]) + ", " +
+                    std::to_string(int64_t(c.get("heads", 0))) + ", " +
+                    std::to_string(qkv[1]) + "]");
     break;
   }
   case KernelId::cross_entropy:
@@ -565,6 +579,18 @@ mtrt::checkKernelSignature(const Command &command,
             std::to_string(j) + " is " + dtypeName(dtype) +
             ", expected f32 (optimizer state and scalars "
             "are fp32)");
+  // Attention's log-sum-exp stays fp32 whatever the activations are: in
+  // 16 bits each probability exp(s - lse) would be off by up to 2^-8 of
+  // the score's scale.
+  if (kernel->id == KernelId::qkv_attention ||
+      kernel->id == KernelId::qkv_attention_grad) {
+    bool forward = kernel->id == KernelId::qkv_attention;
+    DType stats = buffers[forward ? command.outs[1] : command.ins[3]].dtype;
+    if (stats != DType::F32)
+      return Status::error(std::string(forward ? "output 1" : "input 3") +
+                           " (the log-sum-exp stats) is " + dtypeName(stats) +
+                           ", expected f32");
+  }
   for (const auto &[name, value] : command.params)
     if (!std::isfinite(value))
       return Status::error("attribute '" + name + "' is not finite");

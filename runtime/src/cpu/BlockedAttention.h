@@ -66,14 +66,26 @@ PairRows<T> pairRows(T *base, const HeadLayout &layout, int64_t bh,
 
 /// P = causal softmax of scale * Q_block K^T for query rows [i0, i0 + rows)
 /// against keys [0, keys), row-major [rows x keys]; masked entries are 0.
+/// With the pair's rows' log-sum-exp `givenLse` (indexed by query row),
+/// P_ij = exp(s_ij - lse_i) and no sweep rebuilds the softmax; without,
+/// the rows are normalized here and, if `lseOut` is not null, their
+/// log-sum-exp written to it.
 inline void blockProbabilities(PairRows<const float> q, PairRows<const float> k,
                                int64_t i0, int64_t rows, int64_t keys,
-                               int64_t headDim, float scale, float *probs) {
+                               int64_t headDim, float scale, float *probs,
+                               const float *givenLse, float *lseOut) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, headDim,
               scale, q.row(i0), q.stride, k.data, k.stride, 0.0f, probs, keys);
   for (int64_t r = 0; r < rows; ++r) {
     float *row = probs + r * keys;
     int64_t visible = i0 + r + 1; // keys j <= i
+    std::fill(row + visible, row + keys, 0.0f);
+    if (givenLse) {
+      float rowLse = givenLse[i0 + r];
+      for (int64_t j = 0; j < visible; ++j)
+        row[j] = std::exp(row[j] - rowLse);
+      continue;
+    }
     float maxScore = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < visible; ++j)
       maxScore = std::max(maxScore, row[j]);
@@ -85,7 +97,8 @@ inline void blockProbabilities(PairRows<const float> q, PairRows<const float> k,
     float inverse = 1.0f / sum;
     for (int64_t j = 0; j < visible; ++j)
       row[j] *= inverse;
-    std::fill(row + visible, row + keys, 0.0f);
+    if (lseOut)
+      lseOut[i0 + r] = maxScore + std::log(sum);
   }
 }
 
@@ -105,9 +118,10 @@ inline void applyRowDropout(const AttentionShape &a, int64_t bh, int64_t i,
 } // namespace detail
 
 /// out = dropout(causal softmax(scale Q K^T)) V for pairs [bhBegin, bhEnd),
-/// each operand laid out as `a.layout` says.
+/// each operand laid out as `a.layout` says; if `lse` is not null, each
+/// query row's log-sum-exp of its scaled scores to lse[bh * seq + i].
 inline void blockedAttention(const float *q, const float *k, const float *v,
-                             float *out, const AttentionShape &a,
+                             float *out, float *lse, const AttentionShape &a,
                              int64_t bhBegin, int64_t bhEnd) {
   const int64_t seq = a.seq, d = a.headDim, heads = a.layout.heads;
   std::vector<float> probs(size_t(detail::kAttentionBlock * seq));
@@ -121,7 +135,8 @@ inline void blockedAttention(const float *q, const float *k, const float *v,
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
       int64_t keys = i0 + rows;
       detail::blockProbabilities(qs, ks, i0, rows, keys, d, float(a.scale),
-                                 probs.data());
+                                 probs.data(), /*givenLse=*/nullptr,
+                                 lse ? lse + bh * seq : nullptr);
       if (a.dropout > 0.0)
         for (int64_t r = 0; r < rows; ++r)
           detail::applyRowDropout(a, bh, i0 + r, i0 + r + 1,
@@ -133,23 +148,36 @@ inline void blockedAttention(const float *q, const float *k, const float *v,
   }
 }
 
+/// The forward's results that its gradient may read: the output and its
+/// rows' log-sum-exp (both, or neither when null).
+struct AttentionForward {
+  const float *out = nullptr, *lse = nullptr;
+};
+
 /// dQ, dK, dV of blockedAttention given dOut, for pairs [bhBegin, bhEnd).
 /// Per query block, with Pd = dropout(P):
 ///   dV += Pd^T dO,  dPd = dO V^T,  dP = dropout'(dPd),
-///   dS = scale P (dP - rowsum(P dP)),  dQ = dS K,  dK += dS^T Q.
+///   dS = scale P (dP - D),  dQ = dS K,  dK += dS^T Q,
+/// where D = rowsum(P dP), which equals dO . O (Dao 2023): from the
+/// forward's output when `forward` has it, and P from its log-sum-exp.
 inline void blockedAttentionGrad(const float *dOut, const float *q,
-                                 const float *k, const float *v, float *dQ,
-                                 float *dK, float *dV, const AttentionShape &a,
+                                 const float *k, const float *v,
+                                 AttentionForward forward, float *dQ, float *dK,
+                                 float *dV, const AttentionShape &a,
                                  int64_t bhBegin, int64_t bhEnd) {
   const int64_t seq = a.seq, d = a.headDim, heads = a.layout.heads;
   const size_t block = size_t(detail::kAttentionBlock * seq);
   std::vector<float> probs(block), dropped(block), dProbs(block);
   std::vector<uint32_t> words(static_cast<size_t>(seq));
+  const bool given = forward.lse != nullptr;
   for (int64_t bh = bhBegin; bh < bhEnd; ++bh) {
+    const float *pairLse = given ? forward.lse + bh * seq : nullptr;
     auto qs = detail::pairRows(q, a.layout.query, bh, heads);
     auto ks = detail::pairRows(k, a.layout.key, bh, heads);
     auto vs = detail::pairRows(v, a.layout.value, bh, heads);
     auto dOs = detail::pairRows(dOut, a.layout.output, bh, heads);
+    auto os = detail::pairRows(given ? forward.out : dOut, a.layout.output, bh,
+                               heads);
     auto dQs = detail::pairRows(dQ, a.layout.query, bh, heads);
     auto dKs = detail::pairRows(dK, a.layout.key, bh, heads);
     auto dVs = detail::pairRows(dV, a.layout.value, bh, heads);
@@ -161,7 +189,7 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
       int64_t keys = i0 + rows;
       detail::blockProbabilities(qs, ks, i0, rows, keys, d, float(a.scale),
-                                 probs.data());
+                                 probs.data(), pairLse, /*lseOut=*/nullptr);
       const float *pd = probs.data();
       if (a.dropout > 0.0) {
         // The kept-and-scaled probabilities (the masked tail stays 0).
@@ -185,8 +213,14 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
         if (a.dropout > 0.0)
           detail::applyRowDropout(a, bh, i0 + r, i0 + r + 1, dp, words.data());
         double rowDot = 0.0;
-        for (int64_t j = 0; j < keys; ++j)
-          rowDot += double(p[j]) * double(dp[j]);
+        if (given) {
+          const float *o = os.row(i0 + r), *dO = dOs.row(i0 + r);
+          for (int64_t e = 0; e < d; ++e)
+            rowDot += double(dO[e]) * double(o[e]);
+        } else {
+          for (int64_t j = 0; j < keys; ++j)
+            rowDot += double(p[j]) * double(dp[j]);
+        }
         double rowSum = 0.0;
         for (int64_t j = 0; j < keys; ++j) {
           dp[j] = p[j] * (dp[j] - float(rowDot)) * float(a.scale); // dS

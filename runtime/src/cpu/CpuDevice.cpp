@@ -619,13 +619,20 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     float *dQ = out(0);
     float *dK = fusedQKV || forward ? dQ : out(1);
     float *dV = fusedQKV || forward ? dQ : out(2);
+    // The fused form states its rows' log-sum-exp: the forward writes it,
+    // the gradient reads it with the output.
+    float *lse = fusedQKV && forward ? out(1) : nullptr;
+    cpu::AttentionForward results;
+    if (fusedQKV && !forward)
+      results = {in(2), in(3)};
     ThreadPool::global().parallelFor(
         batch * heads, 1, [&](int64_t begin, int64_t end) {
           if (forward)
-            cpu::blockedAttention(qIn, kIn, vIn, out(0), shape, begin, end);
+            cpu::blockedAttention(qIn, kIn, vIn, out(0), lse, shape, begin,
+                                  end);
           else
-            cpu::blockedAttentionGrad(in(0), qIn, kIn, vIn, dQ, dK, dV, shape,
-                                      begin, end);
+            cpu::blockedAttentionGrad(in(0), qIn, kIn, vIn, results, dQ, dK, dV,
+                                      shape, begin, end);
         });
   } else if ((id == KernelId::cross_entropy ||
               id == KernelId::cross_entropy_grad) &&

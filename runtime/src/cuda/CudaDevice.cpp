@@ -759,16 +759,20 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
     const float *qIn = in(forward ? 0 : 1);
     const float *kIn = fusedQKV ? qIn : in(forward ? 1 : 2);
     const float *vIn = fusedQKV ? qIn : in(forward ? 2 : 3);
+    // The fused form states its rows' log-sum-exp: the forward writes it,
+    // the gradient reads it with the output.
     if (forward) {
-      error = gpu::launchAttention(stream, qIn, kIn, vIn, out(0), rows, seq,
+      error = gpu::launchAttention(stream, qIn, kIn, vIn, out(0),
+                                   fusedQKV ? out(1) : nullptr, rows, seq,
                                    headDim, scale, layout, dropout);
     } else {
       float *dQ = out(0);
       float *dK = fusedQKV ? dQ : out(1);
       float *dV = fusedQKV ? dQ : out(2);
-      error = gpu::launchAttentionGrad(stream, in(0), qIn, kIn, vIn, dQ, dK, dV,
-                                       stats, rows, seq, headDim, scale, layout,
-                                       dropout);
+      error = gpu::launchAttentionGrad(
+          stream, in(0), qIn, kIn, vIn, fusedQKV ? in(2) : nullptr,
+          fusedQKV ? in(3) : nullptr, dQ, dK, dV, stats, rows, seq, headDim,
+          scale, layout, dropout);
     }
     break;
   }

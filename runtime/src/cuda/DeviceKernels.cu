@@ -102,23 +102,25 @@ cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
 }
 
 cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
-                            const float *v, float *out, int64_t rows,
-                            int64_t seq, int64_t headDim, double scale,
-                            AttentionLayout layout, AttentionDropout dropout) {
+                            const float *v, float *out, float *lse,
+                            int64_t rows, int64_t seq, int64_t headDim,
+                            double scale, AttentionLayout layout,
+                            AttentionDropout dropout) {
   if (rows <= 0)
     return cudaSuccess;
   return flash::withLanes(headDim, [&](auto lanes) {
     constexpr int L = decltype(lanes)::value;
     flash::forward<L>
         <<<flash::gridFor<L>(rows / seq, seq), flash::kThreads, 0, stream>>>(
-            q, k, v, out, seq, headDim, float(scale), layout, dropout);
+            q, k, v, out, lse, seq, headDim, float(scale), layout, dropout);
     return cudaGetLastError();
   });
 }
 
 cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 const float *q, const float *k, const float *v,
-                                float *dQ, float *dK, float *dV, double *stats,
+                                const float *out, const float *lse, float *dQ,
+                                float *dK, float *dV, double *stats,
                                 int64_t rows, int64_t seq, int64_t headDim,
                                 double scale, AttentionLayout layout,
                                 AttentionDropout dropout) {
@@ -128,7 +130,8 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
     constexpr int L = decltype(lanes)::value;
     dim3 grid = flash::gridFor<L>(rows / seq, seq);
     flash::queryPass<L><<<grid, flash::kThreads, 0, stream>>>(
-        dOut, q, k, v, dQ, stats, seq, headDim, float(scale), layout, dropout);
+        dOut, q, k, v, out, lse, dQ, stats, seq, headDim, float(scale), layout,
+        dropout);
     if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
       return error;
     flash::keyPass<L><<<grid, flash::kThreads, 0, stream>>>(

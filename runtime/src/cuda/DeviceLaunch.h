@@ -40,14 +40,18 @@ cudaError_t launchBiasAddGrad(cudaStream_t stream, const float *dY,
 cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
                         int64_t numChunks, int64_t elements, int64_t seq,
                         int64_t heads, int64_t headDim, bool merge);
+/// `lse`: null, or `rows` floats for the rows' log-sum-exp.
 cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
-                            const float *v, float *out, int64_t rows,
-                            int64_t seq, int64_t headDim, double scale,
-                            AttentionLayout layout, AttentionDropout dropout);
-/// `stats`: 3 * rows doubles of scratch.
+                            const float *v, float *out, float *lse,
+                            int64_t rows, int64_t seq, int64_t headDim,
+                            double scale, AttentionLayout layout,
+                            AttentionDropout dropout);
+/// `stats`: 3 * rows doubles of scratch. `out` and `lse`: the forward's
+/// output and log-sum-exp, or both null (then recomputed).
 cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 const float *q, const float *k, const float *v,
-                                float *dQ, float *dK, float *dV, double *stats,
+                                const float *out, const float *lse, float *dQ,
+                                float *dK, float *dV, double *stats,
                                 int64_t rows, int64_t seq, int64_t headDim,
                                 double scale, AttentionLayout layout,
                                 AttentionDropout dropout);

@@ -108,12 +108,13 @@ __device__ __forceinline__ const float *chunkAt(const float *tile, int t,
 }
 
 /// Forward: block (bh, y) computes R output rows of pair bh
-/// with an online softmax over key tiles.
+/// with an online softmax over key tiles, and, if `lse` is not null, each
+/// row's log-sum-exp of its scaled scores to lse[bh * seq + i].
 template <int L>
 __global__ void __launch_bounds__(kThreads)
     forward(const float *q, const float *k, const float *v, float *out,
-            int64_t seq, int64_t headDim, float scale, AttentionLayout layout,
-            AttentionDropout dropout) {
+            float *lse, int64_t seq, int64_t headDim, float scale,
+            AttentionLayout layout, AttentionDropout dropout) {
   constexpr int R = kThreads / L;
   __shared__ float keys[kTileFloats], values[kTileFloats];
   const int64_t bh = blockIdx.x, first = lastBlocksFirst(R);
@@ -169,17 +170,23 @@ __global__ void __launch_bounds__(kThreads)
     if (d < headDim)
       row[d] = acc[e] / sum;
   }
+  if (lse && lane == 0)
+    lse[bh * seq + i] = maximum + logf(sum);
 }
 
 /// The query pass of the backward: for R query rows of pair bh, the softmax
 /// statistics (largest score, sum of exponentials) and D_i = sum_j P_ij dP_ij
 /// in one online sweep, then dQ_i = scale sum_j P_ij (dP_ij - D_i) K_j in a
-/// second. The statistics go to stats[3 row].
+/// second. The statistics go to stats[3 row]. Given the forward's output
+/// and log-sum-exp (`out`, `lse`: both or neither), the first sweep is not
+/// needed: the largest score is the log-sum-exp with a sum of 1, and
+/// D_i = dO_i . O_i (Dao 2023).
 template <int L>
 __global__ void __launch_bounds__(kThreads)
     queryPass(const float *dOut, const float *q, const float *k, const float *v,
-              float *dQ, double *stats, int64_t seq, int64_t headDim,
-              float scale, AttentionLayout layout, AttentionDropout dropout) {
+              const float *out, const float *lse, float *dQ, double *stats,
+              int64_t seq, int64_t headDim, float scale, AttentionLayout layout,
+              AttentionDropout dropout) {
   constexpr int R = kThreads / L;
   __shared__ float keys[kTileFloats], values[kTileFloats];
   const int64_t bh = blockIdx.x, first = lastBlocksFirst(R);
@@ -196,7 +203,16 @@ __global__ void __launch_bounds__(kThreads)
   const float *kPair = k + layout.key.pair(bh, heads);
   const float *vPair = v + layout.value.pair(bh, heads);
   float maximum = -INFINITY, sum = 0.0f, weighted = 0.0f;
-  for (int sweep = 0; sweep < 2; ++sweep) {
+  const bool given = lse != nullptr; // the same for the whole grid
+  if (given) {
+    float outRow[kChunk];
+    loadChunk(outRow, out + layout.output.row(bh, heads, valid ? i : 0), lane,
+              headDim, valid);
+    weighted = rowSum<L>(dotChunk(dOutRow, outRow));
+    maximum = valid ? lse[bh * seq + i] : 0.0f;
+    sum = 1.0f;
+  }
+  for (int sweep = given ? 1 : 0; sweep < 2; ++sweep) {
     float rowDot = 0.0f;
     if (sweep == 1) {
       rowDot = weighted / sum;

@@ -737,7 +737,7 @@ func.func @negative_norm_grad_fusion_first(%dy: tensor<2x4x8xf32>, %x: tensor<2x
 
 func.func @negative_qkv_attention_width(%qkv: tensor<2x8x40xf32>) -> tensor<2x8x16xf32> {
   // expected-error @+1 {{'mt.qkv_attention' op qkv dimension 2 is 40 but 3 x result dimension 2 is 48}}
-  %a = mt.qkv_attention %qkv {heads = 4 : i64} : tensor<2x8x40xf32> -> tensor<2x8x16xf32>
+  %a, %lse = mt.qkv_attention %qkv {heads = 4 : i64} : tensor<2x8x40xf32> -> tensor<2x8x16xf32>, tensor<2x4x8xf32>
   return %a : tensor<2x8x16xf32>
 }
 
@@ -747,7 +747,7 @@ func.func @negative_qkv_attention_width(%qkv: tensor<2x8x40xf32>) -> tensor<2x8x
 
 func.func @negative_qkv_attention_heads(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
   // expected-error @+1 {{'mt.qkv_attention' op result dimension 2 (16) is not a multiple of 3 heads}}
-  %a = mt.qkv_attention %qkv {heads = 3 : i64} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>
+  %a, %lse = mt.qkv_attention %qkv {heads = 3 : i64} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>, tensor<2x3x8xf32>
   return %a : tensor<2x8x16xf32>
 }
 
@@ -755,25 +755,61 @@ func.func @negative_qkv_attention_heads(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x
 
 func.func @negative_qkv_attention_no_heads(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
   // expected-error @+1 {{'mt.qkv_attention' op heads must be positive, got 0}}
-  %a = mt.qkv_attention %qkv {heads = 0 : i64} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>
+  %a, %lse = mt.qkv_attention %qkv {heads = 0 : i64} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>, tensor<2x1x8xf32>
   return %a : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The stats hold one log-sum-exp per query row of each head.
+
+func.func @negative_qkv_attention_stats_heads(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.qkv_attention' op stats dimension 1 is 2 but there are 4 heads}}
+  %a, %lse = mt.qkv_attention %qkv {heads = 4 : i64} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>, tensor<2x2x8xf32>
+  return %a : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @negative_qkv_attention_stats_seq(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.qkv_attention' op stats dimension 2 is 4 but qkv dimension 1 is 8}}
+  %a, %lse = mt.qkv_attention %qkv {heads = 4 : i64} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>, tensor<2x4x4xf32>
+  return %a : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The stats stay f32 when the activations are 16-bit.
+
+func.func @negative_qkv_attention_stats_bf16(%qkv: tensor<2x8x48xbf16>) -> tensor<2x8x16xbf16> {
+  // expected-error @+1 {{'mt.qkv_attention' op result #1 must be statically shaped tensor of 32-bit float values}}
+  %a, %lse = mt.qkv_attention %qkv {heads = 4 : i64} : tensor<2x8x48xbf16> -> tensor<2x8x16xbf16>, tensor<2x4x8xbf16>
+  return %a : tensor<2x8x16xbf16>
 }
 
 // -----
 
 // The output gradient has the batch and sequence of the QKV tensor.
 
-func.func @negative_qkv_attention_grad_seq(%dy: tensor<2x4x16xf32>, %qkv: tensor<2x8x48xf32>) -> tensor<2x8x48xf32> {
+func.func @negative_qkv_attention_grad_seq(%dy: tensor<2x4x16xf32>, %qkv: tensor<2x8x48xf32>, %lse: tensor<2x4x8xf32>) -> tensor<2x8x48xf32> {
   // expected-error @+1 {{'mt.qkv_attention_grad' op grad_output dimension 1 is 4 but qkv dimension 1 is 8}}
-  %d = mt.qkv_attention_grad %dy, %qkv {heads = 4 : i64} : tensor<2x4x16xf32>, tensor<2x8x48xf32>
+  %d = mt.qkv_attention_grad %dy, %qkv, %dy, %lse {heads = 4 : i64} : tensor<2x4x16xf32>, tensor<2x8x48xf32>, tensor<2x4x8xf32>
   return %d : tensor<2x8x48xf32>
 }
 
 // -----
 
-func.func @negative_qkv_attention_grad_dropout(%dy: tensor<2x8x16xf32>, %qkv: tensor<2x8x48xf32>) -> tensor<2x8x48xf32> {
+func.func @negative_qkv_attention_grad_dropout(%dy: tensor<2x8x16xf32>, %qkv: tensor<2x8x48xf32>, %a: tensor<2x8x16xf32>, %lse: tensor<2x4x8xf32>) -> tensor<2x8x48xf32> {
   // expected-error @+1 {{'mt.qkv_attention_grad' op dropout must be in [0, 1), got 1.000000e+00}}
-  %d = mt.qkv_attention_grad %dy, %qkv {heads = 4 : i64, dropout = 1.0 : f64} : tensor<2x8x16xf32>, tensor<2x8x48xf32>
+  %d = mt.qkv_attention_grad %dy, %qkv, %a, %lse {heads = 4 : i64, dropout = 1.0 : f64} : tensor<2x8x16xf32>, tensor<2x8x48xf32>, tensor<2x4x8xf32>
+  return %d : tensor<2x8x48xf32>
+}
+
+// -----
+
+func.func @negative_qkv_attention_grad_stats_batch(%dy: tensor<2x8x16xf32>, %qkv: tensor<2x8x48xf32>, %a: tensor<2x8x16xf32>, %lse: tensor<1x4x8xf32>) -> tensor<2x8x48xf32> {
+  // expected-error @+1 {{'mt.qkv_attention_grad' op stats dimension 0 is 1 but qkv dimension 0 is 2}}
+  %d = mt.qkv_attention_grad %dy, %qkv, %a, %lse {heads = 4 : i64} : tensor<2x8x16xf32>, tensor<2x8x48xf32>, tensor<1x4x8xf32>
   return %d : tensor<2x8x48xf32>
 }
 

@@ -11,11 +11,13 @@ by its index or by [KEY=VALUE,...], the first element whose fields have those
 (a dotted KEY names a nested field: [kernel=matmul,params.transpose_b=1]).
 --set-output-shape COMMAND=JSON sets the shape of the buffer that is the
 first output of the command at path COMMAND (programs/N/commands/...).
+--set-buffer OPERAND/FIELD=JSON sets a field of the buffer that the operand
+at path OPERAND names (programs/N/commands/.../outs/1/dtype="bf16").
 --set replaces (or adds) the value, --append adds the value at the end of
 the list at PATH (e.g. --append 'params={"name": ...}'), --del removes it,
 --swap exchanges two elements (reordered commands), --dup-program appends a
 copy of program 0 as the program of the next stage ("stage" set to its index
-in "programs"). The --set edits run first, then --append, then --del, then
+in "programs"). The --set edits run first (then --set-output-shape and --set-buffer), then --append, then --del, then
 --swap, then --dup-program, each kind in the order given. The edited file
 gets a checksum of its own bytes, as a compiler would write it (the edits
 test what the runtime checks beyond the checksum); --keep-checksum keeps the
@@ -86,6 +88,8 @@ def main():
     parser.add_argument("--swap", action="append", default=[], dest="swaps")
     parser.add_argument("--set-output-shape", action="append", default=[],
                         dest="output_shapes")
+    parser.add_argument("--set-buffer", action="append", default=[],
+                        dest="buffer_sets")
     parser.add_argument("--dup-program", action="store_true")
     parser.add_argument("--keep-checksum", action="store_true")
     args = parser.parse_args()
@@ -101,6 +105,12 @@ def main():
         node, key = walk(document, path)
         program = document["programs"][int(path.split("/")[1])]
         program["buffers"][node[key]["outs"][0]]["shape"] = json.loads(value)
+    for assignment in args.buffer_sets:
+        path, value = split(assignment)
+        operand, name = path.rsplit("/", 1)
+        node, key = walk(document, operand)
+        program = document["programs"][int(path.split("/")[1])]
+        program["buffers"][node[key]][name] = json.loads(value)
     for assignment in args.appends:
         path, value = split(assignment)
         node, key = walk(document, path)
