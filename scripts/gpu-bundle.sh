@@ -44,6 +44,11 @@ compile tiny "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 ""
 compile tiny-dropout "$root/test/runtime/Inputs/gpt2-tiny-dropout.json" 2 8 ""
 compile gpt2-2layer "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 ""
 compile gpt2-124m "$root/examples/gpt2/gpt2.json" 4 128 ""
+python3 -c 'import json, sys
+config = dict(json.load(open(sys.argv[1])), embd_pdrop=0.0, attn_pdrop=0.0, resid_pdrop=0.0)
+json.dump(config, open(sys.argv[2], "w"))' "$root/examples/gpt2/gpt2.json" "$bundle/gpt2-nodropout.json"
+compile gpt2-124m-bf16 "$bundle/gpt2-nodropout.json" 4 128 "precision=bf16"
+rm "$bundle/gpt2-nodropout.json"
 compile tiny-bf16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=bf16"
 compile llama-gqa "$root/test/integration/Inputs/llama-2layer-gqa.json" 2 8 ""
 compile llama31 "$root/test/integration/Inputs/llama31-2layer.json" 2 8 ""

@@ -21,16 +21,39 @@ for package in "${packages[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
-fi
-
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   sudo="sudo"
 fi
-echo "install-deps: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The cuDNN frontend (header-only C++, NVIDIA's graph API over cuDNN) for
+# the CUDA backend's fused attention: only where the CUDA toolkit is, from
+# PyPI's nvidia-cudnn-frontend wheel (its include/ directory; the Python
+# module beside it is not used). runtime/CMakeLists.txt looks here.
+frontend_version=1.32.0
+frontend_dir="${MEGATRON_DEPS:-/opt/megatron-deps}/cudnn-frontend-$frontend_version"
+if command -v nvcc >/dev/null 2>&1 && [ ! -f "$frontend_dir/include/cudnn_frontend.h" ]; then
+  echo "install-deps: fetching the cuDNN frontend $frontend_version headers"
+  download="$(mktemp -d)"
+  # Without PyPI the CUDA backend still builds, with its own attention only.
+  if python3 -m pip download -q --no-deps --only-binary=:all: \
+    --python-version 3.11 --platform manylinux_2_28_x86_64 \
+    -d "$download" "nvidia-cudnn-frontend==$frontend_version"; then
+    $sudo mkdir -p "$frontend_dir"
+    $sudo python3 -c 'import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    wheel.extractall(sys.argv[2], [n for n in wheel.namelist() if n.startswith("include/")])' \
+      "$download"/nvidia_cudnn_frontend-*.whl "$frontend_dir"
+  else
+    echo "install-deps: could not fetch the cuDNN frontend; the CUDA backend builds without cuDNN attention" >&2
+  fi
+  rm -rf "$download"
+fi
 echo "install-deps: done"

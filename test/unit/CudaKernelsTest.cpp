@@ -14,7 +14,9 @@
 
 #include "TensorParallelDropout.h"
 #include "cpu/HostKernels.h"
+#include "cuda/CudnnAttention.h"
 #include "cuda/DeviceLaunch.h"
+#include "mtrt/HalfFloat.h"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -71,6 +73,30 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &want,
   // mask wrong anywhere is off by the tensor's own size.
   EXPECT_LE(worst, 1e-4 * largest)
       << what << ": seq " << seq << ", head dimension " << headDim;
+}
+
+/// Each query row's log sum_{j <= i} exp(scale q_i . k_j), in double, for
+/// head-major q and k of `rows` rows (pairs of `seq`).
+std::vector<double> referenceLse(const std::vector<double> &q,
+                                 const std::vector<double> &k, int64_t rows,
+                                 int64_t seq, int64_t headDim, double scale) {
+  std::vector<double> lse(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t i = r % seq, first = r - i;
+    std::vector<double> scores;
+    for (int64_t j = 0; j <= i; ++j) {
+      double score = 0;
+      for (int64_t d = 0; d < headDim; ++d)
+        score +=
+            q[size_t(r * headDim + d)] * k[size_t((first + j) * headDim + d)];
+      scores.push_back(score * scale);
+    }
+    double largest = *std::max_element(scores.begin(), scores.end()), sum = 0;
+    for (double score : scores)
+      sum += std::exp(score - largest);
+    lse[size_t(r)] = largest + std::log(sum);
+  }
+  return lse;
 }
 
 /// Attention over [batch, heads, seq, headDim] operands, laid out head-major
@@ -155,26 +181,9 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
       dVOwn[own] = dVGot[at(layout.value, r, d)];
     }
   expectClose(outOwn, out, "out", seq, headDim);
-  if (fused) {
-    // log sum_{j <= i} exp(scale q_i . k_j), in double.
-    std::vector<double> lseWant(static_cast<size_t>(rows));
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t i = r % seq, first = r - i;
-      std::vector<double> scores;
-      for (int64_t j = 0; j <= i; ++j) {
-        double score = 0;
-        for (int64_t d = 0; d < headDim; ++d)
-          score +=
-              q[size_t(r * headDim + d)] * k[size_t((first + j) * headDim + d)];
-        scores.push_back(score * scale);
-      }
-      double largest = *std::max_element(scores.begin(), scores.end()), sum = 0;
-      for (double score : scores)
-        sum += std::exp(score - largest);
-      lseWant[size_t(r)] = largest + std::log(sum);
-    }
-    expectClose(lseDev.read(), lseWant, "lse", seq, headDim);
-  }
+  if (fused)
+    expectClose(lseDev.read(), referenceLse(q, k, rows, seq, headDim, scale),
+                "lse", seq, headDim);
   expectClose(dQOwn, dQ, "dQ", seq, headDim);
   expectClose(dKOwn, dK, "dK", seq, headDim);
   expectClose(dVOwn, dV, "dV", seq, headDim);
@@ -211,6 +220,125 @@ TEST(CudaAttention, DropoutDrawsTheCpuBackendsMask) {
   gpu::AttentionDropout dropout = tensorParallelDropout();
   for (bool fused : {false, true})
     checkAttention(gen, 2, 2, 70, 32, fused, dropout);
+}
+
+// cuDNN's fused attention (CudnnAttention.h) on bf16 operands in the
+// artifact's layout: the QKV tensor read in place, the merged output, the
+// rows' log-sum-exp, and the gradient from the output and those stats,
+// against the double reference on the same bf16-rounded inputs. Skips when
+// cuDNN cannot be loaded here (gpu-check.sh points MEGATRON_CUDNN_LIBRARY
+// at the GPU machine's copy).
+TEST(CudnnAttention, MatchesTheReferenceInBf16) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  gpu::CudnnAttention cudnn;
+  std::string why;
+  if (!cudnn.open(nullptr, why))
+    GTEST_SKIP() << "cuDNN unavailable: " << why;
+  const int64_t batch = 2, heads = 3, headDim = 64;
+  for (int64_t seq : {1, 37, 256}) {
+    SCOPED_TRACE("seq " + std::to_string(seq));
+    const int64_t rows = batch * heads * seq, width = heads * headDim;
+    const size_t n = size_t(rows * headDim);
+    std::mt19937_64 gen(21 + seq);
+    std::uniform_real_distribution<double> dist(-2, 2);
+    auto bf16 = [](double x) {
+      return double(bfloat16ToFloat(floatToBFloat16(float(x))));
+    };
+    std::vector<double> q(n), k(n), v(n), dO(n);
+    for (auto *t : {&q, &k, &v, &dO})
+      for (double &x : *t)
+        x = bf16(dist(gen));
+    const double scale = 1.0 / std::sqrt(double(headDim));
+    std::vector<double> out(n), dQ(n), dK(n), dV(n);
+    cpu::RngKey key{1, 1};
+    cpu::attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
+                   headDim, scale, 0.0, 0, key, 0, 0, heads);
+    cpu::attentionGrad(dO.data(), q.data(), k.data(), v.data(), dQ.data(),
+                       dK.data(), dV.data(), batch, heads, seq, headDim, scale,
+                       0.0, 0, key, 0, 0, heads);
+    // The artifact's layouts, in bf16 bits.
+    std::vector<uint16_t> qkvBits(size_t(3 * rows * headDim)), dOBits(n);
+    auto fused = [&](int64_t chunk, int64_t r, int64_t d) {
+      int64_t bh = r / seq, i = r % seq, b = bh / heads, h = bh % heads;
+      return size_t((b * seq + i) * 3 * width + chunk * width + h * headDim +
+                    d);
+    };
+    auto merged = [&](int64_t r, int64_t d) {
+      int64_t bh = r / seq, i = r % seq, b = bh / heads, h = bh % heads;
+      return size_t((b * seq + i) * width + h * headDim + d);
+    };
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t d = 0; d < headDim; ++d) {
+        size_t own = size_t(r * headDim + d);
+        qkvBits[fused(0, r, d)] = floatToBFloat16(float(q[own]));
+        qkvBits[fused(1, r, d)] = floatToBFloat16(float(k[own]));
+        qkvBits[fused(2, r, d)] = floatToBFloat16(float(v[own]));
+        dOBits[merged(r, d)] = floatToBFloat16(float(dO[own]));
+      }
+    gpu::CudnnAttentionShape shape;
+    shape.batch = batch;
+    shape.heads = heads;
+    shape.seq = seq;
+    shape.headDim = headDim;
+    shape.scale = scale;
+    shape.dtype = DType::BF16;
+    gpu::CudnnAttentionShape backward = shape;
+    backward.forward = false;
+    ASSERT_TRUE(cudnn.supports(shape, why)) << why;
+    ASSERT_TRUE(cudnn.supports(backward, why)) << why;
+    DeviceVector<uint16_t> qkvDev{qkvBits}, dODev{dOBits},
+        outDev{std::vector<uint16_t>(n)},
+        dQKVDev{std::vector<uint16_t>(qkvBits.size())};
+    DeviceVector<float> lseDev{std::vector<float>(size_t(rows))};
+    DeviceVector<uint8_t> workspace{std::vector<uint8_t>(
+        size_t(std::max<int64_t>(1, cudnn.workspaceBytes())))};
+    ASSERT_TRUE(cudnn.forward(shape, qkvDev.data, outDev.data, lseDev.data,
+                              workspace.data));
+    ASSERT_TRUE(cudnn.backward(backward, dODev.data, qkvDev.data, outDev.data,
+                               lseDev.data, dQKVDev.data, workspace.data));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<uint16_t> outGot = outDev.read(), dQKVGot = dQKVDev.read();
+    std::vector<float> outOwn(n), dQOwn(n), dKOwn(n), dVOwn(n);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t d = 0; d < headDim; ++d) {
+        size_t own = size_t(r * headDim + d);
+        outOwn[own] = bfloat16ToFloat(outGot[merged(r, d)]);
+        dQOwn[own] = bfloat16ToFloat(dQKVGot[fused(0, r, d)]);
+        dKOwn[own] = bfloat16ToFloat(dQKVGot[fused(1, r, d)]);
+        dVOwn[own] = bfloat16ToFloat(dQKVGot[fused(2, r, d)]);
+      }
+    // bf16 results of fp32 arithmetic against double: a few bf16 roundings
+    // (2^-8 each) of the tensor's scale; a wrong stride or mask is off by
+    // the scale itself.
+    auto close = [&](const std::vector<float> &got,
+                     const std::vector<double> &want, const char *what) {
+      double worst = 0, largest = 1e-30;
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(got[i])) << what << " " << i;
+        worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+        largest = std::max(largest, std::fabs(want[i]));
+      }
+      EXPECT_LE(worst, 3e-2 * largest) << what;
+    };
+    close(outOwn, out, "out");
+    close(dQOwn, dQ, "dQ");
+    close(dKOwn, dK, "dK");
+    close(dVOwn, dV, "dV");
+    // The stats are fp32.
+    std::vector<float> lse = lseDev.read();
+    std::vector<double> lseWant = referenceLse(q, k, rows, seq, headDim, scale);
+    for (int64_t r = 0; r < rows; ++r)
+      ASSERT_NEAR(lse[size_t(r)], lseWant[size_t(r)], 1e-3) << "row " << r;
+  }
+  // fp32 attention stays on the backend's own kernels.
+  gpu::CudnnAttentionShape fp32;
+  fp32.batch = 1;
+  fp32.heads = 1;
+  fp32.seq = 8;
+  fp32.headDim = 64;
+  fp32.dtype = DType::F32;
+  EXPECT_FALSE(cudnn.supports(fp32, why));
 }
 
 TEST(CudaReductions, GradientNormAndBiasGradient) {

@@ -74,6 +74,11 @@ public:
   /// persistent buffers the trainer fills.
   virtual int64_t measuredPeakBytes() const = 0;
 
+  /// What the backend chose for the prepared program that changes its
+  /// numbers or speed (which library runs attention, and why not another),
+  /// one line each; megatron-run prints them after the memory plan.
+  virtual std::vector<std::string> choices() const { return {}; }
+
   /// Typed helpers over upload and download, from the buffer's start:
   /// `values.size()` elements (the rest of the buffer is left as it was),
   /// or the first `count`.

@@ -3,6 +3,7 @@
 #include "cuda/CudaDevice.h"
 
 #include "cpu/HostKernels.h"
+#include "cuda/CudnnAttention.h"
 #include "cuda/DeviceLaunch.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/GeneratedKernelPrelude.h"
@@ -57,7 +58,7 @@ public:
     for (void *allocation :
          {static_cast<void *>(arena), static_cast<void *>(scratch),
           static_cast<void *>(flag), static_cast<void *>(staging),
-          static_cast<void *>(dropoutBlocks)})
+          static_cast<void *>(dropoutBlocks), cudnnWorkspace})
       if (allocation)
         cudaFree(allocation);
     if (stream)
@@ -79,6 +80,21 @@ public:
   Status findNonFinite(const std::vector<int64_t> &bufferIds,
                        int64_t &first) const override;
   int64_t measuredPeakBytes() const override { return measuredPeak; }
+
+  std::vector<std::string> choices() const override {
+    if (attentionCommands == 0)
+      return {};
+    std::string counts = std::to_string(cudnnCommands) + " of " +
+                         std::to_string(attentionCommands) +
+                         " attention commands";
+    if (cudnnCommands == attentionCommands)
+      return {"attention: cuDNN's fused kernels for " + counts};
+    std::string line = "attention: cuDNN's fused kernels for " + counts +
+                       ", the backend's own fp32 kernels for the rest";
+    line +=
+        cudnnRefusal.empty() ? " (fp32 attention)" : " (" + cudnnRefusal + ")";
+    return {line};
+  }
 
 private:
   Status prepareProgram(const RankProgram &program) override;
@@ -135,6 +151,15 @@ private:
   /// Rounds the staged outputs back into their 16-bit buffers.
   Status unstageOutputs(const Command &command);
 
+  /// The cuDNN call that runs `command` (CudnnAttention.h), or a shape of
+  /// no heads: 16-bit qkv_attention and its gradient without dropout go to
+  /// cuDNN's fused kernels when cuDNN loads and supports the shape, unless
+  /// MEGATRON_CUDNN_ATTENTION=0. Counts the choice for choices().
+  gpu::CudnnAttentionShape chooseCudnn(const Command &command, KernelId id);
+  /// Runs `command` through cuDNN, its operands in place in the arena.
+  Status runCudnnAttention(const Command &command,
+                           const gpu::CudnnAttentionShape &call);
+
   int ordinal;
   /// --tf32: fp32 GEMMs on the tensor cores, inputs rounded to TF32.
   bool tf32;
@@ -160,9 +185,82 @@ private:
   float *staging = nullptr;
   std::vector<std::pair<int64_t, float *>> staged;
   int64_t measuredPeak = 0;
+
+  gpu::CudnnAttention cudnn;
+  /// Whether cuDNN was opened (tried once per device), and why not.
+  bool cudnnTried = false, cudnnOpen = false;
+  std::string cudnnWhy;
+  /// Per command: its cuDNN call (heads 0: the backend's own kernels).
+  std::vector<gpu::CudnnAttentionShape> cudnnCalls;
+  /// The program's attention commands, and those cuDNN runs; the first
+  /// reason one 16-bit attention stayed on our kernels.
+  int64_t attentionCommands = 0, cudnnCommands = 0;
+  std::string cudnnRefusal;
+  void *cudnnWorkspace = nullptr;
 };
 
 bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
+
+gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
+                                                 KernelId id) {
+  if (id != KernelId::qkv_attention && id != KernelId::qkv_attention_grad)
+    return {};
+  ++attentionCommands;
+  bool forward = id == KernelId::qkv_attention;
+  const BufferDesc &qkv = prog->buffers[size_t(command.ins[forward ? 0 : 1])];
+  auto refuse = [&](const std::string &why) {
+    if (cudnnRefusal.empty())
+      cudnnRefusal = why;
+    return gpu::CudnnAttentionShape{};
+  };
+  // Only 16-bit attention, all of its operands but the stats of one type.
+  if (!isHalf(qkv.dtype))
+    return {};
+  for (const std::vector<int64_t> *operands : {&command.ins, &command.outs})
+    for (int64_t buffer : *operands) {
+      DType dtype = prog->buffers[size_t(buffer)].dtype;
+      if (dtype != qkv.dtype && dtype != DType::F32)
+        return refuse("operands of mixed 16-bit types");
+    }
+  if (command.get("dropout", 0.0) != 0.0)
+    return refuse("dropout (cuDNN's mask is not the CPU backend's)");
+  if (const char *use = std::getenv("MEGATRON_CUDNN_ATTENTION");
+      use && std::string(use) == "0")
+    return refuse("MEGATRON_CUDNN_ATTENTION=0");
+  if (!cudnnTried) {
+    cudnnTried = true;
+    cudnnOpen = cudnn.open(stream, cudnnWhy);
+  }
+  if (!cudnnOpen)
+    return refuse(cudnnWhy);
+  AttentionExtent extent = AttentionExtent::of(
+      qkv.shape, /*fusedQKV=*/true, int64_t(command.get("heads", 1)));
+  gpu::CudnnAttentionShape call;
+  call.batch = extent.batch;
+  call.heads = extent.heads;
+  call.seq = extent.seq;
+  call.headDim = extent.headDim;
+  call.scale = command.get("scale", 1.0 / std::sqrt(double(extent.headDim)));
+  call.dtype = qkv.dtype;
+  call.forward = forward;
+  if (std::string why; !cudnn.supports(call, why))
+    return refuse(why);
+  ++cudnnCommands;
+  return call;
+}
+
+Status CudaDevice::runCudnnAttention(const Command &command,
+                                     const gpu::CudnnAttentionShape &call) {
+  if (call.forward)
+    return cudnn.forward(
+        call, address(command.ins[0]), address(command.outs[0]),
+        reinterpret_cast<float *>(address(command.outs[1])), cudnnWorkspace);
+  return cudnn.backward(
+      call, address(command.ins[0]), address(command.ins[1]),
+      address(command.ins[2]),
+      reinterpret_cast<const float *>(address(command.ins[3])),
+      address(command.outs[0]), cudnnWorkspace);
+}
 
 int64_t CudaDevice::stagingBytes(const Command &command) const {
   int64_t bytes = 0;
@@ -367,6 +465,9 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
                     &computeMajor, cudaDevAttrComputeCapabilityMajor, ordinal),
                 "reading the GPU's compute capability"));
   resolved.clear();
+  cudnnCalls.clear();
+  attentionCommands = cudnnCommands = 0;
+  cudnnRefusal.clear();
   int64_t scratchNeeded = 0, stagingNeeded = 0;
   for (size_t i = 0; i < program.commands.size(); ++i) {
     const Command &command = program.commands[i];
@@ -378,6 +479,9 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
                            ": the CUDA backend does not run " + why +
                            " (run it with --device cpu)");
     resolved.push_back(kernel);
+    cudnnCalls.push_back(chooseCudnn(command, kernel->id));
+    if (cudnnCalls.back().heads)
+      continue; // cuDNN reads the 16-bit operands in place
     scratchNeeded = std::max(scratchNeeded, scratchBytes(command, kernel->id));
     if (stages(command, kernel->id))
       stagingNeeded = std::max(stagingNeeded, stagingBytes(command));
@@ -420,7 +524,7 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
   for (void **allocation :
        {reinterpret_cast<void **>(&arena), reinterpret_cast<void **>(&scratch),
         reinterpret_cast<void **>(&flag), reinterpret_cast<void **>(&staging),
-        reinterpret_cast<void **>(&dropoutBlocks)})
+        reinterpret_cast<void **>(&dropoutBlocks), &cudnnWorkspace})
     if (*allocation) {
       cudaFree(*allocation);
       *allocation = nullptr;
@@ -445,6 +549,10 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     MTRT_RETURN_IF_ERROR(checkCuda(
         cudaMalloc(reinterpret_cast<void **>(&staging), size_t(stagingNeeded)),
         "allocating fp32 copies of 16-bit operands"));
+  if (cudnn.workspaceBytes() > 0)
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaMalloc(&cudnnWorkspace, size_t(cudnn.workspaceBytes())),
+                  "allocating cuDNN's attention workspace"));
   dropoutParams.prepare(program);
   if (!dropoutParams.all().empty())
     MTRT_RETURN_IF_ERROR(
@@ -530,10 +638,12 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
     double begin = trace ? trace->nowUs() : 0.0;
     KernelId id = resolved[i]->id;
-    bool staging = stages(command, id);
+    const gpu::CudnnAttentionShape &cudnnCall = cudnnCalls[i];
+    bool staging = !cudnnCall.heads && stages(command, id);
     Status status = staging ? stageOperands(command) : Status::ok();
     if (status)
-      status = runCommand(id, command, seed, step);
+      status = cudnnCall.heads ? runCudnnAttention(command, cudnnCall)
+                               : runCommand(id, command, seed, step);
     if (status && staging)
       status = unstageOutputs(command);
     if (status && trace) // a command's time is its own: wait for it

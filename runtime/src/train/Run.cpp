@@ -299,6 +299,8 @@ int openSession(int argc, char **argv, Session &session) {
                 threads == 1 ? "" : "s");
     for (const RankProgram &program : artifact.programs)
       printPlan(program);
+    for (const std::string &choice : trainer.deviceChoices())
+      std::printf("%s\n", choice.c_str());
   }
   return 0;
 }

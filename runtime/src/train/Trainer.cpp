@@ -1022,6 +1022,14 @@ public:
   }
 
   int64_t batchSize = 0, seqLen = 0, vocabSize = 0, microbatches = 1;
+
+  std::vector<std::string> deviceChoices() const {
+    std::vector<std::string> lines;
+    if (device)
+      for (const std::string &choice : device->choices())
+        lines.push_back(std::string(device->backendName()) + ": " + choice);
+    return lines;
+  }
   /// The loss of every step this run trained, in order.
   std::vector<double> stepLosses;
 
@@ -1143,6 +1151,10 @@ Status Trainer::train() { return impl->train(); }
 void Trainer::printProfile() const { impl->printProfile(); }
 Status Trainer::writeTrace() { return impl->writeTrace(); }
 Status Trainer::save() { return impl->save(); }
+std::vector<std::string> Trainer::deviceChoices() const {
+  return impl->deviceChoices();
+}
+
 int64_t Trainer::batchSize() const { return impl->batchSize; }
 int64_t Trainer::seqLen() const { return impl->seqLen; }
 int64_t Trainer::vocabSize() const { return impl->vocabSize; }

@@ -46,6 +46,10 @@ public:
   /// --save-params FILE.
   Status save();
 
+  /// The backend's choices for this rank's program (Device::choices), each
+  /// as "<backend>: <choice>".
+  std::vector<std::string> deviceChoices() const;
+
   int64_t batchSize() const;
   int64_t seqLen() const;
   int64_t vocabSize() const;
