@@ -60,11 +60,17 @@ TEST(DeviceKernels, EmbeddingAndItsGradient) {
   std::vector<float> dExpected(vocab * hidden), dGot(vocab * hidden, 7.0f);
   cpu::embeddingGrad(dOut.data(), ids.data(), dExpected.data(), tokens, vocab,
                      hidden, offset);
-  grid(hidden, [&](int64_t c) {
-    gpu::embeddingGradColumn(c, dOut.data(), ids.data(), dGot.data(), tokens,
-                             vocab, hidden, offset);
-  });
-  EXPECT_EQ(dGot, dExpected);
+  // Bit for bit, however the vocabulary is sliced (every id in range lands
+  // in exactly one slice, and each slice adds its tokens in order).
+  for (int64_t slices :
+       {int64_t(1), int64_t(3), gpu::embeddingGradSlices(vocab)}) {
+    std::fill(dGot.begin(), dGot.end(), 7.0f);
+    grid(slices * hidden, [&](int64_t item) {
+      gpu::embeddingGradItem(item, dOut.data(), ids.data(), dGot.data(), tokens,
+                             vocab, hidden, offset, slices);
+    });
+    EXPECT_EQ(dGot, dExpected) << slices << " slices";
+  }
 
   const int64_t seq = 3, positions = 6;
   std::vector<float> pExpected(positions * hidden), pGot(positions * hidden);

@@ -46,9 +46,10 @@ cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
                                 const int32_t *ids, float *dTable,
                                 int64_t tokens, int64_t vocab, int64_t hidden,
                                 int64_t vocabOffset) {
-  return launch(stream, hidden, [=] __device__(int64_t c) {
-    embeddingGradColumn(c, dOut, ids, dTable, tokens, vocab, hidden,
-                        vocabOffset);
+  const int64_t slices = embeddingGradSlices(vocab);
+  return launch(stream, slices * hidden, [=] __device__(int64_t item) {
+    embeddingGradItem(item, dOut, ids, dTable, tokens, vocab, hidden,
+                      vocabOffset, slices);
   });
 }
 

@@ -150,17 +150,31 @@ MTK_HD void embeddingItem(int64_t i, const float *table, const int32_t *ids,
   out[i] = id < 0 || id >= vocab ? 0.0f : table[id * hidden + c];
 }
 
-/// Column c of dTable [vocab, hidden]: zeroed, then every token's row added
-/// in token order (as the CPU backend adds them, so the sums are the same).
-MTK_HD void embeddingGradColumn(int64_t c, const float *dOut,
-                                const int32_t *ids, float *dTable,
-                                int64_t tokens, int64_t vocab, int64_t hidden,
-                                int64_t vocabOffset) {
-  for (int64_t v = 0; v < vocab; ++v)
+/// The vocabulary's slices in embeddingGradItem (fewer for a smaller
+/// vocabulary): slices x hidden work items, where one per column left
+/// GPT-2's 768 columns to 768 threads.
+constexpr int64_t kEmbeddingGradSlices = 64;
+inline int64_t embeddingGradSlices(int64_t vocab) {
+  return vocab < kEmbeddingGradSlices ? (vocab > 0 ? vocab : 1)
+                                      : kEmbeddingGradSlices;
+}
+
+/// Work item `item` = slice * hidden + c of dTable [vocab, hidden]: column
+/// c of the slice's rows, zeroed, then every token whose id falls there
+/// added in token order (as the CPU backend adds them, so the sums are the
+/// same). Every item reads all ids (one load each, shared by a warp).
+MTK_HD void embeddingGradItem(int64_t item, const float *dOut,
+                              const int32_t *ids, float *dTable, int64_t tokens,
+                              int64_t vocab, int64_t hidden,
+                              int64_t vocabOffset, int64_t slices) {
+  const int64_t slice = item / hidden, c = item % hidden;
+  const int64_t first = slice * vocab / slices,
+                last = (slice + 1) * vocab / slices; // rows [first, last)
+  for (int64_t v = first; v < last; ++v)
     dTable[v * hidden + c] = 0.0f;
   for (int64_t t = 0; t < tokens; ++t) {
     int64_t id = int64_t(ids[t]) - vocabOffset;
-    if (id >= 0 && id < vocab)
+    if (id >= first && id < last)
       dTable[id * hidden + c] += dOut[t * hidden + c];
   }
 }
