@@ -368,22 +368,48 @@ TEST(CudaReductions, GradientNormAndBiasGradient) {
     EXPECT_NEAR(got[0], std::sqrt(want), 1e-6 * std::sqrt(want)) << n;
     EXPECT_NEAR(got[1], want, 1e-6 * want) << n;
   }
+  // Bias gradients in chunks of rows (columnSumChunks: 1, several, and the
+  // most), fp32, and bf16 read and written as it is stored.
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1},
                             {33, 31},
                             {8192, 768},
+                            {8192, 3072},
                             {100, 2305}}) {
     std::vector<float> dY(static_cast<size_t>(rows * cols)), want(cols);
     for (float &v : dY)
       v = dist(gen);
     cpu::biasAddGrad(dY.data(), want.data(), rows, cols);
     DeviceVector<float> dYDev{dY}, dBias{std::vector<float>(cols)};
-    ASSERT_EQ(
-        gpu::launchBiasAddGrad(nullptr, dYDev.data, dBias.data, rows, cols),
-        cudaSuccess);
+    DeviceVector<double> partial{
+        std::vector<double>(size_t(gpu::columnSumChunks(rows, cols) * cols))};
+    ASSERT_EQ(gpu::launchBiasAddGrad(nullptr, dYDev.data, gpu::Storage::F32,
+                                     dBias.data, gpu::Storage::F32,
+                                     partial.data, rows, cols),
+              cudaSuccess);
     std::vector<float> got = dBias.read();
     for (int64_t c = 0; c < cols; ++c) // double sums in another order
       ASSERT_NEAR(got[c], want[c], 1e-6 * std::max(1.0f, std::fabs(want[c])))
           << rows << " x " << cols << ", column " << c;
+
+    // bf16: the CPU backend widens, sums and rounds the sum to bf16.
+    std::vector<uint16_t> dYBits(dY.size());
+    std::vector<float> widened(dY.size());
+    for (size_t i = 0; i < dY.size(); ++i) {
+      dYBits[i] = floatToBFloat16(dY[i]);
+      widened[i] = bfloat16ToFloat(dYBits[i]);
+    }
+    cpu::biasAddGrad(widened.data(), want.data(), rows, cols);
+    DeviceVector<uint16_t> dYHalf{dYBits},
+        dBiasHalf{std::vector<uint16_t>(size_t(cols))};
+    ASSERT_EQ(gpu::launchBiasAddGrad(nullptr, dYHalf.data, gpu::Storage::BF16,
+                                     dBiasHalf.data, gpu::Storage::BF16,
+                                     partial.data, rows, cols),
+              cudaSuccess);
+    std::vector<uint16_t> gotHalf = dBiasHalf.read();
+    for (int64_t c = 0; c < cols; ++c) // one bf16 rounding of the same sum
+      ASSERT_NEAR(bfloat16ToFloat(gotHalf[c]), want[c],
+                  4e-3 * std::max(1.0f, std::fabs(want[c])))
+          << "bf16 " << rows << " x " << cols << ", column " << c;
   }
 }
 

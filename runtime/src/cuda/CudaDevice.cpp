@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -58,9 +59,13 @@ public:
     for (void *allocation :
          {static_cast<void *>(arena), static_cast<void *>(scratch),
           static_cast<void *>(flag), static_cast<void *>(staging),
-          static_cast<void *>(dropoutBlocks), cudnnWorkspace})
+          static_cast<void *>(dropoutBlocks), cudnnWorkspace,
+          static_cast<void *>(commandTables), cublasWorkspace})
       if (allocation)
         cudaFree(allocation);
+    dropGraph();
+    for (cudaEvent_t event : commandEvents)
+      cudaEventDestroy(event);
     if (stream)
       cudaStreamDestroy(stream);
   }
@@ -82,18 +87,26 @@ public:
   int64_t measuredPeakBytes() const override { return measuredPeak; }
 
   std::vector<std::string> choices() const override {
+    std::vector<std::string> lines;
+    if (graphExec)
+      lines.push_back("step: one CUDA graph, captured at the second step");
+    else if (!graphWhy.empty())
+      lines.push_back("step: launched command by command (" + graphWhy + ")");
     if (attentionCommands == 0)
-      return {};
+      return lines;
     std::string counts = std::to_string(cudnnCommands) + " of " +
                          std::to_string(attentionCommands) +
                          " attention commands";
-    if (cudnnCommands == attentionCommands)
-      return {"attention: cuDNN's fused kernels for " + counts};
+    if (cudnnCommands == attentionCommands) {
+      lines.push_back("attention: cuDNN's fused kernels for " + counts);
+      return lines;
+    }
     std::string line = "attention: cuDNN's fused kernels for " + counts +
                        ", the backend's own fp32 kernels for the rest";
     line +=
         cudnnRefusal.empty() ? " (fp32 attention)" : " (" + cudnnRefusal + ")";
-    return {line};
+    lines.push_back(line);
+    return lines;
   }
 
 private:
@@ -106,8 +119,31 @@ private:
   std::string unsupported(const Command &command, KernelId id) const;
   /// Scratch bytes `command` needs (row statistics, partial sums).
   int64_t scratchBytes(const Command &command, KernelId id) const;
-  Status runCommand(KernelId id, const Command &command, uint64_t seed,
-                    uint64_t step);
+  /// Builds and uploads, once per program, the constant tables commands
+  /// read on the device (commandTables): multi_adamw's tensors (arena
+  /// addresses) and rope's inverse frequencies. A step then uploads
+  /// nothing and waits for nothing until its end.
+  Status prepareCommandTables(const RankProgram &program);
+  /// Enqueues every command of the step on the stream (with `timed`, an
+  /// event after each); waits for nothing.
+  Status enqueueCommands(uint64_t seed, uint64_t step, bool timed);
+  /// Whether the program's steps can be one CUDA graph: nothing a command
+  /// takes by value changes between steps (the dropouts drawn outside the
+  /// generated kernels take the step's key by value), and
+  /// MEGATRON_CUDA_GRAPH is not 0. "" or why not.
+  std::string graphRefusal() const;
+  /// Captures the commands as this program's graph (graphExec).
+  Status captureStep(uint64_t seed, uint64_t step);
+  void dropGraph() {
+    if (graphExec)
+      cudaGraphExecDestroy(graphExec);
+    if (graph)
+      cudaGraphDestroy(graph);
+    graphExec = nullptr;
+    graph = nullptr;
+  }
+  Status runCommand(size_t index, KernelId id, const Command &command,
+                    uint64_t seed, uint64_t step);
   Status runCollective(KernelId id, const Command &command);
   Status gemm(const Command &command);
 
@@ -124,14 +160,14 @@ private:
   }
   /// Whether `command`'s 16-bit operands run through fp32 copies: every
   /// kernel but those that move or convert storage themselves (collectives
-  /// of a group of one copy raw bytes) and GEMMs of one 16-bit type, which
-  /// cuBLAS takes as they are.
+  /// of a group of one copy raw bytes, the bias gradient's column sums),
+  /// and GEMMs of one 16-bit type, which cuBLAS takes as they are.
   bool stages(const Command &command, KernelId id) const {
     return id != KernelId::fused && id != KernelId::cast &&
-           id != KernelId::send && id != KernelId::recv &&
-           id != KernelId::all_reduce && id != KernelId::reduce_scatter &&
-           id != KernelId::all_gather && id != KernelId::all_slice &&
-           !halfGemm(command, id);
+           id != KernelId::bias_add_grad && id != KernelId::send &&
+           id != KernelId::recv && id != KernelId::all_reduce &&
+           id != KernelId::reduce_scatter && id != KernelId::all_gather &&
+           id != KernelId::all_slice && !halfGemm(command, id);
   }
   /// Whether `command` is a GEMM whose operands and result are all bf16 or
   /// all fp16: cuBLAS multiplies them on the tensor cores with fp32
@@ -172,6 +208,26 @@ private:
   const Communicator *communicator = nullptr;
   int64_t pipelineAxis = -1;
   ExecutionTrace *trace = nullptr;
+  /// --trace/--profile: an event on the stream before the step's first
+  /// command and after each command, so that a command's time is measured
+  /// on the GPU without waiting for it (the step waits once, at its end).
+  std::vector<cudaEvent_t> commandEvents;
+  /// The commands' constant tables, one allocation; each command's byte
+  /// offset into it (-1: none).
+  uint8_t *commandTables = nullptr;
+  std::vector<int64_t> tableOffsets;
+  /// The step as a CUDA graph: captured at the program's second step (the
+  /// first runs eagerly, so that every library has made its one-time
+  /// allocations), then replayed, one launch a step. Steps with --trace
+  /// stay eager.
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t graphExec = nullptr;
+  bool graphEligible = false;
+  int64_t eagerSteps = 0;
+  /// Why the steps are not a graph ("" while they may become one).
+  std::string graphWhy;
+  /// cuBLAS's workspace, ours so that a captured GEMM allocates nothing.
+  void *cublasWorkspace = nullptr;
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cublasMath_t mathMode = CUBLAS_PEDANTIC_MATH;
@@ -200,6 +256,14 @@ private:
 };
 
 bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
+
+/// How the kernels that read 16-bit storage themselves see `dtype` (a
+/// floating-point one: unsupported() refuses the others first).
+gpu::Storage storageOf(DType dtype) {
+  return dtype == DType::BF16  ? gpu::Storage::BF16
+         : dtype == DType::F16 ? gpu::Storage::F16
+                               : gpu::Storage::F32;
+}
 
 gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
                                                  KernelId id) {
@@ -425,9 +489,6 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
     return 2 * rowsOf(command.ins[1]) * int64_t(sizeof(double));
   case KernelId::rms_norm_grad:
     return rowsOf(command.ins[1]) * int64_t(sizeof(double));
-  case KernelId::rope:
-    return prog->buffers[size_t(command.ins[0])].shape.back() / 2 *
-           int64_t(sizeof(double));
   case KernelId::attention_grad: {
     const BufferDesc &q = prog->buffers[size_t(command.ins[1])];
     return 3 * (q.numElements() / q.shape[3]) * int64_t(sizeof(double));
@@ -440,8 +501,11 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
   }
   case KernelId::cross_entropy:
     return elements(command.ins[1]) * int64_t(sizeof(double));
-  case KernelId::multi_adamw:
-    return int64_t(command.outs.size() / 3 * sizeof(gpu::AdamSegment));
+  case KernelId::bias_add_grad: {
+    int64_t cols = std::max<int64_t>(1, elements(command.outs[0]));
+    return gpu::columnSumChunks(elements(command.ins[0]) / cols, cols) * cols *
+           int64_t(sizeof(double));
+  }
   case KernelId::global_norm:
   case KernelId::sum_squares: {
     int64_t pieces = 0;
@@ -520,11 +584,22 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     MTRT_RETURN_IF_ERROR(checkCublas(
         cublasSetMathMode(cublas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode"));
     mathMode = CUBLAS_PEDANTIC_MATH;
+    // 32 MiB, NVIDIA's advice for Hopper: a step captured as a graph must
+    // not allocate.
+    constexpr size_t kCublasWorkspace = size_t(32) << 20;
+    MTRT_RETURN_IF_ERROR(checkCuda(
+        cudaMalloc(&cublasWorkspace, kCublasWorkspace), "cuBLAS's workspace"));
+    MTRT_RETURN_IF_ERROR(checkCublas(
+        cublasSetWorkspace(cublas, cublasWorkspace, kCublasWorkspace),
+        "cublasSetWorkspace"));
   }
+  dropGraph();
+  eagerSteps = 0;
   for (void **allocation :
        {reinterpret_cast<void **>(&arena), reinterpret_cast<void **>(&scratch),
         reinterpret_cast<void **>(&flag), reinterpret_cast<void **>(&staging),
-        reinterpret_cast<void **>(&dropoutBlocks), &cudnnWorkspace})
+        reinterpret_cast<void **>(&dropoutBlocks), &cudnnWorkspace,
+        reinterpret_cast<void **>(&commandTables)})
     if (*allocation) {
       cudaFree(*allocation);
       *allocation = nullptr;
@@ -559,8 +634,112 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
         checkCuda(cudaMalloc(reinterpret_cast<void **>(&dropoutBlocks),
                              dropoutParams.all().size() * sizeof(uint64_t)),
                   "allocating the dropouts' parameter blocks"));
+  MTRT_RETURN_IF_ERROR(prepareCommandTables(program));
+  graphWhy = graphRefusal();
+  graphEligible = graphWhy.empty();
   measuredPeak = 0;
   return Status::ok();
+}
+
+std::string CudaDevice::graphRefusal() const {
+  if (const char *use = std::getenv("MEGATRON_CUDA_GRAPH");
+      use && std::string(use) == "0")
+    return "MEGATRON_CUDA_GRAPH=0";
+  for (size_t i = 0; i < prog->commands.size(); ++i) {
+    const Command &command = prog->commands[i];
+    KernelId id = resolved[i]->id;
+    bool drawn =
+        (id == KernelId::dropout && command.get("probability", 0.0) > 0.0) ||
+        (isAttention(id) && command.get("dropout", 0.0) > 0.0);
+    if (drawn)
+      return describe(i, command) +
+             " draws a dropout mask with the step's key by value";
+  }
+  return "";
+}
+
+Status CudaDevice::captureStep(uint64_t seed, uint64_t step) {
+  dropGraph();
+  MTRT_RETURN_IF_ERROR(checkCuda(
+      cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+      "starting to capture the step"));
+  Status enqueued = enqueueCommands(seed, step, /*timed=*/false);
+  cudaGraph_t captured = nullptr;
+  cudaError_t ended = cudaStreamEndCapture(stream, &captured);
+  if (enqueued && ended == cudaSuccess && captured) {
+    cudaError_t made = cudaGraphInstantiate(&graphExec, captured, 0);
+    if (made == cudaSuccess) {
+      graph = captured;
+      return Status::ok();
+    }
+    ended = made;
+    graphExec = nullptr;
+  }
+  if (captured)
+    cudaGraphDestroy(captured);
+  (void)cudaGetLastError(); // a refused capture leaves no sticky error
+  if (!enqueued)
+    return enqueued;
+  return checkCuda(ended, "capturing the step as a CUDA graph");
+}
+
+Status CudaDevice::prepareCommandTables(const RankProgram &program) {
+  tableOffsets.assign(program.commands.size(), -1);
+  std::vector<uint8_t> tables;
+  auto append = [&](const void *data, size_t bytes) {
+    size_t at = (tables.size() + 15) / 16 * 16; // aligned for any element
+    tables.resize(at + bytes);
+    std::memcpy(tables.data() + at, data, bytes);
+    return int64_t(at);
+  };
+  for (size_t i = 0; i < program.commands.size(); ++i) {
+    const Command &command = program.commands[i];
+    KernelId id = resolved[i]->id;
+    if (id == KernelId::multi_adamw) {
+      // The group's concatenation, checked in place (every tensor before
+      // any update).
+      size_t count = command.outs.size() / 3;
+      const std::vector<int64_t> &ins = command.ins, &outs = command.outs;
+      auto at = [&](int64_t buffer) {
+        return reinterpret_cast<float *>(address(buffer));
+      };
+      std::vector<gpu::AdamSegment> segments(count);
+      int64_t total = 0;
+      for (size_t k = 0; k < count; ++k) {
+        if (at(outs[k]) != at(ins[k]) ||
+            at(outs[count + k]) != at(ins[2 * count + k]) ||
+            at(outs[2 * count + k]) != at(ins[3 * count + k]))
+          return Status::error(describe(i, command) +
+                               ": multi_adamw must update its parameters "
+                               "and moments in place");
+        segments[k] = {at(outs[k]), at(ins[count + k]), at(outs[count + k]),
+                       at(outs[2 * count + k]), total};
+        total += program.buffers[size_t(outs[k])].numElements();
+      }
+      tableOffsets[i] =
+          append(segments.data(), segments.size() * sizeof(gpu::AdamSegment));
+    } else if (id == KernelId::rope) {
+      const BufferDesc &x = program.buffers[size_t(command.ins[0])];
+      std::vector<double> invFreq = cpu::ropeInverseFrequencies(
+          x.shape[3], command.get("theta", 10000.0),
+          command.get("llama3_factor", 0.0),
+          command.get("llama3_low_freq_factor", 0.0),
+          command.get("llama3_high_freq_factor", 0.0),
+          command.get("llama3_original_max_positions", 0.0));
+      tableOffsets[i] = append(invFreq.data(), invFreq.size() * sizeof(double));
+    }
+  }
+  if (tables.empty())
+    return Status::ok();
+  MTRT_RETURN_IF_ERROR(checkCuda(
+      cudaMalloc(reinterpret_cast<void **>(&commandTables), tables.size()),
+      "allocating the commands' tables"));
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(cudaMemcpyAsync(commandTables, tables.data(), tables.size(),
+                                cudaMemcpyHostToDevice, stream),
+                "uploading the commands' tables"));
+  // The host copy must outlive the transfer.
+  return checkCuda(cudaStreamSynchronize(stream), "the commands' tables");
 }
 
 Status CudaDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
@@ -633,27 +812,73 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
                                   cudaMemcpyHostToDevice, stream),
                   "uploading the dropouts' parameters"));
   }
+  // Replayed: one launch. Captured at the second step; a capture that
+  // fails leaves the steps eager, and says why (choices()).
+  if (!trace && graphEligible && !graphExec && eagerSteps > 0) {
+    if (Status captured = captureStep(seed, step); !captured) {
+      graphEligible = false;
+      graphWhy = "the capture failed: " + captured.message();
+    }
+  }
+  if (!trace && graphExec) {
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaGraphLaunch(graphExec, stream), "launching the step"));
+    return checkCuda(cudaStreamSynchronize(stream), "the step");
+  }
+  // With a trace, command i runs between events i and i + 1; the step's
+  // host time at its start places them on the trace's clock.
+  double stepBegin = 0.0;
+  if (trace) {
+    while (commandEvents.size() < prog->commands.size() + 1) {
+      cudaEvent_t event;
+      MTRT_RETURN_IF_ERROR(
+          checkCuda(cudaEventCreate(&event), "creating a timing event"));
+      commandEvents.push_back(event);
+    }
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaStreamSynchronize(stream), "the step's start"));
+    stepBegin = trace->nowUs();
+    MTRT_RETURN_IF_ERROR(checkCuda(cudaEventRecord(commandEvents[0], stream),
+                                   "timing the step"));
+  }
+  MTRT_RETURN_IF_ERROR(enqueueCommands(seed, step, trace != nullptr));
+  MTRT_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(stream), "the step"));
+  ++eagerSteps;
+  if (trace)
+    for (size_t i = 0; i < prog->commands.size(); ++i) {
+      float begin = 0, end = 0; // milliseconds after the first event
+      MTRT_RETURN_IF_ERROR(checkCuda(
+          cudaEventElapsedTime(&begin, commandEvents[0], commandEvents[i]),
+          "reading a command's time"));
+      MTRT_RETURN_IF_ERROR(checkCuda(
+          cudaEventElapsedTime(&end, commandEvents[0], commandEvents[i + 1]),
+          "reading a command's time"));
+      trace->record(int64_t(step), int64_t(i), stepBegin + 1e3 * begin,
+                    stepBegin + 1e3 * end);
+    }
+  return Status::ok();
+}
+
+Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
   for (size_t i = 0; i < prog->commands.size(); ++i) {
     const Command &command = prog->commands[i];
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
-    double begin = trace ? trace->nowUs() : 0.0;
     KernelId id = resolved[i]->id;
     const gpu::CudnnAttentionShape &cudnnCall = cudnnCalls[i];
     bool staging = !cudnnCall.heads && stages(command, id);
     Status status = staging ? stageOperands(command) : Status::ok();
     if (status)
       status = cudnnCall.heads ? runCudnnAttention(command, cudnnCall)
-                               : runCommand(id, command, seed, step);
+                               : runCommand(i, id, command, seed, step);
     if (status && staging)
       status = unstageOutputs(command);
-    if (status && trace) // a command's time is its own: wait for it
-      status = checkCuda(cudaStreamSynchronize(stream), "the command");
-    if (trace)
-      trace->record(int64_t(step), int64_t(i), begin, trace->nowUs());
+    if (status && timed)
+      status = checkCuda(cudaEventRecord(commandEvents[i + 1], stream),
+                         "timing the command");
     if (!status)
       return Status::error(describe(i, command) + ": " + status.message());
   }
-  return checkCuda(cudaStreamSynchronize(stream), "the step");
+  return Status::ok();
 }
 
 bool CudaDevice::halfGemm(const Command &command, KernelId id) const {
@@ -746,7 +971,7 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
       "a collective's copy");
 }
 
-Status CudaDevice::runCommand(KernelId id, const Command &command,
+Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
                               uint64_t seed, uint64_t step) {
   const std::vector<BufferDesc> &buffers = prog->buffers;
   auto in = [&](size_t i) { return f32(command.ins[i]); };
@@ -773,14 +998,13 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
   cudaError_t error = cudaSuccess;
   switch (id) {
   case KernelId::fused: {
-    size_t index = size_t(command.get("generated", 0));
-    const GeneratedKernel &kernel = prog->generatedKernels[index];
-    int64_t blocks =
-        dropoutParams.offset(size_t(&command - prog->commands.data()));
+    size_t generatedIndex = size_t(command.get("generated", 0));
+    const GeneratedKernel &kernel = prog->generatedKernels[generatedIndex];
+    int64_t blocks = dropoutParams.offset(index);
     GeneratedKernelArgs args = generatedKernelArgs(
         command, [&](int64_t buffer) { return address(buffer); },
         blocks < 0 ? nullptr : dropoutBlocks + blocks);
-    error = launchers[index](&args, kernel.elements, stream);
+    error = launchers[generatedIndex](&args, kernel.elements, stream);
     break;
   }
   case KernelId::matmul:
@@ -825,9 +1049,12 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
     break;
   }
   case KernelId::bias_add_grad: {
+    // Read and written in their own storage (never staged).
     int64_t cols = outDesc(0).numElements();
-    error = gpu::launchBiasAddGrad(stream, in(0), out(0),
-                                   inDesc(0).numElements() / cols, cols);
+    error = gpu::launchBiasAddGrad(
+        stream, address(command.ins[0]), storageOf(inDesc(0).dtype),
+        address(command.outs[0]), storageOf(outDesc(0).dtype), stats,
+        inDesc(0).numElements() / cols, cols);
     break;
   }
   case KernelId::split_heads:
@@ -938,29 +1165,14 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
     break;
   }
   case KernelId::multi_adamw: {
-    // One launch over the group's concatenation: a table of the tensors
-    // (checked in place, every one before any update) in the scratch.
+    // One launch over the group's concatenation: its table of tensors was
+    // built and checked when the program was prepared.
     size_t count = command.outs.size() / 3;
-    std::vector<gpu::AdamSegment> segments(count);
     int64_t total = 0;
-    for (size_t k = 0; k < count; ++k) {
-      if (out(k) != in(k) || out(count + k) != in(2 * count + k) ||
-          out(2 * count + k) != in(3 * count + k))
-        return Status::error("multi_adamw must update its parameters and "
-                             "moments in place");
-      segments[k] = {out(k), in(count + k), out(count + k), out(2 * count + k),
-                     total};
+    for (size_t k = 0; k < count; ++k)
       total += outDesc(k).numElements();
-    }
-    auto *table = reinterpret_cast<gpu::AdamSegment *>(scratch);
-    MTRT_RETURN_IF_ERROR(
-        checkCuda(cudaMemcpyAsync(table, segments.data(),
-                                  segments.size() * sizeof(gpu::AdamSegment),
-                                  cudaMemcpyHostToDevice, stream),
-                  "uploading the multi_adamw table"));
-    // The host table must outlive the copy.
-    MTRT_RETURN_IF_ERROR(
-        checkCuda(cudaStreamSynchronize(stream), "the multi_adamw table"));
+    auto *table = reinterpret_cast<const gpu::AdamSegment *>(
+        commandTables + tableOffsets[index]);
     gpu::AdamScalars scalars{in(4 * count),     in(4 * count + 1),
                              in(4 * count + 2), in(4 * count + 3),
                              in(4 * count + 4), in(4 * count + 5),
@@ -1031,21 +1243,11 @@ Status CudaDevice::runCommand(KernelId id, const Command &command,
     break;
   }
   case KernelId::rope: {
+    // The inverse frequencies: a table built when the program was prepared.
     const BufferDesc &x = inDesc(0);
-    std::vector<double> invFreq = cpu::ropeInverseFrequencies(
-        x.shape[3], command.get("theta", 10000.0),
-        command.get("llama3_factor", 0.0),
-        command.get("llama3_low_freq_factor", 0.0),
-        command.get("llama3_high_freq_factor", 0.0),
-        command.get("llama3_original_max_positions", 0.0));
-    MTRT_RETURN_IF_ERROR(checkCuda(
-        cudaMemcpyAsync(stats, invFreq.data(), invFreq.size() * sizeof(double),
-                        cudaMemcpyHostToDevice, stream),
-        "uploading the rotary frequencies"));
-    // The host vector must outlive the copy.
-    MTRT_RETURN_IF_ERROR(
-        checkCuda(cudaStreamSynchronize(stream), "the rotary frequencies"));
-    error = gpu::launchRope(stream, in(0), out(0), stats,
+    auto *invFreq =
+        reinterpret_cast<const double *>(commandTables + tableOffsets[index]);
+    error = gpu::launchRope(stream, in(0), out(0), invFreq,
                             x.shape[0] * x.shape[1] * x.shape[2], x.shape[2],
                             x.shape[3], command.get("inverse", 0.0) != 0.0);
     break;

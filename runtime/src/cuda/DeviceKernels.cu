@@ -83,14 +83,48 @@ cudaError_t launchLayerNormGrad(cudaStream_t stream, const float *dY,
   });
 }
 
-cudaError_t launchBiasAddGrad(cudaStream_t stream, const float *dY,
-                              float *dBias, int64_t rows, int64_t cols) {
+cudaError_t launchBiasAddGrad(cudaStream_t stream, const void *dY,
+                              Storage dYStorage, void *dBias,
+                              Storage dBiasStorage, double *partial,
+                              int64_t rows, int64_t cols) {
   if (cols <= 0)
     return cudaSuccess;
-  unsigned tiles = unsigned((cols + reduce::kColumns - 1) / reduce::kColumns);
-  reduce::
-      columnSums<<<tiles, reduce::kColumns * reduce::kRowGroups, 0, stream>>>(
-          dY, dBias, rows, cols);
+  const int64_t chunks = columnSumChunks(rows, cols);
+  const int64_t chunkRows = (rows + chunks - 1) / chunks;
+  dim3 grid(unsigned((cols + reduce::kColumns - 1) / reduce::kColumns),
+            unsigned(chunks));
+  constexpr int threads = reduce::kColumns * reduce::kRowGroups;
+  switch (dYStorage) {
+  case Storage::F32:
+    reduce::columnPartials<Storage::F32>
+        <<<grid, threads, 0, stream>>>(dY, partial, rows, cols, chunkRows);
+    break;
+  case Storage::BF16:
+    reduce::columnPartials<Storage::BF16>
+        <<<grid, threads, 0, stream>>>(dY, partial, rows, cols, chunkRows);
+    break;
+  case Storage::F16:
+    reduce::columnPartials<Storage::F16>
+        <<<grid, threads, 0, stream>>>(dY, partial, rows, cols, chunkRows);
+    break;
+  }
+  if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
+    return error;
+  unsigned blocks = unsigned((cols + reduce::kThreads - 1) / reduce::kThreads);
+  switch (dBiasStorage) {
+  case Storage::F32:
+    reduce::columnTotals<Storage::F32>
+        <<<blocks, reduce::kThreads, 0, stream>>>(partial, dBias, chunks, cols);
+    break;
+  case Storage::BF16:
+    reduce::columnTotals<Storage::BF16>
+        <<<blocks, reduce::kThreads, 0, stream>>>(partial, dBias, chunks, cols);
+    break;
+  case Storage::F16:
+    reduce::columnTotals<Storage::F16>
+        <<<blocks, reduce::kThreads, 0, stream>>>(partial, dBias, chunks, cols);
+    break;
+  }
   return cudaGetLastError();
 }
 

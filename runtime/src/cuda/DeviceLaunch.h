@@ -17,6 +17,21 @@
 
 namespace mtrt::gpu {
 
+/// How a tensor's elements are stored (a kernel reading or writing 16-bit
+/// storage itself rather than through fp32 copies).
+enum class Storage : int { F32, BF16, F16 };
+
+/// The chunks of rows a bias gradient's column sums are split into, so
+/// that the grid has a few blocks per multiprocessor whatever the width:
+/// their partial sums take chunks x cols doubles of scratch.
+inline int64_t columnSumChunks(int64_t rows, int64_t cols) {
+  const int64_t tiles = (cols + 31) / 32, wanted = 512; // blocks
+  int64_t chunks = (wanted + tiles - 1) / tiles;
+  const int64_t most = (rows + 255) / 256; // at least 256 rows a chunk
+  chunks = chunks < most ? chunks : most;
+  return chunks > 0 ? chunks : 1;
+}
+
 cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
                             const int32_t *ids, float *out, int64_t tokens,
                             int64_t vocab, int64_t hidden, int64_t vocabOffset);
@@ -35,8 +50,12 @@ cudaError_t launchLayerNormGrad(cudaStream_t stream, const float *dY,
                                 const float *x, const float *weight, float *dX,
                                 float *dWeight, float *dBias, double *stats,
                                 int64_t rows, int64_t cols, double eps);
-cudaError_t launchBiasAddGrad(cudaStream_t stream, const float *dY,
-                              float *dBias, int64_t rows, int64_t cols);
+/// dBias[c] = the sum over rows of dY[r, c], each in its own storage;
+/// `partial`: columnSumChunks(rows, cols) x cols doubles of scratch.
+cudaError_t launchBiasAddGrad(cudaStream_t stream, const void *dY,
+                              Storage dYStorage, void *dBias,
+                              Storage dBiasStorage, double *partial,
+                              int64_t rows, int64_t cols);
 cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
                         int64_t numChunks, int64_t elements, int64_t seq,
                         int64_t heads, int64_t headDim, bool merge);

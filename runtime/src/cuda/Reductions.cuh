@@ -3,7 +3,9 @@
 // Sums over many elements, as blocks of threads: the gradient norm's sum
 // of squares (one block per piece of kNormPiece elements, then one block
 // over the pieces) and the column sums of a bias gradient (a block per 32
-// columns, its 32 row groups summed in order). Every sum is in double and
+// columns and chunk of rows, its 32 row groups summed in order, then the
+// chunks' partial sums in order; the gradient read and written in its own
+// storage type, so a 16-bit one needs no fp32 copy). Every sum is in double and
 // in a fixed order, so a step's result does not depend on scheduling; the
 // order differs from the CPU backend's, which rounding to float hides but
 // for rare ties. CudaKernelsTest checks them on a GPU.
@@ -63,26 +65,66 @@ __global__ void __launch_bounds__(kThreads)
     out[0] = float(root ? sqrt(sum) : sum);
 }
 
-/// dBias[c] = the sum over rows of dY[r, c], for the kColumns columns of
-/// block x: thread (g, c) sums rows g, g + kRowGroups, ... (coalesced
-/// across the columns), then the groups are added in order.
+/// Element i of a tensor stored as `S` (Storage), as a float, and a float
+/// stored there (rounded to 16 bits as mtrt/HalfFloat.h rounds).
+template <Storage S>
+__device__ __forceinline__ float loadAs(const void *p, int64_t i) {
+  if constexpr (S == Storage::F32)
+    return static_cast<const float *>(p)[i];
+  else if constexpr (S == Storage::BF16)
+    return bfloat16ToFloat(static_cast<const uint16_t *>(p)[i]);
+  else
+    return halfToFloat(static_cast<const uint16_t *>(p)[i]);
+}
+template <Storage S>
+__device__ __forceinline__ void storeAs(void *p, int64_t i, float value) {
+  if constexpr (S == Storage::F32)
+    static_cast<float *>(p)[i] = value;
+  else if constexpr (S == Storage::BF16)
+    static_cast<uint16_t *>(p)[i] = floatToBFloat16(value);
+  else
+    static_cast<uint16_t *>(p)[i] = floatToHalf(value);
+}
+
+/// partial[chunk, c] = the sum of dY[r, c] over the rows of chunk
+/// blockIdx.y ([chunk chunkRows, (chunk + 1) chunkRows)), for the kColumns
+/// columns of block x: thread (g, c) sums every kRowGroups-th row from g
+/// (coalesced across the columns), then the groups are added in order.
+template <Storage S>
 __global__ void __launch_bounds__(kColumns *kRowGroups)
-    columnSums(const float *dY, float *dBias, int64_t rows, int64_t cols) {
+    columnPartials(const void *dY, double *partial, int64_t rows, int64_t cols,
+                   int64_t chunkRows) {
   __shared__ double groups[kRowGroups][kColumns + 1];
   const int column = threadIdx.x % kColumns, group = threadIdx.x / kColumns;
   const int64_t c = int64_t(blockIdx.x) * kColumns + column;
+  const int64_t first = int64_t(blockIdx.y) * chunkRows;
+  const int64_t last = min(rows, first + chunkRows);
   double sum = 0;
   if (c < cols)
-    for (int64_t r = group; r < rows; r += kRowGroups)
-      sum += double(dY[r * cols + c]);
+    for (int64_t r = first + group; r < last; r += kRowGroups)
+      sum += double(loadAs<S>(dY, r * cols + c));
   groups[group][column] = sum;
   __syncthreads();
   if (group == 0 && c < cols) {
     double total = 0;
     for (int g = 0; g < kRowGroups; ++g)
       total += groups[g][column];
-    dBias[c] = float(total);
+    partial[int64_t(blockIdx.y) * cols + c] = total;
   }
+}
+
+/// dBias[c] = the sum of the chunks' partial sums of column c, in order.
+template <Storage S>
+__global__ void __launch_bounds__(kThreads)
+    columnTotals(const double *partial, void *dBias, int64_t chunks,
+                 int64_t cols) {
+  const int64_t c = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (c >= cols)
+    return;
+  double total = 0;
+  for (int64_t chunk = 0; chunk < chunks; ++chunk)
+    total += partial[chunk * cols + c];
+  storeAs<S>(dBias, c, float(total));
 }
 
 } // namespace mtrt::gpu::reduce
