@@ -5,6 +5,7 @@
 #include "cpu/HostKernels.h"
 #include "cuda/CudnnAttention.h"
 #include "cuda/DeviceLaunch.h"
+#include "cuda/NcclCollectives.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/GeneratedKernelPrelude.h"
 #include "mtrt/Kernels.h"
@@ -163,12 +164,27 @@ private:
   /// of a group of one copy raw bytes, the bias gradient's column sums),
   /// and GEMMs of one 16-bit type, which cuBLAS takes as they are.
   bool stages(const Command &command, KernelId id) const {
+    if (isCollective(id)) // across ranks: NCCL sums fp32, as the CPU does
+      return acrossRanks(command);
     return id != KernelId::fused && id != KernelId::cast &&
            id != KernelId::bias_add_grad && id != KernelId::send &&
-           id != KernelId::recv && id != KernelId::all_reduce &&
-           id != KernelId::reduce_scatter && id != KernelId::all_gather &&
-           id != KernelId::all_slice && !halfGemm(command, id);
+           id != KernelId::recv && !halfGemm(command, id);
   }
+  static bool isCollective(KernelId id) {
+    return id == KernelId::all_reduce || id == KernelId::reduce_scatter ||
+           id == KernelId::all_gather || id == KernelId::all_slice;
+  }
+  /// Whether a collective's group has several ranks (then NCCL runs it,
+  /// except an all-slice, which only keeps this rank's piece).
+  bool acrossRanks(const Command &command) const {
+    return communicator &&
+           communicator->groupSize(int64_t(command.get("grid_axis", 0))) > 1;
+  }
+  /// A collective's tensor as [outer][parts x local][inner] pieces along
+  /// its dimension `axis` (see CpuDevice::runCollective): the whole
+  /// tensor's outer extent and one piece's contiguous block.
+  void collectivePieces(KernelId id, const Command &command, int64_t parts,
+                        int64_t &outer, int64_t &block) const;
   /// Whether `command` is a GEMM whose operands and result are all bf16 or
   /// all fp16: cuBLAS multiplies them on the tensor cores with fp32
   /// accumulation and rounds the result once, where the CPU backend rounds
@@ -241,6 +257,10 @@ private:
   float *staging = nullptr;
   std::vector<std::pair<int64_t, float *>> staged;
   int64_t measuredPeak = 0;
+
+  /// NCCL, joined when a program has a collective across ranks.
+  gpu::NcclCollectives nccl;
+  bool ncclOpen = false;
 
   gpu::CudnnAttention cudnn;
   /// Whether cuDNN was opened (tried once per device), and why not.
@@ -452,7 +472,8 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::cross_entropy:
   case KernelId::cross_entropy_grad:
     if (command.has("vocab_grid_axis"))
-      return "a vocab-parallel cross-entropy (NCCL is not built yet)";
+      return "a vocab-parallel cross-entropy (its row reductions across "
+             "ranks are not built for CUDA yet)";
     break;
   case KernelId::all_reduce:
   case KernelId::reduce_scatter:
@@ -460,8 +481,10 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::all_slice:
     if (!communicator)
       return "a collective without the run's communicator";
-    if (communicator->groupSize(int64_t(command.get("grid_axis", 0))) != 1)
-      return "a collective over several ranks (NCCL is not built yet)";
+    if (int64_t axis = int64_t(command.get("grid_axis", 0));
+        axis < 0 || axis >= int64_t(communicator->coords().size()))
+      return "a collective along grid axis " + std::to_string(axis) +
+             ", which the device grid does not have";
     break;
   default:
     return "no CUDA kernel for it yet";
@@ -501,6 +524,21 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
   }
   case KernelId::cross_entropy:
     return elements(command.ins[1]) * int64_t(sizeof(double));
+  case KernelId::reduce_scatter:
+  case KernelId::all_gather: {
+    // The whole tensor in rank-major order, where the pieces are not
+    // contiguous (split along a dimension after the first).
+    if (!acrossRanks(command))
+      return 0;
+    int64_t outer = 1, block = 1;
+    collectivePieces(
+        id, command,
+        communicator->groupSize(int64_t(command.get("grid_axis", 0))), outer,
+        block);
+    const BufferDesc &whole = prog->buffers[size_t(
+        id == KernelId::all_gather ? command.outs[0] : command.ins[0])];
+    return outer > 1 ? whole.numElements() * int64_t(sizeof(float)) : 0;
+  }
   case KernelId::bias_add_grad: {
     int64_t cols = std::max<int64_t>(1, elements(command.outs[0]));
     return gpu::columnSumChunks(elements(command.ins[0]) / cols, cols) * cols *
@@ -552,6 +590,20 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
   }
   // Generated kernels: the program's source, compiled once by nvcc for this
   // GPU, cached as the CPU backend caches its build.
+  // Every rank of a stage has the same program, so all of them join NCCL
+  // here, or none does.
+  bool needsNccl = false;
+  for (size_t i = 0; i < program.commands.size(); ++i)
+    needsNccl |= isCollective(resolved[i]->id) &&
+                 resolved[i]->id != KernelId::all_slice &&
+                 acrossRanks(program.commands[i]);
+  if (needsNccl && !ncclOpen) {
+    if (Status opened = nccl.open(*communicator); !opened)
+      return Status::error("NCCL, for the program's collectives across "
+                           "ranks: " +
+                           opened.message());
+    ncclOpen = true;
+  }
   if (!program.generatedKernels.empty()) {
     cudaDeviceProp properties;
     MTRT_RETURN_IF_ERROR(checkCuda(
@@ -955,20 +1007,95 @@ Status CudaDevice::gemm(const Command &command) {
       "cublasSgemmStridedBatched");
 }
 
-Status CudaDevice::runCollective(KernelId id, const Command &command) {
-  // A group of one (prepare refuses more): every collective is a copy, and
-  // an all-slice keeps the one piece there is.
+void CudaDevice::collectivePieces(KernelId id, const Command &command,
+                                  int64_t parts, int64_t &outer,
+                                  int64_t &block) const {
   const BufferDesc &input = prog->buffers[size_t(command.ins[0])];
   const BufferDesc &output = prog->buffers[size_t(command.outs[0])];
-  (void)id;
-  if (command.ins[0] == command.outs[0] ||
-      address(command.ins[0]) == address(command.outs[0]))
-    return Status::ok();
-  return checkCuda(
-      cudaMemcpyAsync(address(command.outs[0]), address(command.ins[0]),
-                      size_t(std::min(input.bytes(), output.bytes())),
-                      cudaMemcpyDeviceToDevice, stream),
-      "a collective's copy");
+  const BufferDesc &whole = id == KernelId::all_gather ? output : input;
+  int64_t dim = int64_t(command.get("axis", 0));
+  outer = 1;
+  int64_t inner = 1;
+  for (int64_t d = 0; d < dim && d < int64_t(whole.shape.size()); ++d)
+    outer *= whole.shape[size_t(d)];
+  for (size_t d = size_t(dim) + 1; d < whole.shape.size(); ++d)
+    inner *= whole.shape[d];
+  int64_t local = dim < int64_t(whole.shape.size())
+                      ? whole.shape[size_t(dim)] / std::max<int64_t>(1, parts)
+                      : 0;
+  block = local * inner;
+}
+
+Status CudaDevice::runCollective(KernelId id, const Command &command) {
+  const BufferDesc &input = prog->buffers[size_t(command.ins[0])];
+  const BufferDesc &output = prog->buffers[size_t(command.outs[0])];
+  if (!acrossRanks(command)) {
+    // A group of one: every collective is a copy, and an all-slice keeps
+    // the one piece there is.
+    if (command.ins[0] == command.outs[0] ||
+        address(command.ins[0]) == address(command.outs[0]))
+      return Status::ok();
+    return checkCuda(
+        cudaMemcpyAsync(address(command.outs[0]), address(command.ins[0]),
+                        size_t(std::min(input.bytes(), output.bytes())),
+                        cudaMemcpyDeviceToDevice, stream),
+        "a collective's copy");
+  }
+  // Across ranks, on fp32 views (16-bit operands are staged), as
+  // CpuDevice::runCollective: the pieces split dimension `axis`, and
+  // where they are not contiguous they pass through the scratch in rank
+  // order.
+  const int64_t axis = int64_t(command.get("grid_axis", 0));
+  const bool average = command.get("average", 0) != 0;
+  const int64_t parts = communicator->groupSize(axis);
+  const float *in = f32(command.ins[0]);
+  float *out = f32(command.outs[0]);
+  if (id == KernelId::all_reduce) {
+    if (out != in)
+      MTRT_RETURN_IF_ERROR(checkCuda(
+          cudaMemcpyAsync(out, in, size_t(output.numElements()) * sizeof(float),
+                          cudaMemcpyDeviceToDevice, stream),
+          "an all-reduce's copy"));
+    return nccl.allReduce(axis, out, output.numElements(), average, stream);
+  }
+  int64_t outer = 1, block = 1;
+  collectivePieces(id, command, parts, outer, block);
+  const int64_t member = communicator->groupIndex(axis);
+  const size_t row = size_t(block) * sizeof(float);
+  // Piece t of a whole tensor is `outer` rows of `block` floats, one every
+  // parts x block floats from t x block.
+  auto copyPieces = [&](float *to, size_t toPitch, const float *from,
+                        size_t fromPitch, const char *what) {
+    return checkCuda(cudaMemcpy2DAsync(to, toPitch, from, fromPitch, row,
+                                       size_t(outer), cudaMemcpyDeviceToDevice,
+                                       stream),
+                     what);
+  };
+  const size_t wholePitch = size_t(parts) * row;
+  if (id == KernelId::all_slice) // this rank's piece; nothing sent
+    return copyPieces(out, row, in + member * block, wholePitch,
+                      "an all-slice's copy");
+  auto *rankMajor = reinterpret_cast<float *>(scratch);
+  if (id == KernelId::reduce_scatter) {
+    if (outer == 1)
+      return nccl.reduceScatter(axis, in, out, output.numElements(), average,
+                                stream);
+    for (int64_t t = 0; t < parts; ++t)
+      MTRT_RETURN_IF_ERROR(copyPieces(rankMajor + t * outer * block, row,
+                                      in + t * block, wholePitch,
+                                      "ordering the pieces by rank"));
+    return nccl.reduceScatter(axis, rankMajor, out, output.numElements(),
+                              average, stream);
+  }
+  if (outer == 1)
+    return nccl.allGather(axis, in, out, input.numElements(), stream);
+  MTRT_RETURN_IF_ERROR(
+      nccl.allGather(axis, in, rankMajor, input.numElements(), stream));
+  for (int64_t t = 0; t < parts; ++t)
+    MTRT_RETURN_IF_ERROR(copyPieces(out + t * block, wholePitch,
+                                    rankMajor + t * outer * block, row,
+                                    "placing the pieces"));
+  return Status::ok();
 }
 
 Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
