@@ -358,54 +358,73 @@ OpFoldResult DropoutOp::fold(FoldAdaptor adaptor) {
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::verify() {
-  Operation *op = getOperation();
-  RankedTensorType lhsType = getLhs().getType();
-  RankedTensorType rhsType = getRhs().getType();
-  RankedTensorType resultType = getResult().getType();
+/// The operand and result shapes of a matmul (mt.matmul, and the product
+/// of mt.matmul_bias).
+static LogicalResult verifyMatmul(Operation *op, Value lhs, Value rhs,
+                                  Value result, bool transposeA,
+                                  bool transposeB) {
+  RankedTensorType lhsType = tensorType(lhs);
+  RankedTensorType rhsType = tensorType(rhs);
+  RankedTensorType resultType = tensorType(result);
   int64_t rank = lhsType.getRank();
   if (rank < 2)
-    return emitOpError() << "lhs must have rank >= 2, got rank " << rank;
+    return op->emitOpError() << "lhs must have rank >= 2, got rank " << rank;
   int64_t rhsRank = rhsType.getRank();
   if (rhsRank != 2 && rhsRank != rank)
-    return emitOpError() << "rhs must have rank 2 (broadcast over batch "
-                            "dimensions) or the lhs rank "
-                         << rank << ", got rank " << rhsRank;
+    return op->emitOpError() << "rhs must have rank 2 (broadcast over batch "
+                                "dimensions) or the lhs rank "
+                             << rank << ", got rank " << rhsRank;
   if (resultType.getRank() != rank)
-    return emitOpError() << "result must have the lhs rank " << rank
-                         << ", got rank " << resultType.getRank();
+    return op->emitOpError() << "result must have the lhs rank " << rank
+                             << ", got rank " << resultType.getRank();
 
   int64_t batchRank = rank - 2;
   if (rhsRank == rank)
     for (int64_t dim = 0; dim < batchRank; ++dim)
-      if (failed(verifyDimsMatch(op, getRhs(), "rhs batch", dim, getLhs(),
-                                 "lhs", dim)))
+      if (failed(verifyDimsMatch(op, rhs, "rhs batch", dim, lhs, "lhs", dim)))
         return failure();
   for (int64_t dim = 0; dim < batchRank; ++dim)
-    if (failed(verifyDimsMatch(op, getResult(), "result", dim, getLhs(), "lhs",
-                               dim)))
+    if (failed(verifyDimsMatch(op, result, "result", dim, lhs, "lhs", dim)))
       return failure();
 
   // Positions of M and K in lhs, of K and N in rhs, after transposition.
-  int64_t lhsRowDim = getTransposeA() ? rank - 1 : rank - 2;
-  int64_t lhsContractDim = getTransposeA() ? rank - 2 : rank - 1;
-  int64_t rhsContractDim = getTransposeB() ? rhsRank - 1 : rhsRank - 2;
-  int64_t rhsColDim = getTransposeB() ? rhsRank - 2 : rhsRank - 1;
+  int64_t lhsRowDim = transposeA ? rank - 1 : rank - 2;
+  int64_t lhsContractDim = transposeA ? rank - 2 : rank - 1;
+  int64_t rhsContractDim = transposeB ? rhsRank - 1 : rhsRank - 2;
+  int64_t rhsColDim = transposeB ? rhsRank - 2 : rhsRank - 1;
   int64_t lhsK = lhsType.getDimSize(lhsContractDim);
   int64_t rhsK = rhsType.getDimSize(rhsContractDim);
   if (lhsK != rhsK)
-    return emitOpError() << "contraction dimensions differ: lhs dimension "
-                         << lhsContractDim << " is " << lhsK
-                         << " but rhs dimension " << rhsContractDim << " is "
-                         << rhsK;
-  if (failed(verifyDimsMatch(op, getResult(), "result", rank - 2, getLhs(),
-                             "lhs", lhsRowDim)) ||
-      failed(verifyDimsMatch(op, getResult(), "result", rank - 1, getRhs(),
-                             "rhs", rhsColDim)))
+    return op->emitOpError()
+           << "contraction dimensions differ: lhs dimension " << lhsContractDim
+           << " is " << lhsK << " but rhs dimension " << rhsContractDim
+           << " is " << rhsK;
+  if (failed(verifyDimsMatch(op, result, "result", rank - 2, lhs, "lhs",
+                             lhsRowDim)) ||
+      failed(verifyDimsMatch(op, result, "result", rank - 1, rhs, "rhs",
+                             rhsColDim)))
     return failure();
-  if (failed(verifyElementTypesMatch(op, getRhs(), "rhs", getLhs(), "lhs")))
+  if (failed(verifyElementTypesMatch(op, rhs, "rhs", lhs, "lhs")))
     return failure();
-  return verifyElementTypesMatch(op, getResult(), "result", getLhs(), "lhs");
+  return verifyElementTypesMatch(op, result, "result", lhs, "lhs");
+}
+
+LogicalResult MatmulOp::verify() {
+  return verifyMatmul(getOperation(), getLhs(), getRhs(), getResult(),
+                      getTransposeA(), getTransposeB());
+}
+
+LogicalResult MatmulBiasOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyMatmul(op, getLhs(), getRhs(), getResult(), getTransposeA(),
+                          getTransposeB())) ||
+      failed(verifyRank(op, getBias(), "bias", 1, "[result's last dimension]")))
+    return failure();
+  RankedTensorType result = getResult().getType();
+  if (failed(verifyDimsMatch(op, getBias(), "bias", 0, getResult(), "result",
+                             result.getRank() - 1)))
+    return failure();
+  return verifyElementTypesMatch(op, getBias(), "bias", getResult(), "result");
 }
 
 //===----------------------------------------------------------------------===//

@@ -229,6 +229,37 @@ def MT_MatmulOp : MT_Op<"matmul", [DeclareOpInterfaceMethods<MT_DifferentiableOp
   let hasVerifier = 1;
 }
 
+def MT_MatmulBiasOp : MT_Op<"matmul_bias", [Pure]> {
+  let summary = "A matmul with its bias added in the GEMM's epilogue.";
+  let description = [{
+    `mt.matmul` of `lhs` and `rhs` (the same transposes and broadcast)
+    plus `bias`, a vector of the result's last dimension added to every
+    row: `mt.bias_add(mt.matmul(lhs, rhs), bias)` as one GEMM whose
+    epilogue adds the bias (cuBLASLt's `CUBLASLT_EPILOGUE_BIAS`; the CPU
+    backend starts the GEMM's accumulation from the bias). The sum is
+    rounded once, where the two ops round the product first.
+
+    `mt-fuse` forms it (option `gemm-epilogues`) when the product's only
+    reader is a bias addition, as the linear layers before attention and
+    the MLP's activation have.
+
+    ```mlir
+    %h = mt.matmul_bias %x, %w, %b
+        : (tensor<8x1024x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>)
+          -> tensor<8x1024x3072xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$lhs, MT_FloatTensor:$rhs,
+                       MT_FloatTensor:$bias,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $bias (`transpose_a` $transpose_a^)?
+    (`transpose_b` $transpose_b^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

@@ -164,6 +164,7 @@ Types RepeatKVGradOp::inferResultTypesFromOperands() {
 // mt-fuse runs after every pass that retypes ops; a fusion, a multi-tensor
 // update and an attention folded with its layout ops keep their types.
 Types FusionOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types MatmulBiasOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types QKVAttentionOp::inferResultTypesFromOperands() {
   return unchanged(*this);
 }

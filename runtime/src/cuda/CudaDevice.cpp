@@ -55,6 +55,9 @@ class CudaDevice final : public Device {
 public:
   CudaDevice(int ordinal, bool tf32) : ordinal(ordinal), tf32(tf32) {}
   ~CudaDevice() override {
+    // The graph and the libraries' handles before what they use.
+    dropGraph();
+    cudnn.close();
     if (cublas)
       cublasDestroy(cublas);
     for (void *allocation :
@@ -64,7 +67,6 @@ public:
           static_cast<void *>(commandTables), cublasWorkspace})
       if (allocation)
         cudaFree(allocation);
-    dropGraph();
     for (cudaEvent_t event : commandEvents)
       cudaEventDestroy(event);
     if (stream)
@@ -297,15 +299,15 @@ gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
       cudnnRefusal = why;
     return gpu::CudnnAttentionShape{};
   };
-  // Only 16-bit attention, all of its operands but the stats of one type.
+  // Only 16-bit attention, all of its operands but the stats (f32, checked
+  // at load) of one type.
   if (!isHalf(qkv.dtype))
     return {};
+  const int64_t stats = forward ? command.outs[1] : command.ins[3];
   for (const std::vector<int64_t> *operands : {&command.ins, &command.outs})
-    for (int64_t buffer : *operands) {
-      DType dtype = prog->buffers[size_t(buffer)].dtype;
-      if (dtype != qkv.dtype && dtype != DType::F32)
-        return refuse("operands of mixed 16-bit types");
-    }
+    for (int64_t buffer : *operands)
+      if (buffer != stats && prog->buffers[size_t(buffer)].dtype != qkv.dtype)
+        return refuse("operands of mixed types");
   if (command.get("dropout", 0.0) != 0.0)
     return refuse("dropout (cuDNN's mask is not the CPU backend's)");
   if (const char *use = std::getenv("MEGATRON_CUDNN_ATTENTION");
@@ -557,6 +559,10 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
 }
 
 Status CudaDevice::prepareProgram(const RankProgram &program) {
+  // A previous program's graph goes first: it names that program's
+  // generated kernels, which the load below unloads.
+  dropGraph();
+  eagerSteps = 0;
   MTRT_RETURN_IF_ERROR(selectDevice());
   if (!stream)
     MTRT_RETURN_IF_ERROR(
@@ -645,8 +651,6 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
         cublasSetWorkspace(cublas, cublasWorkspace, kCublasWorkspace),
         "cublasSetWorkspace"));
   }
-  dropGraph();
-  eagerSteps = 0;
   for (void **allocation :
        {reinterpret_cast<void **>(&arena), reinterpret_cast<void **>(&scratch),
         reinterpret_cast<void **>(&flag), reinterpret_cast<void **>(&staging),

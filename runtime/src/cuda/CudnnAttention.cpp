@@ -2,6 +2,7 @@
 
 #include "cuda/CudnnAttention.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -56,6 +57,10 @@ struct AttentionGraph {
 /// dlopen of cuDNN, once per process: the library's error if it failed.
 const std::string &loadCudnn() {
   static const std::string error = [] {
+    // The frontend opens a CUDA runtime of its own for a few calls, the
+    // first of libcudart.so.12 and .13 it finds: ours (CUDA 13, already
+    // loaded) unless told otherwise.
+    setenv("CUDNN_FRONTEND_CUDART_LIB_NAME", "libcudart.so.13", 0);
     const char *name = std::getenv("MEGATRON_CUDNN_LIBRARY");
     if (!name || !*name)
       name = "libcudnn.so.9";
@@ -83,10 +88,15 @@ struct CudnnAttention::Impl {
   std::map<GraphKey, std::string> refused;
   int64_t workspace = 0;
 
-  ~Impl() {
+  ~Impl() { close(); }
+
+  void close() {
     graphs.clear();
+    refused.clear();
+    workspace = 0;
     if (handle)
       fe::detail::destroy_handle(handle);
+    handle = nullptr;
   }
 
   /// Builds the forward or backward graph of `shape`; "" or the reason it
@@ -137,10 +147,14 @@ struct CudnnAttention::Impl {
                                       .set_dim(statsDims)
                                       .set_stride(statsStrides)
                                       .set_data_type(fe::DataType_t::FLOAT));
+      // Deterministic: dQ summed in a fixed order, as every other sum of
+      // the backend is, so that a step's result does not depend on
+      // scheduling (NVIDIA's fp16_bwd sample does the same).
       auto options = fe::graph::SDPA_backward_attributes()
                          .set_name("causal_attention_backward")
                          .set_causal_mask(true)
-                         .set_attn_scale(float(shape.scale));
+                         .set_attn_scale(float(shape.scale))
+                         .set_deterministic_algorithm(true);
       auto [dQ, dK, dV] =
           graph->sdpa_backward(built.q, built.k, built.v, built.out, built.dOut,
                                built.stats, options);
@@ -189,6 +203,8 @@ CudnnAttention::~CudnnAttention() = default;
 
 bool CudnnAttention::built() { return true; }
 
+void CudnnAttention::close() { impl->close(); }
+
 bool CudnnAttention::open(cudaStream_t stream, std::string &why) {
   if (impl->handle)
     return true;
@@ -203,6 +219,7 @@ bool CudnnAttention::open(cudaStream_t stream, std::string &why) {
       return false;
     }
     if (fe::detail::set_stream(impl->handle, stream) != CUDNN_STATUS_SUCCESS) {
+      impl->close();
       why = "cudnnSetStream failed";
       return false;
     }
@@ -302,6 +319,8 @@ CudnnAttention::CudnnAttention() : impl(std::make_unique<Impl>()) {}
 CudnnAttention::~CudnnAttention() = default;
 
 bool CudnnAttention::built() { return false; }
+
+void CudnnAttention::close() {}
 
 bool CudnnAttention::open(cudaStream_t, std::string &why) {
   why = "this build has no cuDNN frontend (scripts/install-deps.sh fetches "

@@ -59,6 +59,9 @@ public:
   /// Returns false, with `why`, when cuDNN cannot be used here.
   bool open(cudaStream_t stream, std::string &why);
 
+  /// Destroys the handle (before the stream it was bound to goes).
+  void close();
+
   /// Whether cuDNN runs this call (a 16-bit dtype, a head dimension and
   /// alignment it supports, a plan it can build); builds and keeps the
   /// graph. `why` says what stopped it.

@@ -27,7 +27,7 @@ enum class Storage : int { F32, BF16, F16 };
 inline int64_t columnSumChunks(int64_t rows, int64_t cols) {
   const int64_t tiles = (cols + 31) / 32, wanted = 512; // blocks
   int64_t chunks = (wanted + tiles - 1) / tiles;
-  const int64_t most = (rows + 255) / 256; // at least 256 rows a chunk
+  const int64_t most = (rows + 255) / 256; // no more chunks than 256-row blocks
   chunks = chunks < most ? chunks : most;
   return chunks > 0 ? chunks : 1;
 }
