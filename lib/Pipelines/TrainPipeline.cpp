@@ -81,8 +81,11 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
   pipeline.printSchedule = print && options.printSchedule;
   pipeline.scheduleCosts = options.scheduleCosts;
   pm.addPass(createPipelinePass(pipeline));
-  if (options.fuse)
-    pm.addPass(createFusePass());
+  if (options.fuse) {
+    FusePassOptions fusion;
+    fusion.gemmEpilogues = options.gemmEpilogues;
+    pm.addPass(createFusePass(fusion));
+  }
   LowerToRuntimePassOptions lowering;
   lowering.printMemoryPlan = print && options.printMemoryPlan;
   pm.addPass(createLowerToRuntimePass(lowering));

@@ -536,6 +536,33 @@ bool foldHeadLayouts(AttentionOp attention) {
   return true;
 }
 
+/// Folds `mt.bias_add(mt.matmul(a, b), bias)` into `mt.matmul_bias` when
+/// the bias addition is the product's only reader: the GEMM's epilogue
+/// adds the bias, and the product is never stored. Returns whether it
+/// folded.
+bool foldBiasEpilogue(MatmulOp matmul) {
+  if (!matmul.getResult().hasOneUse())
+    return false;
+  auto bias = dyn_cast<BiasAddOp>(*matmul.getResult().getUsers().begin());
+  if (!bias || bias.getInput() != matmul.getResult() ||
+      bias.getBias().getType().getRank() != 1 ||
+      bias.getType() != matmul.getResult().getType() ||
+      bias.getBias().getType().getElementType() !=
+          bias.getType().getElementType())
+    return false;
+  OpBuilder builder(bias);
+  auto folded = MatmulBiasOp::create(
+      builder, bias.getLoc(), bias.getType(), matmul.getLhs(), matmul.getRhs(),
+      bias.getBias(), matmul.getTransposeA(), matmul.getTransposeB());
+  // The marks of the matmul (layer, phase) carry over.
+  for (NamedAttribute attr : matmul->getDiscardableAttrs())
+    folded->setAttr(attr.getName(), attr.getValue());
+  bias.getResult().replaceAllUsesWith(folded.getResult());
+  bias->erase();
+  matmul->erase();
+  return true;
+}
+
 /// Groups the block's mt.adamw updates into mt.multi_adamw: one command
 /// per parameter group (same dtype, same `decay`, same hyperparameter
 /// operands and marks) instead of one per tensor. A group is placed where
@@ -621,6 +648,7 @@ int64_t fuseAdamW(Block &block, int64_t &commands) {
 }
 
 struct FusePass : mt::impl::FusePassBase<FusePass> {
+  using FusePassBase::FusePassBase;
   void runOnOperation() override {
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isExternal())
@@ -634,6 +662,11 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
              llvm::make_early_inc_range(block.getOps<CrossEntropyOp>()))
           if (fuseCrossEntropy(loss))
             ++numRowRegions;
+        if (gemmEpilogues)
+          for (auto matmul :
+               llvm::make_early_inc_range(block.getOps<MatmulOp>()))
+            if (foldBiasEpilogue(matmul))
+              ++numEpilogues;
         int64_t commands = 0;
         numFusedUpdates += fuseAdamW(block, commands);
         numMultiAdamW += commands;

@@ -95,6 +95,12 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     rows' log-sum-exp, which its gradients read with its output, as
     FlashAttention-2's backward does.
 
+    With `gemm-epilogues` (default), a bias addition that is the only
+    reader of a matmul's product joins the GEMM as its epilogue:
+    `mt.matmul_bias`, whose kernel adds the bias as it writes the product
+    (cuBLASLt's bias epilogue; the CPU backend starts the accumulation from
+    the bias), so the product is never stored and read back.
+
     Scalars stay host kernels. `fuse=false` in `--mt-train-pipeline` skips
     the pass.
 
@@ -102,7 +108,13 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     output projection's bias and the residual add, where nothing else
     reads `%h`) become one `mt.fusion` yielding `%r`; `%h` is never stored.
   }];
+  let options = [
+    Option<"gemmEpilogues", "gemm-epilogues", "bool", /*default=*/"true",
+           "Fold a matmul's only bias addition into the GEMM (mt.matmul_bias)">
+  ];
   let statistics = [
+    Statistic<"numEpilogues", "gemm-epilogues",
+              "bias additions folded into their matmul">,
     Statistic<"numRegions", "regions", "mt.fusion regions created">,
     Statistic<"numFusedOps", "fused-ops", "elementwise ops placed in them">,
     Statistic<"numRowRegions", "row-regions",

@@ -30,6 +30,11 @@ inline double opFlops(Operation *op) {
     int64_t k = matmul.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
     return 2.0 * numel(matmul.getResult()) * double(k);
   }
+  if (auto matmul = dyn_cast<MatmulBiasOp>(op)) { // the product, the bias
+    ArrayRef<int64_t> lhs = matmul.getLhs().getType().getShape();
+    int64_t k = matmul.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
+    return (2.0 * double(k) + 1.0) * numel(matmul.getResult());
+  }
   if (auto attention = dyn_cast<AttentionOp>(op))
     return 4.0 * numel(attention.getQuery()) *
            double(attention.getQuery().getType().getDimSize(2));

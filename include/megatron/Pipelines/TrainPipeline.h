@@ -80,6 +80,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Group elementwise ops into generated kernels (mt-fuse; "
                      "default), or run one host kernel per op when false"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> gemmEpilogues{
+      *this, "gemm-epilogues",
+      llvm::cl::desc("With fuse: a matmul's only bias addition becomes the "
+                     "GEMM's epilogue (mt.matmul_bias; default)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "

@@ -44,6 +44,7 @@ enum class KernelId {
   gelu_grad,
   dropout,
   matmul,
+  matmul_bias,
   split_heads,
   merge_heads,
   attention,
@@ -106,6 +107,9 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::gelu_grad, "gelu_grad", 2, 1, -1},
       {KernelId::dropout, "dropout", 1, 1, -1},
       {KernelId::matmul, "matmul", 2, 1, -1},
+      // A matmul with its bias (the result's last dimension) added in the
+      // GEMM's epilogue.
+      {KernelId::matmul_bias, "matmul_bias", 3, 1, -1},
       {KernelId::split_heads, "split_heads", 1, -1, -1},
       {KernelId::merge_heads, "merge_heads", -1, 1, -1},
       {KernelId::attention, "attention", 3, 1, -1},

@@ -214,7 +214,8 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::bias_add_grad:
     s.suffix(s.out(0), "the bias gradient", s.in(0), "the output gradient");
     break;
-  case KernelId::matmul: {
+  case KernelId::matmul:
+  case KernelId::matmul_bias: {
     const Shape &a = s.in(0), &b = s.in(1), &out = s.out(0);
     s.flag("transpose_a");
     s.flag("transpose_b");
@@ -235,6 +236,10 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
               "operands of shapes " + shapeString(a) + (ta ? "^T" : "") +
                   " x " + shapeString(b) + (tb ? "^T" : "") + " do not give " +
                   shapeString(out));
+    if (id == KernelId::matmul_bias)
+      s.require(s.in(2) == Shape{n}, "the bias has shape " +
+                                         shapeString(s.in(2)) + ", expected [" +
+                                         std::to_string(n) + "]");
     break;
   }
   case KernelId::split_heads: {

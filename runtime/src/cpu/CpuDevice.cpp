@@ -27,18 +27,24 @@ std::string describe(size_t index, const Command &command) {
   return "command " + std::to_string(index) + " ('" + command.kernel + "')";
 }
 
-/// Row-major GEMM of one matrix pair: C = op(A) op(B), split over the
-/// pool into blocks of C's columns (or rows, when it has more rows), each a
-/// single-threaded BLAS call. Every element of C is one dot product in
-/// either case, so the split does not change the result's bits.
+/// Row-major GEMM of one matrix pair: C = op(A) op(B) (+ bias, a vector
+/// of C's columns, when not null), split over the pool into blocks of C's
+/// columns (or rows, when it has more rows), each a single-threaded BLAS
+/// call. Every element of C is one dot product in either case, so the
+/// split does not change the result's bits. The bias is the GEMM's
+/// epilogue: each block of C starts as the bias (while it is in cache) and
+/// the product accumulates onto it.
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
-          const float *b, float *c) {
+          const float *b, float *c, const float *bias = nullptr) {
   int64_t lda = ta ? m : k, ldb = tb ? k : n;
   auto block = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    if (bias)
+      for (int64_t r = m0; r < m1; ++r)
+        std::copy(bias + n0, bias + n1, c + r * n + n0);
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                 tb ? CblasTrans : CblasNoTrans, m1 - m0, n1 - n0, k, 1.0f,
                 ta ? a + m0 : a + m0 * lda, lda, tb ? b + n0 * ldb : b + n0,
-                ldb, 0.0f, c + m0 * n + n0, n);
+                ldb, bias ? 1.0f : 0.0f, c + m0 * n + n0, n);
   };
   ThreadPool &pool = ThreadPool::global();
   int64_t threads = pool.threads();
@@ -566,18 +572,19 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                        command.get("probability", 0.0), stream, key,
                        rngOffset + uint64_t(begin));
         });
-  } else if (id == KernelId::matmul) {
+  } else if (id == KernelId::matmul || id == KernelId::matmul_bias) {
     MatmulShape shape = matmulShape(*prog, command);
     bool ta = shape.transposeA, tb = shape.transposeB;
     bool broadcast = shape.sharedB;
     int64_t m = shape.m, n = shape.n, kDim = shape.k, batch = shape.batch;
+    const float *bias = id == KernelId::matmul_bias ? in(2) : nullptr;
     if (broadcast && !ta) {
       // [batch..., m, k] x [k, n]: the batch folds into the rows.
-      gemm(false, tb, batch * m, n, kDim, in(0), in(1), out(0));
+      gemm(false, tb, batch * m, n, kDim, in(0), in(1), out(0), bias);
     } else {
       for (int64_t i = 0; i < batch; ++i)
         gemm(ta, tb, m, n, kDim, in(0) + i * m * kDim,
-             in(1) + (broadcast ? 0 : i * kDim * n), out(0) + i * m * n);
+             in(1) + (broadcast ? 0 : i * kDim * n), out(0) + i * m * n, bias);
     }
   } else if (id == KernelId::split_heads) {
     const BufferDesc &x = inDesc(0), &head = outDesc(0);

@@ -5,6 +5,7 @@
 #include "cpu/HostKernels.h"
 #include "cuda/CudnnAttention.h"
 #include "cuda/DeviceLaunch.h"
+#include "cuda/LtBiasGemm.h"
 #include "cuda/NcclCollectives.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/GeneratedKernelPrelude.h"
@@ -51,6 +52,9 @@ std::string describe(size_t index, const Command &command) {
 using GeneratedLauncher = cudaError_t (*)(const GeneratedKernelArgs *args,
                                           long long n, cudaStream_t stream);
 
+/// cuBLAS's and cuBLASLt's workspace: 32 MiB, NVIDIA's advice for Hopper.
+constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
+
 class CudaDevice final : public Device {
 public:
   CudaDevice(int ordinal, bool tf32) : ordinal(ordinal), tf32(tf32) {}
@@ -58,6 +62,9 @@ public:
     // The graph and the libraries' handles before what they use.
     dropGraph();
     cudnn.close();
+    ltGemms.clear();
+    if (lt)
+      cublasLtDestroy(lt);
     if (cublas)
       cublasDestroy(cublas);
     for (void *allocation :
@@ -91,6 +98,13 @@ public:
 
   std::vector<std::string> choices() const override {
     std::vector<std::string> lines;
+    if (biasGemms > 0)
+      lines.push_back(
+          "bias GEMMs: cuBLASLt's bias epilogue for " +
+          std::to_string(ltBiasGemms) + " of " + std::to_string(biasGemms) +
+          (ltRefusal.empty()
+               ? std::string()
+               : ", a GEMM then the bias for the rest (" + ltRefusal + ")"));
     if (graphExec)
       lines.push_back("step: one CUDA graph, captured at the second step");
     else if (!graphWhy.empty())
@@ -168,6 +182,8 @@ private:
   bool stages(const Command &command, KernelId id) const {
     if (isCollective(id)) // across ranks: NCCL sums fp32, as the CPU does
       return acrossRanks(command);
+    if (id == KernelId::matmul_bias) // cuBLASLt reads them as they are
+      return !ltGemms[size_t(&command - prog->commands.data())];
     return id != KernelId::fused && id != KernelId::cast &&
            id != KernelId::bias_add_grad && id != KernelId::send &&
            id != KernelId::recv && !halfGemm(command, id);
@@ -260,6 +276,21 @@ private:
   std::vector<std::pair<int64_t, float *>> staged;
   int64_t measuredPeak = 0;
 
+  /// cuBLASLt, for GEMMs with a bias epilogue: per command, its planned
+  /// GEMM (null: the fallback, a GEMM on fp32 copies then the bias added).
+  cublasLtHandle_t lt = nullptr;
+  std::vector<std::unique_ptr<gpu::LtBiasGemm>> ltGemms;
+  /// The first reason a bias GEMM fell back, for choices().
+  std::string ltRefusal;
+  int64_t biasGemms = 0, ltBiasGemms = 0;
+  /// Plans each mt.matmul_bias with cuBLASLt once the arena is allocated;
+  /// returns the staging the fallbacks need.
+  int64_t planBiasGemms(const RankProgram &program);
+  gpu::LtBiasGemm::Operands biasGemmOperands(const Command &command) const {
+    return {address(command.ins[0]), address(command.ins[1]),
+            address(command.ins[2]), address(command.outs[0])};
+  }
+
   /// NCCL, joined when a program has a collective across ranks.
   gpu::NcclCollectives nccl;
   bool ncclOpen = false;
@@ -278,6 +309,46 @@ private:
 };
 
 bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
+
+int64_t CudaDevice::planBiasGemms(const RankProgram &program) {
+  ltGemms.clear();
+  ltGemms.resize(program.commands.size());
+  ltRefusal.clear();
+  biasGemms = ltBiasGemms = 0;
+  int64_t fallbackStaging = 0;
+  for (size_t i = 0; i < program.commands.size(); ++i) {
+    if (resolved[i]->id != KernelId::matmul_bias)
+      continue;
+    const Command &command = program.commands[i];
+    ++biasGemms;
+    // One element type for all four operands, and a GPU whose tensor
+    // cores take it (bf16: Ampere, fp16: Volta), or the fallback.
+    DType dtype = program.buffers[size_t(command.outs[0])].dtype;
+    bool uniform = std::all_of(
+        command.ins.begin(), command.ins.end(), [&](int64_t buffer) {
+          return program.buffers[size_t(buffer)].dtype == dtype;
+        });
+    std::string why;
+    if (!uniform)
+      why = "operands of mixed types";
+    else if (isHalf(dtype) && computeMajor < (dtype == DType::BF16 ? 8 : 7))
+      why = "16-bit GEMMs need a newer GPU";
+    else {
+      auto planned = std::make_unique<gpu::LtBiasGemm>();
+      if (planned->plan(lt, matmulShape(program, command), dtype, tf32,
+                        biasGemmOperands(command), kCublasWorkspaceBytes,
+                        why)) {
+        ltGemms[i] = std::move(planned);
+        ++ltBiasGemms;
+        continue;
+      }
+    }
+    if (ltRefusal.empty())
+      ltRefusal = why;
+    fallbackStaging = std::max(fallbackStaging, stagingBytes(command));
+  }
+  return fallbackStaging;
+}
 
 /// How the kernels that read 16-bit storage themselves see `dtype` (a
 /// floating-point one: unsupported() refuses the others first).
@@ -411,6 +482,7 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   switch (id) {
   case KernelId::fused:
   case KernelId::matmul:
+  case KernelId::matmul_bias:
   case KernelId::embedding:
   case KernelId::embedding_grad:
   case KernelId::position_embedding:
@@ -590,6 +662,8 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     cudnnCalls.push_back(chooseCudnn(command, kernel->id));
     if (cudnnCalls.back().heads)
       continue; // cuDNN reads the 16-bit operands in place
+    if (kernel->id == KernelId::matmul_bias)
+      continue; // planned with the arena (planBiasGemms)
     scratchNeeded = std::max(scratchNeeded, scratchBytes(command, kernel->id));
     if (stages(command, kernel->id))
       stagingNeeded = std::max(stagingNeeded, stagingBytes(command));
@@ -642,14 +716,15 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     MTRT_RETURN_IF_ERROR(checkCublas(
         cublasSetMathMode(cublas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode"));
     mathMode = CUBLAS_PEDANTIC_MATH;
-    // 32 MiB, NVIDIA's advice for Hopper: a step captured as a graph must
-    // not allocate.
-    constexpr size_t kCublasWorkspace = size_t(32) << 20;
-    MTRT_RETURN_IF_ERROR(checkCuda(
-        cudaMalloc(&cublasWorkspace, kCublasWorkspace), "cuBLAS's workspace"));
+    // Ours, so that a step captured as a graph allocates nothing; cuBLASLt
+    // shares it (the two never run at once: one stream).
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaMalloc(&cublasWorkspace, kCublasWorkspaceBytes),
+                  "cuBLAS's workspace"));
     MTRT_RETURN_IF_ERROR(checkCublas(
-        cublasSetWorkspace(cublas, cublasWorkspace, kCublasWorkspace),
+        cublasSetWorkspace(cublas, cublasWorkspace, kCublasWorkspaceBytes),
         "cublasSetWorkspace"));
+    MTRT_RETURN_IF_ERROR(checkCublas(cublasLtCreate(&lt), "cublasLtCreate"));
   }
   for (void **allocation :
        {reinterpret_cast<void **>(&arena), reinterpret_cast<void **>(&scratch),
@@ -676,7 +751,8 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
   MTRT_RETURN_IF_ERROR(
       checkCuda(cudaMalloc(reinterpret_cast<void **>(&flag), sizeof(int)),
                 "allocating a flag"));
-  if (stagingNeeded > 0)
+  stagingNeeded = std::max(stagingNeeded, planBiasGemms(program));
+  if (stagingNeeded > 0 && !staging)
     MTRT_RETURN_IF_ERROR(checkCuda(
         cudaMalloc(reinterpret_cast<void **>(&staging), size_t(stagingNeeded)),
         "allocating fp32 copies of 16-bit operands"));
@@ -1140,6 +1216,19 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   }
   case KernelId::matmul:
     return gemm(command);
+  case KernelId::matmul_bias: {
+    if (const auto &planned = ltGemms[index])
+      return planned->run(lt, biasGemmOperands(command), cublasWorkspace,
+                          kCublasWorkspaceBytes, stream);
+    // The fallback, on fp32 copies: the product, then the bias added in
+    // place (one rounding to 16 bits, when the copies go back).
+    MTRT_RETURN_IF_ERROR(gemm(command));
+    const BufferDesc &result = outDesc(0);
+    error = gpu::launchPointwise(stream, gpu::Pointwise::BiasAdd, out(0), in(2),
+                                 out(0), result.numElements(),
+                                 inDesc(2).numElements());
+    break;
+  }
   case KernelId::embedding: {
     const BufferDesc &table = inDesc(0);
     error = gpu::launchEmbedding(

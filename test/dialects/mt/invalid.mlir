@@ -1812,3 +1812,35 @@ func.func @negative_row_fusion_two_losses(%l: tensor<2x4x16xf32>, %y: tensor<2x4
   }
   return %r : tensor<2x4xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mt.matmul_bias
+//===----------------------------------------------------------------------===//
+
+// The bias is a vector of the result's last dimension.
+
+func.func @negative_matmul_bias_length(%x: tensor<2x4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<2x4x16xf32> {
+  // expected-error @+1 {{'mt.matmul_bias' op bias dimension 0 is 8 but result dimension 2 is 16}}
+  %y = mt.matmul_bias %x, %w, %b : (tensor<2x4x8xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<2x4x16xf32>
+  return %y : tensor<2x4x16xf32>
+}
+
+// -----
+
+func.func @negative_matmul_bias_type(%x: tensor<2x4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xf32>) -> tensor<2x4x16xbf16> {
+  // expected-error @+1 {{'mt.matmul_bias' op}}
+  %y = mt.matmul_bias %x, %w, %b : (tensor<2x4x8xbf16>, tensor<8x16xbf16>, tensor<16xf32>) -> tensor<2x4x16xbf16>
+  return %y : tensor<2x4x16xbf16>
+}
+
+// -----
+
+// The product's shapes are a matmul's.
+
+func.func @negative_matmul_bias_contraction(%x: tensor<2x4x8xf32>, %w: tensor<6x16xf32>, %b: tensor<16xf32>) -> tensor<2x4x16xf32> {
+  // expected-error @+1 {{'mt.matmul_bias' op contraction dimensions differ: lhs dimension 2 is 8 but rhs dimension 0 is 6}}
+  %y = mt.matmul_bias %x, %w, %b : (tensor<2x4x8xf32>, tensor<6x16xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
+  return %y : tensor<2x4x16xf32>
+}

@@ -13,6 +13,8 @@ by its index or by [KEY=VALUE,...], the first element whose fields have those
 first output of the command at path COMMAND (programs/N/commands/...).
 --set-buffer OPERAND/FIELD=JSON sets a field of the buffer that the operand
 at path OPERAND names (programs/N/commands/.../outs/1/dtype="bf16").
+--copy SRC=DST sets the value at path DST to the one at path SRC (another
+buffer's id as a command's operand, say); it runs with --set-buffer.
 --set replaces (or adds) the value, --append adds the value at the end of
 the list at PATH (e.g. --append 'params={"name": ...}'), --del removes it,
 --swap exchanges two elements (reordered commands), --dup-program appends a
@@ -90,6 +92,7 @@ def main():
                         dest="output_shapes")
     parser.add_argument("--set-buffer", action="append", default=[],
                         dest="buffer_sets")
+    parser.add_argument("--copy", action="append", default=[], dest="copies")
     parser.add_argument("--dup-program", action="store_true")
     parser.add_argument("--keep-checksum", action="store_true")
     args = parser.parse_args()
@@ -105,6 +108,12 @@ def main():
         node, key = walk(document, path)
         program = document["programs"][int(path.split("/")[1])]
         program["buffers"][node[key]["outs"][0]]["shape"] = json.loads(value)
+    for assignment in args.copies:
+        source, target = split(assignment)
+        node, key = walk(document, source)
+        value = node[key]
+        node, key = walk(document, target)
+        node[key] = value
     for assignment in args.buffer_sets:
         path, value = split(assignment)
         operand, name = path.rsplit("/", 1)

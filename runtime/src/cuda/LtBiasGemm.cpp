@@ -1,0 +1,168 @@
+//===- LtBiasGemm.cpp - A GEMM with its bias in cuBLASLt's epilogue -------===//
+
+#include "cuda/LtBiasGemm.h"
+
+#include <cstdint>
+
+using namespace mtrt;
+using namespace mtrt::gpu;
+
+namespace {
+
+std::string ltError(cublasStatus_t status, const char *what) {
+  return std::string(what) + " failed (" + cublasLtGetStatusName(status) + ")";
+}
+
+/// The largest power of two (at most 256) that divides every address.
+uint32_t alignmentOf(std::initializer_list<const void *> pointers) {
+  uint32_t alignment = 256;
+  for (const void *pointer : pointers) {
+    auto address = reinterpret_cast<uintptr_t>(pointer);
+    while (alignment > 1 && address % alignment != 0)
+      alignment /= 2;
+  }
+  return alignment;
+}
+
+} // namespace
+
+struct LtBiasGemm::Impl {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t x = nullptr, y = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+
+  ~Impl() {
+    for (cublasLtMatrixLayout_t layout : {x, y, d})
+      if (layout)
+        cublasLtMatrixLayoutDestroy(layout);
+    if (desc)
+      cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+LtBiasGemm::LtBiasGemm() : impl(std::make_unique<Impl>()) {}
+LtBiasGemm::~LtBiasGemm() = default;
+LtBiasGemm::LtBiasGemm(LtBiasGemm &&) noexcept = default;
+LtBiasGemm &LtBiasGemm::operator=(LtBiasGemm &&) noexcept = default;
+
+bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
+                      DType dtype, bool tf32, const Operands &operands,
+                      size_t workspaceBytes, std::string &why) {
+  const bool ta = shape.transposeA, tb = shape.transposeB;
+  const bool broadcast = shape.sharedB;
+  // [batch..., m, k] x [k, n]: the batch joins the rows.
+  const bool folded = broadcast && !ta;
+  const int64_t m = folded ? shape.batch * shape.m : shape.m, n = shape.n,
+                k = shape.k, batch = folded ? 1 : shape.batch;
+  cudaDataType type = dtype == DType::BF16  ? CUDA_R_16BF
+                      : dtype == DType::F16 ? CUDA_R_16F
+                                            : CUDA_R_32F;
+  cublasComputeType_t compute = dtype != DType::F32 ? CUBLAS_COMPUTE_32F
+                                : tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                       : CUBLAS_COMPUTE_32F_PEDANTIC;
+  auto check = [&](cublasStatus_t status, const char *what) {
+    if (status != CUBLAS_STATUS_SUCCESS && why.empty())
+      why = ltError(status, what);
+    return status == CUBLAS_STATUS_SUCCESS;
+  };
+  Impl &p = *impl;
+  // Column-major D^T [n x m] = X [n x k] Y [k x m]: X is B as it lies
+  // (transposed when B is not), Y is A likewise.
+  cublasOperation_t opX = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opY = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  if (!check(cublasLtMatmulDescCreate(&p.desc, compute, CUDA_R_32F),
+             "cublasLtMatmulDescCreate") ||
+      !check(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                            &opX, sizeof(opX)),
+             "setting TRANSA") ||
+      !check(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                            &opY, sizeof(opY)),
+             "setting TRANSB") ||
+      !check(cublasLtMatmulDescSetAttribute(p.desc,
+                                            CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                            &epilogue, sizeof(epilogue)),
+             "setting the bias epilogue") ||
+      !check(cublasLtMatmulDescSetAttribute(p.desc,
+                                            CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                            &type, sizeof(type)),
+             "setting the bias type") ||
+      !check(cublasLtMatmulDescSetAttribute(
+                 p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &operands.bias,
+                 sizeof(operands.bias)),
+             "setting the bias"))
+    return false;
+  // X: B [k, n] row-major is column-major [n x k], ld n; B^T [n, k] is
+  // column-major [k x n], ld k. Y likewise for A.
+  if (!check(cublasLtMatrixLayoutCreate(&p.x, type, tb ? k : n, tb ? n : k,
+                                        tb ? k : n),
+             "the B layout") ||
+      !check(cublasLtMatrixLayoutCreate(&p.y, type, ta ? m : k, ta ? k : m,
+                                        ta ? m : k),
+             "the A layout") ||
+      !check(cublasLtMatrixLayoutCreate(&p.d, type, n, m, n), "the C layout"))
+    return false;
+  if (batch > 1) {
+    int32_t count = int32_t(batch);
+    int64_t xStride = broadcast ? 0 : k * n, yStride = m * k, dStride = m * n;
+    for (auto [layout, stride] :
+         {std::pair{p.x, xStride}, {p.y, yStride}, {p.d, dStride}})
+      if (!check(cublasLtMatrixLayoutSetAttribute(
+                     layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                     sizeof(count)),
+                 "the batch count") ||
+          !check(cublasLtMatrixLayoutSetAttribute(
+                     layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                     &stride, sizeof(stride)),
+                 "the batch stride"))
+        return false;
+  }
+  cublasLtMatmulPreference_t preference = nullptr;
+  if (!check(cublasLtMatmulPreferenceCreate(&preference),
+             "cublasLtMatmulPreferenceCreate"))
+    return false;
+  uint64_t bytes = workspaceBytes;
+  uint32_t alignment = alignmentOf({operands.a, operands.b, operands.c});
+  uint32_t biasAlignment = alignmentOf({operands.bias});
+  bool ok = check(cublasLtMatmulPreferenceSetAttribute(
+                      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                      &bytes, sizeof(bytes)),
+                  "the workspace preference");
+  for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    ok = ok && check(cublasLtMatmulPreferenceSetAttribute(
+                         preference, attribute, &alignment, sizeof(alignment)),
+                     "the alignment preference");
+  (void)biasAlignment; // the bias vector has no alignment preference
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  ok = ok &&
+       check(cublasLtMatmulAlgoGetHeuristic(lt, p.desc, p.x, p.y, p.d, p.d,
+                                            preference, 1, &result, &found),
+             "cublasLtMatmulAlgoGetHeuristic");
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (!ok)
+    return false;
+  if (found == 0) {
+    why = "cuBLASLt has no algorithm for this GEMM with a bias epilogue";
+    return false;
+  }
+  p.algo = result.algo;
+  return true;
+}
+
+Status LtBiasGemm::run(cublasLtHandle_t lt, const Operands &operands,
+                       void *workspace, size_t workspaceBytes,
+                       cudaStream_t stream) const {
+  const float one = 1.0f, zero = 0.0f;
+  const Impl &p = *impl;
+  // The bias pointer was set when planning; the arena does not move.
+  cublasStatus_t status = cublasLtMatmul(
+      lt, p.desc, &one, operands.b, p.x, operands.a, p.y, &zero, operands.c,
+      p.d, operands.c, p.d, &p.algo, workspace, workspaceBytes, stream);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    return Status::error(ltError(status, "cublasLtMatmul"));
+  return Status::ok();
+}
