@@ -162,7 +162,9 @@ private:
   Status runCommand(size_t index, KernelId id, const Command &command,
                     uint64_t seed, uint64_t step);
   Status runCollective(KernelId id, const Command &command);
-  Status gemm(const Command &command);
+  /// The command's product: of its 16-bit operands as they are (`half`,
+  /// halfGemm), or of fp32 views.
+  Status gemm(const Command &command, bool half);
 
   uint8_t *address(int64_t bufferId) const {
     return arena + prog->buffers[size_t(bufferId)].offset;
@@ -1037,7 +1039,7 @@ Status CudaDevice::useMathMode(cublasMath_t mode) {
 
 /// Row-major C [m, n] = op(A) op(B) as cuBLAS's column-major C^T = op(B)^T
 /// op(A)^T, batched by stride (a rank-2 B is shared by every batch).
-Status CudaDevice::gemm(const Command &command) {
+Status CudaDevice::gemm(const Command &command, bool half) {
   MatmulShape shape = matmulShape(*prog, command);
   bool ta = shape.transposeA, tb = shape.transposeB;
   bool broadcast = shape.sharedB;
@@ -1046,7 +1048,7 @@ Status CudaDevice::gemm(const Command &command) {
   int lda = int(ta ? m : k), ldb = int(tb ? k : n);
   cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  if (halfGemm(command, KernelId::matmul)) {
+  if (half) {
     // No reduction in the output's precision (split-K partial sums in
     // bf16 would round more than once).
     MTRT_RETURN_IF_ERROR(useMathMode(
@@ -1215,14 +1217,14 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     break;
   }
   case KernelId::matmul:
-    return gemm(command);
+    return gemm(command, halfGemm(command, id));
   case KernelId::matmul_bias: {
     if (const auto &planned = ltGemms[index])
       return planned->run(lt, biasGemmOperands(command), cublasWorkspace,
                           kCublasWorkspaceBytes, stream);
     // The fallback, on fp32 copies: the product, then the bias added in
     // place (one rounding to 16 bits, when the copies go back).
-    MTRT_RETURN_IF_ERROR(gemm(command));
+    MTRT_RETURN_IF_ERROR(gemm(command, /*half=*/false));
     const BufferDesc &result = outDesc(0);
     error = gpu::launchPointwise(stream, gpu::Pointwise::BiasAdd, out(0), in(2),
                                  out(0), result.numElements(),
