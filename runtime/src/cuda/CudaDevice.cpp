@@ -1530,7 +1530,15 @@ Status mtrt::createCudaDevice(const DeviceOptions &options,
       local = std::atoi(value);
       break;
     }
-  device = std::make_unique<CudaDevice>(local % count, options.tf32);
+  // Two ranks on one GPU cannot join one NCCL communicator (NCCL refuses a
+  // duplicate GPU), so a node with more ranks than GPUs is refused here.
+  if (local < 0 || local >= count)
+    return Status::error(
+        "--device cuda: this rank's index on its node is " +
+        std::to_string(local) + " but only " + std::to_string(count) + " GPU" +
+        (count == 1 ? " is" : "s are") +
+        " visible (one GPU per rank; start at most that many ranks per node)");
+  device = std::make_unique<CudaDevice>(local, options.tf32);
   return Status::ok();
 }
 

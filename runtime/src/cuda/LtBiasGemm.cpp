@@ -57,14 +57,17 @@ bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
   cudaDataType type = dtype == DType::BF16  ? CUDA_R_16BF
                       : dtype == DType::F16 ? CUDA_R_16F
                                             : CUDA_R_32F;
-  cublasComputeType_t compute = dtype != DType::F32 ? CUBLAS_COMPUTE_32F
-                                : tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                       : CUBLAS_COMPUTE_32F_PEDANTIC;
+  // fp32 accumulation; TF32 only with --tf32 (cuBLASLt has no math mode:
+  // plain 32F keeps fp32 inputs in fp32).
+  cublasComputeType_t compute = dtype == DType::F32 && tf32
+                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                    : CUBLAS_COMPUTE_32F;
   auto check = [&](cublasStatus_t status, const char *what) {
     if (status != CUBLAS_STATUS_SUCCESS && why.empty())
       why = ltError(status, what);
     return status == CUBLAS_STATUS_SUCCESS;
   };
+  impl = std::make_unique<Impl>(); // a fresh plan
   Impl &p = *impl;
   // Column-major D^T [n x m] = X [n x k] Y [k x m]: X is B as it lies
   // (transposed when B is not), Y is A likewise.
@@ -122,12 +125,26 @@ bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
              "cublasLtMatmulPreferenceCreate"))
     return false;
   uint64_t bytes = workspaceBytes;
+  // Every batch's start counts: the base pointers, and the strides.
+  const int64_t element = dtype == DType::F32 ? 4 : 2;
   uint32_t alignment = alignmentOf({operands.a, operands.b, operands.c});
-  uint32_t biasAlignment = alignmentOf({operands.bias});
+  if (batch > 1)
+    for (int64_t stride : {broadcast ? int64_t(0) : k * n, m * k, m * n})
+      while (stride != 0 && alignment > 1 &&
+             (stride * element) % int64_t(alignment) != 0)
+        alignment /= 2;
+  // Split-K partial sums only in the compute type (fp32), never rounded
+  // to a 16-bit output type between them: the sum is rounded once, as the
+  // plain GEMMs' DISALLOW_REDUCED_PRECISION_REDUCTION keeps it.
+  uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   bool ok = check(cublasLtMatmulPreferenceSetAttribute(
                       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                       &bytes, sizeof(bytes)),
                   "the workspace preference");
+  ok = ok && check(cublasLtMatmulPreferenceSetAttribute(
+                       preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                       &reductions, sizeof(reductions)),
+                   "the reduction scheme preference");
   for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
@@ -135,7 +152,6 @@ bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
     ok = ok && check(cublasLtMatmulPreferenceSetAttribute(
                          preference, attribute, &alignment, sizeof(alignment)),
                      "the alignment preference");
-  (void)biasAlignment; // the bias vector has no alignment preference
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   ok = ok &&
@@ -156,6 +172,8 @@ bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
 Status LtBiasGemm::run(cublasLtHandle_t lt, const Operands &operands,
                        void *workspace, size_t workspaceBytes,
                        cudaStream_t stream) const {
+  if (!impl || !impl->desc)
+    return Status::error("cublasLtMatmul: the GEMM was not planned");
   const float one = 1.0f, zero = 0.0f;
   const Impl &p = *impl;
   // The bias pointer was set when planning; the arena does not move.

@@ -20,6 +20,7 @@ namespace {
 /// The NCCL entry points the backend calls, from the library dlopen
 /// found; types from nccl.h, so that a signature change fails to compile.
 struct NcclLibrary {
+  decltype(&ncclGetVersion) getVersion = nullptr;
   decltype(&ncclGetUniqueId) getUniqueId = nullptr;
   decltype(&ncclCommInitRank) commInitRank = nullptr;
   decltype(&ncclCommDestroy) commDestroy = nullptr;
@@ -55,6 +56,7 @@ private:
       if (!entry && library.error.empty())
         library.error = std::string(name) + " has no " + symbol;
     };
+    bind(library.getVersion, "ncclGetVersion");
     bind(library.getUniqueId, "ncclGetUniqueId");
     bind(library.commInitRank, "ncclCommInitRank");
     bind(library.commDestroy, "ncclCommDestroy");
@@ -97,6 +99,13 @@ Status NcclCollectives::open(const Communicator &grid) {
   const NcclLibrary &nccl = NcclLibrary::get();
   if (!nccl.error.empty())
     return Status::error(nccl.error);
+  // ncclAvg (the averaging reductions) came with NCCL 2.10.
+  int version = 0;
+  MTRT_RETURN_IF_ERROR(checkNccl(nccl.getVersion(&version), "ncclGetVersion"));
+  if (version < 21000)
+    return Status::error("NCCL " + std::to_string(version) +
+                         " is older than 2.10, which the averaging "
+                         "collectives need");
   const size_t axes = grid.coords().size();
   impl->comms.assign(axes, nullptr);
   // The id travels as 32 int32 words through the run's all-gather.
@@ -109,11 +118,22 @@ Status NcclCollectives::open(const Communicator &grid) {
     int64_t member = grid.groupIndex(int64_t(axis));
     ncclUniqueId id;
     std::memset(&id, 0, sizeof(id));
-    if (member == 0)
-      MTRT_RETURN_IF_ERROR(checkNccl(nccl.getUniqueId(&id), "ncclGetUniqueId"));
+    // The first member makes the id; a failure there still takes part in
+    // the exchange (with zeros), so that every member learns of it
+    // instead of waiting.
+    Status made = member == 0
+                      ? checkNccl(nccl.getUniqueId(&id), "ncclGetUniqueId")
+                      : Status::ok();
     std::vector<ncclUniqueId> ids(static_cast<size_t>(size));
     MTRT_RETURN_IF_ERROR(
         grid.allGather(int64_t(axis), &id, ids.data(), kWords, DType::I32));
+    MTRT_RETURN_IF_ERROR(made);
+    ncclUniqueId none;
+    std::memset(&none, 0, sizeof(none));
+    if (std::memcmp(&ids[0], &none, sizeof(none)) == 0)
+      return Status::error("the first rank of grid axis " +
+                           std::to_string(axis) +
+                           "'s group could not make an NCCL id");
     MTRT_RETURN_IF_ERROR(checkNccl(
         nccl.commInitRank(&impl->comms[axis], int(size), ids[0], int(member)),
         "joining the NCCL communicator of grid axis " + std::to_string(axis) +
