@@ -258,7 +258,6 @@ private:
   /// stay eager.
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t graphExec = nullptr;
-  bool graphEligible = false;
   int64_t eagerSteps = 0;
   /// Why the steps are not a graph ("" while they may become one).
   std::string graphWhy;
@@ -770,7 +769,6 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
                   "allocating the dropouts' parameter blocks"));
   MTRT_RETURN_IF_ERROR(prepareCommandTables(program));
   graphWhy = graphRefusal();
-  graphEligible = graphWhy.empty();
   measuredPeak = 0;
   return Status::ok();
 }
@@ -948,12 +946,9 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   }
   // Replayed: one launch. Captured at the second step; a capture that
   // fails leaves the steps eager, and says why (choices()).
-  if (!trace && graphEligible && !graphExec && eagerSteps > 0) {
-    if (Status captured = captureStep(seed, step); !captured) {
-      graphEligible = false;
+  if (!trace && graphWhy.empty() && !graphExec && eagerSteps > 0)
+    if (Status captured = captureStep(seed, step); !captured)
       graphWhy = "the capture failed: " + captured.message();
-    }
-  }
   if (!trace && graphExec) {
     MTRT_RETURN_IF_ERROR(
         checkCuda(cudaGraphLaunch(graphExec, stream), "launching the step"));

@@ -182,8 +182,7 @@ struct CudnnAttention::Impl {
     return "";
   }
 
-  Status execute(const CudnnAttentionShape &shape,
-                 std::unordered_map<TensorPtr, void *> &pack,
+  Status execute(std::unordered_map<TensorPtr, void *> &pack,
                  const AttentionGraph &graph, void *workspace) {
     try {
       if (std::string why =
@@ -193,15 +192,12 @@ struct CudnnAttention::Impl {
     } catch (const std::exception &error) {
       return Status::error(std::string("cuDNN attention: ") + error.what());
     }
-    (void)shape;
     return Status::ok();
   }
 };
 
 CudnnAttention::CudnnAttention() : impl(std::make_unique<Impl>()) {}
 CudnnAttention::~CudnnAttention() = default;
-
-bool CudnnAttention::built() { return true; }
 
 void CudnnAttention::close() { impl->close(); }
 
@@ -282,7 +278,7 @@ Status CudnnAttention::forward(const CudnnAttentionShape &shape,
                                              {graph.v, base + 2 * width},
                                              {graph.out, out},
                                              {graph.stats, lse}};
-  return impl->execute(shape, pack, graph, workspace);
+  return impl->execute(pack, graph, workspace);
 }
 
 Status CudnnAttention::backward(const CudnnAttentionShape &shape,
@@ -306,7 +302,7 @@ Status CudnnAttention::backward(const CudnnAttentionShape &shape,
       {graph.dQ, grad},
       {graph.dK, grad + width},
       {graph.dV, grad + 2 * width}};
-  return impl->execute(shape, pack, graph, workspace);
+  return impl->execute(pack, graph, workspace);
 }
 
 #else // !MTRT_HAVE_CUDNN_FRONTEND
@@ -317,8 +313,6 @@ struct CudnnAttention::Impl {};
 
 CudnnAttention::CudnnAttention() : impl(std::make_unique<Impl>()) {}
 CudnnAttention::~CudnnAttention() = default;
-
-bool CudnnAttention::built() { return false; }
 
 void CudnnAttention::close() {}
 

@@ -52,9 +52,6 @@ public:
   CudnnAttention(const CudnnAttention &) = delete;
   CudnnAttention &operator=(const CudnnAttention &) = delete;
 
-  /// Whether this build has the cuDNN frontend at all.
-  static bool built();
-
   /// Loads cuDNN (once per process) and creates a handle on `stream`.
   /// Returns false, with `why`, when cuDNN cannot be used here.
   bool open(cudaStream_t stream, std::string &why);

@@ -142,11 +142,6 @@ Status NcclCollectives::open(const Communicator &grid) {
   return Status::ok();
 }
 
-bool NcclCollectives::has(int64_t axis) const {
-  return axis >= 0 && size_t(axis) < impl->comms.size() &&
-         impl->comms[size_t(axis)];
-}
-
 namespace {
 /// Runs `call(comm)` with the axis' communicator, naming `what` on failure.
 template <typename Call>
@@ -202,7 +197,6 @@ Status NcclCollectives::open(const Communicator &) {
   return Status::error("this build of the CUDA backend has no NCCL (nccl.h "
                        "was not found)");
 }
-bool NcclCollectives::has(int64_t) const { return false; }
 static Status noNccl() { return Status::error("no NCCL in this build"); }
 Status NcclCollectives::allReduce(int64_t, float *, int64_t, bool,
                                   cudaStream_t) {

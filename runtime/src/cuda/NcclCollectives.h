@@ -47,8 +47,6 @@ public:
   /// has more than one rank. Every rank of the run calls it; the current
   /// CUDA device is this rank's GPU.
   Status open(const Communicator &grid);
-  /// Whether `axis` has a communicator (its group has several ranks).
-  bool has(int64_t axis) const;
 
   /// In place: the sum (or average) of `count` floats over the group.
   Status allReduce(int64_t axis, float *data, int64_t count, bool average,
