@@ -437,6 +437,60 @@ TEST(LtBiasGemm, MatchesTheReference) {
   cublasLtDestroy(lt);
 }
 
+// The vocab-parallel cross-entropy's launches on one rank holding the
+// whole vocabulary of 50257 padded to 50304 (the padding masked): the
+// loss and gradient of cpu::crossEntropy over the real columns.
+TEST(CudaCrossEntropy, VocabParallelPassesOnOneRank) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(15);
+  std::uniform_real_distribution<float> dist(-4, 6);
+  const int64_t rows = 37, vocab = 50257, padded = 50304;
+  std::vector<float> logits(size_t(rows * padded));
+  for (float &v : logits)
+    v = dist(gen);
+  std::vector<int32_t> labels(rows);
+  for (int64_t r = 0; r < rows; ++r)
+    labels[size_t(r)] = int32_t((r * 7919) % vocab);
+  std::vector<double> whole(size_t(rows * vocab));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < vocab; ++c)
+      whole[size_t(r * vocab + c)] = logits[size_t(r * padded + c)];
+  DeviceVector<float> logitsDev{logits}, loss{std::vector<float>(1)},
+      dLoss{std::vector<float>{1.5f}},
+      dLogits{std::vector<float>(logits.size(), 9.0f)};
+  DeviceVector<int32_t> labelsDev{labels};
+  DeviceVector<double> stats{std::vector<double>(size_t(3 * rows))};
+  double *maxima = stats.data, *sums = maxima + rows, *targets = sums + rows;
+  ASSERT_EQ(gpu::launchVocabRowMax(nullptr, logitsDev.data, rows, padded, vocab,
+                                   maxima),
+            cudaSuccess);
+  ASSERT_EQ(gpu::launchVocabRowSums(nullptr, logitsDev.data, labelsDev.data,
+                                    maxima, rows, padded, vocab, 0, sums,
+                                    targets),
+            cudaSuccess);
+  ASSERT_EQ(
+      gpu::launchVocabLossMean(nullptr, maxima, sums, targets, rows, loss.data),
+      cudaSuccess);
+  ASSERT_EQ(gpu::launchVocabGrad(nullptr, dLoss.data, logitsDev.data,
+                                 labelsDev.data, maxima, sums, rows, padded,
+                                 vocab, 0, dLogits.data),
+            cudaSuccess);
+  double want = cpu::crossEntropy(whole.data(), labels.data(), rows, vocab);
+  EXPECT_NEAR(loss.read()[0], want, 1e-6 * want);
+  std::vector<double> dWant(whole.size());
+  cpu::crossEntropyGrad(1.5, whole.data(), labels.data(), dWant.data(), rows,
+                        vocab);
+  std::vector<float> got = dLogits.read();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < padded; ++c) {
+      double want = c < vocab ? dWant[size_t(r * vocab + c)] : 0.0;
+      ASSERT_NEAR(got[size_t(r * padded + c)], want,
+                  1e-6 * std::fabs(want) + 1e-12)
+          << "row " << r << ", column " << c;
+    }
+}
+
 TEST(CudaReductions, GradientNormAndBiasGradient) {
   if (!haveGpu())
     GTEST_SKIP() << "no CUDA device";

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -168,6 +169,75 @@ TEST(DeviceKernels, CrossEntropyAndItsGradient) {
   });
   for (int64_t i = 0; i < rows * vocab; ++i)
     EXPECT_NEAR(dGot[i], dExpected[i], 1e-7) << i;
+}
+
+// Two ranks of a vocab-parallel cross-entropy, each holding 7 columns of a
+// vocabulary of 11 padded to 14 (the padding holds garbage the kernels must
+// mask), reduced across the ranks as the CUDA backend's collectives do:
+// the loss and gradient of the whole vocabulary.
+TEST(DeviceKernels, VocabParallelCrossEntropyEqualsTheWholeVocabularys) {
+  std::mt19937_64 gen(6);
+  const int64_t rows = 5, vocab = 11, ranks = 2, local = 7;
+  std::vector<float> padded = randomFloats(gen, rows * ranks * local, -4, 6);
+  std::vector<int32_t> labels = {0, 10, 6, 99, 7}; // 99: out of range
+  std::vector<double> whole(rows * vocab);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < vocab; ++c)
+      whole[r * vocab + c] = padded[r * ranks * local + c];
+  std::vector<std::vector<float>> pieces(ranks);
+  for (int64_t k = 0; k < ranks; ++k)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < local; ++c)
+        pieces[k].push_back(padded[r * ranks * local + k * local + c]);
+  auto validOf = [&](int64_t k) {
+    return std::clamp<int64_t>(vocab - k * local, 0, local);
+  };
+  // Maxima, then their maximum over the ranks.
+  std::vector<double> maxima(rows, -INFINITY), sums(rows, 0.0),
+      targets(rows, 0.0);
+  for (int64_t k = 0; k < ranks; ++k) {
+    std::vector<double> mine(rows);
+    grid(rows, [&](int64_t r) {
+      gpu::vocabRowMax(r, pieces[k].data(), local, validOf(k), mine.data());
+    });
+    for (int64_t r = 0; r < rows; ++r)
+      maxima[r] = std::max(maxima[r], mine[r]);
+  }
+  for (int64_t k = 0; k < ranks; ++k) {
+    std::vector<double> mySums(rows), myTargets(rows);
+    grid(rows, [&](int64_t r) {
+      gpu::vocabRowSums(r, pieces[k].data(), labels.data(), maxima.data(),
+                        local, validOf(k), k * local, mySums.data(),
+                        myTargets.data());
+    });
+    for (int64_t r = 0; r < rows; ++r) {
+      sums[r] += mySums[r];
+      targets[r] += myTargets[r];
+    }
+  }
+  float loss = 0;
+  gpu::vocabLossMean(maxima.data(), sums.data(), targets.data(), rows, &loss);
+  double expected = cpu::crossEntropy(whole.data(), labels.data(), rows, vocab);
+  EXPECT_NEAR(loss, expected, 1e-6 * std::abs(expected));
+
+  float dLoss = 1.7f;
+  std::vector<double> dExpected(rows * vocab);
+  cpu::crossEntropyGrad(double(dLoss), whole.data(), labels.data(),
+                        dExpected.data(), rows, vocab);
+  for (int64_t k = 0; k < ranks; ++k) {
+    std::vector<float> dGot(rows * local, 7.0f);
+    grid(rows, [&](int64_t r) {
+      gpu::vocabGradRow(r, &dLoss, pieces[k].data(), labels.data(),
+                        maxima.data(), sums.data(), local, validOf(k),
+                        k * local, rows, dGot.data());
+    });
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < local; ++c) {
+        int64_t column = k * local + c;
+        double want = column < vocab ? dExpected[r * vocab + column] : 0.0;
+        EXPECT_NEAR(dGot[r * local + c], want, 1e-7) << r << " " << column;
+      }
+  }
 }
 
 // The norm's sum of squares and the bias gradient are block reductions

@@ -5,8 +5,10 @@
 #include "cpu/HostKernels.h"
 #include "cuda/CudnnAttention.h"
 #include "cuda/DeviceLaunch.h"
+#include "cuda/HostStagedCollectives.h"
 #include "cuda/LtBiasGemm.h"
 #include "cuda/NcclCollectives.h"
+#include "mtrt/AsyncJoins.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/GeneratedKernelPrelude.h"
 #include "mtrt/Kernels.h"
@@ -76,6 +78,10 @@ public:
         cudaFree(allocation);
     for (cudaEvent_t event : commandEvents)
       cudaEventDestroy(event);
+    for (cudaEvent_t event : overlapEvents)
+      cudaEventDestroy(event);
+    if (commStream)
+      cudaStreamDestroy(commStream);
     if (stream)
       cudaStreamDestroy(stream);
   }
@@ -84,6 +90,7 @@ public:
 
   void setCommunicator(const Communicator *comm) override {
     communicator = comm;
+    hostStaged.setCommunicator(comm);
   }
   void setPipelineAxis(int64_t axis) override { pipelineAxis = axis; }
   void setTrace(ExecutionTrace *recorder) override { trace = recorder; }
@@ -105,6 +112,8 @@ public:
           (ltRefusal.empty()
                ? std::string()
                : ", a GEMM then the bias for the rest (" + ltRefusal + ")"));
+    if (std::string line = transportChoice(); !line.empty())
+      lines.push_back(line);
     if (graphExec)
       lines.push_back("step: one CUDA graph, captured at the second step");
     else if (!graphWhy.empty())
@@ -161,7 +170,9 @@ private:
   }
   Status runCommand(size_t index, KernelId id, const Command &command,
                     uint64_t seed, uint64_t step);
-  Status runCollective(KernelId id, const Command &command);
+  /// Runs collective `command` on stream `on` (the compute stream, or the
+  /// communication stream for a command that overlaps).
+  Status runCollective(KernelId id, const Command &command, cudaStream_t on);
   /// The command's product: of its 16-bit operands as they are (`half`,
   /// halfGemm), or of fp32 views.
   Status gemm(const Command &command, bool half);
@@ -189,6 +200,9 @@ private:
     return id != KernelId::fused && id != KernelId::cast &&
            id != KernelId::bias_add_grad && id != KernelId::send &&
            id != KernelId::recv && !halfGemm(command, id);
+  }
+  static bool isCrossEntropy(KernelId id) {
+    return id == KernelId::cross_entropy || id == KernelId::cross_entropy_grad;
   }
   static bool isCollective(KernelId id) {
     return id == KernelId::all_reduce || id == KernelId::reduce_scatter ||
@@ -292,9 +306,59 @@ private:
             address(command.ins[2]), address(command.outs[0])};
   }
 
-  /// NCCL, joined when a program has a collective across ranks.
+  /// The transports of collectives across ranks, per grid axis: NCCL
+  /// where every rank of the axis' group has its own GPU, MPI through host
+  /// memory where ranks share one (or MEGATRON_CUDA_COLLECTIVES=host), and
+  /// for the pipeline's transfers. Chosen once, when the first program
+  /// with a collective across ranks is prepared (openCollectives).
   gpu::NcclCollectives nccl;
-  bool ncclOpen = false;
+  gpu::HostStagedCollectives hostStaged;
+  bool collectivesOpen = false;
+  /// Per axis: why its collectives go through host memory ("": NCCL, or a
+  /// group of one rank).
+  std::vector<std::string> hostWhy;
+  /// The program's commands that run through host memory (its transfers
+  /// and collectives on host axes): the step cannot be a graph then.
+  int64_t hostStagedCommands = 0;
+  /// Chooses each axis' transport (NcclCollectives::open) if `program` has
+  /// a collective across ranks and none was chosen yet.
+  Status openCollectives(const RankProgram &program);
+  /// The transport of grid axis `axis`' collectives.
+  gpu::DeviceCollectives &transport(int64_t axis) {
+    if (axis >= 0 && size_t(axis) < hostWhy.size() &&
+        hostWhy[size_t(axis)].empty() && axis != pipelineAxis &&
+        communicator->groupSize(axis) > 1)
+      return nccl;
+    return hostStaged;
+  }
+  /// Collectives that overlap: NCCL collectives of fp32 operands run on
+  /// the communication stream from their place in the program, while the
+  /// compute stream goes on (the data-parallel gradient reduction beside
+  /// the rest of the backward); the compute stream waits for each before
+  /// the first later command that touches its bytes (mtrt/AsyncJoins.h).
+  /// MEGATRON_CUDA_OVERLAP=0 keeps them on the compute stream.
+  std::vector<bool> overlapping;
+  /// Per command: whether it calls NCCL (a collective or a vocab-parallel
+  /// cross-entropy whose group NCCL serves).
+  std::vector<bool> callsNccl;
+  AsyncJoins joins;
+  int64_t overlappingCommands = 0;
+  cudaStream_t commStream = nullptr;
+  /// Per command: the event the communication stream waits for before it
+  /// (recorded on the compute stream) and the one recorded after it.
+  std::vector<cudaEvent_t> overlapEvents;
+  /// Whether collective `command` can overlap (see `overlapping`).
+  bool overlaps(const Command &command, KernelId id);
+  /// Chooses the overlapping collectives of the prepared program, their
+  /// join points, stream and events.
+  Status prepareOverlap();
+  /// Whether `command` moves data across ranks through host memory.
+  bool throughHost(const Command &command, KernelId id) const;
+  /// The run's choices line for its transports ("" when it has none).
+  std::string transportChoice() const;
+  /// Megatron's vocab-parallel cross-entropy: three passes around
+  /// reductions across the vocabulary's ranks (DeviceKernels.h).
+  Status runVocabParallelCrossEntropy(KernelId id, const Command &command);
 
   gpu::CudnnAttention cudnn;
   /// Whether cuDNN was opened (tried once per device), and why not.
@@ -546,9 +610,25 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   }
   case KernelId::cross_entropy:
   case KernelId::cross_entropy_grad:
-    if (command.has("vocab_grid_axis"))
-      return "a vocab-parallel cross-entropy (its row reductions across "
-             "ranks are not built for CUDA yet)";
+    if (command.has("vocab_grid_axis")) {
+      int64_t axis = int64_t(command.get("vocab_grid_axis", 0));
+      if (!communicator)
+        return "a vocab-parallel cross-entropy without the run's "
+               "communicator";
+      if (axis < 0 || axis >= int64_t(communicator->coords().size()))
+        return "a vocab-parallel cross-entropy along grid axis " +
+               std::to_string(axis) + ", which the device grid does not have";
+    }
+    break;
+  case KernelId::send:
+  case KernelId::recv:
+    if (!communicator || pipelineAxis < 0)
+      return "a pipeline transfer without the run's communicator and a "
+             "pipeline axis";
+    if (int64_t peer = int64_t(command.get("peer_stage", -1));
+        peer < 0 || peer >= communicator->groupSize(pipelineAxis))
+      return "a transfer with peer stage " + std::to_string(peer) +
+             ", which is not a stage of the pipeline";
     break;
   case KernelId::all_reduce:
   case KernelId::reduce_scatter:
@@ -598,7 +678,13 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
     return 3 * qkv.shape[0] * qkv.shape[1] * heads * int64_t(sizeof(double));
   }
   case KernelId::cross_entropy:
-    return elements(command.ins[1]) * int64_t(sizeof(double));
+    // Per row: its loss, or (vocab-parallel) its maximum, sum and target.
+    return (command.has("vocab_grid_axis") ? 3 : 1) * elements(command.ins[1]) *
+           int64_t(sizeof(double));
+  case KernelId::cross_entropy_grad:
+    return command.has("vocab_grid_axis")
+               ? 3 * elements(command.ins[2]) * int64_t(sizeof(double))
+               : 0;
   case KernelId::reduce_scatter:
   case KernelId::all_gather: {
     // The whole tensor in rank-major order, where the pieces are not
@@ -669,22 +755,13 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     if (stages(command, kernel->id))
       stagingNeeded = std::max(stagingNeeded, stagingBytes(command));
   }
+  MTRT_RETURN_IF_ERROR(openCollectives(program));
+  hostStagedCommands = 0;
+  for (size_t i = 0; i < program.commands.size(); ++i)
+    hostStagedCommands += throughHost(program.commands[i], resolved[i]->id);
+  MTRT_RETURN_IF_ERROR(prepareOverlap());
   // Generated kernels: the program's source, compiled once by nvcc for this
   // GPU, cached as the CPU backend caches its build.
-  // Every rank of a stage has the same program, so all of them join NCCL
-  // here, or none does.
-  bool needsNccl = false;
-  for (size_t i = 0; i < program.commands.size(); ++i)
-    needsNccl |= isCollective(resolved[i]->id) &&
-                 resolved[i]->id != KernelId::all_slice &&
-                 acrossRanks(program.commands[i]);
-  if (needsNccl && !ncclOpen) {
-    if (Status opened = nccl.open(*communicator); !opened)
-      return Status::error("NCCL, for the program's collectives across "
-                           "ranks: " +
-                           opened.message());
-    ncclOpen = true;
-  }
   if (!program.generatedKernels.empty()) {
     cudaDeviceProp properties;
     MTRT_RETURN_IF_ERROR(checkCuda(
@@ -777,6 +854,10 @@ std::string CudaDevice::graphRefusal() const {
   if (const char *use = std::getenv("MEGATRON_CUDA_GRAPH");
       use && std::string(use) == "0")
     return "MEGATRON_CUDA_GRAPH=0";
+  if (hostStagedCommands > 0)
+    return std::to_string(hostStagedCommands) +
+           " commands move data through host memory, which a graph cannot "
+           "capture";
   for (size_t i = 0; i < prog->commands.size(); ++i) {
     const Command &command = prog->commands[i];
     KernelId id = resolved[i]->id;
@@ -972,6 +1053,9 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   }
   MTRT_RETURN_IF_ERROR(enqueueCommands(seed, step, trace != nullptr));
   MTRT_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(stream), "the step"));
+  // Sends copied their bytes out: wait for them before the next step.
+  if (communicator && pipelineAxis >= 0)
+    MTRT_RETURN_IF_ERROR(hostStaged.finishSends());
   ++eagerSteps;
   if (trace)
     for (size_t i = 0; i < prog->commands.size(); ++i) {
@@ -989,23 +1073,124 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
 }
 
 Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
+  auto join = [&](const std::vector<size_t> &commands) {
+    for (size_t k : commands)
+      MTRT_RETURN_IF_ERROR(
+          checkCuda(cudaStreamWaitEvent(stream, overlapEvents[2 * k + 1], 0),
+                    "waiting for " + describe(k, prog->commands[k])));
+    return Status::ok();
+  };
   for (size_t i = 0; i < prog->commands.size(); ++i) {
     const Command &command = prog->commands[i];
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
     KernelId id = resolved[i]->id;
+    if (overlappingCommands > 0)
+      MTRT_RETURN_IF_ERROR(join(joins.before[i]));
+    // With collectives overlapping, every command that calls NCCL runs on
+    // the communication stream, so that NCCL's calls keep the program's
+    // order on one stream (two NCCL kernels running at once on two
+    // streams can wait for each other across ranks). It starts once the
+    // compute stream has run every command before it; one that does not
+    // overlap is waited for at once.
+    const bool onComm = overlappingCommands > 0 && callsNccl[i];
+    Status status = Status::ok();
+    if (onComm) {
+      status = checkCuda(cudaEventRecord(overlapEvents[2 * i], stream),
+                         "forking to the communication stream");
+      if (status)
+        status =
+            checkCuda(cudaStreamWaitEvent(commStream, overlapEvents[2 * i], 0),
+                      "forking to the communication stream");
+      if (status)
+        std::swap(stream, commStream);
+    }
     const gpu::CudnnAttentionShape &cudnnCall = cudnnCalls[i];
     bool staging = !cudnnCall.heads && stages(command, id);
-    Status status = staging ? stageOperands(command) : Status::ok();
+    if (status && staging)
+      status = stageOperands(command);
     if (status)
       status = cudnnCall.heads ? runCudnnAttention(command, cudnnCall)
                                : runCommand(i, id, command, seed, step);
     if (status && staging)
       status = unstageOutputs(command);
+    if (onComm) {
+      std::swap(stream, commStream);
+      if (status)
+        status =
+            checkCuda(cudaEventRecord(overlapEvents[2 * i + 1], commStream),
+                      "marking the collective's end");
+      if (status && !overlapping[i])
+        status = join({i});
+    }
     if (status && timed)
       status = checkCuda(cudaEventRecord(commandEvents[i + 1], stream),
                          "timing the command");
     if (!status)
       return Status::error(describe(i, command) + ": " + status.message());
+  }
+  // The collectives no later command touches, before the step ends.
+  if (overlappingCommands > 0)
+    MTRT_RETURN_IF_ERROR(join(joins.atEnd));
+  return Status::ok();
+}
+
+bool CudaDevice::overlaps(const Command &command, KernelId id) {
+  if (!isCollective(id) || id == KernelId::all_slice || !acrossRanks(command))
+    return false;
+  if (&transport(int64_t(command.get("grid_axis", 0))) != &nccl)
+    return false;
+  // fp32 operands only: a 16-bit one goes through the shared fp32 staging,
+  // which the next command would overwrite.
+  for (const auto *ids : {&command.ins, &command.outs})
+    for (int64_t buffer : *ids)
+      if (prog->buffers[size_t(buffer)].dtype != DType::F32)
+        return false;
+  if (id == KernelId::all_reduce)
+    return true;
+  // Pieces that are not contiguous pass through the shared scratch.
+  int64_t outer = 1, block = 1;
+  collectivePieces(
+      id, command,
+      communicator->groupSize(int64_t(command.get("grid_axis", 0))), outer,
+      block);
+  return outer == 1;
+}
+
+Status CudaDevice::prepareOverlap() {
+  const size_t count = prog->commands.size();
+  overlapping.assign(count, false);
+  callsNccl.assign(count, false);
+  overlappingCommands = 0;
+  const char *use = std::getenv("MEGATRON_CUDA_OVERLAP");
+  if (use && std::string(use) == "0")
+    return Status::ok();
+  for (size_t i = 0; i < count; ++i) {
+    const Command &command = prog->commands[i];
+    KernelId id = resolved[i]->id;
+    int64_t axis = -1;
+    if (isCollective(id) && id != KernelId::all_slice && acrossRanks(command))
+      axis = int64_t(command.get("grid_axis", 0));
+    else if (isCrossEntropy(id) && command.has("vocab_grid_axis"))
+      axis = int64_t(command.get("vocab_grid_axis", 0));
+    callsNccl[i] = axis >= 0 && &transport(axis) == &nccl;
+    if (overlaps(command, id)) {
+      overlapping[i] = true;
+      ++overlappingCommands;
+    }
+  }
+  if (overlappingCommands == 0)
+    return Status::ok();
+  joins = planAsyncJoins(*prog, overlapping);
+  if (!commStream)
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaStreamCreateWithFlags(&commStream, cudaStreamNonBlocking),
+                  "creating the communication stream"));
+  while (overlapEvents.size() < 2 * count) {
+    cudaEvent_t event;
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+                  "creating the communication stream's events"));
+    overlapEvents.push_back(event);
   }
   return Status::ok();
 }
@@ -1103,7 +1288,129 @@ void CudaDevice::collectivePieces(KernelId id, const Command &command,
   block = local * inner;
 }
 
-Status CudaDevice::runCollective(KernelId id, const Command &command) {
+Status CudaDevice::openCollectives(const RankProgram &program) {
+  if (collectivesOpen || !communicator)
+    return Status::ok();
+  bool across = false;
+  for (size_t i = 0; i < program.commands.size() && !across; ++i) {
+    const Command &command = program.commands[i];
+    KernelId id = resolved[i]->id;
+    across = (isCollective(id) && id != KernelId::all_slice &&
+              acrossRanks(command)) ||
+             (isCrossEntropy(id) && command.has("vocab_grid_axis") &&
+              communicator->groupSize(
+                  int64_t(command.get("vocab_grid_axis", 0))) > 1);
+  }
+  if (!across)
+    return Status::ok();
+  const char *choice = std::getenv("MEGATRON_CUDA_COLLECTIVES");
+  std::string mode = choice ? choice : "";
+  if (!mode.empty() && mode != "auto" && mode != "host")
+    return Status::error("MEGATRON_CUDA_COLLECTIVES is '" + mode +
+                         "'; it takes 'auto' (NCCL where every rank has its "
+                         "own GPU) or 'host' (MPI through host memory)");
+  // Every rank of a stage has the same program, so all of them choose here,
+  // or none does; the groups of the axes chosen for never span stages.
+  if (Status opened = nccl.open(*communicator, ordinal, pipelineAxis,
+                                mode == "host", hostWhy);
+      !opened)
+    return Status::error("the collectives across ranks: " + opened.message());
+  collectivesOpen = true;
+  return Status::ok();
+}
+
+bool CudaDevice::throughHost(const Command &command, KernelId id) const {
+  if (id == KernelId::send || id == KernelId::recv)
+    return true;
+  int64_t axis = -1;
+  if (isCollective(id) && id != KernelId::all_slice && acrossRanks(command))
+    axis = int64_t(command.get("grid_axis", 0));
+  else if (isCrossEntropy(id) && command.has("vocab_grid_axis"))
+    axis = int64_t(command.get("vocab_grid_axis", 0));
+  if (axis < 0 || !communicator || communicator->groupSize(axis) <= 1)
+    return false;
+  return &const_cast<CudaDevice *>(this)->transport(axis) == &hostStaged;
+}
+
+std::string CudaDevice::transportChoice() const {
+  std::string ncclAxes, hostAxes;
+  for (size_t axis = 0; axis < hostWhy.size(); ++axis) {
+    if (communicator->groupSize(int64_t(axis)) <= 1 ||
+        int64_t(axis) == pipelineAxis)
+      continue;
+    std::string &list = hostWhy[axis].empty() ? ncclAxes : hostAxes;
+    list += (list.empty() ? "" : ", ") + std::to_string(axis);
+    if (!hostWhy[axis].empty())
+      list += " (" + hostWhy[axis] + ")";
+  }
+  std::string line;
+  if (!ncclAxes.empty())
+    line = "NCCL along grid axes " + ncclAxes;
+  if (!hostAxes.empty())
+    line += (line.empty() ? "" : "; ") +
+            std::string("MPI through host memory along grid axes ") + hostAxes;
+  bool transfers = false;
+  for (const KernelInfo *kernel : resolved)
+    transfers |= kernel->id == KernelId::send || kernel->id == KernelId::recv;
+  if (transfers)
+    line += (line.empty() ? "" : "; ") +
+            std::string("pipeline transfers: MPI through host memory");
+  if (overlappingCommands > 0)
+    line += "; " + std::to_string(overlappingCommands) +
+            " overlap the computation on a communication stream";
+  return line.empty() ? line : "collectives: " + line;
+}
+
+Status CudaDevice::runVocabParallelCrossEntropy(KernelId id,
+                                                const Command &command) {
+  // As CpuDevice::runVocabParallelCrossEntropy: each rank holds the logits
+  // of its vocabulary columns; the row maxima, the sums of exponentials
+  // and the target logits are reduced across the ranks, in double.
+  const bool grad = id == KernelId::cross_entropy_grad;
+  const int64_t logitsId = command.ins[grad ? 1 : 0];
+  const BufferDesc &logitsDesc = prog->buffers[size_t(logitsId)];
+  const float *logits = f32(logitsId);
+  const auto *labels =
+      reinterpret_cast<const int32_t *>(address(command.ins[grad ? 2 : 1]));
+  const int64_t vocab = logitsDesc.shape.back();
+  const int64_t rows = logitsDesc.numElements() / std::max<int64_t>(1, vocab);
+  const int64_t offset = int64_t(command.get("vocab_offset", 0));
+  const int64_t axis = int64_t(command.get("vocab_grid_axis", 0));
+  // A padded vocabulary: columns from vocab_size on are padding, masked out.
+  const int64_t valid = std::clamp<int64_t>(
+      int64_t(command.get("vocab_size", double(offset + vocab))) - offset, 0,
+      vocab);
+  double *maxima = reinterpret_cast<double *>(scratch);
+  double *sums = maxima + rows, *targets = sums + rows;
+  const bool across = communicator->groupSize(axis) > 1;
+  auto reduce = [&](double *values, ReduceOp op) {
+    return across ? transport(axis).allReduce(axis, values, rows, DType::F64,
+                                              op, stream)
+                  : Status::ok();
+  };
+  MTRT_RETURN_IF_ERROR(checkCuda(
+      gpu::launchVocabRowMax(stream, logits, rows, vocab, valid, maxima),
+      "the launch"));
+  MTRT_RETURN_IF_ERROR(reduce(maxima, ReduceOp::Max));
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(gpu::launchVocabRowSums(stream, logits, labels, maxima, rows,
+                                        vocab, valid, offset, sums, targets),
+                "the launch"));
+  MTRT_RETURN_IF_ERROR(reduce(sums, ReduceOp::Sum));
+  if (!grad) {
+    MTRT_RETURN_IF_ERROR(reduce(targets, ReduceOp::Sum));
+    return checkCuda(gpu::launchVocabLossMean(stream, maxima, sums, targets,
+                                              rows, f32(command.outs[0])),
+                     "the launch");
+  }
+  return checkCuda(gpu::launchVocabGrad(stream, f32(command.ins[0]), logits,
+                                        labels, maxima, sums, rows, vocab,
+                                        valid, offset, f32(command.outs[0])),
+                   "the launch");
+}
+
+Status CudaDevice::runCollective(KernelId id, const Command &command,
+                                 cudaStream_t on) {
   const BufferDesc &input = prog->buffers[size_t(command.ins[0])];
   const BufferDesc &output = prog->buffers[size_t(command.outs[0])];
   if (!acrossRanks(command)) {
@@ -1115,7 +1422,7 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
     return checkCuda(
         cudaMemcpyAsync(address(command.outs[0]), address(command.ins[0]),
                         size_t(std::min(input.bytes(), output.bytes())),
-                        cudaMemcpyDeviceToDevice, stream),
+                        cudaMemcpyDeviceToDevice, on),
         "a collective's copy");
   }
   // Across ranks, on fp32 views (16-bit operands are staged), as
@@ -1123,7 +1430,8 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
   // where they are not contiguous they pass through the scratch in rank
   // order.
   const int64_t axis = int64_t(command.get("grid_axis", 0));
-  const bool average = command.get("average", 0) != 0;
+  const ReduceOp op =
+      command.get("average", 0) != 0 ? ReduceOp::Average : ReduceOp::Sum;
   const int64_t parts = communicator->groupSize(axis);
   const float *in = f32(command.ins[0]);
   float *out = f32(command.outs[0]);
@@ -1131,9 +1439,10 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
     if (out != in)
       MTRT_RETURN_IF_ERROR(checkCuda(
           cudaMemcpyAsync(out, in, size_t(output.numElements()) * sizeof(float),
-                          cudaMemcpyDeviceToDevice, stream),
+                          cudaMemcpyDeviceToDevice, on),
           "an all-reduce's copy"));
-    return nccl.allReduce(axis, out, output.numElements(), average, stream);
+    return transport(axis).allReduce(axis, out, output.numElements(),
+                                     DType::F32, op, on);
   }
   int64_t outer = 1, block = 1;
   collectivePieces(id, command, parts, outer, block);
@@ -1145,7 +1454,7 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
                         size_t fromPitch, const char *what) {
     return checkCuda(cudaMemcpy2DAsync(to, toPitch, from, fromPitch, row,
                                        size_t(outer), cudaMemcpyDeviceToDevice,
-                                       stream),
+                                       on),
                      what);
   };
   const size_t wholePitch = size_t(parts) * row;
@@ -1155,19 +1464,19 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
   auto *rankMajor = reinterpret_cast<float *>(scratch);
   if (id == KernelId::reduce_scatter) {
     if (outer == 1)
-      return nccl.reduceScatter(axis, in, out, output.numElements(), average,
-                                stream);
+      return transport(axis).reduceScatter(axis, in, out, output.numElements(),
+                                           op, on);
     for (int64_t t = 0; t < parts; ++t)
       MTRT_RETURN_IF_ERROR(copyPieces(rankMajor + t * outer * block, row,
                                       in + t * block, wholePitch,
                                       "ordering the pieces by rank"));
-    return nccl.reduceScatter(axis, rankMajor, out, output.numElements(),
-                              average, stream);
+    return transport(axis).reduceScatter(axis, rankMajor, out,
+                                         output.numElements(), op, on);
   }
   if (outer == 1)
-    return nccl.allGather(axis, in, out, input.numElements(), stream);
+    return transport(axis).allGather(axis, in, out, input.numElements(), on);
   MTRT_RETURN_IF_ERROR(
-      nccl.allGather(axis, in, rankMajor, input.numElements(), stream));
+      transport(axis).allGather(axis, in, rankMajor, input.numElements(), on));
   for (int64_t t = 0; t < parts; ++t)
     MTRT_RETURN_IF_ERROR(copyPieces(out + t * block, wholePitch,
                                     rankMajor + t * outer * block, row,
@@ -1330,13 +1639,27 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     }
     break;
   }
+  case KernelId::send:
+  case KernelId::recv: {
+    int64_t peer = int64_t(command.get("peer_stage", -1));
+    int64_t tag = int64_t(command.get("tag", 0));
+    if (id == KernelId::send)
+      return hostStaged.send(pipelineAxis, peer, tag, address(command.ins[0]),
+                             inDesc(0).bytes(), stream);
+    return hostStaged.recv(pipelineAxis, peer, tag, address(command.outs[0]),
+                           outDesc(0).bytes(), stream);
+  }
   case KernelId::cross_entropy: {
+    if (command.has("vocab_grid_axis"))
+      return runVocabParallelCrossEntropy(id, command);
     int64_t vocab = lastDim(inDesc(0)), rows = inDesc(1).numElements();
     error = gpu::launchCrossEntropy(stream, in(0), ids(1), stats, out(0), rows,
                                     vocab);
     break;
   }
   case KernelId::cross_entropy_grad: {
+    if (command.has("vocab_grid_axis"))
+      return runVocabParallelCrossEntropy(id, command);
     int64_t vocab = lastDim(inDesc(1)), rows = inDesc(2).numElements();
     error = gpu::launchCrossEntropyGrad(stream, in(0), in(1), ids(2), out(0),
                                         rows, vocab);
@@ -1486,7 +1809,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   case KernelId::reduce_scatter:
   case KernelId::all_gather:
   case KernelId::all_slice:
-    return runCollective(id, command);
+    return runCollective(id, command, stream);
   default:
     return Status::error("no CUDA kernel for it");
   }
@@ -1525,15 +1848,13 @@ Status mtrt::createCudaDevice(const DeviceOptions &options,
       local = std::atoi(value);
       break;
     }
-  // Two ranks on one GPU cannot join one NCCL communicator (NCCL refuses a
-  // duplicate GPU), so a node with more ranks than GPUs is refused here.
-  if (local < 0 || local >= count)
-    return Status::error(
-        "--device cuda: this rank's index on its node is " +
-        std::to_string(local) + " but only " + std::to_string(count) + " GPU" +
-        (count == 1 ? " is" : "s are") +
-        " visible (one GPU per rank; start at most that many ranks per node)");
-  device = std::make_unique<CudaDevice>(local, options.tf32);
+  // More ranks on a node than GPUs share them round-robin: CUDA runs their
+  // contexts side by side, and their collectives go through host memory
+  // (NCCL refuses a duplicate GPU; openCollectives finds such groups).
+  if (local < 0)
+    return Status::error("--device cuda: this rank's index on its node is " +
+                         std::to_string(local));
+  device = std::make_unique<CudaDevice>(local % count, options.tf32);
   return Status::ok();
 }
 

@@ -197,6 +197,43 @@ cudaError_t launchCrossEntropyGrad(cudaStream_t stream, const float *dLoss,
   });
 }
 
+cudaError_t launchVocabRowMax(cudaStream_t stream, const float *logits,
+                              int64_t rows, int64_t vocab, int64_t valid,
+                              double *maxima) {
+  return launch(stream, rows, [=] __device__(int64_t r) {
+    vocabRowMax(r, logits, vocab, valid, maxima);
+  });
+}
+
+cudaError_t launchVocabRowSums(cudaStream_t stream, const float *logits,
+                               const int32_t *labels, const double *maxima,
+                               int64_t rows, int64_t vocab, int64_t valid,
+                               int64_t offset, double *sums, double *targets) {
+  return launch(stream, rows, [=] __device__(int64_t r) {
+    vocabRowSums(r, logits, labels, maxima, vocab, valid, offset, sums,
+                 targets);
+  });
+}
+
+cudaError_t launchVocabLossMean(cudaStream_t stream, const double *maxima,
+                                const double *sums, const double *targets,
+                                int64_t rows, float *out) {
+  return launch(stream, 1, [=] __device__(int64_t) {
+    vocabLossMean(maxima, sums, targets, rows, out);
+  });
+}
+
+cudaError_t launchVocabGrad(cudaStream_t stream, const float *dLoss,
+                            const float *logits, const int32_t *labels,
+                            const double *maxima, const double *sums,
+                            int64_t rows, int64_t vocab, int64_t valid,
+                            int64_t offset, float *dLogits) {
+  return launch(stream, rows, [=] __device__(int64_t r) {
+    vocabGradRow(r, dLoss, logits, labels, maxima, sums, vocab, valid, offset,
+                 rows, dLogits);
+  });
+}
+
 cudaError_t launchSumOfSquares(cudaStream_t stream, const float *x, int64_t n,
                                double *partial) {
   if (n <= 0)

@@ -457,6 +457,64 @@ MTK_HD void crossEntropyGradRow(int64_t r, const float *dLoss,
                               (c == label ? 1.0 : 0.0)));
 }
 
+// Megatron's vocab-parallel cross-entropy (CpuDevice's, item by item):
+// each rank holds `vocab` columns of the logits from `offset`, of which the
+// first `valid` are real (the rest pad the vocabulary). Three passes around
+// the reductions across the vocabulary's ranks: the row maxima (then their
+// maximum over ranks), the sums of exponentials and the target logits
+// (then their sums over ranks), and the loss or the gradient.
+
+/// maxima[r] = the maximum of row r's valid logits (-inf where none is).
+MTK_HD void vocabRowMax(int64_t r, const float *logits, int64_t vocab,
+                        int64_t valid, double *maxima) {
+  const float *row = logits + r * vocab;
+  float maximum = valid > 0 ? row[0] : -INFINITY;
+  for (int64_t c = 1; c < valid; ++c)
+    maximum = maximum < row[c] ? row[c] : maximum;
+  maxima[r] = double(maximum);
+}
+
+/// sums[r] = the sum of exp(logit - maxima[r]) over row r's valid logits;
+/// targets[r] = the logit of its label where this rank holds it, else 0.
+MTK_HD void vocabRowSums(int64_t r, const float *logits, const int32_t *labels,
+                         const double *maxima, int64_t vocab, int64_t valid,
+                         int64_t offset, double *sums, double *targets) {
+  const float *row = logits + r * vocab;
+  double sum = 0;
+  for (int64_t c = 0; c < valid; ++c)
+    sum += exp(double(row[c]) - maxima[r]);
+  sums[r] = sum;
+  int64_t local = int64_t(labels[r]) - offset;
+  targets[r] = local >= 0 && local < vocab ? double(row[local]) : 0.0;
+}
+
+/// out[0] = the mean over rows of log(sums) + maxima - targets, in row
+/// order (one thread).
+MTK_HD void vocabLossMean(const double *maxima, const double *sums,
+                          const double *targets, int64_t rows, float *out) {
+  double loss = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    loss += log(sums[r]) + maxima[r] - targets[r];
+  out[0] = float(loss / double(rows));
+}
+
+/// Row r of dLogits = dLoss * (softmax - onehot(label)) / rows, the
+/// softmax from the maxima and sums over every rank.
+MTK_HD void vocabGradRow(int64_t r, const float *dLoss, const float *logits,
+                         const int32_t *labels, const double *maxima,
+                         const double *sums, int64_t vocab, int64_t valid,
+                         int64_t offset, int64_t rows, float *dLogits) {
+  const float *row = logits + r * vocab;
+  float *drow = dLogits + r * vocab;
+  double d = dLoss[0];
+  int64_t local = int64_t(labels[r]) - offset;
+  for (int64_t c = 0; c < vocab; ++c) {
+    double softmax =
+        c < valid ? exp(double(row[c]) - maxima[r]) / sums[r] : 0.0;
+    drow[c] = float(d * (softmax - (c == local ? 1.0 : 0.0)) / double(rows));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Norms, clipping and AdamW
 //===----------------------------------------------------------------------===//

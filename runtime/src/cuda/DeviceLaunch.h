@@ -81,6 +81,24 @@ cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
 cudaError_t launchCrossEntropyGrad(cudaStream_t stream, const float *dLoss,
                                    const float *logits, const int32_t *labels,
                                    float *dLogits, int64_t rows, int64_t vocab);
+/// The vocab-parallel cross-entropy's passes (DeviceKernels.h): row maxima,
+/// then (after their maximum across ranks) sums and targets, then (after
+/// their sums across ranks) the mean loss or the gradient.
+cudaError_t launchVocabRowMax(cudaStream_t stream, const float *logits,
+                              int64_t rows, int64_t vocab, int64_t valid,
+                              double *maxima);
+cudaError_t launchVocabRowSums(cudaStream_t stream, const float *logits,
+                               const int32_t *labels, const double *maxima,
+                               int64_t rows, int64_t vocab, int64_t valid,
+                               int64_t offset, double *sums, double *targets);
+cudaError_t launchVocabLossMean(cudaStream_t stream, const double *maxima,
+                                const double *sums, const double *targets,
+                                int64_t rows, float *out);
+cudaError_t launchVocabGrad(cudaStream_t stream, const float *dLoss,
+                            const float *logits, const int32_t *labels,
+                            const double *maxima, const double *sums,
+                            int64_t rows, int64_t vocab, int64_t valid,
+                            int64_t offset, float *dLogits);
 /// The pieces of x's sum of squares into partial[0, pieces(n)).
 cudaError_t launchSumOfSquares(cudaStream_t stream, const float *x, int64_t n,
                                double *partial);

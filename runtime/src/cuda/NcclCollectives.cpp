@@ -95,26 +95,67 @@ struct NcclCollectives::Impl {
 NcclCollectives::NcclCollectives() : impl(std::make_unique<Impl>()) {}
 NcclCollectives::~NcclCollectives() = default;
 
-Status NcclCollectives::open(const Communicator &grid) {
-  const NcclLibrary &nccl = NcclLibrary::get();
-  if (!nccl.error.empty())
-    return Status::error(nccl.error);
-  // ncclAvg (the averaging reductions) came with NCCL 2.10.
-  int version = 0;
-  MTRT_RETURN_IF_ERROR(checkNccl(nccl.getVersion(&version), "ncclGetVersion"));
-  if (version < 21000)
-    return Status::error("NCCL " + std::to_string(version) +
-                         " is older than 2.10, which the averaging "
-                         "collectives need");
+Status NcclCollectives::open(const Communicator &grid, int ordinal,
+                             int64_t skipAxis, bool hostOnly,
+                             std::vector<std::string> &hostWhy) {
   const size_t axes = grid.coords().size();
+  hostWhy.assign(axes, "");
   impl->comms.assign(axes, nullptr);
+  const NcclLibrary &nccl = NcclLibrary::get();
+  // Whether this rank can join: NCCL loaded, and new enough (ncclAvg, the
+  // averaging reductions, came with NCCL 2.10).
+  std::string cannot = hostOnly ? std::string() : nccl.error;
+  if (!hostOnly && cannot.empty()) {
+    int version = 0;
+    if (Status read = checkNccl(nccl.getVersion(&version), "ncclGetVersion");
+        !read)
+      cannot = read.message();
+    else if (version < 21000)
+      cannot = "NCCL " + std::to_string(version) +
+               " is older than 2.10, which the averaging collectives need";
+  }
+  cudaDeviceProp properties;
+  if (cudaError_t error = cudaGetDeviceProperties(&properties, ordinal);
+      error != cudaSuccess)
+    return Status::error(std::string("reading this rank's GPU (") +
+                         cudaGetErrorName(error) + ")");
+  // The member's GPU (its UUID) and whether it can join NCCL.
+  constexpr int64_t kUuidWords = sizeof(properties.uuid) / sizeof(int32_t);
+  static_assert(sizeof(properties.uuid) % sizeof(int32_t) == 0);
+  int32_t mine[kUuidWords + 1];
+  std::memcpy(mine, &properties.uuid, sizeof(properties.uuid));
+  mine[kUuidWords] = cannot.empty() ? 1 : 0;
   // The id travels as 32 int32 words through the run's all-gather.
   static_assert(sizeof(ncclUniqueId) % sizeof(int32_t) == 0);
   constexpr int64_t kWords = sizeof(ncclUniqueId) / sizeof(int32_t);
   for (size_t axis = 0; axis < axes; ++axis) {
     int64_t size = grid.groupSize(int64_t(axis));
-    if (size <= 1)
+    if (size <= 1 || int64_t(axis) == skipAxis)
       continue;
+    std::vector<int32_t> members(size_t(size) * (kUuidWords + 1));
+    MTRT_RETURN_IF_ERROR(grid.allGather(int64_t(axis), mine, members.data(),
+                                        kUuidWords + 1, DType::I32));
+    auto gpuOf = [&](int64_t m) {
+      return members.data() + m * (kUuidWords + 1);
+    };
+    bool shared = false;
+    for (int64_t a = 0; a < size && !shared; ++a)
+      for (int64_t b = a + 1; b < size && !shared; ++b)
+        shared = std::memcmp(gpuOf(a), gpuOf(b), sizeof(properties.uuid)) == 0;
+    if (hostOnly || shared) {
+      hostWhy[axis] = hostOnly ? "MEGATRON_CUDA_COLLECTIVES=host"
+                               : "ranks of its group share a GPU, which NCCL "
+                                 "refuses";
+      continue;
+    }
+    for (int64_t m = 0; m < size; ++m)
+      if (gpuOf(m)[kUuidWords] == 0)
+        return Status::error(
+            "member " + std::to_string(m) + " of grid axis " +
+            std::to_string(axis) + "'s group cannot use NCCL" +
+            (cannot.empty() ? std::string() : " (here: " + cannot + ")") +
+            "; MEGATRON_CUDA_COLLECTIVES=host runs the collectives through "
+            "host memory instead");
     int64_t member = grid.groupIndex(int64_t(axis));
     ncclUniqueId id;
     std::memset(&id, 0, sizeof(id));
@@ -153,24 +194,34 @@ Status onAxis(const std::vector<ncclComm_t> &comms, int64_t axis,
                          std::to_string(axis));
   return checkNccl(call(comms[size_t(axis)]), what);
 }
+
+ncclRedOp_t ncclOpOf(ReduceOp op) {
+  return op == ReduceOp::Average ? ncclAvg
+         : op == ReduceOp::Max   ? ncclMax
+                                 : ncclSum;
+}
 } // namespace
 
-Status NcclCollectives::allReduce(int64_t axis, float *data, int64_t count,
-                                  bool average, cudaStream_t stream) {
+Status NcclCollectives::allReduce(int64_t axis, void *data, int64_t count,
+                                  DType dtype, ReduceOp op,
+                                  cudaStream_t stream) {
+  if (dtype != DType::F32 && dtype != DType::F64)
+    return Status::error(std::string("an NCCL all-reduce of ") +
+                         dtypeName(dtype) + " (f32 or f64 only)");
   return onAxis(impl->comms, axis, "ncclAllReduce", [&](ncclComm_t comm) {
-    return NcclLibrary::get().allReduce(data, data, size_t(count), ncclFloat32,
-                                        average ? ncclAvg : ncclSum, comm,
-                                        stream);
+    return NcclLibrary::get().allReduce(data, data, size_t(count),
+                                        dtype == DType::F64 ? ncclFloat64
+                                                            : ncclFloat32,
+                                        ncclOpOf(op), comm, stream);
   });
 }
 
 Status NcclCollectives::reduceScatter(int64_t axis, const float *in, float *out,
-                                      int64_t count, bool average,
+                                      int64_t count, ReduceOp op,
                                       cudaStream_t stream) {
   return onAxis(impl->comms, axis, "ncclReduceScatter", [&](ncclComm_t comm) {
     return NcclLibrary::get().reduceScatter(in, out, size_t(count), ncclFloat32,
-                                            average ? ncclAvg : ncclSum, comm,
-                                            stream);
+                                            ncclOpOf(op), comm, stream);
   });
 }
 
@@ -193,17 +244,24 @@ struct NcclCollectives::Impl {};
 NcclCollectives::NcclCollectives() : impl(std::make_unique<Impl>()) {}
 NcclCollectives::~NcclCollectives() = default;
 
-Status NcclCollectives::open(const Communicator &) {
-  return Status::error("this build of the CUDA backend has no NCCL (nccl.h "
-                       "was not found)");
+Status NcclCollectives::open(const Communicator &grid, int, int64_t skipAxis,
+                             bool hostOnly, std::vector<std::string> &hostWhy) {
+  // Every group through host memory.
+  hostWhy.assign(grid.coords().size(), "");
+  for (size_t axis = 0; axis < hostWhy.size(); ++axis)
+    if (grid.groupSize(int64_t(axis)) > 1 && int64_t(axis) != skipAxis)
+      hostWhy[axis] = hostOnly ? "MEGATRON_CUDA_COLLECTIVES=host"
+                               : "this build of the CUDA backend has no NCCL "
+                                 "(nccl.h was not found)";
+  return Status::ok();
 }
 static Status noNccl() { return Status::error("no NCCL in this build"); }
-Status NcclCollectives::allReduce(int64_t, float *, int64_t, bool,
+Status NcclCollectives::allReduce(int64_t, void *, int64_t, DType, ReduceOp,
                                   cudaStream_t) {
   return noNccl();
 }
 Status NcclCollectives::reduceScatter(int64_t, const float *, float *, int64_t,
-                                      bool, cudaStream_t) {
+                                      ReduceOp, cudaStream_t) {
   return noNccl();
 }
 Status NcclCollectives::allGather(int64_t, const float *, float *, int64_t,

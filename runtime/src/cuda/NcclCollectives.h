@@ -17,8 +17,14 @@
 // MEGATRON_NCCL_LIBRARY): the backend itself loads on a machine without
 // it, and says so only when a program needs it.
 //
-// The collectives reduce fp32 (16-bit operands are staged through fp32
-// first, so that a sum is rounded once, as on CPU ranks) on the stream
+// A group in which two ranks share a GPU cannot join NCCL (it refuses a
+// duplicate GPU): open() finds such groups by the members' GPU UUIDs and
+// leaves them to HostStagedCollectives. The same exchange carries whether
+// each member loaded NCCL, so that a rank that could not fails the whole
+// group at once instead of leaving the others waiting in ncclCommInitRank.
+//
+// The collectives reduce fp32 and fp64 (16-bit operands are staged through
+// fp32 first, so that a sum is rounded once, as on CPU ranks) on the stream
 // they are given.
 //
 //===----------------------------------------------------------------------===//
@@ -26,38 +32,41 @@
 #ifndef MTRT_CUDA_NCCLCOLLECTIVES_H
 #define MTRT_CUDA_NCCLCOLLECTIVES_H
 
-#include "mtrt/Communicator.h"
-#include "mtrt/Status.h"
-
-#include <cuda_runtime_api.h>
+#include "cuda/DeviceCollectives.h"
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace mtrt::gpu {
 
-class NcclCollectives {
+class NcclCollectives final : public DeviceCollectives {
 public:
   NcclCollectives();
-  ~NcclCollectives();
+  ~NcclCollectives() override;
   NcclCollectives(const NcclCollectives &) = delete;
   NcclCollectives &operator=(const NcclCollectives &) = delete;
 
-  /// Loads NCCL and joins one communicator per axis of `grid` whose group
-  /// has more than one rank. Every rank of the run calls it; the current
-  /// CUDA device is this rank's GPU.
-  Status open(const Communicator &grid);
+  /// For each axis of `grid` whose group has more than one rank, but
+  /// `skipAxis` (the pipeline's, whose transfers are not collectives):
+  /// the members exchange their GPU's UUID (`ordinal` is this rank's) and
+  /// whether NCCL loaded. A group of distinct GPUs joins one NCCL
+  /// communicator; a group in which ranks share a GPU, or every group with
+  /// `hostOnly`, does not: `hostWhy[axis]` says why, "" for the axes NCCL
+  /// serves (and those of one rank). Every rank of a stage calls it, in
+  /// axis order, so that the exchanges match.
+  Status open(const Communicator &grid, int ordinal, int64_t skipAxis,
+              bool hostOnly, std::vector<std::string> &hostWhy);
 
-  /// In place: the sum (or average) of `count` floats over the group.
-  Status allReduce(int64_t axis, float *data, int64_t count, bool average,
-                   cudaStream_t stream);
-  /// `in`: group size x `count` floats; `out`: this rank's piece of their
-  /// sum (or average).
+  const char *name() const override { return "NCCL"; }
+  bool capturable() const override { return true; }
+  Status allReduce(int64_t axis, void *data, int64_t count, DType dtype,
+                   ReduceOp op, cudaStream_t stream) override;
   Status reduceScatter(int64_t axis, const float *in, float *out, int64_t count,
-                       bool average, cudaStream_t stream);
-  /// `out`: every member's `count` floats, in group order.
+                       ReduceOp op, cudaStream_t stream) override;
   Status allGather(int64_t axis, const float *in, float *out, int64_t count,
-                   cudaStream_t stream);
+                   cudaStream_t stream) override;
 
 private:
   struct Impl;
