@@ -8,6 +8,7 @@
 #include "cuda/HostStagedCollectives.h"
 #include "cuda/LtBiasGemm.h"
 #include "cuda/NcclCollectives.h"
+#include "cuda/NcclTransfers.h"
 #include "mtrt/AsyncJoins.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/GeneratedKernelPrelude.h"
@@ -21,6 +22,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -80,6 +82,14 @@ public:
       cudaEventDestroy(event);
     for (cudaEvent_t event : overlapEvents)
       cudaEventDestroy(event);
+    for (cudaEvent_t event : transferEvents)
+      cudaEventDestroy(event);
+    for (auto &[peer, sender] : sendStreams) {
+      cudaEventDestroy(sender.done);
+      cudaStreamDestroy(sender.stream);
+    }
+    if (sendSlots)
+      cudaFree(sendSlots);
     if (commStream)
       cudaStreamDestroy(commStream);
     if (stream)
@@ -352,6 +362,35 @@ private:
   /// Chooses the overlapping collectives of the prepared program, their
   /// join points, stream and events.
   Status prepareOverlap();
+  /// The pipeline's transfers over NCCL, where the two stages of a
+  /// direction have their own GPUs (NcclTransfers.h): a send copies its
+  /// bytes into its slot (sendSlot: the command's byte offset into
+  /// sendSlots, -1 for the others) and is sent from there on its peer's
+  /// stream; the compute stream waits for every peer's stream at the
+  /// step's end. The others go through host memory (hostStaged).
+  gpu::NcclTransfers ncclTransfers;
+  bool transfersOpen = false;
+  std::string transfersHostWhy;
+  std::vector<int64_t> sendSlot;
+  uint8_t *sendSlots = nullptr;
+  struct PeerStream {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+  };
+  std::map<int64_t, PeerStream> sendStreams;
+  /// Per command: the event a send's peer stream waits for.
+  std::vector<cudaEvent_t> transferEvents;
+  /// Chooses the transports of `program`'s transfers once (every rank of
+  /// the pipeline group calls it, as every stage has transfers).
+  Status openTransfers(const RankProgram &program);
+  /// The NCCL sends' slots, peer streams and events, once the arena is.
+  Status prepareTransfers();
+  /// Whether NCCL carries transfer `command`.
+  bool ncclTransfer(const Command &command, KernelId id) const {
+    return (id == KernelId::send || id == KernelId::recv) &&
+           ncclTransfers.viaNccl(int64_t(command.get("peer_stage", -1)),
+                                 id == KernelId::send);
+  }
   /// Whether `command` moves data across ranks through host memory.
   bool throughHost(const Command &command, KernelId id) const;
   /// The run's choices line for its transports ("" when it has none).
@@ -756,6 +795,7 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
       stagingNeeded = std::max(stagingNeeded, stagingBytes(command));
   }
   MTRT_RETURN_IF_ERROR(openCollectives(program));
+  MTRT_RETURN_IF_ERROR(openTransfers(program));
   hostStagedCommands = 0;
   for (size_t i = 0; i < program.commands.size(); ++i)
     hostStagedCommands += throughHost(program.commands[i], resolved[i]->id);
@@ -845,6 +885,7 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
                              dropoutParams.all().size() * sizeof(uint64_t)),
                   "allocating the dropouts' parameter blocks"));
   MTRT_RETURN_IF_ERROR(prepareCommandTables(program));
+  MTRT_RETURN_IF_ERROR(prepareTransfers());
   graphWhy = graphRefusal();
   measuredPeak = 0;
   return Status::ok();
@@ -1131,6 +1172,14 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
   // The collectives no later command touches, before the step ends.
   if (overlappingCommands > 0)
     MTRT_RETURN_IF_ERROR(join(joins.atEnd));
+  // The sends over NCCL: received before the step ends (and their slots
+  // are free for the next step's).
+  for (auto &[peer, sender] : sendStreams) {
+    MTRT_RETURN_IF_ERROR(checkCuda(cudaEventRecord(sender.done, sender.stream),
+                                   "joining the sends' streams"));
+    MTRT_RETURN_IF_ERROR(checkCuda(cudaStreamWaitEvent(stream, sender.done, 0),
+                                   "joining the sends' streams"));
+  }
   return Status::ok();
 }
 
@@ -1288,6 +1337,77 @@ void CudaDevice::collectivePieces(KernelId id, const Command &command,
   block = local * inner;
 }
 
+Status CudaDevice::openTransfers(const RankProgram &program) {
+  if (transfersOpen || !communicator || pipelineAxis < 0)
+    return Status::ok();
+  std::vector<gpu::Transfer> sends, recvs;
+  for (size_t i = 0; i < program.commands.size(); ++i) {
+    KernelId id = resolved[i]->id;
+    if (id != KernelId::send && id != KernelId::recv)
+      continue;
+    const Command &command = program.commands[i];
+    const bool sending = id == KernelId::send;
+    const BufferDesc &buffer =
+        program.buffers[size_t(sending ? command.ins[0] : command.outs[0])];
+    (sending ? sends : recvs)
+        .push_back({int64_t(command.get("peer_stage", -1)),
+                    int64_t(command.get("tag", 0)), buffer.bytes()});
+  }
+  if (sends.empty() && recvs.empty())
+    return Status::ok();
+  const char *choice = std::getenv("MEGATRON_CUDA_COLLECTIVES");
+  const bool hostOnly = choice && std::string(choice) == "host";
+  if (Status opened =
+          ncclTransfers.open(*communicator, pipelineAxis, ordinal, hostOnly,
+                             sends, recvs, transfersHostWhy);
+      !opened)
+    return Status::error("the pipeline's transfers: " + opened.message());
+  transfersOpen = true;
+  return Status::ok();
+}
+
+Status CudaDevice::prepareTransfers() {
+  const size_t count = prog->commands.size();
+  sendSlot.assign(count, -1);
+  int64_t bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const Command &command = prog->commands[i];
+    if (resolved[i]->id != KernelId::send ||
+        !ncclTransfer(command, KernelId::send))
+      continue;
+    sendSlot[i] = bytes;
+    bytes += (prog->buffers[size_t(command.ins[0])].bytes() + 255) / 256 * 256;
+    int64_t peer = int64_t(command.get("peer_stage", -1));
+    PeerStream &sender = sendStreams[peer];
+    if (!sender.stream) {
+      MTRT_RETURN_IF_ERROR(checkCuda(
+          cudaStreamCreateWithFlags(&sender.stream, cudaStreamNonBlocking),
+          "creating a send stream"));
+      MTRT_RETURN_IF_ERROR(checkCuda(
+          cudaEventCreateWithFlags(&sender.done, cudaEventDisableTiming),
+          "creating a send stream's event"));
+    }
+  }
+  if (sendSlots) {
+    cudaFree(sendSlots);
+    sendSlots = nullptr;
+  }
+  if (bytes == 0)
+    return Status::ok();
+  // Outside the memory plan: every send of a step has its own slot.
+  MTRT_RETURN_IF_ERROR(checkCuda(
+      cudaMalloc(reinterpret_cast<void **>(&sendSlots), size_t(bytes)),
+      "allocating " + std::to_string(bytes) + " bytes of send slots"));
+  while (transferEvents.size() < count) {
+    cudaEvent_t event;
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+                  "creating the sends' events"));
+    transferEvents.push_back(event);
+  }
+  return Status::ok();
+}
+
 Status CudaDevice::openCollectives(const RankProgram &program) {
   if (collectivesOpen || !communicator)
     return Status::ok();
@@ -1321,7 +1441,7 @@ Status CudaDevice::openCollectives(const RankProgram &program) {
 
 bool CudaDevice::throughHost(const Command &command, KernelId id) const {
   if (id == KernelId::send || id == KernelId::recv)
-    return true;
+    return !ncclTransfer(command, id);
   int64_t axis = -1;
   if (isCollective(id) && id != KernelId::all_slice && acrossRanks(command))
     axis = int64_t(command.get("grid_axis", 0));
@@ -1345,20 +1465,36 @@ std::string CudaDevice::transportChoice() const {
   }
   std::string line;
   if (!ncclAxes.empty())
-    line = "NCCL along grid axes " + ncclAxes;
+    line = "collectives over NCCL along grid axes " + ncclAxes;
   if (!hostAxes.empty())
     line += (line.empty() ? "" : "; ") +
-            std::string("MPI through host memory along grid axes ") + hostAxes;
-  bool transfers = false;
-  for (const KernelInfo *kernel : resolved)
-    transfers |= kernel->id == KernelId::send || kernel->id == KernelId::recv;
-  if (transfers)
-    line += (line.empty() ? "" : "; ") +
-            std::string("pipeline transfers: MPI through host memory");
+            std::string("collectives through host memory (MPI) along grid "
+                        "axes ") +
+            hostAxes;
+  int64_t transfers = 0, overNccl = 0;
+  for (size_t i = 0; i < resolved.size(); ++i) {
+    KernelId id = resolved[i]->id;
+    if (id != KernelId::send && id != KernelId::recv)
+      continue;
+    ++transfers;
+    overNccl += ncclTransfer(prog->commands[i], id);
+  }
+  if (transfers > 0) {
+    std::string what = overNccl == transfers ? std::string("NCCL")
+                       : overNccl == 0
+                           ? "MPI through host memory"
+                           : "NCCL for " + std::to_string(overNccl) + " of " +
+                                 std::to_string(transfers) +
+                                 ", MPI through host memory";
+    if (overNccl < transfers && !transfersHostWhy.empty())
+      what += " (" + transfersHostWhy + ")";
+    line +=
+        (line.empty() ? "" : "; ") + std::string("pipeline transfers: ") + what;
+  }
   if (overlappingCommands > 0)
     line += "; " + std::to_string(overlappingCommands) +
-            " overlap the computation on a communication stream";
-  return line.empty() ? line : "collectives: " + line;
+            " collectives overlap the computation on a communication stream";
+  return line.empty() ? line : "communication: " + line;
 }
 
 Status CudaDevice::runVocabParallelCrossEntropy(KernelId id,
@@ -1643,6 +1779,27 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   case KernelId::recv: {
     int64_t peer = int64_t(command.get("peer_stage", -1));
     int64_t tag = int64_t(command.get("tag", 0));
+    if (ncclTransfer(command, id)) {
+      if (id == KernelId::recv)
+        return ncclTransfers.recv(peer, address(command.outs[0]),
+                                  outDesc(0).bytes(), stream);
+      // From its own slot, on the peer's stream, so that the compute
+      // stream neither waits for the receive nor writes over the bytes.
+      uint8_t *slot = sendSlots + sendSlot[index];
+      const PeerStream &sender = sendStreams[peer];
+      MTRT_RETURN_IF_ERROR(
+          checkCuda(cudaMemcpyAsync(slot, address(command.ins[0]),
+                                    size_t(inDesc(0).bytes()),
+                                    cudaMemcpyDeviceToDevice, stream),
+                    "copying a send's bytes into its slot"));
+      MTRT_RETURN_IF_ERROR(
+          checkCuda(cudaEventRecord(transferEvents[index], stream),
+                    "forking to the send's stream"));
+      MTRT_RETURN_IF_ERROR(checkCuda(
+          cudaStreamWaitEvent(sender.stream, transferEvents[index], 0),
+          "forking to the send's stream"));
+      return ncclTransfers.send(peer, slot, inDesc(0).bytes(), sender.stream);
+    }
     if (id == KernelId::send)
       return hostStaged.send(pipelineAxis, peer, tag, address(command.ins[0]),
                              inDesc(0).bytes(), stream);

@@ -8,77 +8,10 @@
 #include <vector>
 
 #if MTRT_HAVE_NCCL
-#include <nccl.h>
-
-#include <dlfcn.h>
+#include "cuda/NcclLibrary.h"
 
 using namespace mtrt;
 using namespace mtrt::gpu;
-
-namespace {
-
-/// The NCCL entry points the backend calls, from the library dlopen
-/// found; types from nccl.h, so that a signature change fails to compile.
-struct NcclLibrary {
-  decltype(&ncclGetVersion) getVersion = nullptr;
-  decltype(&ncclGetUniqueId) getUniqueId = nullptr;
-  decltype(&ncclCommInitRank) commInitRank = nullptr;
-  decltype(&ncclCommDestroy) commDestroy = nullptr;
-  decltype(&ncclGetErrorString) getErrorString = nullptr;
-  decltype(&ncclAllReduce) allReduce = nullptr;
-  decltype(&ncclReduceScatter) reduceScatter = nullptr;
-  decltype(&ncclAllGather) allGather = nullptr;
-  std::string error; // why it did not load
-
-  /// The process's one copy, loaded at first use.
-  static const NcclLibrary &get() {
-    static const NcclLibrary library = load();
-    return library;
-  }
-
-private:
-  static NcclLibrary load() {
-    NcclLibrary library;
-    const char *name = std::getenv("MEGATRON_NCCL_LIBRARY");
-    if (!name || !*name)
-      name = "libnccl.so.2";
-    void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char *why = dlerror();
-      library.error = std::string("cannot load ") + name + ": " +
-                      (why ? why : "unknown error") +
-                      " (set MEGATRON_NCCL_LIBRARY to NCCL 2's libnccl.so)";
-      return library;
-    }
-    auto bind = [&](auto &entry, const char *symbol) {
-      entry = reinterpret_cast<std::remove_reference_t<decltype(entry)>>(
-          dlsym(handle, symbol));
-      if (!entry && library.error.empty())
-        library.error = std::string(name) + " has no " + symbol;
-    };
-    bind(library.getVersion, "ncclGetVersion");
-    bind(library.getUniqueId, "ncclGetUniqueId");
-    bind(library.commInitRank, "ncclCommInitRank");
-    bind(library.commDestroy, "ncclCommDestroy");
-    bind(library.getErrorString, "ncclGetErrorString");
-    bind(library.allReduce, "ncclAllReduce");
-    bind(library.reduceScatter, "ncclReduceScatter");
-    bind(library.allGather, "ncclAllGather");
-    return library;
-  }
-};
-
-Status checkNccl(ncclResult_t result, const std::string &what) {
-  if (result == ncclSuccess)
-    return Status::ok();
-  const NcclLibrary &nccl = NcclLibrary::get();
-  return Status::error(
-      what + " failed (NCCL: " +
-      (nccl.getErrorString ? nccl.getErrorString(result) : "unknown error") +
-      ")");
-}
-
-} // namespace
 
 struct NcclCollectives::Impl {
   /// One per grid axis (null where the group is one rank).
@@ -102,18 +35,8 @@ Status NcclCollectives::open(const Communicator &grid, int ordinal,
   hostWhy.assign(axes, "");
   impl->comms.assign(axes, nullptr);
   const NcclLibrary &nccl = NcclLibrary::get();
-  // Whether this rank can join: NCCL loaded, and new enough (ncclAvg, the
-  // averaging reductions, came with NCCL 2.10).
-  std::string cannot = hostOnly ? std::string() : nccl.error;
-  if (!hostOnly && cannot.empty()) {
-    int version = 0;
-    if (Status read = checkNccl(nccl.getVersion(&version), "ncclGetVersion");
-        !read)
-      cannot = read.message();
-    else if (version < 21000)
-      cannot = "NCCL " + std::to_string(version) +
-               " is older than 2.10, which the averaging collectives need";
-  }
+  // Whether this rank can join.
+  std::string cannot = hostOnly ? std::string() : ncclUnusable();
   cudaDeviceProp properties;
   if (cudaError_t error = cudaGetDeviceProperties(&properties, ordinal);
       error != cudaSuccess)

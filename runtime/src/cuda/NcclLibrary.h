@@ -1,0 +1,113 @@
+//===- NcclLibrary.h - NCCL, loaded at run time -----------------*- C++ -*-===//
+//
+// The NCCL entry points the CUDA backend calls (NcclCollectives,
+// NcclTransfers), from the library dlopen finds: libnccl.so.2, or
+// MEGATRON_NCCL_LIBRARY. The backend itself loads on a machine without
+// NCCL and says so only when a program needs it. Included only where
+// nccl.h was found (MTRT_HAVE_NCCL).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTRT_CUDA_NCCLLIBRARY_H
+#define MTRT_CUDA_NCCLLIBRARY_H
+
+#include "mtrt/Status.h"
+
+#include <nccl.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+namespace mtrt::gpu {
+
+/// The NCCL entry points the backend calls, from the library dlopen
+/// found; types from nccl.h, so that a signature change fails to compile.
+struct NcclLibrary {
+  decltype(&ncclGetVersion) getVersion = nullptr;
+  decltype(&ncclGetUniqueId) getUniqueId = nullptr;
+  decltype(&ncclCommInitRank) commInitRank = nullptr;
+  decltype(&ncclCommDestroy) commDestroy = nullptr;
+  decltype(&ncclGetErrorString) getErrorString = nullptr;
+  decltype(&ncclAllReduce) allReduce = nullptr;
+  decltype(&ncclReduceScatter) reduceScatter = nullptr;
+  decltype(&ncclAllGather) allGather = nullptr;
+  decltype(&ncclSend) send = nullptr;
+  decltype(&ncclRecv) recv = nullptr;
+  decltype(&ncclGroupStart) groupStart = nullptr;
+  decltype(&ncclGroupEnd) groupEnd = nullptr;
+  std::string error; // why it did not load
+
+  /// The process's one copy, loaded at first use.
+  static const NcclLibrary &get() {
+    static const NcclLibrary library = load();
+    return library;
+  }
+
+private:
+  static NcclLibrary load() {
+    NcclLibrary library;
+    const char *name = std::getenv("MEGATRON_NCCL_LIBRARY");
+    if (!name || !*name)
+      name = "libnccl.so.2";
+    void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char *why = dlerror();
+      library.error = std::string("cannot load ") + name + ": " +
+                      (why ? why : "unknown error") +
+                      " (set MEGATRON_NCCL_LIBRARY to NCCL 2's libnccl.so)";
+      return library;
+    }
+    auto bind = [&](auto &entry, const char *symbol) {
+      entry = reinterpret_cast<std::remove_reference_t<decltype(entry)>>(
+          dlsym(handle, symbol));
+      if (!entry && library.error.empty())
+        library.error = std::string(name) + " has no " + symbol;
+    };
+    bind(library.getVersion, "ncclGetVersion");
+    bind(library.getUniqueId, "ncclGetUniqueId");
+    bind(library.commInitRank, "ncclCommInitRank");
+    bind(library.commDestroy, "ncclCommDestroy");
+    bind(library.getErrorString, "ncclGetErrorString");
+    bind(library.allReduce, "ncclAllReduce");
+    bind(library.reduceScatter, "ncclReduceScatter");
+    bind(library.allGather, "ncclAllGather");
+    bind(library.send, "ncclSend");
+    bind(library.recv, "ncclRecv");
+    bind(library.groupStart, "ncclGroupStart");
+    bind(library.groupEnd, "ncclGroupEnd");
+    return library;
+  }
+};
+
+inline Status checkNccl(ncclResult_t result, const std::string &what) {
+  if (result == ncclSuccess)
+    return Status::ok();
+  const NcclLibrary &nccl = NcclLibrary::get();
+  return Status::error(
+      what + " failed (NCCL: " +
+      (nccl.getErrorString ? nccl.getErrorString(result) : "unknown error") +
+      ")");
+}
+
+/// Why this process cannot use NCCL ("" when it can): the library did not
+/// load, or is older than 2.10 (ncclAvg, the averaging reductions).
+inline std::string ncclUnusable() {
+  const NcclLibrary &nccl = NcclLibrary::get();
+  if (!nccl.error.empty())
+    return nccl.error;
+  int version = 0;
+  if (Status read = checkNccl(nccl.getVersion(&version), "ncclGetVersion");
+      !read)
+    return read.message();
+  if (version < 21000)
+    return "NCCL " + std::to_string(version) +
+           " is older than 2.10, which the averaging collectives need";
+  return "";
+}
+
+} // namespace mtrt::gpu
+
+#endif // MTRT_CUDA_NCCLLIBRARY_H
