@@ -37,16 +37,10 @@ Status NcclCollectives::open(const Communicator &grid, int ordinal,
   const NcclLibrary &nccl = NcclLibrary::get();
   // Whether this rank can join.
   std::string cannot = hostOnly ? std::string() : ncclUnusable();
-  cudaDeviceProp properties;
-  if (cudaError_t error = cudaGetDeviceProperties(&properties, ordinal);
-      error != cudaSuccess)
-    return Status::error(std::string("reading this rank's GPU (") +
-                         cudaGetErrorName(error) + ")");
   // The member's GPU (its UUID) and whether it can join NCCL.
-  constexpr int64_t kUuidWords = sizeof(properties.uuid) / sizeof(int32_t);
-  static_assert(sizeof(properties.uuid) % sizeof(int32_t) == 0);
+  constexpr int64_t kUuidWords = kGpuUuidWords;
   int32_t mine[kUuidWords + 1];
-  std::memcpy(mine, &properties.uuid, sizeof(properties.uuid));
+  MTRT_RETURN_IF_ERROR(readGpuUuid(ordinal, mine));
   mine[kUuidWords] = cannot.empty() ? 1 : 0;
   // The id travels as 32 int32 words through the run's all-gather.
   static_assert(sizeof(ncclUniqueId) % sizeof(int32_t) == 0);
@@ -64,7 +58,8 @@ Status NcclCollectives::open(const Communicator &grid, int ordinal,
     bool shared = false;
     for (int64_t a = 0; a < size && !shared; ++a)
       for (int64_t b = a + 1; b < size && !shared; ++b)
-        shared = std::memcmp(gpuOf(a), gpuOf(b), sizeof(properties.uuid)) == 0;
+        shared =
+            std::memcmp(gpuOf(a), gpuOf(b), kUuidWords * sizeof(int32_t)) == 0;
     if (hostOnly || shared) {
       hostWhy[axis] = hostOnly ? "MEGATRON_CUDA_COLLECTIVES=host"
                                : "ranks of its group share a GPU, which NCCL "

@@ -13,11 +13,13 @@
 
 #include "mtrt/Status.h"
 
+#include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -106,6 +108,20 @@ inline std::string ncclUnusable() {
     return "NCCL " + std::to_string(version) +
            " is older than 2.10, which the averaging collectives need";
   return "";
+}
+
+/// The words of GPU `ordinal`'s UUID: which GPU a rank runs on, compared
+/// across processes (NCCL refuses two ranks on one GPU).
+constexpr int kGpuUuidWords = sizeof(cudaUUID_t) / sizeof(int32_t);
+static_assert(sizeof(cudaUUID_t) % sizeof(int32_t) == 0);
+inline Status readGpuUuid(int ordinal, int32_t *words) {
+  cudaDeviceProp properties;
+  if (cudaError_t error = cudaGetDeviceProperties(&properties, ordinal);
+      error != cudaSuccess)
+    return Status::error(std::string("reading this rank's GPU (") +
+                         cudaGetErrorName(error) + ")");
+  std::memcpy(words, &properties.uuid, sizeof(properties.uuid));
+  return Status::ok();
 }
 
 } // namespace mtrt::gpu

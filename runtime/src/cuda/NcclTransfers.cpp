@@ -90,15 +90,10 @@ Status NcclTransfers::open(const Communicator &grid, int64_t axis, int ordinal,
   // Each member's GPU, whether it can use NCCL and whether it asked for
   // host memory.
   const std::string cannot = hostOnly ? std::string() : ncclUnusable();
-  cudaDeviceProp properties;
-  if (cudaError_t error = cudaGetDeviceProperties(&properties, ordinal);
-      error != cudaSuccess)
-    return Status::error(std::string("reading this rank's GPU (") +
-                         cudaGetErrorName(error) + ")");
-  constexpr int64_t kUuidWords = sizeof(properties.uuid) / sizeof(int32_t);
+  constexpr int64_t kUuidWords = kGpuUuidWords;
   constexpr int64_t kWords = kUuidWords + 2;
   int32_t mine[kWords];
-  std::memcpy(mine, &properties.uuid, sizeof(properties.uuid));
+  MTRT_RETURN_IF_ERROR(readGpuUuid(ordinal, mine));
   mine[kUuidWords] = cannot.empty() ? 1 : 0;
   mine[kUuidWords + 1] = hostOnly ? 1 : 0;
   std::vector<int32_t> members(size_t(size * kWords));
@@ -110,7 +105,7 @@ Status NcclTransfers::open(const Communicator &grid, int64_t axis, int ordinal,
   auto hostReason = [&](int64_t peer) -> std::string {
     if (of(member)[kUuidWords + 1] || of(peer)[kUuidWords + 1])
       return "MEGATRON_CUDA_COLLECTIVES=host";
-    if (std::memcmp(of(member), of(peer), sizeof(properties.uuid)) == 0)
+    if (std::memcmp(of(member), of(peer), kUuidWords * sizeof(int32_t)) == 0)
       return "stages " + std::to_string(std::min(member, peer)) + " and " +
              std::to_string(std::max(member, peer)) +
              " share a GPU, which NCCL refuses";
