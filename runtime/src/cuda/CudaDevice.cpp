@@ -124,6 +124,17 @@ public:
                : ", a GEMM then the bias for the rest (" + ltRefusal + ")"));
     if (std::string line = transportChoice(); !line.empty())
       lines.push_back(line);
+    int64_t outside = 0;
+    std::string parts;
+    for (const auto &[what, bytes] : outsidePlan)
+      if (bytes > 0) {
+        outside += bytes;
+        parts += (parts.empty() ? "" : ", ") + std::string(what) + " " +
+                 std::to_string(bytes) + " B";
+      }
+    if (outside > 0)
+      lines.push_back("memory beside the planned arena: " +
+                      std::to_string(outside) + " B (" + parts + ")");
     if (graphExec)
       lines.push_back("step: one CUDA graph, captured at the second step");
     else if (!graphWhy.empty())
@@ -373,6 +384,9 @@ private:
   std::string transfersHostWhy;
   std::vector<int64_t> sendSlot;
   uint8_t *sendSlots = nullptr;
+  int64_t sendSlotBytes = 0;
+  /// Device memory beside the planned arena, by what holds it.
+  std::vector<std::pair<const char *, int64_t>> outsidePlan;
   struct PeerStream {
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
@@ -886,6 +900,12 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
                   "allocating the dropouts' parameter blocks"));
   MTRT_RETURN_IF_ERROR(prepareCommandTables(program));
   MTRT_RETURN_IF_ERROR(prepareTransfers());
+  // What the backend holds beside the planned arena, for choices().
+  outsidePlan = {{"cuBLAS workspace", int64_t(kCublasWorkspaceBytes)},
+                 {"fp32 staging", stagingNeeded},
+                 {"scratch", scratchNeeded},
+                 {"cuDNN workspace", cudnn.workspaceBytes()},
+                 {"send slots", sendSlotBytes}};
   graphWhy = graphRefusal();
   measuredPeak = 0;
   return Status::ok();
@@ -1392,6 +1412,7 @@ Status CudaDevice::prepareTransfers() {
     cudaFree(sendSlots);
     sendSlots = nullptr;
   }
+  sendSlotBytes = bytes;
   if (bytes == 0)
     return Status::ok();
   // Outside the memory plan: every send of a step has its own slot.
