@@ -5,13 +5,16 @@
 # with its libraries (not the CUDA ones: the GPU machine's CUDA 13 serves),
 # and the artifacts are compiled here.
 #
-#   scripts/gpu-bundle.sh            # here: writes gpu-bundle/ (about 45 MiB)
+#   scripts/gpu-bundle.sh            # here: writes gpu-bundle/ (about 35 MiB)
 #   gpu-bundle/check.sh              # there (the device tool's `run`, with
 #                                    # carry ["gpu-bundle"]); results in $OUT
 #
 # The bundle: bin/megatron-run, lib/ (libmtrt.so, libmtrt_cuda_backend.so,
-# MPI, OpenBLAS ...), artifacts/*.mtx and check.sh; docs/gpu-check.md says
-# how to run it and what it checks.
+# MPI, OpenBLAS as libopenblas.so.0.xz, which check.sh unpacks ...),
+# artifacts/*.mtx, check.sh, and Open MPI's launcher relocated under ompi/
+# with bin/mpirun to start it; docs/gpu-check.md says how to run it and
+# what it checks. The device tool carries at most 64 MiB: past 63 MiB this
+# script fails.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -28,10 +31,185 @@ cp "$build/lib/libmtrt.so" "$build/lib/libmtrt_cuda_backend.so" "$bundle/lib/"
 # Every library they load but the C library, the CUDA ones and the driver
 # (the C++ runtime is linked into them). They find these beside them
 # through their RPATH ($ORIGIN), so no LD_LIBRARY_PATH is needed there.
-ldd "$build/bin/megatron-run" "$build/lib/libmtrt_cuda_backend.so" |
-  awk '/=> \// {print $3}' | sort -u |
-    grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so|/libcu|/libnv|/libmtrt' |
-  while read -r library; do cp -L "$library" "$bundle/lib/"; done
+bundle_libraries() { # elf...: copies the libraries they load into lib/
+  ldd "$@" | awk '/=> \// {print $3}' | sort -u |
+      grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so|/libcu|/libnv|/libmtrt' |
+    while read -r library; do
+      [ -e "$bundle/lib/$(basename "$library")" ] || cp -L "$library" "$bundle/lib/"
+    done
+}
+bundle_libraries "$build/bin/megatron-run" "$build/lib/libmtrt_cuda_backend.so"
+
+# Open MPI's launcher, for several ranks on the GPU machine's one GPU: the
+# build machine's Open MPI 4.1 (Debian's), relocated under ompi/:
+#   ompi/bin/orterun, orted, ompi_info
+#   ompi/lib/openmpi/mca_*.so     its components (OPAL_PKGLIBDIR)
+#   ompi/lib/pmix/pmix_mca_*.so   PMIx's (PMIX_PKGLIBDIR)
+#   ompi/share/openmpi, ompi/share/pmix   help texts (the error messages)
+#   ompi/etc/openmpi-mca-params.conf      the MCA defaults for one machine
+# and bin/mpirun, which points Open MPI's and PMIx's install directories
+# there (OPAL_PREFIX, OPAL_PKGLIBDIR ..., PMIX_PREFIX ...) and starts
+# orterun; their libraries (libopen-rte, libopen-pal, libpmix, libhwloc,
+# libevent, libmunge ...) go to lib/ beside the runtime's.
+ompi_path() { ompi_info --path "$1" --parsable 2>/dev/null | sed -n "s/^path:$1://p" || true; }
+ompi_pkglibdir="$(ompi_path pkglibdir)"
+ompi_pkgdatadir="$(ompi_path pkgdatadir)"
+orterun="$(readlink -f "$(command -v orterun || command -v mpirun || true)" || true)"
+# Debian's Open MPI uses the system's PMIx (libpmix.so.2) through ext3x.
+pmix_library="$(ldd "$ompi_pkglibdir/mca_pmix_ext3x.so" 2>/dev/null |
+  awk '/libpmix\.so/ {print $3}' || true)"
+[ -d "$ompi_pkglibdir" ] && [ -x "$orterun" ] && [ -f "$pmix_library" ] || {
+  echo "gpu-bundle: no Open MPI 4.1 with PMIx here (ompi_info, orterun, mca_pmix_ext3x.so, libpmix)" >&2
+  exit 1
+}
+pmix_libdir="$(dirname "$(readlink -f "$pmix_library")")"
+ompi="$bundle/ompi"
+mkdir -p "$ompi/bin" "$ompi/lib/openmpi" "$ompi/lib/pmix" "$ompi/share/openmpi" \
+  "$ompi/share/pmix" "$ompi/etc"
+cp "$orterun" "$(dirname "$orterun")/orted" "$(dirname "$orterun")/ompi_info" "$ompi/bin/"
+# Every component whose libraries the bundle carries: those for InfiniBand,
+# UCX, libfabric, PSM, OpenSHMEM, MPI-IO (ompio) and netlink need more, and
+# would only warn that they do not load.
+for component in "$ompi_pkglibdir"/mca_*.so; do
+  readelf -d "$component" | awk '/NEEDED/ {gsub(/[][]/, "", $5); print $5}' |
+    grep -qvE '^(libopen-pal|libopen-rte|libmpi|libpmix|libevent_core-2\.1|libevent_pthreads-2\.1|libhwloc|libz|libc|libm|libdl|libpthread|librt)\.so' ||
+    cp "$component" "$ompi/lib/openmpi/"
+done
+for component in btl_vader btl_self pml_ob1 plm_isolated pmix_ext3x; do
+  [ -f "$ompi/lib/openmpi/mca_$component.so" ] || {
+    echo "gpu-bundle: Open MPI's $component component is missing" >&2
+    exit 1
+  }
+done
+if [ -d "$pmix_libdir/pmix" ]; then cp "$pmix_libdir"/pmix/*.so "$ompi/lib/pmix/"; fi
+cp "$ompi_pkgdatadir"/help-*.txt "$ompi/share/openmpi/"
+if [ -d "$pmix_libdir/../share/pmix" ]; then cp "$pmix_libdir"/../share/pmix/help-*.txt "$ompi/share/pmix/"; fi
+bundle_libraries "$ompi"/bin/* "$ompi"/lib/openmpi/*.so "$ompi"/lib/pmix/*.so
+cat >"$ompi/etc/openmpi-mca-params.conf" <<'CONF'
+# Open MPI's MCA defaults for the bundle (OPAL_SYSCONFDIR points here; an
+# OMPI_MCA_* variable or mpirun --mca overrides them): ranks on one machine,
+# maybe a container with no network interface but loopback.
+# Shared memory (vader) and self only: no TCP, InfiniBand or UCX probing.
+btl = self,vader
+pml = ob1
+# No single copy through process_vm_readv/CMA, which a container's seccomp
+# or ptrace policy often forbids ("Read -1, expected ..., errno = 1").
+btl_vader_single_copy_mechanism = none
+# Ranks on this machine only, started by mpirun itself: no ssh or rsh,
+# which the default launcher (rsh) insists on finding, even for one node.
+plm = isolated
+# Several ranks share the machine and each runs its own threads: no binding.
+hwloc_base_binding_policy = none
+rmaps_base_oversubscribe = 1
+btl_base_warn_component_unused = 0
+# As Debian's own defaults (/etc/openmpi/openmpi-mca-params.conf).
+osc = ^pt2pt
+CONF
+: >"$ompi/etc/pmix-mca-params.conf"
+# Debian's Open MPI finds its libraries through DT_RUNPATH
+# /usr/lib/x86_64-linux-gnu/openmpi/lib, absent there, and a RUNPATH keeps
+# the libraries it loads from using the executable's RPATH. So the
+# bundle's copies get a DT_RPATH relative to themselves ($ORIGIN), in
+# place, as `patchelf --force-rpath --set-rpath` would; readelf checks that
+# nothing else changed.
+relocate() { # rpath elf...: DT_RPATH rpath for each with a RUNPATH or an openmpi RPATH
+  local rpath="$1"
+  shift
+  python3 - "$rpath" "$@" <<'PY'
+import os, struct, subprocess, sys
+DT_NULL, DT_STRTAB, DT_RPATH, DT_RUNPATH = 0, 5, 15, 29
+def readelf(path):
+    text = subprocess.run(["readelf", "-W", "-d", "--dyn-syms", "-V", path],
+                          check=True, capture_output=True, text=True).stdout
+    return [l for l in text.splitlines()
+            if "(RPATH)" not in l and "(RUNPATH)" not in l]
+rpath = sys.argv[1].encode()
+for path in sys.argv[2:]:
+    data = bytearray(open(path, "rb").read())
+    if data[:6] != b"\x7fELF\x02\x01":
+        sys.exit("gpu-bundle: %s: not a 64-bit little-endian ELF" % path)
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    loads, dynamic = [], None
+    for i in range(phnum):
+        kind, _, offset, vaddr, _, filesz, _, _ = struct.unpack_from(
+            "<IIQQQQQQ", data, phoff + i * phentsize)
+        if kind == 1:
+            loads.append((vaddr, offset, filesz))
+        elif kind == 2:
+            dynamic = (offset, filesz)
+    def file_offset(vaddr):
+        for start, offset, size in loads:
+            if start <= vaddr < start + size:
+                return offset + vaddr - start
+        sys.exit("gpu-bundle: %s: address %#x outside the file" % (path, vaddr))
+    strtab, paths = None, []
+    for entry in range(dynamic[0], dynamic[0] + dynamic[1], 16):
+        tag, value = struct.unpack_from("<qQ", data, entry)
+        if tag == DT_NULL:
+            break
+        if tag == DT_STRTAB:
+            strtab = file_offset(value)
+        elif tag in (DT_RPATH, DT_RUNPATH):
+            paths.append((entry, tag, value))
+    if not paths:
+        continue
+    if len(paths) != 1:
+        sys.exit("gpu-bundle: %s: %d RPATH/RUNPATH entries" % (path, len(paths)))
+    entry, tag, value = paths[0]
+    start = strtab + value
+    end = data.index(b"\0", start)
+    if tag == DT_RPATH and b"openmpi" not in data[start:end]:
+        continue
+    if len(rpath) > end - start:
+        sys.exit("gpu-bundle: %s: %r longer than %r" % (path, rpath, bytes(data[start:end])))
+    before = readelf(path)
+    data[start:end] = rpath + b"\0" * (end - start - len(rpath))
+    struct.pack_into("<q", data, entry, DT_RPATH)
+    mode = os.stat(path).st_mode
+    open(path, "wb").write(data)
+    os.chmod(path, mode)
+    if readelf(path) != before:
+        sys.exit("gpu-bundle: %s: patching its RPATH changed more" % path)
+PY
+}
+relocate '$ORIGIN' "$bundle"/lib/*.so*
+relocate '$ORIGIN/../../lib' "$ompi"/bin/*
+relocate '$ORIGIN/../../../lib' "$ompi"/lib/openmpi/*.so "$ompi"/lib/pmix/*.so
+cat >"$bundle/bin/mpirun" <<'SH'
+#!/bin/sh
+# Open MPI's mpirun (orterun 4.1, Debian 12's), relocated into the bundle by
+# scripts/gpu-bundle.sh: every install directory Open MPI and PMIx look in
+# is the bundle's ompi/ (components, help texts, MCA defaults in
+# ompi/etc/openmpi-mca-params.conf), and every library is found through
+# RPATH $ORIGIN, so no LD_LIBRARY_PATH is set (the ranks' nvcc must not
+# load the bundle's libraries); --noprefix keeps orterun, started by its
+# absolute path, from adding ompi/lib to the ranks' LD_LIBRARY_PATH.
+# Arguments pass through:
+#   gpu-bundle/bin/mpirun -np 2 gpu-bundle/bin/megatron-run a.mtx --steps 3
+#   gpu-bundle/bin/mpirun -np 1 gpu-bundle/ompi/bin/ompi_info --all
+case "$0" in */*) here="${0%/*}" ;; *) here=. ;; esac
+bundle="$(cd "$here/.." && pwd)"
+ompi="$bundle/ompi"
+export OPAL_PREFIX="$ompi" OPAL_EXEC_PREFIX="$ompi" OPAL_BINDIR="$ompi/bin" \
+  OPAL_LIBDIR="$ompi/lib" OPAL_PKGLIBDIR="$ompi/lib/openmpi" \
+  OPAL_DATAROOTDIR="$ompi/share" OPAL_DATADIR="$ompi/share" \
+  OPAL_PKGDATADIR="$ompi/share/openmpi" OPAL_SYSCONFDIR="$ompi/etc"
+export PMIX_PREFIX="$ompi" PMIX_EXEC_PREFIX="$ompi" PMIX_BINDIR="$ompi/bin" \
+  PMIX_LIBDIR="$ompi/lib" PMIX_PKGLIBDIR="$ompi/lib/pmix" \
+  PMIX_DATAROOTDIR="$ompi/share" PMIX_DATADIR="$ompi/share" \
+  PMIX_PKGDATADIR="$ompi/share/pmix" PMIX_SYSCONFDIR="$ompi/etc"
+export PATH="$ompi/bin:$PATH"
+exec "$ompi/bin/orterun" --allow-run-as-root --oversubscribe --noprefix "$@"
+SH
+chmod +x "$bundle/bin/mpirun"
+# OpenBLAS is most of the bundle (36 MiB): it travels compressed, and
+# check.sh unpacks it before any run.
+python3 -c 'import lzma, shutil, sys
+with open(sys.argv[1], "rb") as source, lzma.open(sys.argv[2], "wb", preset=9) as target:
+    shutil.copyfileobj(source, target, 1 << 20)' \
+  "$bundle/lib/libopenblas.so.0" "$bundle/lib/libopenblas.so.0.xz"
+rm "$bundle/lib/libopenblas.so.0"
 
 translate="$build/bin/megatron-translate"
 opt="$build/bin/megatron-opt"
@@ -53,6 +231,12 @@ compile tiny-bf16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=bf16
 compile llama-gqa "$root/test/integration/Inputs/llama-2layer-gqa.json" 2 8 ""
 compile llama31 "$root/test/integration/Inputs/llama31-2layer.json" 2 8 ""
 compile tiny-unfused "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "fuse=false"
+# Several ranks on the one GPU (check.sh's compare_ranks): tensor
+# parallelism with the vocab-parallel loss, ZeRO-3, the pipeline, pp x tp.
+compile tiny-tp2 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "tp=2"
+compile tiny-dp2-zero3 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "dp=2 zero=3"
+compile gpt2-2layer-pp2 "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 "pp=2 microbatches=2"
+compile gpt2-2layer-pp2-tp2 "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 "pp=2 tp=2 microbatches=2"
 # Issue 12's bench, against PyTorch there: GPT-2 124M, 350M and a 1.3B
 # config (width 2048, 24 layers), bf16, 8 x 1024, dropout 0 (as PyTorch's).
 configs="$(mktemp -d)"
@@ -73,3 +257,12 @@ rm -rf "$configs"
 cp "$root/bench/gpu_torch_baseline.py" "$bundle/"
 cp "$root/scripts/gpu-check.sh" "$bundle/check.sh"
 du -sh "$bundle"
+# The device tool carries at most 64 MiB; keep a MiB to spare (on disk or
+# in bytes, whichever is more).
+size_kib="$(du -sk "$bundle" | cut -f1)"
+bytes_kib=$(($(du -sb "$bundle" | cut -f1) / 1024))
+[ "$bytes_kib" -gt "$size_kib" ] && size_kib="$bytes_kib"
+if [ "$size_kib" -gt $((63 * 1024)) ]; then
+  echo "gpu-bundle: $bundle is $((size_kib / 1024)) MiB, over the 63 MiB that the device tool's 64 MiB carry allows" >&2
+  exit 1
+fi

@@ -12,6 +12,35 @@
 # check first, so one call shows everything.
 set -uo pipefail
 bundle="$(cd "$(dirname "$0")" && pwd)"
+# OpenBLAS travels compressed (the device tool carries at most 64 MiB): it
+# is unpacked once, beside the libraries that load it through RPATH
+# $ORIGIN; where lib/ is read-only, into a folder of its own put on
+# LD_LIBRARY_PATH (nothing else there for nvcc to load).
+unpack_openblas() {
+  local packed="$bundle/lib/libopenblas.so.0.xz" dir="$bundle/lib"
+  if [ -f "$dir/libopenblas.so.0" ] || [ ! -f "$packed" ]; then return 0; fi
+  if [ ! -w "$dir" ]; then
+    dir="$(mktemp -d)"
+    export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+  local part="$dir/.libopenblas.so.0.$$"
+  if { xz -dc "$packed" >"$part" 2>/dev/null ||
+    python3 -c 'import lzma, shutil, sys
+with lzma.open(sys.argv[1]) as source, open(sys.argv[2], "wb") as target:
+    shutil.copyfileobj(source, target, 1 << 20)' "$packed" "$part"; }; then
+    mv -f "$part" "$dir/libopenblas.so.0"
+  else
+    rm -f "$part"
+    echo "check.sh: cannot unpack $packed" >&2
+    return 1
+  fi
+}
+unpack_openblas
+# Open MPI's mpirun, relocated into the bundle (bin/mpirun sets its
+# install directories to ompi/ and its MCA defaults for one machine): for
+# several ranks on the one GPU, e.g.
+#   "$mpirun_bundle" -np 2 "$bundle/bin/megatron-run" a.mtx --device cuda
+mpirun_bundle="$bundle/bin/mpirun"
 # $OUT gets the summary, the profiles and one archive of every log: the
 # device tool brings back only a few files.
 final="${OUT:-$bundle/out}"
@@ -50,7 +79,7 @@ nvidia-smi >"$out/nvidia-smi.txt" 2>&1
 # load it says so here, before any run.
 {
   echo "- host: $(ldd --version 2>&1 | head -1)"
-  missing="$(ldd "$bundle/bin/megatron-run" "$bundle/bin/CudaKernelsTest" "$MEGATRON_CUDA_BACKEND" 2>&1 |
+  missing="$(ldd "$bundle/bin/megatron-run" "$bundle/bin/CudaKernelsTest" "$MEGATRON_CUDA_BACKEND" "$bundle/ompi/bin/orterun" 2>&1 |
     grep -E 'not found|version .* not found' || true)"
   if [ -n "$missing" ]; then
     echo "- the bundle cannot load here:"
@@ -177,6 +206,52 @@ print("- gpt2-2layer --tf32 on CUDA against fp32 on the CPU: worst loss "
       % (worst, len(tf32), "ok" if ok else "FAILS 1e-2"))
 sys.exit(0 if ok else 1)
 PY
+
+# Several ranks on the one GPU (NCCL refuses two ranks on one GPU, so their
+# collectives and the pipeline's transfers go through host memory, MPI):
+# tensor parallelism with the vocab-parallel loss, ZeRO-3's reduce-scatter
+# and all-gather, the pipeline's send/recv, and pp x tp, each against the
+# same ranks on the CPU backend, 10 steps within 1e-5.
+compare_ranks() { # name ranks steps rtol
+  local name="$1" ranks="$2" steps="$3" rtol="$4" result="$out/$1.result"
+  local artifact="$bundle/artifacts/$name.mtx"
+  limited 300 "$mpirun_bundle" -np "$ranks" "$run" "$artifact" --steps "$steps" \
+    --device cpu --threads 2 --log "$out/$name-cpu.jsonl" >"$out/$name-cpu.txt" 2>&1 ||
+    { echo "- $name ($ranks ranks): the CPU run failed: $(tail -1 "$out/$name-cpu.txt")" >"$result"; return 1; }
+  limited 300 "$mpirun_bundle" -np "$ranks" "$run" "$artifact" --steps "$steps" \
+    --device cuda --log "$out/$name-cuda.jsonl" >"$out/$name-cuda.txt" 2>&1 ||
+    { echo "- $name ($ranks ranks): the CUDA run failed: $(tail -1 "$out/$name-cuda.txt")" >"$result"; return 1; }
+  python3 - "$out/$name-cpu.jsonl" "$out/$name-cuda.jsonl" "$name ($ranks ranks on one GPU)" "$rtol" \
+    "$(grep -h '^peak memory' "$out/$name-cuda.txt" | grep -c DIFFERENT)" \
+    "$(grep -h 'cuda: communication' "$out/$name-cuda.txt" | head -1)" >"$result" <<'PY'
+import json, sys
+cpu = [json.loads(l) for l in open(sys.argv[1])]
+gpu = [json.loads(l) for l in open(sys.argv[2])]
+def differ(a, b):
+    if a["loss"] is None or b["loss"] is None:
+        return float("inf")
+    return abs(a["loss"] - b["loss"]) / abs(a["loss"])
+worst = max(differ(a, b) for a, b in zip(cpu, gpu))
+rtol = float(sys.argv[4])
+ok = worst <= rtol and len(cpu) == len(gpu) and sys.argv[5] == "0"
+print("- %s: %d steps, worst loss difference %.2e relative (%s); peaks %s%s" % (
+    sys.argv[3], len(gpu), worst, "ok" if ok else "FAILS %g" % rtol,
+    "equal the plan on every rank" if sys.argv[5] == "0" else "DIFFER on %s ranks" % sys.argv[5],
+    "; " + sys.argv[6].strip() if sys.argv[6] else ""))
+sys.exit(0 if ok else 1)
+PY
+}
+if [ -x "${mpirun_bundle:-}" ]; then
+  for check in "tiny-tp2 2" "tiny-dp2-zero3 2" "gpt2-2layer-pp2 2" "gpt2-2layer-pp2-tp2 4"; do
+    # shellcheck disable=SC2086
+    set -- $check
+    compare_ranks "$1" "$2" 10 1e-5 || status=1
+    cat "$out/$1.result" >>"$summary" 2>/dev/null || { echo "- $1: no result" >>"$summary"; status=1; }
+  done
+else
+  echo "- several ranks on the GPU: not checked (the bundle has no mpirun)" >>"$summary"
+  status=1
+fi
 
 # Where a step's time goes, alone on the GPU: GPT-2 124M (4 x 128, fp32),
 # then issue 12's bench: GPT-2 124M, 350M and a 1.3B config (width 2048,
