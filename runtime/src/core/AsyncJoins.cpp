@@ -1,5 +1,4 @@
-//===- AsyncJoins.cpp - Where a command run beside the stream is awaited
-//---===//
+//===- AsyncJoins.cpp - Awaiting commands run beside a stream -------------===//
 
 #include "mtrt/AsyncJoins.h"
 

@@ -392,6 +392,11 @@ private:
     cudaEvent_t done = nullptr;
   };
   std::map<int64_t, PeerStream> sendStreams;
+  /// The peers the prepared program sends to over NCCL.
+  std::vector<int64_t> sendPeers;
+  /// The transfers the NCCL directions were set up and checked for: a
+  /// later program must have the same.
+  std::vector<gpu::Transfer> openedSends, openedRecvs;
   /// Per command: the event a send's peer stream waits for.
   std::vector<cudaEvent_t> transferEvents;
   /// Chooses the transports of `program`'s transfers once (every rank of
@@ -1147,13 +1152,19 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
     KernelId id = resolved[i]->id;
     if (overlappingCommands > 0)
       MTRT_RETURN_IF_ERROR(join(joins.before[i]));
-    // With collectives overlapping, every command that calls NCCL runs on
-    // the communication stream, so that NCCL's calls keep the program's
-    // order on one stream (two NCCL kernels running at once on two
-    // streams can wait for each other across ranks). It starts once the
+    // With collectives overlapping, every command that calls NCCL's
+    // collectives runs on the communication stream, so that they keep the
+    // program's order on one stream (two NCCL kernels running at once on
+    // two streams can wait for each other across ranks). The pipeline's
+    // NCCL transfers do run beside them (receives on the compute stream,
+    // sends on the peers' streams), each on a communicator of its own, as
+    // Megatron-LM runs its gradient reduction beside its pipeline's
+    // transfers; that needs the GPU to hold their kernels at once, which
+    // NCCL's few blocks per kernel allow. It starts once the
     // compute stream has run every command before it; one that does not
     // overlap is waited for at once.
     const bool onComm = overlappingCommands > 0 && callsNccl[i];
+    bool swapped = false;
     Status status = Status::ok();
     if (onComm) {
       status = checkCuda(cudaEventRecord(overlapEvents[2 * i], stream),
@@ -1162,8 +1173,10 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
         status =
             checkCuda(cudaStreamWaitEvent(commStream, overlapEvents[2 * i], 0),
                       "forking to the communication stream");
-      if (status)
+      if (status) {
         std::swap(stream, commStream);
+        swapped = true;
+      }
     }
     const gpu::CudnnAttentionShape &cudnnCall = cudnnCalls[i];
     bool staging = !cudnnCall.heads && stages(command, id);
@@ -1174,8 +1187,9 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
                                : runCommand(i, id, command, seed, step);
     if (status && staging)
       status = unstageOutputs(command);
-    if (onComm) {
+    if (swapped)
       std::swap(stream, commStream);
+    if (onComm) {
       if (status)
         status =
             checkCuda(cudaEventRecord(overlapEvents[2 * i + 1], commStream),
@@ -1194,7 +1208,8 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
     MTRT_RETURN_IF_ERROR(join(joins.atEnd));
   // The sends over NCCL: received before the step ends (and their slots
   // are free for the next step's).
-  for (auto &[peer, sender] : sendStreams) {
+  for (int64_t peer : sendPeers) {
+    const PeerStream &sender = sendStreams[peer];
     MTRT_RETURN_IF_ERROR(checkCuda(cudaEventRecord(sender.done, sender.stream),
                                    "joining the sends' streams"));
     MTRT_RETURN_IF_ERROR(checkCuda(cudaStreamWaitEvent(stream, sender.done, 0),
@@ -1358,7 +1373,7 @@ void CudaDevice::collectivePieces(KernelId id, const Command &command,
 }
 
 Status CudaDevice::openTransfers(const RankProgram &program) {
-  if (transfersOpen || !communicator || pipelineAxis < 0)
+  if (!communicator || pipelineAxis < 0)
     return Status::ok();
   std::vector<gpu::Transfer> sends, recvs;
   for (size_t i = 0; i < program.commands.size(); ++i) {
@@ -1375,6 +1390,23 @@ Status CudaDevice::openTransfers(const RankProgram &program) {
   }
   if (sends.empty() && recvs.empty())
     return Status::ok();
+  auto same = [](const std::vector<gpu::Transfer> &a,
+                 const std::vector<gpu::Transfer> &b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const gpu::Transfer &x, const gpu::Transfer &y) {
+                        return x.peer == y.peer && x.tag == y.tag &&
+                               x.bytes == y.bytes;
+                      });
+  };
+  if (transfersOpen) {
+    // NCCL matches a direction's transfers in the order the bootstrap
+    // checked; a program with others would be matched wrongly.
+    if (same(sends, openedSends) && same(recvs, openedRecvs))
+      return Status::ok();
+    return Status::error("the pipeline's transfers differ from those of the "
+                         "first program this device prepared, which its "
+                         "transports were chosen and checked for");
+  }
   const char *choice = std::getenv("MEGATRON_CUDA_COLLECTIVES");
   const bool hostOnly = choice && std::string(choice) == "host";
   if (Status opened =
@@ -1383,12 +1415,15 @@ Status CudaDevice::openTransfers(const RankProgram &program) {
       !opened)
     return Status::error("the pipeline's transfers: " + opened.message());
   transfersOpen = true;
+  openedSends = sends;
+  openedRecvs = recvs;
   return Status::ok();
 }
 
 Status CudaDevice::prepareTransfers() {
   const size_t count = prog->commands.size();
   sendSlot.assign(count, -1);
+  sendPeers.clear();
   int64_t bytes = 0;
   for (size_t i = 0; i < count; ++i) {
     const Command &command = prog->commands[i];
@@ -1398,6 +1433,8 @@ Status CudaDevice::prepareTransfers() {
     sendSlot[i] = bytes;
     bytes += (prog->buffers[size_t(command.ins[0])].bytes() + 255) / 256 * 256;
     int64_t peer = int64_t(command.get("peer_stage", -1));
+    if (std::find(sendPeers.begin(), sendPeers.end(), peer) == sendPeers.end())
+      sendPeers.push_back(peer);
     PeerStream &sender = sendStreams[peer];
     if (!sender.stream) {
       MTRT_RETURN_IF_ERROR(checkCuda(
@@ -1413,12 +1450,13 @@ Status CudaDevice::prepareTransfers() {
     sendSlots = nullptr;
   }
   sendSlotBytes = bytes;
-  if (bytes == 0)
+  if (sendPeers.empty())
     return Status::ok();
   // Outside the memory plan: every send of a step has its own slot.
-  MTRT_RETURN_IF_ERROR(checkCuda(
-      cudaMalloc(reinterpret_cast<void **>(&sendSlots), size_t(bytes)),
-      "allocating " + std::to_string(bytes) + " bytes of send slots"));
+  if (bytes > 0)
+    MTRT_RETURN_IF_ERROR(checkCuda(
+        cudaMalloc(reinterpret_cast<void **>(&sendSlots), size_t(bytes)),
+        "allocating " + std::to_string(bytes) + " bytes of send slots"));
   while (transferEvents.size() < count) {
     cudaEvent_t event;
     MTRT_RETURN_IF_ERROR(

@@ -37,43 +37,56 @@ Status NcclCollectives::open(const Communicator &grid, int ordinal,
   const NcclLibrary &nccl = NcclLibrary::get();
   // Whether this rank can join.
   std::string cannot = hostOnly ? std::string() : ncclUnusable();
-  // The member's GPU (its UUID) and whether it can join NCCL.
+  // The member's GPU (its UUID), whether it can join NCCL and whether it
+  // asked for host memory: every member of a group decides alike from them
+  // (the environment may differ between nodes).
   constexpr int64_t kUuidWords = kGpuUuidWords;
-  int32_t mine[kUuidWords + 1];
+  constexpr int64_t kMemberWords = kUuidWords + 2;
+  int32_t mine[kMemberWords];
   MTRT_RETURN_IF_ERROR(readGpuUuid(ordinal, mine));
   mine[kUuidWords] = cannot.empty() ? 1 : 0;
+  mine[kUuidWords + 1] = hostOnly ? 1 : 0;
   // The id travels as 32 int32 words through the run's all-gather.
   static_assert(sizeof(ncclUniqueId) % sizeof(int32_t) == 0);
   constexpr int64_t kWords = sizeof(ncclUniqueId) / sizeof(int32_t);
+  // A group's failure is its members' alike; it is returned after every
+  // axis' exchanges, so that no other group waits for this rank in one.
+  Status failed = Status::ok();
   for (size_t axis = 0; axis < axes; ++axis) {
     int64_t size = grid.groupSize(int64_t(axis));
     if (size <= 1 || int64_t(axis) == skipAxis)
       continue;
-    std::vector<int32_t> members(size_t(size) * (kUuidWords + 1));
+    std::vector<int32_t> members(size_t(size) * kMemberWords);
     MTRT_RETURN_IF_ERROR(grid.allGather(int64_t(axis), mine, members.data(),
-                                        kUuidWords + 1, DType::I32));
-    auto gpuOf = [&](int64_t m) {
-      return members.data() + m * (kUuidWords + 1);
-    };
-    bool shared = false;
-    for (int64_t a = 0; a < size && !shared; ++a)
+                                        kMemberWords, DType::I32));
+    auto gpuOf = [&](int64_t m) { return members.data() + m * kMemberWords; };
+    bool shared = false, asked = false;
+    for (int64_t a = 0; a < size; ++a) {
+      asked |= gpuOf(a)[kUuidWords + 1] != 0;
       for (int64_t b = a + 1; b < size && !shared; ++b)
         shared =
             std::memcmp(gpuOf(a), gpuOf(b), kUuidWords * sizeof(int32_t)) == 0;
-    if (hostOnly || shared) {
-      hostWhy[axis] = hostOnly ? "MEGATRON_CUDA_COLLECTIVES=host"
-                               : "ranks of its group share a GPU, which NCCL "
-                                 "refuses";
+    }
+    if (asked || shared) {
+      hostWhy[axis] = asked ? "MEGATRON_CUDA_COLLECTIVES=host"
+                            : "ranks of its group share a GPU, which NCCL "
+                              "refuses";
       continue;
     }
-    for (int64_t m = 0; m < size; ++m)
+    int64_t unable = -1;
+    for (int64_t m = 0; m < size && unable < 0; ++m)
       if (gpuOf(m)[kUuidWords] == 0)
-        return Status::error(
-            "member " + std::to_string(m) + " of grid axis " +
+        unable = m;
+    if (unable >= 0) {
+      if (failed)
+        failed = Status::error(
+            "member " + std::to_string(unable) + " of grid axis " +
             std::to_string(axis) + "'s group cannot use NCCL" +
             (cannot.empty() ? std::string() : " (here: " + cannot + ")") +
             "; MEGATRON_CUDA_COLLECTIVES=host runs the collectives through "
             "host memory instead");
+      continue;
+    }
     int64_t member = grid.groupIndex(int64_t(axis));
     ncclUniqueId id;
     std::memset(&id, 0, sizeof(id));
@@ -86,19 +99,24 @@ Status NcclCollectives::open(const Communicator &grid, int ordinal,
     std::vector<ncclUniqueId> ids(static_cast<size_t>(size));
     MTRT_RETURN_IF_ERROR(
         grid.allGather(int64_t(axis), &id, ids.data(), kWords, DType::I32));
-    MTRT_RETURN_IF_ERROR(made);
     ncclUniqueId none;
     std::memset(&none, 0, sizeof(none));
-    if (std::memcmp(&ids[0], &none, sizeof(none)) == 0)
-      return Status::error("the first rank of grid axis " +
-                           std::to_string(axis) +
-                           "'s group could not make an NCCL id");
-    MTRT_RETURN_IF_ERROR(checkNccl(
+    if (std::memcmp(&ids[0], &none, sizeof(none)) == 0) {
+      if (failed)
+        failed = made ? Status::error("the first rank of grid axis " +
+                                      std::to_string(axis) +
+                                      "'s group could not make an NCCL id")
+                      : made;
+      continue;
+    }
+    Status joined = checkNccl(
         nccl.commInitRank(&impl->comms[axis], int(size), ids[0], int(member)),
         "joining the NCCL communicator of grid axis " + std::to_string(axis) +
-            " (" + std::to_string(size) + " ranks)"));
+            " (" + std::to_string(size) + " ranks)");
+    if (failed && !joined)
+      failed = joined;
   }
-  return Status::ok();
+  return failed;
 }
 
 namespace {

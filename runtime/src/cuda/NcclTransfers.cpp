@@ -2,6 +2,7 @@
 
 #include "cuda/NcclTransfers.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -112,6 +113,7 @@ Status NcclTransfers::open(const Communicator &grid, int64_t axis, int ordinal,
     return "";
   };
   std::vector<int64_t> ncclSends, ncclRecvs;
+  std::string refused;
   for (auto [peers, chosen] :
        {std::pair{&sendPeers, &ncclSends}, std::pair{&recvPeers, &ncclRecvs}})
     for (int64_t peer : *peers) {
@@ -121,20 +123,24 @@ Status NcclTransfers::open(const Communicator &grid, int64_t axis, int ordinal,
           hostWhy = why;
         continue;
       }
-      if (!of(member)[kUuidWords] || !of(peer)[kUuidWords])
-        return Status::error(
-            "stage " + std::to_string(of(member)[kUuidWords] ? peer : member) +
-            " cannot use NCCL for the pipeline's transfers" +
-            (cannot.empty() ? std::string() : " (here: " + cannot + ")") +
-            "; MEGATRON_CUDA_COLLECTIVES=host carries them through host "
-            "memory instead");
+      if (!of(member)[kUuidWords] || !of(peer)[kUuidWords]) {
+        // Both ends see it: neither offers, and the group agrees below.
+        if (refused.empty())
+          refused =
+              "stage " +
+              std::to_string(of(member)[kUuidWords] ? peer : member) +
+              " cannot use NCCL" +
+              (cannot.empty() ? std::string() : " (here: " + cannot + ")") +
+              "; MEGATRON_CUDA_COLLECTIVES=host carries them through host "
+              "memory instead";
+        continue;
+      }
       chosen->push_back(peer);
     }
   // Offers out (MPI's sends do not wait), offers in and answered, answers
   // in: no rank waits for a message its peer sends only after waiting.
   const NcclLibrary &nccl = NcclLibrary::get();
   std::map<int64_t, Offer> made, taken;
-  std::string refused;
   for (int64_t peer : ncclSends) {
     Offer offer;
     std::memset(&offer, 0, sizeof(offer));
@@ -184,8 +190,17 @@ Status NcclTransfers::open(const Communicator &grid, int64_t axis, int ordinal,
                 " refused this stage's NCCL id or the order of its transfers";
   }
   MTRT_RETURN_IF_ERROR(grid.finishSends());
-  if (!refused.empty())
-    return Status::error("the pipeline's transfers over NCCL: " + refused);
+  // The whole pipeline group fails together, before any rank waits in
+  // NCCL's joins for a neighbour that will not come.
+  int32_t failed = refused.empty() ? 0 : 1;
+  MTRT_RETURN_IF_ERROR(
+      grid.allReduce(axis, &failed, 1, DType::I32, ReduceOp::Max));
+  if (failed)
+    return Status::error("the pipeline's transfers over NCCL: " +
+                         (refused.empty()
+                              ? std::string("another stage refused them (its "
+                                            "error says why)")
+                              : refused));
   // Every direction's communicator in one group, so that the joins cannot
   // wait for each other.
   MTRT_RETURN_IF_ERROR(checkNccl(nccl.groupStart(), "ncclGroupStart"));
