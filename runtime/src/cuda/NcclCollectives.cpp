@@ -37,15 +37,6 @@ Status NcclCollectives::open(const Communicator &grid, int ordinal,
   const NcclLibrary &nccl = NcclLibrary::get();
   // Whether this rank can join.
   std::string cannot = hostOnly ? std::string() : ncclUnusable();
-  // The member's GPU (its UUID), whether it can join NCCL and whether it
-  // asked for host memory: every member of a group decides alike from them
-  // (the environment may differ between nodes).
-  constexpr int64_t kUuidWords = kGpuUuidWords;
-  constexpr int64_t kMemberWords = kUuidWords + 2;
-  int32_t mine[kMemberWords];
-  MTRT_RETURN_IF_ERROR(readGpuUuid(ordinal, mine));
-  mine[kUuidWords] = cannot.empty() ? 1 : 0;
-  mine[kUuidWords + 1] = hostOnly ? 1 : 0;
   // The id travels as 32 int32 words through the run's all-gather.
   static_assert(sizeof(ncclUniqueId) % sizeof(int32_t) == 0);
   constexpr int64_t kWords = sizeof(ncclUniqueId) / sizeof(int32_t);
@@ -56,16 +47,16 @@ Status NcclCollectives::open(const Communicator &grid, int ordinal,
     int64_t size = grid.groupSize(int64_t(axis));
     if (size <= 1 || int64_t(axis) == skipAxis)
       continue;
-    std::vector<int32_t> members(size_t(size) * kMemberWords);
-    MTRT_RETURN_IF_ERROR(grid.allGather(int64_t(axis), mine, members.data(),
-                                        kMemberWords, DType::I32));
-    auto gpuOf = [&](int64_t m) { return members.data() + m * kMemberWords; };
+    // Each member's GPU, whether it can join NCCL and whether it asked
+    // for host memory: every member of the group decides alike.
+    GroupMembers members;
+    MTRT_RETURN_IF_ERROR(
+        members.gather(grid, int64_t(axis), ordinal, cannot.empty(), hostOnly));
     bool shared = false, asked = false;
     for (int64_t a = 0; a < size; ++a) {
-      asked |= gpuOf(a)[kUuidWords + 1] != 0;
+      asked |= members.askedHost(a);
       for (int64_t b = a + 1; b < size && !shared; ++b)
-        shared =
-            std::memcmp(gpuOf(a), gpuOf(b), kUuidWords * sizeof(int32_t)) == 0;
+        shared = members.sameGpu(a, b);
     }
     if (asked || shared) {
       hostWhy[axis] = asked ? "MEGATRON_CUDA_COLLECTIVES=host"
@@ -75,7 +66,7 @@ Status NcclCollectives::open(const Communicator &grid, int ordinal,
     }
     int64_t unable = -1;
     for (int64_t m = 0; m < size && unable < 0; ++m)
-      if (gpuOf(m)[kUuidWords] == 0)
+      if (!members.canJoin(m))
         unable = m;
     if (unable >= 0) {
       if (failed)

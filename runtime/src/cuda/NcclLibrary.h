@@ -11,6 +11,7 @@
 #ifndef MTRT_CUDA_NCCLLIBRARY_H
 #define MTRT_CUDA_NCCLLIBRARY_H
 
+#include "mtrt/Communicator.h"
 #include "mtrt/Status.h"
 
 #include <cuda_runtime_api.h>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace mtrt::gpu {
 
@@ -110,19 +112,42 @@ inline std::string ncclUnusable() {
   return "";
 }
 
-/// The words of GPU `ordinal`'s UUID: which GPU a rank runs on, compared
-/// across processes (NCCL refuses two ranks on one GPU).
-constexpr int kGpuUuidWords = sizeof(cudaUUID_t) / sizeof(int32_t);
-static_assert(sizeof(cudaUUID_t) % sizeof(int32_t) == 0);
-inline Status readGpuUuid(int ordinal, int32_t *words) {
-  cudaDeviceProp properties;
-  if (cudaError_t error = cudaGetDeviceProperties(&properties, ordinal);
-      error != cudaSuccess)
-    return Status::error(std::string("reading this rank's GPU (") +
-                         cudaGetErrorName(error) + ")");
-  std::memcpy(words, &properties.uuid, sizeof(properties.uuid));
-  return Status::ok();
-}
+/// What the members of a group (the ranks along one grid axis) tell each
+/// other before they join NCCL: their GPU (its UUID; NCCL refuses two ranks
+/// on one GPU), whether they can use NCCL and whether they asked for host
+/// memory (MEGATRON_CUDA_COLLECTIVES=host, which may differ between nodes).
+/// Every member decides alike from what all of them said.
+class GroupMembers {
+public:
+  /// All-gathers this rank's words along `axis` of `grid`; `ordinal` is
+  /// this rank's GPU.
+  Status gather(const Communicator &grid, int64_t axis, int ordinal,
+                bool canJoin, bool hostOnly) {
+    int32_t mine[kWords];
+    cudaDeviceProp properties;
+    if (cudaError_t error = cudaGetDeviceProperties(&properties, ordinal);
+        error != cudaSuccess)
+      return Status::error(std::string("reading this rank's GPU (") +
+                           cudaGetErrorName(error) + ")");
+    std::memcpy(mine, &properties.uuid, sizeof(properties.uuid));
+    mine[kUuidWords] = canJoin ? 1 : 0;
+    mine[kUuidWords + 1] = hostOnly ? 1 : 0;
+    words.assign(size_t(grid.groupSize(axis) * kWords), 0);
+    return grid.allGather(axis, mine, words.data(), kWords, DType::I32);
+  }
+  bool sameGpu(int64_t a, int64_t b) const {
+    return std::memcmp(of(a), of(b), kUuidWords * sizeof(int32_t)) == 0;
+  }
+  bool canJoin(int64_t m) const { return of(m)[kUuidWords] != 0; }
+  bool askedHost(int64_t m) const { return of(m)[kUuidWords + 1] != 0; }
+
+private:
+  static constexpr int64_t kUuidWords = sizeof(cudaUUID_t) / sizeof(int32_t);
+  static constexpr int64_t kWords = kUuidWords + 2;
+  static_assert(sizeof(cudaUUID_t) % sizeof(int32_t) == 0);
+  const int32_t *of(int64_t m) const { return words.data() + m * kWords; }
+  std::vector<int32_t> words;
+};
 
 } // namespace mtrt::gpu
 

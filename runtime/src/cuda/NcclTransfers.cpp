@@ -91,22 +91,15 @@ Status NcclTransfers::open(const Communicator &grid, int64_t axis, int ordinal,
   // Each member's GPU, whether it can use NCCL and whether it asked for
   // host memory.
   const std::string cannot = hostOnly ? std::string() : ncclUnusable();
-  constexpr int64_t kUuidWords = kGpuUuidWords;
-  constexpr int64_t kWords = kUuidWords + 2;
-  int32_t mine[kWords];
-  MTRT_RETURN_IF_ERROR(readGpuUuid(ordinal, mine));
-  mine[kUuidWords] = cannot.empty() ? 1 : 0;
-  mine[kUuidWords + 1] = hostOnly ? 1 : 0;
-  std::vector<int32_t> members(size_t(size * kWords));
+  GroupMembers members;
   MTRT_RETURN_IF_ERROR(
-      grid.allGather(axis, mine, members.data(), kWords, DType::I32));
-  auto of = [&](int64_t m) { return members.data() + m * kWords; };
+      members.gather(grid, axis, ordinal, cannot.empty(), hostOnly));
   // Why a direction between this rank and `peer` stays in host memory:
   // both ends answer alike.
   auto hostReason = [&](int64_t peer) -> std::string {
-    if (of(member)[kUuidWords + 1] || of(peer)[kUuidWords + 1])
+    if (members.askedHost(member) || members.askedHost(peer))
       return "MEGATRON_CUDA_COLLECTIVES=host";
-    if (std::memcmp(of(member), of(peer), kUuidWords * sizeof(int32_t)) == 0)
+    if (members.sameGpu(member, peer))
       return "stages " + std::to_string(std::min(member, peer)) + " and " +
              std::to_string(std::max(member, peer)) +
              " share a GPU, which NCCL refuses";
@@ -123,12 +116,12 @@ Status NcclTransfers::open(const Communicator &grid, int64_t axis, int ordinal,
           hostWhy = why;
         continue;
       }
-      if (!of(member)[kUuidWords] || !of(peer)[kUuidWords]) {
+      if (!members.canJoin(member) || !members.canJoin(peer)) {
         // Both ends see it: neither offers, and the group agrees below.
         if (refused.empty())
           refused =
               "stage " +
-              std::to_string(of(member)[kUuidWords] ? peer : member) +
+              std::to_string(members.canJoin(member) ? peer : member) +
               " cannot use NCCL" +
               (cannot.empty() ? std::string() : " (here: " + cannot + ")") +
               "; MEGATRON_CUDA_COLLECTIVES=host carries them through host "
