@@ -191,9 +191,7 @@ private:
   }
   Status runCommand(size_t index, KernelId id, const Command &command,
                     uint64_t seed, uint64_t step);
-  /// Runs collective `command` on stream `on` (the compute stream, or the
-  /// communication stream for a command that overlaps).
-  Status runCollective(KernelId id, const Command &command, cudaStream_t on);
+  Status runCollective(KernelId id, const Command &command);
   /// The command's product: of its 16-bit operands as they are (`half`,
   /// halfGemm), or of fp32 views.
   Status gemm(const Command &command, bool half);
@@ -344,11 +342,15 @@ private:
   /// Chooses each axis' transport (NcclCollectives::open) if `program` has
   /// a collective across ranks and none was chosen yet.
   Status openCollectives(const RankProgram &program);
+  /// Whether NCCL carries grid axis `axis`' collectives.
+  bool viaNccl(int64_t axis) const {
+    return axis >= 0 && size_t(axis) < hostWhy.size() &&
+           hostWhy[size_t(axis)].empty() && axis != pipelineAxis &&
+           communicator->groupSize(axis) > 1;
+  }
   /// The transport of grid axis `axis`' collectives.
   gpu::DeviceCollectives &transport(int64_t axis) {
-    if (axis >= 0 && size_t(axis) < hostWhy.size() &&
-        hostWhy[size_t(axis)].empty() && axis != pipelineAxis &&
-        communicator->groupSize(axis) > 1)
+    if (viaNccl(axis))
       return nccl;
     return hostStaged;
   }
@@ -1221,7 +1223,7 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
 bool CudaDevice::overlaps(const Command &command, KernelId id) {
   if (!isCollective(id) || id == KernelId::all_slice || !acrossRanks(command))
     return false;
-  if (&transport(int64_t(command.get("grid_axis", 0))) != &nccl)
+  if (!viaNccl(int64_t(command.get("grid_axis", 0))))
     return false;
   // fp32 operands only: a 16-bit one goes through the shared fp32 staging,
   // which the next command would overwrite.
@@ -1256,7 +1258,7 @@ Status CudaDevice::prepareOverlap() {
       axis = int64_t(command.get("grid_axis", 0));
     else if (isCrossEntropy(id) && command.has("vocab_grid_axis"))
       axis = int64_t(command.get("vocab_grid_axis", 0));
-    callsNccl[i] = axis >= 0 && &transport(axis) == &nccl;
+    callsNccl[i] = viaNccl(axis);
     if (overlaps(command, id)) {
       overlapping[i] = true;
       ++overlappingCommands;
@@ -1508,7 +1510,7 @@ bool CudaDevice::throughHost(const Command &command, KernelId id) const {
     axis = int64_t(command.get("vocab_grid_axis", 0));
   if (axis < 0 || !communicator || communicator->groupSize(axis) <= 1)
     return false;
-  return &const_cast<CudaDevice *>(this)->transport(axis) == &hostStaged;
+  return !viaNccl(axis);
 }
 
 std::string CudaDevice::transportChoice() const {
@@ -1604,8 +1606,7 @@ Status CudaDevice::runVocabParallelCrossEntropy(KernelId id,
                    "the launch");
 }
 
-Status CudaDevice::runCollective(KernelId id, const Command &command,
-                                 cudaStream_t on) {
+Status CudaDevice::runCollective(KernelId id, const Command &command) {
   const BufferDesc &input = prog->buffers[size_t(command.ins[0])];
   const BufferDesc &output = prog->buffers[size_t(command.outs[0])];
   if (!acrossRanks(command)) {
@@ -1617,7 +1618,7 @@ Status CudaDevice::runCollective(KernelId id, const Command &command,
     return checkCuda(
         cudaMemcpyAsync(address(command.outs[0]), address(command.ins[0]),
                         size_t(std::min(input.bytes(), output.bytes())),
-                        cudaMemcpyDeviceToDevice, on),
+                        cudaMemcpyDeviceToDevice, stream),
         "a collective's copy");
   }
   // Across ranks, on fp32 views (16-bit operands are staged), as
@@ -1634,10 +1635,10 @@ Status CudaDevice::runCollective(KernelId id, const Command &command,
     if (out != in)
       MTRT_RETURN_IF_ERROR(checkCuda(
           cudaMemcpyAsync(out, in, size_t(output.numElements()) * sizeof(float),
-                          cudaMemcpyDeviceToDevice, on),
+                          cudaMemcpyDeviceToDevice, stream),
           "an all-reduce's copy"));
     return transport(axis).allReduce(axis, out, output.numElements(),
-                                     DType::F32, op, on);
+                                     DType::F32, op, stream);
   }
   int64_t outer = 1, block = 1;
   collectivePieces(id, command, parts, outer, block);
@@ -1649,7 +1650,7 @@ Status CudaDevice::runCollective(KernelId id, const Command &command,
                         size_t fromPitch, const char *what) {
     return checkCuda(cudaMemcpy2DAsync(to, toPitch, from, fromPitch, row,
                                        size_t(outer), cudaMemcpyDeviceToDevice,
-                                       on),
+                                       stream),
                      what);
   };
   const size_t wholePitch = size_t(parts) * row;
@@ -1660,18 +1661,19 @@ Status CudaDevice::runCollective(KernelId id, const Command &command,
   if (id == KernelId::reduce_scatter) {
     if (outer == 1)
       return transport(axis).reduceScatter(axis, in, out, output.numElements(),
-                                           op, on);
+                                           op, stream);
     for (int64_t t = 0; t < parts; ++t)
       MTRT_RETURN_IF_ERROR(copyPieces(rankMajor + t * outer * block, row,
                                       in + t * block, wholePitch,
                                       "ordering the pieces by rank"));
     return transport(axis).reduceScatter(axis, rankMajor, out,
-                                         output.numElements(), op, on);
+                                         output.numElements(), op, stream);
   }
   if (outer == 1)
-    return transport(axis).allGather(axis, in, out, input.numElements(), on);
-  MTRT_RETURN_IF_ERROR(
-      transport(axis).allGather(axis, in, rankMajor, input.numElements(), on));
+    return transport(axis).allGather(axis, in, out, input.numElements(),
+                                     stream);
+  MTRT_RETURN_IF_ERROR(transport(axis).allGather(axis, in, rankMajor,
+                                                 input.numElements(), stream));
   for (int64_t t = 0; t < parts; ++t)
     MTRT_RETURN_IF_ERROR(copyPieces(out + t * block, wholePitch,
                                     rankMajor + t * outer * block, row,
@@ -2025,7 +2027,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   case KernelId::reduce_scatter:
   case KernelId::all_gather:
   case KernelId::all_slice:
-    return runCollective(id, command, stream);
+    return runCollective(id, command);
   default:
     return Status::error("no CUDA kernel for it");
   }
