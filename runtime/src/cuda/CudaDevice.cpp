@@ -401,6 +401,9 @@ private:
   std::vector<gpu::Transfer> openedSends, openedRecvs;
   /// Per command: the event a send's peer stream waits for.
   std::vector<cudaEvent_t> transferEvents;
+  /// Whether MEGATRON_CUDA_COLLECTIVES asks for host memory ('host'; unset
+  /// or 'auto': NCCL where it can); another value is an error.
+  static Status hostMemoryAsked(bool &hostOnly);
   /// Chooses the transports of `program`'s transfers once (every rank of
   /// the pipeline group calls it, as every stage has transfers).
   Status openTransfers(const RankProgram &program);
@@ -1374,6 +1377,17 @@ void CudaDevice::collectivePieces(KernelId id, const Command &command,
   block = local * inner;
 }
 
+Status CudaDevice::hostMemoryAsked(bool &hostOnly) {
+  const char *choice = std::getenv("MEGATRON_CUDA_COLLECTIVES");
+  std::string mode = choice ? choice : "";
+  hostOnly = mode == "host";
+  if (mode.empty() || mode == "auto" || hostOnly)
+    return Status::ok();
+  return Status::error("MEGATRON_CUDA_COLLECTIVES is '" + mode +
+                       "'; it takes 'auto' (NCCL where every rank has its "
+                       "own GPU) or 'host' (MPI through host memory)");
+}
+
 Status CudaDevice::openTransfers(const RankProgram &program) {
   if (!communicator || pipelineAxis < 0)
     return Status::ok();
@@ -1409,8 +1423,8 @@ Status CudaDevice::openTransfers(const RankProgram &program) {
                          "first program this device prepared, which its "
                          "transports were chosen and checked for");
   }
-  const char *choice = std::getenv("MEGATRON_CUDA_COLLECTIVES");
-  const bool hostOnly = choice && std::string(choice) == "host";
+  bool hostOnly = false;
+  MTRT_RETURN_IF_ERROR(hostMemoryAsked(hostOnly));
   if (Status opened =
           ncclTransfers.open(*communicator, pipelineAxis, ordinal, hostOnly,
                              sends, recvs, transfersHostWhy);
@@ -1484,16 +1498,12 @@ Status CudaDevice::openCollectives(const RankProgram &program) {
   }
   if (!across)
     return Status::ok();
-  const char *choice = std::getenv("MEGATRON_CUDA_COLLECTIVES");
-  std::string mode = choice ? choice : "";
-  if (!mode.empty() && mode != "auto" && mode != "host")
-    return Status::error("MEGATRON_CUDA_COLLECTIVES is '" + mode +
-                         "'; it takes 'auto' (NCCL where every rank has its "
-                         "own GPU) or 'host' (MPI through host memory)");
+  bool hostOnly = false;
+  MTRT_RETURN_IF_ERROR(hostMemoryAsked(hostOnly));
   // Every rank of a stage has the same program, so all of them choose here,
   // or none does; the groups of the axes chosen for never span stages.
-  if (Status opened = nccl.open(*communicator, ordinal, pipelineAxis,
-                                mode == "host", hostWhy);
+  if (Status opened =
+          nccl.open(*communicator, ordinal, pipelineAxis, hostOnly, hostWhy);
       !opened)
     return Status::error("the collectives across ranks: " + opened.message());
   collectivesOpen = true;
