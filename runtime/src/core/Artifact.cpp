@@ -512,12 +512,16 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
           int64_t full = 1;
           for (int64_t dim : buffer.fullShape)
             full *= dim; // bounded: reader.shape checked the product
+          // The pieces' count is checked before it divides: read from the
+          // file, chunks times count can overflow, and a count that does
+          // overflow cannot split any dimension reader.shape accepted.
+          int64_t pieces = 0;
           bool badDim = buffer.shardDim >= int64_t(buffer.fullShape.size()) ||
                         buffer.shardChunks <= 0 || buffer.shardCount <= 0 ||
+                        __builtin_mul_overflow(buffer.shardChunks,
+                                               buffer.shardCount, &pieces) ||
                         (buffer.shardDim >= 0 &&
-                         buffer.fullShape[buffer.shardDim] %
-                                 (buffer.shardChunks * buffer.shardCount) !=
-                             0);
+                         buffer.fullShape[buffer.shardDim] % pieces != 0);
           if (reader.ok() && badDim)
             reader.fail(in, "dimension " + std::to_string(buffer.shardDim) +
                                 " in " + std::to_string(buffer.shardChunks) +
