@@ -75,11 +75,18 @@ struct mt_args {
   extern "C" __global__ void name(mt_args mt_a, long long mt_begin,            \
                                   long long mt_end)
 #define MT_ARG(k) (mt_a.p[k])
-// A grid-stride loop; c is the index into row-broadcast operands.
+// A grid-stride loop; c is the index into row-broadcast operands, i modulo
+// cols. A 64-bit remainder is a long emulated sequence on the GPU, so each
+// thread takes two at its start and then steps c along with i (the stride
+// modulo cols, less cols once it passes the end of the row). Where no
+// operand is broadcast, c is unused and the compiler drops it.
 #define MT_ELEMENT_LOOP(i, c, cols)                                            \
-  for (int64_t i = mt_begin + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;  \
-       i < mt_end; i += (int64_t)gridDim.x * blockDim.x) {                     \
-    const int64_t c = i % (cols);                                              \
+  for (int64_t i = mt_begin + (int64_t)blockIdx.x * blockDim.x + threadIdx.x,  \
+               mt_stride = (int64_t)gridDim.x * blockDim.x,                    \
+               mt_c = i % (cols), mt_c_step = mt_stride % (cols);              \
+       i < mt_end; i += mt_stride, mt_c += mt_c_step,                          \
+               mt_c -= mt_c >= (cols) ? (cols) : 0) {                          \
+    const int64_t c = mt_c;                                                    \
     (void)c;
 #define MT_ELEMENT_LOOP_END }
 #define MT_LAUNCHER(name)                                                      \
