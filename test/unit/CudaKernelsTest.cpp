@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -561,6 +562,71 @@ TEST(CudaReductions, GradientNormAndBiasGradient) {
                   4e-3 * std::max(1.0f, std::fabs(want[c])))
           << "bf16 " << rows << " x " << cols << ", column " << c;
   }
+}
+
+// Multi-tensor AdamW as it launches: threads that each take many elements
+// (about 6 here), crossing from one tensor into the next, one of them
+// empty; against the CPU backend's per-tensor update. The GPU's pow may
+// differ from the host's in the last bit of a double, which can move a
+// stored float by one unit in the last place.
+TEST(CudaAdamW, MultiTensorAgainstTheCpuBackend) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(15);
+  std::uniform_real_distribution<float> dist(-1, 1), small(0, 0.01f);
+  const std::vector<int64_t> sizes = {3, int64_t(1) << 20, 0, 777,
+                                      (int64_t(1) << 21) + 5};
+  int64_t total = 0;
+  for (int64_t n : sizes)
+    total += n;
+  const size_t count = static_cast<size_t>(total);
+  std::vector<float> param(count), grad(count), avg(count), avgSq(count);
+  for (size_t i = 0; i < count; ++i) {
+    param[i] = dist(gen);
+    grad[i] = dist(gen);
+    avg[i] = 0.1f * dist(gen);
+    avgSq[i] = small(gen);
+  }
+  // step, lr, beta1, beta2, eps, weight decay, gradient scale
+  std::vector<float> scalarValues = {7, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f};
+  DeviceVector<float> paramDev{param}, gradDev{grad}, avgDev{avg},
+      avgSqDev{avgSq}, scalarsDev{scalarValues};
+  std::vector<gpu::AdamSegment> table;
+  std::vector<float> wantParam = param, wantAvg = avg, wantAvgSq = avgSq;
+  int64_t start = 0;
+  for (int64_t n : sizes) {
+    table.push_back({paramDev.data + start, gradDev.data + start,
+                     avgDev.data + start, avgSqDev.data + start, start});
+    cpu::adamw(wantParam.data() + start, grad.data() + start,
+               wantAvg.data() + start, wantAvgSq.data() + start, n, 6e-4f, 0.9f,
+               0.95f, 1e-8f, 0.1f, 7, 0.5f, true);
+    start += n;
+  }
+  std::vector<uint8_t> tableBytes(table.size() * sizeof(gpu::AdamSegment));
+  std::memcpy(tableBytes.data(), table.data(), tableBytes.size());
+  DeviceVector<uint8_t> tableDev{tableBytes};
+  const float *sc = scalarsDev.data;
+  gpu::AdamScalars scalars{sc, sc + 1, sc + 2, sc + 3, sc + 4, sc + 5, sc + 6};
+  ASSERT_EQ(gpu::launchMultiAdamW(
+                nullptr, reinterpret_cast<gpu::AdamSegment *>(tableDev.data),
+                int64_t(table.size()), total, scalars, true),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto expectClose = [](const std::vector<float> &got,
+                        const std::vector<float> &want, const char *what) {
+    int64_t differ = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (got[i] != want[i]) {
+        ++differ;
+        ASSERT_LE(std::fabs(got[i] - want[i]),
+                  std::fabs(want[i]) * 1.2e-7f + 1e-30f)
+            << what << " " << i;
+      }
+    EXPECT_LE(differ, int64_t(want.size()) / 100) << what;
+  };
+  expectClose(paramDev.read(), wantParam, "param");
+  expectClose(avgDev.read(), wantAvg, "exp_avg");
+  expectClose(avgSqDev.read(), wantAvgSq, "exp_avg_sq");
 }
 
 } // namespace

@@ -43,6 +43,13 @@ template <typename F> void grid(int64_t n, F f) {
     f(i);
 }
 
+/// Every thread of a grid of `threads`, as launchThreads runs them: f(t,
+/// threads) for each t.
+template <typename F> void threadsOf(int64_t threads, F f) {
+  for (int64_t t = 0; t < threads; ++t)
+    f(t, threads);
+}
+
 TEST(DeviceKernels, EmbeddingAndItsGradient) {
   std::mt19937_64 gen(1);
   const int64_t vocab = 7, hidden = 5, tokens = 9, offset = 2;
@@ -263,29 +270,37 @@ TEST(DeviceKernels, ClipAndAdamW) {
         wd = 0.1f, scale = 0.5f;
   for (bool decay : {false, true}) {
     std::vector<float> p1 = param, m1 = avg, v1 = avgSq;
-    std::vector<float> p2 = param, m2 = avg, v2 = avgSq;
     cpu::adamw(p1.data(), grad.data(), m1.data(), v1.data(), m, lr, beta1,
                beta2, eps, wd, int64_t(step), scale, decay);
     gpu::AdamScalars s{&step, &lr, &beta1, &beta2, &eps, &wd, &scale};
-    grid(m, [&](int64_t i) {
-      gpu::adamwItem(i, p2.data(), grad.data(), m2.data(), v2.data(), s, decay);
-    });
-    EXPECT_EQ(p2, p1);
-    EXPECT_EQ(m2, m1);
-    EXPECT_EQ(v2, v1);
+    // Threads of one element each, several, and more threads than elements.
+    for (int64_t threads : {m, int64_t(4), int64_t(1), int64_t(100)}) {
+      std::vector<float> p2 = param, m2 = avg, v2 = avgSq;
+      threadsOf(threads, [&](int64_t t, int64_t all) {
+        gpu::adamwThread(t, all, m, p2.data(), grad.data(), m2.data(),
+                         v2.data(), s, decay);
+      });
+      EXPECT_EQ(p2, p1) << threads << " threads";
+      EXPECT_EQ(m2, m1) << threads << " threads";
+      EXPECT_EQ(v2, v1) << threads << " threads";
+    }
   }
   // A non-finite gradient scale applies nothing.
-  std::vector<float> p3 = param;
+  std::vector<float> p3 = param, m3 = avg, v3 = avgSq;
   gpu::AdamScalars skip{&step, &lr, &beta1, &beta2, &eps, &wd, &nan};
-  grid(m, [&](int64_t i) {
-    gpu::adamwItem(i, p3.data(), grad.data(), avg.data(), avgSq.data(), skip,
-                   true);
+  threadsOf(3, [&](int64_t t, int64_t all) {
+    gpu::adamwThread(t, all, m, p3.data(), grad.data(), m3.data(), v3.data(),
+                     skip, true);
   });
   EXPECT_EQ(p3, param);
+  EXPECT_EQ(m3, avg);
+  EXPECT_EQ(v3, avgSq);
 
   // Multi-tensor AdamW: one pass over tensors of 5, 0, 1 and 31 elements
-  // (an empty one among them) is bit for bit the per-tensor update.
-  {
+  // (an empty one among them) is bit for bit the per-tensor update, however
+  // many threads share it (a thread's elements then cross segments).
+  for (int64_t threads :
+       {int64_t(37), int64_t(1), int64_t(3), int64_t(6), int64_t(64)}) {
     const std::vector<int64_t> sizes = {5, 0, 1, 31};
     std::vector<std::vector<float>> ps, gs, ms, vs;
     std::vector<gpu::AdamSegment> segments;
@@ -306,13 +321,13 @@ TEST(DeviceKernels, ClipAndAdamW) {
                  true);
     }
     gpu::AdamScalars s{&step, &lr, &beta1, &beta2, &eps, &wd, &scale};
-    grid(total, [&](int64_t i) {
-      gpu::multiAdamwItem(i, segments.data(), int64_t(segments.size()), s,
-                          true);
+    threadsOf(threads, [&](int64_t t, int64_t all) {
+      gpu::multiAdamwThread(t, all, segments.data(), int64_t(segments.size()),
+                            total, s, true);
     });
-    EXPECT_EQ(ps, ps1);
-    EXPECT_EQ(ms, ms1);
-    EXPECT_EQ(vs, vs1);
+    EXPECT_EQ(ps, ps1) << threads << " threads";
+    EXPECT_EQ(ms, ms1) << threads << " threads";
+    EXPECT_EQ(vs, vs1) << threads << " threads";
   }
 
   int flag = 0;

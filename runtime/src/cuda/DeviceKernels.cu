@@ -31,6 +31,29 @@ cudaError_t launch(cudaStream_t stream, int64_t n, F item) {
   return cudaGetLastError();
 }
 
+/// Calls thread(t, threads) for every thread t of the grid.
+template <typename F> __global__ void forEachThread(F thread) {
+  thread(int64_t(blockIdx.x) * blockDim.x + threadIdx.x,
+         int64_t(gridDim.x) * blockDim.x);
+}
+
+/// Runs `thread` over n items on `stream`, with threads that each take
+/// many items: enough of them to keep every SM's loads in flight (an H100
+/// holds 132 x 2048), few enough that each spreads a setup of its own
+/// (AdamStep) over hundreds of elements of a large model.
+template <typename F>
+cudaError_t launchThreads(cudaStream_t stream, int64_t n, F thread) {
+  if (n <= 0)
+    return cudaSuccess;
+  constexpr int kBlock = 256;
+  constexpr int64_t kMaxBlocks = 2048;
+  int64_t blocks = (n + kBlock - 1) / kBlock;
+  if (blocks > kMaxBlocks)
+    blocks = kMaxBlocks;
+  forEachThread<<<unsigned(blocks), kBlock, 0, stream>>>(thread);
+  return cudaGetLastError();
+}
+
 } // namespace
 
 cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
@@ -264,17 +287,20 @@ cudaError_t launchClipScale(cudaStream_t stream, const float *norm,
 cudaError_t launchAdamW(cudaStream_t stream, float *param, const float *grad,
                         float *expAvg, float *expAvgSq, int64_t n,
                         AdamScalars scalars, bool applyDecay) {
-  return launch(stream, n, [=] __device__(int64_t i) {
-    adamwItem(i, param, grad, expAvg, expAvgSq, scalars, applyDecay);
+  return launchThreads(stream, n, [=] __device__(int64_t t, int64_t threads) {
+    adamwThread(t, threads, n, param, grad, expAvg, expAvgSq, scalars,
+                applyDecay);
   });
 }
 
 cudaError_t launchMultiAdamW(cudaStream_t stream, const AdamSegment *segments,
                              int64_t count, int64_t total, AdamScalars scalars,
                              bool applyDecay) {
-  return launch(stream, total, [=] __device__(int64_t i) {
-    multiAdamwItem(i, segments, count, scalars, applyDecay);
-  });
+  return launchThreads(stream, total,
+                       [=] __device__(int64_t t, int64_t threads) {
+                         multiAdamwThread(t, threads, segments, count, total,
+                                          scalars, applyDecay);
+                       });
 }
 
 cudaError_t launchNonFinite(cudaStream_t stream, const float *x, int64_t n,

@@ -538,26 +538,52 @@ struct AdamScalars {
   const float *step, *lr, *beta1, *beta2, *eps, *weightDecay, *gradScale;
 };
 
+/// What one AdamW step applies to every element, from its scalar inputs.
+/// A thread computes it once for all its elements: per element, its two
+/// double pow()s made the update compute-bound on the GPU.
+struct AdamStep {
+  bool apply; // the gradient's scale is finite (else nothing changes)
+  double gradScale, beta1, beta2, stepSize, bias2Sqrt, decay, eps;
+};
+
+MTK_HD AdamStep adamStepOf(AdamScalars s, bool applyDecay) {
+  AdamStep a;
+  a.gradScale = s.gradScale[0];
+  a.apply = finite(a.gradScale);
+  double lr = s.lr[0], step = s.step[0];
+  a.beta1 = s.beta1[0];
+  a.beta2 = s.beta2[0];
+  a.stepSize = lr / (1.0 - pow(a.beta1, step));
+  a.bias2Sqrt = sqrt(1.0 - pow(a.beta2, step));
+  a.decay = applyDecay ? lr * double(s.weightDecay[0]) : 0.0;
+  a.eps = s.eps[0];
+  return a;
+}
+
 /// Element i of one AdamW step, as torch.optim.AdamW, in double.
-MTK_HD void adamwItem(int64_t i, float *param, const float *grad, float *expAvg,
-                      float *expAvgSq, AdamScalars s, bool applyDecay) {
-  double gradScale = s.gradScale[0];
-  if (!finite(gradScale))
-    return;
-  double lr = s.lr[0], beta1 = s.beta1[0], beta2 = s.beta2[0];
-  double step = s.step[0];
-  double stepSize = lr / (1.0 - pow(beta1, step));
-  double bias2Sqrt = sqrt(1.0 - pow(beta2, step));
-  double decay = applyDecay ? lr * double(s.weightDecay[0]) : 0.0;
-  double g = double(grad[i]) * gradScale;
+MTK_HD void adamwElement(int64_t i, float *param, const float *grad,
+                         float *expAvg, float *expAvgSq, const AdamStep &a) {
+  double g = double(grad[i]) * a.gradScale;
   double p = double(param[i]);
-  p -= decay * p;
-  double m = beta1 * double(expAvg[i]) + (1.0 - beta1) * g;
-  double v = beta2 * double(expAvgSq[i]) + (1.0 - beta2) * g * g;
-  p -= stepSize * m / (sqrt(v) / bias2Sqrt + double(s.eps[0]));
+  p -= a.decay * p;
+  double m = a.beta1 * double(expAvg[i]) + (1.0 - a.beta1) * g;
+  double v = a.beta2 * double(expAvgSq[i]) + (1.0 - a.beta2) * g * g;
+  p -= a.stepSize * m / (sqrt(v) / a.bias2Sqrt + a.eps);
   expAvg[i] = float(m);
   expAvgSq[i] = float(v);
   param[i] = float(p);
+}
+
+/// Thread `t` of `threads` of an AdamW step over n elements: elements t,
+/// t + threads, ...
+MTK_HD void adamwThread(int64_t t, int64_t threads, int64_t n, float *param,
+                        const float *grad, float *expAvg, float *expAvgSq,
+                        AdamScalars s, bool applyDecay) {
+  const AdamStep a = adamStepOf(s, applyDecay);
+  if (!a.apply)
+    return;
+  for (int64_t i = t; i < n; i += threads)
+    adamwElement(i, param, grad, expAvg, expAvgSq, a);
 }
 
 /// One tensor of a multi-tensor AdamW: its parameter, gradient and moments,
@@ -570,22 +596,30 @@ struct AdamSegment {
   int64_t start;
 };
 
-/// Element i of the concatenation of `count` segments (starts ascending;
-/// an empty segment shares the next one's start): the last segment that
-/// starts at or before i holds it.
-MTK_HD void multiAdamwItem(int64_t i, const AdamSegment *segments,
-                           int64_t count, AdamScalars s, bool applyDecay) {
-  int64_t low = 0, high = count - 1;
-  while (low < high) {
-    int64_t middle = (low + high + 1) / 2;
-    if (segments[middle].start <= i)
-      low = middle;
-    else
-      high = middle - 1;
+/// Thread `t` of `threads` of a multi-tensor AdamW over the concatenation
+/// of `count` segments (`total` elements, starts ascending): elements t,
+/// t + threads, ..., each in the last segment that starts at or before it.
+/// The elements ascend, so each search starts from the previous segment.
+MTK_HD void multiAdamwThread(int64_t t, int64_t threads,
+                             const AdamSegment *segments, int64_t count,
+                             int64_t total, AdamScalars s, bool applyDecay) {
+  const AdamStep a = adamStepOf(s, applyDecay);
+  if (!a.apply)
+    return;
+  int64_t low = 0;
+  for (int64_t i = t; i < total; i += threads) {
+    int64_t high = count - 1;
+    while (low < high) {
+      int64_t middle = (low + high + 1) / 2;
+      if (segments[middle].start <= i)
+        low = middle;
+      else
+        high = middle - 1;
+    }
+    const AdamSegment &segment = segments[low];
+    adamwElement(i - segment.start, segment.param, segment.grad, segment.expAvg,
+                 segment.expAvgSq, a);
   }
-  const AdamSegment &segment = segments[low];
-  adamwItem(i - segment.start, segment.param, segment.grad, segment.expAvg,
-            segment.expAvgSq, s, applyDecay);
 }
 
 /// Sets *flag when element i of x is not finite.
