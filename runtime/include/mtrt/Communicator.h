@@ -56,6 +56,11 @@ public:
   virtual Status recv(int64_t axis, int64_t peer, int64_t tag, void *data,
                       int64_t bytes) const = 0;
   virtual Status finishSends() const = 0;
+
+  /// How long its waits for other ranks last before they give up (the
+  /// launcher's --distributed-timeout-minutes; 0: forever). A backend that
+  /// also waits on a transport of its own (NCCL) gives up after as long.
+  virtual double timeoutSeconds() const { return 0; }
 };
 
 } // namespace mtrt

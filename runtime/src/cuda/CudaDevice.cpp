@@ -20,10 +20,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace mtrt;
@@ -181,6 +183,14 @@ private:
   std::string graphRefusal() const;
   /// Captures the commands as this program's graph (graphExec).
   Status captureStep(uint64_t seed, uint64_t step);
+  /// Waits for the step's end on the compute stream. Where this rank
+  /// joined NCCL it polls instead, as PyTorch's NCCL watchdog does: NCCL's
+  /// kernels wait for their peers without a deadline, so a rank that
+  /// stopped answering would hang this one for good. On NCCL's background
+  /// error, or past the run's deadline (--distributed-timeout-minutes), it
+  /// aborts this rank's NCCL communicators (their kernels return) and
+  /// fails, naming what it waited for.
+  Status finishStep(const char *what);
   void dropGraph() {
     if (graphExec)
       cudaGraphExecDestroy(graphExec);
@@ -1041,6 +1051,42 @@ Status CudaDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
   return checkCuda(cudaStreamSynchronize(stream), what);
 }
 
+Status CudaDevice::finishStep(const char *what) {
+  if (!nccl.joined() && !ncclTransfers.joined())
+    return checkCuda(cudaStreamSynchronize(stream), what);
+  const double timeout = communicator ? communicator->timeoutSeconds() : 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t polls = 0;; ++polls) {
+    cudaError_t state = cudaStreamQuery(stream);
+    if (state != cudaErrorNotReady)
+      return checkCuda(state, what);
+    if (polls % 256 != 0) {
+      if (polls > 1000)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      continue;
+    }
+    std::string error = nccl.backgroundError();
+    if (error.empty())
+      error = ncclTransfers.backgroundError();
+    double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (error.empty() && timeout > 0 && waited > timeout) {
+      char text[64];
+      std::snprintf(text, sizeof(text), "%g", timeout);
+      error = "no answer within " + std::string(text) +
+              " s (--distributed-timeout-minutes) from the ranks NCCL waits "
+              "for";
+    }
+    if (!error.empty()) {
+      nccl.abort();
+      ncclTransfers.abort();
+      return Status::error(std::string(what) + " did not finish: " + error +
+                           "; this rank's NCCL communicators were aborted");
+    }
+  }
+}
+
 Status CudaDevice::download(int64_t bufferId, void *host, int64_t bytes,
                             int64_t offset) const {
   MTRT_RETURN_IF_ERROR(checkTransfer(bufferId, bytes, offset, "download"));
@@ -1104,7 +1150,7 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   if (!trace && graphExec) {
     MTRT_RETURN_IF_ERROR(
         checkCuda(cudaGraphLaunch(graphExec, stream), "launching the step"));
-    return checkCuda(cudaStreamSynchronize(stream), "the step");
+    return finishStep("the step");
   }
   // With a trace, command i runs between events i and i + 1; the step's
   // host time at its start places them on the trace's clock.
@@ -1123,7 +1169,7 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
                                    "timing the step"));
   }
   MTRT_RETURN_IF_ERROR(enqueueCommands(seed, step, trace != nullptr));
-  MTRT_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(stream), "the step"));
+  MTRT_RETURN_IF_ERROR(finishStep("the step"));
   // Sends copied their bytes out: wait for them before the next step.
   if (communicator && pipelineAxis >= 0)
     MTRT_RETURN_IF_ERROR(hostStaged.finishSends());

@@ -110,6 +110,28 @@ Status NcclCollectives::open(const Communicator &grid, int ordinal,
   return failed;
 }
 
+bool NcclCollectives::joined() const {
+  for (ncclComm_t comm : impl->comms)
+    if (comm)
+      return true;
+  return false;
+}
+
+std::string NcclCollectives::backgroundError() const {
+  for (size_t axis = 0; axis < impl->comms.size(); ++axis)
+    if (std::string error = ncclBackgroundError(
+            impl->comms[axis],
+            "the NCCL communicator of grid axis " + std::to_string(axis));
+        !error.empty())
+      return error;
+  return "";
+}
+
+void NcclCollectives::abort() {
+  for (ncclComm_t &comm : impl->comms)
+    ncclAbort(comm);
+}
+
 namespace {
 /// Runs `call(comm)` with the axis' communicator, naming `what` on failure.
 template <typename Call>
@@ -195,5 +217,8 @@ Status NcclCollectives::allGather(int64_t, const float *, float *, int64_t,
                                   cudaStream_t) {
   return noNccl();
 }
+bool NcclCollectives::joined() const { return false; }
+std::string NcclCollectives::backgroundError() const { return ""; }
+void NcclCollectives::abort() {}
 
 #endif // MTRT_HAVE_NCCL

@@ -68,6 +68,14 @@ public:
   Status allGather(int64_t axis, const float *in, float *out, int64_t count,
                    cudaStream_t stream) override;
 
+  /// Whether this rank joined any NCCL communicator.
+  bool joined() const;
+  /// NCCL's first background error on them ("" if none).
+  std::string backgroundError() const;
+  /// Aborts them, so that their kernels waiting for a peer return; no
+  /// collective runs after.
+  void abort();
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;

@@ -34,6 +34,8 @@ struct NcclLibrary {
   decltype(&ncclGetUniqueId) getUniqueId = nullptr;
   decltype(&ncclCommInitRank) commInitRank = nullptr;
   decltype(&ncclCommDestroy) commDestroy = nullptr;
+  decltype(&ncclCommAbort) commAbort = nullptr;
+  decltype(&ncclCommGetAsyncError) commGetAsyncError = nullptr;
   decltype(&ncclGetErrorString) getErrorString = nullptr;
   decltype(&ncclAllReduce) allReduce = nullptr;
   decltype(&ncclReduceScatter) reduceScatter = nullptr;
@@ -74,6 +76,8 @@ private:
     bind(library.getUniqueId, "ncclGetUniqueId");
     bind(library.commInitRank, "ncclCommInitRank");
     bind(library.commDestroy, "ncclCommDestroy");
+    bind(library.commAbort, "ncclCommAbort");
+    bind(library.commGetAsyncError, "ncclCommGetAsyncError");
     bind(library.getErrorString, "ncclGetErrorString");
     bind(library.allReduce, "ncclAllReduce");
     bind(library.reduceScatter, "ncclReduceScatter");
@@ -94,6 +98,30 @@ inline Status checkNccl(ncclResult_t result, const std::string &what) {
       what + " failed (NCCL: " +
       (nccl.getErrorString ? nccl.getErrorString(result) : "unknown error") +
       ")");
+}
+
+/// NCCL's background error on `comm` ("" if none, or no communicator):
+/// what went wrong while its kernels ran, e.g. a peer's connection lost.
+/// `which` names the communicator.
+inline std::string ncclBackgroundError(ncclComm_t comm,
+                                       const std::string &which) {
+  if (!comm)
+    return "";
+  const NcclLibrary &nccl = NcclLibrary::get();
+  ncclResult_t state = ncclSuccess;
+  if (nccl.commGetAsyncError(comm, &state) != ncclSuccess)
+    return which + ": NCCL could not say its state";
+  if (state == ncclSuccess || state == ncclInProgress)
+    return "";
+  return which + ": " + nccl.getErrorString(state);
+}
+
+/// Aborts `comm` (its kernels waiting on a peer return; it is freed) and
+/// forgets it.
+inline void ncclAbort(ncclComm_t &comm) {
+  if (comm)
+    NcclLibrary::get().commAbort(comm);
+  comm = nullptr;
 }
 
 /// Why this process cannot use NCCL ("" when it can): the library did not

@@ -229,6 +229,34 @@ Status NcclTransfers::send(int64_t peer, const void *data, int64_t bytes,
                    "ncclSend to stage " + std::to_string(peer));
 }
 
+bool NcclTransfers::joined() const {
+  for (const auto *comms : {&impl->sendComms, &impl->recvComms})
+    for (const auto &[peer, comm] : *comms)
+      if (comm)
+        return true;
+  return false;
+}
+
+std::string NcclTransfers::backgroundError() const {
+  for (auto [comms, direction] : {std::pair{&impl->sendComms, " to stage "},
+                                  std::pair{&impl->recvComms, " from stage "}})
+    for (const auto &[peer, comm] : *comms)
+      if (std::string error =
+              ncclBackgroundError(comm, std::string("the NCCL transfers") +
+                                            direction + std::to_string(peer));
+          !error.empty())
+        return error;
+  return "";
+}
+
+void NcclTransfers::abort() {
+  for (auto *comms : {&impl->sendComms, &impl->recvComms}) {
+    for (auto &[peer, comm] : *comms)
+      ncclAbort(comm);
+    comms->clear();
+  }
+}
+
 Status NcclTransfers::recv(int64_t peer, void *data, int64_t bytes,
                            cudaStream_t stream) {
   if (!viaNccl(peer, false))
@@ -263,5 +291,8 @@ Status NcclTransfers::send(int64_t, const void *, int64_t, cudaStream_t) {
 Status NcclTransfers::recv(int64_t, void *, int64_t, cudaStream_t) {
   return Status::error("no NCCL in this build");
 }
+bool NcclTransfers::joined() const { return false; }
+std::string NcclTransfers::backgroundError() const { return ""; }
+void NcclTransfers::abort() {}
 
 #endif // MTRT_HAVE_NCCL

@@ -70,6 +70,14 @@ public:
               cudaStream_t stream);
   Status recv(int64_t peer, void *data, int64_t bytes, cudaStream_t stream);
 
+  /// Whether this rank joined any direction's NCCL communicator.
+  bool joined() const;
+  /// NCCL's first background error on them ("" if none).
+  std::string backgroundError() const;
+  /// Aborts them, so that their sends and receives waiting for a peer
+  /// return; no transfer runs after.
+  void abort();
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;

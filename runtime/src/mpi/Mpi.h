@@ -54,6 +54,7 @@ public:
   Status recv(int64_t axis, int64_t peer, int64_t tag, void *data,
               int64_t bytes) const override;
   Status finishSends() const override;
+  double timeoutSeconds() const override { return timeout; }
 
 private:
   std::string describeAxis(int64_t axis) const;
@@ -62,7 +63,7 @@ private:
   std::vector<int64_t> shape;
   std::vector<int64_t> myCoords;
   bool usesMpi;
-  const double &timeoutSeconds;
+  const double &timeout;
   std::vector<MPI_Comm> groups;
   /// Sends in flight: their copied bytes and requests (bookkeeping of
   /// calls that are otherwise const, like the collectives).

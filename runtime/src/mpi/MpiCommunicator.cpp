@@ -66,8 +66,7 @@ Status divide(void *data, int64_t count, DType dtype, int64_t parts) {
 
 MpiCommunicator::MpiCommunicator(std::vector<int64_t> gridShape, int worldRank,
                                  bool usesMpi, const double &timeoutSeconds)
-    : shape(std::move(gridShape)), usesMpi(usesMpi),
-      timeoutSeconds(timeoutSeconds) {
+    : shape(std::move(gridShape)), usesMpi(usesMpi), timeout(timeoutSeconds) {
   // Row-major coordinates: the last axis varies fastest.
   myCoords.assign(shape.size(), 0);
   int64_t rest = worldRank;
@@ -133,8 +132,8 @@ Status MpiCommunicator::allReduce(int64_t axis, void *data, int64_t count,
                            op == ReduceOp::Max ? MPI_MAX : MPI_SUM,
                            groups[size_t(axis)], &request),
             "all-reduce"));
-  MTRT_RETURN_IF_ERROR(wait(request, "an all-reduce over " + describeAxis(axis),
-                            timeoutSeconds));
+  MTRT_RETURN_IF_ERROR(
+      wait(request, "an all-reduce over " + describeAxis(axis), timeout));
   if (op == ReduceOp::Average)
     return divide(data, count, dtype, shape[size_t(axis)]);
   return Status::ok();
@@ -165,8 +164,8 @@ Status MpiCommunicator::reduceScatter(int64_t axis, const void *in, void *out,
       check(MPI_Ireduce_scatter_block(in, out, int(count), mpiType(dtype),
                                       MPI_SUM, groups[size_t(axis)], &request),
             "reduce-scatter"));
-  MTRT_RETURN_IF_ERROR(wait(
-      request, "a reduce-scatter over " + describeAxis(axis), timeoutSeconds));
+  MTRT_RETURN_IF_ERROR(
+      wait(request, "a reduce-scatter over " + describeAxis(axis), timeout));
   if (op == ReduceOp::Average)
     return divide(out, count, dtype, parts);
   return Status::ok();
@@ -184,8 +183,7 @@ Status MpiCommunicator::allGather(int64_t axis, const void *in, void *out,
       check(MPI_Iallgather(in, int(count), mpiType(dtype), out, int(count),
                            mpiType(dtype), groups[size_t(axis)], &request),
             "all-gather"));
-  return wait(request, "an all-gather over " + describeAxis(axis),
-              timeoutSeconds);
+  return wait(request, "an all-gather over " + describeAxis(axis), timeout);
 }
 
 Status MpiCommunicator::send(int64_t axis, int64_t peer, int64_t tag,
@@ -227,7 +225,7 @@ Status MpiCommunicator::recv(int64_t axis, int64_t peer, int64_t tag,
                             "a receive from pipeline stage " +
                                 std::to_string(peer) + " (tag " +
                                 std::to_string(tag) + "), which did not send",
-                            timeoutSeconds, &status));
+                            timeout, &status));
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   if (count != bytes)
@@ -242,7 +240,7 @@ Status MpiCommunicator::finishSends() const {
   Status result = Status::ok();
   for (MPI_Request &request : sendRequests) {
     Status status =
-        wait(request, "the completion of this step's sends", timeoutSeconds);
+        wait(request, "the completion of this step's sends", timeout);
     if (result && !status)
       result = status;
   }
