@@ -45,6 +45,21 @@ profileKernels(const RankProgram &program,
 std::string formatKernelProfile(const std::vector<KernelProfileRow> &rows,
                                 int64_t steps, size_t top);
 
+/// The "fused" row taken apart by what the generated kernels do: one row
+/// per list of ops and shape (as `kernel`, from each kernel's heading in
+/// the source; the kernel's name where it has none), so that the layers'
+/// copies of one fusion share a row and a slow fusion stands out.
+std::vector<KernelProfileRow>
+profileGeneratedKernels(const RankProgram &program,
+                        const std::vector<ExecutionTrace::Event> &events,
+                        int64_t skipSteps);
+
+/// The table megatron-run prints after the other: the `top` largest rows
+/// of profileGeneratedKernels ("" when there are none).
+std::string
+formatGeneratedKernelProfile(const std::vector<KernelProfileRow> &rows,
+                             size_t top);
+
 } // namespace mtrt
 
 #endif // MTRT_KERNELPROFILE_H

@@ -74,11 +74,16 @@ double mtrt::commandBytes(const RankProgram &program, const Command &command) {
   return bytes;
 }
 
+namespace {
+/// The events of steps after `skipSteps`, summed per step by `keyOf`
+/// (which returns false for a command left out and names its row),
+/// largest time first; `stepsCounted` is how many steps they span.
+template <typename KeyOf>
 std::vector<KernelProfileRow>
-mtrt::profileKernels(const RankProgram &program,
-                     const std::vector<ExecutionTrace::Event> &events,
-                     int64_t skipSteps, int64_t &stepsCounted) {
-  std::map<std::string, KernelProfileRow> byKernel;
+sumByKey(const RankProgram &program,
+         const std::vector<ExecutionTrace::Event> &events, int64_t skipSteps,
+         int64_t &stepsCounted, KeyOf keyOf) {
+  std::map<std::string, KernelProfileRow> byKey;
   std::set<int64_t> steps;
   for (const ExecutionTrace::Event &event : events) {
     if (event.step <= skipSteps || event.command < 0 ||
@@ -86,8 +91,11 @@ mtrt::profileKernels(const RankProgram &program,
       continue;
     steps.insert(event.step);
     const Command &command = program.commands[size_t(event.command)];
-    KernelProfileRow &row = byKernel[command.kernel];
-    row.kernel = command.kernel;
+    KernelProfileRow named;
+    if (!keyOf(command, named))
+      continue;
+    KernelProfileRow &row = byKey[named.kernel];
+    row.kernel = named.kernel;
     row.calls += 1;
     row.seconds += (event.endUs - event.beginUs) * 1e-6;
     row.flops += commandFlops(program, command);
@@ -95,7 +103,7 @@ mtrt::profileKernels(const RankProgram &program,
   }
   stepsCounted = int64_t(steps.size());
   std::vector<KernelProfileRow> rows;
-  for (auto &[name, row] : byKernel) {
+  for (auto &[key, row] : byKey) {
     double n = double(std::max<int64_t>(stepsCounted, 1));
     row.calls /= n;
     row.seconds /= n;
@@ -103,11 +111,63 @@ mtrt::profileKernels(const RankProgram &program,
     row.bytes /= n;
     rows.push_back(row);
   }
-  std::sort(rows.begin(), rows.end(),
-            [](const KernelProfileRow &a, const KernelProfileRow &b) {
-              return a.seconds > b.seconds;
-            });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const KernelProfileRow &a, const KernelProfileRow &b) {
+                     return a.seconds > b.seconds;
+                   });
   return rows;
+}
+
+/// The ops of generated kernel `name`: its heading in the program's
+/// source ("// <name>: mt.bias_add, mt.gelu"), without the dialect's
+/// prefix; "" if the source has none.
+std::string generatedKernelOps(const RankProgram &program,
+                               const std::string &name) {
+  const std::string heading = "// " + name + ": ";
+  size_t at = program.kernelSource.find("\n" + heading);
+  if (at == std::string::npos)
+    return "";
+  at += 1 + heading.size();
+  size_t end = program.kernelSource.find('\n', at);
+  std::string ops = program.kernelSource.substr(
+      at, end == std::string::npos ? std::string::npos : end - at);
+  for (size_t prefix; (prefix = ops.find("mt.")) != std::string::npos;)
+    ops.erase(prefix, 3);
+  return ops;
+}
+} // namespace
+
+std::vector<KernelProfileRow>
+mtrt::profileKernels(const RankProgram &program,
+                     const std::vector<ExecutionTrace::Event> &events,
+                     int64_t skipSteps, int64_t &stepsCounted) {
+  return sumByKey(program, events, skipSteps, stepsCounted,
+                  [](const Command &command, KernelProfileRow &row) {
+                    row.kernel = command.kernel;
+                    return true;
+                  });
+}
+
+std::vector<KernelProfileRow>
+mtrt::profileGeneratedKernels(const RankProgram &program,
+                              const std::vector<ExecutionTrace::Event> &events,
+                              int64_t skipSteps) {
+  int64_t counted = 0;
+  return sumByKey(program, events, skipSteps, counted,
+                  [&](const Command &command, KernelProfileRow &row) {
+                    if (command.kernel != "fused" || !command.has("generated"))
+                      return false;
+                    auto index = size_t(command.get("generated", -1));
+                    if (index >= program.generatedKernels.size())
+                      return false;
+                    // Kernels of the same ops and shape (one per layer)
+                    // share a row.
+                    const std::string &name =
+                        program.generatedKernels[index].name;
+                    std::string ops = generatedKernelOps(program, name);
+                    row.kernel = ops.empty() ? name : ops;
+                    return true;
+                  });
 }
 
 std::string mtrt::formatKernelProfile(const std::vector<KernelProfileRow> &rows,
@@ -151,5 +211,28 @@ std::string mtrt::formatKernelProfile(const std::vector<KernelProfileRow> &rows,
   if (rest.calls > 0)
     print(rest);
   print(all);
+  return os.str();
+}
+
+std::string
+mtrt::formatGeneratedKernelProfile(const std::vector<KernelProfileRow> &rows,
+                                   size_t top) {
+  if (rows.empty())
+    return "";
+  std::ostringstream os;
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "fused, by ops: the %zu largest of %zu kinds\n"
+                "  %8s %10s %9s  %s\n",
+                std::min(top, rows.size()), rows.size(), "calls", "ms", "GB/s",
+                "ops");
+  os << line;
+  for (size_t i = 0; i < rows.size() && i < top; ++i) {
+    const KernelProfileRow &row = rows[i];
+    std::snprintf(line, sizeof(line), "  %8.0f %10.3f %9.2f  ", row.calls,
+                  row.seconds * 1e3,
+                  row.bytes / std::max(row.seconds, 1e-12) * 1e-9);
+    os << line << row.kernel << "\n";
+  }
   return os.str();
 }

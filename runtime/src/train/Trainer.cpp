@@ -694,6 +694,10 @@ public:
     std::vector<KernelProfileRow> rows =
         profileKernels(program, trace.recorded(), skip, counted);
     std::fputs(formatKernelProfile(rows, counted, 12).c_str(), stdout);
+    std::fputs(formatGeneratedKernelProfile(
+                   profileGeneratedKernels(program, trace.recorded(), skip), 10)
+                   .c_str(),
+               stdout);
     std::fflush(stdout);
   }
 
