@@ -7,7 +7,9 @@
 // one slice per action of the pipeline schedule (F3, B3: the forward or
 // backward of microbatch 3; optimizer), as the compiler's static timeline
 // draws them, and a "commands" row below it holding every kernel, send and
-// receive. A receive's slice is the time it waited: the bubbles.
+// receive. A receive's slice is the time it waited: the bubbles. Commands
+// that ran beside the others (the CUDA backend's overlapped collectives, on
+// a communication stream) have a "communication" row of their own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,9 +40,11 @@ public:
   double nowUs() const { return clockUs() - origin; }
 
   /// Command `command` of the rank's program ran in step `step` from
-  /// `beginUs` to `endUs`.
-  void record(int64_t step, int64_t command, double beginUs, double endUs) {
-    events.push_back({step, command, beginUs, endUs});
+  /// `beginUs` to `endUs`; `beside` the commands before and after it (on a
+  /// stream of its own), or between them.
+  void record(int64_t step, int64_t command, double beginUs, double endUs,
+              bool beside = false) {
+    events.push_back({step, command, beginUs, endUs, beside});
   }
 
   /// This rank's events as Chrome trace event objects, comma separated
@@ -56,6 +60,7 @@ public:
     int64_t step;
     int64_t command;
     double beginUs, endUs;
+    bool beside = false;
   };
   /// Every command run so far, in order (megatron-run --profile sums them).
   const std::vector<Event> &recorded() const { return events; }

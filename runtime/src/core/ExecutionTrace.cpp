@@ -14,6 +14,7 @@ namespace {
 /// Chrome trace rows ("threads") of each rank.
 constexpr int kScheduleRow = 0;
 constexpr int kCommandRow = 1;
+constexpr int kBesideRow = 2;
 
 bool isTransfer(const Command &command) {
   return command.kernel == "send" || command.kernel == "recv";
@@ -63,6 +64,11 @@ std::string ExecutionTrace::chromeEvents(const RankProgram &program,
                  {"args", {{"sort_index", rank}}}});
   out.push_back(metadata("thread_name", rank, kScheduleRow, "schedule"));
   out.push_back(metadata("thread_name", rank, kCommandRow, "commands"));
+  for (const Event &event : events)
+    if (event.beside) {
+      out.push_back(metadata("thread_name", rank, kBesideRow, "communication"));
+      break;
+    }
 
   // A schedule slice spans consecutive kernels of one action; a transfer
   // ends it (the wait is not the action's work).
@@ -95,8 +101,12 @@ std::string ExecutionTrace::chromeEvents(const RankProgram &program,
                            : command.phase == Phase::None
                                ? "step"
                                : phaseName(command.phase);
-    out.push_back(slice(command.kernel, category, rank, kCommandRow,
-                        event.beginUs, event.endUs, std::move(args)));
+    out.push_back(slice(command.kernel, category, rank,
+                        event.beside ? kBesideRow : kCommandRow, event.beginUs,
+                        event.endUs, std::move(args)));
+    // Beside the action's commands, it neither extends nor ends it.
+    if (event.beside)
+      continue;
     if (isTransfer(command)) {
       closeAction();
       continue;

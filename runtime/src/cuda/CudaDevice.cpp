@@ -82,6 +82,8 @@ public:
         cudaFree(allocation);
     for (cudaEvent_t event : commandEvents)
       cudaEventDestroy(event);
+    for (cudaEvent_t event : besideEvents)
+      cudaEventDestroy(event);
     for (cudaEvent_t event : overlapEvents)
       cudaEventDestroy(event);
     for (cudaEvent_t event : transferEvents)
@@ -291,6 +293,10 @@ private:
   /// command and after each command, so that a command's time is measured
   /// on the GPU without waiting for it (the step waits once, at its end).
   std::vector<cudaEvent_t> commandEvents;
+  /// With a trace, the begin and end of each command on the communication
+  /// stream (two per command): such a command runs beside the ones after
+  /// it, and the compute stream's events would time it as nothing.
+  std::vector<cudaEvent_t> besideEvents;
   /// The commands' constant tables, one allocation; each command's byte
   /// offset into it (-1: none).
   uint8_t *commandTables = nullptr;
@@ -380,6 +386,10 @@ private:
   /// Per command: the event the communication stream waits for before it
   /// (recorded on the compute stream) and the one recorded after it.
   std::vector<cudaEvent_t> overlapEvents;
+  /// Whether command i runs on the communication stream.
+  bool onCommStream(size_t i) const {
+    return overlappingCommands > 0 && callsNccl[i];
+  }
   /// Whether collective `command` can overlap (see `overlapping`).
   bool overlaps(const Command &command, KernelId id);
   /// Chooses the overlapping collectives of the prepared program, their
@@ -1162,6 +1172,13 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
           checkCuda(cudaEventCreate(&event), "creating a timing event"));
       commandEvents.push_back(event);
     }
+    while (overlappingCommands > 0 &&
+           besideEvents.size() < 2 * prog->commands.size()) {
+      cudaEvent_t event;
+      MTRT_RETURN_IF_ERROR(
+          checkCuda(cudaEventCreate(&event), "creating a timing event"));
+      besideEvents.push_back(event);
+    }
     MTRT_RETURN_IF_ERROR(
         checkCuda(cudaStreamSynchronize(stream), "the step's start"));
     stepBegin = trace->nowUs();
@@ -1176,15 +1193,20 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   ++eagerSteps;
   if (trace)
     for (size_t i = 0; i < prog->commands.size(); ++i) {
+      // A command on the communication stream between its own events
+      // there, beside the others; the rest between the compute stream's.
+      const bool beside = onCommStream(i);
+      cudaEvent_t from = beside ? besideEvents[2 * i] : commandEvents[i];
+      cudaEvent_t to = beside ? besideEvents[2 * i + 1] : commandEvents[i + 1];
       float begin = 0, end = 0; // milliseconds after the first event
-      MTRT_RETURN_IF_ERROR(checkCuda(
-          cudaEventElapsedTime(&begin, commandEvents[0], commandEvents[i]),
-          "reading a command's time"));
-      MTRT_RETURN_IF_ERROR(checkCuda(
-          cudaEventElapsedTime(&end, commandEvents[0], commandEvents[i + 1]),
-          "reading a command's time"));
+      MTRT_RETURN_IF_ERROR(
+          checkCuda(cudaEventElapsedTime(&begin, commandEvents[0], from),
+                    "reading a command's time"));
+      MTRT_RETURN_IF_ERROR(
+          checkCuda(cudaEventElapsedTime(&end, commandEvents[0], to),
+                    "reading a command's time"));
       trace->record(int64_t(step), int64_t(i), stepBegin + 1e3 * begin,
-                    stepBegin + 1e3 * end);
+                    stepBegin + 1e3 * end, beside);
     }
   return Status::ok();
 }
@@ -1214,7 +1236,7 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
     // NCCL's few blocks per kernel allow. It starts once the
     // compute stream has run every command before it; one that does not
     // overlap is waited for at once.
-    const bool onComm = overlappingCommands > 0 && callsNccl[i];
+    const bool onComm = onCommStream(i);
     bool swapped = false;
     Status status = Status::ok();
     if (onComm) {
@@ -1224,6 +1246,9 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
         status =
             checkCuda(cudaStreamWaitEvent(commStream, overlapEvents[2 * i], 0),
                       "forking to the communication stream");
+      if (status && timed)
+        status = checkCuda(cudaEventRecord(besideEvents[2 * i], commStream),
+                           "timing the command");
       if (status) {
         std::swap(stream, commStream);
         swapped = true;
@@ -1245,6 +1270,9 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
         status =
             checkCuda(cudaEventRecord(overlapEvents[2 * i + 1], commStream),
                       "marking the collective's end");
+      if (status && timed)
+        status = checkCuda(cudaEventRecord(besideEvents[2 * i + 1], commStream),
+                           "timing the command");
       if (status && !overlapping[i])
         status = join({i});
     }
