@@ -193,6 +193,10 @@ private:
   /// aborts this rank's NCCL communicators (their kernels return) and
   /// fails, naming what it waited for.
   Status finishStep(const char *what);
+  /// Why this rank's NCCL communicators were aborted ("" if they were
+  /// not): no later step runs, as its collectives and transfers would
+  /// have no communicator, or fall back to host memory unlike their peers.
+  std::string ncclAborted;
   void dropGraph() {
     if (graphExec)
       cudaGraphExecDestroy(graphExec);
@@ -1089,9 +1093,16 @@ Status CudaDevice::finishStep(const char *what) {
               "for";
     }
     if (!error.empty()) {
+      // The graph first: NCCL counts the graph's captured calls as
+      // references to their communicators, and ncclCommAbort (2.26 on)
+      // waits until they are gone; before 2.26 the graph's clean-up would
+      // read the freed communicators instead.
+      dropGraph();
+      graphWhy = "this rank's NCCL communicators were aborted";
       nccl.abort();
       ncclTransfers.abort();
-      return Status::error(std::string(what) + " did not finish: " + error +
+      ncclAborted = std::string(what) + " did not finish: " + error;
+      return Status::error(ncclAborted +
                            "; this rank's NCCL communicators were aborted");
     }
   }
@@ -1139,6 +1150,9 @@ Status CudaDevice::findNonFinite(const std::vector<int64_t> &bufferIds,
 
 Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   MTRT_RETURN_IF_ERROR(checkPrepared("a step"));
+  if (!ncclAborted.empty())
+    return Status::error("no step after an earlier one failed (" + ncclAborted +
+                         ") and this rank's NCCL communicators were aborted");
   MTRT_RETURN_IF_ERROR(selectDevice());
 
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
@@ -1193,9 +1207,11 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   ++eagerSteps;
   if (trace)
     for (size_t i = 0; i < prog->commands.size(); ++i) {
-      // A command on the communication stream between its own events
-      // there, beside the others; the rest between the compute stream's.
-      const bool beside = onCommStream(i);
+      // A command that overlaps between its own events on the
+      // communication stream, beside the others; the rest between the
+      // compute stream's (which waited for those on the communication
+      // stream that do not overlap).
+      const bool beside = onCommStream(i) && overlapping[i];
       cudaEvent_t from = beside ? besideEvents[2 * i] : commandEvents[i];
       cudaEvent_t to = beside ? besideEvents[2 * i + 1] : commandEvents[i + 1];
       float begin = 0, end = 0; // milliseconds after the first event
@@ -1266,13 +1282,15 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
     if (swapped)
       std::swap(stream, commStream);
     if (onComm) {
+      // The timing event before the one the compute stream waits for, so
+      // that it has completed when the step has.
+      if (status && timed)
+        status = checkCuda(cudaEventRecord(besideEvents[2 * i + 1], commStream),
+                           "timing the command");
       if (status)
         status =
             checkCuda(cudaEventRecord(overlapEvents[2 * i + 1], commStream),
                       "marking the collective's end");
-      if (status && timed)
-        status = checkCuda(cudaEventRecord(besideEvents[2 * i + 1], commStream),
-                           "timing the command");
       if (status && !overlapping[i])
         status = join({i});
     }

@@ -111,7 +111,9 @@ inline std::string ncclBackgroundError(ncclComm_t comm,
   ncclResult_t state = ncclSuccess;
   if (nccl.commGetAsyncError(comm, &state) != ncclSuccess)
     return which + ": NCCL could not say its state";
-  if (state == ncclSuccess || state == ncclInProgress)
+  // (The communicators are blocking: ncclInProgress, of NCCL 2.14's
+  // non-blocking ones, is not an answer here.)
+  if (state == ncclSuccess)
     return "";
   return which + ": " + nccl.getErrorString(state);
 }
