@@ -31,8 +31,8 @@ if [ -n "$undefined" ]; then
   echo "$undefined" >&2
   exit 1
 fi
-for test in ArtifactRoundTripTest AsyncJoinsTest ExecutionTraceTest RuntimeIOTest \
-    ThreadPoolTest; do
+for test in ArtifactRoundTripTest AsyncJoinsTest DeadlineTest ExecutionTraceTest \
+    RuntimeIOTest ThreadPoolTest; do
   "$dir/unittests/$test" --gtest_brief=1 >/dev/null
 done
 echo "check-runtime-core: mtrt_core and its unit tests built and passed without MPI or BLAS"

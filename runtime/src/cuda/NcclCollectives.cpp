@@ -100,10 +100,13 @@ Status NcclCollectives::open(const Communicator &grid, int ordinal,
                       : made;
       continue;
     }
+    std::string joining = "joining the NCCL communicator of grid axis " +
+                          std::to_string(axis) + " (" + std::to_string(size) +
+                          " ranks)";
+    Deadline deadline = joinDeadline(grid, joining);
     Status joined = checkNccl(
         nccl.commInitRank(&impl->comms[axis], int(size), ids[0], int(member)),
-        "joining the NCCL communicator of grid axis " + std::to_string(axis) +
-            " (" + std::to_string(size) + " ranks)");
+        joining);
     if (failed && !joined)
       failed = joined;
   }

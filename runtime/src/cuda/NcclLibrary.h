@@ -12,6 +12,7 @@
 #define MTRT_CUDA_NCCLLIBRARY_H
 
 #include "mtrt/Communicator.h"
+#include "mtrt/Deadline.h"
 #include "mtrt/Status.h"
 
 #include <cuda_runtime_api.h>
@@ -19,6 +20,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -124,6 +126,23 @@ inline void ncclAbort(ncclComm_t &comm) {
   if (comm)
     NcclLibrary::get().commAbort(comm);
   comm = nullptr;
+}
+
+/// The run's deadline (`grid`'s) for joining NCCL, `what`: ncclCommInitRank
+/// waits for every member of the group and takes no deadline, so past it
+/// this process says what did not finish and ends (under mpirun the others
+/// end with it), as every other wait for a rank gives up.
+inline Deadline joinDeadline(const Communicator &grid, std::string what) {
+  double seconds = grid.timeoutSeconds();
+  return Deadline(seconds, [what = std::move(what), seconds] {
+    std::fprintf(stderr,
+                 "megatron-run: error: %s did not finish within %g s "
+                 "(--distributed-timeout-minutes): a rank of its group "
+                 "stopped answering\n",
+                 what.c_str(), seconds);
+    std::fflush(stderr);
+    std::_Exit(1);
+  });
 }
 
 /// Why this process cannot use NCCL ("" when it can): the library did not

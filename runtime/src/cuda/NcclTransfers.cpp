@@ -196,6 +196,8 @@ Status NcclTransfers::open(const Communicator &grid, int64_t axis, int ordinal,
                               : refused));
   // Every direction's communicator in one group, so that the joins cannot
   // wait for each other.
+  Deadline deadline =
+      joinDeadline(grid, "joining the pipeline's NCCL communicators");
   MTRT_RETURN_IF_ERROR(checkNccl(nccl.groupStart(), "ncclGroupStart"));
   Status joined = Status::ok();
   for (int64_t peer : ncclSends)
