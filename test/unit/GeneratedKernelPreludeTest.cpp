@@ -319,4 +319,75 @@ TEST_F(Prelude, FusedDropoutDrawsTheUnfusedMask) {
   }
 }
 
+// The CUDA element loop (MT_ELEMENT_LOOP under __CUDACC__), its text from
+// the prelude, run on the host by emulating CUDA's block and thread
+// indices: every element of [begin, end) is visited exactly once, by
+// grids of several sizes (fewer threads than elements, more, one block),
+// and c is the element's index modulo the row length, for rows shorter
+// than a block, longer, and of one element.
+TEST(PreludeCudaLoop, VisitsEveryElementOnceWithItsColumn) {
+  const std::string prelude = generatedKernelPrelude();
+  size_t from = prelude.find("#define MT_UNROLL");
+  size_t to = prelude.find("#define MT_LAUNCHER(name)");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  ASSERT_LT(from, to);
+  std::string source = R"emulation(
+#include <stdint.h>
+struct mt_args { void *p[32]; };
+struct mt_dim { unsigned x; };
+static mt_dim blockIdx, blockDim, gridDim, threadIdx;
+)emulation" + prelude.substr(from, to - from) +
+                       R"emulation(
+extern "C" void probe_cuda_element_loop(const mt_args *mt_a,
+                                        long long mt_begin, long long mt_end) {
+  const long long *grid = (const long long *)mt_a->p[0];
+  long long *visits = (long long *)mt_a->p[1];
+  long long *columns = (long long *)mt_a->p[2];
+  const long long cols = grid[2];
+  gridDim.x = (unsigned)grid[0];
+  blockDim.x = (unsigned)grid[1];
+  for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
+    for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x) {
+      MT_ELEMENT_LOOP(i, c, cols)
+      visits[i - mt_begin] += 1;
+      columns[i - mt_begin] = c;
+      MT_ELEMENT_LOOP_END
+    }
+}
+)emulation";
+  std::string dir = ::testing::TempDir() + "prelude-cuda-loop-cache";
+  setenv("MEGATRON_KERNEL_CACHE", dir.c_str(), 1);
+  RankProgram program;
+  program.kernelSource = source;
+  GeneratedKernel kernel;
+  kernel.name = "probe_cuda_element_loop";
+  program.generatedKernels.push_back(kernel);
+  GeneratedKernelLibrary library;
+  Status loaded = library.load(program);
+  ASSERT_TRUE(loaded) << loaded.message();
+  struct Case {
+    long long begin, end, cols, blocks, threads;
+  };
+  for (Case k : {Case{0, 1000, 7, 3, 32}, Case{5, 6300, 768, 4, 256},
+                 Case{0, 100, 100, 2, 32}, Case{0, 99999, 50257, 13, 64},
+                 Case{3, 4, 1, 5, 32}, Case{0, 4096, 3072, 1, 256},
+                 Case{17, 40000, 33, 65, 128}}) {
+    long long n = k.end - k.begin;
+    std::vector<long long> visits(size_t(n), 0), columns(size_t(n), -1);
+    long long grid[3] = {k.blocks, k.threads, k.cols};
+    GeneratedKernelArgs args{};
+    args.p[0] = grid;
+    args.p[1] = visits.data();
+    args.p[2] = columns.data();
+    library.function(0)(&args, k.begin, k.end);
+    for (long long j = 0; j < n; ++j) {
+      ASSERT_EQ(visits[size_t(j)], 1) << "element " << k.begin + j << " of ["
+                                      << k.begin << ", " << k.end << ")";
+      ASSERT_EQ(columns[size_t(j)], (k.begin + j) % k.cols)
+          << "element " << k.begin + j << ", rows of " << k.cols;
+    }
+  }
+}
+
 } // namespace

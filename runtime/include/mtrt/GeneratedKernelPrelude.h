@@ -75,24 +75,42 @@ struct mt_args {
   extern "C" __global__ void name(mt_args mt_a, long long mt_begin,            \
                                   long long mt_end)
 #define MT_ARG(k) (mt_a.p[k])
-// A grid-stride loop; c is the index into row-broadcast operands, i modulo
-// cols. A 64-bit remainder is a long emulated sequence on the GPU, so each
-// thread takes two at its start and then steps c along with i (the stride
-// modulo cols, less cols once it passes the end of the row). Where no
-// operand is broadcast, c is unused and the compiler drops it.
+// A grid-stride loop over groups of MT_UNROLL * blockDim.x elements: a
+// thread takes elements t, t + blockDim.x, ... of its group (each load of
+// a warp contiguous), unrolled, so that it has MT_UNROLL loads in flight
+// rather than one: with 2-byte elements one per thread keeps too few bytes
+// in flight to fill the memory bus. c is the index into row-broadcast
+// operands, i modulo cols; a 64-bit remainder is a long emulated sequence
+// on the GPU, so a thread takes three at its start and then steps c along
+// with i (each step modulo cols, less cols once it passes the end of the
+// row). Where no operand is broadcast, c is unused and the compiler drops
+// it.
+#define MT_UNROLL 4
+#define MT_C_STEP(c, step, cols)                                               \
+  ((c) + (step) >= (cols) ? (c) + (step) - (cols) : (c) + (step))
 #define MT_ELEMENT_LOOP(i, c, cols)                                            \
-  for (int64_t i = mt_begin + (int64_t)blockIdx.x * blockDim.x + threadIdx.x,  \
-               mt_stride = (int64_t)gridDim.x * blockDim.x,                    \
-               mt_c = i % (cols), mt_c_step = mt_stride % (cols);              \
-       i < mt_end; i += mt_stride, mt_c += mt_c_step,                          \
-               mt_c -= mt_c >= (cols) ? (cols) : 0) {                          \
-    const int64_t c = mt_c;                                                    \
-    (void)c;
-#define MT_ELEMENT_LOOP_END }
+  for (int64_t mt_i0 = mt_begin +                                              \
+                       (int64_t)blockIdx.x * blockDim.x * MT_UNROLL +          \
+                       threadIdx.x,                                            \
+               mt_stride = (int64_t)gridDim.x * blockDim.x * MT_UNROLL,        \
+               mt_c0 = mt_i0 % (cols), mt_c0_step = mt_stride % (cols),        \
+               mt_c_step = (int64_t)blockDim.x % (cols);                       \
+       mt_i0 < mt_end; mt_i0 += mt_stride,                                     \
+               mt_c0 = MT_C_STEP(mt_c0, mt_c0_step, (cols))) {                 \
+    _Pragma("unroll") for (int64_t mt_k = 0, i = mt_i0, mt_c = mt_c0;          \
+                           mt_k < MT_UNROLL; ++mt_k, i += blockDim.x,          \
+                           mt_c = MT_C_STEP(mt_c, mt_c_step, (cols))) {        \
+      if (i < mt_end) {                                                        \
+        const int64_t c = mt_c;                                                \
+        (void)c;
+#define MT_ELEMENT_LOOP_END                                                    \
+  }                                                                            \
+  }                                                                            \
+  }
 #define MT_LAUNCHER(name)                                                      \
   extern "C" cudaError_t name##_launch(const mt_args *args, long long n,       \
                                        cudaStream_t stream) {                  \
-    long long blocks = (n + 255) / 256;                                        \
+    long long blocks = (n + 256 * MT_UNROLL - 1) / (256 * MT_UNROLL);          \
     if (blocks > 65536)                                                        \
       blocks = 65536;                                                          \
     if (blocks > 0)                                                            \
