@@ -84,6 +84,7 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
   if (options.fuse) {
     FusePassOptions fusion;
     fusion.gemmEpilogues = options.gemmEpilogues;
+    fusion.widenGradients = options.widenGradients;
     pm.addPass(createFusePass(fusion));
   }
   LowerToRuntimePassOptions lowering;

@@ -562,6 +562,28 @@ bool foldBiasEpilogue(MatmulOp matmul) {
   return true;
 }
 
+/// Computes in f32 a 16-bit weight or bias gradient whose only reader
+/// widens it to f32 (for the fp32 master weights' optimizer): the GEMM
+/// accumulates in f32 and writes f32 (bf16 operands with an f32 output in
+/// cuBLAS; Megatron-LM's gradient accumulation fusion), the bias gradient
+/// sums in f32 and stores the sum. The gradient is then never rounded to 16
+/// bits, and the cast's kernel and the 16-bit buffer are gone. Returns
+/// whether it widened.
+bool widenIntoProducer(CastOp widening) {
+  Value narrow = widening.getInput();
+  Type from = cast<RankedTensorType>(narrow.getType()).getElementType();
+  Type to = widening.getType().getElementType();
+  if (!to.isF32() || !(from.isBF16() || from.isF16()) || !narrow.hasOneUse())
+    return false;
+  Operation *producer = narrow.getDefiningOp();
+  if (!producer || !isa<MatmulOp, BiasAddGradOp>(producer))
+    return false;
+  narrow.setType(widening.getType());
+  widening.getResult().replaceAllUsesWith(narrow);
+  widening->erase();
+  return true;
+}
+
 /// Groups the block's mt.adamw updates into mt.multi_adamw: one command
 /// per parameter group (same dtype, same `decay`, same hyperparameter
 /// operands and marks) instead of one per tensor. A group is placed where
@@ -666,6 +688,10 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
                llvm::make_early_inc_range(block.getOps<MatmulOp>()))
             if (foldBiasEpilogue(matmul))
               ++numEpilogues;
+        if (widenGradients)
+          for (auto cast : llvm::make_early_inc_range(block.getOps<CastOp>()))
+            if (widenIntoProducer(cast))
+              ++numWidened;
         int64_t commands = 0;
         numFusedUpdates += fuseAdamW(block, commands);
         numMultiAdamW += commands;

@@ -57,6 +57,19 @@ static LogicalResult verifyElementTypesMatch(Operation *op, Value lhs,
                            << rhsType;
 }
 
+/// Like verifyElementTypesMatch, but an f32 `wide` is also accepted where
+/// `narrow` is bf16 or f16: a result that accumulates in f32 and is stored
+/// without rounding to 16 bits (mt-fuse's widened gradients).
+static LogicalResult verifySameOrWidened(Operation *op, Value wide,
+                                         StringRef wideName, Value narrow,
+                                         StringRef narrowName) {
+  Type wideType = tensorType(wide).getElementType();
+  Type narrowType = tensorType(narrow).getElementType();
+  if (wideType.isF32() && (narrowType.isBF16() || narrowType.isF16()))
+    return success();
+  return verifyElementTypesMatch(op, wide, wideName, narrow, narrowName);
+}
+
 /// Fails unless `probability` is in [0, 1).
 static LogicalResult verifyProbability(Operation *op, StringRef name,
                                        double probability) {
@@ -312,7 +325,8 @@ LogicalResult RepeatKVGradOp::verify() {
 /// `bias` has the shape of the trailing dimensions of `input`.
 static LogicalResult verifyBiasShape(Operation *op, Value input,
                                      StringRef inputName, Value bias,
-                                     StringRef biasName) {
+                                     StringRef biasName,
+                                     bool wideBias = false) {
   int64_t rank = tensorType(input).getRank();
   int64_t biasRank = tensorType(bias).getRank();
   if (biasRank < 1 || biasRank > rank)
@@ -324,6 +338,8 @@ static LogicalResult verifyBiasShape(Operation *op, Value input,
     if (failed(verifyDimsMatch(op, bias, biasName, dim, input, inputName,
                                offset + dim)))
       return failure();
+  if (wideBias)
+    return verifySameOrWidened(op, bias, biasName, input, inputName);
   return verifyElementTypesMatch(op, bias, biasName, input, inputName);
 }
 
@@ -334,7 +350,7 @@ LogicalResult BiasAddOp::verify() {
 
 LogicalResult BiasAddGradOp::verify() {
   return verifyBiasShape(getOperation(), getGradOutput(), "grad_output",
-                         getGradBias(), "grad_bias");
+                         getGradBias(), "grad_bias", /*wideBias=*/true);
 }
 
 //===----------------------------------------------------------------------===//
@@ -362,7 +378,7 @@ OpFoldResult DropoutOp::fold(FoldAdaptor adaptor) {
 /// of mt.matmul_bias).
 static LogicalResult verifyMatmul(Operation *op, Value lhs, Value rhs,
                                   Value result, bool transposeA,
-                                  bool transposeB) {
+                                  bool transposeB, bool wideResult = false) {
   RankedTensorType lhsType = tensorType(lhs);
   RankedTensorType rhsType = tensorType(rhs);
   RankedTensorType resultType = tensorType(result);
@@ -406,12 +422,14 @@ static LogicalResult verifyMatmul(Operation *op, Value lhs, Value rhs,
     return failure();
   if (failed(verifyElementTypesMatch(op, rhs, "rhs", lhs, "lhs")))
     return failure();
+  if (wideResult)
+    return verifySameOrWidened(op, result, "result", lhs, "lhs");
   return verifyElementTypesMatch(op, result, "result", lhs, "lhs");
 }
 
 LogicalResult MatmulOp::verify() {
   return verifyMatmul(getOperation(), getLhs(), getRhs(), getResult(),
-                      getTransposeA(), getTransposeB());
+                      getTransposeA(), getTransposeB(), /*wideResult=*/true);
 }
 
 LogicalResult MatmulBiasOp::verify() {

@@ -210,6 +210,12 @@ def MT_MatmulOp : MT_Op<"matmul", [DeclareOpInterfaceMethods<MT_DifferentiableOp
     is broadcast over all batch dimensions of `lhs` (a linear layer: an
     activation `[batch, seq, in]` times a weight `[in, out]`).
 
+    The operands have one element type; the result has it too, or is f32
+    where they are bf16 or f16: the product accumulates in f32 and is
+    stored without rounding to 16 bits (`mt-fuse` forms it for a weight
+    gradient that is only widened to f32, as Megatron-LM's gradient
+    accumulation fusion does).
+
     ```mlir
     // Linear layer with a Hugging Face Conv1D weight of layout [in, out].
     %h = mt.matmul %x, %w
@@ -714,7 +720,9 @@ def MT_BiasAddGradOp : MT_Op<"bias_add_grad", [Pure]> {
   let description = [{
     The gradient of `mt.bias_add`'s bias: `grad_output` summed over its
     leading dimensions down to the shape of the result, which equals the
-    trailing dimensions of `grad_output`.
+    trailing dimensions of `grad_output`. The result has `grad_output`'s
+    element type, or f32 where that is bf16 or f16 (the sum is not rounded
+    to 16 bits; `mt-fuse` forms it for a bias gradient only widened to f32).
 
     ```mlir
     %db = mt.bias_add_grad %dy : tensor<8x1024x768xf32> -> tensor<768xf32>

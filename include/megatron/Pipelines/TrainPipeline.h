@@ -85,6 +85,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("With fuse: a matmul's only bias addition becomes the "
                      "GEMM's epilogue (mt.matmul_bias; default)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> widenGradients{
+      *this, "widen-gradients",
+      llvm::cl::desc("With fuse: 16-bit weight and bias gradients only "
+                     "widened to f32 are computed in f32 (default)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "

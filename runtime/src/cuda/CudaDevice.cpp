@@ -1379,10 +1379,14 @@ Status CudaDevice::prepareOverlap() {
 bool CudaDevice::halfGemm(const Command &command, KernelId id) const {
   if (id != KernelId::matmul || command.outs.empty())
     return false;
-  DType type = prog->buffers[size_t(command.outs[0])].dtype;
+  // 16-bit operands of one type; the product in it, or in f32 (a widened
+  // gradient: the f32 accumulation stored as it is).
+  DType type = prog->buffers[size_t(command.ins[0])].dtype;
+  DType result = prog->buffers[size_t(command.outs[0])].dtype;
   // bf16 GEMMs need Ampere (sm_80) or newer, fp16 ones Volta (sm_70); an
   // older GPU multiplies fp32 copies.
-  if (!isHalf(type) || computeMajor < (type == DType::BF16 ? 8 : 7))
+  if (!isHalf(type) || computeMajor < (type == DType::BF16 ? 8 : 7) ||
+      (result != type && result != DType::F32))
     return false;
   return std::all_of(command.ins.begin(), command.ins.end(), [&](int64_t in) {
     return prog->buffers[size_t(in)].dtype == type;
@@ -1415,22 +1419,27 @@ Status CudaDevice::gemm(const Command &command, bool half) {
     MTRT_RETURN_IF_ERROR(useMathMode(
         cublasMath_t(CUBLAS_DEFAULT_MATH |
                      CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
-    cudaDataType type =
-        prog->buffers[size_t(command.outs[0])].dtype == DType::BF16
-            ? CUDA_R_16BF
-            : CUDA_R_16F;
+    // The operands' type; the product's is theirs, or f32 for a widened
+    // gradient (cuBLAS stores the f32 accumulation).
+    auto cudaType = [](DType dtype) {
+      return dtype == DType::BF16  ? CUDA_R_16BF
+             : dtype == DType::F16 ? CUDA_R_16F
+                                   : CUDA_R_32F;
+    };
+    cudaDataType type = cudaType(prog->buffers[size_t(command.ins[0])].dtype);
+    cudaDataType typeC = cudaType(prog->buffers[size_t(command.outs[0])].dtype);
     const void *pa = address(command.ins[0]), *pb = address(command.ins[1]);
     void *pc = address(command.outs[0]);
     if (broadcast && !ta)
       return checkCublas(cublasGemmEx(cublas, opB, opA, int(n), int(batch * m),
                                       int(k), &one, pb, type, ldb, pa, type,
-                                      lda, &zero, pc, type, int(n),
+                                      lda, &zero, pc, typeC, int(n),
                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                          "cublasGemmEx");
     return checkCublas(cublasGemmStridedBatchedEx(
                            cublas, opB, opA, int(n), int(m), int(k), &one, pb,
                            type, ldb, broadcast ? 0 : k * n, pa, type, lda,
-                           m * k, &zero, pc, type, int(n), m * n, int(batch),
+                           m * k, &zero, pc, typeC, int(n), m * n, int(batch),
                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                        "cublasGemmStridedBatchedEx");
   }

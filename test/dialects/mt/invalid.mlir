@@ -423,11 +423,41 @@ func.func @negative_matmul_rhs_element_type(%x: tensor<8x16xf32>, %w: tensor<16x
 
 // -----
 
-// The matmul result has the operands' element type.
+// The matmul result has the operands' element type, or f32 where they are
+// 16-bit (a widened gradient); nothing else.
 
-func.func @negative_matmul_result_element_type(%x: tensor<8x16xbf16>, %w: tensor<16x4xbf16>) -> tensor<8x4xf32> {
-  // expected-error @+1 {{'mt.matmul' op result element type 'f32' does not match lhs element type 'bf16'}}
-  %y = mt.matmul %x, %w : (tensor<8x16xbf16>, tensor<16x4xbf16>) -> tensor<8x4xf32>
+func.func @negative_matmul_result_element_type(%x: tensor<8x16xbf16>, %w: tensor<16x4xbf16>) -> tensor<8x4xf16> {
+  // expected-error @+1 {{'mt.matmul' op result element type 'f16' does not match lhs element type 'bf16'}}
+  %y = mt.matmul %x, %w : (tensor<8x16xbf16>, tensor<16x4xbf16>) -> tensor<8x4xf16>
+  return %y : tensor<8x4xf16>
+}
+
+// -----
+
+func.func @negative_matmul_narrowed_result(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xbf16> {
+  // expected-error @+1 {{'mt.matmul' op result element type 'bf16' does not match lhs element type 'f32'}}
+  %y = mt.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xbf16>
+  return %y : tensor<8x4xbf16>
+}
+
+// -----
+
+// A widened bias gradient: f32 from bf16; not f16.
+
+func.func @negative_bias_grad_element_type(%dy: tensor<8x4xbf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{'mt.bias_add_grad' op grad_bias element type 'f16' does not match grad_output element type 'bf16'}}
+  %db = mt.bias_add_grad %dy : tensor<8x4xbf16> -> tensor<4xf16>
+  return %db : tensor<4xf16>
+}
+
+// -----
+
+// The matmul_bias result keeps its operands' type: its epilogue's bias
+// is of the result's type.
+
+func.func @negative_matmul_bias_widened(%x: tensor<8x16xbf16>, %w: tensor<16x4xbf16>, %b: tensor<4xbf16>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'mt.matmul_bias' op result element type 'f32' does not match lhs element type 'bf16'}}
+  %y = mt.matmul_bias %x, %w, %b : (tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<4xbf16>) -> tensor<8x4xf32>
   return %y : tensor<8x4xf32>
 }
 
