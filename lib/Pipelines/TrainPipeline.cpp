@@ -48,11 +48,13 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
         [&](Pass &pass) { pass.printAsTextualPipeline(os); }, ",");
     RematBudgetPassOptions budget;
     budget.budget = options.rematBudget;
+    budget.recastParameters = options.recastParameters;
     budget.lowering = lowering;
     pm.addPass(createRematBudgetPass(budget));
   } else {
     RematPassOptions rematOptions;
     rematOptions.policy = options.remat;
+    rematOptions.recastParameters = options.recastParameters;
     pm.addPass(createRematPass(rematOptions));
   }
   addParallelAndLowering(pm, options, /*print=*/true);

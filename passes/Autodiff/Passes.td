@@ -138,10 +138,21 @@ def RematPass : Pass<"mt-remat", "ModuleOp"> {
     attention core of the others (what `remat=budget` of the training
     pipeline chooses between). Clones carry `mt.recomputed`.
     `print-recompute=true` prints what is recomputed and its FLOPs.
+
+    Under every policy, by default, the backward casts each 16-bit copy of
+    an fp32 master weight (mt-mixed-precision) again just before its first
+    backward use, so a copy lives within one layer's forward or backward.
+    `recast-parameters=false` keeps the forward's copy until then instead,
+    as PyTorch's autocast does within a step: 2 bytes per parameter live
+    through the step, one elementwise kernel per parameter fewer (under
+    ZeRO-3 the gathered parameter is kept too, not gathered again).
   }];
   let options = [
     Option<"policy", "remat", "std::string", "\"none\"",
            "none, full or selective">,
+    Option<"recastParameters", "recast-parameters", "bool", "true",
+           "cast the 16-bit parameter copies again for the backward, or "
+           "keep the forward's (false)">,
     Option<"printRecompute", "print-recompute", "bool", "false",
            "print the recomputed ops and FLOPs per training step">,
     ListOption<"fullLayers", "full-layers", "int64_t",
@@ -187,6 +198,8 @@ def RematBudgetPass : Pass<"mt-remat-budget", "ModuleOp"> {
   let options = [
     Option<"budget", "budget", "int64_t", "0",
            "bytes per rank the planned peak must not exceed">,
+    Option<"recastParameters", "recast-parameters", "bool", "true",
+           "as mt-remat's option of that name">,
     Option<"lowering", "lowering", "std::string",
            "\"mt-lower-to-runtime\"",
            "textual pipeline that compiles a copy after mt-remat into "

@@ -83,7 +83,7 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
   /// before the first backward use, so a copy lives within one layer's
   /// forward or backward (and ZeRO-3 gathers the parameter again for it,
   /// as it does in fp32). One elementwise pass per parameter.
-  void recastParameters(func::FuncOp function) {
+  void recastParameterCopies(func::FuncOp function) {
     Block &body = function.getBody().front();
     for (auto castOp : llvm::to_vector(body.getOps<CastOp>())) {
       if (!phaseOf(castOp).empty() || !isa<BlockArgument>(castOp.getInput()))
@@ -109,7 +109,8 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
   }
 
   void rematerialize(func::FuncOp function) {
-    recastParameters(function);
+    if (recastParameters)
+      recastParameterCopies(function);
     if (policy == "none")
       return;
     Block &body = function.getBody().front();

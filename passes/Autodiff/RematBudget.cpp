@@ -161,9 +161,10 @@ struct RematBudgetPass : public mt::impl::RematBudgetPassBase<RematBudgetPass> {
         << static_cast<int64_t>(flops) << " FLOPs per step";
   }
 
-  static RematPassOptions optionsOf(const Candidate &candidate) {
+  RematPassOptions optionsOf(const Candidate &candidate) const {
     RematPassOptions options;
     options.policy = candidate.policy;
+    options.recastParameters = recastParameters;
     options.fullLayers.assign(candidate.fullLayers.begin(),
                               candidate.fullLayers.end());
     return options;

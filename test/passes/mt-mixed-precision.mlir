@@ -3,6 +3,7 @@
 // RUN: megatron-opt %s --mt-mixed-precision --mt-autodiff --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=STEP
 // RUN: megatron-opt %s --mt-mixed-precision=precision=fp16 --mt-autodiff=loss-scaling=true --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=SCALED
 // RUN: megatron-opt %s --mt-mixed-precision --mt-autodiff --mt-remat --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=RECAST
+// RUN: megatron-opt %s --mt-mixed-precision --mt-autodiff --mt-remat=recast-parameters=false --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=KEEP
 // RUN: not megatron-opt %s --mt-mixed-precision=precision=fp8 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADPRECISION
 // RUN: megatron-opt %s --mt-mixed-precision=precision=fp32 --split-input-file | FileCheck %s --check-prefix=FP32
 
@@ -61,6 +62,13 @@
 // RECAST:         mt.matmul %[[X16]],
 // RECAST:         %[[AGAIN:.+]] = mt.cast %[[X]] {mt.phase = "backward", mt.recomputed} : tensor<2x4x8xf32> to tensor<2x4x8xbf16>
 // RECAST-NEXT:    tensor.collapse_shape %[[AGAIN]]
+
+// recast-parameters=false keeps the forward's copy for the backward.
+// KEEP-LABEL: func.func @linear
+// KEEP-SAME:    %[[X:[^:]+]]: tensor<2x4x8xf32> {mt.input = "tokens"}
+// KEEP:         %[[X16:.+]] = mt.cast %[[X]] : tensor<2x4x8xf32> to tensor<2x4x8xbf16>
+// KEEP-NOT:     mt.recomputed
+// KEEP:         tensor.collapse_shape %[[X16]]
 
 // BADPRECISION: error: mt-mixed-precision: precision='fp8' is not one of bf16, fp16, fp32
 func.func @linear(%x: tensor<2x4x8xf32> {mt.input = "tokens"},

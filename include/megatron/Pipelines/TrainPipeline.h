@@ -57,6 +57,13 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                      "selective, or budget (mt-remat-budget: the fewest "
                      "recompute FLOPs within remat-budget)"),
       llvm::cl::init("none")};
+  PassOptions::Option<bool> recastParameters{
+      *this, "recast-parameters",
+      llvm::cl::desc("Mixed precision: cast each 16-bit parameter copy again "
+                     "for the backward (default), or keep the forward's "
+                     "(false: 2 bytes per parameter live through the step, "
+                     "one kernel per parameter fewer)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> rematBudget{
       *this, "remat-budget",
       llvm::cl::desc("With remat=budget: bytes per rank the planned peak "
