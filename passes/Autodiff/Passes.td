@@ -139,13 +139,17 @@ def RematPass : Pass<"mt-remat", "ModuleOp"> {
     pipeline chooses between). Clones carry `mt.recomputed`.
     `print-recompute=true` prints what is recomputed and its FLOPs.
 
-    Under every policy, by default, the backward casts each 16-bit copy of
-    an fp32 master weight (mt-mixed-precision) again just before its first
-    backward use, so a copy lives within one layer's forward or backward.
+    By default the backward casts each 16-bit copy of an fp32 master
+    weight (mt-mixed-precision) again just before its first backward use,
+    so a copy lives within one layer's forward or backward (under
+    `remat=full` the layer's recomputation casts it again anyway).
     `recast-parameters=false` keeps the forward's copy until then instead,
     as PyTorch's autocast does within a step: 2 bytes per parameter live
     through the step, one elementwise kernel per parameter fewer (under
-    ZeRO-3 the gathered parameter is kept too, not gathered again).
+    ZeRO-3 the gathered parameter is kept too, not gathered again). With
+    pipeline parallelism each microbatch in flight keeps its own copy of
+    its stage's weights (mt-pipeline clones the forward per microbatch), so
+    the cost is that many times 2 bytes per parameter of the stage.
   }];
   let options = [
     Option<"policy", "remat", "std::string", "\"none\"",

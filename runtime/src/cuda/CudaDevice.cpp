@@ -254,10 +254,10 @@ private:
   /// tensor's outer extent and one piece's contiguous block.
   void collectivePieces(KernelId id, const Command &command, int64_t parts,
                         int64_t &outer, int64_t &block) const;
-  /// Whether `command` is a GEMM whose operands and result are all bf16 or
-  /// all fp16: cuBLAS multiplies them on the tensor cores with fp32
-  /// accumulation and rounds the result once, where the CPU backend rounds
-  /// its fp32 GEMM's.
+  /// Whether `command` is a GEMM whose operands are all bf16 or all fp16
+  /// and whose result is of their type or f32 (a widened gradient): cuBLAS
+  /// multiplies them on the tensor cores with fp32 accumulation and rounds
+  /// a 16-bit result once, where the CPU backend rounds its fp32 GEMM's.
   bool halfGemm(const Command &command, KernelId id) const;
   /// Selects cuBLAS's math mode for the next GEMM: pedantic for fp32 (no
   /// TF32; TF32 tensor cores with --tf32), the default for 16-bit operands
