@@ -44,4 +44,12 @@ TEST(Deadline, ZeroMeansNone) {
   EXPECT_EQ(expired, 0);
 }
 
+// The words every wait for other ranks gives up with.
+TEST(Deadline, NoAnswerSaysTheDeadlineAndItsFlag) {
+  EXPECT_EQ(noAnswerWithin(600),
+            "no answer within 600 s (--distributed-timeout-minutes)");
+  EXPECT_EQ(noAnswerWithin(0.5),
+            "no answer within 0.5 s (--distributed-timeout-minutes)");
+}
+
 } // namespace

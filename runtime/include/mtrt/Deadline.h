@@ -15,11 +15,24 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace mtrt {
+
+/// What every wait for other ranks says when it gives up after the run's
+/// deadline of `seconds`: "no answer within 600 s
+/// (--distributed-timeout-minutes)".
+inline std::string noAnswerWithin(double seconds) {
+  char text[96];
+  std::snprintf(text, sizeof(text),
+                "no answer within %g s (--distributed-timeout-minutes)",
+                seconds);
+  return text;
+}
 
 class Deadline {
 public:

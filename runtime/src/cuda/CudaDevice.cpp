@@ -10,6 +10,7 @@
 #include "cuda/NcclCollectives.h"
 #include "cuda/NcclTransfers.h"
 #include "mtrt/AsyncJoins.h"
+#include "mtrt/Deadline.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/GeneratedKernelPrelude.h"
 #include "mtrt/Kernels.h"
@@ -20,7 +21,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -1085,13 +1085,8 @@ Status CudaDevice::finishStep(const char *what) {
     double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    if (error.empty() && timeout > 0 && waited > timeout) {
-      char text[64];
-      std::snprintf(text, sizeof(text), "%g", timeout);
-      error = "no answer within " + std::string(text) +
-              " s (--distributed-timeout-minutes) from the ranks NCCL waits "
-              "for";
-    }
+    if (error.empty() && timeout > 0 && waited > timeout)
+      error = noAnswerWithin(timeout) + " from the ranks NCCL waits for";
     if (!error.empty()) {
       // The graph first: NCCL counts the graph's captured calls as
       // references to their communicators, and ncclCommAbort (2.26 on)

@@ -136,10 +136,9 @@ inline Deadline joinDeadline(const Communicator &grid, std::string what) {
   double seconds = grid.timeoutSeconds();
   return Deadline(seconds, [what = std::move(what), seconds] {
     std::fprintf(stderr,
-                 "megatron-run: error: %s did not finish within %g s "
-                 "(--distributed-timeout-minutes): a rank of its group "
-                 "stopped answering\n",
-                 what.c_str(), seconds);
+                 "megatron-run: error: %s: %s: a rank of its group stopped "
+                 "answering\n",
+                 what.c_str(), noAnswerWithin(seconds).c_str());
     std::fflush(stderr);
     std::_Exit(1);
   });

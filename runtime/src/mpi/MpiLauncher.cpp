@@ -2,6 +2,8 @@
 
 #include "mpi/Mpi.h"
 
+#include "mtrt/Deadline.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -37,12 +39,8 @@ Status mpi::wait(MPI_Request &request, const std::string &what,
     double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    if (waited > timeoutSeconds) {
-      char text[64];
-      std::snprintf(text, sizeof(text), "%g", timeoutSeconds);
-      return Status::error("no answer within " + std::string(text) +
-                           " s (--distributed-timeout-minutes) in " + what);
-    }
+    if (waited > timeoutSeconds)
+      return Status::error(noAnswerWithin(timeoutSeconds) + " in " + what);
     if (polls > 1000)
       std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
