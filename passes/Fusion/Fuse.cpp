@@ -85,7 +85,13 @@ std::optional<int64_t> rowLengthOf(ElementwiseOpInterface op,
 
 class Fuser {
 public:
-  explicit Fuser(Block &block) : block(block) {}
+  /// With `widenGradients`, a norm's 16-bit parameter gradient that is
+  /// only widened to f32 is left as the f32 sum of its partial sums.
+  Fuser(Block &block, bool widenGradients)
+      : block(block), widenGradients(widenGradients) {}
+
+  /// The norms' parameter gradients left in f32 by rewrite().
+  int64_t numWidened = 0;
 
   void group() {
     for (Operation &op : block.without_terminator()) {
@@ -95,6 +101,13 @@ public:
       }
       if (isa<LayerNormGradOp, RMSNormGradOp>(op)) {
         groupNormGrad(&op);
+        continue;
+      }
+      // The widening of a fused norm backward's parameter gradient goes
+      // (rewrite() leaves the gradient in f32): it joins no region.
+      if (auto widening = dyn_cast<CastOp>(op);
+          widening && widensNormGradient(widening)) {
+        wideningsToDrop.insert(widening);
         continue;
       }
       auto elementwise = dyn_cast<ElementwiseOpInterface>(&op);
@@ -223,10 +236,20 @@ public:
           setMarks(sum, group.marks);
           replacement = sum.getResult();
           if (!outputType.getElementType().isF32()) {
-            auto narrowed = CastOp::create(builder, output.getLoc(), outputType,
-                                           replacement);
-            setMarks(narrowed, group.marks);
-            replacement = narrowed.getResult();
+            // A gradient only widened again (for the fp32 master weights)
+            // keeps the f32 sum: rounding it to 16 bits would lose what the
+            // partial sums kept, as widenIntoProducer says for GEMMs.
+            if (CastOp widening = onlyWidening(output);
+                widening && wideningsToDrop.contains(widening)) {
+              widening.getResult().replaceAllUsesWith(replacement);
+              widening->erase();
+              ++numWidened;
+            } else {
+              auto narrowed = CastOp::create(builder, output.getLoc(),
+                                             outputType, replacement);
+              setMarks(narrowed, group.marks);
+              replacement = narrowed.getResult();
+            }
           }
         }
         output.replaceUsesWithIf(replacement, [&](OpOperand &use) {
@@ -244,6 +267,29 @@ public:
   }
 
 private:
+  /// The cast to f32 that is `value`'s only reader, if so.
+  static CastOp onlyWidening(Value value) {
+    if (!value.hasOneUse())
+      return nullptr;
+    auto widening = dyn_cast<CastOp>(*value.getUsers().begin());
+    if (!widening || !widening.getType().getElementType().isF32())
+      return nullptr;
+    return widening;
+  }
+
+  /// Whether `widening` is the only reader of a 16-bit parameter gradient
+  /// of a norm's backward that begins a region, to be dropped.
+  bool widensNormGradient(CastOp widening) const {
+    auto gradient = dyn_cast<OpResult>(widening.getInput());
+    if (!widenGradients || !gradient || gradient.getResultNumber() == 0 ||
+        onlyWidening(gradient) != widening ||
+        cast<RankedTensorType>(gradient.getType()).getElementType().isF32())
+      return false;
+    auto it = groupOf.find(gradient.getOwner());
+    return it != groupOf.end() &&
+           groups[it->second].normGrad == gradient.getOwner();
+  }
+
   /// A layer norm or RMS norm joins the region computing its input (a
   /// residual add, with the bias before it), which then ends; or becomes
   /// a row fusion of its own. The input is stored either way when
@@ -357,6 +403,9 @@ private:
   }
 
   Block &block;
+  bool widenGradients;
+  /// The casts widensNormGradient() chose; rewrite() erases them.
+  llvm::SmallPtrSet<Operation *, 8> wideningsToDrop;
   SmallVector<Group> groups;
   llvm::DenseMap<Operation *, unsigned> groupOf;
 };
@@ -695,11 +744,12 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
         int64_t commands = 0;
         numFusedUpdates += fuseAdamW(block, commands);
         numMultiAdamW += commands;
-        Fuser fuser(block);
+        Fuser fuser(block, widenGradients);
         fuser.group();
         int64_t regions = 0;
         numFusedOps += fuser.rewrite(regions);
         numRegions += regions;
+        numWidened += fuser.numWidened;
       }
     }
   }

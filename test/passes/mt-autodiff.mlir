@@ -518,6 +518,25 @@ func.func @negative_transpose_a_broadcast(%labels: tensor<2x4xi32> {mt.input = "
 
 // -----
 
+// A widened product (bf16 operands, f32 result) differentiates as the bf16
+// product then a widening cast: its gradient is rounded to bf16 before the
+// two gradient GEMMs, which take one operand type.
+
+// CHECK-LABEL: func.func @widened_matmul
+// CHECK:         mt.matmul {{.*}} : (tensor<2x4x8xbf16>, tensor<8x16xbf16>) -> tensor<2x4x16xf32>
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK:         %[[DY16:.+]] = mt.cast %[[DY]] {mt.phase = "backward"} : tensor<2x4x16xf32> to tensor<2x4x16xbf16>
+// CHECK:         mt.matmul {{.*}} transpose_a {mt.phase = "backward"} : (tensor<8x8xbf16>, tensor<8x16xbf16>) -> tensor<8x16xbf16>
+func.func @widened_matmul(%x: tensor<2x4x8xbf16> {mt.input = "tokens"},
+                          %labels: tensor<2x4xi32> {mt.input = "labels"},
+                          %w: tensor<8x16xbf16> {mt.param = "w"}) -> tensor<f32> {
+  %y = mt.matmul %x, %w : (tensor<2x4x8xbf16>, tensor<8x16xbf16>) -> tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // The backward is one reverse sweep over one block.
 
 // expected-error @below {{'func.func' op mt-autodiff needs a single-block function}}

@@ -1,5 +1,6 @@
 // RUN: megatron-opt %s --mt-fuse --split-input-file | FileCheck %s
 // RUN: megatron-opt %s --mt-fuse --mt-lower-to-runtime --split-input-file | FileCheck %s --check-prefix=LOWER
+// RUN: megatron-opt %s --mt-fuse="widen-gradients=false" --split-input-file | FileCheck %s --check-prefix=WIDEOFF
 
 // A layer norm's backward and the residual gradient's add after it become
 // one row-block fusion: the input gradient stays in registers, and the
@@ -79,6 +80,30 @@ func.func @rms_norm_grad_bf16(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"},
   %dx, %dw = mt.rms_norm_grad %dy, %x, %w : tensor<2x3x8xbf16>, tensor<8xbf16>
   %s = mt.add %r, %dx : tensor<2x3x8xbf16>
   return %s, %dw, %dx : tensor<2x3x8xbf16>, tensor<8xbf16>, tensor<2x3x8xbf16>
+}
+
+// -----
+
+// A bf16 layer norm's weight and bias gradients only widened to f32 (for
+// the fp32 master weights) stay the f32 sums of their partial sums: no
+// rounding to bf16 and back. widen-gradients=false narrows and widens.
+
+// CHECK-LABEL: func.func @layer_norm_grad_widened
+// CHECK:         %[[F:.+]]:3 = mt.fusion
+// CHECK:         %[[DW:.+]] = mt.bias_add_grad %[[F]]#1 : tensor<1x8xf32> -> tensor<8xf32>
+// CHECK-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[F]]#2 : tensor<1x8xf32> -> tensor<8xf32>
+// CHECK-NEXT:    return %[[F]]#0, %[[DW]], %[[DB]]
+// WIDEOFF-LABEL: func.func @layer_norm_grad_widened
+// WIDEOFF-COUNT-4: mt.cast
+// WIDEOFF-LABEL: func.func @too_wide
+func.func @layer_norm_grad_widened(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"},
+                                   %x: tensor<2x3x8xbf16> {mt.param = "x"},
+                                   %w: tensor<8xbf16> {mt.param = "w"})
+    -> (tensor<2x3x8xbf16>, tensor<8xf32>, tensor<8xf32>) {
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %x, %w : tensor<2x3x8xbf16>, tensor<8xbf16>
+  %dw32 = mt.cast %dw : tensor<8xbf16> to tensor<8xf32>
+  %db32 = mt.cast %db : tensor<8xbf16> to tensor<8xf32>
+  return %dx, %dw32, %db32 : tensor<2x3x8xbf16>, tensor<8xf32>, tensor<8xf32>
 }
 
 // -----
