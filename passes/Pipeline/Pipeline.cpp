@@ -557,6 +557,42 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     return pp > 1 && isa<SumSquaresOp, GlobalNormOp>(op);
   }
 
+  /// The forward ops whose results are the same for every microbatch and
+  /// are kept for the backward: a parameter's 16-bit copy under
+  /// recast-parameters=false. Each is computed once per step, by the first
+  /// microbatch, instead of once per microbatch in flight (which under
+  /// 1F1B is up to pp copies of the stage's weights). A value only the
+  /// forward or only the backward reads (the default's cast per use) stays
+  /// per microbatch: keeping it for the whole step would cost its memory.
+  DenseSet<Operation *> computedOncePerStep() {
+    DenseSet<Operation *> invariant, once;
+    for (Operation &op : step.getBody().front().without_terminator()) {
+      // Pure mt ops only: no dropout stream, no collective.
+      if (!isMicro(&op) || !isa<MTDialect>(op.getDialect()) || !isPure(&op) ||
+          op.getNumRegions() != 0)
+        continue;
+      bool sameForAll = llvm::all_of(op.getOperands(), [&](Value operand) {
+        if (auto arg = dyn_cast<BlockArgument>(operand))
+          return !isDataInput(arg);
+        return invariant.contains(operand.getDefiningOp());
+      });
+      if (!sameForAll)
+        continue;
+      invariant.insert(&op);
+      bool readByForward = false, readByBackward = false;
+      for (Operation *user : op.getUsers()) {
+        auto it = phaseOf.find(user);
+        if (it == phaseOf.end())
+          continue;
+        readByForward |= it->second == Phase::Forward;
+        readByBackward |= it->second == Phase::Backward;
+      }
+      if (phaseOf[&op] == Phase::Forward && readByForward && readByBackward)
+        once.insert(&op);
+    }
+    return once;
+  }
+
   LogicalResult emitStages(const PipelineSchedule &schedule) {
     Block &body = step.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -629,6 +665,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       return readers;
     };
 
+    DenseSet<Operation *> perStep = computedOncePerStep();
+
     OpBuilder moduleBuilder(step);
     Builder b(context);
     for (int64_t rank = 0; rank < pp; ++rank) {
@@ -680,6 +718,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
 
       DenseMap<std::pair<Value, int64_t>, Value> microValues;
       DenseMap<Value, Value> accumulators;
+      // The first microbatch's copy of each op computed once per step.
+      DenseMap<Operation *, Operation *> onceCopies;
       auto lookup = [&](Value original, int64_t micro) -> Value {
         if (auto arg = dyn_cast<BlockArgument>(original))
           return argFor(arg, micro);
@@ -720,7 +760,9 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                           b.getI64IntegerAttr(micro));
             microValues[{operand, micro}] = recv.getResult();
           }
-        for (Operation *op : ops) {
+        // `op` cloned for microbatch `micro` of this action.
+        auto cloneForMicrobatch = [&](Operation *op,
+                                      int64_t micro) -> FailureOr<Operation *> {
           IRMapping mapping;
           for (Value operand : op->getOperands()) {
             if (isa<CrossEntropyGradOp>(op) && operand == op->getOperand(0) &&
@@ -743,8 +785,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
               mapping.map(operand, copy->getResult(0));
               continue;
             }
-            return op->emitOpError()
-                   << "reads a value mt-pipeline did not place";
+            op->emitOpError() << "reads a value mt-pipeline did not place";
+            return failure();
           }
           Operation *copy = builder.clone(*op, mapping);
           // Each scheduled op says which action it belongs to: the runtime's
@@ -756,6 +798,18 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
               isa<DropoutOp, AttentionOp, AttentionGradOp>(copy))
             copy->setAttr(MTDialect::getMicrobatchesAttrName(),
                           b.getI64IntegerAttr(numMicro));
+          return copy;
+        };
+        for (Operation *op : ops) {
+          Operation *copy = onceCopies.lookup(op);
+          if (!copy) {
+            FailureOr<Operation *> cloned = cloneForMicrobatch(op, micro);
+            if (failed(cloned))
+              return failure();
+            copy = *cloned;
+            if (perStep.contains(op))
+              onceCopies[op] = copy;
+          }
           for (auto [result, copied] :
                llvm::zip_equal(op->getResults(), copy->getResults())) {
             microValues[{result, micro}] = copied;
