@@ -242,6 +242,7 @@ public:
             if (CastOp widening = onlyWidening(output);
                 widening && wideningsToDrop.contains(widening)) {
               widening.getResult().replaceAllUsesWith(replacement);
+              wideningsToDrop.erase(widening);
               widening->erase();
               ++numWidened;
             } else {

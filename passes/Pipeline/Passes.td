@@ -28,7 +28,14 @@ def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
       (`mt.microbatch`); each dropout and attention draws the single-device
       mask of its microbatch's samples. The loss gradient is seeded with
       1/microbatches, so accumulated gradients are the mean over the batch,
-      and the reported loss is the mean of the microbatches' losses.
+      and the reported loss is the mean of the microbatches' losses. A
+      forward value that is the same for every microbatch (it reads only
+      parameters) and that the backward on the same rank reads too (a
+      parameter's 16-bit copy under `recast-parameters=false`) is computed
+      once per step, by the first microbatch, and read by all of them,
+      instead of one copy per microbatch in flight. A value sent to another
+      rank is still sent per microbatch, and a ZeRO all-gather is repeated
+      per microbatch.
     - Transfers: a value one virtual stage computes and another reads moves
       by `shard.send` / `shard.recv` on the grid's pipeline axis, tagged
       (`mt.transfer_tag`) so that `mt-verify-collectives` can match them.
@@ -88,7 +95,9 @@ def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
            "Write the schedule as Chrome trace JSON to this file">
   ];
   let statistics = [
-    Statistic<"numTransfers", "transfers", "Point-to-point transfers created">
+    Statistic<"numTransfers", "transfers", "Point-to-point transfers created">,
+    Statistic<"numComputedOnce", "computed-once",
+              "Forward ops kept for the backward computed once per step">
   ];
   let dependentDialects = ["::mlir::mt::MTDialect",
                            "::mlir::shard::ShardDialect",

@@ -567,9 +567,12 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   DenseSet<Operation *> computedOncePerStep() {
     DenseSet<Operation *> invariant, once;
     for (Operation &op : step.getBody().front().without_terminator()) {
-      // Pure mt ops only: no dropout stream, no collective.
+      // Pure mt ops only (no collective), and none drawing a dropout
+      // stream, whose mask depends on the microbatch.
       if (!isMicro(&op) || !isa<MTDialect>(op.getDialect()) || !isPure(&op) ||
-          op.getNumRegions() != 0)
+          op.getNumRegions() != 0 || op.hasAttr("rng_stream") ||
+          isa<DropoutOp, AttentionOp, AttentionGradOp, QKVAttentionOp,
+              QKVAttentionGradOp>(op))
         continue;
       bool sameForAll = llvm::all_of(op.getOperands(), [&](Value operand) {
         if (auto arg = dyn_cast<BlockArgument>(operand))
@@ -579,10 +582,17 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       if (!sameForAll)
         continue;
       invariant.insert(&op);
+      // Only readers on the op's own rank count: there the copy is kept
+      // from forward to backward. (A copy another rank reads, the tied
+      // embedding's for the head, is sent to it per microbatch anyway.)
       bool readByForward = false, readByBackward = false;
+      auto stage = stageOf.find(&op);
       for (Operation *user : op.getUsers()) {
         auto it = phaseOf.find(user);
-        if (it == phaseOf.end())
+        auto userStage = stageOf.find(user);
+        if (it == phaseOf.end() || userStage == stageOf.end() ||
+            stage == stageOf.end() ||
+            rankOf(userStage->second) != rankOf(stage->second))
           continue;
         readByForward |= it->second == Phase::Forward;
         readByBackward |= it->second == Phase::Backward;
@@ -590,6 +600,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       if (phaseOf[&op] == Phase::Forward && readByForward && readByBackward)
         once.insert(&op);
     }
+    numComputedOnce += once.size();
     return once;
   }
 

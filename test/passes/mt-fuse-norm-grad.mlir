@@ -95,7 +95,8 @@ func.func @rms_norm_grad_bf16(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"},
 // CHECK-NEXT:    return %[[F]]#0, %[[DW]], %[[DB]]
 // WIDEOFF-LABEL: func.func @layer_norm_grad_widened
 // WIDEOFF-COUNT-4: mt.cast
-// WIDEOFF-LABEL: func.func @too_wide
+// WIDEOFF-NOT: mt.cast
+// WIDEOFF-LABEL: func.func @layer_norm_grad_read_twice
 func.func @layer_norm_grad_widened(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"},
                                    %x: tensor<2x3x8xbf16> {mt.param = "x"},
                                    %w: tensor<8xbf16> {mt.param = "w"})
@@ -104,6 +105,28 @@ func.func @layer_norm_grad_widened(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"}
   %dw32 = mt.cast %dw : tensor<8xbf16> to tensor<8xf32>
   %db32 = mt.cast %db : tensor<8xbf16> to tensor<8xf32>
   return %dx, %dw32, %db32 : tensor<2x3x8xbf16>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A gradient read elsewhere too in bf16 stays rounded to bf16.
+
+// CHECK-LABEL: func.func @layer_norm_grad_read_twice
+// CHECK:         %[[F:.+]]:2 = mt.fusion
+// CHECK:         %[[DW:.+]] = mt.bias_add_grad %[[F]]#1 : tensor<1x8xf32> -> tensor<8xf32>
+// CHECK-NEXT:    %[[DW16:.+]] = mt.cast %[[DW]] : tensor<8xf32> to tensor<8xbf16>
+// CHECK:         mt.cast %{{.+}} : tensor<8xbf16> to tensor<8xf32>
+// CHECK:         return {{.*}}, %[[DW16]]
+// WIDEOFF-COUNT-2: mt.cast
+// WIDEOFF-NOT: mt.cast
+// WIDEOFF-LABEL: func.func @too_wide
+func.func @layer_norm_grad_read_twice(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"},
+                                      %x: tensor<2x3x8xbf16> {mt.param = "x"},
+                                      %w: tensor<8xbf16> {mt.param = "w"})
+    -> (tensor<2x3x8xbf16>, tensor<8xf32>, tensor<8xbf16>) {
+  %dx, %dw, %db = mt.layer_norm_grad %dy, %x, %w : tensor<2x3x8xbf16>, tensor<8xbf16>
+  %dw32 = mt.cast %dw : tensor<8xbf16> to tensor<8xf32>
+  return %dx, %dw32, %dw : tensor<2x3x8xbf16>, tensor<8xf32>, tensor<8xbf16>
 }
 
 // -----

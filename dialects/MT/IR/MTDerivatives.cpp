@@ -122,8 +122,8 @@ LogicalResult DropoutOp::buildGradients(GradientEmitter &g) {
 /// C = op_a(A) op_b(B) gives dA = dC op_b(B)^T and dB = op_a(A)^T dC,
 /// written back in the stored layouts of A and B. A broadcast rank-2 B sums
 /// its gradient over the batch, done by folding the batch into rows.
-/// A widened product (16-bit operands, f32 C) is differentiated as the
-/// 16-bit product followed by a widening cast, as PyTorch's
+/// A widened product (16-bit operands, f32 C) is differentiated as if it
+/// were the 16-bit product followed by a widening cast, as PyTorch's
 /// `(a @ b).float()`: dC is rounded to the operands' type first, since a
 /// matmul's operands share one type.
 LogicalResult MatmulOp::buildGradients(GradientEmitter &g) {
