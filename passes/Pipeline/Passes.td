@@ -29,11 +29,13 @@ def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
       mask of its microbatch's samples. The loss gradient is seeded with
       1/microbatches, so accumulated gradients are the mean over the batch,
       and the reported loss is the mean of the microbatches' losses. A
-      forward value that is the same for every microbatch (it reads only
-      parameters) and that the backward on the same rank reads too (a
-      parameter's 16-bit copy under `recast-parameters=false`) is computed
-      once per step, by the first microbatch, and read by all of them,
-      instead of one copy per microbatch in flight. A value sent to another
+      value that is the same for every microbatch (it reads only
+      parameters) is computed once per step, by the first microbatch, and
+      read by all of them when it is a forward value the backward on the
+      same rank reads too (a parameter's 16-bit copy under
+      `recast-parameters=false`: one copy, not one per microbatch in
+      flight) or a vector (a bias's or norm weight's 16-bit copy, whose
+      bytes are linear in the width). A value sent to another
       rank is still sent per microbatch, and a ZeRO all-gather is repeated
       per microbatch.
     - Transfers: a value one virtual stage computes and another reads moves

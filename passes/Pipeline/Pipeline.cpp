@@ -557,13 +557,15 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     return pp > 1 && isa<SumSquaresOp, GlobalNormOp>(op);
   }
 
-  /// The forward ops whose results are the same for every microbatch and
-  /// are kept for the backward: a parameter's 16-bit copy under
-  /// recast-parameters=false. Each is computed once per step, by the first
-  /// microbatch, instead of once per microbatch in flight (which under
-  /// 1F1B is up to pp copies of the stage's weights). A value only the
-  /// forward or only the backward reads (the default's cast per use) stays
-  /// per microbatch: keeping it for the whole step would cost its memory.
+  /// The ops whose results are the same for every microbatch and are
+  /// computed once per step, by the first microbatch, instead of once per
+  /// microbatch: a forward value the backward on its rank reads too (a
+  /// parameter's 16-bit copy under recast-parameters=false, otherwise one
+  /// copy per microbatch in flight, up to pp copies of the stage's weights
+  /// under 1F1B), and any vector (a bias's or a norm weight's copy). A
+  /// matrix only the forward or only the backward reads (the default's
+  /// cast per use) stays per microbatch: keeping it for the whole step
+  /// would cost its memory.
   DenseSet<Operation *> computedOncePerStep() {
     DenseSet<Operation *> invariant, once;
     for (Operation &op : step.getBody().front().without_terminator()) {
@@ -597,7 +599,15 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         readByForward |= it->second == Phase::Forward;
         readByBackward |= it->second == Phase::Backward;
       }
-      if (phaseOf[&op] == Phase::Forward && readByForward && readByBackward)
+      // A vector (a bias's or a norm weight's 16-bit copy) is kept for the
+      // step in either phase: its bytes grow with the width, not its
+      // square, while a cast per microbatch is a kernel launch each.
+      bool vector = llvm::all_of(op.getResultTypes(), [](Type type) {
+        auto tensor = dyn_cast<RankedTensorType>(type);
+        return tensor && tensor.getRank() <= 1;
+      });
+      if ((phaseOf[&op] == Phase::Forward && readByForward && readByBackward) ||
+          vector)
         once.insert(&op);
     }
     numComputedOnce += once.size();
