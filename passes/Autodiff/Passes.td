@@ -140,7 +140,9 @@ def RematPass : Pass<"mt-remat", "ModuleOp"> {
     `print-recompute=true` prints what is recomputed and its FLOPs.
 
     By default the backward casts each 16-bit copy of an fp32 master
-    weight (mt-mixed-precision) again just before its first backward use,
+    weight matrix (mt-mixed-precision) again just before its first backward
+    use (a vector's copy, a norm weight's, is kept: its bytes grow with the
+    width, and a cast is a kernel launch),
     so a copy lives within one layer's forward or backward (under
     `remat=full` the layer's recomputation casts it again anyway).
     `recast-parameters=false` keeps the forward's copy until then instead,

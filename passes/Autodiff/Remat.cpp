@@ -82,11 +82,14 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
   /// bytes per parameter. Under every policy the backward casts again, just
   /// before the first backward use, so a copy lives within one layer's
   /// forward or backward (and ZeRO-3 gathers the parameter again for it,
-  /// as it does in fp32). One elementwise pass per parameter.
+  /// as it does in fp32). One elementwise pass per parameter. A vector's
+  /// copy (a norm weight's) is kept: its bytes grow with the width, not its
+  /// square, and a cast is a kernel launch.
   void recastParameterCopies(func::FuncOp function) {
     Block &body = function.getBody().front();
     for (auto castOp : llvm::to_vector(body.getOps<CastOp>())) {
-      if (!phaseOf(castOp).empty() || !isa<BlockArgument>(castOp.getInput()))
+      if (!phaseOf(castOp).empty() || !isa<BlockArgument>(castOp.getInput()) ||
+          castOp.getType().getRank() <= 1)
         continue;
       Operation *firstUse = nullptr;
       for (Operation *user : castOp.getResult().getUsers())

@@ -83,6 +83,26 @@ func.func @linear(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
 
 // -----
 
+// A vector's copy (a norm weight's) is kept for the backward under every
+// policy: its bytes grow with the width, and a cast is a kernel launch.
+// RECAST-LABEL: func.func @norm
+// RECAST-SAME:    %[[W:[^:]+]]: tensor<16xf32> {mt.param = "ln.weight"}
+// RECAST:         %[[W16:.+]] = mt.cast %[[W]] : tensor<16xf32> to tensor<16xbf16>
+// RECAST-NOT:     mt.cast %[[W]]
+// RECAST:         mt.layer_norm_grad {{.*}}, %[[W16]]
+// RECAST-NOT:     mt.cast %[[W]]
+// RECAST:         return
+func.func @norm(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
+                %labels: tensor<2x4xi32> {mt.input = "labels"},
+                %w: tensor<16xf32> {mt.param = "ln.weight"},
+                %b: tensor<16xf32> {mt.param = "ln.bias"}) -> tensor<f32> {
+  %y = mt.layer_norm %x, %w, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // A parameter read twice (a tied embedding) gets a cast per use: its two
 // gradients reach it in fp32 and add in fp32.
 
