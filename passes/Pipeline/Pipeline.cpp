@@ -53,6 +53,9 @@ namespace {
 
 constexpr StringLiteral kGridName = "grid";
 constexpr int16_t kPipelineAxis = 0;
+/// The microbatch of a transfer tag's key for a value sent once per step
+/// (-1 is after the flush).
+constexpr int64_t kPerStep = -2;
 
 enum class Phase { Forward = 0, Backward = 1, Optimizer = 2 };
 
@@ -74,6 +77,9 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   DenseMap<Operation *, int64_t> stageOf;
   /// Values the optimizer reads that a microbatch computes: accumulated.
   llvm::SetVector<Value> accumulated;
+  /// Microbatch ops whose results are the same for every microbatch (they
+  /// read only parameters): sent to another rank once per step.
+  DenseSet<Operation *> invariantOps;
   int64_t numVirtual = 1, chunks = 1, numMicro = 1;
   /// Transformer layers per virtual stage, in virtual-stage order.
   std::vector<int64_t> layersPerStage;
@@ -567,7 +573,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   /// cast per use) stays per microbatch: keeping it for the whole step
   /// would cost its memory.
   DenseSet<Operation *> computedOncePerStep() {
-    DenseSet<Operation *> invariant, once;
+    DenseSet<Operation *> &invariant = invariantOps, once;
     for (Operation &op : step.getBody().front().without_terminator()) {
       // Pure mt ops only (no collective), and none drawing a dropout
       // stream, whose mask depends on the microbatch.
@@ -586,7 +592,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       invariant.insert(&op);
       // Only readers on the op's own rank count: there the copy is kept
       // from forward to backward. (A copy another rank reads, the tied
-      // embedding's for the head, is sent to it per microbatch anyway.)
+      // embedding's for the head, is sent to it once per step, and that
+      // rank keeps what it received.)
       bool readByForward = false, readByBackward = false;
       auto stage = stageOf.find(&op);
       for (Operation *user : op.getUsers()) {
@@ -661,8 +668,10 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       slices.push_back(flushSliceOf(rank, resultsOf[rank], ret));
 
     // Transfer tags: one per (value, microbatch, destination virtual stage)
-    // in the microbatches, and one per (value, -1, destination rank) after
-    // the flush; sender and receiver look up the same key.
+    // in the microbatches, one per (value, kPerStep, destination virtual
+    // stage) for a value the same for every microbatch, and one per (value,
+    // -1, destination rank) after the flush; sender and receiver look up
+    // the same key.
     DenseMap<std::tuple<Value, int64_t, int64_t>, int64_t> tags;
     auto tagOf = [&](Value value, int64_t micro, int64_t dest) {
       auto key = std::make_tuple(value, micro, dest);
@@ -741,6 +750,10 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       DenseMap<Value, Value> accumulators;
       // The first microbatch's copy of each op computed once per step.
       DenseMap<Operation *, Operation *> onceCopies;
+      // Values the same for every microbatch, sent or received once per
+      // step: by (value, destination virtual stage).
+      DenseSet<std::pair<Value, int64_t>> sentOnce;
+      DenseMap<std::pair<Value, int64_t>, Value> receivedOnce;
       auto lookup = [&](Value original, int64_t micro) -> Value {
         if (auto arg = dyn_cast<BlockArgument>(original))
           return argFor(arg, micro);
@@ -766,6 +779,15 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
             // (earlier in this action, or in an earlier one).
             if (rankOf(from) == rank)
               continue;
+            // A value the same for every microbatch arrives once per step.
+            bool perStep = invariantOps.contains(def);
+            if (perStep) {
+              if (Value received =
+                      receivedOnce.lookup({operand, virtualStage})) {
+                microValues[{operand, micro}] = received;
+                continue;
+              }
+            }
             auto type = cast<RankedTensorType>(operand.getType());
             Value empty =
                 tensor::EmptyOp::create(builder, operand.getLoc(),
@@ -776,10 +798,13 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                 b.getDenseI64ArrayAttr({rankOf(from)}), ValueRange());
             recv->setAttr(
                 MTDialect::getTransferTagAttrName(),
-                b.getI64IntegerAttr(tagOf(operand, micro, virtualStage)));
+                b.getI64IntegerAttr(
+                    tagOf(operand, perStep ? kPerStep : micro, virtualStage)));
             recv->setAttr(MTDialect::getMicrobatchAttrName(),
                           b.getI64IntegerAttr(micro));
             microValues[{operand, micro}] = recv.getResult();
+            if (perStep)
+              receivedOnce[{operand, virtualStage}] = recv.getResult();
           }
         // `op` cloned for microbatch `micro` of this action.
         auto cloneForMicrobatch = [&](Operation *op,
@@ -835,15 +860,20 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                llvm::zip_equal(op->getResults(), copy->getResults())) {
             microValues[{result, micro}] = copied;
             // Sent to the other ranks that read it.
+            bool perStep = invariantOps.contains(op);
             for (int64_t reader : readersOf(result)) {
               if (rankOf(reader) == rank)
+                continue;
+              // Once per step for a value the same for every microbatch.
+              if (perStep && !sentOnce.insert({result, reader}).second)
                 continue;
               auto send = shard::SendOp::create(
                   builder, op->getLoc(), copied.getType(), kGridName,
                   ArrayRef<int16_t>{kPipelineAxis}, copied,
                   ArrayRef<int64_t>{rankOf(reader)}, ValueRange());
               send->setAttr(MTDialect::getTransferTagAttrName(),
-                            b.getI64IntegerAttr(tagOf(result, micro, reader)));
+                            b.getI64IntegerAttr(tagOf(
+                                result, perStep ? kPerStep : micro, reader)));
               send->setAttr(MTDialect::getMicrobatchAttrName(),
                             b.getI64IntegerAttr(micro));
               ++numTransfers;
