@@ -574,13 +574,9 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   /// would cost its memory.
   DenseSet<Operation *> computedOncePerStep() {
     DenseSet<Operation *> &invariant = invariantOps, once;
-    for (Operation &op : step.getBody().front().without_terminator()) {
-      // Pure mt ops only (no collective), and none drawing a dropout
-      // stream, whose mask depends on the microbatch.
-      if (!isMicro(&op) || !isa<MTDialect>(op.getDialect()) || !isPure(&op) ||
-          op.getNumRegions() != 0 || op.hasAttr("rng_stream") ||
-          isa<DropoutOp, AttentionOp, AttentionGradOp, QKVAttentionOp,
-              QKVAttentionGradOp>(op))
+    Block &body = step.getBody().front();
+    for (Operation &op : body.without_terminator()) {
+      if (!isMicro(&op) || !mayBeInvariant(&op))
         continue;
       bool sameForAll = llvm::all_of(op.getOperands(), [&](Value operand) {
         if (auto arg = dyn_cast<BlockArgument>(operand))
@@ -606,19 +602,54 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         readByForward |= it->second == Phase::Forward;
         readByBackward |= it->second == Phase::Backward;
       }
-      // A vector (a bias's or a norm weight's 16-bit copy) is kept for the
-      // step in either phase: its bytes grow with the width, not its
-      // square, while a cast per microbatch is a kernel launch each.
-      bool vector = llvm::all_of(op.getResultTypes(), [](Type type) {
-        auto tensor = dyn_cast<RankedTensorType>(type);
-        return tensor && tensor.getRank() <= 1;
-      });
+      // A vector parameter's value (a bias's or a norm weight's 16-bit
+      // copy, or its gathered pieces) is kept for the step in either
+      // phase: its bytes grow with the width, not its square, while a
+      // cast per microbatch is a kernel launch each.
       if ((phaseOf[&op] == Phase::Forward && readByForward && readByBackward) ||
-          vector)
+          readsOnlyVectorParameters(&op))
         once.insert(&op);
     }
+    // What only once-per-step ops read is computed once too (a ZeRO
+    // all-gather of the 16-bit pieces, before the view the forward and the
+    // backward read): a copy per microbatch would go unread.
+    for (Operation &op : llvm::reverse(body.without_terminator()))
+      if (invariant.contains(&op) && !op.use_empty() &&
+          llvm::all_of(op.getUsers(),
+                       [&](Operation *user) { return once.contains(user); }))
+        once.insert(&op);
     numComputedOnce += once.size();
     return once;
+  }
+
+  /// Ops that compute the same for every microbatch when what they read
+  /// is: pure mt ops drawing no dropout stream (whose mask depends on the
+  /// microbatch), ZeRO's all-gathers (every rank of the stage runs them
+  /// alike, so they still match) and reshapes.
+  static bool mayBeInvariant(Operation *op) {
+    if (isa<shard::AllGatherOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+            op))
+      return true;
+    return isa<MTDialect>(op->getDialect()) && isPure(op) &&
+           op->getNumRegions() == 0 && !op->hasAttr("rng_stream") &&
+           !isa<DropoutOp, AttentionOp, AttentionGradOp, QKVAttentionOp,
+                QKVAttentionGradOp>(op);
+  }
+
+  /// Whether `op` reads (through invariant ops) only parameters whose full
+  /// shape is a vector: ZeRO's flattened pieces of a matrix are not.
+  bool readsOnlyVectorParameters(Operation *op) {
+    return llvm::all_of(op->getOperands(), [&](Value operand) {
+      if (auto arg = dyn_cast<BlockArgument>(operand)) {
+        if (auto full = step.getArgAttrOfType<DenseI64ArrayAttr>(
+                arg.getArgNumber(), MTDialect::getFullShapeAttrName()))
+          return full.size() <= 1;
+        return cast<RankedTensorType>(arg.getType()).getRank() <= 1;
+      }
+      Operation *def = operand.getDefiningOp();
+      return def && invariantOps.contains(def) &&
+             readsOnlyVectorParameters(def);
+    });
   }
 
   LogicalResult emitStages(const PipelineSchedule &schedule) {
