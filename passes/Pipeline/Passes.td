@@ -36,16 +36,23 @@ def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
       `recast-parameters=false`: one copy, not one per microbatch in
       flight) or a vector (a bias's or norm weight's 16-bit copy, whose
       bytes are linear in the width). Such a value another rank
-      reads is sent to it once per step, and that rank keeps it for the
-      step: the tied embedding's 16-bit copy, which the head on the last
-      stage reads (GPT-2 124M bf16, pp=4, 8 microbatches: one 77 MB
-      transfer a step instead of 8, the last stage's plan 77 MB larger). The
+      reads in the forward and the backward, or a vector's, is sent to it
+      once per step, and that rank keeps it for the step: the tied
+      embedding's 16-bit copy, which the head on the last stage reads under
+      `recast-parameters=false` or ZeRO-1/2 (GPT-2 124M bf16, pp=4, 8
+      microbatches: one 77 MB transfer a step instead of 8, the last
+      stage's plan 77 MB larger); by default the head casts its own copy
+      for the backward, and the forward's moves per microbatch. The
       same holds for ZeRO's all-gathers of parameters and the reshapes
       after them: under ZeRO-1 or 2 a weight's gathered 16-bit copy, read by
       the forward and the backward, is gathered once per step as without a
       pipeline (124M bf16, pp=4 x dp=2 ZeRO-1, 8 microbatches: 162 gathers
       a step instead of 1,184, stages 0 to 2 planning 9.5%, 15% and 9.4%
-      less); ZeRO-3 still gathers a matrix again for each pass.
+      less); ZeRO-3 still gathers a matrix again for each pass, unless
+      `recast-parameters=false` keeps the copy.
+    - Receives: an action takes its receives first, in the order of their
+      tags, which is the order in which a stage sends to one peer (NCCL
+      matches a direction's transfers in order).
     - Transfers: a value one virtual stage computes and another reads moves
       by `shard.send` / `shard.recv` on the grid's pipeline axis, tagged
       (`mt.transfer_tag`) so that `mt-verify-collectives` can match them.

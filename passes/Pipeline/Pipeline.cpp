@@ -622,10 +622,35 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     return once;
   }
 
+  /// Whether `value`, read on `readerStage` (another rank), moves there
+  /// once per step and is kept: it is the same for every microbatch, and
+  /// the reading rank reads it in the forward and the backward (the tied
+  /// embedding's 16-bit copy, for the head) or it is a vector parameter's.
+  /// A copy that rank reads in one phase only (ZeRO-3's per-pass gather of
+  /// the tied table) moves per microbatch, as it is not kept.
+  bool transferredOnce(Value value, int64_t readerStage) {
+    Operation *def = value.getDefiningOp();
+    if (!def || !invariantOps.contains(def))
+      return false;
+    if (readsOnlyVectorParameters(def))
+      return true;
+    bool forward = false, backward = false;
+    for (Operation *user : value.getUsers()) {
+      auto stage = stageOf.find(user);
+      if (stage == stageOf.end() ||
+          rankOf(stage->second) != rankOf(readerStage))
+        continue;
+      forward |= phaseOf.lookup(user) == Phase::Forward;
+      backward |= phaseOf.lookup(user) == Phase::Backward;
+    }
+    return forward && backward;
+  }
+
   /// Ops that compute the same for every microbatch when what they read
   /// is: pure mt ops drawing no dropout stream (whose mask depends on the
-  /// microbatch), ZeRO's all-gathers (every rank of the stage runs them
-  /// alike, so they still match) and reshapes.
+  /// microbatch), all-gathers (ZeRO's, of parameters; any axis is safe:
+  /// every rank of a stage runs the stage's one program, so all skip the
+  /// same gathers, and a gather of activations reads data) and reshapes.
   static bool mayBeInvariant(Operation *op) {
     if (isa<shard::AllGatherOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
             op))
@@ -726,7 +751,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       return readers;
     };
 
-    DenseSet<Operation *> perStep = computedOncePerStep();
+    DenseSet<Operation *> oncePerStep = computedOncePerStep();
 
     OpBuilder moduleBuilder(step);
     Builder b(context);
@@ -799,44 +824,63 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         StringAttr actionPhase =
             b.getStringAttr(backward ? "backward" : "forward");
         const SmallVector<Operation *> &ops = opsOf[{virtualStage, backward}];
-        // Receive what other stages computed for this action.
+        // Receive what other stages computed for this action, in the order
+        // of their tags: a stage's sends to one peer take tags in the order
+        // it sends them, and NCCL matches a direction's transfers in order
+        // (the tied embedding's copy, sent before the activations, is read
+        // only by the head, after them).
+        struct Pending {
+          Value operand;
+          int64_t from, tag;
+          bool once;
+        };
+        SmallVector<Pending> pending;
+        DenseSet<Value> pendingValues;
         for (Operation *op : ops)
           for (Value operand : op->getOperands()) {
             Operation *def = operand.getDefiningOp();
-            if (!def || !isMicro(def) || lookup(operand, micro))
+            if (!def || !isMicro(def) || lookup(operand, micro) ||
+                pendingValues.contains(operand))
               continue;
             int64_t from = stageOf.lookup(def);
             // This rank's own values are mapped when their op is cloned
             // (earlier in this action, or in an earlier one).
             if (rankOf(from) == rank)
               continue;
-            // A value the same for every microbatch arrives once per step.
-            bool perStep = invariantOps.contains(def);
-            if (perStep) {
+            bool once = transferredOnce(operand, virtualStage);
+            if (once) {
               if (Value received =
                       receivedOnce.lookup({operand, virtualStage})) {
                 microValues[{operand, micro}] = received;
                 continue;
               }
             }
-            auto type = cast<RankedTensorType>(operand.getType());
-            Value empty =
-                tensor::EmptyOp::create(builder, operand.getLoc(),
-                                        type.getShape(), type.getElementType());
-            auto recv = shard::RecvOp::create(
-                builder, operand.getLoc(), type, kGridName,
-                ArrayRef<int16_t>{kPipelineAxis}, empty,
-                b.getDenseI64ArrayAttr({rankOf(from)}), ValueRange());
-            recv->setAttr(
-                MTDialect::getTransferTagAttrName(),
-                b.getI64IntegerAttr(
-                    tagOf(operand, perStep ? kPerStep : micro, virtualStage)));
-            recv->setAttr(MTDialect::getMicrobatchAttrName(),
-                          b.getI64IntegerAttr(micro));
-            microValues[{operand, micro}] = recv.getResult();
-            if (perStep)
-              receivedOnce[{operand, virtualStage}] = recv.getResult();
+            pendingValues.insert(operand);
+            pending.push_back(
+                {operand, from,
+                 tagOf(operand, once ? kPerStep : micro, virtualStage), once});
           }
+        llvm::stable_sort(pending, [](const Pending &a, const Pending &b) {
+          return a.tag < b.tag;
+        });
+        for (const Pending &transfer : pending) {
+          Value operand = transfer.operand;
+          auto type = cast<RankedTensorType>(operand.getType());
+          Value empty =
+              tensor::EmptyOp::create(builder, operand.getLoc(),
+                                      type.getShape(), type.getElementType());
+          auto recv = shard::RecvOp::create(
+              builder, operand.getLoc(), type, kGridName,
+              ArrayRef<int16_t>{kPipelineAxis}, empty,
+              b.getDenseI64ArrayAttr({rankOf(transfer.from)}), ValueRange());
+          recv->setAttr(MTDialect::getTransferTagAttrName(),
+                        b.getI64IntegerAttr(transfer.tag));
+          recv->setAttr(MTDialect::getMicrobatchAttrName(),
+                        b.getI64IntegerAttr(micro));
+          microValues[{operand, micro}] = recv.getResult();
+          if (transfer.once)
+            receivedOnce[{operand, virtualStage}] = recv.getResult();
+        }
         // `op` cloned for microbatch `micro` of this action.
         auto cloneForMicrobatch = [&](Operation *op,
                                       int64_t micro) -> FailureOr<Operation *> {
@@ -884,19 +928,20 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
             if (failed(cloned))
               return failure();
             copy = *cloned;
-            if (perStep.contains(op))
+            if (oncePerStep.contains(op))
               onceCopies[op] = copy;
           }
           for (auto [result, copied] :
                llvm::zip_equal(op->getResults(), copy->getResults())) {
             microValues[{result, micro}] = copied;
             // Sent to the other ranks that read it.
-            bool perStep = invariantOps.contains(op);
             for (int64_t reader : readersOf(result)) {
               if (rankOf(reader) == rank)
                 continue;
-              // Once per step for a value the same for every microbatch.
-              if (perStep && !sentOnce.insert({result, reader}).second)
+              // Once per step for a value the same for every microbatch
+              // that the reader keeps.
+              bool once = transferredOnce(result, reader);
+              if (once && !sentOnce.insert({result, reader}).second)
                 continue;
               auto send = shard::SendOp::create(
                   builder, op->getLoc(), copied.getType(), kGridName,
@@ -904,7 +949,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                   ArrayRef<int64_t>{rankOf(reader)}, ValueRange());
               send->setAttr(MTDialect::getTransferTagAttrName(),
                             b.getI64IntegerAttr(tagOf(
-                                result, perStep ? kPerStep : micro, reader)));
+                                result, once ? kPerStep : micro, reader)));
               send->setAttr(MTDialect::getMicrobatchAttrName(),
                             b.getI64IntegerAttr(micro));
               ++numTransfers;
