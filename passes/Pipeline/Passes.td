@@ -50,9 +50,12 @@ def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
       a step instead of 1,184, stages 0 to 2 planning 9.5%, 15% and 9.4%
       less); ZeRO-3 still gathers a matrix again for each pass, unless
       `recast-parameters=false` keeps the copy.
-    - Receives: an action takes its receives first, in the order of their
-      tags, which is the order in which a stage sends to one peer (NCCL
-      matches a direction's transfers in order).
+    - Receives: every rank takes a peer's transfers in the order the peer
+      sends them (NCCL matches a direction's transfers in order): an action
+      takes its receives first, in tag order, and a receive an action needs
+      after a transfer sent later (interleaved: the tied embedding's copy
+      for the head on another chunk) moves up to before it, where the rank
+      waited anyway.
     - Transfers: a value one virtual stage computes and another reads moves
       by `shard.send` / `shard.recv` on the grid's pipeline axis, tagged
       (`mt.transfer_tag`) so that `mt-verify-collectives` can match them.

@@ -77,6 +77,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   DenseMap<Operation *, int64_t> stageOf;
   /// Values the optimizer reads that a microbatch computes: accumulated.
   llvm::SetVector<Value> accumulated;
+  /// The emitted function of each pipeline rank.
+  SmallVector<func::FuncOp> stageFunctions;
   /// Microbatch ops whose results are the same for every microbatch (they
   /// read only parameters): sent to another rank once per step.
   DenseSet<Operation *> invariantOps;
@@ -109,6 +111,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       return signalPassFailure();
     if (failed(emitStages(schedule)))
       return signalPassFailure();
+    orderReceivesAsSent();
     step.erase();
   }
 
@@ -763,6 +766,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
           func::FuncOp::create(moduleBuilder, step.getLoc(),
                                (step.getName() + "_stage" + Twine(rank)).str(),
                                FunctionType::get(context, {}, {}));
+      stageFunctions.push_back(function);
       if (pp > 1)
         function->setAttr(MTDialect::getPipelineStageAttrName(),
                           b.getI64IntegerAttr(rank));
@@ -1101,6 +1105,67 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       function.setAllResultAttrs(resultAttrs);
     }
     return success();
+  }
+
+  /// Moves receives up so that each rank takes a peer's transfers in the
+  /// order the peer sends them: NCCL matches a direction's sends and
+  /// receives in order. A stage sends a value when it computes it, but
+  /// its reader receives it when an action first needs it, which can come
+  /// later than a transfer sent after it (interleaved: the tied
+  /// embedding's copy, cast by the first chunk and read by the head on
+  /// another chunk of the next rank). A receive reads nothing of its
+  /// rank, so it can move up; it moves to where the rank took a transfer
+  /// the peer sent after it, and waited there anyway, so no wait is
+  /// added that could deadlock.
+  void orderReceivesAsSent() {
+    for (auto [rank, function] : llvm::enumerate(stageFunctions)) {
+      // By peer: the receives in program order, and their tags in the
+      // peer's send order.
+      std::map<int64_t, SmallVector<shard::RecvOp>> receives;
+      function.walk([&](shard::RecvOp recv) {
+        if (std::optional<ArrayRef<int64_t>> source = recv.getSource();
+            source && source->size() == 1)
+          receives[source->front()].push_back(recv);
+      });
+      for (auto &[peer, recvs] : receives) {
+        SmallVector<int64_t> sentOrder;
+        stageFunctions[peer].walk([&](shard::SendOp send) {
+          if (send.getDestination().size() == 1 &&
+              send.getDestination().front() == int64_t(rank))
+            sentOrder.push_back(tagOfTransfer(send));
+        });
+        for (size_t position = 0, next = 0; next < sentOrder.size(); ++next) {
+          auto it = llvm::find_if(recvs, [&](shard::RecvOp recv) {
+            return tagOfTransfer(recv) == sentOrder[next];
+          });
+          if (it == recvs.end())
+            continue;
+          size_t at = size_t(it - recvs.begin());
+          if (at != position) {
+            shard::RecvOp moved = *it, before = recvs[position];
+            Operation *anchor = before->getOperand(0).getDefiningOp();
+            if (!anchor || !isa<tensor::EmptyOp>(anchor))
+              anchor = before;
+            // The receive's destination (a tensor.empty of its own) moves
+            // with it.
+            Operation *empty = moved->getOperand(0).getDefiningOp();
+            if (empty && (!isa<tensor::EmptyOp>(empty) || !empty->hasOneUse()))
+              continue;
+            if (empty)
+              empty->moveBefore(anchor);
+            moved->moveBefore(anchor);
+            recvs.erase(recvs.begin() + at);
+            recvs.insert(recvs.begin() + position, moved);
+          }
+          ++position;
+        }
+      }
+    }
+  }
+
+  static int64_t tagOfTransfer(Operation *op) {
+    return op->getAttrOfType<IntegerAttr>(MTDialect::getTransferTagAttrName())
+        .getInt();
   }
 
   int64_t virtualStageOf(int64_t rank, int64_t chunk) const {
