@@ -727,8 +727,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       slices.push_back(flushSliceOf(rank, resultsOf[rank], ret));
 
     // Transfer tags: one per (value, microbatch, destination virtual stage)
-    // in the microbatches, one per (value, kPerStep, destination virtual
-    // stage) for a value the same for every microbatch, and one per (value,
+    // in the microbatches, one per (value, kPerStep, destination rank) for
+    // a value the same for every microbatch, and one per (value,
     // -1, destination rank) after the flush; sender and receiver look up
     // the same key.
     DenseMap<std::tuple<Value, int64_t, int64_t>, int64_t> tags;
@@ -811,7 +811,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       // The first microbatch's copy of each op computed once per step.
       DenseMap<Operation *, Operation *> onceCopies;
       // Values the same for every microbatch, sent or received once per
-      // step: by (value, destination virtual stage).
+      // step: by (value, destination rank), whichever of its chunks reads
+      // them.
       DenseSet<std::pair<Value, int64_t>> sentOnce;
       DenseMap<std::pair<Value, int64_t>, Value> receivedOnce;
       auto lookup = [&](Value original, int64_t micro) -> Value {
@@ -853,16 +854,16 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
               continue;
             bool once = transferredOnce(operand, virtualStage);
             if (once) {
-              if (Value received =
-                      receivedOnce.lookup({operand, virtualStage})) {
+              if (Value received = receivedOnce.lookup({operand, rank})) {
                 microValues[{operand, micro}] = received;
                 continue;
               }
             }
             pendingValues.insert(operand);
-            pending.push_back(
-                {operand, from,
-                 tagOf(operand, once ? kPerStep : micro, virtualStage), once});
+            pending.push_back({operand, from,
+                               tagOf(operand, once ? kPerStep : micro,
+                                     once ? rank : virtualStage),
+                               once});
           }
         llvm::stable_sort(pending, [](const Pending &a, const Pending &b) {
           return a.tag < b.tag;
@@ -883,7 +884,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                         b.getI64IntegerAttr(micro));
           microValues[{operand, micro}] = recv.getResult();
           if (transfer.once)
-            receivedOnce[{operand, virtualStage}] = recv.getResult();
+            receivedOnce[{operand, rank}] = recv.getResult();
         }
         // `op` cloned for microbatch `micro` of this action.
         auto cloneForMicrobatch = [&](Operation *op,
@@ -945,15 +946,16 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
               // Once per step for a value the same for every microbatch
               // that the reader keeps.
               bool once = transferredOnce(result, reader);
-              if (once && !sentOnce.insert({result, reader}).second)
+              if (once && !sentOnce.insert({result, rankOf(reader)}).second)
                 continue;
               auto send = shard::SendOp::create(
                   builder, op->getLoc(), copied.getType(), kGridName,
                   ArrayRef<int16_t>{kPipelineAxis}, copied,
                   ArrayRef<int64_t>{rankOf(reader)}, ValueRange());
-              send->setAttr(MTDialect::getTransferTagAttrName(),
-                            b.getI64IntegerAttr(tagOf(
-                                result, once ? kPerStep : micro, reader)));
+              send->setAttr(
+                  MTDialect::getTransferTagAttrName(),
+                  b.getI64IntegerAttr(tagOf(result, once ? kPerStep : micro,
+                                            once ? rankOf(reader) : reader)));
               send->setAttr(MTDialect::getMicrobatchAttrName(),
                             b.getI64IntegerAttr(micro));
               ++numTransfers;
