@@ -83,6 +83,19 @@ std::optional<int64_t> rowLengthOf(ElementwiseOpInterface op,
   return std::nullopt;
 }
 
+/// The cast to f32 that is the only reader of the bf16 or f16 `value`, if
+/// so: a 16-bit gradient computed only to be widened for the fp32 master
+/// weights.
+CastOp onlyWidening(Value value) {
+  Type from = cast<RankedTensorType>(value.getType()).getElementType();
+  if (!(from.isBF16() || from.isF16()) || !value.hasOneUse())
+    return nullptr;
+  auto widening = dyn_cast<CastOp>(*value.getUsers().begin());
+  if (!widening || !widening.getType().getElementType().isF32())
+    return nullptr;
+  return widening;
+}
+
 class Fuser {
 public:
   /// With `widenGradients`, a norm's 16-bit parameter gradient that is
@@ -268,23 +281,12 @@ public:
   }
 
 private:
-  /// The cast to f32 that is `value`'s only reader, if so.
-  static CastOp onlyWidening(Value value) {
-    if (!value.hasOneUse())
-      return nullptr;
-    auto widening = dyn_cast<CastOp>(*value.getUsers().begin());
-    if (!widening || !widening.getType().getElementType().isF32())
-      return nullptr;
-    return widening;
-  }
-
   /// Whether `widening` is the only reader of a 16-bit parameter gradient
   /// of a norm's backward that begins a region, to be dropped.
   bool widensNormGradient(CastOp widening) const {
     auto gradient = dyn_cast<OpResult>(widening.getInput());
     if (!widenGradients || !gradient || gradient.getResultNumber() == 0 ||
-        onlyWidening(gradient) != widening ||
-        cast<RankedTensorType>(gradient.getType()).getElementType().isF32())
+        onlyWidening(gradient) != widening)
       return false;
     auto it = groupOf.find(gradient.getOwner());
     return it != groupOf.end() &&
@@ -621,9 +623,7 @@ bool foldBiasEpilogue(MatmulOp matmul) {
 /// whether it widened.
 bool widenIntoProducer(CastOp widening) {
   Value narrow = widening.getInput();
-  Type from = cast<RankedTensorType>(narrow.getType()).getElementType();
-  Type to = widening.getType().getElementType();
-  if (!to.isF32() || !(from.isBF16() || from.isF16()) || !narrow.hasOneUse())
+  if (onlyWidening(narrow) != widening)
     return false;
   Operation *producer = narrow.getDefiningOp();
   if (!producer || !isa<MatmulOp, BiasAddGradOp>(producer))

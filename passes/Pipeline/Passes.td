@@ -51,11 +51,10 @@ def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
       less); ZeRO-3 still gathers a matrix again for each pass, unless
       `recast-parameters=false` keeps the copy.
     - Receives: every rank takes a peer's transfers in the order the peer
-      sends them (NCCL matches a direction's transfers in order): an action
-      takes its receives first, in tag order, and a receive an action needs
-      after a transfer sent later (interleaved: the tied embedding's copy
-      for the head on another chunk) moves up to before it, where the rank
-      waited anyway.
+      sends them (NCCL matches a direction's transfers in order): a receive
+      placed after one of a transfer the peer sent later (the tied
+      embedding's copy, read by the head after the activations) moves up
+      to before it, where the rank waited anyway.
     - Transfers: a value one virtual stage computes and another reads moves
       by `shard.send` / `shard.recv` on the grid's pipeline axis, tagged
       (`mt.transfer_tag`) so that `mt-verify-collectives` can match them.

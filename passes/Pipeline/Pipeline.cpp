@@ -592,24 +592,12 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       // Only readers on the op's own rank count: there the copy is kept
       // from forward to backward. (A copy another rank reads, the tied
       // embedding's for the head, is sent to it once per step, and that
-      // rank keeps what it received.)
-      bool readByForward = false, readByBackward = false;
-      auto stage = stageOf.find(&op);
-      for (Operation *user : op.getUsers()) {
-        auto it = phaseOf.find(user);
-        auto userStage = stageOf.find(user);
-        if (it == phaseOf.end() || userStage == stageOf.end() ||
-            stage == stageOf.end() ||
-            rankOf(userStage->second) != rankOf(stage->second))
-          continue;
-        readByForward |= it->second == Phase::Forward;
-        readByBackward |= it->second == Phase::Backward;
-      }
-      // A vector parameter's value (a bias's or a norm weight's 16-bit
-      // copy, or its gathered pieces) is kept for the step in either
-      // phase: its bytes grow with the width, not its square, while a
-      // cast per microbatch is a kernel launch each.
-      if ((phaseOf[&op] == Phase::Forward && readByForward && readByBackward) ||
+      // rank keeps what it received.) A vector parameter's value (a bias's
+      // or a norm weight's 16-bit copy, or its gathered pieces) is kept for
+      // the step in either phase: its bytes grow with the width, not its
+      // square, while a cast per microbatch is a kernel launch each.
+      if ((phaseOf[&op] == Phase::Forward &&
+           readInBothPhasesOn(op.getResults(), rankOf(stageOf.lookup(&op)))) ||
           readsOnlyVectorParameters(&op))
         once.insert(&op);
     }
@@ -635,17 +623,23 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     Operation *def = value.getDefiningOp();
     if (!def || !invariantOps.contains(def))
       return false;
-    if (readsOnlyVectorParameters(def))
-      return true;
+    return readsOnlyVectorParameters(def) ||
+           readInBothPhasesOn(value, rankOf(readerStage));
+  }
+
+  /// Whether microbatch ops on pipeline rank `rank` read `values` in the
+  /// forward and in the backward: a copy of them is then kept from one to
+  /// the other.
+  bool readInBothPhasesOn(ValueRange values, int64_t rank) const {
     bool forward = false, backward = false;
-    for (Operation *user : value.getUsers()) {
-      auto stage = stageOf.find(user);
-      if (stage == stageOf.end() ||
-          rankOf(stage->second) != rankOf(readerStage))
-        continue;
-      forward |= phaseOf.lookup(user) == Phase::Forward;
-      backward |= phaseOf.lookup(user) == Phase::Backward;
-    }
+    for (Value value : values)
+      for (Operation *user : value.getUsers()) {
+        auto stage = stageOf.find(user);
+        if (stage == stageOf.end() || rankOf(stage->second) != rank)
+          continue;
+        forward |= phaseOf.lookup(user) == Phase::Forward;
+        backward |= phaseOf.lookup(user) == Phase::Backward;
+      }
     return forward && backward;
   }
 
@@ -829,23 +823,12 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         StringAttr actionPhase =
             b.getStringAttr(backward ? "backward" : "forward");
         const SmallVector<Operation *> &ops = opsOf[{virtualStage, backward}];
-        // Receive what other stages computed for this action, in the order
-        // of their tags: a stage's sends to one peer take tags in the order
-        // it sends them, and NCCL matches a direction's transfers in order
-        // (the tied embedding's copy, sent before the activations, is read
-        // only by the head, after them).
-        struct Pending {
-          Value operand;
-          int64_t from, tag;
-          bool once;
-        };
-        SmallVector<Pending> pending;
-        DenseSet<Value> pendingValues;
+        // Receive what other stages computed for this action (in the order
+        // the peer sent them: orderReceivesAsSent()).
         for (Operation *op : ops)
           for (Value operand : op->getOperands()) {
             Operation *def = operand.getDefiningOp();
-            if (!def || !isMicro(def) || lookup(operand, micro) ||
-                pendingValues.contains(operand))
+            if (!def || !isMicro(def) || lookup(operand, micro))
               continue;
             int64_t from = stageOf.lookup(def);
             // This rank's own values are mapped when their op is cloned
@@ -853,39 +836,28 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
             if (rankOf(from) == rank)
               continue;
             bool once = transferredOnce(operand, virtualStage);
-            if (once) {
-              if (Value received = receivedOnce.lookup({operand, rank})) {
-                microValues[{operand, micro}] = received;
-                continue;
-              }
+            if (Value received = receivedOnce.lookup({operand, rank})) {
+              microValues[{operand, micro}] = received;
+              continue;
             }
-            pendingValues.insert(operand);
-            pending.push_back({operand, from,
-                               tagOf(operand, once ? kPerStep : micro,
-                                     once ? rank : virtualStage),
-                               once});
+            auto type = cast<RankedTensorType>(operand.getType());
+            Value empty =
+                tensor::EmptyOp::create(builder, operand.getLoc(),
+                                        type.getShape(), type.getElementType());
+            auto recv = shard::RecvOp::create(
+                builder, operand.getLoc(), type, kGridName,
+                ArrayRef<int16_t>{kPipelineAxis}, empty,
+                b.getDenseI64ArrayAttr({rankOf(from)}), ValueRange());
+            recv->setAttr(
+                MTDialect::getTransferTagAttrName(),
+                b.getI64IntegerAttr(tagOf(operand, once ? kPerStep : micro,
+                                          once ? rank : virtualStage)));
+            recv->setAttr(MTDialect::getMicrobatchAttrName(),
+                          b.getI64IntegerAttr(micro));
+            microValues[{operand, micro}] = recv.getResult();
+            if (once)
+              receivedOnce[{operand, rank}] = recv.getResult();
           }
-        llvm::stable_sort(pending, [](const Pending &a, const Pending &b) {
-          return a.tag < b.tag;
-        });
-        for (const Pending &transfer : pending) {
-          Value operand = transfer.operand;
-          auto type = cast<RankedTensorType>(operand.getType());
-          Value empty =
-              tensor::EmptyOp::create(builder, operand.getLoc(),
-                                      type.getShape(), type.getElementType());
-          auto recv = shard::RecvOp::create(
-              builder, operand.getLoc(), type, kGridName,
-              ArrayRef<int16_t>{kPipelineAxis}, empty,
-              b.getDenseI64ArrayAttr({rankOf(transfer.from)}), ValueRange());
-          recv->setAttr(MTDialect::getTransferTagAttrName(),
-                        b.getI64IntegerAttr(transfer.tag));
-          recv->setAttr(MTDialect::getMicrobatchAttrName(),
-                        b.getI64IntegerAttr(micro));
-          microValues[{operand, micro}] = recv.getResult();
-          if (transfer.once)
-            receivedOnce[{operand, rank}] = recv.getResult();
-        }
         // `op` cloned for microbatch `micro` of this action.
         auto cloneForMicrobatch = [&](Operation *op,
                                       int64_t micro) -> FailureOr<Operation *> {
@@ -1144,17 +1116,11 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
             continue;
           size_t at = size_t(it - recvs.begin());
           if (at != position) {
-            shard::RecvOp moved = *it, before = recvs[position];
-            Operation *anchor = before->getOperand(0).getDefiningOp();
-            if (!anchor || !isa<tensor::EmptyOp>(anchor))
-              anchor = before;
-            // The receive's destination (a tensor.empty of its own) moves
-            // with it.
-            Operation *empty = moved->getOperand(0).getDefiningOp();
-            if (empty && (!isa<tensor::EmptyOp>(empty) || !empty->hasOneUse()))
-              continue;
-            if (empty)
-              empty->moveBefore(anchor);
+            // Each receive writes a tensor.empty of its own, made just
+            // before it (emitStages), which moves with it.
+            shard::RecvOp moved = *it;
+            Operation *anchor = recvs[position]->getOperand(0).getDefiningOp();
+            moved->getOperand(0).getDefiningOp()->moveBefore(anchor);
             moved->moveBefore(anchor);
             recvs.erase(recvs.begin() + at);
             recvs.insert(recvs.begin() + position, moved);
