@@ -72,6 +72,7 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
   parallel.tp = options.tp;
   parallel.sp = options.sp;
   parallel.zero = options.zero;
+  parallel.vocabDivisibleBy = options.vocabDivisibleBy;
   parallel.gradsInFp32 = options.gradsInFp32;
   pm.addPass(createParallelizePass(parallel));
   PipelinePassOptions pipeline;

@@ -132,6 +132,8 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
       desc.alias = buffer.getAlias();
       if (std::optional<uint64_t> microbatch = buffer.getMicrobatch())
         desc.microbatch = int64_t(*microbatch);
+      if (std::optional<uint64_t> valid = buffer.getValidRows())
+        desc.validRows = int64_t(*valid);
       if (auto fullShape = buffer.getFullShapeAttr()) {
         desc.fullShape = toVector(fullShape.asArrayRef());
         desc.shardAxis = int64_t(buffer.getShardAxis().value_or(0));
@@ -140,8 +142,6 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
           desc.shardDim = int64_t(*dim);
           desc.shardChunks = int64_t(buffer.getShardChunks().value_or(1));
         }
-        if (std::optional<uint64_t> valid = buffer.getValidRows())
-          desc.validRows = int64_t(*valid);
         if (std::optional<uint64_t> piece = buffer.getPieceAxis()) {
           desc.pieceAxis = int64_t(*piece);
           desc.pieceCount = int64_t(buffer.getPieceCount().value_or(1));

@@ -9,6 +9,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::mt;
 
@@ -155,6 +157,14 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
   kernel.elements = numElements(labels);
   kernel.rowLength = logitsType.getShape().back();
   std::string cols = std::to_string(kernel.rowLength) + "LL";
+  // A padded vocabulary: the row's columns from its true size on are
+  // masked out of the max and the sum, and their gradient is zero.
+  int64_t validColumns = kernel.rowLength;
+  Operation *crossEntropy = loss ? loss.getOperation() : grad.getOperation();
+  if (auto size = crossEntropy->getAttrOfType<IntegerAttr>(
+          MTDialect::getVocabSizeAttrName()))
+    validColumns = std::clamp<int64_t>(size.getInt(), 1, kernel.rowLength);
+  std::string valid = std::to_string(validColumns) + "LL";
 
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -168,15 +178,16 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
   os << "  MT_ROW_LOOP(r)\n"
      << "    const int64_t mt_row = r * " << cols << ";\n"
      << "    const int32_t label = " << pointers[labels] << "[r];\n"
-     << "    const bool labeled = label >= 0 && label < " << cols << ";\n"
+     << "    const bool labeled = label >= 0 && label < " << valid << ";\n"
      << "    // The label's logit before anything overwrites the row.\n"
      << "    const float picked = labeled ? "
      << widen(logitsElement, x + "[mt_row + label]") << " : 0.0f;\n"
-     << "    const float m = mt_row_max(" << cols << ", [&](int64_t c) {\n"
+     << "    const float m = mt_row_max(" << valid << ", [&](int64_t c) {\n"
      << "      return " << widen(logitsElement, x + "[mt_row + c]")
      << ";\n    });\n"
      << "    // The sum in double, as the host kernels keep it.\n"
-     << "    const double s = mt_row_sum_f64(" << cols << ", [&](int64_t c) {\n"
+     << "    const double s = mt_row_sum_f64(" << valid
+     << ", [&](int64_t c) {\n"
      << "      return mt_exp(" << widen(logitsElement, x + "[mt_row + c]")
      << " - m);\n    });\n";
   // Per element of the row: the max (1), exp and the sum (~12), and for
@@ -193,11 +204,16 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
          << "[0] / " << kernel.elements << ".0;\n"
          << "    const float k = (float)kd, ks = (float)(kd / s);\n"
          << "    MT_ROW_FOR(c, " << cols << ")\n"
-         << "      out" << i << "[mt_row + c] = "
-         << narrow(logitsElement, "mt_exp(" +
-                                      widen(logitsElement, x + "[mt_row + c]") +
-                                      " - m) * ks - (c == label ? k : 0.0f)")
-         << ";\n    MT_ROW_FOR_END\n";
+         << "      out" << i << "[mt_row + c] = ";
+      std::string value = narrow(
+          logitsElement, "mt_exp(" + widen(logitsElement, x + "[mt_row + c]") +
+                             " - m) * ks - (c == label ? k : 0.0f)");
+      if (validColumns < kernel.rowLength)
+        os << "c < " << valid << " ? " << value << " : "
+           << narrow(logitsElement, "0.0f");
+      else
+        os << value;
+      os << ";\n    MT_ROW_FOR_END\n";
     } else {
       llvm_unreachable("a row fusion yields its one loss and one gradient "
                        "(FusionOp::verify)");

@@ -414,11 +414,10 @@ private:
 };
 
 /// Whether `op` is a cross-entropy op computed on one rank's whole
-/// vocabulary: a vocab-parallel one reduces across ranks inside its
-/// kernel, which a generated kernel cannot.
+/// vocabulary (padded or not): a vocab-parallel one reduces across ranks
+/// inside its kernel, which a generated kernel cannot.
 bool isWholeVocabulary(Operation *op) {
-  return !op->hasAttr(MTDialect::getTpVocabAxisAttrName()) &&
-         !op->hasAttr(MTDialect::getVocabSizeAttrName());
+  return !op->hasAttr(MTDialect::getTpVocabAxisAttrName());
 }
 
 /// Fuses the mean cross-entropy `loss` and the gradient of the same logits
@@ -443,7 +442,9 @@ bool fuseCrossEntropy(CrossEntropyOp loss) {
         loss->getAttr(MTDialect::getMicrobatchAttrName()) ==
             candidate->getAttr(MTDialect::getMicrobatchAttrName()) &&
         loss->getAttr(MTDialect::getRecomputedAttrName()) ==
-            candidate->getAttr(MTDialect::getRecomputedAttrName())) {
+            candidate->getAttr(MTDialect::getRecomputedAttrName()) &&
+        loss->getAttr(MTDialect::getVocabSizeAttrName()) ==
+            candidate->getAttr(MTDialect::getVocabSizeAttrName())) {
       grad = candidate;
       break;
     }
@@ -479,11 +480,17 @@ bool fuseCrossEntropy(CrossEntropyOp loss) {
   SmallVector<Value> args;
   for (Value input : inputs)
     args.push_back(body->addArgument(input.getType(), input.getLoc()));
-  Value losses = CrossEntropyOp::create(builder, loss.getLoc(), lossesType,
-                                        args[1], args[2]);
-  Value gradient = CrossEntropyGradOp::create(
+  auto losses = CrossEntropyOp::create(builder, loss.getLoc(), lossesType,
+                                       args[1], args[2]);
+  auto gradient = CrossEntropyGradOp::create(
       builder, grad.getLoc(), grad.getType(), args[0], args[1], args[2]);
-  YieldOp::create(builder, location, ValueRange{losses, gradient});
+  // A padded vocabulary's true size goes with them.
+  if (Attribute size = loss->getAttr(MTDialect::getVocabSizeAttrName())) {
+    losses->setAttr(MTDialect::getVocabSizeAttrName(), size);
+    gradient->setAttr(MTDialect::getVocabSizeAttrName(), size);
+  }
+  YieldOp::create(builder, location,
+                  ValueRange{losses.getResult(), gradient.getResult()});
   builder.setInsertionPointAfter(fusion);
   auto mean = MeanOp::create(builder, loss.getLoc(), loss.getType(),
                              fusion.getResult(0));

@@ -22,6 +22,7 @@
 #include "dialects/MT/Transforms/ShardingInterfaceImpl.h"
 #include "megatron/Analysis/ShapeInference.h"
 #include "megatron/Utils/FunctionAttributeEditor.h"
+#include "passes/Parallelize/PadVocabulary.h"
 #include "passes/Parallelize/TensorParallel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -76,6 +77,11 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         return signalPassFailure();
     if (failed(validateOptions(module)))
       return signalPassFailure();
+    // The vocabulary first, as Megatron-LM pads it: to a multiple of
+    // make-vocab-size-divisible-by x tp, which tp's row split needs.
+    for (func::FuncOp function : steps)
+      if (failed(padVocabulary(function, vocabDivisibleBy * tp)))
+        return signalPassFailure();
     if (dp == 1 && tp == 1)
       return;
     if (steps.empty())
@@ -121,6 +127,9 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       return error() << "dp must be positive, got " << dp.getValue();
     if (tp < 1)
       return error() << "tp must be positive, got " << tp.getValue();
+    if (vocabDivisibleBy < 1)
+      return error() << "make-vocab-size-divisible-by must be positive, got "
+                     << vocabDivisibleBy.getValue();
     if (zero < 0 || zero > 3)
       return error() << "zero must be 0, 1, 2 or 3, got " << zero.getValue();
     if (sp && tp == 1)

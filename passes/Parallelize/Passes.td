@@ -61,7 +61,10 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     which lowering derives each rank's mask offsets and vocabulary rows.
     A vocabulary `tp` does not divide is padded to a multiple of it (zero
     rows, masked out of the loss, absent from checkpoints: `mt.valid_rows`,
-    `mt.vocab_size`). With ZeRO, the pieces are of each rank's
+    `mt.vocab_size`; PadVocabulary.cpp); `make-vocab-size-divisible-by=N`
+    pads to a multiple of N x tp, with or without tensor parallelism, as
+    Megatron-LM does (128 aligns GPT-2's 50257 rows to 50304 for the GPU's
+    GEMM tiles). With ZeRO, the pieces are of each rank's
     tensor-parallel share (`mt.piece_axis`).
 
     Sequence parallelism (`sp`, Korthikanti et al. 2022): between
@@ -108,6 +111,12 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
            "Tensor-parallel ranks">,
     Option<"sp", "sp", "bool", /*default=*/"false",
            "Sequence parallelism (needs tp > 1)">,
+    Option<"vocabDivisibleBy", "make-vocab-size-divisible-by", "int64_t",
+           /*default=*/"1",
+           "Pad the vocabulary tables to a multiple of this times tp, as "
+           "Megatron-LM's flag of that name (whose default is 128; 1 pads "
+           "only what tp needs). The padding rows are masked out of the "
+           "loss and absent from checkpoints">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 0 (none), 1 (optimizer state), 2 (and gradients), "
            "3 (and parameters)">,

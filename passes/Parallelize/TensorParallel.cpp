@@ -27,15 +27,14 @@
 // before each tensor-parallel region and, since an all-reduce followed by
 // the rank's slice is a reduce-scatter, reduce-scatters after them.
 //
-// A vocabulary not divisible by `tp` is padded first, as Megatron does: the
-// padded rows are zero, never looked up, and masked out of the loss.
+// A vocabulary not divisible by `tp` has been padded before
+// (PadVocabulary.cpp): its tables split into equal row ranges.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Parallelize/TensorParallel.h"
 
 #include "dialects/MT/IR/MTOps.h"
-#include "megatron/Analysis/ShapeInference.h"
 #include "megatron/Utils/FunctionAttributeEditor.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -78,8 +77,7 @@ public:
         builder(OpBuilder::atBlockBegin(&function.getBody().front())) {}
 
   LogicalResult run() {
-    if (failed(readRoles()) || failed(padVocabulary()) ||
-        failed(pinArguments()))
+    if (failed(readRoles()) || failed(pinArguments()))
       return failure();
     pinGradients();
     if (sequenceParallel)
@@ -171,54 +169,6 @@ private:
     if (!role || !role->isSplit())
       return std::nullopt;
     return ParamSplit{role->dim, role->chunks};
-  }
-
-  /// Pads the vocabulary tables (and their optimizer state) to a multiple
-  /// of tp and retypes the ops that follow.
-  LogicalResult padVocabulary() {
-    Builder b(function.getContext());
-    std::optional<int64_t> vocab;
-    for (BlockArgument arg : body().getArguments()) {
-      std::optional<ParallelRole> role = roleOfArg(arg.getArgNumber());
-      if (!role || role->kind != ParallelRole::Kind::Vocab)
-        continue;
-      auto type = cast<RankedTensorType>(arg.getType());
-      int64_t rows = type.getDimSize(0);
-      if (rows % tp == 0)
-        continue;
-      vocab = rows;
-      SmallVector<int64_t> shape(type.getShape());
-      shape[0] = (rows + tp - 1) / tp * tp;
-      arg.setType(RankedTensorType::get(shape, type.getElementType()));
-      function.setArgAttr(arg.getArgNumber(), MTDialect::getValidRowsAttrName(),
-                          b.getI64IntegerAttr(rows));
-    }
-    if (!vocab)
-      return success();
-    for (Operation &op : body().without_terminator()) {
-      if (isa<EmbeddingOp, EmbeddingGradOp, CrossEntropyOp, CrossEntropyGradOp>(
-              op))
-        op.setAttr(MTDialect::getVocabSizeAttrName(),
-                   b.getI64IntegerAttr(*vocab));
-      if (auto grad = dyn_cast<EmbeddingGradOp>(op)) {
-        // The table gradient has the (padded) table's rows.
-        RankedTensorType type = grad.getType();
-        SmallVector<int64_t> shape(type.getShape());
-        shape[0] = (shape[0] + tp - 1) / tp * tp;
-        grad.getResult().setType(
-            RankedTensorType::get(shape, type.getElementType()));
-        continue;
-      }
-      FailureOr<SmallVector<Type>> types = inferResultTypes(&op);
-      if (failed(types))
-        return failure();
-      for (auto [result, type] : llvm::zip_equal(op.getResults(), *types))
-        result.setType(type);
-    }
-    function.setFunctionType(
-        FunctionType::get(function.getContext(), body().getArgumentTypes(),
-                          body().getTerminator()->getOperandTypes()));
-    return success();
   }
 
   /// Parameters, their optimizer state and the data inputs, at their

@@ -10,8 +10,8 @@ namespace mlir::mt {
 /// Pins Megatron-LM's tensor-parallel layouts in the training step
 /// `function` as `shard` shardings on axis `gridAxis` of the device grid
 /// `grid` (with `sequenceParallel`, also its sequence-parallel activations),
-/// for upstream `sharding-propagation` and `shard-partition`; pads a
-/// vocabulary not divisible by `tp`. Split arguments get the attributes the
+/// for upstream `sharding-propagation` and `shard-partition`; the
+/// vocabulary must divide by `tp` (padVocabulary). Split arguments get the attributes the
 /// runtime reads (`mt.full_shape`, `mt.shard_axis`, `mt.shard_dim`,
 /// `mt.shard_chunks`). Fails with a diagnostic on a parameter it cannot
 /// split.

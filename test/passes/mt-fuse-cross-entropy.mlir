@@ -75,3 +75,35 @@ func.func @loss_read_early(%logits: tensor<2x4x16xf32> {mt.input = "tokens"},
   %s = mt.scale %logits {factor = 2.0 : f64} : tensor<2x4x16xf32>
   return %scaled, %d, %s : tensor<f32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>
 }
+
+// -----
+
+// A padded vocabulary (16 columns, 13 real, as mt-parallelize's
+// make-vocab-size-divisible-by leaves it): the region's ops keep the true
+// size, and the kernel masks the padding out of the max and the sum, and
+// writes it a zero gradient. The command states the true size for the
+// runtime.
+
+// CHECK-LABEL: func.func @padded_vocabulary
+// CHECK:         mt.fusion
+// CHECK:           mt.cross_entropy %{{.+}}, %{{.+}} {mt.vocab_size = 13 : i64}
+// CHECK:           mt.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} {mt.vocab_size = 13 : i64}
+
+// LOWER-LABEL: mtrt.program @stage0
+// LOWER:         mtrt.generated_kernel @stage0_fused0 {{.*}}row_length = 16 : i64
+// LOWER-SAME:      const bool labeled = label >= 0 && label < 13LL;
+// LOWER-SAME:      const float m = mt_row_max(13LL,
+// LOWER-SAME:      const double s = mt_row_sum_f64(13LL,
+// LOWER-SAME:      MT_ROW_FOR(c, 16LL)
+// LOWER-SAME:      out1[mt_row + c] = c < 13LL ? mt_exp(in1[mt_row + c] - m) * ks - (c == label ? k : 0.0f) : 0.0f;
+// LOWER:         mtrt.kernel "fused" {{.*}} {vocab_size = 13 : i64} {generated = @stage0_fused0, phase = "backward"}
+func.func @padded_vocabulary(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
+                             %w: tensor<16x8xf32> {mt.param = "w"},
+                             %labels: tensor<2x4xi32> {mt.input = "labels"},
+                             %seed: tensor<f32> {mt.input = "loss_scale"})
+    -> (tensor<f32> {mt.output = "loss"}, tensor<2x4x16xf32>) {
+  %logits = mt.matmul %x, %w {transpose_b} : (tensor<2x4x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %logits, %labels {mt.phase = "forward", mt.vocab_size = 13 : i64} : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  %d = mt.cross_entropy_grad %seed, %logits, %labels {mt.phase = "backward", mt.vocab_size = 13 : i64} : (tensor<f32>, tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  return %loss, %d : tensor<f32>, tensor<2x4x16xf32>
+}

@@ -178,6 +178,46 @@ TEST(DeviceKernels, CrossEntropyAndItsGradient) {
     EXPECT_NEAR(dGot[i], dExpected[i], 1e-7) << i;
 }
 
+// A padded vocabulary on one rank: rows of 16 columns of which 13 are real,
+// the padding garbage the kernels must mask; the same loss and gradient as
+// the host kernels' of the padded rows, and a zero gradient on the padding.
+TEST(DeviceKernels, PaddedCrossEntropyMasksThePadding) {
+  std::mt19937_64 gen(6);
+  const int64_t rows = 5, vocab = 16, valid = 13;
+  std::vector<float> logits = randomFloats(gen, rows * vocab, -4, 6);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = valid; c < vocab; ++c)
+      logits[r * vocab + c] = 80.0f;
+  std::vector<int32_t> labels = {0, 12, 5, 14, 7}; // 14: padding
+  std::vector<double> logitsd = widen(logits);
+  double expected =
+      cpu::crossEntropy(logitsd.data(), labels.data(), rows, vocab, valid);
+  std::vector<double> losses(rows);
+  grid(rows, [&](int64_t r) {
+    gpu::crossEntropyRow(r, logits.data(), labels.data(), losses.data(), vocab,
+                         valid);
+  });
+  float loss = 0;
+  gpu::meanOfRows(losses.data(), rows, &loss);
+  EXPECT_EQ(loss, float(expected));
+  EXPECT_LT(loss, 20.0f); // the padding's 80s are not in the sum
+
+  float dLoss = 1.7f;
+  std::vector<double> dExpected(rows * vocab);
+  cpu::crossEntropyGrad(double(dLoss), logitsd.data(), labels.data(),
+                        dExpected.data(), rows, vocab, 0, -1, valid);
+  std::vector<float> dGot(rows * vocab, -1.0f);
+  grid(rows, [&](int64_t r) {
+    gpu::crossEntropyGradRow(r, &dLoss, logits.data(), labels.data(),
+                             dGot.data(), rows, vocab, valid);
+  });
+  for (int64_t i = 0; i < rows * vocab; ++i) {
+    EXPECT_NEAR(dGot[i], dExpected[i], 1e-7) << i;
+    if (i % vocab >= valid)
+      EXPECT_EQ(dGot[i], 0.0f) << i;
+  }
+}
+
 // Two ranks of a vocab-parallel cross-entropy, each holding 7 columns of a
 // vocabulary of 11 padded to 14 (the padding holds garbage the kernels must
 // mask), reduced across the ranks as the CUDA backend's collectives do:

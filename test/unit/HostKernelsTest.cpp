@@ -667,6 +667,39 @@ TEST(CrossEntropy, Gradient) {
   });
 }
 
+// A padded vocabulary: rows of 9 columns of which the first 6 are real.
+// The padding (garbage here, large enough to dominate an unmasked sum) is
+// masked out of the loss and gets a zero gradient: the loss and the real
+// columns' gradient equal those of the unpadded rows, float and double.
+template <typename T> void checkPaddedCrossEntropy() {
+  std::mt19937_64 gen(15);
+  const int64_t rows = 4, vocab = 6, padded = 9;
+  std::vector<T> logits(rows * vocab), paddedLogits(rows * padded, T(50));
+  std::uniform_real_distribution<double> dist(-3.0, 3.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < vocab; ++c)
+      logits[r * vocab + c] = paddedLogits[r * padded + c] = T(dist(gen));
+  std::vector<int32_t> labels = {2, 0, 5, 7}; // 7: padding, out of range
+  EXPECT_EQ(
+      crossEntropy(paddedLogits.data(), labels.data(), rows, padded, vocab),
+      crossEntropy(logits.data(), labels.data(), rows, vocab));
+  std::vector<T> dLogits(rows * vocab), dPadded(rows * padded, T(-1));
+  crossEntropyGrad(T(1.7), logits.data(), labels.data(), dLogits.data(), rows,
+                   vocab);
+  crossEntropyGrad(T(1.7), paddedLogits.data(), labels.data(), dPadded.data(),
+                   rows, padded, 0, -1, vocab);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < padded; ++c)
+      EXPECT_EQ(dPadded[r * padded + c],
+                c < vocab ? dLogits[r * vocab + c] : T(0))
+          << "row " << r << " column " << c;
+}
+
+TEST(CrossEntropy, PaddedVocabularyIsMasked) {
+  checkPaddedCrossEntropy<float>();
+  checkPaddedCrossEntropy<double>();
+}
+
 //===----------------------------------------------------------------------===//
 // Optimizer
 //===----------------------------------------------------------------------===//

@@ -46,6 +46,16 @@ LogicalResult BufferOp::verify() {
     return emitOpError() << "bytes [" << offset << ", " << offset << " + "
                          << bytes << ") lie outside the arena of " << arena
                          << " bytes";
+  if (std::optional<uint64_t> valid = getValidRows()) {
+    // The padded vocabulary's true rows, at most the full tensor's.
+    int64_t rows = getFullShape()            ? (*getFullShape())[0]
+                   : getType().getRank() > 0 ? getType().getDimSize(0)
+                                             : 0;
+    if (*valid == 0 || int64_t(*valid) > rows)
+      return emitOpError() << "valid_rows " << *valid
+                           << " must be between 1 and the tensor's " << rows
+                           << " rows";
+  }
   return success();
 }
 

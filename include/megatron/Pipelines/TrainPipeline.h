@@ -17,6 +17,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   PassOptions::Option<bool> sp{
       *this, "sp", llvm::cl::desc("Sequence parallelism (needs tp > 1)"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> vocabDivisibleBy{
+      *this, "make-vocab-size-divisible-by",
+      llvm::cl::desc("Pad the vocabulary to a multiple of this times tp "
+                     "(Megatron-LM's flag; 1: only what tp needs)"),
+      llvm::cl::init(1)};
   PassOptions::Option<int64_t> zero{*this, "zero",
                                     llvm::cl::desc("ZeRO stage 0, 1, 2 or 3"),
                                     llvm::cl::init(0)};

@@ -448,10 +448,12 @@ struct LowerToRuntimePass
                          : type.getShape().back();
       perRank("vocab_offset", axis, rows, 0);
       param("vocab_grid_axis", *axis);
-      if (auto size =
-              op->getAttrOfType<IntegerAttr>(MTDialect::getVocabSizeAttrName()))
-        param("vocab_size", size.getInt());
     }
+    // A padded vocabulary (split or not): its true size, past which the
+    // cross-entropy masks the logits.
+    if (auto size =
+            op->getAttrOfType<IntegerAttr>(MTDialect::getVocabSizeAttrName()))
+      param("vocab_size", size.getInt());
     // A sequence split (sequence parallelism): the rank's rows of the
     // [batch, seq, hidden] mask.
     int64_t seqParts = 1;
@@ -620,9 +622,8 @@ struct LowerToRuntimePass
           sharded && alloc.pieceAxis
               ? builder.getI64IntegerAttr(gridShape[*alloc.pieceAxis])
               : IntegerAttr(),
-          sharded && alloc.validRows
-              ? builder.getI64IntegerAttr(*alloc.validRows)
-              : IntegerAttr(),
+          alloc.validRows ? builder.getI64IntegerAttr(*alloc.validRows)
+                          : IntegerAttr(),
           alloc.microbatch ? builder.getI64IntegerAttr(*alloc.microbatch)
                            : IntegerAttr(),
           alloc.init);
@@ -730,8 +731,19 @@ struct LowerToRuntimePass
       if (auto collective = collectiveKernel(op, builder))
         std::tie(kernel, params) = *collective;
       addRankParams(op, gridShape, builder, params);
-      if (auto fusion = dyn_cast<FusionOp>(op))
+      if (auto fusion = dyn_cast<FusionOp>(op)) {
         addFusedDropoutParams(fusion, gridShape, builder, params);
+        // A fused cross-entropy of a padded vocabulary states its true
+        // size, as the unfused kernels do (the runtime checks the data's
+        // tokens against it).
+        for (Operation &inner : fusion.getBody().front())
+          if (auto size = inner.getAttrOfType<IntegerAttr>(
+                  MTDialect::getVocabSizeAttrName());
+              size && isa<CrossEntropyOp, CrossEntropyGradOp>(inner)) {
+            params.push_back(builder.getNamedAttr("vocab_size", size));
+            break;
+          }
+      }
       auto phase = op->getAttrOfType<StringAttr>(MTDialect::getPhaseAttrName());
       if (phase)
         currentPhase = phase;

@@ -56,8 +56,10 @@ namespace mtrt {
 
 /// The artifact version this runtime reads and the exporter writes (3: the
 /// file carries a checksum; 4: qkv_attention writes its rows' log-sum-exp
-/// and qkv_attention_grad reads it with the output).
-constexpr int64_t kArtifactVersion = 4;
+/// and qkv_attention_grad reads it with the output; 5: a padded
+/// vocabulary's `valid_rows` is the buffer's, split or not, not its
+/// shard's).
+constexpr int64_t kArtifactVersion = 5;
 
 /// Element types. F64 is the runtime's own (reductions in double between
 /// ranks); no artifact buffer has it.
@@ -98,7 +100,8 @@ struct BufferDesc {
   int64_t pieceAxis = -1;
   int64_t pieceIndex = 0;
   int64_t pieceCount = 1;
-  /// A vocabulary padded to a multiple of tp: rows of the full tensor from
+  /// A padded vocabulary (to a multiple of tp, or of Megatron-LM's
+  /// --make-vocab-size-divisible-by): rows of the full tensor from
   /// `validRows` on are padding, absent from checkpoints (-1: none).
   int64_t validRows = -1;
 

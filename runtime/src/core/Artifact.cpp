@@ -492,8 +492,6 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
             buffer.shardDim = reader.integer(*shard, key::kDim, in);
             buffer.shardChunks = reader.integer(*shard, key::kChunks, in);
           }
-          if (shard->contains(key::kValidRows))
-            buffer.validRows = reader.integer(*shard, key::kValidRows, in);
           if (shard->contains(key::kPieceAxis)) {
             buffer.pieceAxis = reader.integer(*shard, key::kPieceAxis, in);
             checkAxis(buffer.pieceAxis, in + ".piece_axis");
@@ -539,6 +537,18 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                                 " do not match the buffer's " +
                                 std::to_string(buffer.numElements()));
         }
+      }
+      // A padded vocabulary: its true rows, at most the full tensor's.
+      if (reader.ok() && buffers[b].contains(key::kValidRows)) {
+        buffer.validRows = reader.integer(buffers[b], key::kValidRows, at);
+        const std::vector<int64_t> &full =
+            buffer.sharded() ? buffer.fullShape : buffer.shape;
+        int64_t rows = full.empty() ? 0 : full[0];
+        if (reader.ok() && (buffer.validRows < 1 || buffer.validRows > rows))
+          reader.fail(at + ".valid_rows",
+                      std::to_string(buffer.validRows) +
+                          " is not between 1 and the tensor's " +
+                          std::to_string(rows) + " rows");
       }
       if (!reader.ok())
         break;
@@ -972,6 +982,8 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
         entry[key::kAlias] = true;
       if (buffer.microbatch >= 0)
         entry[key::kMicrobatch] = buffer.microbatch;
+      if (buffer.validRows >= 0)
+        entry[key::kValidRows] = buffer.validRows;
       if (buffer.sharded()) {
         json shard = {{key::kAxis, buffer.shardAxis},
                       {key::kCount, buffer.shardCount},
@@ -980,8 +992,6 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
           shard[key::kDim] = buffer.shardDim;
           shard[key::kChunks] = buffer.shardChunks;
         }
-        if (buffer.validRows >= 0)
-          shard[key::kValidRows] = buffer.validRows;
         if (buffer.pieceAxis >= 0) {
           shard[key::kPieceAxis] = buffer.pieceAxis;
           shard[key::kPieceCount] = buffer.pieceCount;

@@ -352,6 +352,10 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     }
     if (c.has("vocab_grid_axis"))
       s.range("vocab_grid_axis", 0, double(grid.size()) - 1);
+    // A padded vocabulary's true size: at most the logits' columns when
+    // they are the whole vocabulary.
+    else if (!logits.empty())
+      s.range("vocab_size", 1, double(logits.back()));
     break;
   }
   case KernelId::global_norm:

@@ -646,23 +646,26 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
              command.has("vocab_grid_axis")) {
     return runVocabParallelCrossEntropy(id, command);
   } else if (id == KernelId::cross_entropy) {
-    // Rows on the pool; the mean in row order, the same for any split.
+    // Rows on the pool; the mean in row order, the same for any split. A
+    // padded vocabulary's columns from vocab_size on are masked out.
     int64_t vocab = lastDim(inDesc(0)), rows = inDesc(1).numElements();
+    int64_t valid = int64_t(command.get("vocab_size", double(vocab)));
     std::vector<double> losses(size_t(rows), 0.0);
     ThreadPool::global().parallelFor(rows, std::max<int64_t>(1, 65536 / vocab),
                                      [&](int64_t begin, int64_t end) {
-                                       cpu::crossEntropyRows(in(0), ids(1),
-                                                             losses.data(),
-                                                             begin, end, vocab);
+                                       cpu::crossEntropyRows(
+                                           in(0), ids(1), losses.data(), begin,
+                                           end, vocab, valid);
                                      });
     out(0)[0] = cpu::crossEntropyMean<float>(losses);
   } else if (id == KernelId::cross_entropy_grad) {
     int64_t vocab = lastDim(inDesc(1)), rows = inDesc(2).numElements();
+    int64_t valid = int64_t(command.get("vocab_size", double(vocab)));
     ThreadPool::global().parallelFor(rows, std::max<int64_t>(1, 65536 / vocab),
                                      [&](int64_t begin, int64_t end) {
                                        cpu::crossEntropyGrad(
                                            in(0)[0], in(1), ids(2), out(0),
-                                           rows, vocab, begin, end);
+                                           rows, vocab, begin, end, valid);
                                      });
   } else if (id == KernelId::global_norm) {
     // Sums of squares of fixed 1M-element pieces on the pool, added in

@@ -782,23 +782,28 @@ inline void expRow(const float *row, int64_t vocab, float *scratch,
 
 /// Each row's loss, logsumexp(logits[r, :]) - logits[r, labels[r]], for
 /// rows [begin, end): threads compute rows apart, and the mean is summed in
-/// row order (crossEntropyMean), whatever the split.
+/// row order (crossEntropyMean), whatever the split. Rows are `vocab` long,
+/// of which the first `valid` (< 0: all) are real: a padded vocabulary's
+/// other columns are masked out.
 template <typename T>
 void crossEntropyRows(const T *logits, const int32_t *labels, double *losses,
-                      int64_t begin, int64_t end, int64_t vocab) {
-  std::vector<float> scratch(std::is_same_v<T, float> ? size_t(vocab) : 0);
+                      int64_t begin, int64_t end, int64_t vocab,
+                      int64_t valid = -1) {
+  if (valid < 0 || valid > vocab)
+    valid = vocab;
+  std::vector<float> scratch(std::is_same_v<T, float> ? size_t(valid) : 0);
   for (int64_t r = begin; r < end; ++r) {
     const T *row = logits + r * vocab;
     if constexpr (std::is_same_v<T, float>) {
       float maxLogit;
       double sum;
-      detail::expRow(row, vocab, scratch.data(), maxLogit, sum);
+      detail::expRow(row, valid, scratch.data(), maxLogit, sum);
       losses[r] = double(maxLogit) + std::log(sum);
     } else {
-      losses[r] = detail::logSumExp(row, vocab);
+      losses[r] = detail::logSumExp(row, valid);
     }
     int64_t label = labels[r];
-    if (label >= 0 && label < vocab)
+    if (label >= 0 && label < valid)
       losses[r] -= double(row[label]);
   }
 }
@@ -818,24 +823,27 @@ template <typename T> T crossEntropyMean(const std::vector<double> &losses) {
 /// logsumexp only rather than reading outside the row. Zero rows give 0.
 template <typename T>
 T crossEntropy(const T *logits, const int32_t *labels, int64_t rows,
-               int64_t vocab) {
+               int64_t vocab, int64_t valid = -1) {
   if (rows <= 0)
     return T(0);
   std::vector<double> losses(size_t(rows), 0.0);
-  crossEntropyRows(logits, labels, losses.data(), 0, rows, vocab);
+  crossEntropyRows(logits, labels, losses.data(), 0, rows, vocab, valid);
   return crossEntropyMean<T>(losses);
 }
 
 /// dLogits = dLoss * (softmax(logits) - onehot(labels)) / rows, for rows
-/// [begin, end) (end < 0: all). Overwrites.
+/// [begin, end) (end < 0: all). Overwrites. Of each row's `vocab` columns
+/// the first `valid` (< 0: all) are real; the padding's gradient is zero.
 template <typename T>
 void crossEntropyGrad(T dLoss, const T *logits, const int32_t *labels,
                       T *dLogits, int64_t rows, int64_t vocab,
-                      int64_t begin = 0, int64_t end = -1) {
+                      int64_t begin = 0, int64_t end = -1, int64_t valid = -1) {
   double factor = double(dLoss) / double(rows);
   if (end < 0)
     end = rows;
-  std::vector<float> scratch(std::is_same_v<T, float> ? size_t(vocab) : 0);
+  if (valid < 0 || valid > vocab)
+    valid = vocab;
+  std::vector<float> scratch(std::is_same_v<T, float> ? size_t(valid) : 0);
   for (int64_t r = begin; r < end; ++r) {
     const T *row = logits + r * vocab;
     T *drow = dLogits + r * vocab;
@@ -844,19 +852,20 @@ void crossEntropyGrad(T dLoss, const T *logits, const int32_t *labels,
       // One exp per logit, shared with the sum: softmax = exp / sum.
       float maxLogit;
       double sum;
-      detail::expRow(row, vocab, scratch.data(), maxLogit, sum);
+      detail::expRow(row, valid, scratch.data(), maxLogit, sum);
       float perExp = float(factor / sum);
-      for (int64_t c = 0; c < vocab; ++c)
+      for (int64_t c = 0; c < valid; ++c)
         drow[c] = scratch[c] * perExp;
-      if (label >= 0 && label < vocab)
+      if (label >= 0 && label < valid)
         drow[label] = float(factor * (double(scratch[label]) / sum - 1.0));
     } else {
-      double lse = detail::logSumExp(row, vocab);
-      for (int64_t c = 0; c < vocab; ++c) {
+      double lse = detail::logSumExp(row, valid);
+      for (int64_t c = 0; c < valid; ++c) {
         double prob = std::exp(double(row[c]) - lse);
         drow[c] = T(factor * (prob - (c == label ? 1.0 : 0.0)));
       }
     }
+    std::fill(drow + valid, drow + vocab, T(0));
   }
 }
 

@@ -1976,17 +1976,20 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   case KernelId::cross_entropy: {
     if (command.has("vocab_grid_axis"))
       return runVocabParallelCrossEntropy(id, command);
+    // A padded vocabulary's columns from vocab_size on are masked out.
     int64_t vocab = lastDim(inDesc(0)), rows = inDesc(1).numElements();
-    error = gpu::launchCrossEntropy(stream, in(0), ids(1), stats, out(0), rows,
-                                    vocab);
+    error = gpu::launchCrossEntropy(
+        stream, in(0), ids(1), stats, out(0), rows, vocab,
+        int64_t(command.get("vocab_size", double(vocab))));
     break;
   }
   case KernelId::cross_entropy_grad: {
     if (command.has("vocab_grid_axis"))
       return runVocabParallelCrossEntropy(id, command);
     int64_t vocab = lastDim(inDesc(1)), rows = inDesc(2).numElements();
-    error = gpu::launchCrossEntropyGrad(stream, in(0), in(1), ids(2), out(0),
-                                        rows, vocab);
+    error = gpu::launchCrossEntropyGrad(
+        stream, in(0), in(1), ids(2), out(0), rows, vocab,
+        int64_t(command.get("vocab_size", double(vocab))));
     break;
   }
   case KernelId::global_norm:

@@ -201,9 +201,10 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
 
 cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
                                const int32_t *labels, double *losses,
-                               float *out, int64_t rows, int64_t vocab) {
+                               float *out, int64_t rows, int64_t vocab,
+                               int64_t valid) {
   cudaError_t error = launch(stream, rows, [=] __device__(int64_t r) {
-    crossEntropyRow(r, logits, labels, losses, vocab);
+    crossEntropyRow(r, logits, labels, losses, vocab, valid);
   });
   if (error != cudaSuccess)
     return error;
@@ -214,9 +215,9 @@ cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
 cudaError_t launchCrossEntropyGrad(cudaStream_t stream, const float *dLoss,
                                    const float *logits, const int32_t *labels,
                                    float *dLogits, int64_t rows,
-                                   int64_t vocab) {
+                                   int64_t vocab, int64_t valid) {
   return launch(stream, rows, [=] __device__(int64_t r) {
-    crossEntropyGradRow(r, dLoss, logits, labels, dLogits, rows, vocab);
+    crossEntropyGradRow(r, dLoss, logits, labels, dLogits, rows, vocab, valid);
   });
 }
 

@@ -410,20 +410,24 @@ MTK_HD void headsItem(int64_t i, float *x, HeadChunks chunks, int64_t numChunks,
 //===----------------------------------------------------------------------===//
 
 /// Row r's loss, logsumexp(logits[r]) - logits[r, labels[r]] (an
-/// out-of-range label contributes its logsumexp only), into losses[r].
+/// out-of-range label contributes its logsumexp only), into losses[r]. Of
+/// the row's `vocab` columns the first `valid` (< 0: all) are real: a
+/// padded vocabulary's others are masked out.
 MTK_HD void crossEntropyRow(int64_t r, const float *logits,
                             const int32_t *labels, double *losses,
-                            int64_t vocab) {
+                            int64_t vocab, int64_t valid = -1) {
   const float *row = logits + r * vocab;
+  if (valid < 0 || valid > vocab)
+    valid = vocab;
   double maximum = -INFINITY;
-  for (int64_t c = 0; c < vocab; ++c)
+  for (int64_t c = 0; c < valid; ++c)
     maximum = double(row[c]) > maximum ? double(row[c]) : maximum;
   double sum = 0;
-  for (int64_t c = 0; c < vocab; ++c)
+  for (int64_t c = 0; c < valid; ++c)
     sum += exp(double(row[c]) - maximum);
   double loss = maximum + log(sum);
   int64_t label = labels[r];
-  if (label >= 0 && label < vocab)
+  if (label >= 0 && label < valid)
     loss -= double(row[label]);
   losses[r] = loss;
 }
@@ -438,23 +442,29 @@ MTK_HD void meanOfRows(const T *losses, int64_t rows, float *out) {
   out[0] = rows > 0 ? float(total / double(rows)) : 0.0f;
 }
 
-/// Row r of dLogits = dLoss * (softmax - onehot(label)) / rows.
+/// Row r of dLogits = dLoss * (softmax - onehot(label)) / rows; of the
+/// row's `vocab` columns the first `valid` (< 0: all) are real, and the
+/// padding's gradient is zero.
 MTK_HD void crossEntropyGradRow(int64_t r, const float *dLoss,
                                 const float *logits, const int32_t *labels,
-                                float *dLogits, int64_t rows, int64_t vocab) {
+                                float *dLogits, int64_t rows, int64_t vocab,
+                                int64_t valid = -1) {
   const float *row = logits + r * vocab;
   float *drow = dLogits + r * vocab;
+  if (valid < 0 || valid > vocab)
+    valid = vocab;
   double factor = double(dLoss[0]) / double(rows);
   double maximum = -INFINITY;
-  for (int64_t c = 0; c < vocab; ++c)
+  for (int64_t c = 0; c < valid; ++c)
     maximum = double(row[c]) > maximum ? double(row[c]) : maximum;
   double sum = 0;
-  for (int64_t c = 0; c < vocab; ++c)
+  for (int64_t c = 0; c < valid; ++c)
     sum += exp(double(row[c]) - maximum);
   int64_t label = labels[r];
   for (int64_t c = 0; c < vocab; ++c)
-    drow[c] = float(factor * (exp(double(row[c]) - maximum) / sum -
-                              (c == label ? 1.0 : 0.0)));
+    drow[c] = c < valid ? float(factor * (exp(double(row[c]) - maximum) / sum -
+                                          (c == label ? 1.0 : 0.0)))
+                        : 0.0f;
 }
 
 // Megatron's vocab-parallel cross-entropy (CpuDevice's, item by item):

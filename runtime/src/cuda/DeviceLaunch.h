@@ -74,13 +74,16 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 int64_t rows, int64_t seq, int64_t headDim,
                                 double scale, AttentionLayout layout,
                                 AttentionDropout dropout);
-/// `losses`: `rows` doubles of scratch.
+/// `losses`: `rows` doubles of scratch. Of each row's `vocab` columns the
+/// first `valid` are real (a padded vocabulary).
 cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
                                const int32_t *labels, double *losses,
-                               float *out, int64_t rows, int64_t vocab);
+                               float *out, int64_t rows, int64_t vocab,
+                               int64_t valid);
 cudaError_t launchCrossEntropyGrad(cudaStream_t stream, const float *dLoss,
                                    const float *logits, const int32_t *labels,
-                                   float *dLogits, int64_t rows, int64_t vocab);
+                                   float *dLogits, int64_t rows, int64_t vocab,
+                                   int64_t valid);
 /// The vocab-parallel cross-entropy's passes (DeviceKernels.h): row maxima,
 /// then (after their maximum across ranks) sums and targets, then (after
 /// their sums across ranks) the mean loss or the gradient.

@@ -163,6 +163,8 @@ public:
           if (command.has("vocab_grid_axis"))
             vocabSize *=
                 artifact.gridShape[int64_t(command.get("vocab_grid_axis", 0))];
+          // A padded vocabulary: the tokens are below its true size.
+          vocabSize = int64_t(command.get("vocab_size", double(vocabSize)));
         } else if (command.kernel == "fused") {
           // A row kernel reading token ids is a fused cross-entropy, over
           // rows of the whole vocabulary (a norm's rows are the hidden
@@ -174,7 +176,8 @@ public:
           if (kernel.rowLength > 0 &&
               std::count(kernel.operandTypes.begin(), kernel.operandTypes.end(),
                          DType::I32) > 0)
-            vocabSize = kernel.rowLength;
+            vocabSize =
+                int64_t(command.get("vocab_size", double(kernel.rowLength)));
         }
     // The loss is computed on the last pipeline stage; its first rank
     // tells the others.
@@ -782,6 +785,8 @@ public:
       MTRT_RETURN_IF_ERROR(
           device->download(mine->id, piece.data(), int64_t(piece.size())));
     if (comm.size() == 1) {
+      // Padding rows of a vocabulary are not part of the checkpoint.
+      piece.resize(size_t(validElementsOf(*held)) * sizeof(float));
       tensor.bytes = std::move(piece);
       return Status::ok();
     }

@@ -141,3 +141,12 @@ func.func @negative_output_outside_program(%x: memref<f32>) {
   mtrt.output "loss", %x : memref<f32>
   return
 }
+
+// -----
+
+// A padded vocabulary's true rows lie within the (full) table.
+
+mtrt.program @valid_rows_past_the_table attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+  // expected-error @below {{'mtrt.buffer' op valid_rows 5 must be between 1 and the tensor's 4 rows}}
+  %x = mtrt.buffer {offset = 0 : i64, kind = "param", name = "wte.weight", valid_rows = 5 : i64} : memref<4x4xf32>
+}
