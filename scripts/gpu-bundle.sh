@@ -231,6 +231,10 @@ compile tiny-bf16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=bf16
 compile llama-gqa "$root/test/integration/Inputs/llama-2layer-gqa.json" 2 8 ""
 compile llama31 "$root/test/integration/Inputs/llama31-2layer.json" 2 8 ""
 compile tiny-unfused "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "fuse=false"
+# A padded vocabulary (32 rows to 48): the fused and the unfused loss mask
+# the padding.
+compile tiny-padded "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "make-vocab-size-divisible-by=24"
+compile tiny-padded-unfused "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "fuse=false make-vocab-size-divisible-by=24"
 # Several ranks on the one GPU (check.sh's compare_ranks): tensor
 # parallelism with the vocab-parallel loss, ZeRO-3, the pipeline, pp x tp.
 compile tiny-tp2 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "tp=2"
@@ -241,7 +245,10 @@ compile gpt2-2layer-pp2-tp2 "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 "p
 # config (width 2048, 24 layers), bf16, 8 x 1024, dropout 0 (as PyTorch's),
 # each 16-bit weight copy kept from the forward for the backward as
 # PyTorch's autocast keeps it (recast-parameters=false: one cast kernel per
-# parameter fewer; the 1.3B config plans well inside an H100's memory).
+# parameter fewer; the 1.3B config plans well inside an H100's memory), and
+# the vocabulary padded as Megatron-LM pads it by default (50257 rows to
+# 50304, make-vocab-size-divisible-by=128: the LM head's GEMMs on aligned
+# tiles; the padding is masked, so the model is PyTorch's 50257-token one).
 configs="$(mktemp -d)"
 python3 - "$root/examples/gpt2/gpt2.json" "$configs" <<'PY'
 import json, sys
@@ -255,7 +262,7 @@ for name, (width, layers, heads) in {"124m": (768, 12, 12),
 PY
 for model in 124m 350m 1.3b; do
   compile "bench-$model" "$configs/gpt2-$model.json" 8 1024 \
-    "precision=bf16 recast-parameters=false"
+    "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128"
 done
 rm -rf "$configs"
 cp "$root/bench/gpu_torch_baseline.py" "$bundle/"
