@@ -40,8 +40,9 @@ struct PeakBuffer {
   int64_t microbatch = -1;
   std::vector<int64_t> shape;
   int64_t bytes = 0;
-  /// What the report counts it as: "stashed", "param_copy" (a 16-bit copy
-  /// of a parameter), "gradient", "communication" or "activation".
+  /// What the report counts it as: "stashed", "param_copy" (a copy of a
+  /// parameter: its 16-bit cast, ZeRO's gather, or one a peer stage sent
+  /// once for the step), "gradient", "communication" or "activation".
   std::string category;
 };
 

@@ -103,9 +103,15 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
           owner >= 0 && timeline.begin[size_t(owner)] >= 0 &&
           narrowing(program.commands[size_t(timeline.begin[size_t(owner)])]);
     }
+    // A value received from another stage and read by later microbatches
+    // is one mt-pipeline sends once per step because it is the same for
+    // every microbatch (the tied embedding's copy for the head): the
+    // stage keeps a copy of a parameter for the step, not an activation.
+    bool keptFromPeer = writer.kernel == "recv" && writer.microbatch >= 0 &&
+                        reader.microbatch > writer.microbatch;
     if (buffers[id].kind == "gradient")
       category[id] = "gradient";
-    else if (narrowed)
+    else if (narrowed || keptFromPeer)
       category[id] = "param_copy";
     else if (writer.phase == Phase::Forward && reader.phase == Phase::Backward)
       category[id] = "stashed";
@@ -155,7 +161,8 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
   }
   // Model states as the ZeRO paper counts them: parameters, optimizer
   // state, every gradient the optimizer reads (they all live until it
-  // runs), and the most 16-bit parameter copies live at once.
+  // runs), and the most parameter copies (16-bit casts, gathers, copies
+  // kept from a peer) live at once.
   for (size_t id : transients)
     if (category[id] == "gradient")
       stage.gradientsTotal += buffers[id].bytes();
@@ -282,7 +289,7 @@ std::string mtrt::memoryReportText(const MemoryReport &report) {
     }
     os << "\n";
     if (stage.parameterCopies > 0)
-      os << "    16-bit parameter copies " << mebibytes(stage.parameterCopies)
+      os << "    parameter copies        " << mebibytes(stage.parameterCopies)
          << "\n";
     os << "    gradients for the step  " << mebibytes(stage.gradients) << "\n";
     os << "    communication buffers   " << mebibytes(stage.communication)
@@ -313,7 +320,7 @@ std::string mtrt::memoryReportText(const MemoryReport &report) {
        << ": parameters, optimizer state, gradients"
        << mebibytes(stage.gradientsTotal);
     if (stage.maxParameterCopies > 0)
-      os << ", most 16-bit parameter copies at once"
+      os << ", most parameter copies at once"
          << mebibytes(stage.maxParameterCopies);
     os << "\n";
   }
@@ -378,7 +385,7 @@ std::string mtrt::memoryReportSvg(const MemoryReport &report) {
       {"optimizer state", "#59a14f", &StageMemory::optimizerState},
       {"inputs", "#9c755f", &StageMemory::inputs},
       {"stashed activations", "#e15759", &StageMemory::stashed},
-      {"16-bit parameter copies", "#b07aa1", &StageMemory::parameterCopies},
+      {"parameter copies", "#b07aa1", &StageMemory::parameterCopies},
       {"gradients", "#f28e2b", &StageMemory::gradients},
       {"communication", "#76b7b2", &StageMemory::communication},
       {"activations, workspace", "#edc948", &StageMemory::activations},
