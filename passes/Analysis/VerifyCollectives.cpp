@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <deque>
 #include <map>
 #include <tuple>
 
@@ -92,7 +93,8 @@ std::string describeTransfer(Operation *op) {
 /// Simulates the stage programs in lockstep: a send never waits (the
 /// runtime copies its bytes out), a receive waits for the send of its tag
 /// from its peer, and a pipeline-axis collective waits for every stage.
-/// Fails on a receive whose send differs in type, on a send nobody
+/// Fails on a receive whose send differs in type, on receives in another
+/// order than their peer's sends (NCCL matches in order), on a send nobody
 /// receives, on collectives that do not match, and on a state where every
 /// unfinished stage waits (a deadlock), naming the stages and ops.
 LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
@@ -149,8 +151,12 @@ LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
                << "of stage " << stage << " names peer stage " << event.peer
                << ", not another stage of the " << stages << "-stage pipeline";
   }
-  // In-flight sends: (from, to, tag) -> the send.
+  // In-flight sends: (from, to, tag) -> the send; and per direction
+  // (from, to), the sends in the order they were issued. NCCL matches a
+  // direction's transfers in order, whatever their tags (MPI by tag), so a
+  // program that runs on either must receive in the order of the sends.
   std::map<std::tuple<int64_t, int64_t, int64_t>, Operation *> inFlight;
+  std::map<std::pair<int64_t, int64_t>, std::deque<Operation *>> sentInOrder;
   std::vector<size_t> next(stages, 0);
   while (true) {
     bool progress = false, done = true;
@@ -168,11 +174,28 @@ LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
             return failure();
           }
           inFlight[key] = event.op;
+          sentInOrder[{stage, event.peer}].push_back(event.op);
         } else if (event.kind == CrossStageEvent::Recv) {
+          std::deque<Operation *> &order = sentInOrder[{event.peer, stage}];
+          if (order.empty())
+            break;
+          if (cast<mtrt::SendOp>(order.front()).getTag() != event.tag) {
+            InFlightDiagnostic diag =
+                event.op->emitOpError()
+                << "stage " << stage << "'s " << describeTransfer(event.op)
+                << " is not the next transfer stage " << event.peer
+                << " sends it, its " << describeTransfer(order.front())
+                << ": the receives must come in the order of the sends (NCCL "
+                   "matches each direction's transfers in order)";
+            diag.attachNote(order.front()->getLoc())
+                << "stage " << event.peer << "'s earlier send is here";
+            return failure();
+          }
+          order.pop_front();
           auto it =
               inFlight.find(std::make_tuple(event.peer, stage, event.tag));
-          if (it == inFlight.end() || !it->second)
-            break;
+          assert(it != inFlight.end() && it->second &&
+                 "the direction's next send is in flight");
           Type sent = cast<mtrt::SendOp>(it->second).getBuffer().getType();
           Type received = cast<mtrt::RecvOp>(event.op).getBuffer().getType();
           if (sent != received) {

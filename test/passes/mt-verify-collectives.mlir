@@ -63,8 +63,9 @@ module {
 // -----
 
 // Sends do not wait: both stages may send before they receive (here two
-// microbatches in flight from stage 0, tags 0 and 1, received in the other
-// order), and a tag may be reused once its transfer is received.
+// microbatches in flight from stage 0, tags 0 and 1, received in the order
+// they were sent, as NCCL needs: see @negative_out_of_order), and a tag may
+// be reused once its transfer is received.
 
 // CHECK-LABEL: mtrt.program @stage0
 // CHECK-LABEL: mtrt.program @stage1
@@ -82,8 +83,8 @@ module {
     %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
     %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
     mtrt.send %a to 0 {tag = 2 : i64} : memref<4xf32>
-    mtrt.recv %b from 0 {tag = 1 : i64} : memref<4xf32>
     mtrt.recv %a from 0 {tag = 0 : i64} : memref<4xf32>
+    mtrt.recv %b from 0 {tag = 1 : i64} : memref<4xf32>
     mtrt.recv %a from 0 {tag = 0 : i64} : memref<4xf32>
   }
 }
@@ -379,5 +380,30 @@ module @negative_missing_stage {
   mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
   }
   mtrt.program @stage1 attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+}
+
+// -----
+
+// Receives in another order than the sends (tags 0 then 1 sent, 1 received
+// first): MPI would match them by tag, but NCCL matches each direction's
+// transfers in order, so stage 1 would take the activation of tag 0 into
+// its buffer for tag 1. The error names both transfers.
+
+module {
+  shard.grid @grid(shape = 2x1x1)
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
+    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
+    // expected-note @below {{stage 0's earlier send is here}}
+    mtrt.send %a to 1 {tag = 0 : i64, microbatch = 0 : i64} : memref<4xf32>
+    mtrt.send %b to 1 {tag = 1 : i64, microbatch = 1 : i64} : memref<4xf32>
+  }
+  mtrt.program @negative_out_of_order attributes {stage = 1 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
+    %b = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
+    // expected-error @below {{'mtrt.recv' op stage 1's receive from stage 0 (tag 1, microbatch 1) of memref<4xf32> is not the next transfer stage 0 sends it, its send to stage 1 (tag 0, microbatch 0) of memref<4xf32>: the receives must come in the order of the sends (NCCL matches each direction's transfers in order)}}
+    mtrt.recv %b from 0 {tag = 1 : i64, microbatch = 1 : i64} : memref<4xf32>
+    mtrt.recv %a from 0 {tag = 0 : i64, microbatch = 0 : i64} : memref<4xf32>
   }
 }
