@@ -235,6 +235,13 @@ compile tiny-unfused "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "fuse=false"
 # the padding.
 compile tiny-padded "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "make-vocab-size-divisible-by=24"
 compile tiny-padded-unfused "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "fuse=false make-vocab-size-divisible-by=24"
+# fp16 with Megatron-LM's dynamic loss scale (its first steps overflow and
+# are skipped), full recomputation with dropout (the recomputed forward
+# draws the forward's masks), and LLaMA's kernels (RMSNorm, RoPE, SiLU,
+# grouped-query heads) in bf16.
+compile tiny-fp16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=fp16"
+compile tiny-dropout-remat "$root/test/runtime/Inputs/gpt2-tiny-dropout.json" 2 8 "remat=full"
+compile llama-gqa-bf16 "$root/test/integration/Inputs/llama-2layer-gqa.json" 2 8 "precision=bf16"
 # Several ranks on the one GPU (check.sh's compare_ranks): tensor
 # parallelism with the vocab-parallel loss, ZeRO-3, the pipeline, pp x tp.
 compile tiny-tp2 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "tp=2"
