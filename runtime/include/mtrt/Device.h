@@ -74,6 +74,11 @@ public:
   /// persistent buffers the trainer fills.
   virtual int64_t measuredPeakBytes() const = 0;
 
+  /// The hardware as its driver names it (a GPU's CUDA name, "NVIDIA H100
+  /// 80GB HBM3"), for the MFU's peak (PeakFlops.h); empty where the backend
+  /// does not say (the CPU's).
+  virtual std::string hardwareName() const { return {}; }
+
   /// What the backend chose for the prepared program that changes its
   /// numbers or speed (which library runs attention, and why not another),
   /// one line each; megatron-run prints them after the memory plan.

@@ -117,6 +117,13 @@ public:
                        int64_t &first) const override;
   int64_t measuredPeakBytes() const override { return measuredPeak; }
 
+  std::string hardwareName() const override {
+    cudaDeviceProp properties;
+    if (cudaGetDeviceProperties(&properties, ordinal) != cudaSuccess)
+      return {};
+    return properties.name;
+  }
+
   std::vector<std::string> choices() const override {
     std::vector<std::string> lines;
     if (biasGemms > 0)

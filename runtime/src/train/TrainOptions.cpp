@@ -103,7 +103,7 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --save-params FILE           write the trained parameters as safetensors
   --log FILE                   one JSON object per step: step, loss, lr,
                                grad_norm, step_time_s, tokens_per_s,
-                               peak_bytes, tflops
+                               peak_bytes, tflops (and mfu with a peak)
   --trace FILE                 write every rank's measured timeline as
                                Chrome trace JSON (Perfetto): per rank, one
                                slice per schedule action (F3, B3, optimizer)
@@ -119,6 +119,12 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --tf32                       let the CUDA backend's fp32 GEMMs round their
                                inputs to TF32 on the tensor cores (default:
                                off, fp32 GEMMs in fp32; not for --device cpu)
+  --peak-tflops X              the dense peak of one device in TFLOP/s for
+                               the arithmetic the step runs in: each step
+                               then reports MFU, the model's TFLOP/s per
+                               device over it (default: the data sheet of
+                               the GPU where the CUDA backend knows it, as
+                               989.4 for an H100 SXM in bf16; none on CPU)
   --profile                    after training, print rank 0's time per
                                kernel per step (the first step, a warm-up,
                                left out), with calls, share, achieved
@@ -228,6 +234,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
   doubleFlag("--adam-eps", options.eps);
   doubleFlag("--clip-grad", options.clipGrad);
   doubleFlag("--distributed-timeout-minutes", options.timeoutMinutes);
+  doubleFlag("--peak-tflops", options.peakTflops);
   stringFlag("--load-params", options.loadParams);
   stringFlag("--save-params", options.saveParams);
   stringFlag("--log", options.log);
@@ -353,6 +360,8 @@ Status parseOptions(int argc, char **argv, Options &options) {
   MTRT_RETURN_IF_ERROR(positive("--adam-eps", options.eps));
   MTRT_RETURN_IF_ERROR(
       positive("--distributed-timeout-minutes", options.timeoutMinutes));
+  if (!std::isnan(options.peakTflops))
+    MTRT_RETURN_IF_ERROR(positive("--peak-tflops", options.peakTflops));
   MTRT_RETURN_IF_ERROR(
       nonNegative("--save-interval", double(options.saveInterval)));
   if (!options.load.empty() && !options.loadParams.empty())

@@ -14,6 +14,7 @@
 #include "mtrt/Status.h"
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,6 +44,10 @@ struct Options {
   bool profile = false;
   /// --tf32: the CUDA backend's fp32 GEMMs may round their inputs to TF32.
   bool tf32 = false;
+  /// --peak-tflops: the dense peak per device that MFU divides by (NaN,
+  /// not given: the data sheet of the device's GPU, where the runtime
+  /// knows it).
+  double peakTflops = std::numeric_limits<double>::quiet_NaN();
   /// --threads: threads per rank (-1: the cores over the ranks on the node).
   int64_t threads = -1;
   /// --device: the backend ("": the default, mtrt::defaultBackend()).

@@ -17,6 +17,7 @@
 #include "mtrt/LossScaler.h"
 #include "mtrt/MemoryReport.h"
 #include "mtrt/ParamInit.h"
+#include "mtrt/PeakFlops.h"
 #include "mtrt/Safetensors.h"
 #include "mtrt/Sharding.h"
 #include "mtrt/SyntheticCorpus.h"
@@ -195,6 +196,7 @@ public:
     if (artifact.programs.back().outputs.count("loss") == 0)
       return Status::error(options.artifact + ": the program has no loss");
     MTRT_RETURN_IF_ERROR(setupPrecision());
+    setupPeak();
     // Updates applied before the resumed iteration: fewer than it when
     // fp16 steps were skipped.
     updates = checkpoint.iteration;
@@ -564,6 +566,11 @@ public:
           program.flopsPerToken > 0
               ? double(program.flopsPerToken) * tokensPerSecond / 1e12
               : std::nan("");
+      // Model FLOPs utilization: per device (one per rank), against its
+      // dense peak (setupPeak); unknown (NaN) without one.
+      double mfu = peakTeraflops > 0
+                       ? teraflops / (double(comm.size()) * peakTeraflops)
+                       : std::nan("");
       if (!options.quiet && comm.rank() == 0) {
         std::printf("step %5lld/%lld | loss %.4f", static_cast<long long>(step),
                     static_cast<long long>(options.steps), loss);
@@ -576,6 +583,8 @@ public:
         std::printf(" | %.3f s | %.0f tokens/s", seconds, tokensPerSecond);
         if (std::isfinite(teraflops))
           std::printf(" | %.4f TFLOP/s", teraflops);
+        if (std::isfinite(mfu))
+          std::printf(" | MFU %.1f%%", 100.0 * mfu);
         std::printf("\n");
         std::fflush(stdout);
       }
@@ -588,22 +597,24 @@ public:
           std::snprintf(text, sizeof(text), format, value);
           return std::string(text);
         };
-        std::fprintf(log,
-                     "{\"step\": %lld, \"loss\": %s, \"lr\": %s, "
-                     "\"grad_norm\": %s, \"step_time_s\": %s, "
-                     "\"tokens_per_s\": %s, \"peak_bytes\": %lld, "
-                     "\"tflops\": %s%s}\n",
-                     static_cast<long long>(step), json(loss, "%.9g").c_str(),
-                     json(lr, "%.9g").c_str(), json(norm, "%.9g").c_str(),
-                     json(seconds, "%.6f").c_str(),
-                     json(tokensPerSecond, "%.3f").c_str(),
-                     static_cast<long long>(device->measuredPeakBytes()),
-                     json(teraflops, "%.6f").c_str(),
-                     lossScaling
-                         ? (", \"loss_scale\": " + json(scaleUsed, "%.17g") +
-                            ", \"skipped\": " + (overflow ? "true" : "false"))
-                               .c_str()
-                         : "");
+        std::fprintf(
+            log,
+            "{\"step\": %lld, \"loss\": %s, \"lr\": %s, "
+            "\"grad_norm\": %s, \"step_time_s\": %s, "
+            "\"tokens_per_s\": %s, \"peak_bytes\": %lld, "
+            "\"tflops\": %s%s%s}\n",
+            static_cast<long long>(step), json(loss, "%.9g").c_str(),
+            json(lr, "%.9g").c_str(), json(norm, "%.9g").c_str(),
+            json(seconds, "%.6f").c_str(),
+            json(tokensPerSecond, "%.3f").c_str(),
+            static_cast<long long>(device->measuredPeakBytes()),
+            json(teraflops, "%.6f").c_str(),
+            peakTeraflops > 0 ? (", \"mfu\": " + json(mfu, "%.6f")).c_str()
+                              : "",
+            lossScaling ? (", \"loss_scale\": " + json(scaleUsed, "%.17g") +
+                           ", \"skipped\": " + (overflow ? "true" : "false"))
+                              .c_str()
+                        : "");
         if (std::fflush(log) != 0 || std::ferror(log))
           return Status::error(options.log + ": cannot write the log (" +
                                std::strerror(errno) + ")");
@@ -1037,8 +1048,47 @@ public:
     if (device)
       for (const std::string &choice : device->choices())
         lines.push_back(std::string(device->backendName()) + ": " + choice);
+    if (!peakSource.empty())
+      lines.push_back("MFU: " + peakSource);
     return lines;
   }
+
+  /// The dense peak per device that MFU divides by: --peak-tflops, else
+  /// the data sheet of the device's hardware for the step's arithmetic
+  /// (the artifact's precision; TF32 with --tf32). None on the CPU backend
+  /// without the flag; a GPU the table lacks says so.
+  void setupPeak() {
+    std::string compiled = precisionOf(artifact);
+    MathMode mode = compiled == "bf16"   ? MathMode::Bf16
+                    : compiled == "fp16" ? MathMode::Fp16
+                    : options.tf32       ? MathMode::Tf32
+                                         : MathMode::Fp32;
+    std::string hardware = device ? device->hardwareName() : std::string();
+    char peak[32];
+    if (options.peakTflops > 0) {
+      peakTeraflops = options.peakTflops;
+      std::snprintf(peak, sizeof(peak), "%g", peakTeraflops);
+      peakSource = std::string("against ") + peak +
+                   " TFLOP/s per device (--peak-tflops)";
+      return;
+    }
+    if (hardware.empty())
+      return;
+    if (std::optional<double> sheet = dataSheetPeakTeraflops(hardware, mode)) {
+      peakTeraflops = *sheet;
+      std::snprintf(peak, sizeof(peak), "%g", peakTeraflops);
+      peakSource = std::string("against ") + peak + " TFLOP/s per device, " +
+                   hardware + "'s dense " + mathModeName(mode) +
+                   " peak (its data sheet)";
+      return;
+    }
+    peakSource = "not reported: the dense " + std::string(mathModeName(mode)) +
+                 " peak of " + hardware +
+                 " is not in the runtime's table (--peak-tflops states it)";
+  }
+  /// TFLOP/s per device for MFU (0: none), and where it comes from.
+  double peakTeraflops = 0;
+  std::string peakSource;
   /// The loss of every step this run trained, in order.
   std::vector<double> stepLosses;
 
