@@ -378,6 +378,53 @@ TEST(DeviceKernels, ClipAndAdamW) {
   EXPECT_EQ(flag, 1);
 }
 
+// The key read when the kernel runs (DropoutKey::live: what a CUDA graph
+// replays with each step's seed and step written to the device) draws the
+// mask the key by value draws, for the dropout and for attention's.
+TEST(DeviceKernels, LiveKeyDrawsTheStepsMask) {
+  std::mt19937_64 gen(8);
+  const int64_t n = 515;
+  std::vector<float> x = randomFloats(gen, n, -2, 2);
+  gpu::DropoutKey byValue;
+  byValue.stream = 3;
+  byValue.p = 0.3;
+  byValue.offset = 77;
+  gpu::DropoutKey live = byValue;
+  uint64_t words[2] = {0, 0};
+  live.live = words;
+  for (uint64_t step : {1u, 2u, 1000u}) {
+    byValue.seed = 0xfeedULL + step;
+    byValue.step = uint32_t(step);
+    words[0] = byValue.seed; // written before each step, as the runtime does
+    words[1] = step;
+    std::vector<float> expected(n), got(n);
+    grid(n, [&](int64_t i) {
+      gpu::dropoutItem(i, x.data(), expected.data(), byValue, 0, 0, 0, 0);
+      gpu::dropoutItem(i, x.data(), got.data(), live, 0, 0, 0, 0);
+    });
+    EXPECT_EQ(got, expected) << "step " << step;
+    gpu::AttentionDropout attention, attentionLive;
+    attention.key = byValue;
+    attentionLive.key = live;
+    attention.heads = attentionLive.heads = 2;
+    attention.headsTotal = attentionLive.headsTotal = 4;
+    attention.headOffset = attentionLive.headOffset = 2;
+    for (int64_t bh = 0; bh < 4; ++bh)
+      for (int64_t i = 0; i < 5; ++i)
+        for (int64_t j = 0; j <= i; ++j)
+          ASSERT_EQ(attentionLive.factor(bh, i, j, 5),
+                    attention.factor(bh, i, j, 5));
+  }
+  // Another step's words draw another mask.
+  words[1] = 999;
+  std::vector<float> before(n), after(n);
+  grid(n, [&](int64_t i) {
+    gpu::dropoutItem(i, x.data(), before.data(), byValue, 0, 0, 0, 0);
+    gpu::dropoutItem(i, x.data(), after.data(), live, 0, 0, 0, 0);
+  });
+  EXPECT_NE(after, before);
+}
+
 TEST(DeviceKernels, DropoutMasksEqualTheCpuBackends) {
   std::mt19937_64 gen(7);
   const int64_t n = 1003;

@@ -76,8 +76,8 @@ public:
     for (void *allocation :
          {static_cast<void *>(arena), static_cast<void *>(scratch),
           static_cast<void *>(flag), static_cast<void *>(staging),
-          static_cast<void *>(dropoutBlocks), cudnnWorkspace,
-          static_cast<void *>(commandTables), cublasWorkspace})
+          static_cast<void *>(dropoutBlocks), static_cast<void *>(stepKey),
+          cudnnWorkspace, static_cast<void *>(commandTables), cublasWorkspace})
       if (allocation)
         cudaFree(allocation);
     for (cudaEvent_t event : commandEvents)
@@ -330,6 +330,10 @@ private:
   /// program is prepared) and their device copy, uploaded once per step.
   FusedDropoutBlocks dropoutParams;
   uint64_t *dropoutBlocks = nullptr;
+  /// The step's dropout key {seed, step} on the device, written before each
+  /// step: the dropout and attention kernels read it when they run
+  /// (DropoutKey::live), so a captured step draws each step's masks.
+  uint64_t *stepKey = nullptr;
   uint8_t *arena = nullptr;
   uint8_t *scratch = nullptr;
   int *flag = nullptr;
@@ -902,7 +906,8 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
   for (void **allocation :
        {reinterpret_cast<void **>(&arena), reinterpret_cast<void **>(&scratch),
         reinterpret_cast<void **>(&flag), reinterpret_cast<void **>(&staging),
-        reinterpret_cast<void **>(&dropoutBlocks), &cudnnWorkspace,
+        reinterpret_cast<void **>(&dropoutBlocks),
+        reinterpret_cast<void **>(&stepKey), &cudnnWorkspace,
         reinterpret_cast<void **>(&commandTables)})
     if (*allocation) {
       cudaFree(*allocation);
@@ -933,6 +938,9 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     MTRT_RETURN_IF_ERROR(
         checkCuda(cudaMalloc(&cudnnWorkspace, size_t(cudnn.workspaceBytes())),
                   "allocating cuDNN's attention workspace"));
+  MTRT_RETURN_IF_ERROR(checkCuda(
+      cudaMalloc(reinterpret_cast<void **>(&stepKey), 2 * sizeof(uint64_t)),
+      "allocating the step's dropout key"));
   dropoutParams.prepare(program);
   if (!dropoutParams.all().empty())
     MTRT_RETURN_IF_ERROR(
@@ -960,16 +968,8 @@ std::string CudaDevice::graphRefusal() const {
     return std::to_string(hostStagedCommands) +
            " commands move data through host memory, which a graph cannot "
            "capture";
-  for (size_t i = 0; i < prog->commands.size(); ++i) {
-    const Command &command = prog->commands[i];
-    KernelId id = resolved[i]->id;
-    bool drawn =
-        (id == KernelId::dropout && command.get("probability", 0.0) > 0.0) ||
-        (isAttention(id) && command.get("dropout", 0.0) > 0.0);
-    if (drawn)
-      return describe(i, command) +
-             " draws a dropout mask with the step's key by value";
-  }
+  // Dropout masks are drawn with the step's key read from the device
+  // (stepKey), which each step writes before the graph runs.
   return "";
 }
 
@@ -1158,8 +1158,14 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   MTRT_RETURN_IF_ERROR(selectDevice());
 
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
-  // The step's key into the dropouts' blocks, on the stream before any
-  // command (from pageable memory: the copy is staged before it returns).
+  // The step's key, on the stream before any command (from pageable
+  // memory: the copies are staged before they return): for the dropout and
+  // attention kernels, and into the generated kernels' dropout blocks.
+  const uint64_t key[2] = {seed, step};
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(cudaMemcpyAsync(stepKey, key, sizeof(key),
+                                cudaMemcpyHostToDevice, stream),
+                "uploading the step's dropout key"));
   if (!dropoutParams.all().empty()) {
     dropoutParams.setStep(seed, step);
     MTRT_RETURN_IF_ERROR(
@@ -1818,6 +1824,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   key.step = uint32_t(step);
   key.stream = uint32_t(command.get("rng_stream", 0));
   key.offset = uint64_t(command.get("rng_offset", 0));
+  key.live = stepKey;
   cudaError_t error = cudaSuccess;
   switch (id) {
   case KernelId::fused: {

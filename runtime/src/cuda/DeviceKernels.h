@@ -85,16 +85,22 @@ MTK_HD uint32_t dropoutWord(uint64_t seed, uint64_t index, uint32_t stream,
 
 /// What keys a dropout mask: the run's seed, the step, the op's stream, the
 /// probability, and where this rank's part starts in the one-device mask.
+/// With `live`, the seed and the step are read from those two words when
+/// the kernel runs instead: the runtime writes them before each step, so
+/// that a step captured as a CUDA graph draws each replay's own mask.
 struct DropoutKey {
   uint64_t seed = 0;
   uint32_t step = 0, stream = 0;
   double p = 0;
   uint64_t offset = 0;
+  const uint64_t *live = nullptr; // {seed, step}, or null: the fields
 };
 
 /// 1/(1-p) for a kept element (0 when p >= 1), or 0 for a dropped one.
 MTK_HD double keepFactor(const DropoutKey &key, uint64_t index) {
-  uint32_t word = dropoutWord(key.seed, index, key.stream, key.step);
+  uint64_t seed = key.live ? key.live[0] : key.seed;
+  uint32_t step = key.live ? uint32_t(key.live[1]) : key.step;
+  uint32_t word = dropoutWord(seed, index, key.stream, step);
   bool keep = double(word) * (1.0 / 4294967296.0) >= key.p;
   return keep && key.p < 1.0 ? 1.0 / (1.0 - key.p) : 0.0;
 }
