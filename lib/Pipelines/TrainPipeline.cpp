@@ -55,6 +55,9 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
     RematPassOptions rematOptions;
     rematOptions.policy = options.remat;
     rematOptions.recastParameters = options.recastParameters;
+    // A budget is read only by remat=budget: mt-remat refuses one rather
+    // than ignore it.
+    rematOptions.ignoredBudget = options.rematBudget;
     pm.addPass(createRematPass(rematOptions));
   }
   addParallelAndLowering(pm, options, /*print=*/true);

@@ -162,6 +162,10 @@ def RematPass : Pass<"mt-remat", "ModuleOp"> {
   let options = [
     Option<"policy", "remat", "std::string", "\"none\"",
            "none, full or selective">,
+    Option<"ignoredBudget", "remat-budget", "int64_t", "0",
+           "A memory budget: refused here (it is remat=budget's, "
+           "mt-remat-budget's), so that one given with another policy is "
+           "not silently ignored">,
     Option<"recastParameters", "recast-parameters", "bool", "true",
            "cast the 16-bit parameter copies again for the backward, or "
            "keep the forward's (false)">,

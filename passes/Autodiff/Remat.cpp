@@ -59,6 +59,13 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
              "is mt-remat-budget's, remat=budget of --mt-train-pipeline)";
       return signalPassFailure();
     }
+    if (ignoredBudget != 0) {
+      getOperation().emitError()
+          << "mt-remat: remat-budget=" << ignoredBudget.getValue()
+          << " is read only by remat=budget, not remat=" << policy
+          << " (the budget would be ignored)";
+      return signalPassFailure();
+    }
     for (auto function : getOperation().getOps<func::FuncOp>())
       if (!function.isExternal() && !function.getOps<AdamWOp>().empty())
         rematerialize(function);

@@ -55,6 +55,14 @@ Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
                          std::to_string(iteration));
   if (field("seed").empty())
     return Status::error(checkpoint.dir + ": metadata has no seed");
+  // The seed keys the resumed run's dropout masks: it must read back as
+  // the integer that was saved.
+  char *seedEnd = nullptr;
+  errno = 0;
+  std::strtoll(field("seed").c_str(), &seedEnd, 10);
+  if (*seedEnd != '\0' || errno)
+    return Status::error(checkpoint.dir + ": metadata seed '" + field("seed") +
+                         "' is not an integer");
   return Status::ok();
 }
 

@@ -256,6 +256,22 @@ public:
         return Status::error(options.save +
                              ": is not a directory (--save needs one, or a "
                              "path to create it at)");
+      // Created now (as the first save would), and a file written in it:
+      // a missing parent or a read-only directory fails here, not at the
+      // first save after hours of training.
+      if (::mkdir(options.save.c_str(), 0755) != 0 && errno != EEXIST)
+        return Status::error(options.save +
+                             ": cannot create the checkpoint directory (" +
+                             std::strerror(errno) + ")");
+      std::string probePath =
+          options.save + "/.write-probe-" + std::to_string(::getpid()) + ".tmp";
+      std::FILE *probe = std::fopen(probePath.c_str(), "wb");
+      if (!probe)
+        return Status::error(options.save +
+                             ": cannot write checkpoints here (" +
+                             std::strerror(errno) + ")");
+      std::fclose(probe);
+      std::remove(probePath.c_str());
     }
     return Status::ok();
   }
@@ -419,7 +435,25 @@ public:
         return Status::error("cannot create a temporary corpus file");
       close(fd);
       temporaryCorpus = name;
-      int64_t needed = options.steps * globalBatch() * seqLen + 1;
+      // The corpus's tokens for every step (read in the step's order),
+      // generated in memory and written whole: at most kMaxSyntheticTokens
+      // (1 GiB of memory while it is written), beyond which a run needs a
+      // token file.
+      constexpr int64_t kMaxSyntheticTokens = int64_t(1) << 28;
+      int64_t needed = 0;
+      if (__builtin_mul_overflow(options.steps, globalBatch() * seqLen,
+                                 &needed) ||
+          __builtin_add_overflow(needed, int64_t(1), &needed) ||
+          needed > kMaxSyntheticTokens) {
+        std::remove(name);
+        temporaryCorpus.clear();
+        return Status::error(
+            "--steps " + std::to_string(options.steps) + " of " +
+            std::to_string(globalBatch() * seqLen) +
+            " tokens each need more than the built-in corpus's " +
+            std::to_string(kMaxSyntheticTokens) +
+            " tokens: train on a token file (--data)");
+      }
       MTRT_RETURN_IF_ERROR(corpus->writeTokenFile(path = name, needed));
     }
     MTRT_RETURN_IF_ERROR(TokenData::open(path, data));
