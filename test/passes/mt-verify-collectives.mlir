@@ -407,3 +407,30 @@ module {
     mtrt.recv %a from 0 {tag = 0 : i64, microbatch = 0 : i64} : memref<4xf32>
   }
 }
+
+// -----
+
+// One program per stage: a second one for stage 0 is refused.
+
+module {
+  shard.grid @grid(shape = 2x1x1)
+  // expected-note @below {{the first one is here}}
+  mtrt.program @stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+  // expected-error @below {{'mtrt.program' op is a second program for stage 0}}
+  mtrt.program @negative_second_stage0 attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+  }
+}
+
+// -----
+
+// A transfer between stages on a grid without a pipeline axis (dp x tp).
+
+module {
+  shard.grid @grid(shape = 2x2)
+  mtrt.program @negative_transfer_without_pipeline attributes {stage = 0 : i64, arena_bytes = 128 : i64, persistent_bytes = 0 : i64} {
+    %a = mtrt.buffer {kind = "activation", offset = 0 : i64} : memref<4xf32>
+    // expected-error @below {{'mtrt.send' op is a pipeline transfer on a grid without a pipeline axis}}
+    mtrt.send %a to 1 {tag = 0 : i64} : memref<4xf32>
+  }
+}
