@@ -242,6 +242,9 @@ compile tiny-padded-unfused "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "fuse
 compile tiny-fp16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=fp16"
 compile tiny-dropout-remat "$root/test/runtime/Inputs/gpt2-tiny-dropout.json" 2 8 "remat=full"
 compile llama-gqa-bf16 "$root/test/integration/Inputs/llama-2layer-gqa.json" 2 8 "precision=bf16"
+# Mistral's sliding window (5 keys at sequence 16): the flash kernels'
+# window mask, forward and backward.
+compile mistral-window "$root/test/integration/Inputs/mistral-2layer-window.json" 2 16 ""
 # Several ranks on the one GPU (check.sh's compare_ranks): tensor
 # parallelism with the vocab-parallel loss, ZeRO-3, the pipeline, pp x tp.
 compile tiny-tp2 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "tp=2"

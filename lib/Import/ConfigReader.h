@@ -141,6 +141,20 @@ public:
     return positiveInt(key, *value);
   }
 
+  /// An optional integer >= 0 (a layer index, say); null or absent gives
+  /// `fallback`.
+  FailureOr<int64_t> optionalNonNegativeInt(StringRef key, int64_t fallback) {
+    const llvm::json::Value *value = object.get(key);
+    if (!value || value->getAsNull())
+      return fallback;
+    std::optional<int64_t> result = value->getAsInteger();
+    if (!result)
+      return error(key) << "must be an integer, got " << show(*value);
+    if (*result < 0)
+      return error(key) << "must not be negative, got " << *result;
+    return *result;
+  }
+
   /// An optional probability in [0, 1).
   FailureOr<double> probability(StringRef key, double fallback) {
     FailureOr<double> value = number(key, fallback);

@@ -203,7 +203,8 @@ private:
                     builder, loc, headType, split.getResult(0),
                     split.getResult(1), split.getResult(2),
                     builder.getF64FloatAttr(config.attentionDropout),
-                    /*scale=*/nullptr, /*rng_stream=*/nullptr))
+                    /*scale=*/nullptr, /*rng_stream=*/nullptr,
+                    /*window=*/nullptr))
             .getResult();
     Value merged =
         inLayer(MergeHeadsOp::create(builder, loc, activation(d), attended))

@@ -99,13 +99,24 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   if (config.headDim % 2 != 0)
     return reader.error("head_dim")
            << "is " << config.headDim << ": rotary embedding needs it even";
-  // Mistral's sliding window; Qwen2 states use_sliding_window (false in
-  // its published configs).
-  bool sliding = true;
+  // Mistral's sliding window (Hugging Face's MistralConfig defaults it to
+  // 4096; null: none); Qwen2 states use_sliding_window (false in its
+  // published configs) and windows only the layers from max_window_layers
+  // on (Hugging Face's default 28). A plain Llama has none.
+  bool sliding = config.modelType != "llama";
   if (qwen2 && !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
-  if (sliding && !assign(config.slidingWindow,
-                         reader.optionalPositiveInt("sliding_window", 0)))
+  int64_t defaultWindow = config.modelType == "mistral" &&
+                                  !object->get("sliding_window")
+                              ? 4096
+                              : 0;
+  if (sliding &&
+      !assign(config.slidingWindow,
+              reader.optionalPositiveInt("sliding_window", defaultWindow)))
+    return failure();
+  if (sliding && qwen2 &&
+      !assign(config.firstWindowedLayer,
+              reader.optionalNonNegativeInt("max_window_layers", 28)))
     return failure();
 
   if (const llvm::json::Value *scaling = object->get("rope_scaling");
@@ -250,6 +261,16 @@ private:
         .getResult();
   }
 
+  /// The sliding window as the current layer's attention `window`, where
+  /// the layer has one and the sequence is longer than it (shorter, every
+  /// key is inside it: no mask to add).
+  IntegerAttr slidingWindow() {
+    if (config.slidingWindow <= 0 || shape.seqLength <= config.slidingWindow ||
+        currentLayer < config.firstWindowedLayer)
+      return nullptr;
+    return builder.getI64IntegerAttr(config.slidingWindow);
+  }
+
   Value attentionBlock(Value x, const std::string &p) {
     int64_t h = config.numHeads, kv = config.numKeyValueHeads;
     int64_t hd = config.headDim;
@@ -272,7 +293,8 @@ private:
     Value attended =
         inLayer(AttentionOp::create(builder, loc, heads(h), q, k, v,
                                     builder.getF64FloatAttr(0.0),
-                                    /*scale=*/nullptr, /*rng_stream=*/nullptr))
+                                    /*scale=*/nullptr, /*rng_stream=*/nullptr,
+                                    slidingWindow()))
             .getResult();
     Value merged = inLayer(MergeHeadsOp::create(builder, loc,
                                                 activation(h * hd), attended))
@@ -320,11 +342,5 @@ mlir::mt::buildLlamaModule(const LlamaConfig &config, MicroBatchShape shape,
   if (failed(mt::detail::checkMicroBatch(shape, config.maxPositions,
                                          "max_position_embeddings", loc)))
     return failure();
-  if (config.slidingWindow > 0 && shape.seqLength > config.slidingWindow)
-    return emitError(loc) << "sequence length (--seq-length) "
-                          << shape.seqLength
-                          << " exceeds the config's sliding_window "
-                          << config.slidingWindow
-                          << ": sliding-window attention is not supported";
   return LlamaBuilder(config, shape, loc).build("llama");
 }

@@ -565,7 +565,8 @@ bool foldHeadLayouts(AttentionOp attention) {
   auto folded = QKVAttentionOp::create(
       builder, attention.getLoc(), merge.getType(), statsType, split.getInput(),
       builder.getI64IntegerAttr(heads), attention.getDropoutAttr(),
-      attention.getScaleAttr(), attention.getRngStreamAttr());
+      attention.getScaleAttr(), attention.getRngStreamAttr(),
+      attention.getWindowAttr());
   // The marks and the passes' annotations (the tensor-parallel head axis
   // of its masks) carry over.
   for (NamedAttribute attr : attention->getDiscardableAttrs())
@@ -582,7 +583,7 @@ bool foldHeadLayouts(AttentionOp attention) {
         b.gradSplit.getInput(), split.getInput(), folded.getResult(),
         folded.getStats(), builder.getI64IntegerAttr(heads),
         b.grad.getDropoutAttr(), b.grad.getScaleAttr(),
-        b.grad.getRngStreamAttr());
+        b.grad.getRngStreamAttr(), b.grad.getWindowAttr());
     for (NamedAttribute attr : b.grad->getDiscardableAttrs())
       grad->setAttr(attr.getName(), attr.getValue());
     b.gradMerge.getResult().replaceAllUsesWith(grad.getResult());

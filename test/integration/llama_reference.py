@@ -44,10 +44,11 @@ and o (and mlp_bias on gate, up and down); Qwen2 always has q, k and v biases
 and none on o; Mistral has none. A config's pad_token_id makes that embedding
 row nn.Embedding's padding_idx: zero at init and no gradient through the
 lookup (a tied head still trains it), as in Hugging Face. Refused: another
-hidden_act than silu, attention_dropout other than 0 (masks cannot match), a
-rope_scaling other than llama3, and a sliding window (Mistral's, 4096 when
+hidden_act than silu, attention_dropout other than 0 (masks cannot match) and
+a rope_scaling other than llama3. A sliding window (Mistral's, 4096 when
 unset; Qwen2's only with use_sliding_window, from layer max_window_layers on)
-shorter than the sequence, since it would then mask keys.
+shorter than the sequence masks the keys that many positions or more before
+each query, as Hugging Face's sliding-window mask does.
 """
 
 import json
@@ -195,9 +196,6 @@ def forward(params, ids, labels, c):
     hd = c["head_dim"]
     h, kv = c["num_attention_heads"], c["num_key_value_heads"]
     eps = c["rms_norm_eps"]
-    for l, window in enumerate(c["windows"]):
-        if window is not None and window < s:
-            fail(f"layer {l}'s sliding window {window} is shorter than the sequence ({s})")
 
     def linear(x, name):
         y = x @ params[name + ".weight"].t()
@@ -207,7 +205,14 @@ def forward(params, ids, labels, c):
     freqs = torch.arange(s, dtype=torch.float32)[:, None] * inverse_frequencies(c)[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos(), emb.sin()
-    mask = torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1)
+    causal = torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1)
+
+    def mask_of(window):
+        """Causal, and with a sliding window (Hugging Face's sliding mask)
+        the keys `window` or more positions before the query masked too."""
+        if window is None or window >= s:
+            return causal
+        return causal | torch.tril(torch.ones(s, s, dtype=torch.bool), diagonal=-window)
 
     table = params["model.embed_tokens.weight"]
     pad = c["pad_token_id"]
@@ -224,7 +229,7 @@ def forward(params, ids, labels, c):
         k = k * cos + rotate_half(k) * sin
         k, v = repeat_kv(k, h // kv), repeat_kv(v, h // kv)
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(hd)
-        probs = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+        probs = torch.softmax(scores.masked_fill(mask_of(c["windows"][l]), float("-inf")), dim=-1)
         y = (probs @ v).transpose(1, 2).reshape(b, s, h * hd)
         x = x + linear(y, p + "self_attn.o_proj")
         y = rms_norm(x, params[p + "post_attention_layernorm.weight"], eps)

@@ -495,134 +495,182 @@ TEST(Attention, Gradients) {
   }
 }
 
+// A sliding window (Mistral's): query i sees keys i - window < j <= i. The
+// reference's gradients against finite differences, with dropout and
+// without; a key `window` or more positions back changes nothing, a key
+// inside the window does.
+TEST(Attention, SlidingWindow) {
+  const int64_t batch = 1, heads = 2, seq = 7, headDim = 3, window = 3;
+  const int64_t n = batch * heads * seq * headDim;
+  const double scale = 1.0 / std::sqrt(double(headDim));
+  const RngKey key{2024, 17};
+  for (double p : {0.0, 0.2}) {
+    SCOPED_TRACE(p == 0.0 ? "p = 0" : "p = 0.2");
+    std::mt19937_64 gen(21);
+    Vec q = randomVec(gen, n, -1.5, 1.5), k = randomVec(gen, n, -1.5, 1.5);
+    Vec v = randomVec(gen, n), r = randomVec(gen, n), out(n);
+    Vec dQ(n, 5.0), dK(n, 5.0), dV(n, 5.0);
+    attentionGrad(r.data(), q.data(), k.data(), v.data(), dQ.data(), dK.data(),
+                  dV.data(), batch, heads, seq, headDim, scale, p, 3, key, 0, 0,
+                  0, 0, -1, window);
+    auto loss = [&] {
+      attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
+                headDim, scale, p, 3, key, 0, 0, 0, 0, -1, window);
+      return dotVec(r, out);
+    };
+    checkGradient("windowed attention q", q, dQ, loss);
+    checkGradient("windowed attention k", k, dK, loss);
+    checkGradient("windowed attention v", v, dV, loss);
+  }
+  // Query 6 of head 0 sees keys 4, 5, 6: key 3 is out of its window.
+  std::mt19937_64 gen(22);
+  Vec q = randomVec(gen, n), k = randomVec(gen, n), v = randomVec(gen, n);
+  Vec before(n), after(n);
+  attention(q.data(), k.data(), v.data(), before.data(), batch, heads, seq,
+            headDim, scale, 0.0, 3, key, 0, 0, 0, 0, -1, window);
+  for (int64_t d = 0; d < headDim; ++d)
+    v[3 * headDim + d] += 10.0;
+  attention(q.data(), k.data(), v.data(), after.data(), batch, heads, seq,
+            headDim, scale, 0.0, 3, key, 0, 0, 0, 0, -1, window);
+  for (int64_t d = 0; d < headDim; ++d) {
+    EXPECT_EQ(after[6 * headDim + d], before[6 * headDim + d]);
+    EXPECT_NE(after[5 * headDim + d], before[5 * headDim + d]);
+  }
+}
+
 // The CPU backend's blocked float attention (BlockedAttention.h) against the
 // double row-at-a-time reference above: forward and all three gradients,
 // with and without dropout, for sequences shorter than, equal to and not a
 // multiple of the 64-row block, and a pair range that is not all pairs.
 TEST(BlockedAttention, MatchesReference) {
   const int64_t batch = 2, heads = 3, headDim = 16;
-  for (int64_t seq : {5, 64, 100, 130}) {
-    for (double p : {0.0, 0.25}) {
-      SCOPED_TRACE("seq " + std::to_string(seq) + " p " + std::to_string(p));
-      const int64_t n = batch * heads * seq * headDim;
-      std::mt19937_64 gen(seq);
-      Vec q = randomVec(gen, n, -2, 2), k = randomVec(gen, n, -2, 2);
-      Vec v = randomVec(gen, n), dO = randomVec(gen, n);
-      AttentionShape a{batch,
-                       heads,
-                       seq,
-                       headDim,
-                       1.0 / std::sqrt(16.0),
-                       p,
-                       7,
-                       RngKey{5, 9},
-                       40,
-                       1,
-                       4,
-                       AttentionLayout::headMajor(heads, seq, headDim)};
-      Vec out(n), dQ(n), dK(n), dV(n);
-      attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
-                headDim, a.scale, p, a.stream, a.key, a.indexOffset,
-                a.headOffset, a.headsTotal);
-      attentionGrad(dO.data(), q.data(), k.data(), v.data(), dQ.data(),
-                    dK.data(), dV.data(), batch, heads, seq, headDim, a.scale,
-                    p, a.stream, a.key, a.indexOffset, a.headOffset,
-                    a.headsTotal);
-      auto f = [](const Vec &x) {
-        return std::vector<float>(x.begin(), x.end());
-      };
-      std::vector<float> qf = f(q), kf = f(k), vf = f(v), dOf = f(dO);
-      std::vector<float> outF(n, 9.0f), dQF(n, 9.0f), dKF(n, 9.0f),
-          dVF(n, 9.0f);
-      // Two ranges of pairs, as two threads would run them.
-      for (auto [begin, end] :
-           {std::pair<int64_t, int64_t>{0, 2},
-            std::pair<int64_t, int64_t>{2, batch * heads}}) {
-        blockedAttention(qf.data(), kf.data(), vf.data(), outF.data(),
-                         /*lse=*/nullptr, a, begin, end);
-        blockedAttentionGrad(dOf.data(), qf.data(), kf.data(), vf.data(),
-                             AttentionForward{}, dQF.data(), dKF.data(),
-                             dVF.data(), a, begin, end);
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        EXPECT_NEAR(outF[i], out[i], 2e-5) << "out " << i;
-        EXPECT_NEAR(dQF[i], dQ[i], 2e-5) << "dQ " << i;
-        EXPECT_NEAR(dKF[i], dK[i], 2e-5) << "dK " << i;
-        EXPECT_NEAR(dVF[i], dV[i], 2e-5) << "dV " << i;
-      }
+  for (int64_t seq : {5, 64, 100, 130})
+    for (double p : {0.0, 0.25})
+      for (int64_t window : {int64_t(0), int64_t(3), int64_t(70)}) {
+        SCOPED_TRACE("seq " + std::to_string(seq) + " p " + std::to_string(p) +
+                     " window " + std::to_string(window));
+        const int64_t n = batch * heads * seq * headDim;
+        std::mt19937_64 gen(seq);
+        Vec q = randomVec(gen, n, -2, 2), k = randomVec(gen, n, -2, 2);
+        Vec v = randomVec(gen, n), dO = randomVec(gen, n);
+        AttentionShape a{batch,
+                         heads,
+                         seq,
+                         headDim,
+                         1.0 / std::sqrt(16.0),
+                         p,
+                         7,
+                         RngKey{5, 9},
+                         40,
+                         1,
+                         4,
+                         AttentionLayout::headMajor(heads, seq, headDim)};
+        a.window = window;
+        Vec out(n), dQ(n), dK(n), dV(n);
+        attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
+                  headDim, a.scale, p, a.stream, a.key, a.indexOffset,
+                  a.headOffset, a.headsTotal, 0, -1, window);
+        attentionGrad(dO.data(), q.data(), k.data(), v.data(), dQ.data(),
+                      dK.data(), dV.data(), batch, heads, seq, headDim, a.scale,
+                      p, a.stream, a.key, a.indexOffset, a.headOffset,
+                      a.headsTotal, 0, -1, window);
+        auto f = [](const Vec &x) {
+          return std::vector<float>(x.begin(), x.end());
+        };
+        std::vector<float> qf = f(q), kf = f(k), vf = f(v), dOf = f(dO);
+        std::vector<float> outF(n, 9.0f), dQF(n, 9.0f), dKF(n, 9.0f),
+            dVF(n, 9.0f);
+        // Two ranges of pairs, as two threads would run them.
+        for (auto [begin, end] :
+             {std::pair<int64_t, int64_t>{0, 2},
+              std::pair<int64_t, int64_t>{2, batch * heads}}) {
+          blockedAttention(qf.data(), kf.data(), vf.data(), outF.data(),
+                           /*lse=*/nullptr, a, begin, end);
+          blockedAttentionGrad(dOf.data(), qf.data(), kf.data(), vf.data(),
+                               AttentionForward{}, dQF.data(), dKF.data(),
+                               dVF.data(), a, begin, end);
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          EXPECT_NEAR(outF[i], out[i], 2e-5) << "out " << i;
+          EXPECT_NEAR(dQF[i], dQ[i], 2e-5) << "dQ " << i;
+          EXPECT_NEAR(dKF[i], dK[i], 2e-5) << "dK " << i;
+          EXPECT_NEAR(dVF[i], dV[i], 2e-5) << "dV " << i;
+        }
 
-      // qkv_attention's layout: q, k and v read in place from one fused
-      // [batch, seq, 3 * heads * headDim] tensor, the output and its
-      // gradient merged [batch, seq, heads * headDim]. The same numbers as
-      // the head-major run, moved.
-      const int64_t width = heads * headDim;
-      std::vector<float> qkv(3 * n), dOMerged(n), merged(n, 9.0f),
-          dQKV(3 * n, 9.0f);
-      auto fusedAt = [&](int64_t chunk, int64_t b, int64_t h, int64_t i) {
-        return (b * seq + i) * 3 * width + chunk * width + h * headDim;
-      };
-      auto mergedAt = [&](int64_t b, int64_t h, int64_t i) {
-        return (b * seq + i) * width + h * headDim;
-      };
-      auto headAt = [&](int64_t b, int64_t h, int64_t i) {
-        return ((b * heads + h) * seq + i) * headDim;
-      };
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t h = 0; h < heads; ++h)
-          for (int64_t i = 0; i < seq; ++i)
-            for (int64_t d = 0; d < headDim; ++d) {
-              qkv[fusedAt(0, b, h, i) + d] = qf[headAt(b, h, i) + d];
-              qkv[fusedAt(1, b, h, i) + d] = kf[headAt(b, h, i) + d];
-              qkv[fusedAt(2, b, h, i) + d] = vf[headAt(b, h, i) + d];
-              dOMerged[mergedAt(b, h, i) + d] = dOf[headAt(b, h, i) + d];
+        // qkv_attention's layout: q, k and v read in place from one fused
+        // [batch, seq, 3 * heads * headDim] tensor, the output and its
+        // gradient merged [batch, seq, heads * headDim]. The same numbers as
+        // the head-major run, moved.
+        const int64_t width = heads * headDim;
+        std::vector<float> qkv(3 * n), dOMerged(n), merged(n, 9.0f),
+            dQKV(3 * n, 9.0f);
+        auto fusedAt = [&](int64_t chunk, int64_t b, int64_t h, int64_t i) {
+          return (b * seq + i) * 3 * width + chunk * width + h * headDim;
+        };
+        auto mergedAt = [&](int64_t b, int64_t h, int64_t i) {
+          return (b * seq + i) * width + h * headDim;
+        };
+        auto headAt = [&](int64_t b, int64_t h, int64_t i) {
+          return ((b * heads + h) * seq + i) * headDim;
+        };
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t h = 0; h < heads; ++h)
+            for (int64_t i = 0; i < seq; ++i)
+              for (int64_t d = 0; d < headDim; ++d) {
+                qkv[fusedAt(0, b, h, i) + d] = qf[headAt(b, h, i) + d];
+                qkv[fusedAt(1, b, h, i) + d] = kf[headAt(b, h, i) + d];
+                qkv[fusedAt(2, b, h, i) + d] = vf[headAt(b, h, i) + d];
+                dOMerged[mergedAt(b, h, i) + d] = dOf[headAt(b, h, i) + d];
+              }
+        // The fused form also states each row's log-sum-exp, which its
+        // gradient reads with the output instead of rebuilding the softmax:
+        // the gradients then differ from the head-major run's by rounding,
+        // so both are held to the double reference.
+        AttentionShape fused = a;
+        fused.layout = AttentionLayout::fusedQKV(heads, seq, headDim);
+        std::vector<float> lse(size_t(batch * heads * seq), 9.0f);
+        for (auto [begin, end] :
+             {std::pair<int64_t, int64_t>{0, 2},
+              std::pair<int64_t, int64_t>{2, batch * heads}}) {
+          blockedAttention(qkv.data(), qkv.data(), qkv.data(), merged.data(),
+                           lse.data(), fused, begin, end);
+          blockedAttentionGrad(dOMerged.data(), qkv.data(), qkv.data(),
+                               qkv.data(), {merged.data(), lse.data()},
+                               dQKV.data(), dQKV.data(), dQKV.data(), fused,
+                               begin, end);
+        }
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t h = 0; h < heads; ++h)
+            for (int64_t i = 0; i < seq; ++i) {
+              // log sum_{j <= i} exp(scale q_i . k_j), in double, over the
+              // keys in the window.
+              const double *qi = q.data() + headAt(b, h, i);
+              double maxScore = -1e300;
+              std::vector<double> scores;
+              for (int64_t j = window > 0 ? std::max<int64_t>(0, i - window + 1)
+                                          : 0;
+                   j <= i; ++j) {
+                double score = 0;
+                for (int64_t d = 0; d < headDim; ++d)
+                  score += qi[d] * k[headAt(b, h, j) + d];
+                scores.push_back(score * a.scale);
+                maxScore = std::max(maxScore, scores.back());
+              }
+              double sum = 0;
+              for (double score : scores)
+                sum += std::exp(score - maxScore);
+              EXPECT_NEAR(lse[size_t((b * heads + h) * seq + i)],
+                          maxScore + std::log(sum), 1e-5)
+                  << "lse " << b << " " << h << " " << i;
+              for (int64_t d = 0; d < headDim; ++d) {
+                int64_t at = headAt(b, h, i) + d;
+                ASSERT_FLOAT_EQ(merged[mergedAt(b, h, i) + d], outF[at]);
+                EXPECT_NEAR(dQKV[fusedAt(0, b, h, i) + d], dQ[at], 2e-5);
+                EXPECT_NEAR(dQKV[fusedAt(1, b, h, i) + d], dK[at], 2e-5);
+                EXPECT_NEAR(dQKV[fusedAt(2, b, h, i) + d], dV[at], 2e-5);
+              }
             }
-      // The fused form also states each row's log-sum-exp, which its
-      // gradient reads with the output instead of rebuilding the softmax:
-      // the gradients then differ from the head-major run's by rounding,
-      // so both are held to the double reference.
-      AttentionShape fused = a;
-      fused.layout = AttentionLayout::fusedQKV(heads, seq, headDim);
-      std::vector<float> lse(size_t(batch * heads * seq), 9.0f);
-      for (auto [begin, end] :
-           {std::pair<int64_t, int64_t>{0, 2},
-            std::pair<int64_t, int64_t>{2, batch * heads}}) {
-        blockedAttention(qkv.data(), qkv.data(), qkv.data(), merged.data(),
-                         lse.data(), fused, begin, end);
-        blockedAttentionGrad(dOMerged.data(), qkv.data(), qkv.data(),
-                             qkv.data(), {merged.data(), lse.data()},
-                             dQKV.data(), dQKV.data(), dQKV.data(), fused,
-                             begin, end);
       }
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t h = 0; h < heads; ++h)
-          for (int64_t i = 0; i < seq; ++i) {
-            // log sum_{j <= i} exp(scale q_i . k_j), in double.
-            const double *qi = q.data() + headAt(b, h, i);
-            double maxScore = -1e300;
-            std::vector<double> scores;
-            for (int64_t j = 0; j <= i; ++j) {
-              double score = 0;
-              for (int64_t d = 0; d < headDim; ++d)
-                score += qi[d] * k[headAt(b, h, j) + d];
-              scores.push_back(score * a.scale);
-              maxScore = std::max(maxScore, scores.back());
-            }
-            double sum = 0;
-            for (double score : scores)
-              sum += std::exp(score - maxScore);
-            EXPECT_NEAR(lse[size_t((b * heads + h) * seq + i)],
-                        maxScore + std::log(sum), 1e-5)
-                << "lse " << b << " " << h << " " << i;
-            for (int64_t d = 0; d < headDim; ++d) {
-              int64_t at = headAt(b, h, i) + d;
-              ASSERT_FLOAT_EQ(merged[mergedAt(b, h, i) + d], outF[at]);
-              EXPECT_NEAR(dQKV[fusedAt(0, b, h, i) + d], dQ[at], 2e-5);
-              EXPECT_NEAR(dQKV[fusedAt(1, b, h, i) + d], dK[at], 2e-5);
-              EXPECT_NEAR(dQKV[fusedAt(2, b, h, i) + d], dV[at], 2e-5);
-            }
-          }
-    }
-  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -177,7 +177,7 @@ LogicalResult AttentionOp::buildGradients(GradientEmitter &g) {
   Type type = getType();
   auto grad = g.create<AttentionGradOp>(
       type, type, type, g.resultGradient(0), getQuery(), getKey(), getValue(),
-      getDropoutAttr(), getScaleAttr(), getRngStreamAttr());
+      getDropoutAttr(), getScaleAttr(), getRngStreamAttr(), getWindowAttr());
   g.accumulate(getQuery(), grad.getGradQuery());
   g.accumulate(getKey(), grad.getGradKey());
   g.accumulate(getValue(), grad.getGradValue());

@@ -527,8 +527,18 @@ LogicalResult MergeHeadsOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
+/// A sliding window, where there is one, sees at least the query's own key.
+static LogicalResult verifyWindow(Operation *op,
+                                  std::optional<uint64_t> window) {
+  if (window && int64_t(*window) < 1)
+    return op->emitOpError()
+           << "window must be at least 1, got " << int64_t(*window);
+  return success();
+}
+
 static LogicalResult verifyAttention(Operation *op, Value query, double dropout,
-                                     std::optional<APFloat> scale) {
+                                     std::optional<APFloat> scale,
+                                     std::optional<uint64_t> window) {
   if (failed(
           verifyRank(op, query, "query", 4, "[batch, heads, seq, head_dim]")) ||
       failed(verifyProbability(op, "dropout", dropout)))
@@ -536,17 +546,19 @@ static LogicalResult verifyAttention(Operation *op, Value query, double dropout,
   if (scale && !(scale->convertToDouble() > 0.0))
     return op->emitOpError()
            << "scale must be positive, got " << scale->convertToDouble();
-  return success();
+  return verifyWindow(op, window);
 }
 
 LogicalResult AttentionOp::verify() {
   return verifyAttention(getOperation(), getQuery(),
-                         getDropout().convertToDouble(), getScale());
+                         getDropout().convertToDouble(), getScale(),
+                         getWindow());
 }
 
 LogicalResult AttentionGradOp::verify() {
   return verifyAttention(getOperation(), getQuery(),
-                         getDropout().convertToDouble(), getScale());
+                         getDropout().convertToDouble(), getScale(),
+                         getWindow());
 }
 
 //===----------------------------------------------------------------------===//
@@ -601,7 +613,8 @@ static LogicalResult verifyAttentionStats(Operation *op, Value stats, Value qkv,
 LogicalResult QKVAttentionOp::verify() {
   if (failed(verifyQKVAttention(getOperation(), getQkv(), getResult(), "result",
                                 int64_t(getHeads()),
-                                getDropout().convertToDouble(), getScale())))
+                                getDropout().convertToDouble(), getScale())) ||
+      failed(verifyWindow(getOperation(), getWindow())))
     return failure();
   return verifyAttentionStats(getOperation(), getStats(), getQkv(),
                               int64_t(getHeads()));
@@ -610,7 +623,8 @@ LogicalResult QKVAttentionOp::verify() {
 LogicalResult QKVAttentionGradOp::verify() {
   if (failed(verifyQKVAttention(getOperation(), getQkv(), getGradOutput(),
                                 "grad_output", int64_t(getHeads()),
-                                getDropout().convertToDouble(), getScale())))
+                                getDropout().convertToDouble(), getScale())) ||
+      failed(verifyWindow(getOperation(), getWindow())))
     return failure();
   return verifyAttentionStats(getOperation(), getStats(), getQkv(),
                               int64_t(getHeads()));

@@ -328,6 +328,9 @@ def MT_AttentionOp : MT_Op<"attention",
     have shape `[batch, heads, seq, head_dim]`. `scale` defaults to
     `1 / sqrt(head_dim)`. `dropout` is the probability of dropping an
     attention weight (GPT-2's `attn_pdrop`), drawn as `mt.dropout` draws.
+    `window` (Mistral's `sliding_window`) masks the keys more than
+    `window - 1` positions before the query too: query `i` sees keys
+    `i - window < j <= i`, as Hugging Face's sliding-window mask does.
 
     One op rather than its pieces: the probabilities `P` are `seq x seq` per
     head, and keeping them inside the op lets lowering choose a fused
@@ -343,7 +346,8 @@ def MT_AttentionOp : MT_Op<"attention",
                        MT_FloatTensor:$value,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
-                       OptionalAttr<I64Attr>:$rng_stream);
+                       OptionalAttr<I64Attr>:$rng_stream,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs MT_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value attr-dict `:` type($result)
@@ -364,8 +368,8 @@ def MT_QKVAttentionOp : MT_Op<"qkv_attention", []> {
     `head_dim`), and the result is `[batch, seq, heads * head_dim]`. The
     kernel reads each head's rows where they lie, with a stride (the
     leading dimension of its GEMMs), and writes its output rows the same
-    way. `dropout`, `scale` and `rng_stream` mean what they mean on
-    `mt.attention`, whose masks this op draws.
+    way. `dropout`, `scale`, `rng_stream` and `window` mean what they mean
+    on `mt.attention`, whose masks this op draws.
 
     `stats` is each query row's log-sum-exp of its scaled scores,
     `log sum_{j <= i} exp(scale q_i . k_j)`, in f32 and shaped `[batch,
@@ -386,7 +390,8 @@ def MT_QKVAttentionOp : MT_Op<"qkv_attention", []> {
   let arguments = (ins MT_FloatTensor:$qkv, I64Attr:$heads,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
-                       OptionalAttr<I64Attr>:$rng_stream);
+                       OptionalAttr<I64Attr>:$rng_stream,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs MT_FloatTensor:$result,
                       StaticShapeTensorOf<[F32]>:$stats);
   let assemblyFormat = [{
@@ -420,7 +425,8 @@ def MT_QKVAttentionGradOp : MT_Op<"qkv_attention_grad",
                        I64Attr:$heads,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
-                       OptionalAttr<I64Attr>:$rng_stream);
+                       OptionalAttr<I64Attr>:$rng_stream,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs MT_FloatTensor:$grad_qkv);
   let assemblyFormat = [{
     $grad_output `,` $qkv `,` $output `,` $stats attr-dict `:`
@@ -760,7 +766,7 @@ def MT_AttentionGradOp : MT_Op<"attention_grad",
     its query, key and value. The attention probabilities are recomputed
     from query and key (as flash attention does), and the dropout mask is
     redrawn from the same `rng_stream`, so nothing `seq x seq` is stashed.
-    `dropout`, `scale` and `rng_stream` equal the forward op's.
+    `dropout`, `scale`, `rng_stream` and `window` equal the forward op's.
 
     ```mlir
     %dq, %dk, %dv = mt.attention_grad %do, %q, %k, %v
@@ -772,7 +778,8 @@ def MT_AttentionGradOp : MT_Op<"attention_grad",
                        MT_FloatTensor:$key, MT_FloatTensor:$value,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
-                       OptionalAttr<I64Attr>:$rng_stream);
+                       OptionalAttr<I64Attr>:$rng_stream,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs MT_FloatTensor:$grad_query, MT_FloatTensor:$grad_key,
                       MT_FloatTensor:$grad_value);
   let assemblyFormat = [{

@@ -48,9 +48,12 @@ struct LlamaConfig {
   /// Biases on the MLP projections (Llama's mlp_bias).
   bool mlpBias = false;
   double initializerRange = 0.02;
-  /// Mistral's sliding attention window (0: none): a sequence longer than
-  /// it is refused, as full causal attention would differ.
+  /// The sliding attention window (0: none) of Mistral, or of Qwen2 with
+  /// use_sliding_window: a query sees the `slidingWindow` keys up to its
+  /// own, in the layers from `firstWindowedLayer` on (Qwen2's
+  /// max_window_layers; every layer of a Mistral).
   int64_t slidingWindow = 0;
+  int64_t firstWindowedLayer = 0;
 };
 
 /// Whether `modelType` names a LLaMA-family config this importer reads.

@@ -72,6 +72,16 @@ public:
     require(holds, os.str());
   }
   void flag(const char *name) { range(name, 0, 1); }
+  /// A sliding window (attention's `window`): a whole number of keys, at
+  /// least the query's own.
+  void window() {
+    if (!command.has("window"))
+      return;
+    double value = command.get("window", 0.0);
+    require(std::isfinite(value) && value >= 1 && value < 9.2e18 &&
+                value == std::floor(value),
+            "attribute 'window' is not a positive integer");
+  }
   void positive(const char *name) {
     if (!command.has(name))
       return;
@@ -280,6 +290,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
       s.same(s.out(i), "output " + std::to_string(i), q, "input 0");
     s.range("dropout", 0, 1, /*openHigh=*/true);
     s.positive("scale");
+    s.window();
     if (q.size() == 4 && c.has("rng_heads"))
       s.require(c.get("rng_head_offset", 0) >= 0 &&
                     c.get("rng_head_offset", 0) + double(q[1]) <=
@@ -307,6 +318,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     }
     s.range("dropout", 0, 1, /*openHigh=*/true);
     s.positive("scale");
+    s.window();
     double heads = c.get("heads", 0);
     s.require(heads >= 1 && heads < 2147483648.0 && heads == std::floor(heads),
               "attribute 'heads' is not a positive integer");

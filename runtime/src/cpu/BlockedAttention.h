@@ -44,6 +44,9 @@ struct AttentionShape {
   uint64_t indexOffset;
   int64_t headOffset, headsTotal;
   AttentionLayout layout;
+  /// A sliding window: query i sees keys i - window < j <= i (0: all
+  /// keys j <= i).
+  int64_t window = 0;
 };
 
 namespace detail {
@@ -65,37 +68,41 @@ PairRows<T> pairRows(T *base, const HeadLayout &layout, int64_t bh,
 }
 
 /// P = causal softmax of scale * Q_block K^T for query rows [i0, i0 + rows)
-/// against keys [0, keys), row-major [rows x keys]; masked entries are 0.
+/// against keys [0, keys), row-major [rows x keys]; masked entries (after
+/// the query, and with a sliding `window`, window or more before it) are 0.
 /// With the pair's rows' log-sum-exp `givenLse` (indexed by query row),
 /// P_ij = exp(s_ij - lse_i) and no sweep rebuilds the softmax; without,
 /// the rows are normalized here and, if `lseOut` is not null, their
 /// log-sum-exp written to it.
 inline void blockProbabilities(PairRows<const float> q, PairRows<const float> k,
                                int64_t i0, int64_t rows, int64_t keys,
-                               int64_t headDim, float scale, float *probs,
-                               const float *givenLse, float *lseOut) {
+                               int64_t headDim, float scale, int64_t window,
+                               float *probs, const float *givenLse,
+                               float *lseOut) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, headDim,
               scale, q.row(i0), q.stride, k.data, k.stride, 0.0f, probs, keys);
   for (int64_t r = 0; r < rows; ++r) {
     float *row = probs + r * keys;
-    int64_t visible = i0 + r + 1; // keys j <= i
+    int64_t i = i0 + r, visible = i + 1; // keys j <= i
+    int64_t firstKey = window > 0 ? std::max<int64_t>(0, i - window + 1) : 0;
+    std::fill(row, row + firstKey, 0.0f);
     std::fill(row + visible, row + keys, 0.0f);
     if (givenLse) {
-      float rowLse = givenLse[i0 + r];
-      for (int64_t j = 0; j < visible; ++j)
+      float rowLse = givenLse[i];
+      for (int64_t j = firstKey; j < visible; ++j)
         row[j] = std::exp(row[j] - rowLse);
       continue;
     }
     float maxScore = -std::numeric_limits<float>::infinity();
-    for (int64_t j = 0; j < visible; ++j)
+    for (int64_t j = firstKey; j < visible; ++j)
       maxScore = std::max(maxScore, row[j]);
     float sum = 0.0f;
-    for (int64_t j = 0; j < visible; ++j) {
+    for (int64_t j = firstKey; j < visible; ++j) {
       row[j] = std::exp(row[j] - maxScore);
       sum += row[j];
     }
     float inverse = 1.0f / sum;
-    for (int64_t j = 0; j < visible; ++j)
+    for (int64_t j = firstKey; j < visible; ++j)
       row[j] *= inverse;
     if (lseOut)
       lseOut[i0 + r] = maxScore + std::log(sum);
@@ -135,7 +142,7 @@ inline void blockedAttention(const float *q, const float *k, const float *v,
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
       int64_t keys = i0 + rows;
       detail::blockProbabilities(qs, ks, i0, rows, keys, d, float(a.scale),
-                                 probs.data(), /*givenLse=*/nullptr,
+                                 a.window, probs.data(), /*givenLse=*/nullptr,
                                  lse ? lse + bh * seq : nullptr);
       if (a.dropout > 0.0)
         for (int64_t r = 0; r < rows; ++r)
@@ -189,7 +196,8 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
       int64_t keys = i0 + rows;
       detail::blockProbabilities(qs, ks, i0, rows, keys, d, float(a.scale),
-                                 probs.data(), pairLse, /*lseOut=*/nullptr);
+                                 a.window, probs.data(), pairLse,
+                                 /*lseOut=*/nullptr);
       const float *pd = probs.data();
       if (a.dropout > 0.0) {
         // The kept-and-scaled probabilities (the masked tail stays 0).

@@ -618,6 +618,9 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     cpu::AttentionShape shape{
         batch,  heads, seq,       headDim,    scale,      p,
         stream, key,   rngOffset, headOffset, headsTotal, extent.layout()};
+    // Mistral's sliding window: keys window or more before the query are
+    // masked too.
+    shape.window = int64_t(command.get("window", 0));
     // With a fused QKV tensor, q, k and v (and their gradients) are one
     // buffer that the layout indexes.
     const float *qIn = in(forward ? 0 : 1);

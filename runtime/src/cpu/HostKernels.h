@@ -568,20 +568,24 @@ template <typename T> double dot(const T *a, const T *b, int64_t n) {
 /// scale * q_i . k_j, max-subtracted so exp never overflows. Keys j > i are
 /// masked (minus infinity before the softmax), i.e. probability exactly 0,
 /// so only the first i + 1 entries are written.
+/// With a sliding `window` (> 0) the keys j <= i - window are masked too
+/// (probability 0).
 template <typename T>
 void softmaxRow(const T *qi, const T *k, int64_t i, int64_t headDim,
-                double scale, double *probs) {
+                double scale, double *probs, int64_t window = 0) {
+  int64_t first = window > 0 ? std::max<int64_t>(0, i - window + 1) : 0;
+  std::fill(probs, probs + first, 0.0);
   double maxScore = -std::numeric_limits<double>::infinity();
-  for (int64_t j = 0; j <= i; ++j) {
+  for (int64_t j = first; j <= i; ++j) {
     probs[j] = scale * dot(qi, k + j * headDim, headDim);
     maxScore = std::max(maxScore, probs[j]);
   }
   double sum = 0;
-  for (int64_t j = 0; j <= i; ++j) {
+  for (int64_t j = first; j <= i; ++j) {
     probs[j] = std::exp(probs[j] - maxScore);
     sum += probs[j];
   }
-  for (int64_t j = 0; j <= i; ++j)
+  for (int64_t j = first; j <= i; ++j)
     probs[j] /= sum;
 }
 } // namespace detail
@@ -589,7 +593,9 @@ void softmaxRow(const T *qi, const T *k, int64_t i, int64_t headDim,
 /// Causal scaled-dot-product attention per (batch, head), all operands
 /// [batch, heads, seq, headDim]:
 ///   P = softmax(mask(Q K^T * scale)),  out = dropout(P) V,
-/// where dropout keeps P[b, h, i, j] by dropoutKeep at the global index
+/// where mask hides the keys after the query (and, with a sliding `window`,
+/// those window or more before it), and dropout keeps P[b, h, i, j] by
+/// dropoutKeep at the global index
 /// ((b * heads + h) * seq + i) * seq + j and scales kept values by 1/(1-p).
 /// One query row at a time, so nothing seq x seq is materialised. Only the
 /// (batch, head) pairs [bhBegin, bhEnd) are computed (bhEnd < 0: all), so
@@ -599,7 +605,7 @@ void attention(const T *q, const T *k, const T *v, T *out, int64_t batch,
                int64_t heads, int64_t seq, int64_t headDim, double scale,
                double p, uint32_t stream, RngKey key, uint64_t indexOffset = 0,
                int64_t headOffset = 0, int64_t headsTotal = 0,
-               int64_t bhBegin = 0, int64_t bhEnd = -1) {
+               int64_t bhBegin = 0, int64_t bhEnd = -1, int64_t window = 0) {
   // Heads split across ranks: head h here is head headOffset + h of
   // headsTotal on one device, whose mask index it uses.
   if (headsTotal == 0)
@@ -613,7 +619,8 @@ void attention(const T *q, const T *k, const T *v, T *out, int64_t batch,
     const T *kh = k + bh * seq * headDim;
     const T *vh = v + bh * seq * headDim;
     for (int64_t i = 0; i < seq; ++i) {
-      detail::softmaxRow(qh + i * headDim, kh, i, headDim, scale, probs.data());
+      detail::softmaxRow(qh + i * headDim, kh, i, headDim, scale, probs.data(),
+                         window);
       if (p > 0.0) {
         uint64_t rowIndex = detail::maskRowIndex(
             indexOffset, bh, heads, headsTotal, headOffset, seq, i);
@@ -651,7 +658,7 @@ void attentionGrad(const T *dOut, const T *q, const T *k, const T *v, T *dQ,
                    int64_t headDim, double scale, double p, uint32_t stream,
                    RngKey key, uint64_t indexOffset = 0, int64_t headOffset = 0,
                    int64_t headsTotal = 0, int64_t bhBegin = 0,
-                   int64_t bhEnd = -1) {
+                   int64_t bhEnd = -1, int64_t window = 0) {
   if (headsTotal == 0)
     headsTotal = heads;
   std::vector<double> probs(seq), dProbs(seq), accQ(headDim);
@@ -668,7 +675,7 @@ void attentionGrad(const T *dOut, const T *q, const T *k, const T *v, T *dQ,
     for (int64_t i = 0; i < seq; ++i) {
       const T *qi = qh + i * headDim;
       const T *dOi = dOh + i * headDim;
-      detail::softmaxRow(qi, kh, i, headDim, scale, probs.data());
+      detail::softmaxRow(qi, kh, i, headDim, scale, probs.data(), window);
       uint64_t rowIndex = detail::maskRowIndex(indexOffset, bh, heads,
                                                headsTotal, headOffset, seq, i);
       // dP = the gradient w.r.t. the softmax output, through the dropout;

@@ -544,6 +544,8 @@ gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
         return refuse("operands of mixed types");
   if (command.get("dropout", 0.0) != 0.0)
     return refuse("dropout (cuDNN's mask is not the CPU backend's)");
+  if (command.has("window"))
+    return refuse("a sliding window (the backend's own kernels mask it)");
   if (const char *use = std::getenv("MEGATRON_CUDNN_ATTENTION");
       use && std::string(use) == "0")
     return refuse("MEGATRON_CUDNN_ATTENTION=0");
@@ -1928,6 +1930,8 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     int64_t rows = extent.batch * heads * seq;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
     AttentionLayout layout = extent.layout();
+    // Mistral's sliding window (0: every earlier key).
+    const int64_t window = int64_t(command.get("window", 0));
     gpu::AttentionDropout dropout;
     dropout.key = key;
     dropout.key.p = command.get("dropout", 0.0);
@@ -1944,7 +1948,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     if (forward) {
       error = gpu::launchAttention(stream, qIn, kIn, vIn, out(0),
                                    fusedQKV ? out(1) : nullptr, rows, seq,
-                                   headDim, scale, layout, dropout);
+                                   headDim, scale, layout, dropout, window);
     } else {
       float *dQ = out(0);
       float *dK = fusedQKV ? dQ : out(1);
@@ -1952,7 +1956,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
       error = gpu::launchAttentionGrad(
           stream, in(0), qIn, kIn, vIn, fusedQKV ? in(2) : nullptr,
           fusedQKV ? in(3) : nullptr, dQ, dK, dV, stats, rows, seq, headDim,
-          scale, layout, dropout);
+          scale, layout, dropout, window);
     }
     break;
   }

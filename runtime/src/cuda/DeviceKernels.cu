@@ -163,14 +163,15 @@ cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
                             const float *v, float *out, float *lse,
                             int64_t rows, int64_t seq, int64_t headDim,
                             double scale, AttentionLayout layout,
-                            AttentionDropout dropout) {
+                            AttentionDropout dropout, int64_t window) {
   if (rows <= 0)
     return cudaSuccess;
   return flash::withLanes(headDim, [&](auto lanes) {
     constexpr int L = decltype(lanes)::value;
     flash::forward<L>
         <<<flash::gridFor<L>(rows / seq, seq), flash::kThreads, 0, stream>>>(
-            q, k, v, out, lse, seq, headDim, float(scale), layout, dropout);
+            q, k, v, out, lse, seq, headDim, float(scale), layout, dropout,
+            window);
     return cudaGetLastError();
   });
 }
@@ -181,7 +182,7 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 float *dK, float *dV, double *stats,
                                 int64_t rows, int64_t seq, int64_t headDim,
                                 double scale, AttentionLayout layout,
-                                AttentionDropout dropout) {
+                                AttentionDropout dropout, int64_t window) {
   if (rows <= 0)
     return cudaSuccess;
   return flash::withLanes(headDim, [&](auto lanes) {
@@ -189,12 +190,12 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
     dim3 grid = flash::gridFor<L>(rows / seq, seq);
     flash::queryPass<L><<<grid, flash::kThreads, 0, stream>>>(
         dOut, q, k, v, out, lse, dQ, stats, seq, headDim, float(scale), layout,
-        dropout);
+        dropout, window);
     if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
       return error;
     flash::keyPass<L><<<grid, flash::kThreads, 0, stream>>>(
         dOut, q, k, v, stats, dK, dV, seq, headDim, float(scale), layout,
-        dropout);
+        dropout, window);
     return cudaGetLastError();
   });
 }
@@ -214,8 +215,8 @@ cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
 
 cudaError_t launchCrossEntropyGrad(cudaStream_t stream, const float *dLoss,
                                    const float *logits, const int32_t *labels,
-                                   float *dLogits, int64_t rows,
-                                   int64_t vocab, int64_t valid) {
+                                   float *dLogits, int64_t rows, int64_t vocab,
+                                   int64_t valid) {
   return launch(stream, rows, [=] __device__(int64_t r) {
     crossEntropyGradRow(r, dLoss, logits, labels, dLogits, rows, vocab, valid);
   });

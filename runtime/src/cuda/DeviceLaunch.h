@@ -59,12 +59,13 @@ cudaError_t launchBiasAddGrad(cudaStream_t stream, const void *dY,
 cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
                         int64_t numChunks, int64_t elements, int64_t seq,
                         int64_t heads, int64_t headDim, bool merge);
-/// `lse`: null, or `rows` floats for the rows' log-sum-exp.
+/// `lse`: null, or `rows` floats for the rows' log-sum-exp. `window` > 0:
+/// a sliding window (query i sees keys i - window < j <= i).
 cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
                             const float *v, float *out, float *lse,
                             int64_t rows, int64_t seq, int64_t headDim,
                             double scale, AttentionLayout layout,
-                            AttentionDropout dropout);
+                            AttentionDropout dropout, int64_t window = 0);
 /// `stats`: 3 * rows doubles of scratch. `out` and `lse`: the forward's
 /// output and log-sum-exp, or both null (then recomputed).
 cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
@@ -73,7 +74,7 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 float *dK, float *dV, double *stats,
                                 int64_t rows, int64_t seq, int64_t headDim,
                                 double scale, AttentionLayout layout,
-                                AttentionDropout dropout);
+                                AttentionDropout dropout, int64_t window = 0);
 /// `losses`: `rows` doubles of scratch. Of each row's `vocab` columns the
 /// first `valid` are real (a padded vocabulary).
 cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,

@@ -100,6 +100,12 @@ stageTiles(float *first, const float *firstPair, int64_t firstStride,
   stageTile<L>(second, secondPair, secondStride, tileStart, seq, headDim);
 }
 
+/// Whether query i sees key j: causal (j <= i) and, with a sliding window
+/// (> 0), fewer than `window` positions before it.
+__device__ __forceinline__ bool sees(int64_t i, int64_t j, int64_t window) {
+  return j <= i && (window <= 0 || i - j < window);
+}
+
 /// This lane's chunk of row t of a staged tile.
 template <int L>
 __device__ __forceinline__ const float *chunkAt(const float *tile, int t,
@@ -114,7 +120,7 @@ template <int L>
 __global__ void __launch_bounds__(kThreads)
     forward(const float *q, const float *k, const float *v, float *out,
             float *lse, int64_t seq, int64_t headDim, float scale,
-            AttentionLayout layout, AttentionDropout dropout) {
+            AttentionLayout layout, AttentionDropout dropout, int64_t window) {
   constexpr int R = kThreads / L;
   __shared__ float keys[kTileFloats], values[kTileFloats];
   const int64_t bh = blockIdx.x, first = lastBlocksFirst(R);
@@ -142,7 +148,7 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t j = tileStart + t;
       float score =
           rowSum<L>(dotChunk(query, chunkAt<L>(keys, t, lane))) * scale;
-      if (!valid || j > i)
+      if (!valid || !sees(i, j, window))
         continue;
       if (score > maximum) { // rescale what was summed against the old max
         float rescale = expf(maximum - score);
@@ -186,7 +192,7 @@ __global__ void __launch_bounds__(kThreads)
     queryPass(const float *dOut, const float *q, const float *k, const float *v,
               const float *out, const float *lse, float *dQ, double *stats,
               int64_t seq, int64_t headDim, float scale, AttentionLayout layout,
-              AttentionDropout dropout) {
+              AttentionDropout dropout, int64_t window) {
   constexpr int R = kThreads / L;
   __shared__ float keys[kTileFloats], values[kTileFloats];
   const int64_t bh = blockIdx.x, first = lastBlocksFirst(R);
@@ -231,7 +237,7 @@ __global__ void __launch_bounds__(kThreads)
         const float *key = chunkAt<L>(keys, t, lane);
         float score = rowSum<L>(dotChunk(query, key)) * scale;
         float dP = rowSum<L>(dotChunk(dOutRow, chunkAt<L>(values, t, lane)));
-        if (!valid || j > i)
+        if (!valid || !sees(i, j, window))
           continue;
         dP *= float(dropout.factor(bh, i, j, seq));
         if (sweep == 0) {
@@ -279,7 +285,7 @@ __global__ void __launch_bounds__(kThreads)
     keyPass(const float *dOut, const float *q, const float *k, const float *v,
             const double *stats, float *dK, float *dV, int64_t seq,
             int64_t headDim, float scale, AttentionLayout layout,
-            AttentionDropout dropout) {
+            AttentionDropout dropout, int64_t window) {
   constexpr int R = kThreads / L;
   __shared__ float queries[kTileFloats], dOuts[kTileFloats];
   __shared__ float rowMax[R], rowSumExp[R], rowDots[R];
@@ -316,7 +322,7 @@ __global__ void __launch_bounds__(kThreads)
       const float *dO = chunkAt<L>(dOuts, t, lane);
       float score = rowSum<L>(dotChunk(key, query)) * scale;
       float dP = rowSum<L>(dotChunk(value, dO));
-      if (!valid || i < j)
+      if (!valid || !sees(i, j, window))
         continue;
       float keep = float(dropout.factor(bh, i, j, seq));
       float p = expf(score - rowMax[t]) / rowSumExp[t];

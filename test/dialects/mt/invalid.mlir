@@ -87,6 +87,16 @@ func.func @negative_attention_types(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x4x4x
 
 // -----
 
+// A sliding window sees at least the query's own key.
+
+func.func @negative_attention_window(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'mt.attention' op window must be at least 1, got 0}}
+  %a = mt.attention %q, %q, %q {window = 0 : i64} : tensor<1x2x8x4xf32>
+  return %a : tensor<1x2x8x4xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // mt.embedding
 //===----------------------------------------------------------------------===//
