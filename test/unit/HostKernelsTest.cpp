@@ -476,52 +476,37 @@ TEST(Attention, Gradients) {
   const double scale = 1.0 / std::sqrt(double(headDim));
   const RngKey key{2024, 17};
   const uint32_t stream = 3;
-  for (double p : {0.0, 0.2}) {
-    SCOPED_TRACE(p == 0.0 ? "p = 0" : "p = 0.2");
-    std::mt19937_64 gen(13);
-    Vec q = randomVec(gen, n, -1.5, 1.5), k = randomVec(gen, n, -1.5, 1.5);
-    Vec v = randomVec(gen, n), r = randomVec(gen, n), out(n);
-    Vec dQ(n, 5.0), dK(n, 5.0), dV(n, 5.0);
-    attentionGrad(r.data(), q.data(), k.data(), v.data(), dQ.data(), dK.data(),
-                  dV.data(), batch, heads, seq, headDim, scale, p, stream, key);
-    auto loss = [&] {
-      attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
-                headDim, scale, p, stream, key);
-      return dotVec(r, out);
-    };
-    checkGradient("attention q", q, dQ, loss);
-    checkGradient("attention k", k, dK, loss);
-    checkGradient("attention v", v, dV, loss);
-  }
+  // Without and with a sliding window of 3 keys.
+  for (int64_t window : {int64_t(0), int64_t(3)})
+    for (double p : {0.0, 0.2}) {
+      SCOPED_TRACE((p == 0.0 ? "p = 0" : "p = 0.2") +
+                   std::string(window ? ", window 3" : ""));
+      std::mt19937_64 gen(13);
+      Vec q = randomVec(gen, n, -1.5, 1.5), k = randomVec(gen, n, -1.5, 1.5);
+      Vec v = randomVec(gen, n), r = randomVec(gen, n), out(n);
+      Vec dQ(n, 5.0), dK(n, 5.0), dV(n, 5.0);
+      attentionGrad(r.data(), q.data(), k.data(), v.data(), dQ.data(),
+                    dK.data(), dV.data(), batch, heads, seq, headDim, scale, p,
+                    stream, key, 0, 0, 0, 0, -1, window);
+      auto loss = [&] {
+        attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
+                  headDim, scale, p, stream, key, 0, 0, 0, 0, -1, window);
+        return dotVec(r, out);
+      };
+      checkGradient("attention q", q, dQ, loss);
+      checkGradient("attention k", k, dK, loss);
+      checkGradient("attention v", v, dV, loss);
+    }
 }
 
-// A sliding window (Mistral's): query i sees keys i - window < j <= i. The
-// reference's gradients against finite differences, with dropout and
-// without; a key `window` or more positions back changes nothing, a key
-// inside the window does.
+// A sliding window (Mistral's): query i sees keys i - window < j <= i
+// (its gradients: Attention.Gradients). A key `window` or more positions
+// back changes nothing, a key inside the window does.
 TEST(Attention, SlidingWindow) {
   const int64_t batch = 1, heads = 2, seq = 7, headDim = 3, window = 3;
   const int64_t n = batch * heads * seq * headDim;
   const double scale = 1.0 / std::sqrt(double(headDim));
   const RngKey key{2024, 17};
-  for (double p : {0.0, 0.2}) {
-    SCOPED_TRACE(p == 0.0 ? "p = 0" : "p = 0.2");
-    std::mt19937_64 gen(21);
-    Vec q = randomVec(gen, n, -1.5, 1.5), k = randomVec(gen, n, -1.5, 1.5);
-    Vec v = randomVec(gen, n), r = randomVec(gen, n), out(n);
-    Vec dQ(n, 5.0), dK(n, 5.0), dV(n, 5.0);
-    attentionGrad(r.data(), q.data(), k.data(), v.data(), dQ.data(), dK.data(),
-                  dV.data(), batch, heads, seq, headDim, scale, p, 3, key, 0, 0,
-                  0, 0, -1, window);
-    auto loss = [&] {
-      attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
-                headDim, scale, p, 3, key, 0, 0, 0, 0, -1, window);
-      return dotVec(r, out);
-    };
-    checkGradient("windowed attention q", q, dQ, loss);
-    checkGradient("windowed attention k", k, dK, loss);
-    checkGradient("windowed attention v", v, dV, loss);
-  }
   // Query 6 of head 0 sees keys 4, 5, 6: key 3 is out of its window.
   std::mt19937_64 gen(22);
   Vec q = randomVec(gen, n), k = randomVec(gen, n), v = randomVec(gen, n);
