@@ -29,6 +29,7 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
   // fp16's range needs loss scaling; bf16 has fp32's and needs none.
   AutodiffPassOptions autodiff;
   autodiff.lossScaling = options.precision == "fp16";
+  autodiff.requireModel = true;
   pm.addPass(createAutodiffPass(autodiff));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

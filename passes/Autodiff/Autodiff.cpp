@@ -11,6 +11,7 @@
 #include "passes/Autodiff/Passes.h"
 
 #include "dialects/MT/IR/MTOps.h"
+#include "dialects/MTRT/IR/MTRTDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -139,11 +140,24 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
   using AutodiffPassBase::AutodiffPassBase;
 
   void runOnOperation() override {
+    bool found = false;
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isExternal() || !isModel(function))
         continue;
+      found = true;
       if (failed(buildTrainingStep(function)))
         return signalPassFailure();
+    }
+    if (!found && requireModel) {
+      getOperation().emitError()
+          << "mt-autodiff: no model function to train (a func.func with "
+             "mt.param arguments returning the loss)"
+          << (getOperation().getOps<mtrt::ProgramOp>().empty()
+                  ? ""
+                  : ": the module holds mtrt programs, so it is compiled "
+                    "already; compile the model (megatron-translate "
+                    "--import-hf-config) instead");
+      return signalPassFailure();
     }
   }
 

@@ -58,6 +58,10 @@ def AutodiffPass : Pass<"mt-autodiff", "ModuleOp"> {
            "with it, and the norm and the clipping factor are divided by it "
            "(mt.div), so the optimizer sees unscaled gradients; a step whose "
            "scaled gradients overflow is skipped">,
+    Option<"requireModel", "require-model", "bool", "false",
+           "fail on a module without a model function to differentiate "
+           "(--mt-train-pipeline sets it: an input already compiled, or "
+           "without mt.param arguments, is a mistake there)">,
   ];
   let dependentDialects = ["::mlir::mt::MTDialect",
                            "::mlir::arith::ArithDialect",
