@@ -99,17 +99,15 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   if (config.headDim % 2 != 0)
     return reader.error("head_dim")
            << "is " << config.headDim << ": rotary embedding needs it even";
-  // Mistral's sliding window (Hugging Face's MistralConfig defaults it to
-  // 4096; null: none); Qwen2 states use_sliding_window (false in its
-  // published configs) and windows only the layers from max_window_layers
-  // on (Hugging Face's default 28). A plain Llama has none.
+  // Mistral's sliding window (absent: 4096, as Hugging Face's MistralConfig
+  // and Qwen2Config default it; null: none); Qwen2 states use_sliding_window
+  // (false in its published configs) and windows only the layers from
+  // max_window_layers on (Hugging Face's default 28). A plain Llama has
+  // none.
   bool sliding = config.modelType != "llama";
   if (qwen2 && !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
-  int64_t defaultWindow = config.modelType == "mistral" &&
-                                  !object->get("sliding_window")
-                              ? 4096
-                              : 0;
+  int64_t defaultWindow = object->get("sliding_window") ? 0 : 4096;
   if (sliding &&
       !assign(config.slidingWindow,
               reader.optionalPositiveInt("sliding_window", defaultWindow)))

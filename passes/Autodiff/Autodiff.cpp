@@ -12,6 +12,7 @@
 
 #include "dialects/MT/IR/MTOps.h"
 #include "dialects/MTRT/IR/MTRTDialect.h"
+#include "megatron/Analysis/ModelSummary.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -145,6 +146,17 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
       if (function.isExternal() || !isModel(function))
         continue;
       found = true;
+      // The whole model's FLOPs per token, before parallelization splits
+      // the step (the programs' throughput reports read it).
+      if (hasTokenInput(function)) {
+        FailureOr<ModelSummary> summary = summarizeModel(function);
+        if (failed(summary))
+          return signalPassFailure();
+        getOperation()->setAttr(
+            MTDialect::getFlopsPerTokenAttrName(),
+            IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                             summary->trainingFlopsPerToken));
+      }
       if (failed(buildTrainingStep(function)))
         return signalPassFailure();
     }
@@ -159,6 +171,15 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
                     "--import-hf-config) instead");
       return signalPassFailure();
     }
+  }
+
+  static bool hasTokenInput(func::FuncOp function) {
+    for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+      if (auto role = function.getArgAttrOfType<StringAttr>(
+              i, MTDialect::getInputAttrName());
+          role && role.getValue() == "tokens")
+        return true;
+    return false;
   }
 
   static bool isModel(func::FuncOp function) {

@@ -544,7 +544,8 @@ bool foldHeadLayouts(AttentionOp attention) {
         grad->getOperands().drop_front() != split->getResults() ||
         grad.getDropout() != attention.getDropout() ||
         grad.getScaleAttr() != attention.getScaleAttr() ||
-        grad.getRngStreamAttr() != attention.getRngStreamAttr())
+        grad.getRngStreamAttr() != attention.getRngStreamAttr() ||
+        grad.getWindowAttr() != attention.getWindowAttr())
       return false;
     auto gradSplit = grad.getGradOutput().getDefiningOp<SplitHeadsOp>();
     if (!gradSplit || gradSplit.getNumResults() != 1 ||

@@ -179,6 +179,13 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getMicroBatchSizeAttrName() {
       return ::llvm::StringLiteral("mt.micro_batch_size");
     }
+    /// Discardable attribute on the module: the whole model's training
+    /// FLOPs per token (ModelSummary), counted by mt-autodiff on the model
+    /// before parallelization splits it, for the programs' throughput
+    /// reports (a stage or a tensor-parallel share holds only part of it).
+    static constexpr ::llvm::StringLiteral getFlopsPerTokenAttrName() {
+      return ::llvm::StringLiteral("mt.flops_per_token");
+    }
     /// Argument attribute on a parameter: its tensor-parallel role, as the
     /// model states it (the importer, or whoever writes `mt` by hand):
     /// `{role = "column" | "row" | "vocab" | "replicated", dim = D,

@@ -47,12 +47,15 @@ LogicalResult BufferOp::verify() {
                          << bytes << ") lie outside the arena of " << arena
                          << " bytes";
   if (std::optional<uint64_t> valid = getValidRows()) {
-    // The padded vocabulary's true rows, at most the full tensor's.
-    int64_t rows = getFullShape()            ? (*getFullShape())[0]
-                   : getType().getRank() > 0 ? getType().getDimSize(0)
-                                             : 0;
-    if (*valid == 0 || int64_t(*valid) > rows)
-      return emitOpError() << "valid_rows " << *valid
+    // The padded vocabulary's true rows, at most the full tensor's (the
+    // attribute is read signed, as the artifact stores it).
+    int64_t rows = 0;
+    if (getFullShape())
+      rows = getFullShape()->empty() ? 0 : (*getFullShape())[0];
+    else if (getType().getRank() > 0)
+      rows = getType().getDimSize(0);
+    if (int64_t(*valid) < 1 || int64_t(*valid) > rows)
+      return emitOpError() << "valid_rows " << int64_t(*valid)
                            << " must be between 1 and the tensor's " << rows
                            << " rows";
   }

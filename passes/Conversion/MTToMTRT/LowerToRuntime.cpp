@@ -121,6 +121,8 @@ struct LowerToRuntimePass
         return signalPassFailure();
       function.erase();
     }
+    // The whole model's FLOPs per token now lie on every program.
+    module->removeAttr(MTDialect::getFlopsPerTokenAttrName());
   }
 
   /// For a row fusion computing a cross-entropy gradient from logits that
@@ -583,7 +585,15 @@ struct LowerToRuntimePass
           arg.getArgNumber(), MTDialect::getInputAttrName());
       return role && role.getValue() == "tokens";
     });
-    if (hasTokens && hasModelParameters(function)) {
+    // The whole model's, as mt-autodiff counted it before the step was
+    // split into stages and tensor-parallel shares; else (a step written
+    // by hand, lowered alone) this function's own.
+    auto module = function->getParentOfType<ModuleOp>();
+    if (auto whole = module ? module->getAttrOfType<IntegerAttr>(
+                                  MTDialect::getFlopsPerTokenAttrName())
+                            : IntegerAttr()) {
+      program.setFlopsPerTokenAttr(builder.getI64IntegerAttr(whole.getInt()));
+    } else if (hasTokens && hasModelParameters(function)) {
       FailureOr<ModelSummary> summary = summarizeModel(function);
       if (failed(summary))
         return failure();

@@ -5,7 +5,7 @@
 // (`megatron-translate --export-artifact` builds an `Artifact` and calls
 // `writeArtifact`), so the two sides cannot drift apart:
 //
-//   {"format": "megatron-mlir-artifact", "version": 2, "world_size": W,
+//   {"format": "megatron-mlir-artifact", "version": 5, "world_size": W,
 //    "grid": {"shape": [pp?, dp, tp], "axes": ["pp"?, "dp", "tp"]},
 //    "params": [{"name", "dtype", "shape",            full, unsharded shapes
 //                "init"?: {"kind": "normal" | "zeros" | "ones", "std"?}}],
@@ -13,9 +13,10 @@
 //                  "persistent_bytes",
 //                  "buffers": [{"id", "offset", "dtype", "shape", "kind",
 //                               "name"?, "alias"?, "microbatch"?,
+//                               "valid_rows"?,
 //                               "shard"?: {"axis", "count", "full_shape",
 //                                          "dim"?, "chunks"?, "piece_axis"?,
-//                                          "piece_count"?, "valid_rows"?}}],
+//                                          "piece_count"?}}],
 //                  "commands": [{"kernel", "ins": [id], "outs": [id],
 //                                "phase"?, "microbatch"?, "layer"?,
 //                                "params": {name: number, bool, or

@@ -185,9 +185,9 @@ private:
   /// Enqueues every command of the step on the stream (with `timed`, an
   /// event after each); waits for nothing.
   Status enqueueCommands(uint64_t seed, uint64_t step, bool timed);
-  /// Whether the program's steps can be one CUDA graph: nothing a command
-  /// takes by value changes between steps (the dropouts drawn outside the
-  /// generated kernels take the step's key by value), and
+  /// Whether the program's steps can be one CUDA graph: no command moves
+  /// data through host memory (what changes between steps, the dropout
+  /// key, is read from device memory written before each step), and
   /// MEGATRON_CUDA_GRAPH is not 0. "" or why not.
   std::string graphRefusal() const;
   /// Captures the commands as this program's graph (graphExec).

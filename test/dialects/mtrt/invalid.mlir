@@ -150,3 +150,12 @@ mtrt.program @valid_rows_past_the_table attributes {stage = 0 : i64, arena_bytes
   // expected-error @below {{'mtrt.buffer' op valid_rows 5 must be between 1 and the tensor's 4 rows}}
   %x = mtrt.buffer {offset = 0 : i64, kind = "param", name = "wte.weight", valid_rows = 5 : i64} : memref<4x4xf32>
 }
+
+// -----
+
+// Nor fewer than one (the attribute is read signed, as the artifact has it).
+
+mtrt.program @valid_rows_negative attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+  // expected-error @below {{'mtrt.buffer' op valid_rows -1 must be between 1 and the tensor's 4 rows}}
+  %x = mtrt.buffer {offset = 0 : i64, kind = "param", name = "wte.weight", valid_rows = -1 : i64} : memref<4x4xf32>
+}
