@@ -105,6 +105,45 @@ func.func @gradient_read_unmerged(%qkv: tensor<2x4x24xf32> {mt.param = "qkv"},
 
 // -----
 
+// A sliding window folds with the attention (the fused op masks it too),
+// but only with a gradient of the same window: the gradient reads the
+// forward's log-sum-exp, which another window would make wrong.
+
+// CHECK-LABEL: func.func @window_folds
+// CHECK:         mt.qkv_attention %{{.+}} {heads = 2 : i64, window = 3 : i64}
+// CHECK:         mt.qkv_attention_grad {{.*}} {heads = 2 : i64, window = 3 : i64}
+func.func @window_folds(%qkv: tensor<2x4x24xf32> {mt.param = "qkv"},
+                        %dy: tensor<2x4x8xf32> {mt.param = "dy"})
+    -> (tensor<2x4x8xf32>, tensor<2x4x24xf32>) {
+  %q, %k, %v = mt.split_heads %qkv : tensor<2x4x24xf32> -> tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>
+  %a = mt.attention %q, %k, %v {window = 3 : i64} : tensor<2x2x4x4xf32>
+  %y = mt.merge_heads %a : tensor<2x2x4x4xf32> -> tensor<2x4x8xf32>
+  %g = mt.split_heads %dy : tensor<2x4x8xf32> -> tensor<2x2x4x4xf32>
+  %dq, %dk, %dv = mt.attention_grad %g, %q, %k, %v {window = 3 : i64} : tensor<2x2x4x4xf32>
+  %dqkv = mt.merge_heads %dq, %dk, %dv : tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32> -> tensor<2x4x24xf32>
+  return %y, %dqkv : tensor<2x4x8xf32>, tensor<2x4x24xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @window_differs
+// CHECK:         mt.attention
+// CHECK:         mt.attention_grad
+// CHECK-NOT:     qkv_attention
+func.func @window_differs(%qkv: tensor<2x4x24xf32> {mt.param = "qkv"},
+                          %dy: tensor<2x4x8xf32> {mt.param = "dy"})
+    -> (tensor<2x4x8xf32>, tensor<2x4x24xf32>) {
+  %q, %k, %v = mt.split_heads %qkv : tensor<2x4x24xf32> -> tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>
+  %a = mt.attention %q, %k, %v {window = 3 : i64} : tensor<2x2x4x4xf32>
+  %y = mt.merge_heads %a : tensor<2x2x4x4xf32> -> tensor<2x4x8xf32>
+  %g = mt.split_heads %dy : tensor<2x4x8xf32> -> tensor<2x2x4x4xf32>
+  %dq, %dk, %dv = mt.attention_grad %g, %q, %k, %v {window = 2 : i64} : tensor<2x2x4x4xf32>
+  %dqkv = mt.merge_heads %dq, %dk, %dv : tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32> -> tensor<2x4x24xf32>
+  return %y, %dqkv : tensor<2x4x8xf32>, tensor<2x4x24xf32>
+}
+
+// -----
+
 // Queries, keys and values split apart (LLaMA's projections, with the
 // rotary embedding between the split and the attention): nothing folds.
 
