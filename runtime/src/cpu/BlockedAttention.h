@@ -68,23 +68,26 @@ PairRows<T> pairRows(T *base, const HeadLayout &layout, int64_t bh,
 }
 
 /// P = causal softmax of scale * Q_block K^T for query rows [i0, i0 + rows)
-/// against keys [0, keys), row-major [rows x keys]; masked entries (after
-/// the query, and with a sliding `window`, window or more before it) are 0.
+/// against keys [keyStart, keyStart + keys) (`k` starts at row keyStart),
+/// row-major [rows x keys]; masked entries (after the query, and with a
+/// sliding `window`, window or more before it) are 0.
 /// With the pair's rows' log-sum-exp `givenLse` (indexed by query row),
 /// P_ij = exp(s_ij - lse_i) and no sweep rebuilds the softmax; without,
 /// the rows are normalized here and, if `lseOut` is not null, their
 /// log-sum-exp written to it.
 inline void blockProbabilities(PairRows<const float> q, PairRows<const float> k,
-                               int64_t i0, int64_t rows, int64_t keys,
-                               int64_t headDim, float scale, int64_t window,
-                               float *probs, const float *givenLse,
-                               float *lseOut) {
+                               int64_t i0, int64_t rows, int64_t keyStart,
+                               int64_t keys, int64_t headDim, float scale,
+                               int64_t window, float *probs,
+                               const float *givenLse, float *lseOut) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, headDim,
               scale, q.row(i0), q.stride, k.data, k.stride, 0.0f, probs, keys);
   for (int64_t r = 0; r < rows; ++r) {
     float *row = probs + r * keys;
-    int64_t i = i0 + r, visible = i + 1; // keys j <= i
-    int64_t firstKey = window > 0 ? std::max<int64_t>(0, i - window + 1) : 0;
+    // The columns of keys j <= i and, with a window, j > i - window.
+    int64_t i = i0 + r, visible = i + 1 - keyStart;
+    int64_t firstKey =
+        window > 0 ? std::max<int64_t>(0, i - window + 1 - keyStart) : 0;
     std::fill(row, row + firstKey, 0.0f);
     std::fill(row + visible, row + keys, 0.0f);
     if (givenLse) {
@@ -109,17 +112,31 @@ inline void blockProbabilities(PairRows<const float> q, PairRows<const float> k,
   }
 }
 
-/// Multiplies the first `count` entries of query row i of pair bh by their
-/// dropout factors: 1/(1-p) kept, 0 dropped (`words` is scratch).
+/// Multiplies the `count` entries of query row i of pair bh that hold keys
+/// [keyStart, keyStart + count) by their dropout factors: 1/(1-p) kept, 0
+/// dropped (`words` is scratch).
 inline void applyRowDropout(const AttentionShape &a, int64_t bh, int64_t i,
-                            int64_t count, float *row, uint32_t *words) {
+                            int64_t keyStart, int64_t count, float *row,
+                            uint32_t *words) {
   uint64_t rowIndex = maskRowIndex(a.indexOffset, bh, a.heads, a.headsTotal,
                                    a.headOffset, a.seq, i);
-  philoxWords(a.key.seed, rowIndex, a.stream, uint32_t(a.key.step), count,
-              words);
+  philoxWords(a.key.seed, rowIndex + uint64_t(keyStart), a.stream,
+              uint32_t(a.key.step), count, words);
   float scale = float(dropoutScale(a.dropout));
   for (int64_t j = 0; j < count; ++j)
     row[j] *= keepsWord(words[j], a.dropout) ? scale : 0.0f;
+}
+
+/// The first key a block of queries from row i0 sees: 0, or with a
+/// sliding window the first query's first key (the later queries' start
+/// later, and are masked from there).
+inline int64_t firstKeyOfBlock(int64_t i0, int64_t window) {
+  return window > 0 ? std::max<int64_t>(0, i0 - window + 1) : 0;
+}
+
+/// `rows` from row `first` on.
+template <typename T> PairRows<T> fromRow(PairRows<T> rows, int64_t first) {
+  return {rows.row(first), rows.stride};
 }
 
 } // namespace detail
@@ -140,16 +157,21 @@ inline void blockedAttention(const float *q, const float *k, const float *v,
     auto os = detail::pairRows(out, a.layout.output, bh, heads);
     for (int64_t i0 = 0; i0 < seq; i0 += detail::kAttentionBlock) {
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
-      int64_t keys = i0 + rows;
-      detail::blockProbabilities(qs, ks, i0, rows, keys, d, float(a.scale),
-                                 a.window, probs.data(), /*givenLse=*/nullptr,
+      // The block's keys [keyStart, i0 + rows): with a window, none before
+      // its first query's.
+      int64_t keyStart = detail::firstKeyOfBlock(i0, a.window);
+      int64_t keys = i0 + rows - keyStart;
+      detail::blockProbabilities(qs, detail::fromRow(ks, keyStart), i0, rows,
+                                 keyStart, keys, d, float(a.scale), a.window,
+                                 probs.data(), /*givenLse=*/nullptr,
                                  lse ? lse + bh * seq : nullptr);
       if (a.dropout > 0.0)
         for (int64_t r = 0; r < rows; ++r)
-          detail::applyRowDropout(a, bh, i0 + r, i0 + r + 1,
+          detail::applyRowDropout(a, bh, i0 + r, keyStart,
+                                  i0 + r + 1 - keyStart,
                                   probs.data() + r * keys, words.data());
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, keys,
-                  1.0f, probs.data(), keys, vs.data, vs.stride, 0.0f,
+                  1.0f, probs.data(), keys, vs.row(keyStart), vs.stride, 0.0f,
                   os.row(i0), os.stride);
     }
   }
@@ -194,32 +216,36 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
     }
     for (int64_t i0 = 0; i0 < seq; i0 += detail::kAttentionBlock) {
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
-      int64_t keys = i0 + rows;
-      detail::blockProbabilities(qs, ks, i0, rows, keys, d, float(a.scale),
-                                 a.window, probs.data(), pairLse,
-                                 /*lseOut=*/nullptr);
+      int64_t keyStart = detail::firstKeyOfBlock(i0, a.window);
+      int64_t keys = i0 + rows - keyStart;
+      detail::blockProbabilities(qs, detail::fromRow(ks, keyStart), i0, rows,
+                                 keyStart, keys, d, float(a.scale), a.window,
+                                 probs.data(), pairLse, /*lseOut=*/nullptr);
       const float *pd = probs.data();
       if (a.dropout > 0.0) {
         // The kept-and-scaled probabilities (the masked tail stays 0).
         std::copy(probs.begin(), probs.begin() + rows * keys, dropped.begin());
         for (int64_t r = 0; r < rows; ++r)
-          detail::applyRowDropout(a, bh, i0 + r, i0 + r + 1,
+          detail::applyRowDropout(a, bh, i0 + r, keyStart,
+                                  i0 + r + 1 - keyStart,
                                   dropped.data() + r * keys, words.data());
         pd = dropped.data();
       }
       const float *dOb = dOs.row(i0);
-      // dV[0, keys) += Pd^T dO_block.
+      // dV[keyStart, keyStart + keys) += Pd^T dO_block.
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, d, rows, 1.0f,
-                  pd, keys, dOb, dOs.stride, 1.0f, dVs.data, dVs.stride);
+                  pd, keys, dOb, dOs.stride, 1.0f, dVs.row(keyStart),
+                  dVs.stride);
       // dPd = dO_block V^T, then through the dropout.
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, d, 1.0f,
-                  dOb, dOs.stride, vs.data, vs.stride, 0.0f, dProbs.data(),
-                  keys);
+                  dOb, dOs.stride, vs.row(keyStart), vs.stride, 0.0f,
+                  dProbs.data(), keys);
       for (int64_t r = 0; r < rows; ++r) {
         float *dp = dProbs.data() + r * keys;
         const float *p = probs.data() + r * keys;
         if (a.dropout > 0.0)
-          detail::applyRowDropout(a, bh, i0 + r, i0 + r + 1, dp, words.data());
+          detail::applyRowDropout(a, bh, i0 + r, keyStart,
+                                  i0 + r + 1 - keyStart, dp, words.data());
         double rowDot = 0.0;
         if (given) {
           const float *o = os.row(i0 + r), *dO = dOs.row(i0 + r);
@@ -242,13 +268,13 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
         for (int64_t j = 0; j < keys; ++j)
           dp[j] -= float(rowSum) * p[j];
       }
-      // dQ_block = dS K;  dK[0, keys) += dS^T Q_block.
+      // dQ_block = dS K;  dK[keyStart, keyStart + keys) += dS^T Q_block.
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, keys,
-                  1.0f, dProbs.data(), keys, ks.data, ks.stride, 0.0f,
+                  1.0f, dProbs.data(), keys, ks.row(keyStart), ks.stride, 0.0f,
                   dQs.row(i0), dQs.stride);
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, d, rows, 1.0f,
-                  dProbs.data(), keys, qs.row(i0), qs.stride, 1.0f, dKs.data,
-                  dKs.stride);
+                  dProbs.data(), keys, qs.row(i0), qs.stride, 1.0f,
+                  dKs.row(keyStart), dKs.stride);
     }
   }
 }
