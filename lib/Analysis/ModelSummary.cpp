@@ -18,6 +18,15 @@ bool mlir::mt::hasModelParameters(FunctionOpInterface function) {
   return false;
 }
 
+bool mlir::mt::hasTokenInput(FunctionOpInterface function) {
+  for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+    if (auto role = function.getArgAttrOfType<StringAttr>(
+            i, MTDialect::getInputAttrName());
+        role && role.getValue() == "tokens")
+      return true;
+  return false;
+}
+
 namespace {
 /// Sums and products that stay empty once one overflows int64.
 struct CheckedCount {

@@ -191,24 +191,21 @@ LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
                 << "stage " << event.peer << "'s earlier send is here";
             return failure();
           }
+          Operation *send = order.front();
           order.pop_front();
-          auto it =
-              inFlight.find(std::make_tuple(event.peer, stage, event.tag));
-          assert(it != inFlight.end() && it->second &&
-                 "the direction's next send is in flight");
-          Type sent = cast<mtrt::SendOp>(it->second).getBuffer().getType();
+          Type sent = cast<mtrt::SendOp>(send).getBuffer().getType();
           Type received = cast<mtrt::RecvOp>(event.op).getBuffer().getType();
           if (sent != received) {
             InFlightDiagnostic diag = event.op->emitOpError()
                                       << "stage " << stage << "'s "
                                       << describeTransfer(event.op)
                                       << " does not match stage " << event.peer
-                                      << "'s " << describeTransfer(it->second);
-            diag.attachNote(it->second->getLoc())
+                                      << "'s " << describeTransfer(send);
+            diag.attachNote(send->getLoc())
                 << "stage " << event.peer << "'s send is here";
             return failure();
           }
-          inFlight.erase(it);
+          inFlight.erase(std::make_tuple(event.peer, stage, event.tag));
         } else {
           // A pipeline-axis collective: every stage must be at one.
           bool all = true;

@@ -143,7 +143,7 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
   void runOnOperation() override {
     bool found = false;
     for (auto function : getOperation().getOps<func::FuncOp>()) {
-      if (function.isExternal() || !isModel(function))
+      if (function.isExternal() || !hasModelParameters(function))
         continue;
       found = true;
       // The whole model's FLOPs per token, before parallelization splits
@@ -171,22 +171,6 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
                     "--import-hf-config) instead");
       return signalPassFailure();
     }
-  }
-
-  static bool hasTokenInput(func::FuncOp function) {
-    for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
-      if (auto role = function.getArgAttrOfType<StringAttr>(
-              i, MTDialect::getInputAttrName());
-          role && role.getValue() == "tokens")
-        return true;
-    return false;
-  }
-
-  static bool isModel(func::FuncOp function) {
-    for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
-      if (function.getArgAttr(i, MTDialect::getParamAttrName()))
-        return true;
-    return false;
   }
 
   LogicalResult buildTrainingStep(func::FuncOp function) {

@@ -42,6 +42,10 @@ FailureOr<ModelSummary> summarizeModel(FunctionOpInterface function);
 /// True when `function` has at least one `mt.param` argument.
 bool hasModelParameters(FunctionOpInterface function);
 
+/// True when `function` has an argument whose `mt.input` role is "tokens"
+/// (what summarizeModel needs of an imported model).
+bool hasTokenInput(FunctionOpInterface function);
+
 } // namespace mlir::mt
 
 #endif // MEGATRON_ANALYSIS_MODELSUMMARY_H

@@ -578,22 +578,16 @@ struct LowerToRuntimePass
         builder, loc, builder.getStringAttr("stage" + std::to_string(stage)),
         builder.getI64IntegerAttr(stage), builder.getI64IntegerAttr(arena),
         builder.getI64IntegerAttr(persistentBytes), IntegerAttr());
-    // Throughput reports need the model's FLOPs per token: known for models
-    // with parameters and a token input.
-    bool hasTokens = llvm::any_of(body.getArguments(), [&](BlockArgument arg) {
-      auto role = function.getArgAttrOfType<StringAttr>(
-          arg.getArgNumber(), MTDialect::getInputAttrName());
-      return role && role.getValue() == "tokens";
-    });
-    // The whole model's, as mt-autodiff counted it before the step was
-    // split into stages and tensor-parallel shares; else (a step written
-    // by hand, lowered alone) this function's own.
+    // Throughput reports need the model's FLOPs per token: the whole
+    // model's, as mt-autodiff counted it before the step was split into
+    // stages and tensor-parallel shares; else (a step written by hand,
+    // lowered alone, with parameters and a token input) this function's.
     auto module = function->getParentOfType<ModuleOp>();
     if (auto whole = module ? module->getAttrOfType<IntegerAttr>(
                                   MTDialect::getFlopsPerTokenAttrName())
                             : IntegerAttr()) {
       program.setFlopsPerTokenAttr(builder.getI64IntegerAttr(whole.getInt()));
-    } else if (hasTokens && hasModelParameters(function)) {
+    } else if (hasTokenInput(function) && hasModelParameters(function)) {
       FailureOr<ModelSummary> summary = summarizeModel(function);
       if (failed(summary))
         return failure();

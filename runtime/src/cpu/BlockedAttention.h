@@ -86,8 +86,7 @@ inline void blockProbabilities(PairRows<const float> q, PairRows<const float> k,
     float *row = probs + r * keys;
     // The columns of keys j <= i and, with a window, j > i - window.
     int64_t i = i0 + r, visible = i + 1 - keyStart;
-    int64_t firstKey =
-        window > 0 ? std::max<int64_t>(0, i - window + 1 - keyStart) : 0;
+    int64_t firstKey = firstVisibleKey(i, window) - keyStart;
     std::fill(row, row + firstKey, 0.0f);
     std::fill(row + visible, row + keys, 0.0f);
     if (givenLse) {
@@ -127,13 +126,6 @@ inline void applyRowDropout(const AttentionShape &a, int64_t bh, int64_t i,
     row[j] *= keepsWord(words[j], a.dropout) ? scale : 0.0f;
 }
 
-/// The first key a block of queries from row i0 sees: 0, or with a
-/// sliding window the first query's first key (the later queries' start
-/// later, and are masked from there).
-inline int64_t firstKeyOfBlock(int64_t i0, int64_t window) {
-  return window > 0 ? std::max<int64_t>(0, i0 - window + 1) : 0;
-}
-
 /// `rows` from row `first` on.
 template <typename T> PairRows<T> fromRow(PairRows<T> rows, int64_t first) {
   return {rows.row(first), rows.stride};
@@ -158,8 +150,9 @@ inline void blockedAttention(const float *q, const float *k, const float *v,
     for (int64_t i0 = 0; i0 < seq; i0 += detail::kAttentionBlock) {
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
       // The block's keys [keyStart, i0 + rows): with a window, none before
-      // its first query's.
-      int64_t keyStart = detail::firstKeyOfBlock(i0, a.window);
+      // its first query's first (the later queries' start later, and are
+      // masked from there).
+      int64_t keyStart = detail::firstVisibleKey(i0, a.window);
       int64_t keys = i0 + rows - keyStart;
       detail::blockProbabilities(qs, detail::fromRow(ks, keyStart), i0, rows,
                                  keyStart, keys, d, float(a.scale), a.window,
@@ -216,7 +209,7 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
     }
     for (int64_t i0 = 0; i0 < seq; i0 += detail::kAttentionBlock) {
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
-      int64_t keyStart = detail::firstKeyOfBlock(i0, a.window);
+      int64_t keyStart = detail::firstVisibleKey(i0, a.window);
       int64_t keys = i0 + rows - keyStart;
       detail::blockProbabilities(qs, detail::fromRow(ks, keyStart), i0, rows,
                                  keyStart, keys, d, float(a.scale), a.window,

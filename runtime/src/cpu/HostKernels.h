@@ -568,12 +568,18 @@ template <typename T> double dot(const T *a, const T *b, int64_t n) {
 /// scale * q_i . k_j, max-subtracted so exp never overflows. Keys j > i are
 /// masked (minus infinity before the softmax), i.e. probability exactly 0,
 /// so only the first i + 1 entries are written.
-/// With a sliding `window` (> 0) the keys j <= i - window are masked too
-/// (probability 0).
+/// The first key query i sees: 0, or with a sliding `window` (> 0) the
+/// first of the `window` keys up to its own.
+inline int64_t firstVisibleKey(int64_t i, int64_t window) {
+  return window > 0 ? std::max<int64_t>(0, i - window + 1) : 0;
+}
+
+/// With a sliding `window` (> 0) the keys before firstVisibleKey are
+/// masked too (probability 0).
 template <typename T>
 void softmaxRow(const T *qi, const T *k, int64_t i, int64_t headDim,
                 double scale, double *probs, int64_t window = 0) {
-  int64_t first = window > 0 ? std::max<int64_t>(0, i - window + 1) : 0;
+  int64_t first = firstVisibleKey(i, window);
   std::fill(probs, probs + first, 0.0);
   double maxScore = -std::numeric_limits<double>::infinity();
   for (int64_t j = first; j <= i; ++j) {

@@ -230,6 +230,15 @@ public:
   /// The files written after training (checkpoint, trace) are checked
   /// before it starts, so that no run is lost to a bad path at its end.
   Status checkOutputsWritable() const {
+    // A file `probePath` can be created, and is removed again.
+    auto probe = [](const std::string &probePath) {
+      std::FILE *file = std::fopen(probePath.c_str(), "wb");
+      if (!file)
+        return false;
+      std::fclose(file);
+      std::remove(probePath.c_str());
+      return true;
+    };
     for (const std::string &path : {options.saveParams, options.trace}) {
       if (path.empty())
         continue;
@@ -242,13 +251,9 @@ public:
         return Status::error(path + ": is not a regular file; only regular "
                                     "files are replaced");
       // Both are written to this temporary file, then renamed into place.
-      std::string probePath = path + ".tmp";
-      std::FILE *probe = std::fopen(probePath.c_str(), "wb");
-      if (!probe)
+      if (!probe(path + ".tmp"))
         return Status::error(path + ": cannot write here (" +
                              std::strerror(errno) + ")");
-      std::fclose(probe);
-      std::remove(probePath.c_str());
     }
     if (!options.save.empty()) {
       struct stat info;
@@ -263,15 +268,11 @@ public:
         return Status::error(options.save +
                              ": cannot create the checkpoint directory (" +
                              std::strerror(errno) + ")");
-      std::string probePath =
-          options.save + "/.write-probe-" + std::to_string(::getpid()) + ".tmp";
-      std::FILE *probe = std::fopen(probePath.c_str(), "wb");
-      if (!probe)
+      if (!probe(options.save + "/.write-probe-" + std::to_string(::getpid()) +
+                 ".tmp"))
         return Status::error(options.save +
                              ": cannot write checkpoints here (" +
                              std::strerror(errno) + ")");
-      std::fclose(probe);
-      std::remove(probePath.c_str());
     }
     return Status::ok();
   }
@@ -1097,23 +1098,20 @@ public:
                     : compiled == "fp16" ? MathMode::Fp16
                     : options.tf32       ? MathMode::Tf32
                                          : MathMode::Fp32;
-    std::string hardware = device ? device->hardwareName() : std::string();
-    char peak[32];
     if (options.peakTflops > 0) {
       peakTeraflops = options.peakTflops;
-      std::snprintf(peak, sizeof(peak), "%g", peakTeraflops);
-      peakSource = std::string("against ") + peak +
+      peakSource = "against " + number(peakTeraflops) +
                    " TFLOP/s per device (--peak-tflops)";
       return;
     }
+    std::string hardware = device ? device->hardwareName() : std::string();
     if (hardware.empty())
       return;
     if (std::optional<double> sheet = dataSheetPeakTeraflops(hardware, mode)) {
       peakTeraflops = *sheet;
-      std::snprintf(peak, sizeof(peak), "%g", peakTeraflops);
-      peakSource = std::string("against ") + peak + " TFLOP/s per device, " +
-                   hardware + "'s dense " + mathModeName(mode) +
-                   " peak (its data sheet)";
+      peakSource = "against " + number(peakTeraflops) +
+                   " TFLOP/s per device, " + hardware + "'s dense " +
+                   mathModeName(mode) + " peak (its data sheet)";
       return;
     }
     peakSource = "not reported: the dense " + std::string(mathModeName(mode)) +
