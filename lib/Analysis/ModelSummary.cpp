@@ -3,6 +3,7 @@
 #include "megatron/Analysis/ModelSummary.h"
 
 #include "dialects/MT/IR/MTOps.h"
+#include "megatron/Analysis/OpFlops.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -88,18 +89,21 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
       layers.insert(layer.getValue().getZExtValue());
     // Each layer's forward attention (a recomputed clone is the same
     // model FLOPs again, which model FLOPs do not count), whether or not
-    // mt-fuse folded the split and merge of its heads into it.
+    // mt-fuse folded the split and merge of its heads into it. A sliding
+    // window counts the keys it lets each query see.
     if (op->hasAttr(MTDialect::getRecomputedAttrName()))
       return;
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       RankedTensorType type = attention.getQuery().getType();
-      int64_t seq = type.getDimSize(2);
+      int64_t keys =
+          attentionKeysPerQuery(type.getDimSize(2), attention.getWindow());
       int64_t width = type.getDimSize(1) * type.getDimSize(3);
-      attentionFlops.add(CheckedCount::product({12, seq, width}));
+      attentionFlops.add(CheckedCount::product({12, keys, width}));
     } else if (auto attention = dyn_cast<QKVAttentionOp>(op)) {
-      int64_t seq = attention.getQkv().getType().getDimSize(1);
+      int64_t keys = attentionKeysPerQuery(
+          attention.getQkv().getType().getDimSize(1), attention.getWindow());
       int64_t width = attention.getResult().getType().getDimSize(2);
-      attentionFlops.add(CheckedCount::product({12, seq, width}));
+      attentionFlops.add(CheckedCount::product({12, keys, width}));
     }
   });
   summary.numLayers = layers.size();

@@ -24,7 +24,8 @@ struct ModelSummary {
   int64_t tokensPerMicroBatch = 0;
   /// `6 N`: forward and backward FLOPs of the parameters' multiply-adds.
   int64_t parameterFlopsPerToken = 0;
-  /// `12 L S D`: forward and backward FLOPs of attention scores and sums.
+  /// `12 L S D`: forward and backward FLOPs of attention scores and sums
+  /// (`S` the keys per query: the sequence, or a sliding window under it).
   int64_t attentionFlopsPerToken = 0;
 
   /// Their sum.

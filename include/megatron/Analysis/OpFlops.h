@@ -14,7 +14,18 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
+#include <algorithm>
+#include <optional>
+
 namespace mlir::mt {
+
+/// The keys each query of a `seq`-long sequence is counted against: all
+/// of them, as Megatron-LM's FLOP formula counts (causality ignored), or
+/// at most `window` under a sliding window, whose queries never see more.
+inline int64_t attentionKeysPerQuery(int64_t seq,
+                                     std::optional<uint64_t> window) {
+  return window && *window > 0 ? std::min<int64_t>(seq, int64_t(*window)) : seq;
+}
 
 /// Floating-point operations of `op`, counted as in Megatron-LM's FLOP
 /// formula: 2 per multiply-add of a matmul, 4 * seq per query element of
@@ -37,10 +48,22 @@ inline double opFlops(Operation *op) {
   }
   if (auto attention = dyn_cast<AttentionOp>(op))
     return 4.0 * numel(attention.getQuery()) *
-           double(attention.getQuery().getType().getDimSize(2));
+           double(attentionKeysPerQuery(
+               attention.getQuery().getType().getDimSize(2),
+               attention.getWindow()));
   if (auto grad = dyn_cast<AttentionGradOp>(op))
     return 8.0 * numel(grad.getQuery()) *
-           double(grad.getQuery().getType().getDimSize(2));
+           double(attentionKeysPerQuery(grad.getQuery().getType().getDimSize(2),
+                                        grad.getWindow()));
+  if (auto attention = dyn_cast<QKVAttentionOp>(op))
+    return 4.0 * numel(attention.getResult()) *
+           double(
+               attentionKeysPerQuery(attention.getQkv().getType().getDimSize(1),
+                                     attention.getWindow()));
+  if (auto grad = dyn_cast<QKVAttentionGradOp>(op))
+    return 8.0 * numel(grad.getGradOutput()) *
+           double(attentionKeysPerQuery(grad.getQkv().getType().getDimSize(1),
+                                        grad.getWindow()));
   double total = 0;
   for (Value result : op->getResults())
     total += numel(result);
