@@ -405,6 +405,15 @@ public:
         if (real > 0)
           MTRT_RETURN_IF_ERROR(
               source->readRuns(name, {{run.offset, real}}, dst));
+        // A loaded inf or NaN would only surface as a non-finite loss
+        // steps later; the file is refused where the value lies.
+        if (const float *bad = std::find_if(
+                dst, dst + real, [](float v) { return !std::isfinite(v); });
+            bad != dst + real)
+          return Status::error(source->location() + ": tensor '" + name +
+                               "' holds " + number(*bad) + " at element " +
+                               std::to_string(run.offset + (bad - dst)) +
+                               ": a trained state is finite");
         std::fill(dst + real, dst + run.count, 0.0f);
         dst += run.count;
       }

@@ -6,10 +6,12 @@ library. No torch, so it starts fast.
   edit_safetensors.py names FILE
       prints "NAME DTYPE [d0, d1]" per tensor, sorted by name
   edit_safetensors.py edit IN OUT [--drop NAME]... [--transpose NAME]...
-        [--f16 NAME]... [--add NAME=d0,d1]...
+        [--f16 NAME]... [--add NAME=d0,d1]... [--set NAME@INDEX=VALUE]...
       --drop removes a tensor; --transpose writes a 2-D tensor with its
       dimensions swapped (same bytes, the other layout); --f16 stores it as
-      F16; --add appends a zero F32 tensor of that shape
+      F16; --add appends a zero F32 tensor of that shape; --set writes one
+      element, INDEX its flat (row-major) index, VALUE a float ("inf" and
+      "nan" too)
   edit_safetensors.py tokens OUT --count N --vocab V [--seed S]
         [--put POSITION=ID]...
       writes a little-endian uint16 token file of random ids below V, then
@@ -45,6 +47,7 @@ def main():
     p.add_argument("--transpose", action="append", default=[])
     p.add_argument("--f16", action="append", default=[])
     p.add_argument("--add", action="append", default=[])
+    p.add_argument("--set", action="append", default=[])
     p = sub.add_parser("tokens")
     p.add_argument("output")
     p.add_argument("--count", type=int, required=True)
@@ -67,6 +70,10 @@ def main():
         for item in args.add:
             name, shape = item.split("=")
             tensors[name] = np.zeros([int(d) for d in shape.split(",")], np.float32)
+        for item in args.set:
+            target, value = item.split("=")
+            name, index = target.split("@")
+            tensors[name].reshape(-1)[int(index)] = float(value)
         write(args.output, tensors)
     else:
         rng = random.Random(args.seed)
