@@ -192,6 +192,12 @@ private:
   std::string graphRefusal() const;
   /// Captures the commands as this program's graph (graphExec).
   Status captureStep(uint64_t seed, uint64_t step);
+  /// Decides, once per program, whether its steps become a graph, and
+  /// captures it: with every rank of the run or none (see the definition).
+  Status decideGraph(uint64_t seed, uint64_t step);
+  /// Whether every rank of the run says `mine` (the maximum of a refusal
+  /// over each grid axis in turn: over all of the grid's ranks).
+  Status everyRankAgrees(bool mine, bool &all) const;
   /// Waits for the step's end on the compute stream. Where this rank
   /// joined NCCL it polls instead, as PyTorch's NCCL watchdog does: NCCL's
   /// kernels wait for their peers without a deadline, so a rank that
@@ -319,6 +325,8 @@ private:
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t graphExec = nullptr;
   int64_t eagerSteps = 0;
+  /// Whether decideGraph ran for this program.
+  bool graphDecided = false;
   /// Why the steps are not a graph ("" while they may become one).
   std::string graphWhy;
   /// cuBLAS's workspace, ours so that a captured GEMM allocates nothing.
@@ -822,6 +830,7 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
   // generated kernels, which the load below unloads.
   dropGraph();
   eagerSteps = 0;
+  graphDecided = false;
   MTRT_RETURN_IF_ERROR(selectDevice());
   if (!stream)
     MTRT_RETURN_IF_ERROR(
@@ -973,6 +982,48 @@ std::string CudaDevice::graphRefusal() const {
   // Dropout masks are drawn with the step's key read from the device
   // (stepKey), which each step writes before the graph runs.
   return "";
+}
+
+/// NCCL requires whether its calls are captured to be the same on every
+/// rank of a communicator (its guide, "Using NCCL with CUDA Graphs"), and
+/// a rank may refuse a graph (host-staged transfers to one peer,
+/// MEGATRON_CUDA_GRAPH=0 in its environment) or fail to capture one where
+/// its peers succeed: so the ranks agree before capturing, and again on
+/// the captures, and all replay graphs or none does. Every rank reaches
+/// this at the same step (--trace, the only other condition, is one flag
+/// of the job the ranks agreed on).
+Status CudaDevice::decideGraph(uint64_t seed, uint64_t step) {
+  graphDecided = true;
+  bool everyRankMay = false;
+  MTRT_RETURN_IF_ERROR(everyRankAgrees(graphWhy.empty(), everyRankMay));
+  if (!everyRankMay) {
+    if (graphWhy.empty())
+      graphWhy = "another rank launches its steps command by command, and "
+                 "NCCL needs every rank to capture its calls or none";
+    return Status::ok();
+  }
+  Status captured = captureStep(seed, step);
+  bool everyRankCaptured = false;
+  MTRT_RETURN_IF_ERROR(everyRankAgrees(captured.isOk(), everyRankCaptured));
+  if (!captured) {
+    graphWhy = "the capture failed: " + captured.message();
+  } else if (!everyRankCaptured) {
+    dropGraph();
+    graphWhy = "the capture failed on another rank";
+  }
+  return Status::ok();
+}
+
+Status CudaDevice::everyRankAgrees(bool mine, bool &all) const {
+  int32_t refused = mine ? 0 : 1;
+  if (communicator)
+    for (int64_t axis = 0, e = int64_t(communicator->coords().size()); axis < e;
+         ++axis)
+      if (communicator->groupSize(axis) > 1)
+        MTRT_RETURN_IF_ERROR(communicator->allReduce(
+            axis, &refused, 1, DType::I32, ReduceOp::Max));
+  all = refused == 0;
+  return Status::ok();
 }
 
 Status CudaDevice::captureStep(uint64_t seed, uint64_t step) {
@@ -1178,9 +1229,8 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   }
   // Replayed: one launch. Captured at the second step; a capture that
   // fails leaves the steps eager, and says why (choices()).
-  if (!trace && graphWhy.empty() && !graphExec && eagerSteps > 0)
-    if (Status captured = captureStep(seed, step); !captured)
-      graphWhy = "the capture failed: " + captured.message();
+  if (!trace && !graphDecided && eagerSteps > 0)
+    MTRT_RETURN_IF_ERROR(decideGraph(seed, step));
   if (!trace && graphExec) {
     MTRT_RETURN_IF_ERROR(
         checkCuda(cudaGraphLaunch(graphExec, stream), "launching the step"));

@@ -30,6 +30,8 @@ struct LtBiasGemm::Impl {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t x = nullptr, y = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  /// The bias the descriptor holds (set when planning).
+  const void *bias = nullptr;
 
   ~Impl() {
     for (cublasLtMatrixLayout_t layout : {x, y, d})
@@ -95,6 +97,7 @@ bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
                  sizeof(operands.bias)),
              "setting the bias"))
     return false;
+  p.bias = operands.bias;
   // X: B [k, n] row-major is column-major [n x k], ld n; B^T [n, k] is
   // column-major [k x n], ld k. Y likewise for A.
   if (!check(cublasLtMatrixLayoutCreate(&p.x, type, tb ? k : n, tb ? n : k,
@@ -161,7 +164,7 @@ bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
   cublasLtMatmulPreferenceDestroy(preference);
   if (!ok)
     return false;
-  if (found == 0) {
+  if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS) {
     why = "cuBLASLt has no algorithm for this GEMM with a bias epilogue";
     return false;
   }
@@ -176,7 +179,11 @@ Status LtBiasGemm::run(cublasLtHandle_t lt, const Operands &operands,
     return Status::error("cublasLtMatmul: the GEMM was not planned");
   const float one = 1.0f, zero = 0.0f;
   const Impl &p = *impl;
-  // The bias pointer was set when planning; the arena does not move.
+  // The bias pointer was set when planning; the arena does not move (a
+  // GEMM run on another bias would add the planned one).
+  if (operands.bias != p.bias)
+    return Status::error("cublasLtMatmul: the bias is not the one the GEMM "
+                         "was planned with");
   cublasStatus_t status = cublasLtMatmul(
       lt, p.desc, &one, operands.b, p.x, operands.a, p.y, &zero, operands.c,
       p.d, operands.c, p.d, &p.algo, workspace, workspaceBytes, stream);
