@@ -81,12 +81,13 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &want,
 /// head-major q and k of `rows` rows (pairs of `seq`).
 std::vector<double> referenceLse(const std::vector<double> &q,
                                  const std::vector<double> &k, int64_t rows,
-                                 int64_t seq, int64_t headDim, double scale) {
+                                 int64_t seq, int64_t headDim, double scale,
+                                 int64_t window = 0) {
   std::vector<double> lse(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     int64_t i = r % seq, first = r - i;
     std::vector<double> scores;
-    for (int64_t j = 0; j <= i; ++j) {
+    for (int64_t j = cpu::detail::firstVisibleKey(i, window); j <= i; ++j) {
       double score = 0;
       for (int64_t d = 0; d < headDim; ++d)
         score +=
@@ -106,7 +107,7 @@ std::vector<double> referenceLse(const std::vector<double> &q,
 /// merged [batch, seq, heads * headDim] output, against the reference.
 void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
                     int64_t seq, int64_t headDim, bool fused,
-                    const gpu::AttentionDropout &dropout) {
+                    const gpu::AttentionDropout &dropout, int64_t window = 0) {
   const int64_t rows = batch * heads * seq;
   const size_t n = size_t(rows * headDim);
   std::uniform_real_distribution<double> dist(-2, 2);
@@ -119,11 +120,12 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
   cpu::RngKey key{dropout.key.seed, dropout.key.step};
   cpu::attention(q.data(), k.data(), v.data(), out.data(), batch, heads, seq,
                  headDim, scale, dropout.key.p, dropout.key.stream, key,
-                 dropout.key.offset, dropout.headOffset, dropout.headsTotal);
+                 dropout.key.offset, dropout.headOffset, dropout.headsTotal, 0,
+                 -1, window);
   cpu::attentionGrad(dO.data(), q.data(), k.data(), v.data(), dQ.data(),
                      dK.data(), dV.data(), batch, heads, seq, headDim, scale,
                      dropout.key.p, dropout.key.stream, key, dropout.key.offset,
-                     dropout.headOffset, dropout.headsTotal);
+                     dropout.headOffset, dropout.headsTotal, 0, -1, window);
 
   AttentionLayout layout =
       fused ? AttentionLayout::fusedQKV(heads, seq, headDim)
@@ -162,12 +164,12 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
   float *dVPtr = fused ? gradDev.data : dVDev.data;
   ASSERT_EQ(gpu::launchAttention(nullptr, qDev.data, kPtr, vPtr, outDev.data,
                                  lse, rows, seq, headDim, scale, layout,
-                                 dropout),
+                                 dropout, window),
             cudaSuccess);
   ASSERT_EQ(gpu::launchAttentionGrad(
                 nullptr, dODev.data, qDev.data, kPtr, vPtr,
                 fused ? outDev.data : nullptr, lse, gradDev.data, dKPtr, dVPtr,
-                stats.data, rows, seq, headDim, scale, layout, dropout),
+                stats.data, rows, seq, headDim, scale, layout, dropout, window),
             cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<float> outGot = outDev.read(), dQGot = gradDev.read();
@@ -184,8 +186,9 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
     }
   expectClose(outOwn, out, "out", seq, headDim);
   if (fused)
-    expectClose(lseDev.read(), referenceLse(q, k, rows, seq, headDim, scale),
-                "lse", seq, headDim);
+    expectClose(lseDev.read(),
+                referenceLse(q, k, rows, seq, headDim, scale, window), "lse",
+                seq, headDim);
   expectClose(dQOwn, dQ, "dQ", seq, headDim);
   expectClose(dKOwn, dK, "dK", seq, headDim);
   expectClose(dVOwn, dV, "dV", seq, headDim);
@@ -222,6 +225,23 @@ TEST(CudaAttention, DropoutDrawsTheCpuBackendsMask) {
   gpu::AttentionDropout dropout = tensorParallelDropout();
   for (bool fused : {false, true})
     checkAttention(gen, 2, 2, 70, 32, fused, dropout);
+}
+
+// Mistral's sliding window: the kernels skip the key tiles (forward, query
+// pass) and query tiles (key pass) wholly outside it. Windows of 1, under
+// a tile, across tiles and past the sequence; sequences of several tiles
+// for every lane count; with dropout, whose mask keeps its indices.
+TEST(CudaAttention, SlidingWindowAgainstTheReference) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(14);
+  for (int64_t headDim : {8, 64, 128})
+    for (int64_t window : {1, 5, 70, 400})
+      for (bool fused : {false, true})
+        checkAttention(gen, 2, 2, 300, headDim, fused, noDropout(2), window);
+  gpu::AttentionDropout dropout = tensorParallelDropout();
+  for (bool fused : {false, true})
+    checkAttention(gen, 2, 2, 150, 32, fused, dropout, 33);
 }
 
 // cuDNN's fused attention (CudnnAttention.h) on bf16 operands in the

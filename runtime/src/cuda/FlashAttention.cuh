@@ -106,6 +106,21 @@ __device__ __forceinline__ bool sees(int64_t i, int64_t j, int64_t window) {
   return j <= i && (window <= 0 || i - j < window);
 }
 
+/// The first key that a query from `first` on can see: 0 without a window;
+/// the key tiles before it are all masked, and the loops skip them. Each
+/// row still takes its keys in order, so the results are the same bits.
+__device__ __forceinline__ int64_t firstVisibleKey(int64_t first,
+                                                   int64_t window) {
+  return window > 0 ? max(int64_t(0), first - window + 1) : 0;
+}
+
+/// One past the last query that sees a key before `keyEnd`: the sequence's
+/// end without a window.
+__device__ __forceinline__ int64_t queryEnd(int64_t keyEnd, int64_t seq,
+                                            int64_t window) {
+  return window > 0 ? min(seq, keyEnd - 1 + window) : seq;
+}
+
 /// This lane's chunk of row t of a staged tile.
 template <int L>
 __device__ __forceinline__ const float *chunkAt(const float *tile, int t,
@@ -138,7 +153,8 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t last = min(first + R, seq); // keys [0, last)
   const float *kPair = k + layout.key.pair(bh, heads);
   const float *vPair = v + layout.value.pair(bh, heads);
-  for (int64_t tileStart = 0; tileStart < last; tileStart += R) {
+  for (int64_t tileStart = firstVisibleKey(first, window); tileStart < last;
+       tileStart += R) {
     __syncthreads();
     stageTiles<L>(keys, kPair, layout.key.rowStride, values, vPair,
                   layout.value.rowStride, tileStart, seq, headDim);
@@ -226,7 +242,8 @@ __global__ void __launch_bounds__(kThreads)
       for (int e = 0; e < kChunk; ++e)
         acc[e] = 0.0f;
     }
-    for (int64_t tileStart = 0; tileStart < last; tileStart += R) {
+    for (int64_t tileStart = firstVisibleKey(first, window); tileStart < last;
+         tileStart += R) {
       __syncthreads();
       stageTiles<L>(keys, kPair, layout.key.rowStride, values, vPair,
                     layout.value.rowStride, tileStart, seq, headDim);
@@ -304,7 +321,8 @@ __global__ void __launch_bounds__(kThreads)
     accK[e] = accV[e] = 0.0f;
   const float *qPair = q + layout.query.pair(bh, heads);
   const float *dOPair = dOut + layout.output.pair(bh, heads);
-  for (int64_t tileStart = first; tileStart < seq; tileStart += R) {
+  const int64_t end = queryEnd(min(first + R, seq), seq, window);
+  for (int64_t tileStart = first; tileStart < end; tileStart += R) {
     __syncthreads();
     stageTiles<L>(queries, qPair, layout.query.rowStride, dOuts, dOPair,
                   layout.output.rowStride, tileStart, seq, headDim);
