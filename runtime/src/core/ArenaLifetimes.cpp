@@ -121,9 +121,9 @@ Status mtrt::checkArenaLifetimes(const RankProgram &program) {
                                        program.persistentBytes
                                  : buffer.offset >= program.persistentBytes;
     if (!inside)
-      return Status::error("buffer " + std::to_string(id) + " (" + buffer.kind +
-                           ") at bytes [" + std::to_string(buffer.offset) +
-                           ", " +
+      return Status::error("buffer " + std::to_string(id) + " ('" +
+                           buffer.name + "', " + buffer.kind + ") at bytes [" +
+                           std::to_string(buffer.offset) + ", " +
                            std::to_string(buffer.offset + buffer.bytes()) +
                            ") lies " + (persistent(id) ? "outside" : "inside") +
                            " the persistent region [0, " +

@@ -629,7 +629,9 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                               " outputs do not describe a kernel (at most 32 "
                               "operands, at least one output)");
         else if (kernel.flopsPerElement < 0 || kernel.flopsPerElement > 1000000)
-          reader.fail(at + ".flops_per_element", "is out of range");
+          reader.fail(at + ".flops_per_element",
+                      std::to_string(kernel.flopsPerElement) +
+                          " is out of range 0 .. 1000000");
         else if (kernel.rowLength < 0 ||
                  (kernel.rowLength > 0 &&
                   kernel.elements > Reader::kMaxElements / kernel.rowLength))

@@ -76,8 +76,9 @@ Status SyntheticCorpus::create(const SyntheticCorpusOptions &options,
     contexts *= v; // at most 2^48: no overflow
   if (contexts > kMaxEntries / options.successors)
     return Status::error(
-        "synthetic corpus: vocabulary size " + std::to_string(v) + "^order " +
-        std::to_string(options.order) + " x " +
+        "synthetic corpus: " + std::to_string(v) + "^" +
+        std::to_string(options.order) +
+        " contexts (vocabulary size ^ order) x " +
         std::to_string(options.successors) +
         " successors exceeds 2^24 table entries; use a smaller vocabulary or "
         "order");

@@ -255,7 +255,14 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--load", options.load);
   intFlag("--corpus-vocab", options.corpusVocab);
   intFlag("--corpus-order", options.corpusOrder);
-  intFlag("--threads", options.threads);
+  // Checked as it is read: -1, the default's mark, is no value to give.
+  flags["--threads"] = [&options](const std::string &v) {
+    MTRT_RETURN_IF_ERROR(parseInt("--threads", v, options.threads));
+    if (options.threads < 1 || options.threads > 4096)
+      return Status::error("flag --threads must be between 1 and 4096, got " +
+                           std::to_string(options.threads));
+    return Status::ok();
+  };
   for (auto [name, field] :
        {std::pair{"--loss-scale", &options.lossScaler.constantScale},
         std::pair{"--initial-loss-scale", &options.lossScaler.initialScale},
@@ -381,9 +388,6 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.device != "cuda")
     return Status::error("flag --device must be cpu or cuda, got '" +
                          options.device + "'");
-  if (options.threads != -1 && (options.threads < 1 || options.threads > 4096))
-    return Status::error("flag --threads must be between 1 and 4096, got " +
-                         std::to_string(options.threads));
   MTRT_RETURN_IF_ERROR(nonNegative("--min-lr", options.minLr));
   MTRT_RETURN_IF_ERROR(
       nonNegative("--lr-warmup-iters", double(options.warmupIters)));

@@ -273,6 +273,11 @@ public:
         return Status::error(options.save +
                              ": cannot write checkpoints here (" +
                              std::strerror(errno) + ")");
+      // The tracker each save renames into place must be replaceable.
+      std::string tracker = options.save + "/latest_checkpointed_iteration.txt";
+      if (stat(tracker.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+        return Status::error(tracker + ": is not a regular file; each "
+                                       "checkpoint replaces it");
     }
     return Status::ok();
   }
@@ -439,12 +444,20 @@ public:
         return Status::error(status.message() +
                              " (set by --corpus-vocab, --corpus-order and the "
                              "model's vocabulary)");
-      char name[] = "/tmp/megatron-run-corpus-XXXXXX";
-      int fd = mkstemp(name);
+      // In $TMPDIR, as other tools' temporary files (/tmp without it).
+      const char *tmp = std::getenv("TMPDIR");
+      std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") +
+                            "/megatron-run-corpus-XXXXXX";
+      std::vector<char> name(pattern.begin(), pattern.end());
+      name.push_back('\0');
+      int fd = mkstemp(name.data());
       if (fd < 0)
-        return Status::error("cannot create a temporary corpus file");
+        return Status::error("cannot create the synthetic corpus's temporary "
+                             "file " +
+                             pattern + ": " + std::strerror(errno) +
+                             " (TMPDIR chooses its folder)");
       close(fd);
-      temporaryCorpus = name;
+      temporaryCorpus = name.data();
       // The corpus's tokens for every step (read in the step's order),
       // generated in memory and written whole: at most kMaxSyntheticTokens
       // (1 GiB of memory while it is written), beyond which a run needs a
@@ -455,7 +468,7 @@ public:
                                  &needed) ||
           __builtin_add_overflow(needed, int64_t(1), &needed) ||
           needed > kMaxSyntheticTokens) {
-        std::remove(name);
+        std::remove(temporaryCorpus.c_str());
         temporaryCorpus.clear();
         return Status::error(
             "--steps " + std::to_string(options.steps) + " of " +
@@ -464,7 +477,7 @@ public:
             std::to_string(kMaxSyntheticTokens) +
             " tokens: train on a token file (--data)");
       }
-      MTRT_RETURN_IF_ERROR(corpus->writeTokenFile(path = name, needed));
+      MTRT_RETURN_IF_ERROR(corpus->writeTokenFile(path = temporaryCorpus, needed));
     }
     MTRT_RETURN_IF_ERROR(TokenData::open(path, data));
     // The corpus is mapped: its name can go now, so that a killed run
