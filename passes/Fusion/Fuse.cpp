@@ -502,6 +502,14 @@ bool fuseCrossEntropy(CrossEntropyOp loss) {
   return true;
 }
 
+/// Carries `from`'s marks and the passes' annotations (its discardable
+/// attributes: layer, phase, the tensor-parallel head axis of its masks)
+/// over to `to`, the op that replaces it.
+void copyMarks(Operation *from, Operation *to) {
+  for (NamedAttribute attr : from->getDiscardableAttrs())
+    to->setAttr(attr.getName(), attr.getValue());
+}
+
 /// The merge_heads that is the only reader of `value`, if any.
 MergeHeadsOp soleMerge(Value value) {
   if (!value.hasOneUse())
@@ -568,10 +576,7 @@ bool foldHeadLayouts(AttentionOp attention) {
       builder.getI64IntegerAttr(heads), attention.getDropoutAttr(),
       attention.getScaleAttr(), attention.getRngStreamAttr(),
       attention.getWindowAttr());
-  // The marks and the passes' annotations (the tensor-parallel head axis
-  // of its masks) carry over.
-  for (NamedAttribute attr : attention->getDiscardableAttrs())
-    folded->setAttr(attr.getName(), attr.getValue());
+  copyMarks(attention, folded);
   merge.getResult().replaceAllUsesWith(folded.getResult());
   merge->erase();
   // The gradients read the forward's output and its rows' log-sum-exp:
@@ -585,8 +590,7 @@ bool foldHeadLayouts(AttentionOp attention) {
         folded.getStats(), builder.getI64IntegerAttr(heads),
         b.grad.getDropoutAttr(), b.grad.getScaleAttr(),
         b.grad.getRngStreamAttr(), b.grad.getWindowAttr());
-    for (NamedAttribute attr : b.grad->getDiscardableAttrs())
-      grad->setAttr(attr.getName(), attr.getValue());
+    copyMarks(b.grad, grad);
     b.gradMerge.getResult().replaceAllUsesWith(grad.getResult());
     b.gradMerge->erase();
     b.grad->erase();
@@ -594,6 +598,77 @@ bool foldHeadLayouts(AttentionOp attention) {
   }
   attention->erase();
   split->erase();
+  return true;
+}
+
+/// Folds the repeats of grouped-query attention into it:
+/// `attention(q, repeat_kv(k), repeat_kv(v))` becomes `attention(q, k, v)`
+/// (the kernels read key and value head h / groups), and each gradient
+/// `attention_grad(dO, q, repeat_kv(k), repeat_kv(v))` whose key and value
+/// gradients are read only by a `repeat_kv_grad` of the same groups
+/// becomes `attention_grad(dO, q, k, v)`, summing over each group itself.
+/// Only when every reader of the repeats is this attention or such a
+/// gradient: the repeated copies, and their stash (the kv heads `groups`
+/// times over), are then gone. Returns whether it folded.
+bool foldGroupedKeys(AttentionOp attention) {
+  auto keyRepeat = attention.getKey().getDefiningOp<RepeatKVOp>();
+  auto valueRepeat = attention.getValue().getDefiningOp<RepeatKVOp>();
+  if (!keyRepeat || !valueRepeat || keyRepeat == valueRepeat ||
+      keyRepeat.getGroups() != valueRepeat.getGroups() ||
+      keyRepeat.getInput().getType() != valueRepeat.getInput().getType())
+    return false;
+  const uint64_t groups = keyRepeat.getGroups();
+  auto soleRepeatGrad = [&](Value gradient) -> RepeatKVGradOp {
+    if (!gradient.hasOneUse())
+      return {};
+    auto sum = dyn_cast<RepeatKVGradOp>(*gradient.getUsers().begin());
+    return sum && sum.getGroups() == groups ? sum : RepeatKVGradOp();
+  };
+  struct Backward {
+    AttentionGradOp grad;
+    RepeatKVGradOp keySum, valueSum;
+  };
+  SmallVector<Backward> backward;
+  for (RepeatKVOp repeat : {keyRepeat, valueRepeat})
+    for (Operation *user : repeat->getUsers()) {
+      if (user == attention || llvm::any_of(backward, [&](const Backward &b) {
+            return b.grad == user;
+          }))
+        continue;
+      auto grad = dyn_cast<AttentionGradOp>(user);
+      if (!grad || grad.getKey() != attention.getKey() ||
+          grad.getValue() != attention.getValue())
+        return false;
+      RepeatKVGradOp keySum = soleRepeatGrad(grad.getGradKey());
+      RepeatKVGradOp valueSum = soleRepeatGrad(grad.getGradValue());
+      if (!keySum || !valueSum)
+        return false;
+      backward.push_back({grad, keySum, valueSum});
+    }
+
+  Value key = keyRepeat.getInput(), value = valueRepeat.getInput();
+  // The forward keeps its result type: its operands change in place. The
+  // gradients' key and value results become the unrepeated type.
+  attention.getKeyMutable().assign(key);
+  attention.getValueMutable().assign(value);
+  OpBuilder builder(attention);
+  for (Backward &b : backward) {
+    builder.setInsertionPoint(b.grad);
+    auto grad = AttentionGradOp::create(
+        builder, b.grad.getLoc(), b.grad.getGradQuery().getType(),
+        key.getType(), key.getType(), b.grad.getGradOutput(), b.grad.getQuery(),
+        key, value, b.grad.getDropoutAttr(), b.grad.getScaleAttr(),
+        b.grad.getRngStreamAttr(), b.grad.getWindowAttr());
+    copyMarks(b.grad, grad);
+    b.grad.getGradQuery().replaceAllUsesWith(grad.getGradQuery());
+    b.keySum.getResult().replaceAllUsesWith(grad.getGradKey());
+    b.valueSum.getResult().replaceAllUsesWith(grad.getGradValue());
+    b.keySum->erase();
+    b.valueSum->erase();
+    b.grad->erase();
+  }
+  keyRepeat->erase();
+  valueRepeat->erase();
   return true;
 }
 
@@ -614,9 +689,7 @@ bool foldBiasEpilogue(MatmulOp matmul) {
   auto folded = MatmulBiasOp::create(
       builder, bias.getLoc(), bias.getType(), matmul.getLhs(), matmul.getRhs(),
       bias.getBias(), matmul.getTransposeA(), matmul.getTransposeB());
-  // The marks of the matmul (layer, phase) carry over.
-  for (NamedAttribute attr : matmul->getDiscardableAttrs())
-    folded->setAttr(attr.getName(), attr.getValue());
+  copyMarks(matmul, folded);
   bias.getResult().replaceAllUsesWith(folded.getResult());
   bias->erase();
   matmul->erase();
@@ -734,6 +807,11 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
       if (function.isExternal())
         continue;
       for (Block &block : function.getBody()) {
+        if (groupedAttention)
+          for (auto attention :
+               llvm::make_early_inc_range(block.getOps<AttentionOp>()))
+            if (foldGroupedKeys(attention))
+              ++numGroupedAttention;
         for (auto attention :
              llvm::make_early_inc_range(block.getOps<AttentionOp>()))
           if (foldHeadLayouts(attention))

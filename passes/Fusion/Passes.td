@@ -95,6 +95,17 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     rows' log-sum-exp, which its gradients read with its output, as
     FlashAttention-2's backward does.
 
+    With `grouped-attention` (default), grouped-query attention folds its
+    repeats: `attention(q,
+    repeat_kv(k), repeat_kv(v))` becomes `attention(q, k, v)` with keys
+    and values of fewer heads, whose kernels read key and value head `h /
+    groups` for query head `h`, and each of its gradients whose key and
+    value gradients only `repeat_kv_grad` reads computes them summed over
+    each group. It folds only when nothing else reads the repeats: the
+    copies, and the stash of keys and values repeated `groups` times, are
+    then gone (Llama 3 8B's 4 groups: the stash's keys and values a
+    quarter of their size).
+
     With `gemm-epilogues` (default), a bias addition that is the only
     reader of a matmul's product joins the GEMM as its epilogue:
     `mt.matmul_bias`, whose kernel adds the bias as it writes the product
@@ -123,6 +134,9 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
   let options = [
     Option<"gemmEpilogues", "gemm-epilogues", "bool", /*default=*/"true",
            "Fold a matmul's only bias addition into the GEMM (mt.matmul_bias)">,
+    Option<"groupedAttention", "grouped-attention", "bool",
+           /*default=*/"true",
+           "Fold grouped-query attention's key and value repeats into it">,
     Option<"widenGradients", "widen-gradients", "bool", /*default=*/"true",
            "Compute in f32 the 16-bit weight and bias gradients only widened "
            "to f32">
@@ -136,6 +150,9 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     Statistic<"numFusedOps", "fused-ops", "elementwise ops placed in them">,
     Statistic<"numRowRegions", "row-regions",
               "cross-entropy losses fused with their gradient">,
+    Statistic<"numGroupedAttention", "grouped-attention",
+              "grouped-query attentions folded with their key and value "
+              "repeats">,
     Statistic<"numFoldedAttention", "folded-attention",
               "attentions folded with their split and merge of heads">,
     Statistic<"numMultiAdamW", "multi-adamw",

@@ -227,6 +227,97 @@ TEST(CudaAttention, DropoutDrawsTheCpuBackendsMask) {
     checkAttention(gen, 2, 2, 70, 32, fused, dropout);
 }
 
+// Grouped-query attention: keys and values of 2 heads serving 8 query
+// heads (groups of 4) against the reference on repeated keys and values,
+// their gradients summed over each group (the key pass's blocks each take
+// a whole group); with and without dropout and a window, for every lane
+// count.
+TEST(CudaAttention, GroupedKeysAgainstTheRepeatedReference) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(15);
+  const int64_t batch = 2, heads = 8, kvHeads = 2, groups = 4;
+  for (int64_t headDim : {16, 64, 128, 256})
+    for (int64_t seq : {37, 200})
+      for (bool drop : {false, true}) {
+        SCOPED_TRACE("headDim " + std::to_string(headDim) + " seq " +
+                     std::to_string(seq) + (drop ? " dropout" : ""));
+        gpu::AttentionDropout dropout = noDropout(heads);
+        if (drop) {
+          dropout.key.seed = 5;
+          dropout.key.step = 9;
+          dropout.key.stream = 7;
+          dropout.key.p = 0.25;
+          dropout.key.offset = 40;
+        }
+        const int64_t window = drop ? 0 : 50;
+        const int64_t rowSize = seq * headDim;
+        const size_t n = size_t(batch * heads * rowSize);
+        const size_t nKv = size_t(batch * kvHeads * rowSize);
+        std::uniform_real_distribution<double> dist(-2, 2);
+        auto draw = [&](size_t count) {
+          std::vector<double> x(count);
+          for (double &e : x)
+            e = float(dist(gen));
+          return x;
+        };
+        std::vector<double> q = draw(n), dO = draw(n), k = draw(nKv),
+                            v = draw(nKv), kRep(n), vRep(n);
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t h = 0; h < heads; ++h)
+            for (int64_t e = 0; e < rowSize; ++e) {
+              size_t from = size_t((b * kvHeads + h / groups) * rowSize + e);
+              kRep[size_t((b * heads + h) * rowSize + e)] = k[from];
+              vRep[size_t((b * heads + h) * rowSize + e)] = v[from];
+            }
+        const double scale = 1.0 / std::sqrt(double(headDim));
+        cpu::RngKey key{dropout.key.seed, dropout.key.step};
+        std::vector<double> out(n), dQ(n), dKRep(n), dVRep(n);
+        cpu::attention(q.data(), kRep.data(), vRep.data(), out.data(), batch,
+                       heads, seq, headDim, scale, dropout.key.p,
+                       dropout.key.stream, key, dropout.key.offset,
+                       dropout.headOffset, dropout.headsTotal, 0, -1, window);
+        cpu::attentionGrad(
+            dO.data(), q.data(), kRep.data(), vRep.data(), dQ.data(),
+            dKRep.data(), dVRep.data(), batch, heads, seq, headDim, scale,
+            dropout.key.p, dropout.key.stream, key, dropout.key.offset,
+            dropout.headOffset, dropout.headsTotal, 0, -1, window);
+        std::vector<double> dK(nKv, 0.0), dV(nKv, 0.0);
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t h = 0; h < heads; ++h)
+            for (int64_t e = 0; e < rowSize; ++e) {
+              size_t to = size_t((b * kvHeads + h / groups) * rowSize + e);
+              dK[to] += dKRep[size_t((b * heads + h) * rowSize + e)];
+              dV[to] += dVRep[size_t((b * heads + h) * rowSize + e)];
+            }
+        auto f = [](const std::vector<double> &x) {
+          return std::vector<float>(x.begin(), x.end());
+        };
+        DeviceVector<float> qDev{f(q)}, kDev{f(k)}, vDev{f(v)}, dODev{f(dO)},
+            outDev{std::vector<float>(n)}, dQDev{std::vector<float>(n)},
+            dKDev{std::vector<float>(nKv)}, dVDev{std::vector<float>(nKv)};
+        DeviceVector<double> stats{std::vector<double>(3 * n / headDim)};
+        AttentionLayout layout =
+            AttentionLayout::headMajor(heads, seq, headDim, kvHeads);
+        const int64_t rows = batch * heads * seq;
+        ASSERT_EQ(gpu::launchAttention(nullptr, qDev.data, kDev.data, vDev.data,
+                                       outDev.data, nullptr, rows, seq, headDim,
+                                       scale, layout, dropout, window),
+                  cudaSuccess);
+        ASSERT_EQ(gpu::launchAttentionGrad(
+                      nullptr, dODev.data, qDev.data, kDev.data, vDev.data,
+                      nullptr, nullptr, dQDev.data, dKDev.data, dVDev.data,
+                      stats.data, rows, seq, headDim, scale, layout, dropout,
+                      window),
+                  cudaSuccess);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        expectClose(outDev.read(), out, "out", seq, headDim);
+        expectClose(dQDev.read(), dQ, "dQ", seq, headDim);
+        expectClose(dKDev.read(), dK, "dK", seq, headDim);
+        expectClose(dVDev.read(), dV, "dV", seq, headDim);
+      }
+}
+
 // Mistral's sliding window: the kernels skip the key tiles (forward, query
 // pass) and query tiles (key pass) wholly outside it. Windows of 1, under
 // a tile, across tiles and past the sequence; sequences of several tiles

@@ -663,6 +663,91 @@ TEST(BlockedAttention, MatchesReference) {
 //===----------------------------------------------------------------------===//
 
 // The float exp of the CPU backend's cross-entropy against libm's.
+// Grouped-query attention: keys and values of 2 heads serving 6 query
+// heads (groups of 3) give the reference's results on keys and values
+// repeated per query head, their gradients summed over each group; with
+// dropout and a window, over pair ranges of whole groups (as the CPU
+// backend hands them to threads).
+TEST(BlockedAttention, GroupedKeysMatchRepeatedReference) {
+  const int64_t batch = 2, heads = 6, kvHeads = 2, groups = 3, headDim = 8;
+  for (int64_t seq : {7, 100})
+    for (double p : {0.0, 0.25})
+      for (int64_t window : {int64_t(0), int64_t(5)}) {
+        SCOPED_TRACE("seq " + std::to_string(seq) + " p " + std::to_string(p) +
+                     " window " + std::to_string(window));
+        const int64_t n = batch * heads * seq * headDim;
+        const int64_t nKv = batch * kvHeads * seq * headDim;
+        const int64_t rowSize = seq * headDim;
+        std::mt19937_64 gen(seq + 1);
+        Vec q = randomVec(gen, n, -2, 2), dO = randomVec(gen, n);
+        Vec k = randomVec(gen, nKv, -2, 2), v = randomVec(gen, nKv);
+        // Query pair (b, h) reads key pair (b, h / groups).
+        Vec kRep(n), vRep(n);
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t h = 0; h < heads; ++h)
+            for (int64_t e = 0; e < rowSize; ++e) {
+              int64_t from = (b * kvHeads + h / groups) * rowSize + e;
+              kRep[(b * heads + h) * rowSize + e] = k[from];
+              vRep[(b * heads + h) * rowSize + e] = v[from];
+            }
+        AttentionShape a{
+            batch,
+            heads,
+            seq,
+            headDim,
+            1.0 / std::sqrt(8.0),
+            p,
+            7,
+            RngKey{5, 9},
+            40,
+            0,
+            heads,
+            AttentionLayout::headMajor(heads, seq, headDim, kvHeads)};
+        a.window = window;
+        ASSERT_EQ(a.layout.groups(), groups);
+        Vec out(n), dQ(n), dKRep(n), dVRep(n);
+        attention(q.data(), kRep.data(), vRep.data(), out.data(), batch, heads,
+                  seq, headDim, a.scale, p, a.stream, a.key, a.indexOffset,
+                  a.headOffset, a.headsTotal, 0, -1, window);
+        attentionGrad(dO.data(), q.data(), kRep.data(), vRep.data(), dQ.data(),
+                      dKRep.data(), dVRep.data(), batch, heads, seq, headDim,
+                      a.scale, p, a.stream, a.key, a.indexOffset, a.headOffset,
+                      a.headsTotal, 0, -1, window);
+        Vec dK(nKv, 0.0), dV(nKv, 0.0);
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t h = 0; h < heads; ++h)
+            for (int64_t e = 0; e < rowSize; ++e) {
+              int64_t to = (b * kvHeads + h / groups) * rowSize + e;
+              dK[to] += dKRep[(b * heads + h) * rowSize + e];
+              dV[to] += dVRep[(b * heads + h) * rowSize + e];
+            }
+        auto f = [](const Vec &x) {
+          return std::vector<float>(x.begin(), x.end());
+        };
+        std::vector<float> qf = f(q), kf = f(k), vf = f(v), dOf = f(dO);
+        std::vector<float> outF(n, 9.0f), dQF(n, 9.0f), dKF(nKv, 9.0f),
+            dVF(nKv, 9.0f);
+        // The forward by any pairs; the gradient by whole groups.
+        for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, 4},
+                                  std::pair<int64_t, int64_t>{4, 12}})
+          blockedAttention(qf.data(), kf.data(), vf.data(), outF.data(),
+                           /*lse=*/nullptr, a, begin, end);
+        for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, 3},
+                                  std::pair<int64_t, int64_t>{3, 12}})
+          blockedAttentionGrad(dOf.data(), qf.data(), kf.data(), vf.data(),
+                               AttentionForward{}, dQF.data(), dKF.data(),
+                               dVF.data(), a, begin, end);
+        for (int64_t i = 0; i < n; ++i) {
+          EXPECT_NEAR(outF[i], out[i], 2e-5) << "out " << i;
+          EXPECT_NEAR(dQF[i], dQ[i], 2e-5) << "dQ " << i;
+        }
+        for (int64_t i = 0; i < nKv; ++i) {
+          EXPECT_NEAR(dKF[i], dK[i], 5e-5) << "dK " << i;
+          EXPECT_NEAR(dVF[i], dV[i], 5e-5) << "dV " << i;
+        }
+      }
+}
+
 TEST(CrossEntropy, FloatExpWithinTwoUlp) {
   for (float x = -87.0f; x <= 88.0f; x += 0.0137f) {
     double exact = std::exp(double(x));

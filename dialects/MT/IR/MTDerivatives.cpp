@@ -174,10 +174,11 @@ LogicalResult MergeHeadsOp::buildGradients(GradientEmitter &g) {
 }
 
 LogicalResult AttentionOp::buildGradients(GradientEmitter &g) {
-  Type type = getType();
+  Type type = getType(), keyType = getKey().getType();
   auto grad = g.create<AttentionGradOp>(
-      type, type, type, g.resultGradient(0), getQuery(), getKey(), getValue(),
-      getDropoutAttr(), getScaleAttr(), getRngStreamAttr(), getWindowAttr());
+      type, keyType, keyType, g.resultGradient(0), getQuery(), getKey(),
+      getValue(), getDropoutAttr(), getScaleAttr(), getRngStreamAttr(),
+      getWindowAttr());
   g.accumulate(getQuery(), grad.getGradQuery());
   g.accumulate(getKey(), grad.getGradKey());
   g.accumulate(getValue(), grad.getGradValue());

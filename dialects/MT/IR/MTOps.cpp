@@ -169,16 +169,30 @@ LogicalResult LayerNormOp::verify() {
                                getEpsilon().convertToDouble());
 }
 
+/// A type, then, after `separator` (`->` or `,`), a second type that is
+/// otherwise the first's: the printed form leaves out what is implied.
+static ParseResult parseTypeAndOptionalSecond(OpAsmParser &parser, Type &first,
+                                              Type &second,
+                                              StringRef separator) {
+  if (parser.parseType(first))
+    return failure();
+  second = first;
+  bool given = separator == "->" ? succeeded(parser.parseOptionalArrow())
+                                 : succeeded(parser.parseOptionalComma());
+  return given ? parser.parseType(second) : success();
+}
+static void printTypeAndOptionalSecond(OpAsmPrinter &printer, Type first,
+                                       Type second, StringRef separator) {
+  printer << first;
+  if (second != first)
+    printer << (separator == "," ? ", " : " -> ") << second;
+}
+
 /// `type(weight)` then, when the parameter gradients are not shaped as
 /// the weight (partial sums per block of rows), `-> type(gradients)`.
 static ParseResult parseParameterGradientTypes(OpAsmParser &parser,
                                                Type &weight, Type &gradWeight) {
-  if (parser.parseType(weight))
-    return failure();
-  gradWeight = weight;
-  if (succeeded(parser.parseOptionalArrow()))
-    return parser.parseType(gradWeight);
-  return success();
+  return parseTypeAndOptionalSecond(parser, weight, gradWeight, "->");
 }
 static ParseResult parseParameterGradientTypes(OpAsmParser &parser,
                                                Type &weight, Type &gradWeight,
@@ -191,9 +205,18 @@ static ParseResult parseParameterGradientTypes(OpAsmParser &parser,
 static void printParameterGradientTypes(OpAsmPrinter &printer, Operation *,
                                         Type weight, Type gradWeight,
                                         Type = {}) {
-  printer << weight;
-  if (gradWeight != weight)
-    printer << " -> " << gradWeight;
+  printTypeAndOptionalSecond(printer, weight, gradWeight, "->");
+}
+
+/// Attention's query type, then its key and value type when they hold
+/// fewer (grouped) heads: `type` or `type, type`.
+static ParseResult parseGroupedKeys(OpAsmParser &parser, Type &queryType,
+                                    Type &keyType) {
+  return parseTypeAndOptionalSecond(parser, queryType, keyType, ",");
+}
+static void printGroupedKeys(OpAsmPrinter &printer, Operation *, Type queryType,
+                             Type keyType) {
+  printTypeAndOptionalSecond(printer, queryType, keyType, ",");
 }
 
 /// A norm's parameter gradient: shaped as the weight, or with `rowBlock`
@@ -536,13 +559,27 @@ static LogicalResult verifyWindow(Operation *op,
   return success();
 }
 
-static LogicalResult verifyAttention(Operation *op, Value query, double dropout,
+static LogicalResult verifyAttention(Operation *op, Value query, Value key,
+                                     double dropout,
                                      std::optional<APFloat> scale,
                                      std::optional<uint64_t> window) {
   if (failed(
           verifyRank(op, query, "query", 4, "[batch, heads, seq, head_dim]")) ||
+      failed(
+          verifyRank(op, key, "key", 4, "[batch, kv_heads, seq, head_dim]")) ||
+      failed(verifyElementTypesMatch(op, key, "key", query, "query")) ||
       failed(verifyProbability(op, "dropout", dropout)))
     return failure();
+  for (int64_t dim : {0, 2, 3})
+    if (failed(verifyDimsMatch(op, key, "key", dim, query, "query", dim)))
+      return failure();
+  // Grouped-query attention: every key head serves as many query heads.
+  int64_t heads = tensorType(query).getDimSize(1);
+  int64_t kvHeads = tensorType(key).getDimSize(1);
+  if (kvHeads <= 0 || heads % kvHeads != 0)
+    return op->emitOpError()
+           << "key and value have " << kvHeads
+           << " heads, which do not divide the query's " << heads;
   if (scale && !(scale->convertToDouble() > 0.0))
     return op->emitOpError()
            << "scale must be positive, got " << scale->convertToDouble();
@@ -550,13 +587,13 @@ static LogicalResult verifyAttention(Operation *op, Value query, double dropout,
 }
 
 LogicalResult AttentionOp::verify() {
-  return verifyAttention(getOperation(), getQuery(),
+  return verifyAttention(getOperation(), getQuery(), getKey(),
                          getDropout().convertToDouble(), getScale(),
                          getWindow());
 }
 
 LogicalResult AttentionGradOp::verify() {
-  return verifyAttention(getOperation(), getQuery(),
+  return verifyAttention(getOperation(), getQuery(), getKey(),
                          getDropout().convertToDouble(), getScale(),
                          getWindow());
 }

@@ -319,7 +319,8 @@ def MT_MergeHeadsOp : MT_Op<"merge_heads", [DeclareOpInterfaceMethods<MT_Differe
 }
 
 def MT_AttentionOp : MT_Op<"attention",
-    [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, AllTypesMatch<["query", "key", "value", "result"]>]> {
+    [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>,
+     AllTypesMatch<["query", "result"]>, AllTypesMatch<["key", "value"]>]> {
   let summary = "Computes causal scaled-dot-product attention per head.";
   let description = [{
     For each batch and head, `P = softmax(mask(Q K^T * scale))` and
@@ -331,6 +332,12 @@ def MT_AttentionOp : MT_Op<"attention",
     `window` (Mistral's `sliding_window`) masks the keys more than
     `window - 1` positions before the query too: query `i` sees keys
     `i - window < j <= i`, as Hugging Face's sliding-window mask does.
+
+    `key` and `value` may hold fewer heads than `query` (grouped-query
+    attention, PyTorch's `enable_gqa`): `kv_heads` dividing `heads`, query
+    head `h` reads key and value head `h / (heads / kv_heads)`, which is
+    what `mt.repeat_kv` would have copied out. `mt-fuse` folds the repeats
+    into the op, so that neither the copies nor their stash exist.
 
     One op rather than its pieces: the probabilities `P` are `seq x seq` per
     head, and keeping them inside the op lets lowering choose a fused
@@ -350,7 +357,8 @@ def MT_AttentionOp : MT_Op<"attention",
                        OptionalAttr<I64Attr>:$window);
   let results = (outs MT_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value attr-dict `:` type($result)
+    $query `,` $key `,` $value attr-dict `:`
+    custom<GroupedKeys>(type($result), type($key))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -758,8 +766,8 @@ def MT_GeluGradOp : MT_Op<"gelu_grad", [DeclareOpInterfaceMethods<MT_Elementwise
 }
 
 def MT_AttentionGradOp : MT_Op<"attention_grad",
-    [Pure, AllTypesMatch<["grad_output", "query", "key", "value",
-                          "grad_query", "grad_key", "grad_value"]>]> {
+    [Pure, AllTypesMatch<["grad_output", "query", "grad_query"]>,
+     AllTypesMatch<["key", "value", "grad_key", "grad_value"]>]> {
   let summary = "Computes the gradients of causal attention.";
   let description = [{
     Given the gradient of `mt.attention`'s result, returns the gradients of
@@ -767,6 +775,8 @@ def MT_AttentionGradOp : MT_Op<"attention_grad",
     from query and key (as flash attention does), and the dropout mask is
     redrawn from the same `rng_stream`, so nothing `seq x seq` is stashed.
     `dropout`, `scale`, `rng_stream` and `window` equal the forward op's.
+    With grouped key and value heads, each key and value head's gradient
+    sums over the query heads that read it.
 
     ```mlir
     %dq, %dk, %dv = mt.attention_grad %do, %q, %k, %v
@@ -783,7 +793,8 @@ def MT_AttentionGradOp : MT_Op<"attention_grad",
   let results = (outs MT_FloatTensor:$grad_query, MT_FloatTensor:$grad_key,
                       MT_FloatTensor:$grad_value);
   let assemblyFormat = [{
-    $grad_output `,` $query `,` $key `,` $value attr-dict `:` type($query)
+    $grad_output `,` $query `,` $key `,` $value attr-dict `:`
+    custom<GroupedKeys>(type($query), type($key))
   }];
   let hasVerifier = 1;
 }

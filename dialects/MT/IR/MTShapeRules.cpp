@@ -104,7 +104,8 @@ Types RMSNormGradOp::inferResultTypesFromOperands() {
   return SmallVector<Type>{getInput().getType(), getWeight().getType()};
 }
 Types AttentionGradOp::inferResultTypesFromOperands() {
-  return SmallVector<Type>(3, getQuery().getType());
+  Type key = getKey().getType();
+  return SmallVector<Type>{getQuery().getType(), key, key};
 }
 Types CrossEntropyGradOp::inferResultTypesFromOperands() {
   return SmallVector<Type>{getLogits().getType()};

@@ -102,6 +102,12 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("With fuse: 16-bit weight and bias gradients only "
                      "widened to f32 are computed in f32 (default)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> groupedAttention{
+      *this, "grouped-attention",
+      llvm::cl::desc("With fuse: grouped-query attention reads keys and "
+                     "values of fewer heads in place of their repeats "
+                     "(default)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "

@@ -23,9 +23,12 @@
 namespace mtrt {
 
 /// Element (b, h, i, d) of one operand's [batch, heads, seq, head_dim] view
-/// lies at offset + b * batchStride + h * headStride + i * rowStride + d.
+/// lies at offset + b * batchStride + (h / groups) * headStride +
+/// i * rowStride + d: with `groups` > 1 (grouped-query attention's keys and
+/// values), each stored head serves `groups` consecutive query heads.
 struct HeadLayout {
   int64_t offset = 0, batchStride = 0, headStride = 0, rowStride = 0;
+  int64_t groups = 1;
 
   /// A [batch, heads, seq, headDim] tensor of its own.
   static MTRT_HOST_DEVICE HeadLayout headMajor(int64_t heads, int64_t seq,
@@ -43,9 +46,18 @@ struct HeadLayout {
     return {chunk * heads * headDim, seq * width, headDim, width};
   }
 
-  /// Row 0 of pair bh = b * heads + h.
+  /// Row 0 of pair bh = b * heads + h (`heads` the query's).
   MTRT_HOST_DEVICE int64_t pair(int64_t bh, int64_t heads) const {
-    return offset + bh / heads * batchStride + bh % heads * headStride;
+    return offset + bh / heads * batchStride + bh % heads / groups * headStride;
+  }
+
+  /// [batch, kvHeads, seq, headDim] keys or values, each head serving
+  /// `groups` query heads.
+  static MTRT_HOST_DEVICE HeadLayout grouped(int64_t kvHeads, int64_t groups,
+                                             int64_t seq, int64_t headDim) {
+    HeadLayout own = headMajor(kvHeads, seq, headDim);
+    own.groups = groups;
+    return own;
   }
 
   /// Row i of pair bh.
@@ -60,12 +72,21 @@ struct AttentionLayout {
   int64_t heads = 1;
   HeadLayout query, key, value, output;
 
-  /// Every operand [batch, heads, seq, headDim] (`attention`).
+  /// Every operand [batch, heads, seq, headDim] (`attention`), or keys and
+  /// values [batch, kvHeads, seq, headDim] with kvHeads dividing heads.
   static MTRT_HOST_DEVICE AttentionLayout headMajor(int64_t heads, int64_t seq,
-                                                    int64_t headDim) {
+                                                    int64_t headDim,
+                                                    int64_t kvHeads = 0) {
     HeadLayout own = HeadLayout::headMajor(heads, seq, headDim);
-    return {heads, own, own, own, own};
+    HeadLayout kv =
+        kvHeads > 0 && kvHeads != heads
+            ? HeadLayout::grouped(kvHeads, heads / kvHeads, seq, headDim)
+            : own;
+    return {heads, own, kv, kv, own};
   }
+
+  /// Query heads per key and value head.
+  MTRT_HOST_DEVICE int64_t groups() const { return key.groups; }
 
   /// Queries, keys and values in one [batch, seq, 3 * heads * headDim]
   /// tensor, the output [batch, seq, heads * headDim] (`qkv_attention`).
@@ -84,17 +105,22 @@ struct AttentionLayout {
 struct AttentionExtent {
   int64_t batch, heads, seq, headDim;
   bool fusedQKV;
+  /// Key and value heads (grouped-query attention: fewer than `heads`).
+  int64_t kvHeads;
 
-  static AttentionExtent of(const std::vector<int64_t> &query, bool fusedQKV,
+  /// From the query's shape and the key's (`attention`), or from the fused
+  /// QKV tensor's and the `heads` attribute (`qkv_attention`).
+  static AttentionExtent of(const std::vector<int64_t> &query,
+                            const std::vector<int64_t> &key, bool fusedQKV,
                             int64_t heads) {
     if (fusedQKV)
-      return {query[0], heads, query[1], query[2] / (3 * heads), true};
-    return {query[0], query[1], query[2], query[3], false};
+      return {query[0], heads, query[1], query[2] / (3 * heads), true, heads};
+    return {query[0], query[1], query[2], query[3], false, key[1]};
   }
 
   AttentionLayout layout() const {
     return fusedQKV ? AttentionLayout::fusedQKV(heads, seq, headDim)
-                    : AttentionLayout::headMajor(heads, seq, headDim);
+                    : AttentionLayout::headMajor(heads, seq, headDim, kvHeads);
   }
 };
 

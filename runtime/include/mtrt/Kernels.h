@@ -164,6 +164,8 @@ struct AttentionKind {
   bool forward, fusedQKV;
   /// The command input holding the queries (after dOut in the backward).
   size_t queryInput() const { return forward ? 0 : 1; }
+  /// The command input holding the keys (the query's in the fused form).
+  size_t keyInput() const { return fusedQKV ? queryInput() : queryInput() + 1; }
 };
 inline bool isAttention(KernelId id) {
   return id == KernelId::attention || id == KernelId::attention_grad ||

@@ -282,12 +282,27 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   }
   case KernelId::attention:
   case KernelId::attention_grad: {
-    const Shape &q = s.in(0);
+    // Queries (and dOut, dQ, the output) [batch, heads, seq, headDim];
+    // keys and values (and their gradients) the same or, grouped-query,
+    // with kv heads dividing heads.
+    const bool forward = id == KernelId::attention;
+    const size_t keyIn = forward ? 1 : 2;
+    const Shape &q = s.in(0), &k = s.in(keyIn);
     s.rank(q, 4, "input 0");
+    s.rank(k, 4, "input " + std::to_string(keyIn));
+    if (q.size() == 4 && k.size() == 4)
+      s.require(k[0] == q[0] && k[2] == q[2] && k[3] == q[3] && k[1] > 0 &&
+                    q[1] % k[1] == 0,
+                "keys " + shapeString(k) + " do not serve queries " +
+                    shapeString(q) +
+                    " (the same batch, sequence and head size, and heads "
+                    "that divide the queries')");
     for (size_t i = 1; i < c.ins.size(); ++i)
-      s.same(s.in(i), "input " + std::to_string(i), q, "input 0");
+      s.same(s.in(i), "input " + std::to_string(i), i < keyIn ? q : k,
+             i < keyIn ? "input 0" : "input " + std::to_string(keyIn));
     for (size_t i = 0; i < c.outs.size(); ++i)
-      s.same(s.out(i), "output " + std::to_string(i), q, "input 0");
+      s.same(s.out(i), "output " + std::to_string(i), i == 0 ? q : k,
+             i == 0 ? "input 0" : "input " + std::to_string(keyIn));
     s.range("dropout", 0, 1, /*openHigh=*/true);
     s.positive("scale");
     s.window();

@@ -203,10 +203,14 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
     auto dQs = detail::pairRows(dQ, a.layout.query, bh, heads);
     auto dKs = detail::pairRows(dK, a.layout.key, bh, heads);
     auto dVs = detail::pairRows(dV, a.layout.value, bh, heads);
-    for (int64_t j = 0; j < seq; ++j) {
-      std::fill(dKs.row(j), dKs.row(j) + d, 0.0f);
-      std::fill(dVs.row(j), dVs.row(j) + d, 0.0f);
-    }
+    // A key and value head shared by `groups` query heads (grouped-query
+    // attention) sums their gradients: zeroed by the group's first pair,
+    // accumulated by the rest (the caller keeps a group on one thread).
+    if (bh % heads % a.layout.groups() == 0)
+      for (int64_t j = 0; j < seq; ++j) {
+        std::fill(dKs.row(j), dKs.row(j) + d, 0.0f);
+        std::fill(dVs.row(j), dVs.row(j) + d, 0.0f);
+      }
     for (int64_t i0 = 0; i0 < seq; i0 += detail::kAttentionBlock) {
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
       int64_t keyStart = detail::firstVisibleKey(i0, a.window);

@@ -604,9 +604,9 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     // [batch, heads, seq, headDim] operands, or one fused QKV tensor.
     AttentionKind kind = attentionKind(id);
     bool forward = kind.forward, fusedQKV = kind.fusedQKV;
-    AttentionExtent extent =
-        AttentionExtent::of(inDesc(kind.queryInput()).shape, fusedQKV,
-                            int64_t(command.get("heads", 1)));
+    AttentionExtent extent = AttentionExtent::of(
+        inDesc(kind.queryInput()).shape, inDesc(kind.keyInput()).shape,
+        fusedQKV, int64_t(command.get("heads", 1)));
     int64_t batch = extent.batch, heads = extent.heads, seq = extent.seq,
             headDim = extent.headDim;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
@@ -635,14 +635,18 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     cpu::AttentionForward results;
     if (fusedQKV && !forward)
       results = {in(2), in(3)};
+    // The gradient shares each key and value head among its group of query
+    // heads (grouped-query attention): a group's pairs run on one thread,
+    // which sums their key and value gradients in head order.
+    const int64_t groups = forward ? 1 : shape.layout.groups();
     ThreadPool::global().parallelFor(
-        batch * heads, 1, [&](int64_t begin, int64_t end) {
+        batch * heads / groups, 1, [&](int64_t begin, int64_t end) {
           if (forward)
             cpu::blockedAttention(qIn, kIn, vIn, out(0), lse, shape, begin,
                                   end);
           else
             cpu::blockedAttentionGrad(in(0), qIn, kIn, vIn, results, dQ, dK, dV,
-                                      shape, begin, end);
+                                      shape, begin * groups, end * groups);
         });
   } else if ((id == KernelId::cross_entropy ||
               id == KernelId::cross_entropy_grad) &&

@@ -563,8 +563,9 @@ gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
   }
   if (!cudnnOpen)
     return refuse(cudnnWhy);
-  AttentionExtent extent = AttentionExtent::of(
-      qkv.shape, /*fusedQKV=*/true, int64_t(command.get("heads", 1)));
+  AttentionExtent extent =
+      AttentionExtent::of(qkv.shape, qkv.shape, /*fusedQKV=*/true,
+                          int64_t(command.get("heads", 1)));
   gpu::CudnnAttentionShape call;
   call.batch = extent.batch;
   call.heads = extent.heads;
@@ -1973,9 +1974,9 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     // [batch, heads, seq, headDim] operands, or one fused QKV tensor.
     AttentionKind kind = attentionKind(id);
     bool forward = kind.forward, fusedQKV = kind.fusedQKV;
-    AttentionExtent extent =
-        AttentionExtent::of(inDesc(kind.queryInput()).shape, fusedQKV,
-                            int64_t(command.get("heads", 1)));
+    AttentionExtent extent = AttentionExtent::of(
+        inDesc(kind.queryInput()).shape, inDesc(kind.keyInput()).shape,
+        fusedQKV, int64_t(command.get("heads", 1)));
     int64_t heads = extent.heads, seq = extent.seq, headDim = extent.headDim;
     int64_t rows = extent.batch * heads * seq;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));

@@ -193,7 +193,10 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
         dropout, window);
     if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
       return error;
-    flash::keyPass<L><<<grid, flash::kThreads, 0, stream>>>(
+    // One block per key and value pair and block of keys: a grouped key
+    // head sums its query heads' contributions in one block.
+    dim3 keyGrid = flash::gridFor<L>(rows / seq / layout.groups(), seq);
+    flash::keyPass<L><<<keyGrid, flash::kThreads, 0, stream>>>(
         dOut, q, k, v, stats, dK, dV, seq, headDim, float(scale), layout,
         dropout, window);
     return cudaGetLastError();

@@ -293,10 +293,12 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// The key pass: for key rows [y R, (y + 1) R) of pair bh, dV_j = sum_i
-/// P_ij Z_ij dO_i and dK_j = scale sum_i P_ij (dP_ij - D_i) Q_i over the
-/// queries i >= j (Z the dropout factor), from the query pass's
-/// statistics; queries and output gradients staged a tile at a time.
+/// The key pass: for key rows [y R, (y + 1) R) of key and value pair x,
+/// dV_j = sum_i P_ij Z_ij dO_i and dK_j = scale sum_i P_ij (dP_ij - D_i)
+/// Q_i over the queries i >= j (Z the dropout factor) of every query pair
+/// the key head serves (one, or a grouped-query attention's group), from
+/// the query pass's statistics; queries and output gradients staged a
+/// tile at a time.
 template <int L>
 __global__ void __launch_bounds__(kThreads)
     keyPass(const float *dOut, const float *q, const float *k, const float *v,
@@ -306,57 +308,63 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int R = kThreads / L;
   __shared__ float queries[kTileFloats], dOuts[kTileFloats];
   __shared__ float rowMax[R], rowSumExp[R], rowDots[R];
-  const int64_t bh = blockIdx.x, first = int64_t(blockIdx.y) * R;
+  // Block x is a key and value head's pair: with grouped-query attention
+  // it serves `groups` query pairs (bh0 ...), whose sums it adds in order.
+  const int64_t groups = layout.key.groups;
+  const int64_t bh0 = int64_t(blockIdx.x) * groups;
+  const int64_t first = int64_t(blockIdx.y) * R;
   const int lane = threadIdx.x % L;
   const int64_t j = first + threadIdx.x / L;
   const bool valid = j < seq;
   const int heads = int(layout.heads);
   float key[kChunk], value[kChunk], accK[kChunk], accV[kChunk];
-  loadChunk(key, k + layout.key.row(bh, heads, valid ? j : 0), lane, headDim,
+  loadChunk(key, k + layout.key.row(bh0, heads, valid ? j : 0), lane, headDim,
             valid);
-  loadChunk(value, v + layout.value.row(bh, heads, valid ? j : 0), lane,
+  loadChunk(value, v + layout.value.row(bh0, heads, valid ? j : 0), lane,
             headDim, valid);
 #pragma unroll
   for (int e = 0; e < kChunk; ++e)
     accK[e] = accV[e] = 0.0f;
-  const float *qPair = q + layout.query.pair(bh, heads);
-  const float *dOPair = dOut + layout.output.pair(bh, heads);
   const int64_t end = queryEnd(min(first + R, seq), seq, window);
-  for (int64_t tileStart = first; tileStart < end; tileStart += R) {
-    __syncthreads();
-    stageTiles<L>(queries, qPair, layout.query.rowStride, dOuts, dOPair,
-                  layout.output.rowStride, tileStart, seq, headDim);
-    for (int t = threadIdx.x; t < R; t += kThreads) {
-      int64_t row = bh * seq + min(tileStart + t, seq - 1);
-      rowMax[t] = float(stats[3 * row]);
-      rowSumExp[t] = float(stats[3 * row + 1]);
-      rowDots[t] = float(stats[3 * row + 2]);
-    }
-    __syncthreads();
-    const int count = int(min(int64_t(R), seq - tileStart));
-    for (int t = 0; t < count; ++t) {
-      const int64_t i = tileStart + t;
-      const float *query = chunkAt<L>(queries, t, lane);
-      const float *dO = chunkAt<L>(dOuts, t, lane);
-      float score = rowSum<L>(dotChunk(key, query)) * scale;
-      float dP = rowSum<L>(dotChunk(value, dO));
-      if (!valid || !sees(i, j, window))
-        continue;
-      float keep = float(dropout.factor(bh, i, j, seq));
-      float p = expf(score - rowMax[t]) / rowSumExp[t];
-      float dS = p * (keep * dP - rowDots[t]) * scale;
-      float pKeep = p * keep;
+  for (int64_t bh = bh0; bh < bh0 + groups; ++bh) {
+    const float *qPair = q + layout.query.pair(bh, heads);
+    const float *dOPair = dOut + layout.output.pair(bh, heads);
+    for (int64_t tileStart = first; tileStart < end; tileStart += R) {
+      __syncthreads();
+      stageTiles<L>(queries, qPair, layout.query.rowStride, dOuts, dOPair,
+                    layout.output.rowStride, tileStart, seq, headDim);
+      for (int t = threadIdx.x; t < R; t += kThreads) {
+        int64_t row = bh * seq + min(tileStart + t, seq - 1);
+        rowMax[t] = float(stats[3 * row]);
+        rowSumExp[t] = float(stats[3 * row + 1]);
+        rowDots[t] = float(stats[3 * row + 2]);
+      }
+      __syncthreads();
+      const int count = int(min(int64_t(R), seq - tileStart));
+      for (int t = 0; t < count; ++t) {
+        const int64_t i = tileStart + t;
+        const float *query = chunkAt<L>(queries, t, lane);
+        const float *dO = chunkAt<L>(dOuts, t, lane);
+        float score = rowSum<L>(dotChunk(key, query)) * scale;
+        float dP = rowSum<L>(dotChunk(value, dO));
+        if (!valid || !sees(i, j, window))
+          continue;
+        float keep = float(dropout.factor(bh, i, j, seq));
+        float p = expf(score - rowMax[t]) / rowSumExp[t];
+        float dS = p * (keep * dP - rowDots[t]) * scale;
+        float pKeep = p * keep;
 #pragma unroll
-      for (int e = 0; e < kChunk; ++e) {
-        accV[e] = __fmaf_rn(pKeep, dO[e], accV[e]);
-        accK[e] = __fmaf_rn(dS, query[e], accK[e]);
+        for (int e = 0; e < kChunk; ++e) {
+          accV[e] = __fmaf_rn(pKeep, dO[e], accV[e]);
+          accK[e] = __fmaf_rn(dS, query[e], accK[e]);
+        }
       }
     }
   }
   if (!valid)
     return;
-  float *dKRow = dK + layout.key.row(bh, heads, j);
-  float *dVRow = dV + layout.value.row(bh, heads, j);
+  float *dKRow = dK + layout.key.row(bh0, heads, j);
+  float *dVRow = dV + layout.value.row(bh0, heads, j);
 #pragma unroll
   for (int e = 0; e < kChunk; ++e) {
     int64_t d = int64_t(lane) * kChunk + e;

@@ -77,12 +77,38 @@ func.func @negative_add_types(%x: tensor<4xf32>, %h: tensor<4xf16>) -> tensor<4x
 
 // -----
 
-// mt.attention operands and result have one type.
+// mt.attention's keys and values match the query but for their heads.
 
 func.func @negative_attention_types(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x4x4xf32>) -> tensor<1x2x8x4xf32> {
-  // expected-error @+1 {{'mt.attention' op failed to verify that all of {query, key, value, result} have same type}}
+  // expected-error @+1 {{'mt.attention' op key dimension 2 is 4 but query dimension 2 is 8}}
   %a = "mt.attention"(%q, %k, %k) : (tensor<1x2x8x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x8x4xf32>
   return %a : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @negative_attention_value_type(%q: tensor<1x4x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @+1 {{'mt.attention' op failed to verify that all of {key, value} have same type}}
+  %a = "mt.attention"(%q, %k, %v) : (tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32>
+  return %a : tensor<1x4x8x4xf32>
+}
+
+// -----
+
+// Grouped-query attention: the key heads divide the query heads.
+
+func.func @negative_attention_groups(%q: tensor<1x4x8x4xf32>, %k: tensor<1x3x8x4xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @+1 {{'mt.attention' op key and value have 3 heads, which do not divide the query's 4}}
+  %a = mt.attention %q, %k, %k : tensor<1x4x8x4xf32>, tensor<1x3x8x4xf32>
+  return %a : tensor<1x4x8x4xf32>
+}
+
+// -----
+
+func.func @negative_attention_grad_groups(%q: tensor<1x4x8x4xf32>, %k: tensor<1x3x8x4xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @+1 {{'mt.attention_grad' op key and value have 3 heads, which do not divide the query's 4}}
+  %dq, %dk, %dv = mt.attention_grad %q, %q, %k, %k : tensor<1x4x8x4xf32>, tensor<1x3x8x4xf32>
+  return %dq : tensor<1x4x8x4xf32>
 }
 
 // -----

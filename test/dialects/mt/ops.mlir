@@ -238,6 +238,20 @@ func.func @attention_defaults(%q: tensor<2x4x8x4xf32>, %k: tensor<2x4x8x4xf32>, 
 
 // -----
 
+// Grouped-query attention: keys and values of fewer heads print their type
+// after the query's; the gradients of keys and values are typed as they are.
+
+// CHECK-LABEL: func.func @attention_grouped
+// CHECK:         %[[A:.*]] = mt.attention %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x4x8x4xf32>, tensor<2x2x8x4xf32>
+// CHECK:         mt.attention_grad %[[A]], %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x4x8x4xf32>, tensor<2x2x8x4xf32>
+func.func @attention_grouped(%q: tensor<2x4x8x4xf32>, %k: tensor<2x2x8x4xf32>, %v: tensor<2x2x8x4xf32>) -> tensor<2x2x8x4xf32> {
+  %a = mt.attention %q, %k, %v : tensor<2x4x8x4xf32>, tensor<2x2x8x4xf32>
+  %dq, %dk, %dv = mt.attention_grad %a, %q, %k, %v : tensor<2x4x8x4xf32>, tensor<2x2x8x4xf32>
+  return %dk : tensor<2x2x8x4xf32>
+}
+
+// -----
+
 // mt.attention keeps an explicit scale and dropout probability.
 
 // CHECK-LABEL: func.func @attention_scale_dropout
