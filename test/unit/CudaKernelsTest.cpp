@@ -349,7 +349,10 @@ TEST(CudnnAttention, MatchesTheReferenceInBf16) {
   if (!cudnn.open(nullptr, why))
     GTEST_SKIP() << "cuDNN unavailable: " << why;
   const int64_t batch = 2, heads = 3, headDim = 64;
-  for (int64_t seq : {1, 37, 256}) {
+  // From 2 positions: the cuDNN frontend refuses a backward of one query
+  // and one key ("s_q = s_kv = 1 is not supported"), which the backend
+  // then runs on its own kernels.
+  for (int64_t seq : {2, 37, 256}) {
     SCOPED_TRACE("seq " + std::to_string(seq));
     const int64_t rows = batch * heads * seq, width = heads * headDim;
     const size_t n = size_t(rows * headDim);

@@ -550,6 +550,12 @@ gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
     for (int64_t buffer : *operands)
       if (buffer != stats && prog->buffers[size_t(buffer)].dtype != qkv.dtype)
         return refuse("operands of mixed types");
+  // cuDNN refuses, at execution, an operand not on a 16-byte boundary; the
+  // compiler aligns buffers to 64 bytes unless told otherwise.
+  for (const std::vector<int64_t> *operands : {&command.ins, &command.outs})
+    for (int64_t buffer : *operands)
+      if (prog->buffers[size_t(buffer)].offset % 16 != 0)
+        return refuse("an operand not 16-byte aligned in the arena");
   if (command.get("dropout", 0.0) != 0.0)
     return refuse("dropout (cuDNN's mask is not the CPU backend's)");
   if (command.has("window"))

@@ -251,6 +251,14 @@ bool CudnnAttention::supports(const CudnnAttentionShape &shape,
     } catch (const std::exception &error) {
       why = error.what();
     }
+    // The deterministic backward's workspace grows with batch x heads x
+    // seq^2 (2 bytes each on Hopper: 8 GiB at 8 x 32 x 4096), allocated
+    // beside the arena: past a bound the backend's own kernels run it.
+    constexpr int64_t kMaxWorkspace = int64_t(1) << 30;
+    if (why.empty() && graph.workspace > kMaxWorkspace)
+      why = "cuDNN's deterministic backward needs " +
+            std::to_string(graph.workspace >> 20) +
+            " MiB of workspace, over the 1024 MiB it may take";
     if (why.empty()) {
       impl->workspace = std::max(impl->workspace, graph.workspace);
       impl->graphs.emplace(key, std::move(graph));
