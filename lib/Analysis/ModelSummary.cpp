@@ -99,6 +99,12 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
           attentionKeysPerQuery(type.getDimSize(2), attention.getWindow());
       int64_t width = type.getDimSize(1) * type.getDimSize(3);
       attentionFlops.add(CheckedCount::product({12, keys, width}));
+    } else if (auto attention = dyn_cast<MergedAttentionOp>(op)) {
+      RankedTensorType type = attention.getQuery().getType();
+      int64_t keys =
+          attentionKeysPerQuery(type.getDimSize(2), attention.getWindow());
+      int64_t width = type.getDimSize(1) * type.getDimSize(3);
+      attentionFlops.add(CheckedCount::product({12, keys, width}));
     } else if (auto attention = dyn_cast<QKVAttentionOp>(op)) {
       int64_t keys = attentionKeysPerQuery(
           attention.getQkv().getType().getDimSize(1), attention.getWindow());

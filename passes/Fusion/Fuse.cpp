@@ -672,6 +672,83 @@ bool foldGroupedKeys(AttentionOp attention) {
   return true;
 }
 
+/// Folds `merge_heads(attention(q, k, v))` into `mt.merged_attention`,
+/// which writes its heads merged and returns its rows' log-sum-exp, and
+/// each gradient of that attention, `attention_grad(split_heads(dOut), q,
+/// k, v)`, into `mt.merged_attention_grad`, which reads dOut merged and
+/// the forward's output and stats (the output is the projection's input,
+/// stashed anyway; the stats cost 4 bytes a query row) instead of
+/// rebuilding the softmax. For the attentions whose split cannot fold into
+/// `mt.qkv_attention` (a rotary embedding between them). A gradient of
+/// another form stays as it is. Returns whether it folded.
+bool foldMergedOutput(AttentionOp attention) {
+  MergeHeadsOp merge = soleMerge(attention.getResult());
+  if (!merge || merge.getInputs().size() != 1)
+    return false;
+  Value query = attention.getQuery(), key = attention.getKey(),
+        value = attention.getValue();
+  struct Backward {
+    AttentionGradOp grad;
+    SplitHeadsOp gradSplit;
+  };
+  SmallVector<Backward> backward;
+  // A gradient reads the output of the last attention on q, k and v before
+  // it: a recomputed one (mt-remat) where there is one, so that the
+  // forward's output is not kept alive for it.
+  auto recomputedBetween = [&](Operation *grad) {
+    return llvm::any_of(query.getUsers(), [&](Operation *other) {
+      return other != attention && isa<AttentionOp, MergedAttentionOp>(other) &&
+             other->getBlock() == grad->getBlock() &&
+             attention->isBeforeInBlock(other) && other->isBeforeInBlock(grad);
+    });
+  };
+  for (Operation *user : query.getUsers()) {
+    auto grad = dyn_cast<AttentionGradOp>(user);
+    if (!grad || grad.getQuery() != query || grad.getKey() != key ||
+        grad.getValue() != value || grad->getBlock() != attention->getBlock() ||
+        !attention->isBeforeInBlock(grad) ||
+        grad.getDropout() != attention.getDropout() ||
+        grad.getScaleAttr() != attention.getScaleAttr() ||
+        grad.getRngStreamAttr() != attention.getRngStreamAttr() ||
+        grad.getWindowAttr() != attention.getWindowAttr() ||
+        llvm::any_of(backward,
+                     [&](const Backward &b) { return b.grad == grad; }) ||
+        recomputedBetween(grad))
+      continue;
+    auto gradSplit = grad.getGradOutput().getDefiningOp<SplitHeadsOp>();
+    if (gradSplit && gradSplit.getNumResults() == 1 &&
+        gradSplit.getResult(0).hasOneUse())
+      backward.push_back({grad, gradSplit});
+  }
+
+  RankedTensorType type = attention.getType();
+  OpBuilder builder(attention);
+  auto statsType = RankedTensorType::get(
+      {type.getDimSize(0), type.getDimSize(1), type.getDimSize(2)},
+      builder.getF32Type());
+  auto folded = MergedAttentionOp::create(
+      builder, attention.getLoc(), merge.getType(), statsType, query, key,
+      value, attention.getDropoutAttr(), attention.getScaleAttr(),
+      attention.getRngStreamAttr(), attention.getWindowAttr());
+  copyMarks(attention, folded);
+  merge.getResult().replaceAllUsesWith(folded.getResult());
+  merge->erase();
+  attention->erase();
+  for (Backward &b : backward) {
+    builder.setInsertionPoint(b.grad);
+    auto grad = MergedAttentionGradOp::create(
+        builder, b.grad.getLoc(), b.grad.getResultTypes(),
+        b.gradSplit.getInput(), query, key, value, folded.getResult(),
+        folded.getStats(), b.grad.getDropoutAttr(), b.grad.getScaleAttr(),
+        b.grad.getRngStreamAttr(), b.grad.getWindowAttr());
+    copyMarks(b.grad, grad);
+    b.grad->replaceAllUsesWith(grad->getResults());
+    b.grad->erase();
+    b.gradSplit->erase();
+  }
+  return true;
+}
+
 /// Folds `mt.bias_add(mt.matmul(a, b), bias)` into `mt.matmul_bias` when
 /// the bias addition is the product's only reader: the GEMM's epilogue
 /// adds the bias, and the product is never stored. Returns whether it
@@ -816,6 +893,10 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
              llvm::make_early_inc_range(block.getOps<AttentionOp>()))
           if (foldHeadLayouts(attention))
             ++numFoldedAttention;
+        for (auto attention :
+             llvm::make_early_inc_range(block.getOps<AttentionOp>()))
+          if (foldMergedOutput(attention))
+            ++numMergedAttention;
         for (auto loss :
              llvm::make_early_inc_range(block.getOps<CrossEntropyOp>()))
           if (fuseCrossEntropy(loss))

@@ -95,6 +95,14 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     rows' log-sum-exp, which its gradients read with its output, as
     FlashAttention-2's backward does.
 
+    An attention whose split cannot fold so (LLaMA's rotary embedding lies
+    between them) still folds its merge: `merge_heads(attention(q, k, v))`
+    becomes `mt.merged_attention`, which writes the merged layout directly
+    and returns its rows' log-sum-exp, and each gradient
+    `attention_grad(split_heads(dOut), q, k, v)` becomes
+    `mt.merged_attention_grad`, reading dOut merged and the forward's
+    output and stats instead of rebuilding the softmax.
+
     With `grouped-attention` (default), grouped-query attention folds its
     repeats: `attention(q,
     repeat_kv(k), repeat_kv(v))` becomes `attention(q, k, v)` with keys
@@ -153,6 +161,8 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     Statistic<"numGroupedAttention", "grouped-attention",
               "grouped-query attentions folded with their key and value "
               "repeats">,
+    Statistic<"numMergedAttention", "merged-attention",
+              "attentions folded with their merge of heads alone">,
     Statistic<"numFoldedAttention", "folded-attention",
               "attentions folded with their split and merge of heads">,
     Statistic<"numMultiAdamW", "multi-adamw",

@@ -655,7 +655,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     return isa<MTDialect>(op->getDialect()) && isPure(op) &&
            op->getNumRegions() == 0 && !op->hasAttr("rng_stream") &&
            !isa<DropoutOp, AttentionOp, AttentionGradOp, QKVAttentionOp,
-                QKVAttentionGradOp>(op);
+                QKVAttentionGradOp, MergedAttentionOp, MergedAttentionGradOp>(
+               op);
   }
 
   /// Whether `op` reads (through invariant ops) only parameters whose full

@@ -50,12 +50,12 @@ func.func @folded(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
 // -----
 
 // The values are read by something else (here returned): the split is
-// needed anyway, and nothing folds.
+// needed anyway and stays; only the merge folds (mt.merged_attention).
 
 // CHECK-LABEL: func.func @values_read_elsewhere
 // CHECK:         mt.split_heads
-// CHECK-NEXT:    mt.attention
-// CHECK-NEXT:    mt.merge_heads
+// CHECK-NEXT:    mt.merged_attention
+// CHECK-NOT:     mt.merge_heads
 // CHECK-NOT:     qkv_attention
 func.func @values_read_elsewhere(%qkv: tensor<2x4x24xf32> {mt.param = "qkv"})
     -> (tensor<2x4x8xf32>, tensor<2x2x4x4xf32>) {
@@ -84,12 +84,12 @@ func.func @output_read_unmerged(%qkv: tensor<2x4x24xf32> {mt.param = "qkv"})
 // -----
 
 // A gradient whose key gradient is read apart from the merge: the backward
-// needs q, k and v as tensors of their own, so the forward does not fold
-// either.
+// needs q, k and v as tensors of their own, so the split stays; the
+// merges of the output and of its gradient's input still fold.
 
 // CHECK-LABEL: func.func @gradient_read_unmerged
-// CHECK:         mt.attention
-// CHECK:         mt.attention_grad
+// CHECK:         mt.merged_attention
+// CHECK:         mt.merged_attention_grad
 // CHECK-NOT:     qkv_attention
 func.func @gradient_read_unmerged(%qkv: tensor<2x4x24xf32> {mt.param = "qkv"},
                                   %dy: tensor<2x4x8xf32> {mt.param = "dy"})
@@ -127,7 +127,7 @@ func.func @window_folds(%qkv: tensor<2x4x24xf32> {mt.param = "qkv"},
 // -----
 
 // CHECK-LABEL: func.func @window_differs
-// CHECK:         mt.attention
+// CHECK:         mt.merged_attention
 // CHECK:         mt.attention_grad
 // CHECK-NOT:     qkv_attention
 func.func @window_differs(%qkv: tensor<2x4x24xf32> {mt.param = "qkv"},
@@ -145,12 +145,13 @@ func.func @window_differs(%qkv: tensor<2x4x24xf32> {mt.param = "qkv"},
 // -----
 
 // Queries, keys and values split apart (LLaMA's projections, with the
-// rotary embedding between the split and the attention): nothing folds.
+// rotary embedding between the split and the attention): the split stays,
+// the merge folds (mt.merged_attention).
 
 // CHECK-LABEL: func.func @separate_projections
 // CHECK-COUNT-3: mt.split_heads
 // CHECK:         mt.rope
-// CHECK:         mt.attention
+// CHECK:         mt.merged_attention
 // CHECK-NOT:     qkv_attention
 func.func @separate_projections(%x: tensor<2x4x8xf32> {mt.param = "x"})
     -> tensor<2x4x8xf32> {
@@ -161,4 +162,54 @@ func.func @separate_projections(%x: tensor<2x4x8xf32> {mt.param = "x"})
   %a = mt.attention %qr, %k, %v : tensor<2x2x4x4xf32>
   %y = mt.merge_heads %a : tensor<2x2x4x4xf32> -> tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+// The merge alone folds: mt.merged_attention writes the merged layout and
+// its rows' log-sum-exp, and the gradient reads dOut merged (its split
+// gone), the forward's output and the stats.
+
+// CHECK-LABEL: func.func @merged
+// CHECK-SAME:    (%[[Q:[^:]+]]: tensor<2x2x4x4xf32> {{.*}}, %[[K:[^:]+]]: tensor<2x2x4x4xf32> {{.*}}, %[[V:[^:]+]]: tensor<2x2x4x4xf32> {{.*}}, %[[DY:[^:]+]]: tensor<2x4x8xf32>
+// CHECK-NEXT:    %[[Y:.+]], %[[LSE:.+]] = mt.merged_attention %[[Q]], %[[K]], %[[V]] {mt.layer = 1 : i64, window = 3 : i64} : tensor<2x2x4x4xf32> -> tensor<2x4x8xf32>, tensor<2x2x4xf32>
+// CHECK-NEXT:    %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = mt.merged_attention_grad %[[DY]], %[[Q]], %[[K]], %[[V]], %[[Y]], %[[LSE]] {mt.layer = 1 : i64, window = 3 : i64} : tensor<2x4x8xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4xf32>
+// CHECK-NEXT:    return %[[Y]], %[[DQ]], %[[DK]], %[[DV]]
+// LOWER-LABEL: mtrt.program @stage0
+// LOWER:         mtrt.kernel "merged_attention" ins({{.*}} : memref<2x2x4x4xf32>, memref<2x2x4x4xf32>, memref<2x2x4x4xf32>) outs(%[[OUT:.+]], %[[STATS:.+]] : memref<2x4x8xf32>, memref<2x2x4xf32>)
+// LOWER:         mtrt.kernel "merged_attention_grad" ins({{.*}}, %[[OUT]], %[[STATS]] : memref<2x4x8xf32>, memref<2x2x4x4xf32>, memref<2x2x4x4xf32>, memref<2x2x4x4xf32>, memref<2x4x8xf32>, memref<2x2x4xf32>)
+func.func @merged(%q: tensor<2x2x4x4xf32> {mt.param = "q"},
+                  %k: tensor<2x2x4x4xf32> {mt.param = "k"},
+                  %v: tensor<2x2x4x4xf32> {mt.param = "v"},
+                  %dy: tensor<2x4x8xf32> {mt.input = "tokens"})
+    -> (tensor<2x4x8xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) {
+  %a = mt.attention %q, %k, %v {window = 3 : i64, mt.layer = 1 : i64} : tensor<2x2x4x4xf32>
+  %y = mt.merge_heads %a : tensor<2x2x4x4xf32> -> tensor<2x4x8xf32>
+  %g = mt.split_heads %dy : tensor<2x4x8xf32> -> tensor<2x2x4x4xf32>
+  %dq, %dk, %dv = mt.attention_grad %g, %q, %k, %v {window = 3 : i64, mt.layer = 1 : i64} : tensor<2x2x4x4xf32>
+  return %y, %dq, %dk, %dv : tensor<2x4x8xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>
+}
+
+// -----
+
+// A recomputed attention (mt-remat) between the forward and the gradient:
+// the gradient reads the recomputed output and stats, so the forward's
+// output need not live until the backward.
+
+// CHECK-LABEL: func.func @recomputed
+// CHECK:         %[[Y:.+]], %{{.+}} = mt.merged_attention
+// CHECK:         %[[R:.+]], %[[RLSE:.+]] = mt.merged_attention {{.*}}mt.recomputed
+// CHECK:         mt.merged_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[R]], %[[RLSE]]
+func.func @recomputed(%q: tensor<2x2x4x4xf32> {mt.param = "q"},
+                      %k: tensor<2x2x4x4xf32> {mt.param = "k"},
+                      %v: tensor<2x2x4x4xf32> {mt.param = "v"},
+                      %dy: tensor<2x4x8xf32> {mt.input = "tokens"})
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4x4xf32>) {
+  %a = mt.attention %q, %k, %v : tensor<2x2x4x4xf32>
+  %y = mt.merge_heads %a : tensor<2x2x4x4xf32> -> tensor<2x4x8xf32>
+  %r = mt.attention %q, %k, %v {mt.recomputed} : tensor<2x2x4x4xf32>
+  %ry = mt.merge_heads %r : tensor<2x2x4x4xf32> -> tensor<2x4x8xf32>
+  %g = mt.split_heads %dy : tensor<2x4x8xf32> -> tensor<2x2x4x4xf32>
+  %dq, %dk, %dv = mt.attention_grad %g, %q, %k, %v : tensor<2x2x4x4xf32>
+  return %y, %ry, %dq : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4x4xf32>
 }

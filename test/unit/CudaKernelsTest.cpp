@@ -107,7 +107,8 @@ std::vector<double> referenceLse(const std::vector<double> &q,
 /// merged [batch, seq, heads * headDim] output, against the reference.
 void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
                     int64_t seq, int64_t headDim, bool fused,
-                    const gpu::AttentionDropout &dropout, int64_t window = 0) {
+                    const gpu::AttentionDropout &dropout, int64_t window = 0,
+                    bool merged = false) {
   const int64_t rows = batch * heads * seq;
   const size_t n = size_t(rows * headDim);
   std::uniform_real_distribution<double> dist(-2, 2);
@@ -127,9 +128,13 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
                      dropout.key.p, dropout.key.stream, key, dropout.key.offset,
                      dropout.headOffset, dropout.headsTotal, 0, -1, window);
 
+  // merged_attention's: head-major operands, the output (and dOut) merged.
   AttentionLayout layout =
       fused ? AttentionLayout::fusedQKV(heads, seq, headDim)
             : AttentionLayout::headMajor(heads, seq, headDim);
+  if (merged)
+    layout.output = HeadLayout::chunkOf(0, 1, heads, seq, headDim);
+  const bool stated = fused || merged; // the log-sum-exp written and read
   const size_t inSize = fused ? 3 * n : n;
   // Where element d of row r (= (b * heads + h) * seq + i) lies.
   auto at = [&](const HeadLayout &where, int64_t r, int64_t d) {
@@ -157,7 +162,7 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
   // The fused form also writes each row's log-sum-exp, which its gradient
   // reads with the output (instead of a first sweep over the keys).
   DeviceVector<float> lseDev{std::vector<float>(size_t(rows))};
-  float *lse = fused ? lseDev.data : nullptr;
+  float *lse = stated ? lseDev.data : nullptr;
   const float *kPtr = fused ? qDev.data : kDev.data;
   const float *vPtr = fused ? qDev.data : vDev.data;
   float *dKPtr = fused ? gradDev.data : dKDev.data;
@@ -168,7 +173,7 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
             cudaSuccess);
   ASSERT_EQ(gpu::launchAttentionGrad(
                 nullptr, dODev.data, qDev.data, kPtr, vPtr,
-                fused ? outDev.data : nullptr, lse, gradDev.data, dKPtr, dVPtr,
+                stated ? outDev.data : nullptr, lse, gradDev.data, dKPtr, dVPtr,
                 stats.data, rows, seq, headDim, scale, layout, dropout, window),
             cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -185,7 +190,7 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
       dVOwn[own] = dVGot[at(layout.value, r, d)];
     }
   expectClose(outOwn, out, "out", seq, headDim);
-  if (fused)
+  if (stated)
     expectClose(lseDev.read(),
                 referenceLse(q, k, rows, seq, headDim, scale, window), "lse",
                 seq, headDim);
@@ -216,6 +221,21 @@ TEST(CudaAttention, FusedQKVLayout) {
   for (int64_t headDim : {16, 64})
     for (int64_t seq : {5, 129})
       checkAttention(gen, 2, 2, seq, headDim, /*fused=*/true, noDropout(2));
+}
+
+// merged_attention's layout (LLaMA's: the rotary embedding keeps the
+// split apart): head-major q, k and v, the output and dOut merged, the
+// rows' log-sum-exp written by the forward and read by the gradient.
+TEST(CudaAttention, MergedOutputLayout) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(16);
+  for (int64_t headDim : {16, 64, 128})
+    for (int64_t seq : {5, 129})
+      checkAttention(gen, 2, 2, seq, headDim, /*fused=*/false, noDropout(2),
+                     /*window=*/0, /*merged=*/true);
+  checkAttention(gen, 2, 2, 70, 32, /*fused=*/false, tensorParallelDropout(),
+                 /*window=*/9, /*merged=*/true);
 }
 
 TEST(CudaAttention, DropoutDrawsTheCpuBackendsMask) {

@@ -667,6 +667,52 @@ LogicalResult QKVAttentionGradOp::verify() {
                               int64_t(getHeads()));
 }
 
+/// mt.merged_attention's merged tensor (the result, or its gradient) is
+/// [batch, seq, heads * head_dim] for its [batch, heads, seq, head_dim]
+/// queries, and its stats [batch, heads, seq].
+static LogicalResult verifyMergedAttention(Operation *op, Value query,
+                                           Value merged, StringRef mergedName,
+                                           Value stats) {
+  if (failed(verifyRank(op, merged, mergedName, 3,
+                        "[batch, seq, heads * head_dim]")) ||
+      failed(verifyElementTypesMatch(op, merged, mergedName, query, "query")) ||
+      failed(verifyRank(op, stats, "stats", 3, "[batch, heads, seq]")))
+    return failure();
+  ArrayRef<int64_t> q = tensorType(query).getShape();
+  ArrayRef<int64_t> m = tensorType(merged).getShape();
+  ArrayRef<int64_t> st = tensorType(stats).getShape();
+  if (m[0] != q[0] || m[1] != q[2] || m[2] != q[1] * q[3])
+    return op->emitOpError()
+           << mergedName << " is " << tensorType(merged)
+           << " but queries of shape " << tensorType(query)
+           << " merge into [batch, seq, heads * head_dim] = [" << q[0] << ", "
+           << q[2] << ", " << q[1] * q[3] << "]";
+  if (st[0] != q[0] || st[1] != q[1] || st[2] != q[2])
+    return op->emitOpError() << "stats is " << tensorType(stats)
+                             << " but the queries' [batch, heads, seq] is ["
+                             << q[0] << ", " << q[1] << ", " << q[2] << "]";
+  return success();
+}
+
+template <typename Op>
+static LogicalResult verifyMergedAttentionOp(Op op, Value merged,
+                                             StringRef mergedName) {
+  if (failed(verifyAttention(op, op.getQuery(), op.getKey(),
+                             op.getDropout().convertToDouble(), op.getScale(),
+                             op.getWindow())))
+    return failure();
+  return verifyMergedAttention(op, op.getQuery(), merged, mergedName,
+                               op.getStats());
+}
+
+LogicalResult MergedAttentionOp::verify() {
+  return verifyMergedAttentionOp(*this, getResult(), "result");
+}
+
+LogicalResult MergedAttentionGradOp::verify() {
+  return verifyMergedAttentionOp(*this, getGradOutput(), "grad_output");
+}
+
 double AttentionOp::getEffectiveScale() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToDouble();

@@ -443,6 +443,83 @@ def MT_QKVAttentionGradOp : MT_Op<"qkv_attention_grad",
   let hasVerifier = 1;
 }
 
+def MT_MergedAttentionOp : MT_Op<"merged_attention",
+    [AllTypesMatch<["key", "value"]>]> {
+  let summary = "Causal attention writing its heads merged, with its stats.";
+  let description = [{
+    `merge_heads(attention(query, key, value))` without the merge's copy:
+    `query`, `key` and `value` are `mt.attention`'s (`[batch, heads, seq,
+    head_dim]`, keys and values possibly of fewer, grouped heads), the
+    result `[batch, seq, heads * head_dim]`, each head's rows written where
+    the merge would have put them. `stats` is each query row's log-sum-exp
+    of its scaled scores, as `mt.qkv_attention` returns it, which the
+    gradient reads with the output instead of a sweep to rebuild the
+    softmax. `dropout`, `scale`, `rng_stream` and `window` mean what they
+    mean on `mt.attention`.
+
+    `mt-fuse` forms it when a merge is the attention's only reader and the
+    split before it cannot fold too (LLaMA's rotary embedding lies between
+    them): the output is then the projection's input, stashed anyway.
+
+    ```mlir
+    %a, %lse = mt.merged_attention %q, %k, %v
+        : tensor<8x32x1024x128xbf16>, tensor<8x8x1024x128xbf16>
+          -> tensor<8x1024x4096xbf16>, tensor<8x32x1024xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$query, MT_FloatTensor:$key,
+                       MT_FloatTensor:$value,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<I64Attr>:$rng_stream,
+                       OptionalAttr<I64Attr>:$window);
+  let results = (outs MT_FloatTensor:$result,
+                      StaticShapeTensorOf<[F32]>:$stats);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value attr-dict `:`
+    custom<GroupedKeys>(type($query), type($key)) `->` type($result) `,`
+    type($stats)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_MergedAttentionGradOp : MT_Op<"merged_attention_grad",
+    [Pure, AllTypesMatch<["grad_output", "output"]>,
+     AllTypesMatch<["query", "grad_query"]>,
+     AllTypesMatch<["key", "value", "grad_key", "grad_value"]>]> {
+  let summary = "Computes the gradients of mt.merged_attention.";
+  let description = [{
+    `attention_grad(split_heads(grad_output), query, key, value)` without
+    the split's copy: `grad_output` is `[batch, seq, heads * head_dim]`,
+    `output` and `stats` the forward's two results (the probabilities are
+    recomputed from the stats, `D_i = dO_i . O_i` comes from the output, the
+    dropout mask is redrawn). The gradients are shaped as `query`, `key`
+    and `value`; a grouped key or value head's sums over its query heads.
+
+    ```mlir
+    %dq, %dk, %dv = mt.merged_attention_grad %do, %q, %k, %v, %a, %lse
+        : tensor<8x1024x4096xbf16>, tensor<8x32x1024x128xbf16>,
+          tensor<8x8x1024x128xbf16>, tensor<8x32x1024xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$query,
+                       MT_FloatTensor:$key, MT_FloatTensor:$value,
+                       MT_FloatTensor:$output,
+                       StaticShapeTensorOf<[F32]>:$stats,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<I64Attr>:$rng_stream,
+                       OptionalAttr<I64Attr>:$window);
+  let results = (outs MT_FloatTensor:$grad_query, MT_FloatTensor:$grad_key,
+                      MT_FloatTensor:$grad_value);
+  let assemblyFormat = [{
+    $grad_output `,` $query `,` $key `,` $value `,` $output `,` $stats
+    attr-dict `:` type($grad_output) `,`
+    custom<GroupedKeys>(type($query), type($key)) `,` type($stats)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // LLaMA-family blocks: RMSNorm, SwiGLU, rotary embedding, grouped-query
 // attention

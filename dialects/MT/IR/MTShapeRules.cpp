@@ -172,4 +172,10 @@ Types QKVAttentionOp::inferResultTypesFromOperands() {
 Types QKVAttentionGradOp::inferResultTypesFromOperands() {
   return unchanged(*this);
 }
+Types MergedAttentionOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+Types MergedAttentionGradOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
 Types YieldOp::inferResultTypesFromOperands() { return unchanged(*this); }

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <type_traits>
 
 namespace mlir::mt {
 
@@ -25,6 +26,47 @@ namespace mlir::mt {
 inline int64_t attentionKeysPerQuery(int64_t seq,
                                      std::optional<uint64_t> window) {
   return window && *window > 0 ? std::min<int64_t>(seq, int64_t(*window)) : seq;
+}
+
+namespace detail {
+/// Attention's FLOPs, if `op` is an `Op`: 4 per query element and key it
+/// sees (Q K^T and P V), twice that for a gradient. The fused QKV form's
+/// result (or its gradient) has as many elements as the queries.
+template <typename Op>
+std::optional<double> attentionFlopsOf(Operation *op, double perKey) {
+  auto typed = dyn_cast<Op>(op);
+  if (!typed)
+    return std::nullopt;
+  double elements;
+  int64_t seq;
+  if constexpr (std::is_same_v<Op, QKVAttentionOp> ||
+                std::is_same_v<Op, QKVAttentionGradOp>) {
+    elements = double(cast<RankedTensorType>(typed->getResult(0).getType())
+                          .getNumElements()) /
+               (std::is_same_v<Op, QKVAttentionOp> ? 1.0 : 3.0);
+    seq = typed.getQkv().getType().getDimSize(1);
+  } else {
+    elements = double(typed.getQuery().getType().getNumElements());
+    seq = typed.getQuery().getType().getDimSize(2);
+  }
+  return perKey * elements *
+         double(attentionKeysPerQuery(seq, typed.getWindow()));
+}
+} // namespace detail
+
+/// Attention's FLOPs in any of its forms, or nothing for another op.
+inline std::optional<double> attentionFlops(Operation *op) {
+  using namespace detail;
+  for (std::optional<double> flops :
+       {attentionFlopsOf<AttentionOp>(op, 4.0),
+        attentionFlopsOf<AttentionGradOp>(op, 8.0),
+        attentionFlopsOf<MergedAttentionOp>(op, 4.0),
+        attentionFlopsOf<MergedAttentionGradOp>(op, 8.0),
+        attentionFlopsOf<QKVAttentionOp>(op, 4.0),
+        attentionFlopsOf<QKVAttentionGradOp>(op, 8.0)})
+    if (flops)
+      return flops;
+  return std::nullopt;
 }
 
 /// Floating-point operations of `op`, counted as in Megatron-LM's FLOP
@@ -46,24 +88,8 @@ inline double opFlops(Operation *op) {
     int64_t k = matmul.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
     return (2.0 * double(k) + 1.0) * numel(matmul.getResult());
   }
-  if (auto attention = dyn_cast<AttentionOp>(op))
-    return 4.0 * numel(attention.getQuery()) *
-           double(attentionKeysPerQuery(
-               attention.getQuery().getType().getDimSize(2),
-               attention.getWindow()));
-  if (auto grad = dyn_cast<AttentionGradOp>(op))
-    return 8.0 * numel(grad.getQuery()) *
-           double(attentionKeysPerQuery(grad.getQuery().getType().getDimSize(2),
-                                        grad.getWindow()));
-  if (auto attention = dyn_cast<QKVAttentionOp>(op))
-    return 4.0 * numel(attention.getResult()) *
-           double(
-               attentionKeysPerQuery(attention.getQkv().getType().getDimSize(1),
-                                     attention.getWindow()));
-  if (auto grad = dyn_cast<QKVAttentionGradOp>(op))
-    return 8.0 * numel(grad.getGradOutput()) *
-           double(attentionKeysPerQuery(grad.getQkv().getType().getDimSize(1),
-                                        grad.getWindow()));
+  if (std::optional<double> flops = attentionFlops(op))
+    return *flops;
   double total = 0;
   for (Value result : op->getResults())
     total += numel(result);

@@ -378,6 +378,10 @@ struct LowerToRuntimePass
       return headMajor(attention.getQuery().getType());
     if (auto grad = dyn_cast<AttentionGradOp>(op))
       return headMajor(grad.getQuery().getType());
+    if (auto attention = dyn_cast<MergedAttentionOp>(op))
+      return headMajor(attention.getQuery().getType());
+    if (auto grad = dyn_cast<MergedAttentionGradOp>(op))
+      return headMajor(grad.getQuery().getType());
     if (auto attention = dyn_cast<QKVAttentionOp>(op)) {
       RankedTensorType qkv = attention.getQkv().getType();
       return AttentionExtent{qkv.getDimSize(0), int64_t(attention.getHeads()),
@@ -848,6 +852,9 @@ struct LowerToRuntimePass
       return needsStream(attention.getDropout().convertToDouble(),
                          attention.getRngStreamAttr());
     if (auto attention = dyn_cast<QKVAttentionOp>(op))
+      return needsStream(attention.getDropout().convertToDouble(),
+                         attention.getRngStreamAttr());
+    if (auto attention = dyn_cast<MergedAttentionOp>(op))
       return needsStream(attention.getDropout().convertToDouble(),
                          attention.getRngStreamAttr());
     return success();

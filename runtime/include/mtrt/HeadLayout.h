@@ -107,6 +107,9 @@ struct AttentionExtent {
   bool fusedQKV;
   /// Key and value heads (grouped-query attention: fewer than `heads`).
   int64_t kvHeads;
+  /// Head-major operands whose output (and its gradient) is merged,
+  /// [batch, seq, heads * headDim] (`merged_attention`).
+  bool mergedOutput = false;
 
   /// From the query's shape and the key's (`attention`), or from the fused
   /// QKV tensor's and the `heads` attribute (`qkv_attention`).
@@ -119,8 +122,13 @@ struct AttentionExtent {
   }
 
   AttentionLayout layout() const {
-    return fusedQKV ? AttentionLayout::fusedQKV(heads, seq, headDim)
-                    : AttentionLayout::headMajor(heads, seq, headDim, kvHeads);
+    if (fusedQKV)
+      return AttentionLayout::fusedQKV(heads, seq, headDim);
+    AttentionLayout layout =
+        AttentionLayout::headMajor(heads, seq, headDim, kvHeads);
+    if (mergedOutput)
+      layout.output = HeadLayout::chunkOf(0, 1, heads, seq, headDim);
+    return layout;
   }
 };
 

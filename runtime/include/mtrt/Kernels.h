@@ -51,6 +51,8 @@ enum class KernelId {
   attention_grad,
   qkv_attention,
   qkv_attention_grad,
+  merged_attention,
+  merged_attention_grad,
   cross_entropy,
   cross_entropy_grad,
   global_norm,
@@ -120,6 +122,11 @@ inline const KernelInfo *kernelTable(size_t &count) {
       // reads dOut, QKV, the output and those stats.
       {KernelId::qkv_attention, "qkv_attention", 1, 2, -1},
       {KernelId::qkv_attention_grad, "qkv_attention_grad", 4, 1, -1},
+      // Attention over head-major q, k and v (keys and values possibly of
+      // fewer heads) writing merged heads and the rows' log-sum-exp; the
+      // gradient reads dOut (merged), q, k, v, the output and the stats.
+      {KernelId::merged_attention, "merged_attention", 3, 2, -1},
+      {KernelId::merged_attention_grad, "merged_attention_grad", 6, 3, -1},
       {KernelId::cross_entropy, "cross_entropy", 2, 1, 1},
       {KernelId::cross_entropy_grad, "cross_entropy_grad", 3, 1, 2},
       {KernelId::global_norm, "global_norm", -1, 1, -1},
@@ -158,22 +165,31 @@ inline const KernelInfo *findKernel(const std::string &name) {
   return nullptr;
 }
 
-/// The four attention kernels: forward or backward, over head-major
-/// operands or a fused QKV tensor (mtrt/HeadLayout.h).
+/// The six attention kernels: forward or backward, over head-major
+/// operands, a fused QKV tensor, or head-major operands with a merged
+/// output (mtrt/HeadLayout.h).
 struct AttentionKind {
-  bool forward, fusedQKV;
+  bool forward, fusedQKV, mergedOutput;
   /// The command input holding the queries (after dOut in the backward).
   size_t queryInput() const { return forward ? 0 : 1; }
   /// The command input holding the keys (the query's in the fused form).
   size_t keyInput() const { return fusedQKV ? queryInput() : queryInput() + 1; }
+  /// Whether the forward writes its rows' log-sum-exp (its output 1) and
+  /// the gradient reads it with the output (its last two inputs).
+  bool hasStats() const { return fusedQKV || mergedOutput; }
 };
 inline bool isAttention(KernelId id) {
   return id == KernelId::attention || id == KernelId::attention_grad ||
-         id == KernelId::qkv_attention || id == KernelId::qkv_attention_grad;
+         id == KernelId::qkv_attention || id == KernelId::qkv_attention_grad ||
+         id == KernelId::merged_attention ||
+         id == KernelId::merged_attention_grad;
 }
 inline AttentionKind attentionKind(KernelId id) {
-  return {id == KernelId::attention || id == KernelId::qkv_attention,
-          id == KernelId::qkv_attention || id == KernelId::qkv_attention_grad};
+  return {id == KernelId::attention || id == KernelId::qkv_attention ||
+              id == KernelId::merged_attention,
+          id == KernelId::qkv_attention || id == KernelId::qkv_attention_grad,
+          id == KernelId::merged_attention ||
+              id == KernelId::merged_attention_grad};
 }
 
 } // namespace mtrt

@@ -26,17 +26,19 @@ double mtrt::commandFlops(const RankProgram &program, const Command &command) {
                                                          : lhs.back());
     return 2.0 * elements(command.outs[0]) * k;
   }
-  if ((command.kernel == "attention" || command.kernel == "attention_grad") &&
-      !command.ins.empty()) {
-    // [batch, heads, seq, head_dim]: scores and the weighted sum, 2·s·d
-    // FLOPs each per query row; the backward does twice the forward.
-    const std::vector<int64_t> &q =
-        shape(command.ins[command.kernel == "attention" ? 0 : 1]);
+  const bool headMajor =
+      command.kernel == "attention" || command.kernel == "merged_attention";
+  if ((headMajor || command.kernel == "attention_grad" ||
+       command.kernel == "merged_attention_grad") &&
+      command.ins.size() > 1) {
+    // [batch, heads, seq, head_dim] queries: scores and the weighted sum,
+    // 2·s·d FLOPs each per query row; the backward does twice the forward.
+    const std::vector<int64_t> &q = shape(command.ins[headMajor ? 0 : 1]);
     if (q.size() != 4)
       return 0;
     double forward =
         4.0 * double(q[0] * q[1]) * double(q[2]) * double(q[2]) * double(q[3]);
-    return command.kernel == "attention" ? forward : 2.0 * forward;
+    return headMajor ? forward : 2.0 * forward;
   }
   if ((command.kernel == "qkv_attention" ||
        command.kernel == "qkv_attention_grad") &&

@@ -281,28 +281,56 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     break;
   }
   case KernelId::attention:
-  case KernelId::attention_grad: {
+  case KernelId::attention_grad:
+  case KernelId::merged_attention:
+  case KernelId::merged_attention_grad: {
     // Queries (and dOut, dQ, the output) [batch, heads, seq, headDim];
     // keys and values (and their gradients) the same or, grouped-query,
-    // with kv heads dividing heads.
-    const bool forward = id == KernelId::attention;
-    const size_t keyIn = forward ? 1 : 2;
-    const Shape &q = s.in(0), &k = s.in(keyIn);
-    s.rank(q, 4, "input 0");
+    // with kv heads dividing heads. The merged form's output and dOut are
+    // [batch, seq, heads * headDim], with the rows' log-sum-exp [batch,
+    // heads, seq] (the forward's output 1, the gradient's last input).
+    const AttentionKind kind = attentionKind(id);
+    const size_t qIn = kind.queryInput(), keyIn = kind.keyInput();
+    const Shape &q = s.in(qIn), &k = s.in(keyIn);
+    s.rank(q, 4, "input " + std::to_string(qIn));
     s.rank(k, 4, "input " + std::to_string(keyIn));
-    if (q.size() == 4 && k.size() == 4)
-      s.require(k[0] == q[0] && k[2] == q[2] && k[3] == q[3] && k[1] > 0 &&
-                    q[1] % k[1] == 0,
-                "keys " + shapeString(k) + " do not serve queries " +
-                    shapeString(q) +
-                    " (the same batch, sequence and head size, and heads "
-                    "that divide the queries')");
-    for (size_t i = 1; i < c.ins.size(); ++i)
-      s.same(s.in(i), "input " + std::to_string(i), i < keyIn ? q : k,
-             i < keyIn ? "input 0" : "input " + std::to_string(keyIn));
-    for (size_t i = 0; i < c.outs.size(); ++i)
-      s.same(s.out(i), "output " + std::to_string(i), i == 0 ? q : k,
-             i == 0 ? "input 0" : "input " + std::to_string(keyIn));
+    if (!s.error.empty())
+      break;
+    s.require(k[0] == q[0] && k[2] == q[2] && k[3] == q[3] && k[1] > 0 &&
+                  q[1] % k[1] == 0,
+              "keys " + shapeString(k) + " do not serve queries " +
+                  shapeString(q) +
+                  " (the same batch, sequence and head size, and heads that "
+                  "divide the queries')");
+    const Shape merged{q[0], q[2], q[1] * q[3]}, stats{q[0], q[1], q[2]};
+    const std::string qName = "input " + std::to_string(qIn),
+                      kName = "input " + std::to_string(keyIn);
+    // What each operand is shaped as: the queries, the keys, the merged
+    // output or the stats.
+    auto expected = [&](bool input, size_t i) -> std::pair<Shape, std::string> {
+      if (input && (i == keyIn || i == keyIn + 1))
+        return {k, kName};
+      if (!input && kind.forward && kind.mergedOutput)
+        return {i == 0 ? merged : stats,
+                i == 0 ? "[batch, seq, heads * headDim] of " + qName
+                       : "[batch, heads, seq] of " + qName};
+      if (!input)
+        return {i == 0 ? q : k, i == 0 ? qName : kName};
+      const bool mergedGrad = kind.mergedOutput && !kind.forward;
+      if (mergedGrad && (i == 0 || i == 4)) // dOut, the output
+        return {merged, "[batch, seq, heads * headDim] of " + qName};
+      if (mergedGrad && i == 5)
+        return {stats, "[batch, heads, seq] of " + qName};
+      return {q, qName};
+    };
+    for (size_t i = 0; i < c.ins.size(); ++i) {
+      auto [shape, name] = expected(true, i);
+      s.same(s.in(i), "input " + std::to_string(i), shape, name);
+    }
+    for (size_t i = 0; i < c.outs.size(); ++i) {
+      auto [shape, name] = expected(false, i);
+      s.same(s.out(i), "output " + std::to_string(i), shape, name);
+    }
     s.range("dropout", 0, 1, /*openHigh=*/true);
     s.positive("scale");
     s.window();
@@ -618,12 +646,13 @@ mtrt::checkKernelSignature(const Command &command,
   // Attention's log-sum-exp stays fp32 whatever the activations are: in
   // 16 bits each probability exp(s - lse) would be off by up to 2^-8 of
   // the score's scale.
-  if (kernel->id == KernelId::qkv_attention ||
-      kernel->id == KernelId::qkv_attention_grad) {
-    bool forward = kernel->id == KernelId::qkv_attention;
-    DType stats = buffers[forward ? command.outs[1] : command.ins[3]].dtype;
+  if (isAttention(kernel->id) && attentionKind(kernel->id).hasStats()) {
+    bool forward = attentionKind(kernel->id).forward;
+    size_t last = command.ins.size() - 1;
+    DType stats = buffers[forward ? command.outs[1] : command.ins[last]].dtype;
     if (stats != DType::F32)
-      return Status::error(std::string(forward ? "output 1" : "input 3") +
+      return Status::error((forward ? std::string("output 1")
+                                    : "input " + std::to_string(last)) +
                            " (the log-sum-exp stats) is " + dtypeName(stats) +
                            ", expected f32");
   }

@@ -607,6 +607,7 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     AttentionExtent extent = AttentionExtent::of(
         inDesc(kind.queryInput()).shape, inDesc(kind.keyInput()).shape,
         fusedQKV, int64_t(command.get("heads", 1)));
+    extent.mergedOutput = kind.mergedOutput;
     int64_t batch = extent.batch, heads = extent.heads, seq = extent.seq,
             headDim = extent.headDim;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
@@ -629,12 +630,13 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     float *dQ = out(0);
     float *dK = fusedQKV || forward ? dQ : out(1);
     float *dV = fusedQKV || forward ? dQ : out(2);
-    // The fused form states its rows' log-sum-exp: the forward writes it,
-    // the gradient reads it with the output.
-    float *lse = fusedQKV && forward ? out(1) : nullptr;
+    // The fused and merged forms state their rows' log-sum-exp: the
+    // forward writes it, the gradient reads it with the output (its last
+    // two inputs).
+    float *lse = kind.hasStats() && forward ? out(1) : nullptr;
     cpu::AttentionForward results;
-    if (fusedQKV && !forward)
-      results = {in(2), in(3)};
+    if (kind.hasStats() && !forward)
+      results = {in(command.ins.size() - 2), in(command.ins.size() - 1)};
     // The gradient shares each key and value head among its group of query
     // heads (grouped-query attention): a group's pairs run on one thread,
     // which sums their key and value gradients in head order.

@@ -705,9 +705,11 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
     break;
   }
   case KernelId::attention:
-  case KernelId::attention_grad: {
+  case KernelId::attention_grad:
+  case KernelId::merged_attention:
+  case KernelId::merged_attention_grad: {
     const BufferDesc &q =
-        prog->buffers[size_t(command.ins[id == KernelId::attention ? 0 : 1])];
+        prog->buffers[size_t(command.ins[attentionKind(id).queryInput()])];
 
     if (q.shape.size() != 4 || q.shape[3] > gpu::kMaxHeadDim)
       return "a head dimension above " + std::to_string(gpu::kMaxHeadDim);
@@ -782,7 +784,8 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
     return 2 * rowsOf(command.ins[1]) * int64_t(sizeof(double));
   case KernelId::rms_norm_grad:
     return rowsOf(command.ins[1]) * int64_t(sizeof(double));
-  case KernelId::attention_grad: {
+  case KernelId::attention_grad:
+  case KernelId::merged_attention_grad: {
     const BufferDesc &q = prog->buffers[size_t(command.ins[1])];
     return 3 * (q.numElements() / q.shape[3]) * int64_t(sizeof(double));
   }
@@ -1976,13 +1979,16 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   case KernelId::attention:
   case KernelId::attention_grad:
   case KernelId::qkv_attention:
-  case KernelId::qkv_attention_grad: {
+  case KernelId::qkv_attention_grad:
+  case KernelId::merged_attention:
+  case KernelId::merged_attention_grad: {
     // [batch, heads, seq, headDim] operands, or one fused QKV tensor.
     AttentionKind kind = attentionKind(id);
     bool forward = kind.forward, fusedQKV = kind.fusedQKV;
     AttentionExtent extent = AttentionExtent::of(
         inDesc(kind.queryInput()).shape, inDesc(kind.keyInput()).shape,
         fusedQKV, int64_t(command.get("heads", 1)));
+    extent.mergedOutput = kind.mergedOutput;
     int64_t heads = extent.heads, seq = extent.seq, headDim = extent.headDim;
     int64_t rows = extent.batch * heads * seq;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
@@ -2002,18 +2008,23 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     const float *vIn = fusedQKV ? qIn : in(forward ? 2 : 3);
     // The fused form states its rows' log-sum-exp: the forward writes it,
     // the gradient reads it with the output.
+    // The fused and merged forms state their rows' log-sum-exp: the
+    // forward writes it, the gradient reads it with the output (its last
+    // two inputs).
+    const size_t ins = command.ins.size();
+    const bool hasStats = kind.hasStats();
     if (forward) {
       error = gpu::launchAttention(stream, qIn, kIn, vIn, out(0),
-                                   fusedQKV ? out(1) : nullptr, rows, seq,
+                                   hasStats ? out(1) : nullptr, rows, seq,
                                    headDim, scale, layout, dropout, window);
     } else {
       float *dQ = out(0);
       float *dK = fusedQKV ? dQ : out(1);
       float *dV = fusedQKV ? dQ : out(2);
       error = gpu::launchAttentionGrad(
-          stream, in(0), qIn, kIn, vIn, fusedQKV ? in(2) : nullptr,
-          fusedQKV ? in(3) : nullptr, dQ, dK, dV, stats, rows, seq, headDim,
-          scale, layout, dropout, window);
+          stream, in(0), qIn, kIn, vIn, hasStats ? in(ins - 2) : nullptr,
+          hasStats ? in(ins - 1) : nullptr, dQ, dK, dV, stats, rows, seq,
+          headDim, scale, layout, dropout, window);
     }
     break;
   }

@@ -1910,3 +1910,22 @@ func.func @negative_matmul_bias_contraction(%x: tensor<2x4x8xf32>, %w: tensor<6x
   %y = mt.matmul_bias %x, %w, %b : (tensor<2x4x8xf32>, tensor<6x16xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
   return %y : tensor<2x4x16xf32>
 }
+
+// -----
+
+// mt.merged_attention's result is its queries' heads merged, its stats
+// [batch, heads, seq].
+
+func.func @negative_merged_attention_result(%q: tensor<2x4x8x4xf32>) -> tensor<2x8x12xf32> {
+  // expected-error @+1 {{'mt.merged_attention' op result is 'tensor<2x8x12xf32>' but queries of shape 'tensor<2x4x8x4xf32>' merge into [batch, seq, heads * head_dim] = [2, 8, 16]}}
+  %a, %s = mt.merged_attention %q, %q, %q : tensor<2x4x8x4xf32> -> tensor<2x8x12xf32>, tensor<2x4x8xf32>
+  return %a : tensor<2x8x12xf32>
+}
+
+// -----
+
+func.func @negative_merged_attention_stats(%q: tensor<2x4x8x4xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.merged_attention' op stats is 'tensor<2x8x4xf32>' but the queries' [batch, heads, seq] is [2, 4, 8]}}
+  %a, %s = mt.merged_attention %q, %q, %q : tensor<2x4x8x4xf32> -> tensor<2x8x16xf32>, tensor<2x8x4xf32>
+  return %a : tensor<2x8x16xf32>
+}

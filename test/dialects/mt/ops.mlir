@@ -252,6 +252,19 @@ func.func @attention_grouped(%q: tensor<2x4x8x4xf32>, %k: tensor<2x2x8x4xf32>, %
 
 // -----
 
+// mt.merged_attention and its gradient, grouped keys included.
+
+// CHECK-LABEL: func.func @merged_attention
+// CHECK:         %[[A:.*]], %[[S:.*]] = mt.merged_attention %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x4x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x8x16xf32>, tensor<2x4x8xf32>
+// CHECK:         mt.merged_attention_grad %[[A]], %{{.*}}, %{{.*}}, %{{.*}}, %[[A]], %[[S]] : tensor<2x8x16xf32>, tensor<2x4x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x4x8xf32>
+func.func @merged_attention(%q: tensor<2x4x8x4xf32>, %k: tensor<2x2x8x4xf32>, %v: tensor<2x2x8x4xf32>) -> tensor<2x2x8x4xf32> {
+  %a, %s = mt.merged_attention %q, %k, %v : tensor<2x4x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x8x16xf32>, tensor<2x4x8xf32>
+  %dq, %dk, %dv = mt.merged_attention_grad %a, %q, %k, %v, %a, %s : tensor<2x8x16xf32>, tensor<2x4x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x4x8xf32>
+  return %dk : tensor<2x2x8x4xf32>
+}
+
+// -----
+
 // mt.attention keeps an explicit scale and dropout probability.
 
 // CHECK-LABEL: func.func @attention_scale_dropout
