@@ -429,10 +429,15 @@ TEST(CudnnAttention, MatchesTheReferenceInBf16) {
     DeviceVector<float> lseDev{std::vector<float>(size_t(rows))};
     DeviceVector<uint8_t> workspace{std::vector<uint8_t>(
         size_t(std::max<int64_t>(1, cudnn.workspaceBytes())))};
-    ASSERT_TRUE(cudnn.forward(shape, qkvDev.data, outDev.data, lseDev.data,
-                              workspace.data));
-    ASSERT_TRUE(cudnn.backward(backward, dODev.data, qkvDev.data, outDev.data,
-                               lseDev.data, dQKVDev.data, workspace.data));
+    // q, k and v are the chunks of each QKV row, a chunk's width apart.
+    const int64_t chunk = heads * headDim; // elements
+    uint16_t *qkvAt = qkvDev.data, *dQKVAt = dQKVDev.data;
+    ASSERT_TRUE(cudnn.forward(shape, qkvAt, qkvAt + chunk, qkvAt + 2 * chunk,
+                              outDev.data, lseDev.data, workspace.data));
+    ASSERT_TRUE(cudnn.backward(backward, dODev.data, qkvAt, qkvAt + chunk,
+                               qkvAt + 2 * chunk, outDev.data, lseDev.data,
+                               dQKVAt, dQKVAt + chunk, dQKVAt + 2 * chunk,
+                               workspace.data));
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     std::vector<uint16_t> outGot = outDev.read(), dQKVGot = dQKVDev.read();
     std::vector<float> outOwn(n), dQOwn(n), dKOwn(n), dVOwn(n);
@@ -475,6 +480,115 @@ TEST(CudnnAttention, MatchesTheReferenceInBf16) {
   fp32.headDim = 64;
   fp32.dtype = DType::F32;
   EXPECT_FALSE(cudnn.supports(fp32, why));
+}
+
+// cuDNN's fused attention for merged_attention: head-major bf16 q and
+// grouped k and v of their own (4 query heads on 2 key heads, which cuDNN
+// reads without repeating them), the merged output, and the gradient from
+// the output and the stats, against the reference on repeated keys and
+// values with their gradients summed per group.
+TEST(CudnnAttention, GroupedHeadMajorInBf16) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  gpu::CudnnAttention cudnn;
+  std::string why;
+  if (!cudnn.open(nullptr, why))
+    GTEST_SKIP() << "cuDNN unavailable: " << why;
+  const int64_t batch = 2, heads = 4, kvHeads = 2, groups = 2, headDim = 64,
+                seq = 100;
+  const int64_t rowSize = seq * headDim;
+  const size_t n = size_t(batch * heads * rowSize),
+               nKv = size_t(batch * kvHeads * rowSize);
+  std::mt19937_64 gen(31);
+  std::uniform_real_distribution<double> dist(-2, 2);
+  auto draw = [&](size_t count) {
+    std::vector<double> x(count);
+    for (double &e : x)
+      e = double(bfloat16ToFloat(floatToBFloat16(float(dist(gen)))));
+    return x;
+  };
+  std::vector<double> q = draw(n), dO = draw(n), k = draw(nKv), v = draw(nKv);
+  std::vector<double> kRep(n), vRep(n);
+  for (int64_t bh = 0; bh < batch * heads; ++bh)
+    for (int64_t e = 0; e < rowSize; ++e) {
+      int64_t from = (bh / heads * kvHeads + bh % heads / groups) * rowSize + e;
+      kRep[size_t(bh * rowSize + e)] = k[size_t(from)];
+      vRep[size_t(bh * rowSize + e)] = v[size_t(from)];
+    }
+  const double scale = 1.0 / std::sqrt(double(headDim));
+  std::vector<double> out(n), dQ(n), dKRep(n), dVRep(n), dK(nKv, 0.0),
+      dV(nKv, 0.0);
+  cpu::RngKey key{1, 1};
+  cpu::attention(q.data(), kRep.data(), vRep.data(), out.data(), batch, heads,
+                 seq, headDim, scale, 0.0, 0, key, 0, 0, heads);
+  cpu::attentionGrad(dO.data(), q.data(), kRep.data(), vRep.data(), dQ.data(),
+                     dKRep.data(), dVRep.data(), batch, heads, seq, headDim,
+                     scale, 0.0, 0, key, 0, 0, heads);
+  for (int64_t bh = 0; bh < batch * heads; ++bh)
+    for (int64_t e = 0; e < rowSize; ++e) {
+      size_t to =
+          size_t((bh / heads * kvHeads + bh % heads / groups) * rowSize + e);
+      dK[to] += dKRep[size_t(bh * rowSize + e)];
+      dV[to] += dVRep[size_t(bh * rowSize + e)];
+    }
+  // The output and dOut merged: row (b, i), columns h * headDim + d.
+  auto merged = [&](size_t own) {
+    int64_t r = int64_t(own) / headDim, d = int64_t(own) % headDim;
+    int64_t bh = r / seq, i = r % seq;
+    return size_t(((bh / heads) * seq + i) * heads * headDim +
+                  (bh % heads) * headDim + d);
+  };
+  auto bits = [](const std::vector<double> &x) {
+    std::vector<uint16_t> b(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      b[i] = floatToBFloat16(float(x[i]));
+    return b;
+  };
+  std::vector<uint16_t> dOBits(n);
+  for (size_t i = 0; i < n; ++i)
+    dOBits[merged(i)] = floatToBFloat16(float(dO[i]));
+  DeviceVector<uint16_t> qDev{bits(q)}, kDev{bits(k)}, vDev{bits(v)},
+      dODev{dOBits}, outDev{std::vector<uint16_t>(n)},
+      dQDev{std::vector<uint16_t>(n)}, dKDev{std::vector<uint16_t>(nKv)},
+      dVDev{std::vector<uint16_t>(nKv)};
+  DeviceVector<float> lseDev{std::vector<float>(n / size_t(headDim))};
+  gpu::CudnnAttentionShape shape;
+  shape.batch = batch;
+  shape.heads = heads;
+  shape.seq = seq;
+  shape.headDim = headDim;
+  shape.scale = scale;
+  shape.dtype = DType::BF16;
+  shape.headMajor = true;
+  shape.kvHeads = kvHeads;
+  gpu::CudnnAttentionShape backward = shape;
+  backward.forward = false;
+  ASSERT_TRUE(cudnn.supports(shape, why)) << why;
+  ASSERT_TRUE(cudnn.supports(backward, why)) << why;
+  DeviceVector<uint8_t> workspace{std::vector<uint8_t>(
+      size_t(std::max<int64_t>(1, cudnn.workspaceBytes())))};
+  ASSERT_TRUE(cudnn.forward(shape, qDev.data, kDev.data, vDev.data, outDev.data,
+                            lseDev.data, workspace.data));
+  ASSERT_TRUE(cudnn.backward(backward, dODev.data, qDev.data, kDev.data,
+                             vDev.data, outDev.data, lseDev.data, dQDev.data,
+                             dKDev.data, dVDev.data, workspace.data));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto close = [&](const std::vector<uint16_t> &got,
+                   const std::vector<double> &want, bool isMerged,
+                   const char *what) {
+    double worst = 0, largest = 1e-30;
+    for (size_t i = 0; i < want.size(); ++i) {
+      double x = double(bfloat16ToFloat(got[isMerged ? merged(i) : i]));
+      ASSERT_TRUE(std::isfinite(x)) << what << " " << i;
+      worst = std::max(worst, std::fabs(x - want[i]));
+      largest = std::max(largest, std::fabs(want[i]));
+    }
+    EXPECT_LE(worst, 3e-2 * largest) << what;
+  };
+  close(outDev.read(), out, true, "out");
+  close(dQDev.read(), dQ, false, "dQ");
+  close(dKDev.read(), dK, false, "dK");
+  close(dVDev.read(), dV, false, "dV");
 }
 
 // mt.matmul_bias through cuBLASLt's bias epilogue (LtBiasGemm.h): the

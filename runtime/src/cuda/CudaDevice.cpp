@@ -19,6 +19,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -531,11 +532,15 @@ gpu::Storage storageOf(DType dtype) {
 
 gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
                                                  KernelId id) {
-  if (id != KernelId::qkv_attention && id != KernelId::qkv_attention_grad)
+  if (id != KernelId::qkv_attention && id != KernelId::qkv_attention_grad &&
+      id != KernelId::merged_attention && id != KernelId::merged_attention_grad)
     return {};
   ++attentionCommands;
-  bool forward = id == KernelId::qkv_attention;
-  const BufferDesc &qkv = prog->buffers[size_t(command.ins[forward ? 0 : 1])];
+  const AttentionKind kind = attentionKind(id);
+  const bool forward = kind.forward;
+  // The queries: the fused QKV tensor, or head-major queries.
+  const BufferDesc &qkv = prog->buffers[size_t(command.ins[kind.queryInput()])];
+  const BufferDesc &keys = prog->buffers[size_t(command.ins[kind.keyInput()])];
   auto refuse = [&](const std::string &why) {
     if (cudnnRefusal.empty())
       cudnnRefusal = why;
@@ -545,7 +550,7 @@ gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
   // at load) of one type.
   if (!isHalf(qkv.dtype))
     return {};
-  const int64_t stats = forward ? command.outs[1] : command.ins[3];
+  const int64_t stats = forward ? command.outs[1] : command.ins.back();
   for (const std::vector<int64_t> *operands : {&command.ins, &command.outs})
     for (int64_t buffer : *operands)
       if (buffer != stats && prog->buffers[size_t(buffer)].dtype != qkv.dtype)
@@ -569,14 +574,15 @@ gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
   }
   if (!cudnnOpen)
     return refuse(cudnnWhy);
-  AttentionExtent extent =
-      AttentionExtent::of(qkv.shape, qkv.shape, /*fusedQKV=*/true,
-                          int64_t(command.get("heads", 1)));
+  AttentionExtent extent = AttentionExtent::of(
+      qkv.shape, keys.shape, kind.fusedQKV, int64_t(command.get("heads", 1)));
   gpu::CudnnAttentionShape call;
   call.batch = extent.batch;
   call.heads = extent.heads;
   call.seq = extent.seq;
   call.headDim = extent.headDim;
+  call.headMajor = !kind.fusedQKV;
+  call.kvHeads = extent.kvHeads;
   call.scale = command.get("scale", 1.0 / std::sqrt(double(extent.headDim)));
   call.dtype = qkv.dtype;
   call.forward = forward;
@@ -588,15 +594,33 @@ gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
 
 Status CudaDevice::runCudnnAttention(const Command &command,
                                      const gpu::CudnnAttentionShape &call) {
+  // q, k and v (and their gradients): three tensors of their own, or the
+  // three chunks of each fused QKV row, a chunk's width apart.
+  const int64_t chunk = call.heads * call.headDim * 2; // bytes
+  auto operands = [&](uint8_t *first, uint8_t *second, uint8_t *third) {
+    return call.headMajor ? std::array<uint8_t *, 3>{first, second, third}
+                          : std::array<uint8_t *, 3>{first, first + chunk,
+                                                     first + 2 * chunk};
+  };
+  const size_t in0 = call.forward ? 0 : 1;
+  std::array<uint8_t *, 3> qkv =
+      operands(address(command.ins[in0]),
+               call.headMajor ? address(command.ins[in0 + 1]) : nullptr,
+               call.headMajor ? address(command.ins[in0 + 2]) : nullptr);
   if (call.forward)
-    return cudnn.forward(
-        call, address(command.ins[0]), address(command.outs[0]),
-        reinterpret_cast<float *>(address(command.outs[1])), cudnnWorkspace);
+    return cudnn.forward(call, qkv[0], qkv[1], qkv[2], address(command.outs[0]),
+                         reinterpret_cast<float *>(address(command.outs[1])),
+                         cudnnWorkspace);
+  std::array<uint8_t *, 3> grads =
+      operands(address(command.outs[0]),
+               call.headMajor ? address(command.outs[1]) : nullptr,
+               call.headMajor ? address(command.outs[2]) : nullptr);
+  const size_t ins = command.ins.size();
   return cudnn.backward(
-      call, address(command.ins[0]), address(command.ins[1]),
-      address(command.ins[2]),
-      reinterpret_cast<const float *>(address(command.ins[3])),
-      address(command.outs[0]), cudnnWorkspace);
+      call, address(command.ins[0]), qkv[0], qkv[1], qkv[2],
+      address(command.ins[ins - 2]),
+      reinterpret_cast<const float *>(address(command.ins[ins - 1])), grads[0],
+      grads[1], grads[2], cudnnWorkspace);
 }
 
 int64_t CudaDevice::stagingBytes(const Command &command) const {

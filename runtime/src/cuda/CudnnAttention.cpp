@@ -28,14 +28,15 @@ namespace {
 
 /// What selects a graph: the whole shape, the scale's bits, the type and
 /// the direction.
-using GraphKey =
-    std::tuple<int64_t, int64_t, int64_t, int64_t, uint64_t, int, bool>;
+using GraphKey = std::tuple<int64_t, int64_t, int64_t, int64_t, uint64_t, int,
+                            bool, bool, int64_t>;
 
 GraphKey keyOf(const CudnnAttentionShape &shape) {
   uint64_t scaleBits = 0;
   std::memcpy(&scaleBits, &shape.scale, sizeof(scaleBits));
-  return {shape.batch, shape.heads,      shape.seq,    shape.headDim,
-          scaleBits,   int(shape.dtype), shape.forward};
+  return {shape.batch,   shape.heads,     shape.seq,
+          shape.headDim, scaleBits,       int(shape.dtype),
+          shape.forward, shape.headMajor, shape.kvHeads};
 }
 
 } // namespace
@@ -110,21 +111,31 @@ struct CudnnAttention::Impl {
                                                       : fe::DataType_t::HALF)
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
         .set_compute_data_type(fe::DataType_t::FLOAT);
-    // [batch, heads, seq, headDim] views of the artifact's layouts.
-    const std::vector<int64_t> dims{b, h, s, d};
-    const std::vector<int64_t> qkvStrides{s * 3 * h * d, d, 3 * h * d, 1};
+    // [batch, heads, seq, headDim] views of the artifact's layouts: the
+    // fused QKV tensor's chunks, or tensors of their own (keys and values
+    // of kvHeads heads).
+    const int64_t kvh =
+        shape.headMajor && shape.kvHeads > 0 ? shape.kvHeads : h;
+    const std::vector<int64_t> dims{b, h, s, d}, kvDims{b, kvh, s, d};
+    const std::vector<int64_t> qkvStrides =
+        shape.headMajor ? std::vector<int64_t>{h * s * d, s * d, d, 1}
+                        : std::vector<int64_t>{s * 3 * h * d, d, 3 * h * d, 1};
+    const std::vector<int64_t> kvStrides =
+        shape.headMajor ? std::vector<int64_t>{kvh * s * d, s * d, d, 1}
+                        : qkvStrides;
     const std::vector<int64_t> mergedStrides{s * h * d, d, h * d, 1};
     const std::vector<int64_t> statsDims{b, h, s, 1},
         statsStrides{h * s, s, 1, 1};
-    auto tensor = [&](const char *name, const std::vector<int64_t> &strides) {
+    auto tensor = [&](const char *name, const std::vector<int64_t> &strides,
+                      const std::vector<int64_t> &shapeDims) {
       return graph->tensor(fe::graph::Tensor_attributes()
                                .set_name(name)
-                               .set_dim(dims)
+                               .set_dim(shapeDims)
                                .set_stride(strides));
     };
-    built.q = tensor("q", qkvStrides);
-    built.k = tensor("k", qkvStrides);
-    built.v = tensor("v", qkvStrides);
+    built.q = tensor("q", qkvStrides, dims);
+    built.k = tensor("k", kvStrides, kvDims);
+    built.v = tensor("v", kvStrides, kvDims);
     if (shape.forward) {
       auto options = fe::graph::SDPA_attributes()
                          .set_name("causal_attention")
@@ -140,8 +151,8 @@ struct CudnnAttention::Impl {
       built.out = out;
       built.stats = stats;
     } else {
-      built.out = tensor("out", mergedStrides);
-      built.dOut = tensor("d_out", mergedStrides);
+      built.out = tensor("out", mergedStrides, dims);
+      built.dOut = tensor("d_out", mergedStrides, dims);
       built.stats = graph->tensor(fe::graph::Tensor_attributes()
                                       .set_name("stats")
                                       .set_dim(statsDims)
@@ -158,8 +169,9 @@ struct CudnnAttention::Impl {
       auto [dQ, dK, dV] =
           graph->sdpa_backward(built.q, built.k, built.v, built.out, built.dOut,
                                built.stats, options);
-      for (const TensorPtr &gradient : {dQ, dK, dV})
-        gradient->set_output(true).set_dim(dims).set_stride(qkvStrides);
+      dQ->set_output(true).set_dim(dims).set_stride(qkvStrides);
+      for (const TensorPtr &gradient : {dK, dV})
+        gradient->set_output(true).set_dim(kvDims).set_stride(kvStrides);
       built.dQ = dQ;
       built.dK = dK;
       built.dV = dV;
@@ -242,8 +254,11 @@ bool CudnnAttention::supports(const CudnnAttentionShape &shape,
   else if (shape.headDim % 8 != 0 || shape.headDim > 256)
     why = "a head dimension of " + std::to_string(shape.headDim) +
           " (cuDNN takes multiples of 8 up to 256)";
-  else if (shape.heads * shape.headDim * 2 % 16 != 0)
+  else if (!shape.headMajor && shape.heads * shape.headDim * 2 % 16 != 0)
     why = "keys and values not 16-byte aligned in the QKV tensor";
+  else if (shape.headMajor &&
+           (shape.kvHeads <= 0 || shape.heads % shape.kvHeads != 0))
+    why = "key and value heads that do not divide the query heads";
   else {
     AttentionGraph graph;
     try {
@@ -271,45 +286,40 @@ bool CudnnAttention::supports(const CudnnAttentionShape &shape,
 
 int64_t CudnnAttention::workspaceBytes() const { return impl->workspace; }
 
-Status CudnnAttention::forward(const CudnnAttentionShape &shape,
-                               const void *qkv, void *out, float *lse,
-                               void *workspace) {
+Status CudnnAttention::forward(const CudnnAttentionShape &shape, const void *q,
+                               const void *k, const void *v, void *out,
+                               float *lse, void *workspace) {
   auto found = impl->graphs.find(keyOf(shape));
   if (found == impl->graphs.end() || !shape.forward)
     return Status::error("cuDNN attention: no forward graph for this shape");
   const AttentionGraph &graph = found->second;
-  // k and v start one and two heads' widths into each QKV row.
-  auto *base = static_cast<char *>(const_cast<void *>(qkv));
-  const int64_t width = shape.heads * shape.headDim * 2; // bytes
-  std::unordered_map<TensorPtr, void *> pack{{graph.q, base},
-                                             {graph.k, base + width},
-                                             {graph.v, base + 2 * width},
+  std::unordered_map<TensorPtr, void *> pack{{graph.q, const_cast<void *>(q)},
+                                             {graph.k, const_cast<void *>(k)},
+                                             {graph.v, const_cast<void *>(v)},
                                              {graph.out, out},
                                              {graph.stats, lse}};
   return impl->execute(pack, graph, workspace);
 }
 
 Status CudnnAttention::backward(const CudnnAttentionShape &shape,
-                                const void *dOut, const void *qkv,
-                                const void *out, const float *lse, void *dQKV,
+                                const void *dOut, const void *q, const void *k,
+                                const void *v, const void *out,
+                                const float *lse, void *dQ, void *dK, void *dV,
                                 void *workspace) {
   auto found = impl->graphs.find(keyOf(shape));
   if (found == impl->graphs.end() || shape.forward)
     return Status::error("cuDNN attention: no backward graph for this shape");
   const AttentionGraph &graph = found->second;
-  auto *base = static_cast<char *>(const_cast<void *>(qkv));
-  auto *grad = static_cast<char *>(dQKV);
-  const int64_t width = shape.heads * shape.headDim * 2; // bytes
   std::unordered_map<TensorPtr, void *> pack{
-      {graph.q, base},
-      {graph.k, base + width},
-      {graph.v, base + 2 * width},
+      {graph.q, const_cast<void *>(q)},
+      {graph.k, const_cast<void *>(k)},
+      {graph.v, const_cast<void *>(v)},
       {graph.out, const_cast<void *>(out)},
       {graph.dOut, const_cast<void *>(dOut)},
       {graph.stats, const_cast<float *>(lse)},
-      {graph.dQ, grad},
-      {graph.dK, grad + width},
-      {graph.dV, grad + 2 * width}};
+      {graph.dQ, dQ},
+      {graph.dK, dK},
+      {graph.dV, dV}};
   return impl->execute(pack, graph, workspace);
 }
 
@@ -338,12 +348,14 @@ bool CudnnAttention::supports(const CudnnAttentionShape &, std::string &why) {
 int64_t CudnnAttention::workspaceBytes() const { return 0; }
 
 Status CudnnAttention::forward(const CudnnAttentionShape &, const void *,
-                               void *, float *, void *) {
+                               const void *, const void *, void *, float *,
+                               void *) {
   return Status::error("this build has no cuDNN frontend");
 }
 
 Status CudnnAttention::backward(const CudnnAttentionShape &, const void *,
-                                const void *, const void *, const float *,
+                                const void *, const void *, const void *,
+                                const void *, const float *, void *, void *,
                                 void *, void *) {
   return Status::error("this build has no cuDNN frontend");
 }

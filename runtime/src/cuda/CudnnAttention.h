@@ -1,12 +1,12 @@
-//===- CudnnAttention.h - cuDNN's fused attention for qkv_attention -*- C++
-//-*-===//
+//===- CudnnAttention.h - cuDNN's fused attention ----------------*- C++ -*-===//
 //
-// Causal attention over the fused QKV tensor, forward and backward, by
+// Causal attention (qkv_attention over the fused QKV tensor, and
+// merged_attention over head-major q, k and v), forward and backward, by
 // cuDNN's fused flash-attention kernels on the tensor cores, built through
 // the cuDNN frontend's graph API (header-only, `nvidia-cudnn-frontend`):
 // `sdpa` with its rows' log-sum-exp as the stats, and `sdpa_backward`
-// reading the output and those stats, which is why mt.qkv_attention states
-// them in the IR.
+// reading the output and those stats, which is why mt.qkv_attention and
+// mt.merged_attention state them in the IR.
 //
 // cuDNN is loaded at run time (dlopen of libcudnn.so.9, or
 // MEGATRON_CUDNN_LIBRARY): a GPU machine without it runs the backend's own
@@ -17,8 +17,11 @@
 //
 // The operands are read and written in place in the artifact's layout:
 // q, k and v at their offsets in the [batch, seq, 3 * heads * head_dim]
-// tensor with row stride 3 * heads * head_dim, the output and its gradient
-// [batch, seq, heads * head_dim], the stats [batch, heads, seq] in f32.
+// tensor with row stride 3 * heads * head_dim (qkv_attention), or as
+// [batch, heads, seq, head_dim] tensors of their own, keys and values
+// possibly of fewer heads, which cuDNN's grouped-query attention reads
+// as they are (merged_attention); the output and its gradient [batch, seq,
+// heads * head_dim], the stats [batch, heads, seq] in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +42,10 @@ namespace mtrt::gpu {
 /// One qkv_attention or qkv_attention_grad call's shape.
 struct CudnnAttentionShape {
   int64_t batch = 0, heads = 0, seq = 0, headDim = 0;
+  /// Head-major q, k and v of their own (merged_attention) rather than the
+  /// fused QKV tensor; then `kvHeads` key and value heads.
+  bool headMajor = false;
+  int64_t kvHeads = 0;
   double scale = 1.0;
   DType dtype = DType::BF16;
   bool forward = true;
@@ -67,13 +74,15 @@ public:
   /// The largest workspace of the graphs built so far.
   int64_t workspaceBytes() const;
 
-  /// out, lse = attention(qkv); every pointer on the device.
-  Status forward(const CudnnAttentionShape &shape, const void *qkv, void *out,
-                 float *lse, void *workspace);
-  /// dQKV from dOut, the forward's qkv, out and lse.
+  /// out, lse = attention(q, k, v); every pointer on the device (for the
+  /// fused QKV tensor, the three chunks' starts: qkvChunks).
+  Status forward(const CudnnAttentionShape &shape, const void *q, const void *k,
+                 const void *v, void *out, float *lse, void *workspace);
+  /// dQ, dK, dV from dOut and the forward's q, k, v, out and lse.
   Status backward(const CudnnAttentionShape &shape, const void *dOut,
-                  const void *qkv, const void *out, const float *lse,
-                  void *dQKV, void *workspace);
+                  const void *q, const void *k, const void *v, const void *out,
+                  const float *lse, void *dQ, void *dK, void *dV,
+                  void *workspace);
 
 private:
   struct Impl;
