@@ -212,9 +212,14 @@ Status verifyChecksum(const std::string &path, const json &document,
       value.compare(0, prefix, kChecksumPrefix) == 0 &&
       value.find_first_not_of("0123456789abcdef", prefix) == std::string::npos;
   size_t at = wellFormed ? bytes.find(value) : std::string::npos;
+  if (!wellFormed)
+    return Status::error(path + ": checksum '" + value +
+                         "' is not 'fnv1a64:' and 16 lowercase hex digits");
+  // The value is found again in the file's bytes to be zeroed there: it
+  // must occur once.
   if (at == std::string::npos || bytes.find(value, at + 1) != std::string::npos)
     return Status::error(path + ": checksum '" + value +
-                         "' is not 'fnv1a64:' and 16 hex digits stated once");
+                         "' does not occur exactly once in the file's text");
   std::string zeroed = bytes;
   zeroed.replace(at + prefix, 16, kChecksumZeros);
   char hex[17];

@@ -14,6 +14,11 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
+/// "1 input", "2 inputs".
+std::string countOf(int64_t count, const std::string &noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
 /// One command's operands, with the error of the first relation that
 /// fails (later checks are skipped once one has failed).
 class Signature {
@@ -523,11 +528,12 @@ Status checkGenerated(const Command &command,
   if (operands != kernel.operandTypes.size() ||
       int64_t(command.outs.size()) != kernel.numOutputs)
     return Status::error(
-        "passes " + std::to_string(command.ins.size()) + " inputs and " +
-        std::to_string(command.outs.size()) + " outputs to generated kernel '" +
-        kernel.name + "', which takes " +
-        std::to_string(kernel.operandTypes.size() - size_t(kernel.numOutputs)) +
-        " and " + std::to_string(kernel.numOutputs));
+        "passes " + countOf(int64_t(command.ins.size()), "input") + " and " +
+        countOf(int64_t(command.outs.size()), "output") +
+        " to generated kernel '" + kernel.name + "', which takes " +
+        countOf(int64_t(kernel.operandTypes.size()) - kernel.numOutputs,
+                "input") +
+        " and " + countOf(kernel.numOutputs, "output"));
   for (size_t k = 0; k < operands; ++k) {
     bool input = k < command.ins.size();
     const BufferDesc &buffer =
