@@ -112,6 +112,24 @@ Status mtrt::checkArenaLifetimes(const RankProgram &program) {
   const std::vector<int64_t> &owner = timeline.owner, &begin = timeline.begin,
                              &end = timeline.end;
 
+  // The persistent region first: a persistent_bytes too small for the
+  // persistent buffers is the program's fault, not the first buffer's.
+  size_t furthest = buffers.size();
+  for (size_t id = 0; id < buffers.size(); ++id)
+    if (!buffers[id].alias && persistent(id) &&
+        (furthest == buffers.size() ||
+         buffers[id].offset + buffers[id].bytes() >
+             buffers[furthest].offset + buffers[furthest].bytes()))
+      furthest = id;
+  if (furthest != buffers.size() &&
+      buffers[furthest].offset + buffers[furthest].bytes() >
+          program.persistentBytes)
+    return Status::error(
+        "persistent_bytes is " + std::to_string(program.persistentBytes) +
+        ", but the persistent buffers reach byte " +
+        std::to_string(buffers[furthest].offset + buffers[furthest].bytes()) +
+        " (buffer " + std::to_string(furthest) + ", '" +
+        buffers[furthest].name + "', " + buffers[furthest].kind + ")");
   // Placement: persistent buffers before persistentBytes, transients after.
   for (size_t id = 0; id < buffers.size(); ++id) {
     const BufferDesc &buffer = buffers[id];
