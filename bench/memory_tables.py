@@ -19,7 +19,11 @@
    GPT-2-shaped model of 7.46B parameters (36 layers, width 4096) compiled
    with precision=bf16 dp=64 zero=0..3.
 
-Prints both tables with the published values and writes them to
+3. Ours only: the stash of grouped-query attention's keys and values per
+   layer with and without their repeats (mt-fuse's grouped-attention) for
+   three LLaMA-family configs, against the repeats' bytes.
+
+Prints the tables (the first two with the published values) and writes them to
 bench/results/memory_tables.md (--out to change). Everything is compiled
 and reported, nothing is run: the figures do not depend on the CPU.
 
@@ -145,6 +149,53 @@ def zero(compiler):
     return lines
 
 
+def gqa(compiler):
+    """Grouped-query attention: the stash per layer with the keys and values
+    repeated for every query head (grouped-attention=false, as Hugging
+    Face's repeat_kv and Megatron-LM's unfused path store them) and read in
+    place (the default), against the repeats' bytes."""
+    s, b, dtype_bytes = 4096, 1, 2
+    flags = ["--micro-batch-size", str(b), "--seq-length", str(s)]
+    models = [("Llama-3-8B", "llama-3-8b.json", 8),
+              ("Mistral-7B-v0.1", "mistral-7b-v0.1.json", 8),
+              ("Qwen2-0.5B", "qwen2-0.5b.json", 2)]
+    lines = [
+        "## Grouped-query attention's stashed keys and values per layer (ours)",
+        "",
+        f"s = {s}, b = {b}, 16-bit activations, tensor and sequence parallel "
+        "(precision=bf16 tp=t sp=true); per layer: a 2-layer model's most "
+        "stashed at once minus a 1-layer model's. Repeated: "
+        "grouped-attention=false; grouped: the default. The repeats' bytes: "
+        "keys and values, (a - g) / t heads each beyond the g / t stored, "
+        "2 (a - g) s b d / t elements.",
+        "",
+        "| model | heads a / kv heads g | t | repeated MiB | grouped MiB | saved MiB | repeats' MiB | saved / repeats' |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, file, t in models:
+        with open(os.path.join(ROOT, "examples", "llama", file)) as f:
+            base = json.load(f)
+        a, g = base["num_attention_heads"], base["num_key_value_heads"]
+        d = base.get("head_dim") or base["hidden_size"] // a
+        per_layer = {}
+        for grouped in ("false", "true"):
+            stashed = []
+            for layers in (1, 2):
+                config = dict(base, num_hidden_layers=layers)
+                stage = compiler.report(
+                    config, flags,
+                    f"precision=bf16 tp={t} sp=true grouped-attention={grouped}")
+                stashed.append(stage["max_stashed"])
+            per_layer[grouped] = stashed[1] - stashed[0]
+        saved = per_layer["false"] - per_layer["true"]
+        repeats = 2 * (a - g) * s * b * d // t * dtype_bytes
+        lines.append(f"| {name} | {a} / {g} | {t} | {per_layer['false'] / 2**20:,.1f} | "
+                     f"{per_layer['true'] / 2**20:,.1f} | {saved / 2**20:,.1f} | "
+                     f"{repeats / 2**20:,.1f} | {saved / repeats:.3f} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser()
     on_path = shutil.which("megatron-opt")
@@ -158,7 +209,7 @@ def main():
         lines = ["# Published memory tables, from megatron-run --memory-report", "",
                  "`bench/memory_tables.py` (see its docstring); "
                  "`docs/memory-tables.md` says why each figure differs.", ""]
-        lines += korthikanti(compiler) + [""] + zero(compiler)
+        lines += korthikanti(compiler) + [""] + zero(compiler) + [""] + gqa(compiler)
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")
 
