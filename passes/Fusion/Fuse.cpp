@@ -629,12 +629,21 @@ bool foldGroupedKeys(AttentionOp attention) {
     RepeatKVGradOp keySum, valueSum;
   };
   SmallVector<Backward> backward;
+  // The forwards on these repeats: this attention, and a recomputed one
+  // (mt-remat's selective recompute reads the stashed repeats again).
+  SmallVector<AttentionOp> forwards{attention};
   for (RepeatKVOp repeat : {keyRepeat, valueRepeat})
     for (Operation *user : repeat->getUsers()) {
-      if (user == attention || llvm::any_of(backward, [&](const Backward &b) {
-            return b.grad == user;
-          }))
+      if (llvm::is_contained(forwards, user) ||
+          llvm::any_of(backward,
+                       [&](const Backward &b) { return b.grad == user; }))
         continue;
+      if (auto other = dyn_cast<AttentionOp>(user);
+          other && other.getKey() == attention.getKey() &&
+          other.getValue() == attention.getValue()) {
+        forwards.push_back(other);
+        continue;
+      }
       auto grad = dyn_cast<AttentionGradOp>(user);
       if (!grad || grad.getKey() != attention.getKey() ||
           grad.getValue() != attention.getValue())
@@ -647,10 +656,12 @@ bool foldGroupedKeys(AttentionOp attention) {
     }
 
   Value key = keyRepeat.getInput(), value = valueRepeat.getInput();
-  // The forward keeps its result type: its operands change in place. The
-  // gradients' key and value results become the unrepeated type.
-  attention.getKeyMutable().assign(key);
-  attention.getValueMutable().assign(value);
+  // The forwards keep their result type: their operands change in place.
+  // The gradients' key and value results become the unrepeated type.
+  for (AttentionOp forward : forwards) {
+    forward.getKeyMutable().assign(key);
+    forward.getValueMutable().assign(value);
+  }
   OpBuilder builder(attention);
   for (Backward &b : backward) {
     builder.setInsertionPoint(b.grad);

@@ -65,3 +65,29 @@ func.func @read_elsewhere(%q: tensor<1x4x8x4xf32> {mt.param = "q"},
   %y = mt.attention %q, %kr, %vr : tensor<1x4x8x4xf32>
   return %y, %kr : tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>
 }
+
+// -----
+
+// A recomputed attention (mt-remat's selective recompute) on the same
+// stashed repeats: both forwards and the gradient fold, and the repeats go.
+
+// CHECK-LABEL: func.func @recomputed
+// CHECK-NOT:     repeat_kv
+// CHECK:         mt.attention %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>
+// CHECK:         mt.attention %{{.*}}, %{{.*}}, %{{.*}} {mt.recomputed} : tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>
+// CHECK:         mt.attention_grad {{.*}} : tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>
+// CHECK-NOT:     repeat_kv
+func.func @recomputed(%q: tensor<1x4x8x4xf32> {mt.param = "q"},
+                      %k: tensor<1x2x8x4xf32> {mt.param = "k"},
+                      %v: tensor<1x2x8x4xf32> {mt.param = "v"},
+                      %dy: tensor<1x4x8x4xf32> {mt.input = "tokens"})
+    -> (tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %kr = mt.repeat_kv %k {groups = 2 : i64} : tensor<1x2x8x4xf32> -> tensor<1x4x8x4xf32>
+  %vr = mt.repeat_kv %v {groups = 2 : i64} : tensor<1x2x8x4xf32> -> tensor<1x4x8x4xf32>
+  %y = mt.attention %q, %kr, %vr : tensor<1x4x8x4xf32>
+  %r = mt.attention %q, %kr, %vr {mt.recomputed} : tensor<1x4x8x4xf32>
+  %dq, %dkr, %dvr = mt.attention_grad %dy, %q, %kr, %vr : tensor<1x4x8x4xf32>
+  %dk = mt.repeat_kv_grad %dkr {groups = 2 : i64} : tensor<1x4x8x4xf32> -> tensor<1x2x8x4xf32>
+  %dv = mt.repeat_kv_grad %dvr {groups = 2 : i64} : tensor<1x4x8x4xf32> -> tensor<1x2x8x4xf32>
+  return %y, %r, %dk : tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>
+}
