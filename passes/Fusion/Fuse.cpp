@@ -655,6 +655,18 @@ bool foldGroupedKeys(AttentionOp attention) {
       backward.push_back({grad, keySum, valueSum});
     }
 
+  // Every use of the repeats must be a key or value slot: a repeat also
+  // read as a query or an output gradient would be left dangling.
+  auto isRepeat = [&](Value v) {
+    return v == keyRepeat.getResult() || v == valueRepeat.getResult();
+  };
+  if (llvm::any_of(forwards,
+                   [&](AttentionOp f) { return isRepeat(f.getQuery()); }) ||
+      llvm::any_of(backward, [&](Backward &b) {
+        return isRepeat(b.grad.getQuery()) || isRepeat(b.grad.getGradOutput());
+      }))
+    return false;
+
   Value key = keyRepeat.getInput(), value = valueRepeat.getInput();
   // The forwards keep their result type: their operands change in place.
   // The gradients' key and value results become the unrepeated type.

@@ -161,6 +161,17 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
               << tp.getValue();
           return WalkResult::interrupt();
         }
+        // Grouped keys and values written as such (not through repeat_kv)
+        // split with their query heads too.
+        int64_t kvHeads = attention.getKey().getType().getDimSize(1);
+        if (kvHeads % tp != 0) {
+          attention.emitOpError()
+              << "has " << kvHeads << " key/value heads, not divisible by tp "
+              << tp.getValue()
+              << " (key/value heads are split across tensor-parallel ranks, "
+                 "not replicated)";
+          return WalkResult::interrupt();
+        }
       }
       return WalkResult::advance();
     });

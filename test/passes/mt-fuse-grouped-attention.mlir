@@ -91,3 +91,19 @@ func.func @recomputed(%q: tensor<1x4x8x4xf32> {mt.param = "q"},
   %dv = mt.repeat_kv_grad %dvr {groups = 2 : i64} : tensor<1x4x8x4xf32> -> tensor<1x2x8x4xf32>
   return %y, %r, %dk : tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>
 }
+
+// -----
+
+// A repeat also read as the query: nothing folds (the repeat stays).
+
+// CHECK-LABEL: func.func @repeat_as_query
+// CHECK:         mt.repeat_kv
+// CHECK:         mt.attention %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x8x4xf32>{{$}}
+func.func @repeat_as_query(%k: tensor<1x2x8x4xf32> {mt.param = "k"},
+                           %v: tensor<1x2x8x4xf32> {mt.param = "v"})
+    -> tensor<1x4x8x4xf32> {
+  %kr = mt.repeat_kv %k {groups = 2 : i64} : tensor<1x2x8x4xf32> -> tensor<1x4x8x4xf32>
+  %vr = mt.repeat_kv %v {groups = 2 : i64} : tensor<1x2x8x4xf32> -> tensor<1x4x8x4xf32>
+  %y = mt.attention %kr, %kr, %vr : tensor<1x4x8x4xf32>
+  return %y : tensor<1x4x8x4xf32>
+}

@@ -38,6 +38,7 @@
 // RUN: megatron-opt %t/zero4.mlir --mt-parallelize=zero=4 --verify-diagnostics
 // RUN: megatron-opt %t/sp.mlir --mt-parallelize=sp=true --verify-diagnostics
 // RUN: megatron-opt %t/tp-heads.mlir --mt-parallelize=tp=2 --verify-diagnostics
+// RUN: megatron-opt %t/tp-kv-heads.mlir --mt-parallelize=tp=2 --verify-diagnostics
 // RUN: megatron-opt %t/tp-role.mlir --mt-parallelize=tp=2 --verify-diagnostics
 // RUN: not megatron-opt %t/bad-role.mlir 2>&1 | FileCheck %s --check-prefix=BADROLE
 // RUN: megatron-opt %t/tp-param.mlir --mt-parallelize=tp=2 --verify-diagnostics
@@ -595,6 +596,19 @@ module @negative_tp_heads {
     // expected-error-re @below {{'mt.attention' op has 3 heads, not divisible by tp {{.*}}}}
     %a = mt.attention %q, %q, %q : tensor<2x3x8x4xf32>
     return %a : tensor<2x3x8x4xf32>
+  }
+}
+
+//--- tp-kv-heads.mlir
+
+// Grouped keys and values written as such split with their query heads: 1
+// key head over tp = 2 is an error at the attention op.
+
+module @negative_tp_kv_heads {
+  func.func @kv_heads(%q: tensor<2x4x8x4xf32>, %k: tensor<2x1x8x4xf32>) -> tensor<2x4x8x4xf32> {
+    // expected-error-re @below {{'mt.attention' op has 1 key/value heads, not divisible by tp {{.*}}}}
+    %a = mt.attention %q, %k, %k : tensor<2x4x8x4xf32>, tensor<2x1x8x4xf32>
+    return %a : tensor<2x4x8x4xf32>
   }
 }
 
