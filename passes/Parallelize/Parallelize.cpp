@@ -138,21 +138,23 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       return success();
     // Tensor parallelism splits attention by heads (the projections' split
     // dimensions are checked against their roles when they are pinned).
+    // Grouped-query attention: the key/value heads are split across the
+    // tensor-parallel ranks with their query heads. Megatron-LM would
+    // replicate them when tp exceeds their number; that is not built.
+    auto kvHeadsSplit = [&](Operation *op, int64_t kvHeads) {
+      if (kvHeads % tp == 0)
+        return true;
+      op->emitOpError() << "has " << kvHeads
+                        << " key/value heads, not divisible by tp "
+                        << tp.getValue()
+                        << " (key/value heads are split across "
+                           "tensor-parallel ranks, not replicated)";
+      return false;
+    };
     WalkResult walk = module.walk([&](Operation *op) {
-      if (auto repeat = dyn_cast<RepeatKVOp>(op)) {
-        // Grouped-query attention: the key/value heads are split across the
-        // tensor-parallel ranks with their query heads. Megatron-LM would
-        // replicate them when tp exceeds their number; that is not built.
-        int64_t kvHeads = repeat.getInput().getType().getDimSize(1);
-        if (kvHeads % tp != 0) {
-          repeat.emitOpError()
-              << "has " << kvHeads << " key/value heads, not divisible by tp "
-              << tp.getValue()
-              << " (key/value heads are split across tensor-parallel ranks, "
-                 "not replicated)";
+      if (auto repeat = dyn_cast<RepeatKVOp>(op))
+        if (!kvHeadsSplit(op, repeat.getInput().getType().getDimSize(1)))
           return WalkResult::interrupt();
-        }
-      }
       if (auto attention = dyn_cast<AttentionOp>(op)) {
         int64_t heads = attention.getQuery().getType().getDimSize(1);
         if (heads % tp != 0) {
@@ -163,15 +165,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         }
         // Grouped keys and values written as such (not through repeat_kv)
         // split with their query heads too.
-        int64_t kvHeads = attention.getKey().getType().getDimSize(1);
-        if (kvHeads % tp != 0) {
-          attention.emitOpError()
-              << "has " << kvHeads << " key/value heads, not divisible by tp "
-              << tp.getValue()
-              << " (key/value heads are split across tensor-parallel ranks, "
-                 "not replicated)";
+        if (!kvHeadsSplit(op, attention.getKey().getType().getDimSize(1)))
           return WalkResult::interrupt();
-        }
       }
       return WalkResult::advance();
     });
