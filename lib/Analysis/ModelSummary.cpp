@@ -93,24 +93,9 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
     // window counts the keys it lets each query see.
     if (op->hasAttr(MTDialect::getRecomputedAttrName()))
       return;
-    if (auto attention = dyn_cast<AttentionOp>(op)) {
-      RankedTensorType type = attention.getQuery().getType();
-      int64_t keys =
-          attentionKeysPerQuery(type.getDimSize(2), attention.getWindow());
-      int64_t width = type.getDimSize(1) * type.getDimSize(3);
-      attentionFlops.add(CheckedCount::product({12, keys, width}));
-    } else if (auto attention = dyn_cast<MergedAttentionOp>(op)) {
-      RankedTensorType type = attention.getQuery().getType();
-      int64_t keys =
-          attentionKeysPerQuery(type.getDimSize(2), attention.getWindow());
-      int64_t width = type.getDimSize(1) * type.getDimSize(3);
-      attentionFlops.add(CheckedCount::product({12, keys, width}));
-    } else if (auto attention = dyn_cast<QKVAttentionOp>(op)) {
-      int64_t keys = attentionKeysPerQuery(
-          attention.getQkv().getType().getDimSize(1), attention.getWindow());
-      int64_t width = attention.getResult().getType().getDimSize(2);
-      attentionFlops.add(CheckedCount::product({12, keys, width}));
-    }
+    if (std::optional<AttentionSize> size = attentionSize(op);
+        size && !size->gradient)
+      attentionFlops.add(CheckedCount::product({12, size->keys, size->width}));
   });
   summary.numLayers = layers.size();
   CheckedCount perToken, perMicroBatch;

@@ -28,45 +28,66 @@ inline int64_t attentionKeysPerQuery(int64_t seq,
   return window && *window > 0 ? std::min<int64_t>(seq, int64_t(*window)) : seq;
 }
 
+/// An attention op's size in any of its forms: elements of its queries
+/// (the fused QKV form's result, or its gradient's input, has as many),
+/// the keys each query is counted against, the model width (heads x
+/// head_dim), and whether it is a gradient.
+struct AttentionSize {
+  int64_t queryElements, keys, width;
+  bool gradient;
+};
+
 namespace detail {
-/// Attention's FLOPs, if `op` is an `Op`: 4 per query element and key it
-/// sees (Q K^T and P V), twice that for a gradient. The fused QKV form's
-/// result (or its gradient) has as many elements as the queries.
 template <typename Op>
-std::optional<double> attentionFlopsOf(Operation *op, double perKey) {
+std::optional<AttentionSize> attentionSizeOf(Operation *op, bool gradient) {
   auto typed = dyn_cast<Op>(op);
   if (!typed)
     return std::nullopt;
-  double elements;
   int64_t seq;
+  RankedTensorType queries; // [batch, heads, seq, head_dim], or merged
   if constexpr (std::is_same_v<Op, QKVAttentionOp> ||
                 std::is_same_v<Op, QKVAttentionGradOp>) {
-    elements = double(cast<RankedTensorType>(typed->getResult(0).getType())
-                          .getNumElements()) /
-               (std::is_same_v<Op, QKVAttentionOp> ? 1.0 : 3.0);
     seq = typed.getQkv().getType().getDimSize(1);
+    if constexpr (std::is_same_v<Op, QKVAttentionOp>)
+      queries = typed.getResult().getType();
+    else
+      queries = typed.getGradOutput().getType();
   } else {
-    elements = double(typed.getQuery().getType().getNumElements());
     seq = typed.getQuery().getType().getDimSize(2);
+    queries = typed.getQuery().getType();
   }
-  return perKey * elements *
-         double(attentionKeysPerQuery(seq, typed.getWindow()));
+  int64_t width = queries.getRank() == 4
+                      ? queries.getDimSize(1) * queries.getDimSize(3)
+                      : queries.getDimSize(2);
+  return AttentionSize{queries.getNumElements(),
+                       attentionKeysPerQuery(seq, typed.getWindow()), width,
+                       gradient};
 }
 } // namespace detail
 
-/// Attention's FLOPs in any of its forms, or nothing for another op.
-inline std::optional<double> attentionFlops(Operation *op) {
+/// The size of `op` if it is attention in any of its forms.
+inline std::optional<AttentionSize> attentionSize(Operation *op) {
   using namespace detail;
-  for (std::optional<double> flops :
-       {attentionFlopsOf<AttentionOp>(op, 4.0),
-        attentionFlopsOf<AttentionGradOp>(op, 8.0),
-        attentionFlopsOf<MergedAttentionOp>(op, 4.0),
-        attentionFlopsOf<MergedAttentionGradOp>(op, 8.0),
-        attentionFlopsOf<QKVAttentionOp>(op, 4.0),
-        attentionFlopsOf<QKVAttentionGradOp>(op, 8.0)})
-    if (flops)
-      return flops;
+  for (std::optional<AttentionSize> size :
+       {attentionSizeOf<AttentionOp>(op, false),
+        attentionSizeOf<AttentionGradOp>(op, true),
+        attentionSizeOf<MergedAttentionOp>(op, false),
+        attentionSizeOf<MergedAttentionGradOp>(op, true),
+        attentionSizeOf<QKVAttentionOp>(op, false),
+        attentionSizeOf<QKVAttentionGradOp>(op, true)})
+    if (size)
+      return size;
   return std::nullopt;
+}
+
+/// Attention's FLOPs: 4 per query element and key it sees (Q K^T and
+/// P V), twice that for a gradient; nothing for another op.
+inline std::optional<double> attentionFlops(Operation *op) {
+  std::optional<AttentionSize> size = attentionSize(op);
+  if (!size)
+    return std::nullopt;
+  return (size->gradient ? 8.0 : 4.0) * double(size->queryElements) *
+         double(size->keys);
 }
 
 /// Floating-point operations of `op`, counted as in Megatron-LM's FLOP

@@ -111,14 +111,16 @@ struct AttentionExtent {
   /// [batch, seq, heads * headDim] (`merged_attention`).
   bool mergedOutput = false;
 
-  /// From the query's shape and the key's (`attention`), or from the fused
-  /// QKV tensor's and the `heads` attribute (`qkv_attention`).
+  /// From the query's shape and the key's (`attention`, `merged_attention`
+  /// with `mergedOutput`), or from the fused QKV tensor's and the `heads`
+  /// attribute (`qkv_attention`).
   static AttentionExtent of(const std::vector<int64_t> &query,
                             const std::vector<int64_t> &key, bool fusedQKV,
-                            int64_t heads) {
+                            bool mergedOutput, int64_t heads) {
     if (fusedQKV)
       return {query[0], heads, query[1], query[2] / (3 * heads), true, heads};
-    return {query[0], query[1], query[2], query[3], false, key[1]};
+    return {query[0], query[1], query[2],    query[3],
+            false,    key[1],   mergedOutput};
   }
 
   AttentionLayout layout() const {

@@ -2,6 +2,9 @@
 
 #include "mtrt/KernelProfile.h"
 
+#include "mtrt/HeadLayout.h"
+#include "mtrt/Kernels.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -26,32 +29,27 @@ double mtrt::commandFlops(const RankProgram &program, const Command &command) {
                                                          : lhs.back());
     return 2.0 * elements(command.outs[0]) * k;
   }
-  const bool headMajor =
-      command.kernel == "attention" || command.kernel == "merged_attention";
-  if ((headMajor || command.kernel == "attention_grad" ||
-       command.kernel == "merged_attention_grad") &&
-      command.ins.size() > 1) {
-    // [batch, heads, seq, head_dim] queries: scores and the weighted sum,
-    // 2·s·d FLOPs each per query row; the backward does twice the forward.
-    const std::vector<int64_t> &q = shape(command.ins[headMajor ? 0 : 1]);
-    if (q.size() != 4)
+  if (const KernelInfo *kernel = findKernel(command.kernel);
+      kernel && isAttention(kernel->id)) {
+    // Scores and the weighted sum, 2·d FLOPs each per query row and key it
+    // is counted against (the sequence, or a sliding window under it); the
+    // backward does twice the forward.
+    AttentionKind kind = attentionKind(kernel->id);
+    if (command.ins.size() <= kind.keyInput())
       return 0;
-    double forward =
-        4.0 * double(q[0] * q[1]) * double(q[2]) * double(q[2]) * double(q[3]);
-    return headMajor ? forward : 2.0 * forward;
-  }
-  if ((command.kernel == "qkv_attention" ||
-       command.kernel == "qkv_attention_grad") &&
-      !command.ins.empty()) {
-    // The same FLOPs as attention: [batch, seq, 3 * heads * head_dim] holds
-    // batch * heads pairs of seq rows of head_dim.
-    const std::vector<int64_t> &qkv =
-        shape(command.ins[command.kernel == "qkv_attention" ? 0 : 1]);
-    if (qkv.size() != 3)
+    const std::vector<int64_t> &query = shape(command.ins[kind.queryInput()]);
+    const std::vector<int64_t> &key = shape(command.ins[kind.keyInput()]);
+    int64_t heads = std::max<int64_t>(1, int64_t(command.get("heads", 1)));
+    if (query.size() != (kind.fusedQKV ? 3u : 4u) || key.size() < 2)
       return 0;
-    double forward = 4.0 * double(qkv[0]) * double(qkv[1]) * double(qkv[1]) *
-                     double(qkv[2] / 3);
-    return command.kernel == "qkv_attention" ? forward : 2.0 * forward;
+    AttentionExtent extent = AttentionExtent::of(query, key, kind.fusedQKV,
+                                                 kind.mergedOutput, heads);
+    const auto window = int64_t(command.get("window", 0));
+    double keys =
+        double(window > 0 ? std::min(extent.seq, window) : extent.seq);
+    double forward = 4.0 * double(extent.batch * extent.heads) *
+                     double(extent.seq) * keys * double(extent.headDim);
+    return kind.forward ? forward : 2.0 * forward;
   }
   if (command.kernel == "fused" && command.has("generated")) {
     auto index = size_t(command.get("generated", 0));

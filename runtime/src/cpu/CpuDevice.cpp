@@ -606,8 +606,7 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     bool forward = kind.forward, fusedQKV = kind.fusedQKV;
     AttentionExtent extent = AttentionExtent::of(
         inDesc(kind.queryInput()).shape, inDesc(kind.keyInput()).shape,
-        fusedQKV, int64_t(command.get("heads", 1)));
-    extent.mergedOutput = kind.mergedOutput;
+        fusedQKV, kind.mergedOutput, int64_t(command.get("heads", 1)));
     int64_t batch = extent.batch, heads = extent.heads, seq = extent.seq,
             headDim = extent.headDim;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));

@@ -574,8 +574,9 @@ gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
   }
   if (!cudnnOpen)
     return refuse(cudnnWhy);
-  AttentionExtent extent = AttentionExtent::of(
-      qkv.shape, keys.shape, kind.fusedQKV, int64_t(command.get("heads", 1)));
+  AttentionExtent extent =
+      AttentionExtent::of(qkv.shape, keys.shape, kind.fusedQKV,
+                          kind.mergedOutput, int64_t(command.get("heads", 1)));
   gpu::CudnnAttentionShape call;
   call.batch = extent.batch;
   call.heads = extent.heads;
@@ -2011,8 +2012,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     bool forward = kind.forward, fusedQKV = kind.fusedQKV;
     AttentionExtent extent = AttentionExtent::of(
         inDesc(kind.queryInput()).shape, inDesc(kind.keyInput()).shape,
-        fusedQKV, int64_t(command.get("heads", 1)));
-    extent.mergedOutput = kind.mergedOutput;
+        fusedQKV, kind.mergedOutput, int64_t(command.get("heads", 1)));
     int64_t heads = extent.heads, seq = extent.seq, headDim = extent.headDim;
     int64_t rows = extent.batch * heads * seq;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
