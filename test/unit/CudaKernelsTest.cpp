@@ -102,6 +102,32 @@ std::vector<double> referenceLse(const std::vector<double> &q,
   return lse;
 }
 
+/// Grouped-query attention's references: the [batch, kvHeads, rowSize]
+/// key or value pair (b, h / groups) of query pair (b, h), and the summing
+/// of a repeated gradient back over each group.
+int64_t kvPairOf(int64_t bh, int64_t heads, int64_t kvHeads) {
+  return bh / heads * kvHeads + bh % heads / (heads / kvHeads);
+}
+std::vector<double> repeatHeads(const std::vector<double> &kv, int64_t batch,
+                                int64_t heads, int64_t kvHeads,
+                                int64_t rowSize) {
+  std::vector<double> repeated(size_t(batch * heads * rowSize));
+  for (int64_t bh = 0; bh < batch * heads; ++bh)
+    std::copy_n(kv.begin() + kvPairOf(bh, heads, kvHeads) * rowSize, rowSize,
+                repeated.begin() + bh * rowSize);
+  return repeated;
+}
+std::vector<double> sumGroups(const std::vector<double> &repeated,
+                              int64_t batch, int64_t heads, int64_t kvHeads,
+                              int64_t rowSize) {
+  std::vector<double> summed(size_t(batch * kvHeads * rowSize), 0.0);
+  for (int64_t bh = 0; bh < batch * heads; ++bh)
+    for (int64_t e = 0; e < rowSize; ++e)
+      summed[size_t(kvPairOf(bh, heads, kvHeads) * rowSize + e)] +=
+          repeated[size_t(bh * rowSize + e)];
+  return summed;
+}
+
 /// Attention over [batch, heads, seq, headDim] operands, laid out head-major
 /// or (fused) as qkv_attention's [batch, seq, 3 * heads * headDim] with a
 /// merged [batch, seq, heads * headDim] output, against the reference.
@@ -256,7 +282,7 @@ TEST(CudaAttention, GroupedKeysAgainstTheRepeatedReference) {
   if (!haveGpu())
     GTEST_SKIP() << "no CUDA device";
   std::mt19937_64 gen(15);
-  const int64_t batch = 2, heads = 8, kvHeads = 2, groups = 4;
+  const int64_t batch = 2, heads = 8, kvHeads = 2; // groups of 4
   for (int64_t headDim : {16, 64, 128, 256})
     for (int64_t seq : {37, 200})
       for (bool drop : {false, true}) {
@@ -282,14 +308,11 @@ TEST(CudaAttention, GroupedKeysAgainstTheRepeatedReference) {
           return x;
         };
         std::vector<double> q = draw(n), dO = draw(n), k = draw(nKv),
-                            v = draw(nKv), kRep(n), vRep(n);
-        for (int64_t b = 0; b < batch; ++b)
-          for (int64_t h = 0; h < heads; ++h)
-            for (int64_t e = 0; e < rowSize; ++e) {
-              size_t from = size_t((b * kvHeads + h / groups) * rowSize + e);
-              kRep[size_t((b * heads + h) * rowSize + e)] = k[from];
-              vRep[size_t((b * heads + h) * rowSize + e)] = v[from];
-            }
+                            v = draw(nKv);
+        std::vector<double> kRep =
+                                repeatHeads(k, batch, heads, kvHeads, rowSize),
+                            vRep =
+                                repeatHeads(v, batch, heads, kvHeads, rowSize);
         const double scale = 1.0 / std::sqrt(double(headDim));
         cpu::RngKey key{dropout.key.seed, dropout.key.step};
         std::vector<double> out(n), dQ(n), dKRep(n), dVRep(n);
@@ -302,14 +325,10 @@ TEST(CudaAttention, GroupedKeysAgainstTheRepeatedReference) {
             dKRep.data(), dVRep.data(), batch, heads, seq, headDim, scale,
             dropout.key.p, dropout.key.stream, key, dropout.key.offset,
             dropout.headOffset, dropout.headsTotal, 0, -1, window);
-        std::vector<double> dK(nKv, 0.0), dV(nKv, 0.0);
-        for (int64_t b = 0; b < batch; ++b)
-          for (int64_t h = 0; h < heads; ++h)
-            for (int64_t e = 0; e < rowSize; ++e) {
-              size_t to = size_t((b * kvHeads + h / groups) * rowSize + e);
-              dK[to] += dKRep[size_t((b * heads + h) * rowSize + e)];
-              dV[to] += dVRep[size_t((b * heads + h) * rowSize + e)];
-            }
+        std::vector<double> dK = sumGroups(dKRep, batch, heads, kvHeads,
+                                           rowSize),
+                            dV = sumGroups(dVRep, batch, heads, kvHeads,
+                                           rowSize);
         auto f = [](const std::vector<double> &x) {
           return std::vector<float>(x.begin(), x.end());
         };
@@ -494,8 +513,7 @@ TEST(CudnnAttention, GroupedHeadMajorInBf16) {
   std::string why;
   if (!cudnn.open(nullptr, why))
     GTEST_SKIP() << "cuDNN unavailable: " << why;
-  const int64_t batch = 2, heads = 4, kvHeads = 2, groups = 2, headDim = 64,
-                seq = 100;
+  const int64_t batch = 2, heads = 4, kvHeads = 2, headDim = 64, seq = 100;
   const int64_t rowSize = seq * headDim;
   const size_t n = size_t(batch * heads * rowSize),
                nKv = size_t(batch * kvHeads * rowSize);
@@ -508,29 +526,18 @@ TEST(CudnnAttention, GroupedHeadMajorInBf16) {
     return x;
   };
   std::vector<double> q = draw(n), dO = draw(n), k = draw(nKv), v = draw(nKv);
-  std::vector<double> kRep(n), vRep(n);
-  for (int64_t bh = 0; bh < batch * heads; ++bh)
-    for (int64_t e = 0; e < rowSize; ++e) {
-      int64_t from = (bh / heads * kvHeads + bh % heads / groups) * rowSize + e;
-      kRep[size_t(bh * rowSize + e)] = k[size_t(from)];
-      vRep[size_t(bh * rowSize + e)] = v[size_t(from)];
-    }
+  std::vector<double> kRep = repeatHeads(k, batch, heads, kvHeads, rowSize),
+                      vRep = repeatHeads(v, batch, heads, kvHeads, rowSize);
   const double scale = 1.0 / std::sqrt(double(headDim));
-  std::vector<double> out(n), dQ(n), dKRep(n), dVRep(n), dK(nKv, 0.0),
-      dV(nKv, 0.0);
+  std::vector<double> out(n), dQ(n), dKRep(n), dVRep(n);
   cpu::RngKey key{1, 1};
   cpu::attention(q.data(), kRep.data(), vRep.data(), out.data(), batch, heads,
                  seq, headDim, scale, 0.0, 0, key, 0, 0, heads);
   cpu::attentionGrad(dO.data(), q.data(), kRep.data(), vRep.data(), dQ.data(),
                      dKRep.data(), dVRep.data(), batch, heads, seq, headDim,
                      scale, 0.0, 0, key, 0, 0, heads);
-  for (int64_t bh = 0; bh < batch * heads; ++bh)
-    for (int64_t e = 0; e < rowSize; ++e) {
-      size_t to =
-          size_t((bh / heads * kvHeads + bh % heads / groups) * rowSize + e);
-      dK[to] += dKRep[size_t(bh * rowSize + e)];
-      dV[to] += dVRep[size_t(bh * rowSize + e)];
-    }
+  std::vector<double> dK = sumGroups(dKRep, batch, heads, kvHeads, rowSize),
+                      dV = sumGroups(dVRep, batch, heads, kvHeads, rowSize);
   // The output and dOut merged: row (b, i), columns h * headDim + d.
   auto merged = [&](size_t own) {
     int64_t r = int64_t(own) / headDim, d = int64_t(own) % headDim;
