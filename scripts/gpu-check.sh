@@ -122,10 +122,12 @@ fi
 # Every run has a time limit, so that one hang cannot spend the call.
 limited() { timeout --kill-after=5 "$@"; }
 
-compare() { # name steps rtol [ranks]: writes $out/$name.result, fails on a miss
+compare() { # name steps rtol [ranks [flags...]]: writes $out/$name.result, fails on a miss
   # With `ranks`, both backends run that many ranks under the bundle's
-  # mpirun (megatron-run fails by itself if a rank's peak is not its plan).
+  # mpirun (megatron-run fails by itself if a rank's peak is not its plan);
+  # `flags` go to both runs.
   local name="$1" steps="$2" rtol="$3" ranks="${4:-1}" result="$out/$1.result"
+  local flags=("${@:5}")
   local artifact="$bundle/artifacts/$name.mtx" label="$1" threads=4
   local launch=()
   if [ "$ranks" -gt 1 ]; then
@@ -133,10 +135,10 @@ compare() { # name steps rtol [ranks]: writes $out/$name.result, fails on a miss
     label="$name ($ranks ranks on one GPU)"
     threads=2
   fi
-  limited 300 "${launch[@]}" "$run" "$artifact" --steps "$steps" --device cpu \
+  limited 300 "${launch[@]}" "$run" "$artifact" --steps "$steps" "${flags[@]}" --device cpu \
     --threads "$threads" --log "$out/$name-cpu.jsonl" >"$out/$name-cpu.txt" 2>&1 ||
     { echo "- $label: the CPU run failed: $(tail -1 "$out/$name-cpu.txt")" >"$result"; return 1; }
-  limited 300 "${launch[@]}" "$run" "$artifact" --steps "$steps" --device cuda \
+  limited 300 "${launch[@]}" "$run" "$artifact" --steps "$steps" "${flags[@]}" --device cuda \
     --log "$out/$name-cuda.jsonl" >"$out/$name-cuda.txt" 2>&1 ||
     { echo "- $label: the CUDA run failed: $(tail -1 "$out/$name-cuda.txt")" >"$result"; return 1; }
   local peaks
@@ -171,13 +173,20 @@ PY
 # orders, so a rounding may flip: a looser bar. GPT-2 124M in bf16 without
 # dropout (head dimension 64) has its attention on cuDNN's fused kernels
 # where cuDNN loads: bf16 arithmetic in another order than the CPU's fp32,
-# within 1e-2. The checks run side by side (each compiles its generated
-# kernels with nvcc first); their times are not measured here.
+# within 2e-3, at a learning rate of 1e-4. At the default 6e-4 without
+# warmup, 124M on the synthetic corpus has loss spikes (PyTorch has the
+# same ones from the same weights and tokens), and across a spike two runs
+# a rounding apart part by percents: on 2026-11-27 the CPU's and the GPU's
+# bf16 runs agreed within 1.5e-4 for six steps and then spiked to 10.75
+# and 10.90 together (fp32 runs 6.66 there); at 1e-4, bf16 stays within
+# 3e-4 of fp32 for 10 steps. The checks run side by side (each compiles
+# its generated kernels with nvcc first); their times are not measured
+# here.
 checks=("tiny 10 1e-5" "tiny-dropout 10 1e-5" "gpt2-2layer 10 1e-5"
   "gpt2-124m 10 1e-5" "llama-gqa 10 1e-5" "llama31 10 1e-5"
   "tiny-unfused 10 1e-5" "tiny-padded 10 1e-5" "tiny-padded-unfused 10 1e-5"
   "tiny-dropout-remat 10 1e-5" "tiny-bf16 10 1e-2" "tiny-fp16 24 1e-2"
-  "llama-gqa-bf16 10 1e-2" "mistral-window 10 1e-5" "gpt2-124m-bf16 10 1e-2")
+  "llama-gqa-bf16 10 1e-2" "mistral-window 10 1e-5" "gpt2-124m-bf16 10 2e-3 1 --lr 1e-4")
 pids=()
 for check in "${checks[@]}"; do
   # shellcheck disable=SC2086

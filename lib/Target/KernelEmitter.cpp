@@ -82,7 +82,13 @@ void printHeading(llvm::raw_ostream &os, FusionOp fusion, StringRef name,
       [&](Operation &op) { os << op.getName().getStringRef(); }, ", ");
   if (kernel.rowLength)
     os << ", " << kernel.elements << " rows of " << kernel.rowLength;
-  os << "\nMT_KERNEL(" << name << ") {\n";
+  os << "\n";
+  // A warp per row where a row has at most 1024 columns (32 per thread),
+  // else the block (GeneratedKernelPrelude.h).
+  if (kernel.rowLength)
+    os << "#undef MT_ROW_THREADS\n#define MT_ROW_THREADS "
+       << (kernel.rowLength <= 1024 ? 32 : 256) << "\n";
+  os << "MT_KERNEL(" << name << ") {\n";
 }
 
 /// Declares the operand pointers, the region's inputs (`in<k>`) then its
@@ -182,11 +188,12 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
      << "    // The label's logit before anything overwrites the row.\n"
      << "    const float picked = labeled ? "
      << widen(logitsElement, x + "[mt_row + label]") << " : 0.0f;\n"
-     << "    const float m = mt_row_max(" << valid << ", [&](int64_t c) {\n"
+     << "    const float m = mt_row_max<MT_ROW_THREADS>(" << valid
+     << ", [&](int64_t c) {\n"
      << "      return " << widen(logitsElement, x + "[mt_row + c]")
      << ";\n    });\n"
      << "    // The sum in double, as the host kernels keep it.\n"
-     << "    const double s = mt_row_sum_f64(" << valid
+     << "    const double s = mt_row_sum_f64<MT_ROW_THREADS>(" << valid
      << ", [&](int64_t c) {\n"
      << "      return mt_exp(" << widen(logitsElement, x + "[mt_row + c]")
      << " - m);\n    });\n";
@@ -346,18 +353,18 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
   os << "  MT_ROW_LOOP(r)\n"
      << "    const int64_t mt_row = r * " << length << ";\n";
   if (layerNorm) {
-    os << "    const double mean = mt_row_sum_f64(" << length
+    os << "    const double mean = mt_row_sum_f64<MT_ROW_THREADS>(" << length
        << ", [&](int64_t c) {\n";
     std::string x = prologue("      ", true);
     os << "      return (double)" << x << ";\n    }) / " << cols << ".0;\n"
-       << "    const double rstd = 1.0 / sqrt(mt_row_sum_f64(" << length
-       << ", [&](int64_t c) {\n";
+       << "    const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>("
+       << length << ", [&](int64_t c) {\n";
     x = prologue("      ", false);
     os << "      const double d = (double)" << x << " - mean;\n"
        << "      return d * d;\n    }) / " << cols << ".0 + " << eps << ");\n";
   } else {
-    os << "    const double rstd = 1.0 / sqrt(mt_row_sum_f64(" << length
-       << ", [&](int64_t c) {\n";
+    os << "    const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>("
+       << length << ", [&](int64_t c) {\n";
     std::string x = prologue("      ", true);
     os << "      return (double)" << x << " * (double)" << x << ";\n    }) / "
        << cols << ".0 + " << eps << ");\n";
@@ -443,25 +450,25 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
   os << "  MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, " << block << ")\n";
   for (auto [output, term] : sums)
     os << "    MT_COLUMN_SUMS(mt_sum" << output << ", " << length << ")\n";
-  os << "    for (int64_t r = mt_r0; r < mt_r1; ++r) {\n"
+  os << "    MT_BLOCK_ROWS(r, mt_r0, mt_r1)\n"
      << "      const int64_t mt_row = r * " << length << ";\n";
   if (layerNorm)
-    os << "      const double mean = mt_row_sum_f64(" << length
+    os << "      const double mean = mt_row_sum_f64<MT_ROW_THREADS>(" << length
        << ", [&](int64_t c) { return " << xi << "; }) / " << cols << ".0;\n"
-       << "      const double rstd = 1.0 / sqrt(mt_row_sum_f64(" << length
-       << ", [&](int64_t c) {\n"
+       << "      const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>("
+       << length << ", [&](int64_t c) {\n"
        << "        const double d = " << xi << " - mean;\n"
        << "        return d * d;\n      }) / " << cols << ".0 + " << eps
        << ");\n"
-       << "      const double meanG = mt_row_sum_f64(" << length
+       << "      const double meanG = mt_row_sum_f64<MT_ROW_THREADS>(" << length
        << ", [&](int64_t c) { return " << dyi << " * " << wc << "; }) / "
        << cols << ".0;\n";
   else
-    os << "      const double rstd = 1.0 / sqrt(mt_row_sum_f64(" << length
-       << ", [&](int64_t c) { return " << xi << " * " << xi << "; }) / " << cols
-       << ".0 + " << eps << ");\n";
-  os << "      const double meanGXhat = mt_row_sum_f64(" << length
-     << ", [&](int64_t c) {\n"
+    os << "      const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>("
+       << length << ", [&](int64_t c) { return " << xi << " * " << xi
+       << "; }) / " << cols << ".0 + " << eps << ");\n";
+  os << "      const double meanGXhat = mt_row_sum_f64<MT_ROW_THREADS>("
+     << length << ", [&](int64_t c) {\n"
      << "        return " << dyi << " * " << wc << " * (" << xhat << ");\n"
      << "      }) / " << cols << ".0;\n"
      << "      MT_ROW_FOR(c, " << length << ")\n"
@@ -493,9 +500,11 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
       os << "        out" << i
          << "[i] = " << narrow(elementType(value), locals.lookup(value))
          << ";\n";
-  os << "      MT_ROW_FOR_END\n    }\n";
+  os << "      MT_ROW_FOR_END\n    MT_BLOCK_ROWS_END\n";
   if (!sums.empty()) {
-    os << "    MT_ROW_FOR(c, " << length << ")\n";
+    for (auto [output, term] : sums)
+      os << "    MT_COLUMN_COMBINE(mt_sum" << output << ", " << length << ")\n";
+    os << "    MT_FIRST_GROUP MT_ROW_FOR(c, " << length << ")\n";
     for (auto [output, term] : sums)
       os << "      out" << output << "[mt_block * " << length << " + c] = "
          << narrow(elementType(yield.getValues()[output]),

@@ -20,19 +20,26 @@
 // CHECK-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[F]]#1 {mt.layer = 1 : i64, mt.phase = "backward"} : tensor<2x8xf32> -> tensor<8xf32>
 // CHECK-NEXT:    return %[[F]]#2, %[[DW]], %[[DB]]
 
-// The kernel runs blocks of 16 rows; each keeps its columns' sums in
-// double and writes them as one row of partial sums.
+// The kernel runs blocks of 16 rows (on CUDA a warp per row of at most
+// 1024 columns); each keeps its columns' sums in double and writes them as
+// one row of partial sums (on CUDA its warps' sums added in warp order).
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 20 : i64, flops_per_element = 21 : i64, num_outputs = 3 : i64, operand_extents = array<i64: 160, 160, 8, 160, 16, 16, 160>, operand_types = [f32, f32, f32, f32, f32, f32, f32], row_block = 16 : i64, row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.layer_norm_grad, mt.add, 20 rows of 8
+// LOWER-SAME:      #define MT_ROW_THREADS 32
 // LOWER-SAME:      MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, 16LL)
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum0, 8LL)
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum1, 8LL)
-// LOWER-SAME:      const double meanG = mt_row_sum_f64(8LL, [&](int64_t c) { return (double)in0[mt_row + c] * (double)in2[c]; }) / 8.0;
+// LOWER-SAME:      MT_BLOCK_ROWS(r, mt_r0, mt_r1)
+// LOWER-SAME:      const double meanG = mt_row_sum_f64<MT_ROW_THREADS>(8LL, [&](int64_t c) { return (double)in0[mt_row + c] * (double)in2[c]; }) / 8.0;
 // LOWER-SAME:      const float v0 = (float)(rstd * (g - meanG - xhat * meanGXhat));
 // LOWER-SAME:      MT_COLUMN_AT(mt_sum0, c) += dy * xhat;
 // LOWER-SAME:      MT_COLUMN_AT(mt_sum1, c) += dy;
 // LOWER-SAME:      const float v1 = (a3 + v0);
 // LOWER-SAME:      out2[i] = v1;
+// LOWER-SAME:      MT_BLOCK_ROWS_END
+// LOWER-SAME:      MT_COLUMN_COMBINE(mt_sum0, 8LL)
+// LOWER-SAME:      MT_COLUMN_COMBINE(mt_sum1, 8LL)
+// LOWER-SAME:      MT_FIRST_GROUP MT_ROW_FOR(c, 8LL)
 // LOWER-SAME:      out0[mt_block * 8LL + c] = (float)MT_COLUMN_AT(mt_sum0, c);
 // LOWER-SAME:      MT_ROW_BLOCK_LAUNCHER(stage0_fused0, 16LL)
 // LOWER:         mtrt.kernel "fused" {{.*}} outs({{.*}} : memref<2x8xf32>, memref<2x8xf32>, memref<4x5x8xf32>) {} {generated = @stage0_fused0, layer = 1 : i64, phase = "backward"}
@@ -68,7 +75,7 @@ func.func @layer_norm_grad_residual(%dy: tensor<4x5x8xf32> {mt.input = "tokens"}
 
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 6 : i64, flops_per_element = 14 : i64, num_outputs = 2 : i64, operand_extents = array<i64: 48, 48, 8, 48, 8>, operand_types = [bf16, bf16, bf16, bf16, f32], row_block = 16 : i64, row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.rms_norm_grad, 6 rows of 8
-// LOWER-SAME:      const double rstd = 1.0 / sqrt(mt_row_sum_f64(8LL, [&](int64_t c) { return (double)mt_from_bf16(in1[mt_row + c]) * (double)mt_from_bf16(in1[mt_row + c]); }) / 8.0 + 9.99999999999999955e-07);
+// LOWER-SAME:      const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>(8LL, [&](int64_t c) { return (double)mt_from_bf16(in1[mt_row + c]) * (double)mt_from_bf16(in1[mt_row + c]); }) / 8.0 + 9.99999999999999955e-07);
 // LOWER-SAME:      const float v0 = mt_round_bf16((float)(rstd * (g - xhat * meanGXhat)));
 // LOWER-SAME:      out0[i] = mt_to_bf16(v0);
 // LOWER-SAME:      out1[mt_block * 8LL + c] = (float)MT_COLUMN_AT(mt_sum1, c);

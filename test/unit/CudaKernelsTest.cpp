@@ -7,7 +7,8 @@
 // per row, sequences that end inside a tile and span several, both operand
 // layouts, dropout on the probabilities; the fused layout's log-sum-exp
 // and its gradient from that and the output) and the block reductions
-// (Reductions.cuh: the gradient norm, bias gradients). Skips without a GPU
+// (Reductions.cuh: the gradient norm, bias gradients), the embedding
+// gradient's sort and the loss mean. Skips without a GPU
 // (CI); scripts/gpu-check.sh runs it on one.
 //
 //===----------------------------------------------------------------------===//
@@ -816,6 +817,57 @@ TEST(CudaReductions, GradientNormAndBiasGradient) {
       ASSERT_NEAR(bfloat16ToFloat(gotHalf[c]), want[c],
                   4e-3 * std::max(1.0f, std::fabs(want[c])))
           << "bf16 " << rows << " x " << cols << ", column " << c;
+  }
+}
+
+// The embedding gradient's sort and runs on the GPU, bit for bit the CPU
+// backend's: GPT-2's table at 8 x 1024 tokens drawn from 64 ids (runs of
+// about 128 tokens), every token on one row, and a vocabulary-parallel
+// shard's offset (tokens of other shards skipped); and the mean of the
+// losses, in index order in double, over one chunk of shared memory and
+// several.
+TEST(CudaEmbedding, GradientAndLossMeanAgainstTheCpuBackend) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(16);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  struct Case {
+    int64_t tokens, vocab, hidden, distinct, offset;
+  };
+  for (Case c : {Case{8192, 50304, 768, 64, 0}, Case{1000, 17, 5, 1, 0},
+                 Case{3000, 40, 33, 80, 20}}) {
+    std::vector<int32_t> ids(size_t(c.tokens));
+    for (int32_t &id : ids)
+      id = int32_t(gen() % uint64_t(c.distinct));
+    std::vector<float> dOut(size_t(c.tokens * c.hidden));
+    for (float &v : dOut)
+      v = dist(gen);
+    std::vector<float> want(size_t(c.vocab * c.hidden));
+    cpu::embeddingGrad(dOut.data(), ids.data(), want.data(), c.tokens, c.vocab,
+                       c.hidden, c.offset);
+    DeviceVector<float> dOutDev{dOut},
+        dTable{std::vector<float>(want.size(), 7.0f)};
+    DeviceVector<int32_t> idsDev{ids},
+        scratch{std::vector<int32_t>(size_t(2 * c.tokens))};
+    ASSERT_EQ(gpu::launchEmbeddingGrad(nullptr, dOutDev.data, idsDev.data,
+                                       dTable.data, c.tokens, c.vocab, c.hidden,
+                                       c.offset, scratch.data),
+              cudaSuccess);
+    EXPECT_EQ(dTable.read(), want) << c.tokens << " tokens";
+  }
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(10000)}) {
+    std::vector<float> losses(static_cast<size_t>(n));
+    for (float &v : losses)
+      v = 10.0f + dist(gen);
+    double total = 0;
+    for (float v : losses)
+      total += double(v);
+    const float want = n > 0 ? float(total / double(n)) : 0.0f;
+    DeviceVector<float> lossesDev{n > 0 ? losses : std::vector<float>(1)},
+        mean{std::vector<float>(1, 7.0f)};
+    ASSERT_EQ(gpu::launchMean(nullptr, lossesDev.data, n, mean.data),
+              cudaSuccess);
+    EXPECT_EQ(mean.read()[0], want) << n << " losses";
   }
 }
 

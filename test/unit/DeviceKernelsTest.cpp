@@ -50,6 +50,31 @@ template <typename F> void threadsOf(int64_t threads, F f) {
     f(t, threads);
 }
 
+/// launchEmbeddingGrad's passes: the table zeroed, the tokens placed in
+/// row order, each row's run summed.
+std::vector<float> embeddingGradAsLaunched(const std::vector<float> &dOut,
+                                           const std::vector<int32_t> &ids,
+                                           int64_t vocab, int64_t hidden,
+                                           int64_t offset) {
+  const int64_t tokens = int64_t(ids.size());
+  std::vector<float> dTable(size_t(vocab * hidden), 0.0f);
+  std::vector<int32_t> order(size_t(tokens), -1), count(size_t(tokens), -1);
+  grid(tokens, [&](int64_t t) {
+    gpu::embeddingGradPlaceItem(t, ids.data(), tokens, vocab, offset,
+                                order.data(), count.data());
+  });
+  // Every place written once: the order is a permutation.
+  std::vector<int32_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t t = 0; t < tokens; ++t)
+    EXPECT_EQ(sorted[size_t(t)], t);
+  grid(tokens * hidden, [&](int64_t item) {
+    gpu::embeddingGradSumItem(item, dOut.data(), ids.data(), order.data(),
+                              count.data(), dTable.data(), hidden, offset);
+  });
+  return dTable;
+}
+
 TEST(DeviceKernels, EmbeddingAndItsGradient) {
   std::mt19937_64 gen(1);
   const int64_t vocab = 7, hidden = 5, tokens = 9, offset = 2;
@@ -68,17 +93,8 @@ TEST(DeviceKernels, EmbeddingAndItsGradient) {
   std::vector<float> dExpected(vocab * hidden), dGot(vocab * hidden, 7.0f);
   cpu::embeddingGrad(dOut.data(), ids.data(), dExpected.data(), tokens, vocab,
                      hidden, offset);
-  // Bit for bit, however the vocabulary is sliced (every id in range lands
-  // in exactly one slice, and each slice adds its tokens in order).
-  for (int64_t slices :
-       {int64_t(1), int64_t(3), gpu::embeddingGradSlices(vocab)}) {
-    std::fill(dGot.begin(), dGot.end(), 7.0f);
-    grid(slices * hidden, [&](int64_t item) {
-      gpu::embeddingGradItem(item, dOut.data(), ids.data(), dGot.data(), tokens,
-                             vocab, hidden, offset, slices);
-    });
-    EXPECT_EQ(dGot, dExpected) << slices << " slices";
-  }
+  EXPECT_EQ(embeddingGradAsLaunched(dOut, ids, vocab, hidden, offset),
+            dExpected);
 
   const int64_t seq = 3, positions = 6;
   std::vector<float> pExpected(positions * hidden), pGot(positions * hidden);
@@ -88,6 +104,32 @@ TEST(DeviceKernels, EmbeddingAndItsGradient) {
     gpu::positionEmbeddingGradItem(i, dOut.data(), pGot.data(), seq, hidden);
   });
   EXPECT_EQ(pGot, pExpected);
+}
+
+// The sums are the CPU's bits whatever the ids: many tokens on few rows
+// (long runs, added in token order), every token on one row, ids of
+// other shards' rows (a vocabulary-parallel table's offset) and no token
+// in range at all.
+TEST(DeviceKernels, EmbeddingGradientRuns) {
+  std::mt19937_64 gen(11);
+  const int64_t hidden = 3, vocab = 5;
+  std::vector<std::vector<int32_t>> cases = {
+      std::vector<int32_t>(40, 3), {9, 9, 9}, {}};
+  std::vector<int32_t> mixed(300);
+  for (int32_t &id : mixed)
+    id = int32_t(gen() % 12); // rows 0..4 in range at offset 4, the rest not
+  cases.push_back(mixed);
+  for (int64_t offset : {int64_t(0), int64_t(4)})
+    for (const std::vector<int32_t> &ids : cases) {
+      const int64_t tokens = int64_t(ids.size());
+      std::vector<float> dOut = randomFloats(gen, tokens * hidden, -1, 1);
+      std::vector<float> expected(size_t(vocab * hidden));
+      cpu::embeddingGrad(dOut.data(), ids.data(), expected.data(), tokens,
+                         vocab, hidden, offset);
+      EXPECT_EQ(embeddingGradAsLaunched(dOut, ids, vocab, hidden, offset),
+                expected)
+          << tokens << " tokens at offset " << offset;
+    }
 }
 
 TEST(DeviceKernels, LayerNormAndBiasGradients) {

@@ -50,9 +50,9 @@ MT_PROBE(probe_f16, mt_round_f16(x[i]))
     float *row_sum = (float *)MT_ARG(2);                                       \
     double *row_sum_f64 = (double *)MT_ARG(3);                                 \
     MT_ROW_LOOP(r)                                                             \
-    const float m = mt_row_max(cols, [&](int64_t c) { return x[r * cols + c]; }); \
-    const float s = mt_row_sum(cols, [&](int64_t c) { return x[r * cols + c]; }); \
-    const double d = mt_row_sum_f64(cols, [&](int64_t c) { return x[r * cols + c]; }); \
+    const float m = mt_row_max<MT_ROW_THREADS>(cols, [&](int64_t c) { return x[r * cols + c]; }); \
+    const float s = mt_row_sum<MT_ROW_THREADS>(cols, [&](int64_t c) { return x[r * cols + c]; }); \
+    const double d = mt_row_sum_f64<MT_ROW_THREADS>(cols, [&](int64_t c) { return x[r * cols + c]; }); \
     MT_ROW_LEADER row_max[r] = m;                                              \
     MT_ROW_LEADER row_sum_f64[r] = d;                                          \
     MT_ROW_LEADER row_sum[r] = s;                                              \
@@ -319,6 +319,25 @@ TEST_F(Prelude, FusedDropoutDrawsTheUnfusedMask) {
   }
 }
 
+/// The prelude's CUDA text from `first` up to `last`, after declarations
+/// that let the host compile it: CUDA's block and thread indices as
+/// globals the probe sets. False where the prelude lacks either.
+bool cudaTextEmulated(const char *first, const char *last,
+                      std::string &source) {
+  const std::string prelude = generatedKernelPrelude();
+  size_t from = prelude.find(first), to = prelude.find(last);
+  if (from == std::string::npos || to == std::string::npos || to < from)
+    return false;
+  source = R"emulation(
+#include <stdint.h>
+struct mt_args { void *p[32]; };
+struct mt_dim { unsigned x; };
+static mt_dim blockIdx, blockDim, gridDim, threadIdx;
+)emulation" +
+           prelude.substr(from, to - from);
+  return true;
+}
+
 // The CUDA element loop (MT_ELEMENT_LOOP under __CUDACC__), its text from
 // the prelude, run on the host by emulating CUDA's block and thread
 // indices: every element of [begin, end) is visited exactly once, by
@@ -326,19 +345,11 @@ TEST_F(Prelude, FusedDropoutDrawsTheUnfusedMask) {
 // and c is the element's index modulo the row length, for rows shorter
 // than a block, longer, and of one element.
 TEST(PreludeCudaLoop, VisitsEveryElementOnceWithItsColumn) {
-  const std::string prelude = generatedKernelPrelude();
-  size_t from = prelude.find("#define MT_UNROLL");
-  size_t to = prelude.find("#define MT_LAUNCHER(name)");
-  ASSERT_NE(from, std::string::npos);
-  ASSERT_NE(to, std::string::npos);
-  ASSERT_LT(from, to);
-  std::string source = R"emulation(
-#include <stdint.h>
-struct mt_args { void *p[32]; };
-struct mt_dim { unsigned x; };
-static mt_dim blockIdx, blockDim, gridDim, threadIdx;
-)emulation" + prelude.substr(from, to - from) +
-                       R"emulation(
+  std::string source;
+  ASSERT_TRUE(cudaTextEmulated("#define MT_UNROLL", "#define MT_LAUNCHER(name)",
+                               source));
+  source +=
+      R"emulation(
 extern "C" void probe_cuda_element_loop(const mt_args *mt_a,
                                         long long mt_begin, long long mt_end) {
   const long long *grid = (const long long *)mt_a->p[0];
@@ -388,6 +399,99 @@ extern "C" void probe_cuda_element_loop(const mt_args *mt_a,
           << "element " << k.begin + j << ", rows of " << k.cols;
     }
   }
+}
+
+// The CUDA row loops (MT_ROW_LOOP, MT_ROW_BLOCK_LOOP and MT_BLOCK_ROWS
+// with MT_ROW_FOR under __CUDACC__), their text from the prelude, run on
+// the host over emulated blocks of 256 threads, for a warp per row
+// (MT_ROW_THREADS 32, eight rows a block) and the block per row: every
+// element of every row visited exactly once, each row's leader once, and
+// in a row-block kernel every row by the block that owns it.
+TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
+  std::string source;
+  ASSERT_TRUE(cudaTextEmulated("#define MT_ROW_GROUPS",
+                               "#define MT_COLUMN_SUMS", source));
+  for (int threads : {32, 256}) {
+    std::string t = std::to_string(threads);
+    source += "#undef MT_ROW_THREADS\n#define MT_ROW_THREADS " + t +
+              R"emulation(
+extern "C" void probe_rows_)emulation" +
+              t + R"emulation((const mt_args *mt_a,
+    long long mt_begin, long long mt_end) {
+  const long long *grid = (const long long *)mt_a->p[0];
+  long long *visits = (long long *)mt_a->p[1];
+  long long *leaders = (long long *)mt_a->p[2];
+  long long *owners = (long long *)mt_a->p[3];
+  const long long cols = grid[1], rowBlock = grid[2];
+  gridDim.x = (unsigned)grid[0];
+  blockDim.x = 256;
+  for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
+    for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x) {
+      if (rowBlock == 0) {
+        MT_ROW_LOOP(r)
+          MT_ROW_FOR(c, cols)
+            visits[r * cols + c] += 1;
+          MT_ROW_FOR_END
+          MT_ROW_LEADER leaders[r] += 1;
+        MT_ROW_LOOP_END
+      } else {
+        MT_ROW_BLOCK_LOOP(blk, r0, r1, rowBlock)
+          MT_BLOCK_ROWS(r, r0, r1)
+            MT_ROW_FOR(c, cols)
+              visits[r * cols + c] += 1;
+              owners[r] = blk;
+            MT_ROW_FOR_END
+          MT_BLOCK_ROWS_END
+        MT_ROW_BLOCK_LOOP_END
+      }
+    }
+}
+#undef MT_ROW_THREADS
+#define MT_ROW_THREADS 256
+)emulation";
+  }
+  std::string dir = ::testing::TempDir() + "prelude-cuda-rows-cache";
+  setenv("MEGATRON_KERNEL_CACHE", dir.c_str(), 1);
+  RankProgram program;
+  program.kernelSource = source;
+  for (const char *name : {"probe_rows_32", "probe_rows_256"}) {
+    GeneratedKernel kernel;
+    kernel.name = name;
+    program.generatedKernels.push_back(kernel);
+  }
+  GeneratedKernelLibrary library;
+  Status loaded = library.load(program);
+  ASSERT_TRUE(loaded) << loaded.message();
+  struct Case {
+    long long rows, cols, blocks, rowBlock;
+  };
+  for (size_t k = 0; k < 2; ++k)
+    for (Case c :
+         {Case{20, 8, 3, 0}, Case{100, 768, 13, 0}, Case{9, 1100, 2, 0},
+          Case{37, 5, 1, 0}, Case{20, 8, 2, 16}, Case{100, 768, 3, 16},
+          Case{45, 33, 1, 4}, Case{7, 300, 4, 16}}) {
+      std::vector<long long> visits(size_t(c.rows * c.cols), 0),
+          leaders(size_t(c.rows), 0), owners(size_t(c.rows), -1);
+      long long grid[3] = {c.blocks, c.cols, c.rowBlock};
+      GeneratedKernelArgs args{};
+      args.p[0] = grid;
+      args.p[1] = visits.data();
+      args.p[2] = leaders.data();
+      args.p[3] = owners.data();
+      library.function(k)(&args, 0, c.rows);
+      std::string what = std::string(k == 0 ? "a warp" : "a block") +
+                         " per row, " + std::to_string(c.rows) + " rows of " +
+                         std::to_string(c.cols) + ", block of rows " +
+                         std::to_string(c.rowBlock);
+      for (long long j = 0; j < c.rows * c.cols; ++j)
+        ASSERT_EQ(visits[size_t(j)], 1) << what << ": element " << j;
+      for (long long r = 0; r < c.rows; ++r) {
+        if (c.rowBlock == 0)
+          ASSERT_EQ(leaders[size_t(r)], 1) << what << ": row " << r;
+        else
+          ASSERT_EQ(owners[size_t(r)], r / c.rowBlock) << what << ": row " << r;
+      }
+    }
 }
 
 } // namespace

@@ -68,6 +68,8 @@ struct mt_args {
 };
 
 #define MT_RESTRICT __restrict__
+// Threads per row of a row kernel (CUDA); each row kernel sets its own.
+#define MT_ROW_THREADS 256
 
 #ifdef __CUDACC__
 #define MT_DEVICE static __device__ __forceinline__
@@ -117,39 +119,78 @@ struct mt_args {
       name<<<(unsigned)blocks, 256, 0, stream>>>(*args, 0, n);                 \
     return cudaGetLastError();                                                 \
   }
-// Row kernels: one block per row (grid-stride over rows), its threads
-// striding over the row's columns; every thread of the block reaches each
-// row reduction, which returns the whole row's result to all of them.
+// Row kernels: a group of MT_ROW_THREADS threads per row (grid-stride
+// over rows), striding over the row's columns; every thread of the group
+// reaches each row reduction, which returns the whole row's result to all
+// of them. The emitter sets MT_ROW_THREADS before each row kernel: a warp
+// for rows of at most 1024 columns (8 rows per block of 256, reduced by
+// shuffles alone), the whole block for longer ones. With the block per row
+// GPT-2's rows of 768 gave each thread 3 columns between block barriers,
+// and its norm backward ran at 434 GB/s on an H100.
+#define MT_ROW_GROUPS (256 / MT_ROW_THREADS)
+#define MT_ROW_LANE ((int64_t)threadIdx.x % MT_ROW_THREADS)
+#define MT_ROW_GROUP ((int64_t)threadIdx.x / MT_ROW_THREADS)
 #define MT_ROW_LOOP(r)                                                         \
-  for (int64_t r = mt_begin + (int64_t)blockIdx.x; r < mt_end;                 \
-       r += (int64_t)gridDim.x) {
+  for (int64_t r = mt_begin + (int64_t)blockIdx.x * MT_ROW_GROUPS +            \
+                   MT_ROW_GROUP;                                               \
+       r < mt_end; r += (int64_t)gridDim.x * MT_ROW_GROUPS) {
 #define MT_ROW_LOOP_END }
 #define MT_ROW_FOR(c, cols)                                                    \
-  for (int64_t c = threadIdx.x; c < (cols); c += blockDim.x) {
+  for (int64_t c = MT_ROW_LANE; c < (cols); c += MT_ROW_THREADS) {
 #define MT_ROW_FOR_END }
-#define MT_ROW_LEADER if (threadIdx.x == 0)
+#define MT_ROW_LEADER if (MT_ROW_LANE == 0)
 #define MT_ROW_LAUNCHER(name)                                                  \
   extern "C" cudaError_t name##_launch(const mt_args *args, long long n,       \
                                        cudaStream_t stream) {                  \
-    long long blocks = n < 65536 ? n : 65536;                                  \
+    long long blocks = (n + MT_ROW_GROUPS - 1) / MT_ROW_GROUPS;                \
+    if (blocks > 65536)                                                        \
+      blocks = 65536;                                                          \
     if (blocks > 0)                                                            \
       name<<<(unsigned)blocks, 256, 0, stream>>>(*args, 0, n);                 \
     return cudaGetLastError();                                                 \
   }
 // Row-block kernels (a norm's backward, whose parameter gradients sum
-// over rows): one block per `b` consecutive rows, which it runs one after
-// another; each thread keeps the sums of its own columns (c = threadIdx.x
-// + k * 256) in registers, so no two threads add to one value.
+// over rows): one block per `b` consecutive rows, its groups taking rows
+// r0 + group, r0 + group + groups, ...; each thread keeps the sums of its
+// own columns (c = lane + k * MT_ROW_THREADS) in registers, so no two
+// threads add to one value. MT_COLUMN_COMBINE then adds the groups' sums
+// into the first group's, in group order, through shared memory; the
+// first group writes the block's row of partial sums (MT_FIRST_GROUP).
 #define MT_ROW_BLOCK_LOOP(blk, r0, r1, b)                                     \
   for (int64_t blk = mt_begin / (b) + (int64_t)blockIdx.x;                     \
        blk * (b) < mt_end; blk += (int64_t)gridDim.x) {                        \
     const int64_t r0 = blk * (b), r1 = r0 + (b) < mt_end ? r0 + (b) : mt_end;
 #define MT_ROW_BLOCK_LOOP_END }
+#define MT_BLOCK_ROWS(r, r0, r1)                                               \
+  for (int64_t r = (r0) + MT_ROW_GROUP; r < (r1); r += MT_ROW_GROUPS) {
+#define MT_BLOCK_ROWS_END }
 #define MT_COLUMN_SUMS(acc, cols)                                              \
-  double acc[((cols) + 255) / 256];                                            \
-  for (int mt_k = 0; mt_k < ((cols) + 255) / 256; ++mt_k)                      \
+  double acc[((cols) + MT_ROW_THREADS - 1) / MT_ROW_THREADS];                  \
+  for (int mt_k = 0; mt_k < ((cols) + MT_ROW_THREADS - 1) / MT_ROW_THREADS;    \
+       ++mt_k)                                                                 \
     acc[mt_k] = 0.0;
-#define MT_COLUMN_AT(acc, c) acc[(c) / 256]
+#define MT_COLUMN_AT(acc, c) acc[(c) / MT_ROW_THREADS]
+#define MT_COLUMN_COMBINE(acc, cols)                                           \
+  if (MT_ROW_GROUPS > 1) {                                                     \
+    __shared__ double mt_combined_##acc[MT_ROW_GROUPS > 1 ? (cols) : 1];                               \
+    for (int64_t mt_g = 0; mt_g < MT_ROW_GROUPS; ++mt_g) {                     \
+      if (MT_ROW_GROUP == mt_g && mt_g > 0)                                    \
+        MT_ROW_FOR(c, (cols))                                                  \
+          mt_combined_##acc[c] += MT_COLUMN_AT(acc, c);                        \
+        MT_ROW_FOR_END                                                         \
+      if (MT_ROW_GROUP == mt_g && mt_g == 0)                                   \
+        MT_ROW_FOR(c, (cols))                                                  \
+          mt_combined_##acc[c] = MT_COLUMN_AT(acc, c);                         \
+        MT_ROW_FOR_END                                                         \
+      __syncthreads();                                                         \
+    }                                                                          \
+    if (MT_ROW_GROUP == 0)                                                     \
+      MT_ROW_FOR(c, (cols))                                                    \
+        MT_COLUMN_AT(acc, c) = mt_combined_##acc[c];                           \
+      MT_ROW_FOR_END                                                           \
+    __syncthreads(); /* read before the next block's groups write */          \
+  }
+#define MT_FIRST_GROUP if (MT_ROW_GROUP == 0)
 #define MT_ROW_BLOCK_LAUNCHER(name, b)                                         \
   extern "C" cudaError_t name##_launch(const mt_args *args, long long n,       \
                                        cudaStream_t stream) {                  \
@@ -193,11 +234,15 @@ struct mt_args {
   for (int64_t r0 = mt_begin; r0 < mt_end; r0 += (b)) {                        \
     const int64_t blk = r0 / (b), r1 = r0 + (b) < mt_end ? r0 + (b) : mt_end;
 #define MT_ROW_BLOCK_LOOP_END }
+#define MT_BLOCK_ROWS(r, r0, r1) for (int64_t r = (r0); r < (r1); ++r) {
+#define MT_BLOCK_ROWS_END }
 #define MT_COLUMN_SUMS(acc, cols)                                              \
   double acc[(cols)];                                                          \
   for (int64_t mt_k = 0; mt_k < (cols); ++mt_k)                                \
     acc[mt_k] = 0.0;
 #define MT_COLUMN_AT(acc, c) acc[(c)]
+#define MT_COLUMN_COMBINE(acc, cols)
+#define MT_FIRST_GROUP
 #define MT_ROW_BLOCK_LAUNCHER(name, b)
 #endif
 
@@ -236,15 +281,26 @@ template <bool Max, typename Acc> MT_DEVICE Acc mt_block_reduce(Acc value) {
   __syncthreads();
   return mt_partials[0];
 }
-template <bool Max, typename Acc, typename F>
+// A warp's row: a butterfly of shuffles, after which every lane holds the
+// same bits (each step adds the same two values on both lanes: addition
+// commutes).
+template <bool Max, typename Acc, int Threads, typename F>
 MT_DEVICE Acc mt_row_reduce(int64_t n, F f) {
   Acc value = Max ? (Acc)-INFINITY : (Acc)0;
-  for (int64_t c = threadIdx.x; c < n; c += blockDim.x)
+  for (int64_t c = (int64_t)threadIdx.x % Threads; c < n; c += Threads)
     value = Max ? mt_max2(value, (Acc)f(c)) : value + (Acc)f(c);
-  return mt_block_reduce<Max, Acc>(value);
+  if constexpr (Threads == 32) {
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      Acc other = __shfl_xor_sync(0xffffffffu, value, offset);
+      value = Max ? mt_max2(value, other) : value + other;
+    }
+    return value;
+  } else {
+    return mt_block_reduce<Max, Acc>(value);
+  }
 }
 #else
-template <bool Max, typename Acc, typename F>
+template <bool Max, typename Acc, int Threads, typename F>
 MT_DEVICE Acc mt_row_reduce(int64_t n, F f) {
   Acc lanes[MT_LANES];
   for (int j = 0; j < MT_LANES; ++j)
@@ -264,14 +320,19 @@ MT_DEVICE Acc mt_row_reduce(int64_t n, F f) {
   return lanes[0];
 }
 #endif
-template <typename F> MT_DEVICE float mt_row_max(int64_t n, F f) {
-  return mt_row_reduce<true, float>(n, f);
+// Called as mt_row_sum<MT_ROW_THREADS>(n, f): the threads of a row's group
+// on CUDA (the host ignores it).
+template <int Threads, typename F>
+MT_DEVICE float mt_row_max(int64_t n, F f) {
+  return mt_row_reduce<true, float, Threads>(n, f);
 }
-template <typename F> MT_DEVICE float mt_row_sum(int64_t n, F f) {
-  return mt_row_reduce<false, float>(n, f);
+template <int Threads, typename F>
+MT_DEVICE float mt_row_sum(int64_t n, F f) {
+  return mt_row_reduce<false, float, Threads>(n, f);
 }
-template <typename F> MT_DEVICE double mt_row_sum_f64(int64_t n, F f) {
-  return mt_row_reduce<false, double>(n, f);
+template <int Threads, typename F>
+MT_DEVICE double mt_row_sum_f64(int64_t n, F f) {
+  return mt_row_reduce<false, double, Threads>(n, f);
 }
 
 MT_DEVICE uint32_t mt_float_bits(float value) {

@@ -843,6 +843,9 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
         id == KernelId::all_gather ? command.outs[0] : command.ins[0])];
     return outer > 1 ? whole.numElements() * int64_t(sizeof(float)) : 0;
   }
+  case KernelId::embedding_grad:
+    // The tokens' sorted order and their rows' counts (launchEmbeddingGrad).
+    return 2 * elements(command.ins[1]) * int64_t(sizeof(int32_t));
   case KernelId::bias_add_grad: {
     int64_t cols = std::max<int64_t>(1, elements(command.outs[0]));
     return gpu::columnSumChunks(elements(command.ins[0]) / cols, cols) * cols *
@@ -1950,7 +1953,8 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     const BufferDesc &table = outDesc(0);
     error = gpu::launchEmbeddingGrad(
         stream, in(0), ids(1), out(0), inDesc(1).numElements(), table.shape[0],
-        table.shape[1], int64_t(command.get("vocab_offset", 0)));
+        table.shape[1], int64_t(command.get("vocab_offset", 0)),
+        reinterpret_cast<int32_t *>(scratch));
     break;
   }
   case KernelId::position_embedding:

@@ -68,11 +68,23 @@ cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
 cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
                                 const int32_t *ids, float *dTable,
                                 int64_t tokens, int64_t vocab, int64_t hidden,
-                                int64_t vocabOffset) {
-  const int64_t slices = embeddingGradSlices(vocab);
-  return launch(stream, slices * hidden, [=] __device__(int64_t item) {
-    embeddingGradItem(item, dOut, ids, dTable, tokens, vocab, hidden,
-                      vocabOffset, slices);
+                                int64_t vocabOffset, int32_t *scratch) {
+  if (cudaError_t error = cudaMemsetAsync(
+          dTable, 0, size_t(vocab * hidden) * sizeof(float), stream);
+      error != cudaSuccess)
+    return error;
+  int32_t *order = scratch, *count = scratch + tokens;
+  if (cudaError_t error = launch(stream, tokens,
+                                 [=] __device__(int64_t t) {
+                                   embeddingGradPlaceItem(t, ids, tokens, vocab,
+                                                          vocabOffset, order,
+                                                          count);
+                                 });
+      error != cudaSuccess)
+    return error;
+  return launch(stream, tokens * hidden, [=] __device__(int64_t item) {
+    embeddingGradSumItem(item, dOut, ids, order, count, dTable, hidden,
+                         vocabOffset);
   });
 }
 
@@ -278,9 +290,33 @@ cudaError_t launchSumOfPartials(cudaStream_t stream, const double *partial,
   return cudaGetLastError();
 }
 
+namespace {
+/// meanOfRows in one block: its threads stage the values in shared memory,
+/// from which one thread adds them in index order (one thread reading
+/// global memory serially took 0.33 ms for 8192 losses on an H100).
+__global__ void meanInOrder(const float *x, int64_t n, float *out) {
+  constexpr int64_t kChunk = 4096;
+  __shared__ float chunk[kChunk];
+  double total = 0;
+  for (int64_t base = 0; base < n; base += kChunk) {
+    const int64_t m = n - base < kChunk ? n - base : kChunk;
+    __syncthreads(); // the previous chunk is added
+    for (int64_t i = threadIdx.x; i < m; i += blockDim.x)
+      chunk[i] = x[base + i];
+    __syncthreads();
+    if (threadIdx.x == 0)
+      for (int64_t i = 0; i < m; ++i)
+        total += double(chunk[i]);
+  }
+  if (threadIdx.x == 0)
+    out[0] = n > 0 ? float(total / double(n)) : 0.0f;
+}
+} // namespace
+
 cudaError_t launchMean(cudaStream_t stream, const float *x, int64_t n,
                        float *out) {
-  return launch(stream, 1, [=] __device__(int64_t) { meanOfRows(x, n, out); });
+  meanInOrder<<<1, 256, 0, stream>>>(x, n, out);
+  return cudaGetLastError();
 }
 
 cudaError_t launchClipScale(cudaStream_t stream, const float *norm,

@@ -35,10 +35,11 @@ inline int64_t columnSumChunks(int64_t rows, int64_t cols) {
 cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
                             const int32_t *ids, float *out, int64_t tokens,
                             int64_t vocab, int64_t hidden, int64_t vocabOffset);
+/// `scratch` holds 2 * tokens int32 (embeddingGradScratchBytes).
 cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
                                 const int32_t *ids, float *dTable,
                                 int64_t tokens, int64_t vocab, int64_t hidden,
-                                int64_t vocabOffset);
+                                int64_t vocabOffset, int32_t *scratch);
 cudaError_t launchPositionEmbeddingGrad(cudaStream_t stream, const float *dOut,
                                         float *dTable, int64_t seq,
                                         int64_t positions, int64_t hidden);
