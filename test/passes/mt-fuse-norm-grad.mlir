@@ -20,12 +20,12 @@
 // CHECK-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[F]]#1 {mt.layer = 1 : i64, mt.phase = "backward"} : tensor<2x8xf32> -> tensor<8xf32>
 // CHECK-NEXT:    return %[[F]]#2, %[[DW]], %[[DB]]
 
-// The kernel runs blocks of 16 rows (on CUDA a warp per row of at most
-// 1024 columns); each keeps its columns' sums in double and writes them as
-// one row of partial sums (on CUDA its warps' sums added in warp order).
+// The kernel runs blocks of 16 rows (on CUDA the whole block per row, not
+// a warp as the forward's rows of at most 1024 columns); each keeps its
+// columns' sums in double and writes them as one row of partial sums.
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 20 : i64, flops_per_element = 21 : i64, num_outputs = 3 : i64, operand_extents = array<i64: 160, 160, 8, 160, 16, 16, 160>, operand_types = [f32, f32, f32, f32, f32, f32, f32], row_block = 16 : i64, row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.layer_norm_grad, mt.add, 20 rows of 8
-// LOWER-SAME:      #define MT_ROW_THREADS 32
+// LOWER-SAME:      #define MT_ROW_THREADS 256
 // LOWER-SAME:      MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, 16LL)
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum0, 8LL)
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum1, 8LL)

@@ -20,6 +20,7 @@
 
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 8 : i64, flops_per_element = 14 : i64, num_outputs = 2 : i64, operand_extents = array<i64: 64, 8, 64, 8, 8, 64, 64>, operand_types = [f32, f32, f32, f32, f32, f32, f32], row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.bias_add, mt.add, mt.layer_norm, 8 rows of 8
+// LOWER-SAME:      #define MT_ROW_THREADS 32
 // LOWER-SAME:      const double mean = mt_row_sum_f64<MT_ROW_THREADS>(8LL, [&](int64_t c) {
 // LOWER-SAME:      const float a1_row = in1[c];
 // LOWER-SAME:      const float v1 = (a2 + v0);
