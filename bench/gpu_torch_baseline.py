@@ -59,6 +59,21 @@ class GPT2(nn.Module):
         self.wpe = nn.Embedding(seq, width)
         self.blocks = nn.ModuleList(Block(width, heads) for _ in range(layers))
         self.ln_f = nn.LayerNorm(width)
+        self.initialize(layers)
+
+    def initialize(self, layers):
+        """GPT-2's initialization, as Hugging Face's GPT2PreTrainedModel and
+        megatron-run's imported models draw it: weights and embeddings from
+        N(0, 0.02), the residual projections' from N(0, 0.02 / sqrt(2 *
+        layers)), biases zero. (PyTorch's defaults, N(0, 1) embeddings
+        tied to the head, started the baseline at a loss near 480.)"""
+        for name, p in self.named_parameters():
+            if name.endswith(("proj.weight", "out.weight")):
+                nn.init.normal_(p, std=0.02 / math.sqrt(2 * layers))
+            elif p.dim() == 2:
+                nn.init.normal_(p, std=0.02)
+            elif name.endswith("bias") and "ln" not in name:
+                nn.init.zeros_(p)
 
     def forward(self, tokens, targets):
         positions = torch.arange(tokens.shape[1], device=tokens.device)
