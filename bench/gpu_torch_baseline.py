@@ -65,14 +65,14 @@ class GPT2(nn.Module):
         """GPT-2's initialization, as Hugging Face's GPT2PreTrainedModel and
         megatron-run's imported models draw it: weights and embeddings from
         N(0, 0.02), the residual projections' from N(0, 0.02 / sqrt(2 *
-        layers)), biases zero. (PyTorch's defaults, N(0, 1) embeddings
+        layers)), biases zero, LayerNorm weights one. (PyTorch's defaults, N(0, 1) embeddings
         tied to the head, started the baseline at a loss near 480.)"""
         for name, p in self.named_parameters():
             if name.endswith(("proj.weight", "out.weight")):
                 nn.init.normal_(p, std=0.02 / math.sqrt(2 * layers))
             elif p.dim() == 2:
                 nn.init.normal_(p, std=0.02)
-            elif name.endswith("bias") and "ln" not in name:
+            elif name.endswith("bias"):
                 nn.init.zeros_(p)
 
     def forward(self, tokens, targets):

@@ -156,6 +156,9 @@ struct mt_args {
 // threads add to one value. MT_COLUMN_COMBINE then adds the groups' sums
 // into the first group's, in group order, through shared memory; the
 // first group writes the block's row of partial sums (MT_FIRST_GROUP).
+// The emitter gives these kernels the block per row (one group, which
+// adds the block's rows in order, as the host does); with several groups
+// the partial sums would add the rows in another order than the host's.
 #define MT_ROW_BLOCK_LOOP(blk, r0, r1, b)                                     \
   for (int64_t blk = mt_begin / (b) + (int64_t)blockIdx.x;                     \
        blk * (b) < mt_end; blk += (int64_t)gridDim.x) {                        \

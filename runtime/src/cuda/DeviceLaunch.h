@@ -35,7 +35,7 @@ inline int64_t columnSumChunks(int64_t rows, int64_t cols) {
 cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
                             const int32_t *ids, float *out, int64_t tokens,
                             int64_t vocab, int64_t hidden, int64_t vocabOffset);
-/// `scratch` holds 2 * tokens int32 (embeddingGradScratchBytes).
+/// `scratch` holds 2 * tokens int32 (CudaDevice::scratchBytes).
 cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
                                 const int32_t *ids, float *dTable,
                                 int64_t tokens, int64_t vocab, int64_t hidden,
