@@ -87,9 +87,10 @@ void printHeading(llvm::raw_ostream &os, FusionOp fusion, StringRef name,
   // else the block (GeneratedKernelPrelude.h). Not for a norm's backward
   // (a row-block kernel): there a warp per row ran GPT-2 124M's slower on
   // an H100 (3.73 ms a step for its 24 instead of 2.96 with the block per
-  // row; each thread keeps 24 columns' two sums in double, 168 registers,
-  // one block per SM, and the warps' sums are combined through shared
-  // memory).
+  // row; each thread kept 24 columns' two sums in double, 168 registers,
+  // one block per SM, and the warps' sums were combined through shared
+  // memory), and the block's rows are added in order, as the host adds
+  // them.
   if (kernel.rowLength)
     os << "#undef MT_ROW_THREADS\n#define MT_ROW_THREADS "
        << (kernel.rowLength <= 1024 && !kernel.rowBlock ? 32 : 256) << "\n";
@@ -455,7 +456,7 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
   os << "  MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, " << block << ")\n";
   for (auto [output, term] : sums)
     os << "    MT_COLUMN_SUMS(mt_sum" << output << ", " << length << ")\n";
-  os << "    MT_BLOCK_ROWS(r, mt_r0, mt_r1)\n"
+  os << "    for (int64_t r = mt_r0; r < mt_r1; ++r) {\n"
      << "      const int64_t mt_row = r * " << length << ";\n";
   if (layerNorm)
     os << "      const double mean = mt_row_sum_f64<MT_ROW_THREADS>(" << length
@@ -505,11 +506,9 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
       os << "        out" << i
          << "[i] = " << narrow(elementType(value), locals.lookup(value))
          << ";\n";
-  os << "      MT_ROW_FOR_END\n    MT_BLOCK_ROWS_END\n";
+  os << "      MT_ROW_FOR_END\n    }\n";
   if (!sums.empty()) {
-    for (auto [output, term] : sums)
-      os << "    MT_COLUMN_COMBINE(mt_sum" << output << ", " << length << ")\n";
-    os << "    MT_FIRST_GROUP MT_ROW_FOR(c, " << length << ")\n";
+    os << "    MT_ROW_FOR(c, " << length << ")\n";
     for (auto [output, term] : sums)
       os << "      out" << output << "[mt_block * " << length << " + c] = "
          << narrow(elementType(yield.getValues()[output]),

@@ -29,17 +29,14 @@
 // LOWER-SAME:      MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, 16LL)
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum0, 8LL)
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum1, 8LL)
-// LOWER-SAME:      MT_BLOCK_ROWS(r, mt_r0, mt_r1)
+// LOWER-SAME:      for (int64_t r = mt_r0; r < mt_r1; ++r) {
 // LOWER-SAME:      const double meanG = mt_row_sum_f64<MT_ROW_THREADS>(8LL, [&](int64_t c) { return (double)in0[mt_row + c] * (double)in2[c]; }) / 8.0;
 // LOWER-SAME:      const float v0 = (float)(rstd * (g - meanG - xhat * meanGXhat));
 // LOWER-SAME:      MT_COLUMN_AT(mt_sum0, c) += dy * xhat;
 // LOWER-SAME:      MT_COLUMN_AT(mt_sum1, c) += dy;
 // LOWER-SAME:      const float v1 = (a3 + v0);
 // LOWER-SAME:      out2[i] = v1;
-// LOWER-SAME:      MT_BLOCK_ROWS_END
-// LOWER-SAME:      MT_COLUMN_COMBINE(mt_sum0, 8LL)
-// LOWER-SAME:      MT_COLUMN_COMBINE(mt_sum1, 8LL)
-// LOWER-SAME:      MT_FIRST_GROUP MT_ROW_FOR(c, 8LL)
+// LOWER-SAME:      MT_ROW_FOR(c, 8LL)
 // LOWER-SAME:      out0[mt_block * 8LL + c] = (float)MT_COLUMN_AT(mt_sum0, c);
 // LOWER-SAME:      MT_ROW_BLOCK_LAUNCHER(stage0_fused0, 16LL)
 // LOWER:         mtrt.kernel "fused" {{.*}} outs({{.*}} : memref<2x8xf32>, memref<2x8xf32>, memref<4x5x8xf32>) {} {generated = @stage0_fused0, layer = 1 : i64, phase = "backward"}

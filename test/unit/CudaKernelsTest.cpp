@@ -375,19 +375,26 @@ TEST(CudaAttention, SlidingWindowAgainstTheReference) {
     checkAttention(gen, 2, 2, 150, 32, fused, dropout, 33);
 }
 
+/// cuDNN's fused attention opened, or the test skipped where there is no
+/// GPU or cuDNN cannot be loaded (gpu-check.sh points
+/// MEGATRON_CUDNN_LIBRARY at the GPU machine's copy).
+class CudnnAttentionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!haveGpu())
+      GTEST_SKIP() << "no CUDA device";
+    if (!cudnn.open(nullptr, why))
+      GTEST_SKIP() << "cuDNN unavailable: " << why;
+  }
+  gpu::CudnnAttention cudnn;
+  std::string why;
+};
+
 // cuDNN's fused attention (CudnnAttention.h) on bf16 operands in the
 // artifact's layout: the QKV tensor read in place, the merged output, the
 // rows' log-sum-exp, and the gradient from the output and those stats,
-// against the double reference on the same bf16-rounded inputs. Skips when
-// cuDNN cannot be loaded here (gpu-check.sh points MEGATRON_CUDNN_LIBRARY
-// at the GPU machine's copy).
-TEST(CudnnAttention, MatchesTheReferenceInBf16) {
-  if (!haveGpu())
-    GTEST_SKIP() << "no CUDA device";
-  gpu::CudnnAttention cudnn;
-  std::string why;
-  if (!cudnn.open(nullptr, why))
-    GTEST_SKIP() << "cuDNN unavailable: " << why;
+// against the double reference on the same bf16-rounded inputs.
+TEST_F(CudnnAttentionTest, MatchesTheReferenceInBf16) {
   const int64_t batch = 2, heads = 3, headDim = 64;
   // From 2 positions: the cuDNN frontend refuses a backward of one query
   // and one key ("s_q = s_kv = 1 is not supported"), which the backend
@@ -507,13 +514,7 @@ TEST(CudnnAttention, MatchesTheReferenceInBf16) {
 // reads without repeating them), the merged output, and the gradient from
 // the output and the stats, against the reference on repeated keys and
 // values with their gradients summed per group.
-TEST(CudnnAttention, GroupedHeadMajorInBf16) {
-  if (!haveGpu())
-    GTEST_SKIP() << "no CUDA device";
-  gpu::CudnnAttention cudnn;
-  std::string why;
-  if (!cudnn.open(nullptr, why))
-    GTEST_SKIP() << "cuDNN unavailable: " << why;
+TEST_F(CudnnAttentionTest, GroupedHeadMajorInBf16) {
   const int64_t batch = 2, heads = 4, kvHeads = 2, headDim = 64, seq = 100;
   const int64_t rowSize = seq * headDim;
   const size_t n = size_t(batch * heads * rowSize),

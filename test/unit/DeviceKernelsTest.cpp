@@ -255,8 +255,9 @@ TEST(DeviceKernels, PaddedCrossEntropyMasksThePadding) {
   });
   for (int64_t i = 0; i < rows * vocab; ++i) {
     EXPECT_NEAR(dGot[i], dExpected[i], 1e-7) << i;
-    if (i % vocab >= valid)
+    if (i % vocab >= valid) {
       EXPECT_EQ(dGot[i], 0.0f) << i;
+    }
   }
 }
 

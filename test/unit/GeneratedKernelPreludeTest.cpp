@@ -401,12 +401,13 @@ extern "C" void probe_cuda_element_loop(const mt_args *mt_a,
   }
 }
 
-// The CUDA row loops (MT_ROW_LOOP, MT_ROW_BLOCK_LOOP and MT_BLOCK_ROWS
-// with MT_ROW_FOR under __CUDACC__), their text from the prelude, run on
-// the host over emulated blocks of 256 threads, for a warp per row
-// (MT_ROW_THREADS 32, eight rows a block) and the block per row: every
-// element of every row visited exactly once, each row's leader once, and
-// in a row-block kernel every row by the block that owns it.
+// The CUDA row loops (MT_ROW_LOOP and MT_ROW_BLOCK_LOOP with MT_ROW_FOR
+// under __CUDACC__), their text from the prelude, run on the host over
+// emulated blocks of 256 threads, for a warp per row (MT_ROW_THREADS 32,
+// eight rows a block) and the block per row: every element of every row
+// visited exactly once, each row's leader once, and in a row-block kernel
+// (the block per row only, which its loop asserts) every row by the block
+// that owns it.
 TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
   std::string source;
   ASSERT_TRUE(cudaTextEmulated("#define MT_ROW_GROUPS",
@@ -434,16 +435,23 @@ extern "C" void probe_rows_)emulation" +
           MT_ROW_FOR_END
           MT_ROW_LEADER leaders[r] += 1;
         MT_ROW_LOOP_END
-      } else {
+      }
+)emulation";
+    // As emitNormGradKernel writes a row-block kernel.
+    if (threads == 256)
+      source += R"emulation(
+      else {
         MT_ROW_BLOCK_LOOP(blk, r0, r1, rowBlock)
-          MT_BLOCK_ROWS(r, r0, r1)
+          for (int64_t r = r0; r < r1; ++r) {
             MT_ROW_FOR(c, cols)
               visits[r * cols + c] += 1;
               owners[r] = blk;
             MT_ROW_FOR_END
-          MT_BLOCK_ROWS_END
+          }
         MT_ROW_BLOCK_LOOP_END
       }
+)emulation";
+    source += R"emulation(
     }
 }
 #undef MT_ROW_THREADS
@@ -470,6 +478,8 @@ extern "C" void probe_rows_)emulation" +
          {Case{20, 8, 3, 0}, Case{100, 768, 13, 0}, Case{9, 1100, 2, 0},
           Case{37, 5, 1, 0}, Case{20, 8, 2, 16}, Case{100, 768, 3, 16},
           Case{45, 33, 1, 4}, Case{7, 300, 4, 16}}) {
+      if (k == 0 && c.rowBlock > 0) // no row-block kernel at a warp per row
+        continue;
       std::vector<long long> visits(size_t(c.rows * c.cols), 0),
           leaders(size_t(c.rows), 0), owners(size_t(c.rows), -1);
       long long grid[3] = {c.blocks, c.cols, c.rowBlock};

@@ -150,50 +150,24 @@ struct mt_args {
     return cudaGetLastError();                                                 \
   }
 // Row-block kernels (a norm's backward, whose parameter gradients sum
-// over rows): one block per `b` consecutive rows, its groups taking rows
-// r0 + group, r0 + group + groups, ...; each thread keeps the sums of its
-// own columns (c = lane + k * MT_ROW_THREADS) in registers, so no two
-// threads add to one value. MT_COLUMN_COMBINE then adds the groups' sums
-// into the first group's, in group order, through shared memory; the
-// first group writes the block's row of partial sums (MT_FIRST_GROUP).
-// The emitter gives these kernels the block per row (one group, which
-// adds the block's rows in order, as the host does); with several groups
-// the partial sums would add the rows in another order than the host's.
+// over rows): one block per `b` consecutive rows, which it runs one after
+// another, the whole block on each row (MT_ROW_THREADS 256: the emitter
+// never gives them a warp per row); each thread keeps the sums of its own
+// columns (c = threadIdx.x + k * 256) in registers, so no two threads add
+// to one value.
 #define MT_ROW_BLOCK_LOOP(blk, r0, r1, b)                                     \
+  static_assert(MT_ROW_GROUPS == 1, "a row-block kernel takes the block "      \
+                                    "per row");                                \
   for (int64_t blk = mt_begin / (b) + (int64_t)blockIdx.x;                     \
        blk * (b) < mt_end; blk += (int64_t)gridDim.x) {                        \
     const int64_t r0 = blk * (b), r1 = r0 + (b) < mt_end ? r0 + (b) : mt_end;
 #define MT_ROW_BLOCK_LOOP_END }
-#define MT_BLOCK_ROWS(r, r0, r1)                                               \
-  for (int64_t r = (r0) + MT_ROW_GROUP; r < (r1); r += MT_ROW_GROUPS) {
-#define MT_BLOCK_ROWS_END }
 #define MT_COLUMN_SUMS(acc, cols)                                              \
   double acc[((cols) + MT_ROW_THREADS - 1) / MT_ROW_THREADS];                  \
   for (int mt_k = 0; mt_k < ((cols) + MT_ROW_THREADS - 1) / MT_ROW_THREADS;    \
        ++mt_k)                                                                 \
     acc[mt_k] = 0.0;
 #define MT_COLUMN_AT(acc, c) acc[(c) / MT_ROW_THREADS]
-#define MT_COLUMN_COMBINE(acc, cols)                                           \
-  if (MT_ROW_GROUPS > 1) {                                                     \
-    __shared__ double mt_combined_##acc[MT_ROW_GROUPS > 1 ? (cols) : 1];                               \
-    for (int64_t mt_g = 0; mt_g < MT_ROW_GROUPS; ++mt_g) {                     \
-      if (MT_ROW_GROUP == mt_g && mt_g > 0)                                    \
-        MT_ROW_FOR(c, (cols))                                                  \
-          mt_combined_##acc[c] += MT_COLUMN_AT(acc, c);                        \
-        MT_ROW_FOR_END                                                         \
-      if (MT_ROW_GROUP == mt_g && mt_g == 0)                                   \
-        MT_ROW_FOR(c, (cols))                                                  \
-          mt_combined_##acc[c] = MT_COLUMN_AT(acc, c);                         \
-        MT_ROW_FOR_END                                                         \
-      __syncthreads();                                                         \
-    }                                                                          \
-    if (MT_ROW_GROUP == 0)                                                     \
-      MT_ROW_FOR(c, (cols))                                                    \
-        MT_COLUMN_AT(acc, c) = mt_combined_##acc[c];                           \
-      MT_ROW_FOR_END                                                           \
-    __syncthreads(); /* read before the next block's groups write */          \
-  }
-#define MT_FIRST_GROUP if (MT_ROW_GROUP == 0)
 #define MT_ROW_BLOCK_LAUNCHER(name, b)                                         \
   extern "C" cudaError_t name##_launch(const mt_args *args, long long n,       \
                                        cudaStream_t stream) {                  \
@@ -237,15 +211,11 @@ struct mt_args {
   for (int64_t r0 = mt_begin; r0 < mt_end; r0 += (b)) {                        \
     const int64_t blk = r0 / (b), r1 = r0 + (b) < mt_end ? r0 + (b) : mt_end;
 #define MT_ROW_BLOCK_LOOP_END }
-#define MT_BLOCK_ROWS(r, r0, r1) for (int64_t r = (r0); r < (r1); ++r) {
-#define MT_BLOCK_ROWS_END }
 #define MT_COLUMN_SUMS(acc, cols)                                              \
   double acc[(cols)];                                                          \
   for (int64_t mt_k = 0; mt_k < (cols); ++mt_k)                                \
     acc[mt_k] = 0.0;
 #define MT_COLUMN_AT(acc, c) acc[(c)]
-#define MT_COLUMN_COMBINE(acc, cols)
-#define MT_FIRST_GROUP
 #define MT_ROW_BLOCK_LAUNCHER(name, b)
 #endif
 

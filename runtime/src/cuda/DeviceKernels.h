@@ -462,14 +462,26 @@ MTK_HD void crossEntropyRow(int64_t r, const float *logits,
   losses[r] = loss;
 }
 
+/// Adds x[0, n) to `total` in index order, in double: the sum of the loss
+/// mean, which meanInOrder (DeviceKernels.cu) takes a chunk at a time.
+template <typename T>
+MTK_HD void addInOrder(const T *x, int64_t n, double &total) {
+  for (int64_t i = 0; i < n; ++i)
+    total += double(x[i]);
+}
+
+/// The mean of `rows` values from their sum; 0 for no rows.
+MTK_HD float meanOfSum(double total, int64_t rows) {
+  return rows > 0 ? float(total / double(rows)) : 0.0f;
+}
+
 /// The mean of `rows` losses (or any values), in row order and in double,
-/// into out[0] (one thread).
+/// into out[0] (one thread; what meanInOrder computes in one block).
 template <typename T>
 MTK_HD void meanOfRows(const T *losses, int64_t rows, float *out) {
   double total = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    total += double(losses[r]);
-  out[0] = rows > 0 ? float(total / double(rows)) : 0.0f;
+  addInOrder(losses, rows, total);
+  out[0] = meanOfSum(total, rows);
 }
 
 /// Row r of dLogits = dLoss * (softmax - onehot(label)) / rows; of the
