@@ -665,6 +665,22 @@ TEST(LtBiasGemm, MatchesTheReference) {
         ASSERT_TRUE(
             gemm.run(lt, operands, workspace.data, workspace.size, nullptr));
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        // The bias is part of the plan: another one, or no plan, is refused.
+        gpu::LtBiasGemm::Operands otherBias = operands;
+        otherBias.bias = cDev.data;
+        Status refused =
+            gemm.run(lt, otherBias, workspace.data, workspace.size, nullptr);
+        EXPECT_FALSE(refused);
+        EXPECT_NE(refused.message().find("the bias is not the one the GEMM "
+                                         "was planned with"),
+                  std::string::npos)
+            << refused.message();
+        Status unplanned = gpu::LtBiasGemm().run(lt, operands, workspace.data,
+                                                 workspace.size, nullptr);
+        EXPECT_FALSE(unplanned);
+        EXPECT_NE(unplanned.message().find("the GEMM was not planned"),
+                  std::string::npos)
+            << unplanned.message();
       };
       if (dtype == DType::F32) {
         DeviceVector<float> aDev{a}, bDev{b}, biasDev{bias},
