@@ -796,6 +796,65 @@ bool foldBiasEpilogue(MatmulOp matmul) {
   return true;
 }
 
+/// Whether `value` is a tensor of bf16 or f16 elements.
+bool isSixteenBit(Value value) {
+  Type element = cast<RankedTensorType>(value.getType()).getElementType();
+  return element.isBF16() || element.isF16();
+}
+
+/// Folds `mt.gelu(mt.matmul_bias(a, b, bias))` into `mt.matmul_bias_gelu`
+/// when the sum is 16-bit and one GeLU reads it: the GEMM's epilogue
+/// writes the sum (which the backward's gelu_grad still reads) and its
+/// GeLU, so GeLU's own pass over the sum is gone. Returns whether it
+/// folded.
+bool foldGeluEpilogue(MatmulBiasOp matmul) {
+  Value sum = matmul.getResult();
+  if (!isSixteenBit(sum))
+    return false;
+  GeluOp gelu;
+  for (Operation *user : sum.getUsers())
+    if (auto candidate = dyn_cast<GeluOp>(user)) {
+      if (gelu)
+        return false; // two GeLUs of one sum (recomputed): leave both
+      gelu = candidate;
+    }
+  if (!gelu)
+    return false;
+  OpBuilder builder(matmul);
+  auto folded = MatmulBiasGeluOp::create(
+      builder, matmul.getLoc(), sum.getType(), gelu.getType(), matmul.getLhs(),
+      matmul.getRhs(), matmul.getBias(), matmul.getTransposeA(),
+      matmul.getTransposeB());
+  copyMarks(matmul, folded);
+  gelu.getResult().replaceAllUsesWith(folded.getResult());
+  gelu->erase();
+  sum.replaceAllUsesWith(folded.getPreactivation());
+  matmul->erase();
+  return true;
+}
+
+/// Folds `mt.gelu_grad(mt.matmul(a, b), x)` into `mt.matmul_gelu_grad`
+/// when the product is 16-bit and the gradient is its only reader: the
+/// GEMM's epilogue applies GeLU's derivative at `x`, so the product is
+/// never stored and read back. Returns whether it folded.
+bool foldGeluGradEpilogue(GeluGradOp grad) {
+  auto matmul = grad.getGradOutput().getDefiningOp<MatmulOp>();
+  if (!matmul || !matmul.getResult().hasOneUse() ||
+      !isSixteenBit(matmul.getResult()) ||
+      matmul.getResult().getType() != grad.getType() ||
+      grad.getInput() == matmul.getResult())
+    return false;
+  OpBuilder builder(grad);
+  auto folded = MatmulGeluGradOp::create(
+      builder, grad.getLoc(), grad.getType(), matmul.getLhs(), matmul.getRhs(),
+      grad.getInput(), matmul.getTransposeA(), matmul.getTransposeB());
+  copyMarks(matmul, folded);
+  grad.getResult().replaceAllUsesWith(folded.getResult());
+  grad->erase();
+  matmul->erase();
+  return true;
+}
+
 /// Computes in f32 a 16-bit weight or bias gradient whose only reader
 /// widens it to f32 (for the fp32 master weights' optimizer): the GEMM
 /// accumulates in f32 and writes f32 (bf16 operands with an f32 output in
@@ -929,6 +988,16 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
                llvm::make_early_inc_range(block.getOps<MatmulOp>()))
             if (foldBiasEpilogue(matmul))
               ++numEpilogues;
+        if (gemmEpilogues) {
+          for (auto matmul :
+               llvm::make_early_inc_range(block.getOps<MatmulBiasOp>()))
+            if (foldGeluEpilogue(matmul))
+              ++numGeluEpilogues;
+          for (auto grad :
+               llvm::make_early_inc_range(block.getOps<GeluGradOp>()))
+            if (foldGeluGradEpilogue(grad))
+              ++numGeluEpilogues;
+        }
         if (widenGradients)
           for (auto cast : llvm::make_early_inc_range(block.getOps<CastOp>()))
             if (widenIntoProducer(cast))

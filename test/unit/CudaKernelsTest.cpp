@@ -17,7 +17,7 @@
 #include "cpu/HostKernels.h"
 #include "cuda/CudnnAttention.h"
 #include "cuda/DeviceLaunch.h"
-#include "cuda/LtBiasGemm.h"
+#include "cuda/LtGemm.h"
 #include "mtrt/HalfFloat.h"
 
 #include <cuda_runtime_api.h>
@@ -600,11 +600,11 @@ TEST_F(CudnnAttentionTest, GroupedHeadMajorInBf16) {
   close(dVDev.read(), dV, false, "dV");
 }
 
-// mt.matmul_bias through cuBLASLt's bias epilogue (LtBiasGemm.h): the
+// mt.matmul_bias through cuBLASLt's bias epilogue (LtGemm.h): the
 // linear layer's [batch, seq, k] x [k, n] + bias, a transposed B, and a
 // batched A x B, in fp32 (pedantic, no TF32) and bf16, against the CPU
 // backend's double-free reference (a sum per element in double).
-TEST(LtBiasGemm, MatchesTheReference) {
+TEST(LtGemm, BiasMatchesTheReference) {
   if (!haveGpu())
     GTEST_SKIP() << "no CUDA device";
   cublasLtHandle_t lt = nullptr;
@@ -655,18 +655,19 @@ TEST(LtBiasGemm, MatchesTheReference) {
                         c.batch};
       std::vector<float> got(static_cast<size_t>(cSize));
       auto runIt = [&](auto &aDev, auto &bDev, auto &biasDev, auto &cDev) {
-        gpu::LtBiasGemm gemm;
-        gpu::LtBiasGemm::Operands operands{aDev.data, bDev.data, biasDev.data,
-                                           cDev.data};
+        gpu::LtGemm gemm;
+        gpu::LtGemm::Operands operands{aDev.data, bDev.data, biasDev.data,
+                                       cDev.data};
         std::string why;
-        ASSERT_TRUE(gemm.plan(lt, shape, dtype, /*tf32=*/false, operands,
-                              workspace.size, why))
+        ASSERT_TRUE(gemm.plan(lt, shape, dtype, /*tf32=*/false,
+                              gpu::LtEpilogue::Bias, operands, workspace.size,
+                              why))
             << why;
         ASSERT_TRUE(
             gemm.run(lt, operands, workspace.data, workspace.size, nullptr));
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         // The bias is part of the plan: another one, or no plan, is refused.
-        gpu::LtBiasGemm::Operands otherBias = operands;
+        gpu::LtGemm::Operands otherBias = operands;
         otherBias.bias = cDev.data;
         Status refused =
             gemm.run(lt, otherBias, workspace.data, workspace.size, nullptr);
@@ -675,8 +676,8 @@ TEST(LtBiasGemm, MatchesTheReference) {
                                          "was planned with"),
                   std::string::npos)
             << refused.message();
-        Status unplanned = gpu::LtBiasGemm().run(lt, operands, workspace.data,
-                                                 workspace.size, nullptr);
+        Status unplanned = gpu::LtGemm().run(lt, operands, workspace.data,
+                                             workspace.size, nullptr);
         EXPECT_FALSE(unplanned);
         EXPECT_NE(unplanned.message().find("the GEMM was not planned"),
                   std::string::npos)
@@ -708,6 +709,129 @@ TEST(LtBiasGemm, MatchesTheReference) {
                     tolerance * std::max(1.0, std::fabs(want[i])))
             << "element " << i;
     }
+  cublasLtDestroy(lt);
+}
+
+// mt.matmul_bias_gelu and mt.matmul_gelu_grad through cuBLASLt's GeLU
+// epilogues (LtGemm.h) in bf16, as GPT-2's MLP has them: [batch, seq, k] x
+// [k, n] + bias with the sum stored and its GeLU as C, and the GeLU's
+// input gradient from the second layer's [batch, seq, n2] x [n, n2]^T at
+// the stored sum. Against a reference in double from the same bf16
+// operands: the sum within bf16's rounding, GeLU (cuBLASLt's tanh
+// approximation, taken of the unrounded sum) and its gradient within
+// 2^-7 of the largest value.
+TEST(LtGemm, GeluEpiloguesMatchTheReference) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  cublasLtHandle_t lt = nullptr;
+  ASSERT_EQ(cublasLtCreate(&lt), CUBLAS_STATUS_SUCCESS);
+  DeviceVector<uint8_t> workspace{std::vector<uint8_t>(size_t(32) << 20)};
+  std::mt19937_64 gen(37);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const int64_t batch = 2, m = 24, k = 40, n = 64, n2 = 48, rows = batch * m;
+  auto values = [&](int64_t count, float scale) {
+    std::vector<float> v(static_cast<size_t>(count));
+    for (float &x : v)
+      x = bfloat16ToFloat(floatToBFloat16(scale * dist(gen)));
+    return v;
+  };
+  auto bits = [](const std::vector<float> &v) {
+    std::vector<uint16_t> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      out[i] = floatToBFloat16(v[i]);
+    return out;
+  };
+  auto floats = [](const std::vector<uint16_t> &v) {
+    std::vector<float> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      out[i] = bfloat16ToFloat(v[i]);
+    return out;
+  };
+  auto gelu = [](double x) {
+    return 0.5 * x *
+           (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  };
+  auto geluGrad = [](double dy, double x) {
+    double t = std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x));
+    double du = 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x);
+    return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du);
+  };
+  auto closeTo = [](const std::vector<float> &got,
+                    const std::vector<double> &want, double relative,
+                    const char *what) {
+    double largest = 0;
+    for (double w : want)
+      largest = std::max(largest, std::fabs(w));
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], relative * std::max(1.0, largest))
+          << what << " element " << i;
+  };
+  std::vector<float> x = values(rows * k, 2), w = values(k * n, 1),
+                     bias = values(n, 1), dh = values(rows * n2, 1),
+                     w2 = values(n * n2, 1);
+  // Forward: sum = x w + bias, h = GeLU(sum).
+  std::vector<double> sum(size_t(rows * n)), h(sum.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = bias[size_t(j)];
+      for (int64_t p = 0; p < k; ++p)
+        acc += double(x[size_t(r * k + p)]) * double(w[size_t(p * n + j)]);
+      sum[size_t(r * n + j)] = acc;
+      h[size_t(r * n + j)] = gelu(acc);
+    }
+  DeviceVector<uint16_t> xDev{bits(x)}, wDev{bits(w)}, biasDev{bits(bias)},
+      sumDev{std::vector<uint16_t>(sum.size())},
+      hDev{std::vector<uint16_t>(sum.size())};
+  std::string why;
+  gpu::LtGemm forward;
+  gpu::LtGemm::Operands f{xDev.data, wDev.data, biasDev.data, hDev.data,
+                          sumDev.data};
+  ASSERT_TRUE(forward.plan(lt, MatmulShape{false, false, true, m, n, k, batch},
+                           DType::BF16, false, gpu::LtEpilogue::GeluAuxBias, f,
+                           workspace.size, why))
+      << why;
+  ASSERT_TRUE(forward.run(lt, f, workspace.data, workspace.size, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> storedSum = floats(sumDev.read());
+  closeTo(storedSum, sum, 8e-3, "sum");
+  closeTo(floats(hDev.read()), h, 8e-3, "GeLU");
+  // Backward: dSum = (dh w2^T) * GeLU'(stored sum).
+  std::vector<double> dSum(sum.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < n2; ++p)
+        acc += double(dh[size_t(r * n2 + p)]) * double(w2[size_t(j * n2 + p)]);
+      dSum[size_t(r * n + j)] = geluGrad(acc, storedSum[size_t(r * n + j)]);
+    }
+  DeviceVector<uint16_t> dhDev{bits(dh)}, w2Dev{bits(w2)},
+      dSumDev{std::vector<uint16_t>(sum.size())};
+  gpu::LtGemm backward;
+  gpu::LtGemm::Operands b{dhDev.data, w2Dev.data, nullptr, dSumDev.data,
+                          sumDev.data};
+  ASSERT_TRUE(backward.plan(lt, MatmulShape{false, true, true, m, n, n2, batch},
+                            DType::BF16, false, gpu::LtEpilogue::DGelu, b,
+                            workspace.size, why))
+      << why;
+  ASSERT_TRUE(backward.run(lt, b, workspace.data, workspace.size, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  closeTo(floats(dSumDev.read()), dSum, 8e-3, "GeLU's input gradient");
+  // The GeLU's input is part of the plan.
+  gpu::LtGemm::Operands otherInput = b;
+  otherInput.aux = hDev.data;
+  Status refused =
+      backward.run(lt, otherInput, workspace.data, workspace.size, nullptr);
+  EXPECT_FALSE(refused);
+  EXPECT_NE(refused.message().find("the GeLU's input is not the one"),
+            std::string::npos)
+      << refused.message();
+  // A batched GEMM (no shared B) is refused with its reason.
+  gpu::LtGemm batched;
+  EXPECT_FALSE(batched.plan(
+      lt, MatmulShape{false, false, false, m, n, k, batch}, DType::BF16, false,
+      gpu::LtEpilogue::GeluAuxBias, f, workspace.size, why));
+  EXPECT_NE(why.find("a batched GEMM with a GeLU epilogue"), std::string::npos)
+      << why;
   cublasLtDestroy(lt);
 }
 

@@ -455,17 +455,45 @@ LogicalResult MatmulOp::verify() {
                       getTransposeA(), getTransposeB(), /*wideResult=*/true);
 }
 
+/// A matmul whose epilogue adds `bias`, a vector of the result's last
+/// dimension of the result's element type.
+static LogicalResult verifyBiasedMatmul(Operation *op, Value lhs, Value rhs,
+                                        Value bias, Value result,
+                                        bool transposeA, bool transposeB) {
+  if (failed(verifyMatmul(op, lhs, rhs, result, transposeA, transposeB)) ||
+      failed(verifyRank(op, bias, "bias", 1, "[result's last dimension]")))
+    return failure();
+  if (failed(verifyDimsMatch(op, bias, "bias", 0, result, "result",
+                             tensorType(result).getRank() - 1)))
+    return failure();
+  return verifyElementTypesMatch(op, bias, "bias", result, "result");
+}
+
 LogicalResult MatmulBiasOp::verify() {
-  Operation *op = getOperation();
-  if (failed(verifyMatmul(op, getLhs(), getRhs(), getResult(), getTransposeA(),
-                          getTransposeB())) ||
-      failed(verifyRank(op, getBias(), "bias", 1, "[result's last dimension]")))
+  return verifyBiasedMatmul(getOperation(), getLhs(), getRhs(), getBias(),
+                            getResult(), getTransposeA(), getTransposeB());
+}
+
+LogicalResult MatmulBiasGeluOp::verify() {
+  if (failed(verifyBiasedMatmul(getOperation(), getLhs(), getRhs(), getBias(),
+                                getResult(), getTransposeA(), getTransposeB())))
     return failure();
   RankedTensorType result = getResult().getType();
-  if (failed(verifyDimsMatch(op, getBias(), "bias", 0, getResult(), "result",
-                             result.getRank() - 1)))
+  if (getPreactivation().getType() != result)
+    return emitOpError() << "preactivation must have the result's type "
+                         << result << ", got " << getPreactivation().getType();
+  return success();
+}
+
+LogicalResult MatmulGeluGradOp::verify() {
+  if (failed(verifyMatmul(getOperation(), getLhs(), getRhs(), getResult(),
+                          getTransposeA(), getTransposeB())))
     return failure();
-  return verifyElementTypesMatch(op, getBias(), "bias", getResult(), "result");
+  if (getPreactivation().getType() != getResult().getType())
+    return emitOpError() << "preactivation must have the result's type "
+                         << getResult().getType() << ", got "
+                         << getPreactivation().getType();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

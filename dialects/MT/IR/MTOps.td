@@ -266,6 +266,75 @@ def MT_MatmulBiasOp : MT_Op<"matmul_bias", [Pure]> {
   let hasVerifier = 1;
 }
 
+def MT_MatmulBiasGeluOp : MT_Op<"matmul_bias_gelu", [Pure]> {
+  let summary = "A matmul with its bias and GeLU in the GEMM's epilogue.";
+  let description = [{
+    `mt.matmul_bias` of `lhs`, `rhs` and `bias`, then `mt.gelu` of the sum,
+    as one GEMM: `preactivation` is the sum (rounded to its type, as
+    `mt.matmul_bias` writes it; the backward's `mt.gelu_grad` reads it) and
+    `result` its GeLU. On the CUDA backend one cublasLtMatmul whose
+    epilogue adds the bias, stores the sum as its auxiliary output and
+    applies GeLU (`CUBLASLT_EPILOGUE_GELU_AUX_BIAS`, the tanh
+    approximation of GPT-2's `gelu_new`, as Megatron-LM's and Transformer
+    Engine's fused MLP), so the GeLU's separate pass over the sum is gone.
+    cuBLASLt applies its GeLU to the unrounded sum; the CPU backend rounds
+    the sum first, as the two ops do.
+
+    `mt-fuse` forms it (option `gemm-epilogues`) from a 16-bit
+    `mt.matmul_bias` that one `mt.gelu` reads; in f32 the two ops stay,
+    so that an f32 step is the same on both backends to the bit.
+
+    ```mlir
+    %pre, %h = mt.matmul_bias_gelu %x, %w, %b
+        : (tensor<8x1024x768xbf16>, tensor<768x3072xbf16>, tensor<3072xbf16>)
+          -> (tensor<8x1024x3072xbf16>, tensor<8x1024x3072xbf16>)
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$lhs, MT_FloatTensor:$rhs,
+                       MT_FloatTensor:$bias,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs MT_FloatTensor:$preactivation, MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $bias (`transpose_a` $transpose_a^)?
+    (`transpose_b` $transpose_b^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_MatmulGeluGradOp : MT_Op<"matmul_gelu_grad", [Pure]> {
+  let summary = "A matmul whose product is GeLU's output gradient, with "
+                "GeLU's backward in the GEMM's epilogue.";
+  let description = [{
+    `mt.gelu_grad(mt.matmul(lhs, rhs), preactivation)` as one GEMM: the
+    product is the gradient of a GeLU's output (the MLP's second linear
+    layer's input gradient), and the result the gradient of its input
+    `preactivation`. On the CUDA backend one cublasLtMatmul with
+    `CUBLASLT_EPILOGUE_DGELU`, reading `preactivation` as its auxiliary
+    input, so the product is never stored and read back. cuBLASLt applies
+    the derivative to the unrounded product; the CPU backend rounds the
+    product first, as the two ops do.
+
+    `mt-fuse` forms it (option `gemm-epilogues`) from a 16-bit `mt.matmul`
+    whose only reader is an `mt.gelu_grad` taking it as the output
+    gradient.
+
+    ```mlir
+    %dpre = mt.matmul_gelu_grad %dh, %w2, %pre transpose_b
+        : (tensor<8x1024x768xbf16>, tensor<3072x768xbf16>,
+           tensor<8x1024x3072xbf16>) -> tensor<8x1024x3072xbf16>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$lhs, MT_FloatTensor:$rhs,
+                       MT_FloatTensor:$preactivation,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $preactivation (`transpose_a` $transpose_a^)?
+    (`transpose_b` $transpose_b^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

@@ -166,6 +166,12 @@ Types RepeatKVGradOp::inferResultTypesFromOperands() {
 // update and an attention folded with its layout ops keep their types.
 Types FusionOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types MatmulBiasOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types MatmulBiasGeluOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+Types MatmulGeluGradOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
 Types QKVAttentionOp::inferResultTypesFromOperands() {
   return unchanged(*this);
 }

@@ -45,6 +45,8 @@ enum class KernelId {
   dropout,
   matmul,
   matmul_bias,
+  matmul_bias_gelu,
+  matmul_gelu_grad,
   split_heads,
   merge_heads,
   attention,
@@ -112,6 +114,12 @@ inline const KernelInfo *kernelTable(size_t &count) {
       // A matmul with its bias (the result's last dimension) added in the
       // GEMM's epilogue.
       {KernelId::matmul_bias, "matmul_bias", 3, 1, -1},
+      // matmul_bias whose epilogue also applies GeLU: outputs the sum (the
+      // GeLU's input, which the backward reads) and its GeLU.
+      {KernelId::matmul_bias_gelu, "matmul_bias_gelu", 3, 2, -1},
+      // A matmul whose product is a GeLU's output gradient, times GeLU's
+      // derivative at input 2 (the GeLU's input) in its epilogue.
+      {KernelId::matmul_gelu_grad, "matmul_gelu_grad", 3, 1, -1},
       {KernelId::split_heads, "split_heads", 1, -1, -1},
       {KernelId::merge_heads, "merge_heads", -1, 1, -1},
       {KernelId::attention, "attention", 3, 1, -1},

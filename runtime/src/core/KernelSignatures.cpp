@@ -230,7 +230,9 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     s.suffix(s.out(0), "the bias gradient", s.in(0), "the output gradient");
     break;
   case KernelId::matmul:
-  case KernelId::matmul_bias: {
+  case KernelId::matmul_bias:
+  case KernelId::matmul_bias_gelu:
+  case KernelId::matmul_gelu_grad: {
     const Shape &a = s.in(0), &b = s.in(1), &out = s.out(0);
     s.flag("transpose_a");
     s.flag("transpose_b");
@@ -251,7 +253,11 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
               "operands of shapes " + shapeString(a) + (ta ? "^T" : "") +
                   " x " + shapeString(b) + (tb ? "^T" : "") + " do not give " +
                   shapeString(out));
-    if (id == KernelId::matmul_bias)
+    if (id == KernelId::matmul_bias_gelu)
+      s.same(s.out(1), "the GeLU", s.out(0), "the sum");
+    if (id == KernelId::matmul_gelu_grad)
+      s.same(s.in(2), "the GeLU's input", s.out(0), "the output");
+    if (id == KernelId::matmul_bias || id == KernelId::matmul_bias_gelu)
       s.require(s.in(2) == Shape{n}, "the bias has shape " +
                                          shapeString(s.in(2)) + ", expected [" +
                                          std::to_string(n) + "]");

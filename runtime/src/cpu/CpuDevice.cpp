@@ -331,6 +331,17 @@ void narrow(DType dtype, const float *from, void *to, int64_t count) {
   else
     std::memcpy(to, from, size_t(count) * sizeof(float));
 }
+
+/// Rounds fp32 values in place to what `dtype` stores (a no-op for f32):
+/// what a kernel reading the stored tensor back would see.
+void roundTo(DType dtype, float *values, int64_t count) {
+  if (dtype == DType::BF16)
+    for (int64_t i = 0; i < count; ++i)
+      values[i] = bfloat16ToFloat(floatToBFloat16(values[i]));
+  else if (dtype == DType::F16)
+    for (int64_t i = 0; i < count; ++i)
+      values[i] = halfToFloat(floatToHalf(values[i]));
+}
 } // namespace
 
 float *CpuDevice::f32(int64_t bufferId) const {
@@ -572,12 +583,17 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                        command.get("probability", 0.0), stream, key,
                        rngOffset + uint64_t(begin));
         });
-  } else if (id == KernelId::matmul || id == KernelId::matmul_bias) {
+  } else if (id == KernelId::matmul || id == KernelId::matmul_bias ||
+             id == KernelId::matmul_bias_gelu ||
+             id == KernelId::matmul_gelu_grad) {
     MatmulShape shape = matmulShape(*prog, command);
     bool ta = shape.transposeA, tb = shape.transposeB;
     bool broadcast = shape.sharedB;
     int64_t m = shape.m, n = shape.n, kDim = shape.k, batch = shape.batch;
-    const float *bias = id == KernelId::matmul_bias ? in(2) : nullptr;
+    const float *bias =
+        id == KernelId::matmul_bias || id == KernelId::matmul_bias_gelu
+            ? in(2)
+            : nullptr;
     if (broadcast && !ta) {
       // [batch..., m, k] x [k, n]: the batch folds into the rows.
       gemm(false, tb, batch * m, n, kDim, in(0), in(1), out(0), bias);
@@ -585,6 +601,23 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
       for (int64_t i = 0; i < batch; ++i)
         gemm(ta, tb, m, n, kDim, in(0) + i * m * kDim,
              in(1) + (broadcast ? 0 : i * kDim * n), out(0) + i * m * n, bias);
+    }
+    // The GeLU epilogues read the product (or sum) as the separate ops
+    // would: rounded to the stored type first.
+    const BufferDesc &product = outDesc(0);
+    if (id == KernelId::matmul_bias_gelu) {
+      roundTo(product.dtype, out(0), product.numElements());
+      ThreadPool::global().parallelFor(
+          product.numElements(), 16384, [&](int64_t begin, int64_t end) {
+            cpu::gelu(out(0) + begin, out(1) + begin, end - begin);
+          });
+    } else if (id == KernelId::matmul_gelu_grad) {
+      roundTo(product.dtype, out(0), product.numElements());
+      ThreadPool::global().parallelFor(
+          product.numElements(), 16384, [&](int64_t begin, int64_t end) {
+            cpu::geluGrad(out(0) + begin, in(2) + begin, out(0) + begin,
+                          end - begin);
+          });
     }
   } else if (id == KernelId::split_heads) {
     const BufferDesc &x = inDesc(0), &head = outDesc(0);

@@ -6,7 +6,7 @@
 #include "cuda/CudnnAttention.h"
 #include "cuda/DeviceLaunch.h"
 #include "cuda/HostStagedCollectives.h"
-#include "cuda/LtBiasGemm.h"
+#include "cuda/LtGemm.h"
 #include "cuda/NcclCollectives.h"
 #include "cuda/NcclTransfers.h"
 #include "mtrt/AsyncJoins.h"
@@ -127,13 +127,15 @@ public:
 
   std::vector<std::string> choices() const override {
     std::vector<std::string> lines;
-    if (biasGemms > 0)
-      lines.push_back(
-          "bias GEMMs: cuBLASLt's bias epilogue for " +
-          std::to_string(ltBiasGemms) + " of " + std::to_string(biasGemms) +
-          (ltRefusal.empty()
-               ? std::string()
-               : ", a GEMM then the bias for the rest (" + ltRefusal + ")"));
+    if (epilogueGemms > 0)
+      lines.push_back("GEMM epilogues (bias, GeLU): cuBLASLt's for " +
+                      std::to_string(ltEpilogueGemms) + " of " +
+                      std::to_string(epilogueGemms) +
+                      (ltRefusal.empty()
+                           ? std::string()
+                           : ", a GEMM then the epilogue's kernels for the "
+                             "rest (" +
+                                 ltRefusal + ")"));
     if (std::string line = transportChoice(); !line.empty())
       lines.push_back(line);
     int64_t outside = 0;
@@ -244,11 +246,16 @@ private:
   bool stages(const Command &command, KernelId id) const {
     if (isCollective(id)) // across ranks: NCCL sums fp32, as the CPU does
       return acrossRanks(command);
-    if (id == KernelId::matmul_bias) // cuBLASLt reads them as they are
+    if (hasEpilogue(id)) // cuBLASLt reads them as they are
       return !ltGemms[size_t(&command - prog->commands.data())];
     return id != KernelId::fused && id != KernelId::cast &&
            id != KernelId::bias_add_grad && id != KernelId::send &&
            id != KernelId::recv && !halfGemm(command, id);
+  }
+  /// The GEMMs with an epilogue (LtGemm.h).
+  static bool hasEpilogue(KernelId id) {
+    return id == KernelId::matmul_bias || id == KernelId::matmul_bias_gelu ||
+           id == KernelId::matmul_gelu_grad;
   }
   static bool isCrossEntropy(KernelId id) {
     return id == KernelId::cross_entropy || id == KernelId::cross_entropy_grad;
@@ -353,16 +360,31 @@ private:
   /// cuBLASLt, for GEMMs with a bias epilogue: per command, its planned
   /// GEMM (null: the fallback, a GEMM on fp32 copies then the bias added).
   cublasLtHandle_t lt = nullptr;
-  std::vector<std::unique_ptr<gpu::LtBiasGemm>> ltGemms;
-  /// The first reason a bias GEMM fell back, for choices().
+  std::vector<std::unique_ptr<gpu::LtGemm>> ltGemms;
+  /// The first reason a GEMM with an epilogue fell back, for choices().
   std::string ltRefusal;
-  int64_t biasGemms = 0, ltBiasGemms = 0;
-  /// Plans each mt.matmul_bias with cuBLASLt once the arena is allocated;
+  int64_t epilogueGemms = 0, ltEpilogueGemms = 0;
+  /// Plans each GEMM with an epilogue (mt.matmul_bias, mt.matmul_bias_gelu,
+  /// mt.matmul_gelu_grad) with cuBLASLt once the arena is allocated;
   /// returns the staging the fallbacks need.
-  int64_t planBiasGemms(const RankProgram &program);
-  gpu::LtBiasGemm::Operands biasGemmOperands(const Command &command) const {
-    return {address(command.ins[0]), address(command.ins[1]),
-            address(command.ins[2]), address(command.outs[0])};
+  int64_t planEpilogueGemms(const RankProgram &program);
+  /// The epilogue's operands: matmul_bias_gelu writes its GeLU as C and
+  /// the sum as the auxiliary output; matmul_gelu_grad reads the GeLU's
+  /// input as the auxiliary input.
+  gpu::LtGemm::Operands ltOperands(const Command &command, KernelId id) const {
+    gpu::LtGemm::Operands operands;
+    operands.a = address(command.ins[0]);
+    operands.b = address(command.ins[1]);
+    if (id == KernelId::matmul_gelu_grad) {
+      operands.aux = address(command.ins[2]);
+      operands.c = address(command.outs[0]);
+    } else {
+      operands.bias = address(command.ins[2]);
+      operands.c = address(command.outs.back());
+      if (id == KernelId::matmul_bias_gelu)
+        operands.aux = address(command.outs[0]);
+    }
+    return operands;
   }
 
   /// The transports of collectives across ranks, per grid axis: NCCL
@@ -482,36 +504,43 @@ private:
 
 bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
 
-int64_t CudaDevice::planBiasGemms(const RankProgram &program) {
+int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
   ltGemms.clear();
   ltGemms.resize(program.commands.size());
   ltRefusal.clear();
-  biasGemms = ltBiasGemms = 0;
+  epilogueGemms = ltEpilogueGemms = 0;
   int64_t fallbackStaging = 0;
   for (size_t i = 0; i < program.commands.size(); ++i) {
-    if (resolved[i]->id != KernelId::matmul_bias)
+    const KernelId id = resolved[i]->id;
+    if (!hasEpilogue(id))
       continue;
     const Command &command = program.commands[i];
-    ++biasGemms;
-    // One element type for all four operands, and a GPU whose tensor
-    // cores take it (bf16: Ampere, fp16: Volta), or the fallback.
+    ++epilogueGemms;
+    // One element type for every operand, and a GPU whose tensor cores
+    // take it (bf16: Ampere, fp16: Volta), or the fallback.
     DType dtype = program.buffers[size_t(command.outs[0])].dtype;
-    bool uniform = std::all_of(
-        command.ins.begin(), command.ins.end(), [&](int64_t buffer) {
-          return program.buffers[size_t(buffer)].dtype == dtype;
-        });
+    auto ofType = [&](int64_t buffer) {
+      return program.buffers[size_t(buffer)].dtype == dtype;
+    };
+    bool uniform =
+        std::all_of(command.ins.begin(), command.ins.end(), ofType) &&
+        std::all_of(command.outs.begin(), command.outs.end(), ofType);
+    const gpu::LtEpilogue epilogue =
+        id == KernelId::matmul_bias        ? gpu::LtEpilogue::Bias
+        : id == KernelId::matmul_bias_gelu ? gpu::LtEpilogue::GeluAuxBias
+                                           : gpu::LtEpilogue::DGelu;
     std::string why;
     if (!uniform)
       why = "operands of mixed types";
     else if (isHalf(dtype) && computeMajor < (dtype == DType::BF16 ? 8 : 7))
       why = "16-bit GEMMs need a newer GPU";
     else {
-      auto planned = std::make_unique<gpu::LtBiasGemm>();
+      auto planned = std::make_unique<gpu::LtGemm>();
       if (planned->plan(lt, matmulShape(program, command), dtype, tf32,
-                        biasGemmOperands(command), kCublasWorkspaceBytes,
-                        why)) {
+                        epilogue, ltOperands(command, id),
+                        kCublasWorkspaceBytes, why)) {
         ltGemms[i] = std::move(planned);
-        ++ltBiasGemms;
+        ++ltEpilogueGemms;
         continue;
       }
     }
@@ -688,6 +717,8 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::fused:
   case KernelId::matmul:
   case KernelId::matmul_bias:
+  case KernelId::matmul_bias_gelu:
+  case KernelId::matmul_gelu_grad:
   case KernelId::embedding:
   case KernelId::embedding_grad:
   case KernelId::position_embedding:
@@ -896,8 +927,8 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     cudnnCalls.push_back(chooseCudnn(command, kernel->id));
     if (cudnnCalls.back().heads)
       continue; // cuDNN reads the 16-bit operands in place
-    if (kernel->id == KernelId::matmul_bias)
-      continue; // planned with the arena (planBiasGemms)
+    if (hasEpilogue(kernel->id))
+      continue; // planned with the arena (planEpilogueGemms)
     scratchNeeded = std::max(scratchNeeded, scratchBytes(command, kernel->id));
     if (stages(command, kernel->id))
       stagingNeeded = std::max(stagingNeeded, stagingBytes(command));
@@ -978,7 +1009,7 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
   MTRT_RETURN_IF_ERROR(
       checkCuda(cudaMalloc(reinterpret_cast<void **>(&flag), sizeof(int)),
                 "allocating a flag"));
-  stagingNeeded = std::max(stagingNeeded, planBiasGemms(program));
+  stagingNeeded = std::max(stagingNeeded, planEpilogueGemms(program));
   if (stagingNeeded > 0 && !staging)
     MTRT_RETURN_IF_ERROR(checkCuda(
         cudaMalloc(reinterpret_cast<void **>(&staging), size_t(stagingNeeded)),
@@ -1929,17 +1960,27 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   }
   case KernelId::matmul:
     return gemm(command, halfGemm(command, id));
-  case KernelId::matmul_bias: {
+  case KernelId::matmul_bias:
+  case KernelId::matmul_bias_gelu:
+  case KernelId::matmul_gelu_grad: {
     if (const auto &planned = ltGemms[index])
-      return planned->run(lt, biasGemmOperands(command), cublasWorkspace,
+      return planned->run(lt, ltOperands(command, id), cublasWorkspace,
                           kCublasWorkspaceBytes, stream);
-    // The fallback, on fp32 copies: the product, then the bias added in
-    // place (one rounding to 16 bits, when the copies go back).
+    // The fallback, on fp32 copies: the product (output 0), then the
+    // epilogue's kernels over it (one rounding to 16 bits, when the copies
+    // go back).
     MTRT_RETURN_IF_ERROR(gemm(command, /*half=*/false));
-    const BufferDesc &result = outDesc(0);
+    const int64_t elements = outDesc(0).numElements();
+    if (id == KernelId::matmul_gelu_grad) {
+      error = gpu::launchPointwise(stream, gpu::Pointwise::GeluGrad, out(0),
+                                   in(2), out(0), elements, 1);
+      break;
+    }
     error = gpu::launchPointwise(stream, gpu::Pointwise::BiasAdd, out(0), in(2),
-                                 out(0), result.numElements(),
-                                 inDesc(2).numElements());
+                                 out(0), elements, inDesc(2).numElements());
+    if (error == cudaSuccess && id == KernelId::matmul_bias_gelu)
+      error = gpu::launchPointwise(stream, gpu::Pointwise::Gelu, out(0),
+                                   nullptr, out(1), elements, 1);
     break;
   }
   case KernelId::embedding: {

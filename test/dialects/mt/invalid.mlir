@@ -1903,6 +1903,46 @@ func.func @negative_matmul_bias_type(%x: tensor<2x4x8xbf16>, %w: tensor<8x16xbf1
 
 // -----
 
+//===----------------------------------------------------------------------===//
+// mt.matmul_bias_gelu, mt.matmul_gelu_grad
+//===----------------------------------------------------------------------===//
+
+// The sum the GeLU's epilogue stores has the GeLU's type.
+
+func.func @negative_matmul_bias_gelu_preactivation(%x: tensor<2x4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xbf16>) -> tensor<2x4x16xbf16> {
+  // expected-error @+1 {{'mt.matmul_bias_gelu' op preactivation must have the result's type 'tensor<2x4x16xbf16>', got 'tensor<2x4x16xf32>'}}
+  %pre, %y = mt.matmul_bias_gelu %x, %w, %b : (tensor<2x4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>) -> (tensor<2x4x16xf32>, tensor<2x4x16xbf16>)
+  return %y : tensor<2x4x16xbf16>
+}
+
+// -----
+
+func.func @negative_matmul_bias_gelu_bias(%x: tensor<2x4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<8xbf16>) -> tensor<2x4x16xbf16> {
+  // expected-error @+1 {{'mt.matmul_bias_gelu' op bias dimension 0 is 8 but result dimension 2 is 16}}
+  %pre, %y = mt.matmul_bias_gelu %x, %w, %b : (tensor<2x4x8xbf16>, tensor<8x16xbf16>, tensor<8xbf16>) -> (tensor<2x4x16xbf16>, tensor<2x4x16xbf16>)
+  return %y : tensor<2x4x16xbf16>
+}
+
+// -----
+
+// The GeLU's input the gradient is taken at has the gradient's type.
+
+func.func @negative_matmul_gelu_grad_preactivation(%dh: tensor<2x4x8xbf16>, %w2: tensor<16x8xbf16>, %pre: tensor<2x4x8xbf16>) -> tensor<2x4x16xbf16> {
+  // expected-error @+1 {{'mt.matmul_gelu_grad' op preactivation must have the result's type 'tensor<2x4x16xbf16>', got 'tensor<2x4x8xbf16>'}}
+  %d = mt.matmul_gelu_grad %dh, %w2, %pre transpose_b : (tensor<2x4x8xbf16>, tensor<16x8xbf16>, tensor<2x4x8xbf16>) -> tensor<2x4x16xbf16>
+  return %d : tensor<2x4x16xbf16>
+}
+
+// -----
+
+func.func @negative_matmul_gelu_grad_contraction(%dh: tensor<2x4x8xbf16>, %w2: tensor<16x4xbf16>, %pre: tensor<2x4x16xbf16>) -> tensor<2x4x16xbf16> {
+  // expected-error @+1 {{'mt.matmul_gelu_grad' op contraction dimensions differ}}
+  %d = mt.matmul_gelu_grad %dh, %w2, %pre transpose_b : (tensor<2x4x8xbf16>, tensor<16x4xbf16>, tensor<2x4x16xbf16>) -> tensor<2x4x16xbf16>
+  return %d : tensor<2x4x16xbf16>
+}
+
+// -----
+
 // The product's shapes are a matmul's.
 
 func.func @negative_matmul_bias_contraction(%x: tensor<2x4x8xf32>, %w: tensor<6x16xf32>, %b: tensor<16xf32>) -> tensor<2x4x16xf32> {

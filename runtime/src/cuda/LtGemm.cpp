@@ -1,6 +1,6 @@
-//===- LtBiasGemm.cpp - A GEMM with its bias in cuBLASLt's epilogue -------===//
+//===- LtGemm.cpp - A GEMM with an epilogue, through cuBLASLt -------------===//
 
-#include "cuda/LtBiasGemm.h"
+#include "cuda/LtGemm.h"
 
 #include <cstdint>
 
@@ -26,12 +26,13 @@ uint32_t alignmentOf(std::initializer_list<const void *> pointers) {
 
 } // namespace
 
-struct LtBiasGemm::Impl {
+struct LtGemm::Impl {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t x = nullptr, y = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
-  /// The bias the descriptor holds (set when planning).
-  const void *bias = nullptr;
+  /// The bias and auxiliary matrix the descriptor holds (set when
+  /// planning).
+  const void *bias = nullptr, *aux = nullptr;
 
   ~Impl() {
     for (cublasLtMatrixLayout_t layout : {x, y, d})
@@ -42,14 +43,14 @@ struct LtBiasGemm::Impl {
   }
 };
 
-LtBiasGemm::LtBiasGemm() : impl(std::make_unique<Impl>()) {}
-LtBiasGemm::~LtBiasGemm() = default;
-LtBiasGemm::LtBiasGemm(LtBiasGemm &&) noexcept = default;
-LtBiasGemm &LtBiasGemm::operator=(LtBiasGemm &&) noexcept = default;
+LtGemm::LtGemm() : impl(std::make_unique<Impl>()) {}
+LtGemm::~LtGemm() = default;
+LtGemm::LtGemm(LtGemm &&) noexcept = default;
+LtGemm &LtGemm::operator=(LtGemm &&) noexcept = default;
 
-bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
-                      DType dtype, bool tf32, const Operands &operands,
-                      size_t workspaceBytes, std::string &why) {
+bool LtGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
+                  bool tf32, LtEpilogue epilogueKind, const Operands &operands,
+                  size_t workspaceBytes, std::string &why) {
   const bool ta = shape.transposeA, tb = shape.transposeB;
   const bool broadcast = shape.sharedB;
   // [batch..., m, k] x [k, n]: the batch joins the rows.
@@ -71,11 +72,30 @@ bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
   };
   impl = std::make_unique<Impl>(); // a fresh plan
   Impl &p = *impl;
+  const bool gelu = epilogueKind != LtEpilogue::Bias;
+  const bool bias = epilogueKind != LtEpilogue::DGelu;
+  // The auxiliary matrix is C's layout; a batched one would need its own
+  // stride (the MLP's GEMMs fold their batch into the rows).
+  if (gelu && batch > 1) {
+    why = "a batched GEMM with a GeLU epilogue";
+    return false;
+  }
+  // cuBLASLt takes the auxiliary matrix's leading dimension in multiples
+  // of 8.
+  if (gelu && n % 8 != 0) {
+    why = "a GeLU epilogue over rows of " + std::to_string(n) +
+          " (cuBLASLt needs a multiple of 8)";
+    return false;
+  }
   // Column-major D^T [n x m] = X [n x k] Y [k x m]: X is B as it lies
   // (transposed when B is not), Y is A likewise.
   cublasOperation_t opX = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opY = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  cublasLtEpilogue_t epilogue = epilogueKind == LtEpilogue::Bias
+                                    ? CUBLASLT_EPILOGUE_BIAS
+                                : epilogueKind == LtEpilogue::GeluAuxBias
+                                    ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+                                    : CUBLASLT_EPILOGUE_DGELU;
   if (!check(cublasLtMatmulDescCreate(&p.desc, compute, CUDA_R_32F),
              "cublasLtMatmulDescCreate") ||
       !check(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -87,17 +107,34 @@ bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
       !check(cublasLtMatmulDescSetAttribute(p.desc,
                                             CUBLASLT_MATMUL_DESC_EPILOGUE,
                                             &epilogue, sizeof(epilogue)),
-             "setting the bias epilogue") ||
-      !check(cublasLtMatmulDescSetAttribute(p.desc,
-                                            CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                            &type, sizeof(type)),
-             "setting the bias type") ||
-      !check(cublasLtMatmulDescSetAttribute(
-                 p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &operands.bias,
-                 sizeof(operands.bias)),
-             "setting the bias"))
+             "setting the epilogue"))
     return false;
-  p.bias = operands.bias;
+  if (bias && (!check(cublasLtMatmulDescSetAttribute(
+                          p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type,
+                          sizeof(type)),
+                      "setting the bias type") ||
+               !check(cublasLtMatmulDescSetAttribute(
+                          p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                          &operands.bias, sizeof(operands.bias)),
+                      "setting the bias")))
+    return false;
+  // The GeLU's input, in C's type and layout (column-major [n x m], ld n).
+  const int64_t auxLd = n;
+  if (gelu && (!check(cublasLtMatmulDescSetAttribute(
+                          p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                          &operands.aux, sizeof(operands.aux)),
+                      "setting the auxiliary matrix") ||
+               !check(cublasLtMatmulDescSetAttribute(
+                          p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &auxLd,
+                          sizeof(auxLd)),
+                      "setting the auxiliary matrix's leading dimension") ||
+               !check(cublasLtMatmulDescSetAttribute(
+                          p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
+                          &type, sizeof(type)),
+                      "setting the auxiliary matrix's type")))
+    return false;
+  p.bias = bias ? operands.bias : nullptr;
+  p.aux = gelu ? operands.aux : nullptr;
   // X: B [k, n] row-major is column-major [n x k], ld n; B^T [n, k] is
   // column-major [k x n], ld k. Y likewise for A.
   if (!check(cublasLtMatrixLayoutCreate(&p.x, type, tb ? k : n, tb ? n : k,
@@ -130,7 +167,8 @@ bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
   uint64_t bytes = workspaceBytes;
   // Every batch's start counts: the base pointers, and the strides.
   const int64_t element = dtype == DType::F32 ? 4 : 2;
-  uint32_t alignment = alignmentOf({operands.a, operands.b, operands.c});
+  uint32_t alignment = alignmentOf(
+      {operands.a, operands.b, operands.c, gelu ? operands.aux : operands.c});
   if (batch > 1)
     for (int64_t stride : {broadcast ? int64_t(0) : k * n, m * k, m * n})
       while (stride != 0 && alignment > 1 &&
@@ -165,25 +203,32 @@ bool LtBiasGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape,
   if (!ok)
     return false;
   if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS) {
-    why = "cuBLASLt has no algorithm for this GEMM with a bias epilogue";
+    why = std::string("cuBLASLt has no algorithm for this GEMM with a ") +
+          (epilogueKind == LtEpilogue::Bias          ? "bias"
+           : epilogueKind == LtEpilogue::GeluAuxBias ? "bias and GeLU"
+                                                     : "GeLU gradient") +
+          " epilogue";
     return false;
   }
   p.algo = result.algo;
   return true;
 }
 
-Status LtBiasGemm::run(cublasLtHandle_t lt, const Operands &operands,
-                       void *workspace, size_t workspaceBytes,
-                       cudaStream_t stream) const {
+Status LtGemm::run(cublasLtHandle_t lt, const Operands &operands,
+                   void *workspace, size_t workspaceBytes,
+                   cudaStream_t stream) const {
   if (!impl || !impl->desc)
     return Status::error("cublasLtMatmul: the GEMM was not planned");
   const float one = 1.0f, zero = 0.0f;
   const Impl &p = *impl;
-  // The bias pointer was set when planning; the arena does not move (a
-  // GEMM run on another bias would add the planned one).
-  if (operands.bias != p.bias)
+  // The bias and auxiliary pointers were set when planning; the arena
+  // does not move (a GEMM run on another bias would add the planned one).
+  if (p.bias && operands.bias != p.bias)
     return Status::error("cublasLtMatmul: the bias is not the one the GEMM "
                          "was planned with");
+  if (p.aux && operands.aux != p.aux)
+    return Status::error("cublasLtMatmul: the GeLU's input is not the one "
+                         "the GEMM was planned with");
   cublasStatus_t status = cublasLtMatmul(
       lt, p.desc, &one, operands.b, p.x, operands.a, p.y, &zero, operands.c,
       p.d, operands.c, p.d, &p.algo, workspace, workspaceBytes, stream);
