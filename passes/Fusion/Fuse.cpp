@@ -12,6 +12,7 @@
 #include "mtrt/GeneratedKernelPrelude.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
@@ -875,6 +876,83 @@ bool widenIntoProducer(CastOp widening) {
   return true;
 }
 
+/// Whether `value` is available at `point`: a block argument, or the
+/// result of an op before it in its block.
+bool availableAt(Value value, Operation *point) {
+  Operation *producer = value.getDefiningOp();
+  return !producer || (producer->getBlock() == point->getBlock() &&
+                       producer->isBeforeInBlock(point));
+}
+
+/// Makes `value` available at `point`: it is, or it is a collapse (a view)
+/// of a value that is, and the collapse moves up to `point`. Returns
+/// whether it is available now.
+bool hoistView(Value value, Operation *point) {
+  if (availableAt(value, point))
+    return true;
+  auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || !availableAt(collapse.getSrc(), point))
+    return false;
+  collapse->moveBefore(point);
+  return true;
+}
+
+/// Folds `mt.bias_add_grad(dY)` and the weight gradient `mt.matmul(x, dY)`
+/// (dY as the rank-2 rhs, directly or as the collapse of its leading
+/// dimensions into rows) into `mt.matmul_bias_grad` when dY is 16-bit and
+/// the two gradients have one element type (cuBLASLt writes the bias
+/// gradient in the GEMM's output type): the GEMM's epilogue sums dY's
+/// rows as it reads them, so the bias gradient's own pass over dY is gone.
+/// The fold sits where the first of the two was. Returns whether it
+/// folded.
+bool foldBiasGradEpilogue(BiasAddGradOp grad) {
+  Value dy = grad.getGradOutput();
+  auto biasType = cast<RankedTensorType>(grad.getType());
+  if (!isSixteenBit(dy) || biasType.getRank() != 1)
+    return false;
+  const int64_t columns = biasType.getDimSize(0);
+  // dY's rows: itself when rank 2, else a collapse of its leading
+  // dimensions (the matmul's rhs view).
+  SmallVector<Value> views;
+  if (cast<RankedTensorType>(dy.getType()).getRank() == 2)
+    views.push_back(dy);
+  for (Operation *user : dy.getUsers())
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(user)) {
+      RankedTensorType rows = collapse.getResultType();
+      if (rows.getRank() == 2 && rows.getDimSize(1) == columns)
+        views.push_back(collapse.getResult());
+    }
+  for (Value rows : views)
+    for (Operation *user : rows.getUsers()) {
+      auto matmul = dyn_cast<MatmulOp>(user);
+      if (!matmul || matmul.getRhs() != rows || matmul.getTransposeB() ||
+          cast<RankedTensorType>(matmul.getLhs().getType()).getRank() != 2 ||
+          cast<RankedTensorType>(matmul.getType()).getElementType() !=
+              biasType.getElementType() ||
+          cast<RankedTensorType>(matmul.getType()).getDimSize(1) != columns)
+        continue;
+      Operation *first =
+          grad->isBeforeInBlock(matmul) ? grad.getOperation() : matmul;
+      // The weight gradient's operands are views of values computed
+      // before both (dY's rows, the forward's activations): they move up
+      // to the fold.
+      if (grad->getBlock() != matmul->getBlock() ||
+          !hoistView(matmul.getLhs(), first) || !hoistView(rows, first))
+        continue;
+      OpBuilder builder(first);
+      auto folded = MatmulBiasGradOp::create(
+          builder, matmul.getLoc(), matmul.getType(), grad.getType(),
+          matmul.getLhs(), rows, matmul.getTransposeA());
+      copyMarks(matmul, folded);
+      matmul.getResult().replaceAllUsesWith(folded.getResult());
+      grad.getResult().replaceAllUsesWith(folded.getBiasGrad());
+      matmul->erase();
+      grad->erase();
+      return true;
+    }
+  return false;
+}
+
 /// Groups the block's mt.adamw updates into mt.multi_adamw: one command
 /// per parameter group (same dtype, same `decay`, same hyperparameter
 /// operands and marks) instead of one per tensor. A group is placed where
@@ -1002,6 +1080,11 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
           for (auto cast : llvm::make_early_inc_range(block.getOps<CastOp>()))
             if (widenIntoProducer(cast))
               ++numWidened;
+        if (gemmEpilogues)
+          for (auto grad :
+               llvm::make_early_inc_range(block.getOps<BiasAddGradOp>()))
+            if (foldBiasGradEpilogue(grad))
+              ++numBiasGradEpilogues;
         int64_t commands = 0;
         numFusedUpdates += fuseAdamW(block, commands);
         numMultiAdamW += commands;

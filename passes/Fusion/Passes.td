@@ -125,8 +125,13 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     `mt.gelu_grad(mt.matmul(...), x)` whose product nothing else reads
     becomes `mt.matmul_gelu_grad` (cuBLASLt's `DGELU`): GeLU's forward and
     backward passes over the 8 x 1024 x 3072 activations of GPT-2 124M
-    are gone. In f32 they stay separate ops, whose generated kernels are
-    the CPU backend's to the bit.
+    are gone. And a 16-bit linear layer's bias gradient
+    `mt.bias_add_grad(dY)` joins its weight gradient's GEMM
+    `mt.matmul(x, dY)`, which reads dY anyway: `mt.matmul_bias_grad`
+    (cuBLASLt's `BGRADA`; four per GPT-2 layer, whose bias gradients read
+    8 x 1024 x 6912 16-bit values a layer at 124M). In f32 they stay
+    separate ops, whose generated kernels are the CPU backend's to the
+    bit.
 
     With `widen-gradients` (default), a 16-bit weight gradient
     (`mt.matmul`) or bias gradient (`mt.bias_add_grad`) that is only
@@ -162,6 +167,8 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
               "bias additions folded into their matmul">,
     Statistic<"numGeluEpilogues", "gelu-epilogues",
               "GeLUs and GeLU gradients folded into their GEMM">,
+    Statistic<"numBiasGradEpilogues", "bias-grad-epilogues",
+              "bias gradients folded into their weight gradient's GEMM">,
     Statistic<"numWidened", "widened-gradients",
               "16-bit gradients computed in f32 instead of cast">,
     Statistic<"numRegions", "regions", "mt.fusion regions created">,

@@ -659,7 +659,7 @@ TEST(LtGemm, BiasMatchesTheReference) {
         gpu::LtGemm::Operands operands{aDev.data, bDev.data, biasDev.data,
                                        cDev.data};
         std::string why;
-        ASSERT_TRUE(gemm.plan(lt, shape, dtype, /*tf32=*/false,
+        ASSERT_TRUE(gemm.plan(lt, shape, dtype, dtype, /*tf32=*/false,
                               gpu::LtEpilogue::Bias, operands, workspace.size,
                               why))
             << why;
@@ -786,9 +786,9 @@ TEST(LtGemm, GeluEpiloguesMatchTheReference) {
   gpu::LtGemm forward;
   gpu::LtGemm::Operands f{xDev.data, wDev.data, biasDev.data, hDev.data,
                           sumDev.data};
-  ASSERT_TRUE(forward.plan(lt, MatmulShape{false, false, true, m, n, k, batch},
-                           DType::BF16, false, gpu::LtEpilogue::GeluAuxBias, f,
-                           workspace.size, why))
+  ASSERT_TRUE(forward.plan(
+      lt, MatmulShape{false, false, true, m, n, k, batch}, DType::BF16,
+      DType::BF16, false, gpu::LtEpilogue::GeluAuxBias, f, workspace.size, why))
       << why;
   ASSERT_TRUE(forward.run(lt, f, workspace.data, workspace.size, nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -810,8 +810,8 @@ TEST(LtGemm, GeluEpiloguesMatchTheReference) {
   gpu::LtGemm::Operands b{dhDev.data, w2Dev.data, nullptr, dSumDev.data,
                           sumDev.data};
   ASSERT_TRUE(backward.plan(lt, MatmulShape{false, true, true, m, n, n2, batch},
-                            DType::BF16, false, gpu::LtEpilogue::DGelu, b,
-                            workspace.size, why))
+                            DType::BF16, DType::BF16, false,
+                            gpu::LtEpilogue::DGelu, b, workspace.size, why))
       << why;
   ASSERT_TRUE(backward.run(lt, b, workspace.data, workspace.size, nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -827,11 +827,36 @@ TEST(LtGemm, GeluEpiloguesMatchTheReference) {
       << refused.message();
   // A batched GEMM (no shared B) is refused with its reason.
   gpu::LtGemm batched;
-  EXPECT_FALSE(batched.plan(
-      lt, MatmulShape{false, false, false, m, n, k, batch}, DType::BF16, false,
-      gpu::LtEpilogue::GeluAuxBias, f, workspace.size, why));
+  EXPECT_FALSE(
+      batched.plan(lt, MatmulShape{false, false, false, m, n, k, batch},
+                   DType::BF16, DType::BF16, false,
+                   gpu::LtEpilogue::GeluAuxBias, f, workspace.size, why));
   EXPECT_NE(why.find("a batched GEMM with a GeLU epilogue"), std::string::npos)
       << why;
+  // The first layer's weight gradient x^T dSum in f32 (widened) and its
+  // bias gradient, dSum's column sums, in f32 (mt.matmul_bias_grad).
+  std::vector<float> dSumBf16 = floats(dSumDev.read());
+  std::vector<double> dW(size_t(k * n), 0.0), dB(size_t(n), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double g = dSumBf16[size_t(r * n + j)];
+      dB[size_t(j)] += g;
+      for (int64_t p = 0; p < k; ++p)
+        dW[size_t(p * n + j)] += double(x[size_t(r * k + p)]) * g;
+    }
+  DeviceVector<float> dWDev{std::vector<float>(dW.size())},
+      dBDev{std::vector<float>(dB.size())};
+  gpu::LtGemm weightGrad;
+  gpu::LtGemm::Operands g{xDev.data, dSumDev.data, nullptr, dWDev.data};
+  g.biasGrad = dBDev.data;
+  ASSERT_TRUE(weightGrad.plan(
+      lt, MatmulShape{true, false, false, k, n, rows, 1}, DType::BF16,
+      DType::F32, false, gpu::LtEpilogue::BiasGradA, g, workspace.size, why))
+      << why;
+  ASSERT_TRUE(weightGrad.run(lt, g, workspace.data, workspace.size, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  closeTo(dWDev.read(), dW, 1e-5, "weight gradient");
+  closeTo(dBDev.read(), dB, 1e-5, "bias gradient");
   cublasLtDestroy(lt);
 }
 

@@ -496,6 +496,23 @@ LogicalResult MatmulGeluGradOp::verify() {
   return success();
 }
 
+LogicalResult MatmulBiasGradOp::verify() {
+  Operation *op = getOperation();
+  if (tensorType(getRhs()).getRank() != 2)
+    return emitOpError() << "rhs must have rank 2 ([k, n], summed over k), "
+                            "got rank "
+                         << tensorType(getRhs()).getRank();
+  if (failed(verifyMatmul(op, getLhs(), getRhs(), getResult(), getTransposeA(),
+                          /*transposeB=*/false, /*wideResult=*/true)) ||
+      failed(verifyRank(op, getBiasGrad(), "bias_grad", 1,
+                        "[rhs's last dimension]")) ||
+      failed(verifyDimsMatch(op, getBiasGrad(), "bias_grad", 0, getRhs(), "rhs",
+                             1)))
+    return failure();
+  return verifyElementTypesMatch(op, getBiasGrad(), "bias_grad", getResult(),
+                                 "result");
+}
+
 //===----------------------------------------------------------------------===//
 // SplitHeadsOp
 //===----------------------------------------------------------------------===//

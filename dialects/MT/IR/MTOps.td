@@ -335,6 +335,41 @@ def MT_MatmulGeluGradOp : MT_Op<"matmul_gelu_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+def MT_MatmulBiasGradOp : MT_Op<"matmul_bias_grad", [Pure]> {
+  let summary = "A weight gradient's matmul that also sums its rhs's rows: "
+                "the bias gradient in the GEMM's epilogue.";
+  let description = [{
+    `mt.matmul(lhs, rhs)` with `rhs` a rank-2 `[k, n]` (not transposed),
+    and `bias_grad`, the sum of `rhs` over its `k` rows: a linear layer's
+    weight gradient `x^T dY` and its bias gradient `mt.bias_add_grad(dY)`
+    as one GEMM, which reads `dY` once. On the CUDA backend one
+    cublasLtMatmul whose epilogue reduces its input over the GEMM's `k`
+    (`CUBLASLT_EPILOGUE_BGRADA` in the backend's column-major view, where
+    `rhs` is cuBLAS's A; Transformer Engine's wgrad GEMM with its bias
+    gradient); the bias gradient has the result's element type, as cuBLASLt
+    writes it (f32 when the weight gradient is widened). The CPU backend
+    runs the GEMM and then `mt.bias_add_grad`'s column sums, to the bit.
+
+    `mt-fuse` forms it (option `gemm-epilogues`) for 16-bit operands from a
+    weight-gradient `mt.matmul` and the `mt.bias_add_grad` of the same
+    gradient (through the collapse of its leading dimensions).
+
+    ```mlir
+    %dw, %db = mt.matmul_bias_grad %x, %dy transpose_a
+        : (tensor<8192x768xbf16>, tensor<8192x3072xbf16>)
+          -> (tensor<768x3072xf32>, tensor<3072xf32>)
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$lhs, MT_FloatTensor:$rhs,
+                       UnitAttr:$transpose_a);
+  let results = (outs MT_FloatTensor:$result, MT_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_a` $transpose_a^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

@@ -172,6 +172,9 @@ Types MatmulBiasGeluOp::inferResultTypesFromOperands() {
 Types MatmulGeluGradOp::inferResultTypesFromOperands() {
   return unchanged(*this);
 }
+Types MatmulBiasGradOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
 Types QKVAttentionOp::inferResultTypesFromOperands() {
   return unchanged(*this);
 }

@@ -47,6 +47,7 @@ enum class KernelId {
   matmul_bias,
   matmul_bias_gelu,
   matmul_gelu_grad,
+  matmul_bias_grad,
   split_heads,
   merge_heads,
   attention,
@@ -120,6 +121,9 @@ inline const KernelInfo *kernelTable(size_t &count) {
       // A matmul whose product is a GeLU's output gradient, times GeLU's
       // derivative at input 2 (the GeLU's input) in its epilogue.
       {KernelId::matmul_gelu_grad, "matmul_gelu_grad", 3, 1, -1},
+      // A weight gradient's matmul (rhs [k, n], not transposed) that also
+      // writes the sum of the rhs's rows: the bias gradient, output 1.
+      {KernelId::matmul_bias_grad, "matmul_bias_grad", 2, 2, -1},
       {KernelId::split_heads, "split_heads", 1, -1, -1},
       {KernelId::merge_heads, "merge_heads", -1, 1, -1},
       {KernelId::attention, "attention", 3, 1, -1},

@@ -22,7 +22,8 @@ double mtrt::commandFlops(const RankProgram &program, const Command &command) {
   };
   if ((command.kernel == "matmul" || command.kernel == "matmul_bias" ||
        command.kernel == "matmul_bias_gelu" ||
-       command.kernel == "matmul_gelu_grad") &&
+       command.kernel == "matmul_gelu_grad" ||
+       command.kernel == "matmul_bias_grad") &&
       command.ins.size() >= 2 && !command.outs.empty()) {
     const std::vector<int64_t> &lhs = shape(command.ins[0]);
     if (lhs.size() < 2)

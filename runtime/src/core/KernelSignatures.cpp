@@ -232,7 +232,8 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::matmul:
   case KernelId::matmul_bias:
   case KernelId::matmul_bias_gelu:
-  case KernelId::matmul_gelu_grad: {
+  case KernelId::matmul_gelu_grad:
+  case KernelId::matmul_bias_grad: {
     const Shape &a = s.in(0), &b = s.in(1), &out = s.out(0);
     s.flag("transpose_a");
     s.flag("transpose_b");
@@ -257,6 +258,14 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
       s.same(s.out(1), "the GeLU", s.out(0), "the sum");
     if (id == KernelId::matmul_gelu_grad)
       s.same(s.in(2), "the GeLU's input", s.out(0), "the output");
+    if (id == KernelId::matmul_bias_grad) {
+      s.require(b.size() == 2 && !tb,
+                "the bias gradient sums the rows of a [k, n] rhs, got " +
+                    shapeString(b) + (tb ? "^T" : ""));
+      s.require(s.out(1) == Shape{n},
+                "the bias gradient has shape " + shapeString(s.out(1)) +
+                    ", expected [" + std::to_string(n) + "]");
+    }
     if (id == KernelId::matmul_bias || id == KernelId::matmul_bias_gelu)
       s.require(s.in(2) == Shape{n}, "the bias has shape " +
                                          shapeString(s.in(2)) + ", expected [" +

@@ -585,7 +585,8 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
         });
   } else if (id == KernelId::matmul || id == KernelId::matmul_bias ||
              id == KernelId::matmul_bias_gelu ||
-             id == KernelId::matmul_gelu_grad) {
+             id == KernelId::matmul_gelu_grad ||
+             id == KernelId::matmul_bias_grad) {
     MatmulShape shape = matmulShape(*prog, command);
     bool ta = shape.transposeA, tb = shape.transposeB;
     bool broadcast = shape.sharedB;
@@ -611,6 +612,10 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
           product.numElements(), 16384, [&](int64_t begin, int64_t end) {
             cpu::gelu(out(0) + begin, out(1) + begin, end - begin);
           });
+    } else if (id == KernelId::matmul_bias_grad) {
+      // bias_add_grad's column sums of the rhs [k, n], to the bit.
+      const int64_t cols = outDesc(1).numElements();
+      cpu::biasAddGrad(in(1), out(1), inDesc(1).numElements() / cols, cols);
     } else if (id == KernelId::matmul_gelu_grad) {
       roundTo(product.dtype, out(0), product.numElements());
       ThreadPool::global().parallelFor(

@@ -255,7 +255,7 @@ private:
   /// The GEMMs with an epilogue (LtGemm.h).
   static bool hasEpilogue(KernelId id) {
     return id == KernelId::matmul_bias || id == KernelId::matmul_bias_gelu ||
-           id == KernelId::matmul_gelu_grad;
+           id == KernelId::matmul_gelu_grad || id == KernelId::matmul_bias_grad;
   }
   static bool isCrossEntropy(KernelId id) {
     return id == KernelId::cross_entropy || id == KernelId::cross_entropy_grad;
@@ -378,6 +378,9 @@ private:
     if (id == KernelId::matmul_gelu_grad) {
       operands.aux = address(command.ins[2]);
       operands.c = address(command.outs[0]);
+    } else if (id == KernelId::matmul_bias_grad) {
+      operands.c = address(command.outs[0]);
+      operands.biasGrad = address(command.outs[1]);
     } else {
       operands.bias = address(command.ins[2]);
       operands.c = address(command.outs.back());
@@ -518,17 +521,23 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
     ++epilogueGemms;
     // One element type for every operand, and a GPU whose tensor cores
     // take it (bf16: Ampere, fp16: Volta), or the fallback.
-    DType dtype = program.buffers[size_t(command.outs[0])].dtype;
-    auto ofType = [&](int64_t buffer) {
-      return program.buffers[size_t(buffer)].dtype == dtype;
+    // (A weight gradient and its bias gradient may be widened to f32.)
+    DType dtype = program.buffers[size_t(command.ins[0])].dtype;
+    DType resultType = program.buffers[size_t(command.outs[0])].dtype;
+    auto allOf = [&program](const std::vector<int64_t> &ids, DType type) {
+      return std::all_of(ids.begin(), ids.end(), [&](int64_t buffer) {
+        return program.buffers[size_t(buffer)].dtype == type;
+      });
     };
     bool uniform =
-        std::all_of(command.ins.begin(), command.ins.end(), ofType) &&
-        std::all_of(command.outs.begin(), command.outs.end(), ofType);
+        allOf(command.ins, dtype) && allOf(command.outs, resultType) &&
+        (resultType == dtype ||
+         (id == KernelId::matmul_bias_grad && resultType == DType::F32));
     const gpu::LtEpilogue epilogue =
         id == KernelId::matmul_bias        ? gpu::LtEpilogue::Bias
         : id == KernelId::matmul_bias_gelu ? gpu::LtEpilogue::GeluAuxBias
-                                           : gpu::LtEpilogue::DGelu;
+        : id == KernelId::matmul_gelu_grad ? gpu::LtEpilogue::DGelu
+                                           : gpu::LtEpilogue::BiasGradA;
     std::string why;
     if (!uniform)
       why = "operands of mixed types";
@@ -536,8 +545,8 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
       why = "16-bit GEMMs need a newer GPU";
     else {
       auto planned = std::make_unique<gpu::LtGemm>();
-      if (planned->plan(lt, matmulShape(program, command), dtype, tf32,
-                        epilogue, ltOperands(command, id),
+      if (planned->plan(lt, matmulShape(program, command), dtype, resultType,
+                        tf32, epilogue, ltOperands(command, id),
                         kCublasWorkspaceBytes, why)) {
         ltGemms[i] = std::move(planned);
         ++ltEpilogueGemms;
@@ -719,6 +728,7 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::matmul_bias:
   case KernelId::matmul_bias_gelu:
   case KernelId::matmul_gelu_grad:
+  case KernelId::matmul_bias_grad:
   case KernelId::embedding:
   case KernelId::embedding_grad:
   case KernelId::position_embedding:
@@ -877,10 +887,15 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
   case KernelId::embedding_grad:
     // The tokens' sorted order and their rows' counts (launchEmbeddingGrad).
     return 2 * elements(command.ins[1]) * int64_t(sizeof(int32_t));
-  case KernelId::bias_add_grad: {
-    int64_t cols = std::max<int64_t>(1, elements(command.outs[0]));
-    return gpu::columnSumChunks(elements(command.ins[0]) / cols, cols) * cols *
-           int64_t(sizeof(double));
+  case KernelId::bias_add_grad:
+  case KernelId::matmul_bias_grad: {
+    // The column sums' partials (matmul_bias_grad: its fallback's, over
+    // the rhs).
+    const bool gemm = id == KernelId::matmul_bias_grad;
+    int64_t cols = std::max<int64_t>(1, elements(command.outs[gemm ? 1 : 0]));
+    return gpu::columnSumChunks(elements(command.ins[gemm ? 1 : 0]) / cols,
+                                cols) *
+           cols * int64_t(sizeof(double));
   }
   case KernelId::global_norm:
   case KernelId::sum_squares: {
@@ -927,9 +942,10 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
     cudnnCalls.push_back(chooseCudnn(command, kernel->id));
     if (cudnnCalls.back().heads)
       continue; // cuDNN reads the 16-bit operands in place
+    // (A GEMM with an epilogue reserves its fallback's scratch.)
+    scratchNeeded = std::max(scratchNeeded, scratchBytes(command, kernel->id));
     if (hasEpilogue(kernel->id))
       continue; // planned with the arena (planEpilogueGemms)
-    scratchNeeded = std::max(scratchNeeded, scratchBytes(command, kernel->id));
     if (stages(command, kernel->id))
       stagingNeeded = std::max(stagingNeeded, stagingBytes(command));
   }
@@ -1962,7 +1978,8 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     return gemm(command, halfGemm(command, id));
   case KernelId::matmul_bias:
   case KernelId::matmul_bias_gelu:
-  case KernelId::matmul_gelu_grad: {
+  case KernelId::matmul_gelu_grad:
+  case KernelId::matmul_bias_grad: {
     if (const auto &planned = ltGemms[index])
       return planned->run(lt, ltOperands(command, id), cublasWorkspace,
                           kCublasWorkspaceBytes, stream);
@@ -1971,6 +1988,13 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     // go back).
     MTRT_RETURN_IF_ERROR(gemm(command, /*half=*/false));
     const int64_t elements = outDesc(0).numElements();
+    if (id == KernelId::matmul_bias_grad) {
+      const int64_t cols = outDesc(1).numElements();
+      error = gpu::launchBiasAddGrad(stream, in(1), gpu::Storage::F32, out(1),
+                                     gpu::Storage::F32, stats,
+                                     inDesc(1).numElements() / cols, cols);
+      break;
+    }
     if (id == KernelId::matmul_gelu_grad) {
       error = gpu::launchPointwise(stream, gpu::Pointwise::GeluGrad, out(0),
                                    in(2), out(0), elements, 1);

@@ -32,7 +32,7 @@ struct LtGemm::Impl {
   cublasLtMatmulAlgo_t algo{};
   /// The bias and auxiliary matrix the descriptor holds (set when
   /// planning).
-  const void *bias = nullptr, *aux = nullptr;
+  const void *bias = nullptr, *aux = nullptr, *biasGrad = nullptr;
 
   ~Impl() {
     for (cublasLtMatrixLayout_t layout : {x, y, d})
@@ -49,17 +49,21 @@ LtGemm::LtGemm(LtGemm &&) noexcept = default;
 LtGemm &LtGemm::operator=(LtGemm &&) noexcept = default;
 
 bool LtGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
-                  bool tf32, LtEpilogue epilogueKind, const Operands &operands,
-                  size_t workspaceBytes, std::string &why) {
+                  DType resultType, bool tf32, LtEpilogue epilogueKind,
+                  const Operands &operands, size_t workspaceBytes,
+                  std::string &why) {
   const bool ta = shape.transposeA, tb = shape.transposeB;
   const bool broadcast = shape.sharedB;
   // [batch..., m, k] x [k, n]: the batch joins the rows.
   const bool folded = broadcast && !ta;
   const int64_t m = folded ? shape.batch * shape.m : shape.m, n = shape.n,
                 k = shape.k, batch = folded ? 1 : shape.batch;
-  cudaDataType type = dtype == DType::BF16  ? CUDA_R_16BF
-                      : dtype == DType::F16 ? CUDA_R_16F
-                                            : CUDA_R_32F;
+  auto cudaType = [](DType of) {
+    return of == DType::BF16  ? CUDA_R_16BF
+           : of == DType::F16 ? CUDA_R_16F
+                              : CUDA_R_32F;
+  };
+  cudaDataType type = cudaType(dtype), typeC = cudaType(resultType);
   // fp32 accumulation; TF32 only with --tf32 (cuBLASLt has no math mode:
   // plain 32F keeps fp32 inputs in fp32).
   cublasComputeType_t compute = dtype == DType::F32 && tf32
@@ -72,8 +76,16 @@ bool LtGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
   };
   impl = std::make_unique<Impl>(); // a fresh plan
   Impl &p = *impl;
-  const bool gelu = epilogueKind != LtEpilogue::Bias;
-  const bool bias = epilogueKind != LtEpilogue::DGelu;
+  const bool gelu = epilogueKind == LtEpilogue::GeluAuxBias ||
+                    epilogueKind == LtEpilogue::DGelu;
+  const bool bias = epilogueKind == LtEpilogue::Bias ||
+                    epilogueKind == LtEpilogue::GeluAuxBias;
+  const bool biasGrad = epilogueKind == LtEpilogue::BiasGradA;
+  // The bias gradient sums B's rows: B [k, n] as it lies, whole.
+  if (biasGrad && (tb || batch > 1)) {
+    why = "a bias gradient of a transposed or batched B";
+    return false;
+  }
   // The auxiliary matrix is C's layout; a batched one would need its own
   // stride (the MLP's GEMMs fold their batch into the rows).
   if (gelu && batch > 1) {
@@ -91,11 +103,12 @@ bool LtGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
   // (transposed when B is not), Y is A likewise.
   cublasOperation_t opX = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opY = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasLtEpilogue_t epilogue = epilogueKind == LtEpilogue::Bias
-                                    ? CUBLASLT_EPILOGUE_BIAS
-                                : epilogueKind == LtEpilogue::GeluAuxBias
-                                    ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
-                                    : CUBLASLT_EPILOGUE_DGELU;
+  cublasLtEpilogue_t epilogue =
+      epilogueKind == LtEpilogue::Bias ? CUBLASLT_EPILOGUE_BIAS
+      : epilogueKind == LtEpilogue::GeluAuxBias
+          ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+      : epilogueKind == LtEpilogue::DGelu ? CUBLASLT_EPILOGUE_DGELU
+                                          : CUBLASLT_EPILOGUE_BGRADA;
   if (!check(cublasLtMatmulDescCreate(&p.desc, compute, CUDA_R_32F),
              "cublasLtMatmulDescCreate") ||
       !check(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -133,6 +146,18 @@ bool LtGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
                           &type, sizeof(type)),
                       "setting the auxiliary matrix's type")))
     return false;
+  // The bias gradient, in C's type (cuBLASLt's rule), over C's n rows of
+  // the column-major view.
+  if (biasGrad && (!check(cublasLtMatmulDescSetAttribute(
+                              p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                              &typeC, sizeof(typeC)),
+                          "setting the bias gradient's type") ||
+                   !check(cublasLtMatmulDescSetAttribute(
+                              p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                              &operands.biasGrad, sizeof(operands.biasGrad)),
+                          "setting the bias gradient")))
+    return false;
+  p.biasGrad = biasGrad ? operands.biasGrad : nullptr;
   p.bias = bias ? operands.bias : nullptr;
   p.aux = gelu ? operands.aux : nullptr;
   // X: B [k, n] row-major is column-major [n x k], ld n; B^T [n, k] is
@@ -143,7 +168,7 @@ bool LtGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
       !check(cublasLtMatrixLayoutCreate(&p.y, type, ta ? m : k, ta ? k : m,
                                         ta ? m : k),
              "the A layout") ||
-      !check(cublasLtMatrixLayoutCreate(&p.d, type, n, m, n), "the C layout"))
+      !check(cublasLtMatrixLayoutCreate(&p.d, typeC, n, m, n), "the C layout"))
     return false;
   if (batch > 1) {
     int32_t count = int32_t(batch);
@@ -206,7 +231,8 @@ bool LtGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
     why = std::string("cuBLASLt has no algorithm for this GEMM with a ") +
           (epilogueKind == LtEpilogue::Bias          ? "bias"
            : epilogueKind == LtEpilogue::GeluAuxBias ? "bias and GeLU"
-                                                     : "GeLU gradient") +
+           : epilogueKind == LtEpilogue::DGelu       ? "GeLU gradient"
+                                                     : "bias gradient") +
           " epilogue";
     return false;
   }
@@ -226,6 +252,9 @@ Status LtGemm::run(cublasLtHandle_t lt, const Operands &operands,
   if (p.bias && operands.bias != p.bias)
     return Status::error("cublasLtMatmul: the bias is not the one the GEMM "
                          "was planned with");
+  if (p.biasGrad && operands.biasGrad != p.biasGrad)
+    return Status::error("cublasLtMatmul: the bias gradient is not the one "
+                         "the GEMM was planned with");
   if (p.aux && operands.aux != p.aux)
     return Status::error("cublasLtMatmul: the GeLU's input is not the one "
                          "the GEMM was planned with");

@@ -7,7 +7,10 @@
 // - mt.matmul_bias_gelu: that sum stored as the auxiliary output (the
 //   backward reads it) and C = GeLU(sum) (CUBLASLT_EPILOGUE_GELU_AUX_BIAS);
 // - mt.matmul_gelu_grad: C = op(A) op(B) * GeLU'(aux), the auxiliary input
-//   being the GeLU's input (CUBLASLT_EPILOGUE_DGELU).
+//   being the GeLU's input (CUBLASLT_EPILOGUE_DGELU);
+// - mt.matmul_bias_grad: C = op(A) B, a weight gradient, and the sum of
+//   B's rows (B = dY [k, n]: the bias gradient) in C's type
+//   (CUBLASLT_EPILOGUE_BGRADA: in the column-major view B is cuBLAS's A).
 // So the product is never stored and read back by a pass of its own. As
 // the backend's cuBLAS GEMMs, each computes the column-major C^T = op(B)^T
 // op(A)^T, batched by stride with a rank-2 B shared by every batch; fp32
@@ -41,6 +44,7 @@ enum class LtEpilogue {
   Bias,        // adds `bias`
   GeluAuxBias, // adds `bias`, stores the sum at `aux`, then applies GeLU
   DGelu,       // multiplies by GeLU's derivative at `aux`
+  BiasGradA,   // writes the sum of B's rows at `biasGrad`
 };
 
 class LtGemm {
@@ -52,6 +56,8 @@ public:
     void *c = nullptr;
     /// GeluAuxBias: the sum's output; DGelu: the GeLU's input (read).
     void *aux = nullptr;
+    /// BiasGradA: the bias gradient's output.
+    void *biasGrad = nullptr;
   };
 
   LtGemm();
@@ -59,12 +65,13 @@ public:
   LtGemm(LtGemm &&) noexcept;
   LtGemm &operator=(LtGemm &&) noexcept;
 
-  /// Plans the GEMM of `shape` over elements of `dtype` (f32, bf16 or
-  /// f16, every operand the same) with `epilogue`; `tf32` allows TF32 for
-  /// f32. False, with `why`, when cuBLASLt offers no algorithm for it.
+  /// Plans the GEMM of `shape` over operands of `dtype` (f32, bf16 or
+  /// f16) into C of `resultType` (the operands', or f32 for BiasGradA's
+  /// widened weight gradient) with `epilogue`; `tf32` allows TF32 for f32.
+  /// False, with `why`, when cuBLASLt offers no algorithm for it.
   bool plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
-            bool tf32, LtEpilogue epilogue, const Operands &operands,
-            size_t workspaceBytes, std::string &why);
+            DType resultType, bool tf32, LtEpilogue epilogue,
+            const Operands &operands, size_t workspaceBytes, std::string &why);
   /// Runs the planned GEMM on `stream`.
   Status run(cublasLtHandle_t lt, const Operands &operands, void *workspace,
              size_t workspaceBytes, cudaStream_t stream) const;

@@ -1943,6 +1943,33 @@ func.func @negative_matmul_gelu_grad_contraction(%dh: tensor<2x4x8xbf16>, %w2: t
 
 // -----
 
+// The bias gradient sums a [k, n] rhs's rows, in the weight gradient's
+// element type.
+
+func.func @negative_matmul_bias_grad_rank(%x: tensor<2x4x8xbf16>, %dy: tensor<2x4x16xbf16>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'mt.matmul_bias_grad' op rhs must have rank 2 ([k, n], summed over k), got rank 3}}
+  %dw, %db = mt.matmul_bias_grad %x, %dy transpose_a : (tensor<2x4x8xbf16>, tensor<2x4x16xbf16>) -> (tensor<2x8x16xf32>, tensor<16xf32>)
+  return %dw : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @negative_matmul_bias_grad_length(%x: tensor<8x8xbf16>, %dy: tensor<8x16xbf16>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'mt.matmul_bias_grad' op bias_grad dimension 0 is 8 but rhs dimension 1 is 16}}
+  %dw, %db = mt.matmul_bias_grad %x, %dy transpose_a : (tensor<8x8xbf16>, tensor<8x16xbf16>) -> (tensor<8x16xf32>, tensor<8xf32>)
+  return %dw : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @negative_matmul_bias_grad_type(%x: tensor<8x8xbf16>, %dy: tensor<8x16xbf16>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'mt.matmul_bias_grad' op bias_grad element type 'bf16' does not match result element type 'f32'}}
+  %dw, %db = mt.matmul_bias_grad %x, %dy transpose_a : (tensor<8x8xbf16>, tensor<8x16xbf16>) -> (tensor<8x16xf32>, tensor<16xbf16>)
+  return %dw : tensor<8x16xf32>
+}
+
+// -----
+
 // The product's shapes are a matmul's.
 
 func.func @negative_matmul_bias_contraction(%x: tensor<2x4x8xf32>, %w: tensor<6x16xf32>, %b: tensor<16xf32>) -> tensor<2x4x16xf32> {
