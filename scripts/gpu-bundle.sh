@@ -274,6 +274,10 @@ for model in 124m 350m 1.3b; do
   compile "bench-$model" "$configs/gpt2-$model.json" 8 1024 \
     "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128"
 done
+# A plan larger than any one GPU (the 1.3B config at 128 x 1024: hundreds
+# of GiB of activations), which the CUDA backend must refuse before it
+# allocates, naming both sizes (check.sh's too-large check).
+compile too-large "$configs/gpt2-1.3b.json" 128 1024 "precision=bf16"
 rm -rf "$configs"
 cp "$root/bench/gpu_torch_baseline.py" "$bundle/"
 cp "$root/scripts/gpu-check.sh" "$bundle/check.sh"

@@ -248,6 +248,18 @@ else
   status=1
 fi
 
+# A memory plan larger than the GPU is refused before anything is
+# allocated, with the plan's size and the GPU's free memory.
+if limited 120 "$run" "$bundle/artifacts/too-large.mtx" --steps 1 --device cuda >"$out/too-large.txt" 2>&1; then
+  echo "- too-large: ran (FAILS: a plan larger than the GPU must be refused)" >>"$summary"
+  status=1
+elif grep -q "the memory plan needs an arena of .* free of" "$out/too-large.txt"; then
+  echo "- too-large: refused ($(grep -o 'the memory plan needs an arena of [^:]*' "$out/too-large.txt" | head -1))" >>"$summary"
+else
+  echo "- too-large: FAILS (no refusal naming the plan; see too-large.txt: $(tail -1 "$out/too-large.txt"))" >>"$summary"
+  status=1
+fi
+
 # Where a step's time goes, alone on the GPU: GPT-2 124M (4 x 128, fp32),
 # then issue 12's bench: GPT-2 124M, 350M and a 1.3B config (width 2048,
 # 24 layers), bf16, 8 x 1024, dropout 0, megatron-run against PyTorch on

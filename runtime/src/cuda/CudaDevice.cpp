@@ -22,6 +22,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -1010,6 +1011,25 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
       *allocation = nullptr;
     }
   size_t bytes = size_t(std::max<int64_t>(program.arenaBytes, 256));
+  // A plan larger than the GPU's free memory is refused before any
+  // allocation, with both sizes: the compiler's plan is exact, so no
+  // step could run.
+  size_t freeBytes = 0, totalBytes = 0;
+  MTRT_RETURN_IF_ERROR(
+      checkCuda(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo"));
+  if (bytes > freeBytes) {
+    auto gib = [](size_t count) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.2f GiB", double(count) / (1 << 30));
+      return std::string(text);
+    };
+    return Status::error(
+        "the memory plan needs an arena of " + gib(bytes) + " (" +
+        std::to_string(program.arenaBytes) + " bytes) but " + hardwareName() +
+        " has " + gib(freeBytes) + " free of " + gib(totalBytes) +
+        ": compile for less memory (a smaller micro-batch, remat, ZeRO, or "
+        "more ranks)");
+  }
   MTRT_RETURN_IF_ERROR(
       checkCuda(cudaMalloc(reinterpret_cast<void **>(&arena), bytes),
                 "allocating an arena of " + std::to_string(program.arenaBytes) +
