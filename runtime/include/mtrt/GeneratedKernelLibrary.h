@@ -60,6 +60,11 @@ public:
   /// code: it runs in this process as the artifact's author wrote it.
   Status load(const RankProgram &program,
               const KernelToolchain &toolchain = KernelToolchain::host());
+  /// Compiles (or finds in the cache) and loads `source` (the prelude and
+  /// kernels written against it), whose kernels `names` are entry points
+  /// `function(0)`, `function(1)`, ... in that order.
+  Status load(const std::string &source, const std::vector<std::string> &names,
+              const KernelToolchain &toolchain = KernelToolchain::host());
 
   /// The host entry point of generated kernel `index` (host toolchain).
   GeneratedKernelFn function(size_t index) const {

@@ -151,17 +151,26 @@ KernelToolchain KernelToolchain::host() {
 
 Status GeneratedKernelLibrary::load(const RankProgram &program,
                                     const KernelToolchain &toolchain) {
+  if (!program.generatedKernels.empty() && program.kernelSource.empty())
+    return Status::error("the program has " +
+                         std::to_string(program.generatedKernels.size()) +
+                         " generated kernels but no kernel source");
+  std::vector<std::string> names;
+  for (const GeneratedKernel &kernel : program.generatedKernels)
+    names.push_back(kernel.name);
+  return load(program.kernelSource, names, toolchain);
+}
+
+Status GeneratedKernelLibrary::load(const std::string &kernelSource,
+                                    const std::vector<std::string> &names,
+                                    const KernelToolchain &toolchain) {
   symbols.clear();
   if (handle) {
     dlclose(handle);
     handle = nullptr;
   }
-  if (program.generatedKernels.empty())
+  if (names.empty())
     return Status::ok();
-  if (program.kernelSource.empty())
-    return Status::error("the program has " +
-                         std::to_string(program.generatedKernels.size()) +
-                         " generated kernels but no kernel source");
   const std::string &compiler = toolchain.compiler;
   const std::vector<std::string> &flags = toolchain.flags;
   bool host = toolchain.symbolSuffix.empty();
@@ -172,9 +181,8 @@ Status GeneratedKernelLibrary::load(const RankProgram &program,
     key += " " + flag;
   key += "\n" + toolchainIdentity(compiler, dir, host) + "\n" +
          toolchain.targetIdentity;
-  uint64_t hash =
-      fnv1a(program.kernelSource.data(), program.kernelSource.size(),
-            fnv1a(key.data(), key.size()));
+  uint64_t hash = fnv1a(kernelSource.data(), kernelSource.size(),
+                        fnv1a(key.data(), key.size()));
   char name[32];
   std::snprintf(name, sizeof(name), "%016llx",
                 static_cast<unsigned long long>(hash));
@@ -196,7 +204,7 @@ Status GeneratedKernelLibrary::load(const RankProgram &program,
       std::string source = base + ".cpp";
       {
         std::ofstream out(source, std::ios::binary | std::ios::trunc);
-        out << program.kernelSource;
+        out << kernelSource;
         if (!out.flush())
           built = Status::error("cannot write " + source);
       }
@@ -221,8 +229,8 @@ Status GeneratedKernelLibrary::load(const RankProgram &program,
   if (!handle)
     return Status::error("cannot load the compiled kernels " + libraryPath +
                          ": " + dlerror() + " (delete it to have it rebuilt)");
-  for (const GeneratedKernel &kernel : program.generatedKernels) {
-    std::string entry = kernel.name + toolchain.symbolSuffix;
+  for (const std::string &name : names) {
+    std::string entry = name + toolchain.symbolSuffix;
     void *symbol = dlsym(handle, entry.c_str());
     if (!symbol)
       return Status::error("the compiled kernels " + libraryPath +

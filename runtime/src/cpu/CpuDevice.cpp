@@ -23,6 +23,27 @@ using namespace mtrt;
 
 namespace {
 
+/// The GeLU epilogues' kernels, over fp32 views (the product rounded to
+/// its 16-bit type, as the stored tensor the generated kernel of an
+/// unfolded GeLU reads; the result rounded when the view is stored).
+const char *kGeluEpilogueKernels = R"epilogue(
+MT_KERNEL(mt_gelu_epilogue) {
+  const float *MT_RESTRICT x = (const float *)MT_ARG(0);
+  float *MT_RESTRICT y = (float *)MT_ARG(1);
+  MT_ELEMENT_LOOP(i, c, 1LL)
+    y[i] = mt_gelu(x[i]);
+  MT_ELEMENT_LOOP_END
+}
+MT_KERNEL(mt_gelu_grad_epilogue) {
+  const float *dy = (const float *)MT_ARG(0);
+  const float *MT_RESTRICT x = (const float *)MT_ARG(1);
+  float *dx = (float *)MT_ARG(2);
+  MT_ELEMENT_LOOP(i, c, 1LL)
+    dx[i] = mt_gelu_grad(dy[i], x[i]);
+  MT_ELEMENT_LOOP_END
+}
+)epilogue";
+
 std::string describe(size_t index, const Command &command) {
   return "command " + std::to_string(index) + " ('" + command.kernel + "')";
 }
@@ -247,10 +268,35 @@ Status CpuDevice::prepareProgram(const RankProgram &program) {
                              dtypeName(program.buffers[command.ins[j]].dtype) +
                              ", the CPU backend expects i32 token ids");
   }
-  // Generated kernels are compiled (or found in the cache) once, here.
+  // Generated kernels are compiled (or found in the cache) once, here,
+  // with the GeLU epilogues' where GEMMs have them: the prelude's GeLU, as
+  // the generated kernel of a GeLU the GEMM did not take computes it.
+  if (!program.generatedKernels.empty() && program.kernelSource.empty())
+    return Status::error("generated kernels: the program has " +
+                         std::to_string(program.generatedKernels.size()) +
+                         " generated kernels but no kernel source");
+  std::string source = program.kernelSource;
+  std::vector<std::string> names;
+  for (const GeneratedKernel &kernel : program.generatedKernels)
+    names.push_back(kernel.name);
+  const size_t epilogues = names.size();
+  bool geluEpilogues = std::any_of(
+      resolved.begin(), resolved.end(), [](const KernelInfo *kernel) {
+        return kernel->id == KernelId::matmul_bias_gelu ||
+               kernel->id == KernelId::matmul_gelu_grad;
+      });
+  if (geluEpilogues) {
+    if (source.empty())
+      source = generatedKernelPrelude();
+    source += kGeluEpilogueKernels;
+    names.insert(names.end(), {"mt_gelu_epilogue", "mt_gelu_grad_epilogue"});
+  }
   generated = std::make_unique<GeneratedKernelLibrary>();
-  if (Status loaded = generated->load(program); !loaded)
+  if (Status loaded = generated->load(source, names); !loaded)
     return Status::error("generated kernels: " + loaded.message());
+  geluEpilogue = geluEpilogues ? generated->function(epilogues) : nullptr;
+  geluGradEpilogue =
+      geluEpilogues ? generated->function(epilogues + 1) : nullptr;
   dropoutBlocks.prepare(program);
   std::free(arena);
   size_t bytes = std::max<int64_t>(program.arenaBytes, 64);
@@ -606,23 +652,26 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     // The GeLU epilogues read the product (or sum) as the separate ops
     // would: rounded to the stored type first.
     const BufferDesc &product = outDesc(0);
+    auto epilogue = [&](GeneratedKernelFn function,
+                        std::initializer_list<float *> operands) {
+      GeneratedKernelArgs args{};
+      size_t k = 0;
+      for (float *operand : operands)
+        args.p[k++] = operand;
+      ThreadPool::global().parallelFor(
+          product.numElements(), 32768,
+          [&](int64_t begin, int64_t end) { function(&args, begin, end); });
+    };
     if (id == KernelId::matmul_bias_gelu) {
       roundTo(product.dtype, out(0), product.numElements());
-      ThreadPool::global().parallelFor(
-          product.numElements(), 16384, [&](int64_t begin, int64_t end) {
-            cpu::gelu(out(0) + begin, out(1) + begin, end - begin);
-          });
+      epilogue(geluEpilogue, {out(0), out(1)});
     } else if (id == KernelId::matmul_bias_grad) {
       // bias_add_grad's column sums of the rhs [k, n], to the bit.
       const int64_t cols = outDesc(1).numElements();
       cpu::biasAddGrad(in(1), out(1), inDesc(1).numElements() / cols, cols);
     } else if (id == KernelId::matmul_gelu_grad) {
       roundTo(product.dtype, out(0), product.numElements());
-      ThreadPool::global().parallelFor(
-          product.numElements(), 16384, [&](int64_t begin, int64_t end) {
-            cpu::geluGrad(out(0) + begin, in(2) + begin, out(0) + begin,
-                          end - begin);
-          });
+      epilogue(geluGradEpilogue, {out(0), const_cast<float *>(in(2)), out(0)});
     }
   } else if (id == KernelId::split_heads) {
     const BufferDesc &x = inDesc(0), &head = outDesc(0);

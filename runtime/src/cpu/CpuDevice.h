@@ -94,6 +94,9 @@ private:
   ExecutionTrace *trace = nullptr;
   uint8_t *arena = nullptr;
   std::unique_ptr<GeneratedKernelLibrary> generated;
+  /// The GeLU epilogues' kernels (after the program's own in `generated`),
+  /// where the program has GEMMs with them.
+  GeneratedKernelFn geluEpilogue = nullptr, geluGradEpilogue = nullptr;
   int64_t measuredPeak = 0;
 };
 
