@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -940,6 +941,44 @@ TEST(CudaReductions, GradientNormAndBiasGradient) {
     double want = cpu::sumOfSquares(x.data(), n);
     EXPECT_NEAR(got[0], std::sqrt(want), 1e-6 * std::sqrt(want)) << n;
     EXPECT_NEAR(got[1], want, 1e-6 * want) << n;
+  }
+  // Several tensors' pieces in one launch (the gradient norm's table;
+  // empty tensors are left out of it): the partials, bit for bit, of one
+  // launch per tensor.
+  {
+    const std::vector<int64_t> sizes = {
+        1, 4095, 0, 3 * gpu::kNormPiece + 17, int64_t(1) << 20, 768};
+    std::vector<std::unique_ptr<DeviceVector<float>>> tensors;
+    std::vector<gpu::NormSegment> segments;
+    int64_t pieces = 0;
+    for (int64_t n : sizes) {
+      std::vector<float> x(static_cast<size_t>(std::max<int64_t>(n, 1)));
+      for (float &v : x)
+        v = dist(gen);
+      tensors.push_back(std::make_unique<DeviceVector<float>>(x));
+      if (n > 0)
+        segments.push_back({tensors.back()->data, n, pieces});
+      pieces += gpu::normPieces(n);
+    }
+    DeviceVector<double> one{std::vector<double>(size_t(pieces))},
+        each{std::vector<double>(size_t(pieces))};
+    std::vector<uint8_t> bytes(segments.size() * sizeof(gpu::NormSegment));
+    std::memcpy(bytes.data(), segments.data(), bytes.size());
+    DeviceVector<uint8_t> table{bytes};
+    ASSERT_EQ(gpu::launchSumOfSquaresSegments(
+                  nullptr,
+                  reinterpret_cast<const gpu::NormSegment *>(table.data),
+                  int64_t(segments.size()), pieces, one.data),
+              cudaSuccess);
+    for (size_t t = 0, at = 0; t < sizes.size(); ++t) {
+      ASSERT_EQ(gpu::launchSumOfSquares(nullptr, tensors[t]->data, sizes[t],
+                                        each.data + at),
+                cudaSuccess);
+      at += size_t(gpu::normPieces(sizes[t]));
+    }
+    std::vector<double> got = one.read(), want = each.read();
+    for (size_t p = 0; p < got.size(); ++p)
+      ASSERT_EQ(got[p], want[p]) << "piece " << p;
   }
   // Bias gradients in chunks of rows (columnSumChunks: 1, several, and the
   // most), fp32, and bf16 read and written as it is stored.

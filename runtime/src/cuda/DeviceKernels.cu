@@ -304,6 +304,18 @@ cudaError_t launchSumOfSquares(cudaStream_t stream, const float *x, int64_t n,
   return cudaGetLastError();
 }
 
+cudaError_t launchSumOfSquaresSegments(cudaStream_t stream,
+                                       const NormSegment *segments,
+                                       int64_t count, int64_t pieces,
+                                       double *partial) {
+  if (count <= 0 || pieces <= 0)
+    return cudaSuccess;
+  reduce::
+      sumOfSquaresSegments<<<unsigned(pieces), reduce::kThreads, 0, stream>>>(
+          segments, count, partial);
+  return cudaGetLastError();
+}
+
 cudaError_t launchSumOfPartials(cudaStream_t stream, const double *partial,
                                 int64_t count, float *out, bool root) {
   reduce::sumOfPartials<<<1, reduce::kThreads, 0, stream>>>(partial, count, out,

@@ -638,6 +638,15 @@ MTK_HD void adamwThread(int64_t t, int64_t threads, int64_t n, float *param,
     adamwElement(i, param, grad, expAvg, expAvgSq, a);
 }
 
+/// One tensor of a multi-tensor sum of squares (the gradient norm): its
+/// elements and the index of its first piece of kNormPiece elements among
+/// all the tensors' pieces.
+struct NormSegment {
+  const float *x;
+  int64_t n;
+  int64_t firstPiece;
+};
+
 /// One tensor of a multi-tensor AdamW: its parameter, gradient and moments,
 /// and where its elements start in the group's concatenation.
 struct AdamSegment {

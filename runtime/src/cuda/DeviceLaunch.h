@@ -107,6 +107,13 @@ cudaError_t launchVocabGrad(cudaStream_t stream, const float *dLoss,
 /// The pieces of x's sum of squares into partial[0, pieces(n)).
 cudaError_t launchSumOfSquares(cudaStream_t stream, const float *x, int64_t n,
                                double *partial);
+/// launchSumOfSquares for each of `count` tensors (a device table, each
+/// non-empty, ascending firstPiece) in one launch: the same partials, in
+/// the same places, as one launch per tensor.
+cudaError_t launchSumOfSquaresSegments(cudaStream_t stream,
+                                       const NormSegment *segments,
+                                       int64_t count, int64_t pieces,
+                                       double *partial);
 /// out[0] = sqrt (or, with `root` false, the plain sum) of the partials.
 cudaError_t launchSumOfPartials(cudaStream_t stream, const double *partial,
                                 int64_t count, float *out, bool root);

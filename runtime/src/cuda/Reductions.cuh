@@ -40,18 +40,46 @@ __device__ __forceinline__ double blockSum(double value) {
   return value;
 }
 
-/// partial[p] = the sum of squares of x[p kNormPiece, (p + 1) kNormPiece)
-/// (block p).
-__global__ void __launch_bounds__(kThreads)
-    sumOfSquaresPieces(const float *x, int64_t n, double *partial) {
-  const int64_t begin = int64_t(blockIdx.x) * kNormPiece;
+/// The sum of squares of x[piece kNormPiece, (piece + 1) kNormPiece) (n
+/// elements in all), thread 0's.
+__device__ __forceinline__ double sumOfSquaresPiece(const float *x, int64_t n,
+                                                    int64_t piece) {
+  const int64_t begin = piece * kNormPiece;
   const int64_t end = begin + kNormPiece < n ? begin + kNormPiece : n;
   double sum = 0;
   for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
     sum += double(x[i]) * double(x[i]);
-  sum = blockSum(sum);
+  return blockSum(sum);
+}
+
+/// partial[p] = the sum of squares of x[p kNormPiece, (p + 1) kNormPiece)
+/// (block p).
+__global__ void __launch_bounds__(kThreads)
+    sumOfSquaresPieces(const float *x, int64_t n, double *partial) {
+  double sum = sumOfSquaresPiece(x, n, blockIdx.x);
   if (threadIdx.x == 0)
     partial[blockIdx.x] = sum;
+}
+
+/// sumOfSquaresPieces over `count` tensors at once: block b is piece
+/// b - firstPiece of the last segment starting at or before b, its sum
+/// partial[b] (where that tensor's own launch would have put it).
+__global__ void __launch_bounds__(kThreads)
+    sumOfSquaresSegments(const NormSegment *segments, int64_t count,
+                         double *partial) {
+  const int64_t b = blockIdx.x;
+  int64_t lo = 0, hi = count - 1;
+  while (lo < hi) { // the last segment with firstPiece <= b
+    int64_t mid = (lo + hi + 1) / 2;
+    if (segments[mid].firstPiece <= b)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  const NormSegment segment = segments[lo];
+  double sum = sumOfSquaresPiece(segment.x, segment.n, b - segment.firstPiece);
+  if (threadIdx.x == 0)
+    partial[b] = sum;
 }
 
 /// out[0] = the sum of `count` partials, or its square root (one block).
