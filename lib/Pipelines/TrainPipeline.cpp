@@ -92,6 +92,7 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
     FusePassOptions fusion;
     fusion.gemmEpilogues = options.gemmEpilogues;
     fusion.widenGradients = options.widenGradients;
+    fusion.groupCasts = options.groupCasts;
     fusion.groupedAttention = options.groupedAttention;
     pm.addPass(createFusePass(fusion));
   }

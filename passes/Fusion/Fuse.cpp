@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -931,13 +932,14 @@ bool foldBiasGradEpilogue(BiasAddGradOp grad) {
               biasType.getElementType() ||
           cast<RankedTensorType>(matmul.getType()).getDimSize(1) != columns)
         continue;
+      if (grad->getBlock() != matmul->getBlock())
+        continue;
       Operation *first =
           grad->isBeforeInBlock(matmul) ? grad.getOperation() : matmul;
       // The weight gradient's operands are views of values computed
       // before both (dY's rows, the forward's activations): they move up
       // to the fold.
-      if (grad->getBlock() != matmul->getBlock() ||
-          !hoistView(matmul.getLhs(), first) || !hoistView(rows, first))
+      if (!hoistView(matmul.getLhs(), first) || !hoistView(rows, first))
         continue;
       OpBuilder builder(first);
       auto folded = MatmulBiasGradOp::create(
@@ -951,6 +953,47 @@ bool foldBiasGradEpilogue(BiasAddGradOp grad) {
       return true;
     }
   return false;
+}
+
+/// Groups the block's casts of parameters (function arguments) to 16 bits
+/// into mt.multi_cast: one command per group of casts with the same marks
+/// (a layer's, in one phase and microbatch) and types, where the first of
+/// them was. Groups of one stay mt.cast. Returns the casts grouped.
+int64_t groupParameterCasts(Block &block, int64_t &commands) {
+  using Key = std::tuple<Type, Type, DictionaryAttr>;
+  llvm::MapVector<Key, SmallVector<CastOp>> groups;
+  for (auto cast : block.getOps<CastOp>()) {
+    if (!isa<BlockArgument>(cast.getInput()) || !isSixteenBit(cast.getResult()))
+      continue;
+    Key key{
+        cast.getInput().getType().getElementType(),
+        cast.getType().getElementType(),
+        DictionaryAttr::get(cast.getContext(),
+                            cast->getDiscardableAttrDictionary().getValue())};
+    groups[key].push_back(cast);
+  }
+  int64_t grouped = 0;
+  for (auto &[key, casts] : groups) {
+    if (casts.size() < 2)
+      continue;
+    SmallVector<Value> inputs;
+    SmallVector<Type> types;
+    for (CastOp cast : casts) {
+      inputs.push_back(cast.getInput());
+      types.push_back(cast.getType());
+    }
+    OpBuilder builder(casts.front());
+    auto multi =
+        MultiCastOp::create(builder, casts.front().getLoc(), types, inputs);
+    copyMarks(casts.front(), multi);
+    for (auto [cast, result] : llvm::zip(casts, multi.getResults())) {
+      cast.getResult().replaceAllUsesWith(result);
+      cast->erase();
+    }
+    grouped += int64_t(casts.size());
+    ++commands;
+  }
+  return grouped;
 }
 
 /// Groups the block's mt.adamw updates into mt.multi_adamw: one command
@@ -1085,6 +1128,11 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
                llvm::make_early_inc_range(block.getOps<BiasAddGradOp>()))
             if (foldBiasGradEpilogue(grad))
               ++numBiasGradEpilogues;
+        if (groupCasts) {
+          int64_t castCommands = 0;
+          numGroupedCasts += groupParameterCasts(block, castCommands);
+          numMultiCasts += castCommands;
+        }
         int64_t commands = 0;
         numFusedUpdates += fuseAdamW(block, commands);
         numMultiAdamW += commands;

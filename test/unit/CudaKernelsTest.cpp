@@ -1142,3 +1142,60 @@ TEST(CudaAdamW, MultiTensorAgainstTheCpuBackend) {
 }
 
 } // namespace
+
+// mt.multi_cast: one launch over a table of tensors casts each to bf16 (and
+// back to f32) as HalfFloat.h rounds, so as the CPU backend's casts, to the
+// bit; an empty tensor in the table takes no elements.
+TEST(CudaCast, MultiTensorAgainstTheCpuBackend) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(16);
+  std::uniform_real_distribution<float> dist(-3, 3);
+  const std::vector<int64_t> sizes = {768, 0, (int64_t(1) << 20) + 3, 1};
+  std::vector<std::unique_ptr<DeviceVector<float>>> wide, back;
+  std::vector<std::unique_ptr<DeviceVector<uint16_t>>> half;
+  std::vector<std::vector<float>> values;
+  std::vector<gpu::CastSegment> narrow, widen;
+  int64_t total = 0;
+  for (int64_t n : sizes) {
+    std::vector<float> x(static_cast<size_t>(std::max<int64_t>(n, 1)));
+    for (float &v : x)
+      v = dist(gen);
+    values.push_back(x);
+    wide.push_back(std::make_unique<DeviceVector<float>>(x));
+    back.push_back(
+        std::make_unique<DeviceVector<float>>(std::vector<float>(x.size())));
+    half.push_back(std::make_unique<DeviceVector<uint16_t>>(
+        std::vector<uint16_t>(x.size())));
+    narrow.push_back({half.back()->data, wide.back()->data, total});
+    widen.push_back({half.back()->data, back.back()->data, total});
+    total += n;
+  }
+  auto table = [](const std::vector<gpu::CastSegment> &segments) {
+    std::vector<uint8_t> bytes(segments.size() * sizeof(gpu::CastSegment));
+    std::memcpy(bytes.data(), segments.data(), bytes.size());
+    return bytes;
+  };
+  DeviceVector<uint8_t> narrowTable{table(narrow)}, widenTable{table(widen)};
+  const auto count = int64_t(sizes.size());
+  ASSERT_EQ(gpu::launchMultiConvert(
+                nullptr,
+                reinterpret_cast<const gpu::CastSegment *>(narrowTable.data),
+                count, total, /*bf16=*/true, /*narrow=*/true),
+            cudaSuccess);
+  ASSERT_EQ(gpu::launchMultiConvert(
+                nullptr,
+                reinterpret_cast<const gpu::CastSegment *>(widenTable.data),
+                count, total, /*bf16=*/true, /*narrow=*/false),
+            cudaSuccess);
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    std::vector<uint16_t> got = half[t]->read();
+    std::vector<float> wideBack = back[t]->read();
+    for (int64_t i = 0; i < sizes[t]; ++i) {
+      uint16_t want = floatToBFloat16(values[t][size_t(i)]);
+      ASSERT_EQ(got[size_t(i)], want) << "tensor " << t << " element " << i;
+      ASSERT_EQ(wideBack[size_t(i)], bfloat16ToFloat(want))
+          << "tensor " << t << " element " << i;
+    }
+  }
+}

@@ -474,6 +474,30 @@ LogicalResult MatmulBiasOp::verify() {
                             getResult(), getTransposeA(), getTransposeB());
 }
 
+LogicalResult MultiCastOp::verify() {
+  if (getInputs().empty() || getInputs().size() != getResults().size())
+    return emitOpError() << "must cast one or more tensors, one result each; "
+                         << "got " << getInputs().size() << " inputs and "
+                         << getResults().size() << " results";
+  Type from = tensorType(getInputs().front()).getElementType();
+  Type to = tensorType(getResults().front()).getElementType();
+  for (auto [index, pair] :
+       llvm::enumerate(llvm::zip(getInputs(), getResults()))) {
+    auto [input, result] = pair;
+    RankedTensorType inputType = tensorType(input),
+                     resultType = tensorType(result);
+    if (inputType.getElementType() != from || resultType.getElementType() != to)
+      return emitOpError() << "casts one element type to another: input "
+                           << index << " is " << inputType << " and result "
+                           << index << " is " << resultType << ", expected "
+                           << from << " to " << to;
+    if (inputType.getShape() != resultType.getShape())
+      return emitOpError() << "result " << index << " must have input " << index
+                           << "'s shape: " << inputType << " to " << resultType;
+  }
+  return success();
+}
+
 LogicalResult MatmulBiasGeluOp::verify() {
   if (failed(verifyBiasedMatmul(getOperation(), getLhs(), getRhs(), getBias(),
                                 getResult(), getTransposeA(), getTransposeB())))

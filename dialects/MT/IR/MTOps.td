@@ -166,6 +166,33 @@ def MT_CastOp : MT_Op<"cast", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterfa
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
 }
 
+def MT_MultiCastOp : MT_Op<"multi_cast", [Pure]> {
+  let summary = "Casts many tensors of one element type to another.";
+  let description = [{
+    `mt.cast` of each of `inputs` (one element type) to the matching result
+    (one other element type, each of its input's shape), as one command:
+    the multi-tensor copy of Megatron-LM's mixed precision (its main
+    parameters to the model's 16-bit ones), instead of a kernel per tensor.
+    `mt-fuse` forms it from the casts of a layer's parameters to 16 bits
+    (the same marks: layer, phase, microbatch), placed where the first of
+    them was: a cast reads only its parameter, so the later ones may move
+    up; their copies are live from there (GPT-2 124M bf16: 12 casts a layer
+    become one).
+
+    ```mlir
+    %w16, %b16 = mt.multi_cast %w, %b
+        : (tensor<768x3072xf32>, tensor<3072xf32>)
+          -> (tensor<768x3072xbf16>, tensor<3072xbf16>)
+    ```
+  }];
+  let arguments = (ins Variadic<MT_FloatTensor>:$inputs);
+  let results = (outs Variadic<MT_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` functional-type($inputs, $results)
+  }];
+  let hasVerifier = 1;
+}
+
 def MT_DropoutOp : MT_Op<"dropout", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, SameOperandsAndResultType]> {
   let summary = "Zeroes elements with a probability and rescales the rest.";
   let description = [{

@@ -172,6 +172,7 @@ Types MatmulBiasGeluOp::inferResultTypesFromOperands() {
 Types MatmulGeluGradOp::inferResultTypesFromOperands() {
   return unchanged(*this);
 }
+Types MultiCastOp::inferResultTypesFromOperands() { return unchanged(*this); }
 Types MatmulBiasGradOp::inferResultTypesFromOperands() {
   return unchanged(*this);
 }

@@ -109,6 +109,25 @@ inline double opFlops(Operation *op) {
     int64_t k = matmul.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
     return (2.0 * double(k) + 1.0) * numel(matmul.getResult());
   }
+  // The GEMMs with a GeLU or bias-gradient epilogue: the product, and one
+  // per element of each epilogue's output.
+  auto epilogueGemm = [&](Value lhs, bool transposeA, Value product) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(lhs.getType()).getShape();
+    int64_t k = transposeA ? shape[shape.size() - 2] : shape.back();
+    return 2.0 * numel(product) * double(k);
+  };
+  if (auto matmul = dyn_cast<MatmulBiasGeluOp>(op))
+    return epilogueGemm(matmul.getLhs(), matmul.getTransposeA(),
+                        matmul.getResult()) +
+           2.0 * numel(matmul.getResult());
+  if (auto matmul = dyn_cast<MatmulGeluGradOp>(op))
+    return epilogueGemm(matmul.getLhs(), matmul.getTransposeA(),
+                        matmul.getResult()) +
+           numel(matmul.getResult());
+  if (auto matmul = dyn_cast<MatmulBiasGradOp>(op))
+    return epilogueGemm(matmul.getLhs(), matmul.getTransposeA(),
+                        matmul.getResult()) +
+           numel(matmul.getRhs());
   if (std::optional<double> flops = attentionFlops(op))
     return *flops;
   double total = 0;

@@ -95,7 +95,14 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   PassOptions::Option<bool> gemmEpilogues{
       *this, "gemm-epilogues",
       llvm::cl::desc("With fuse: a matmul's only bias addition becomes the "
-                     "GEMM's epilogue (mt.matmul_bias; default)"),
+                     "GEMM's epilogue (mt.matmul_bias; default), and in 16 "
+                     "bits the MLP's GeLU, its gradient and a linear "
+                     "layer's bias gradient"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> groupCasts{
+      *this, "group-casts",
+      llvm::cl::desc("With fuse: each layer's parameters are cast to 16 bits "
+                     "in one command (mt.multi_cast; default)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> widenGradients{
       *this, "widen-gradients",

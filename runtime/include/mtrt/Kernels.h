@@ -62,6 +62,7 @@ enum class KernelId {
   clip_scale,
   div,
   cast,
+  multi_cast,
   adamw,
   multi_adamw,
   fill,
@@ -145,6 +146,9 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::clip_scale, "clip_scale", 2, 1, -1},
       {KernelId::div, "div", 2, 1, -1},
       {KernelId::cast, "cast", 1, 1, -1},
+      // N tensors of one element type cast to N of another, each its
+      // input's shape.
+      {KernelId::multi_cast, "multi_cast", -1, -1, -1},
       {KernelId::adamw, "adamw", 11, 3, -1},
       // N parameters, gradients, first and second moments, the seven
       // scalars of adamw; N of each updated in place.

@@ -187,6 +187,15 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     if (id == KernelId::scale)
       s.range("factor", -1e30, 1e30);
     break;
+  case KernelId::multi_cast:
+    s.require(c.ins.size() == c.outs.size(),
+              std::to_string(c.ins.size()) + " inputs but " +
+                  std::to_string(c.outs.size()) +
+                  " outputs: each input is cast to one output");
+    for (size_t k = 0; k < c.ins.size() && k < c.outs.size(); ++k)
+      s.same(s.out(k), "output " + std::to_string(k), s.in(k),
+             "input " + std::to_string(k));
+    break;
   case KernelId::dropout:
     s.same(s.out(0), "the output", s.in(0), "the input");
     s.range("probability", 0, 1, /*openHigh=*/true);

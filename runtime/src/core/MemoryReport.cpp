@@ -85,23 +85,33 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
       return gather.kernel == "all_gather" && !gather.ins.empty() &&
              buffers[size_t(gather.ins[0])].kind == "param";
     };
-    auto narrowing = [&](const Command &command) {
+    // `output` of `command` (a buffer, or the buffer a view of it owns):
+    // for a multi-tensor cast (mt.multi_cast), its own input's.
+    auto narrowing = [&](const Command &command, int64_t output) {
+      size_t k = 0;
+      if (command.kernel == "multi_cast")
+        while (k < command.outs.size() &&
+               timeline.owner[size_t(command.outs[k])] !=
+                   timeline.owner[size_t(output)])
+          ++k;
       bool oneToOne = command.kernel == "cast" ||
+                      command.kernel == "multi_cast" ||
                       (command.kernel == "fused" && command.ins.size() == 1 &&
                        command.outs.size() == 1 &&
                        buffers[size_t(command.ins[0])].numElements() ==
                            buffers[size_t(command.outs[0])].numElements());
-      return oneToOne && !command.ins.empty() && !command.outs.empty() &&
-             buffers[size_t(command.ins[0])].dtype == DType::F32 &&
-             buffers[size_t(command.outs[0])].dtype != DType::F32 &&
-             readsParameter(command.ins[0]);
+      return oneToOne && k < command.ins.size() && k < command.outs.size() &&
+             buffers[size_t(command.ins[k])].dtype == DType::F32 &&
+             buffers[size_t(command.outs[k])].dtype != DType::F32 &&
+             readsParameter(command.ins[k]);
     };
-    bool narrowed = narrowing(writer);
+    bool narrowed = narrowing(writer, int64_t(id));
     if (!narrowed && writer.kernel == "all_gather" && !writer.ins.empty()) {
       int64_t owner = timeline.owner[size_t(writer.ins[0])];
       narrowed =
           owner >= 0 && timeline.begin[size_t(owner)] >= 0 &&
-          narrowing(program.commands[size_t(timeline.begin[size_t(owner)])]);
+          narrowing(program.commands[size_t(timeline.begin[size_t(owner)])],
+                    owner);
     }
     // A value received from another stage and read by later microbatches
     // is one mt-pipeline sends once per step because it is the same for

@@ -25,12 +25,14 @@ namespace {
 
 /// The GeLU epilogues' kernels, over fp32 views (the product rounded to
 /// its 16-bit type, as the stored tensor the generated kernel of an
-/// unfolded GeLU reads; the result rounded when the view is stored).
+/// unfolded GeLU reads; the result rounded when the view is stored). No
+/// operand is broadcast: one row as long as any domain (2^62), so that
+/// each thread's range is one contiguous, vectorized run.
 const char *kGeluEpilogueKernels = R"epilogue(
 MT_KERNEL(mt_gelu_epilogue) {
   const float *MT_RESTRICT x = (const float *)MT_ARG(0);
   float *MT_RESTRICT y = (float *)MT_ARG(1);
-  MT_ELEMENT_LOOP(i, c, 1LL)
+  MT_ELEMENT_LOOP(i, c, 4611686018427387904LL)
     y[i] = mt_gelu(x[i]);
   MT_ELEMENT_LOOP_END
 }
@@ -38,7 +40,7 @@ MT_KERNEL(mt_gelu_grad_epilogue) {
   const float *dy = (const float *)MT_ARG(0);
   const float *MT_RESTRICT x = (const float *)MT_ARG(1);
   float *dx = (float *)MT_ARG(2);
-  MT_ELEMENT_LOOP(i, c, 1LL)
+  MT_ELEMENT_LOOP(i, c, 4611686018427387904LL)
     dx[i] = mt_gelu_grad(dy[i], x[i]);
   MT_ELEMENT_LOOP_END
 }
@@ -464,7 +466,8 @@ Status CpuDevice::executeStep(uint64_t seed, uint64_t step) {
     // themselves.
     KernelId id = resolved[i]->id;
     bool staging = id != KernelId::send && id != KernelId::recv &&
-                   id != KernelId::cast && id != KernelId::fused;
+                   id != KernelId::cast && id != KernelId::multi_cast &&
+                   id != KernelId::fused;
     if (staging)
       stageOperands(*resolved[i], command);
     Status status = runCommand(id, command, seed, step);
@@ -794,6 +797,12 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     out(0)[0] = float(scalar(0) / scalar(1));
   } else if (id == KernelId::cast) {
     castBuffer(command.ins[0], command.outs[0]);
+  } else if (id == KernelId::multi_cast) {
+    ThreadPool::global().parallelFor(
+        int64_t(command.ins.size()), 1, [&](int64_t begin, int64_t end) {
+          for (int64_t k = begin; k < end; ++k)
+            castBuffer(command.ins[size_t(k)], command.outs[size_t(k)]);
+        });
   } else if (id == KernelId::adamw) {
     // The moments are read through the outputs: they must alias the inputs.
     if (out(0) != in(0) || out(1) != in(2) || out(2) != in(3))

@@ -129,7 +129,8 @@ public:
   std::vector<std::string> choices() const override {
     std::vector<std::string> lines;
     if (epilogueGemms > 0)
-      lines.push_back("GEMM epilogues (bias, GeLU): cuBLASLt's for " +
+      lines.push_back("GEMM epilogues (bias, GeLU, bias gradient): "
+                      "cuBLASLt's for " +
                       std::to_string(ltEpilogueGemms) + " of " +
                       std::to_string(epilogueGemms) +
                       (ltRefusal.empty()
@@ -250,8 +251,9 @@ private:
     if (hasEpilogue(id)) // cuBLASLt reads them as they are
       return !ltGemms[size_t(&command - prog->commands.data())];
     return id != KernelId::fused && id != KernelId::cast &&
-           id != KernelId::bias_add_grad && id != KernelId::send &&
-           id != KernelId::recv && !halfGemm(command, id);
+           id != KernelId::multi_cast && id != KernelId::bias_add_grad &&
+           id != KernelId::send && id != KernelId::recv &&
+           !halfGemm(command, id);
   }
   /// The GEMMs with an epilogue (LtGemm.h).
   static bool hasEpilogue(KernelId id) {
@@ -366,7 +368,8 @@ private:
   std::string ltRefusal;
   int64_t epilogueGemms = 0, ltEpilogueGemms = 0;
   /// Plans each GEMM with an epilogue (mt.matmul_bias, mt.matmul_bias_gelu,
-  /// mt.matmul_gelu_grad) with cuBLASLt once the arena is allocated;
+  /// mt.matmul_gelu_grad, mt.matmul_bias_grad) with cuBLASLt once the
+  /// arena is allocated;
   /// returns the staging the fallbacks need.
   int64_t planEpilogueGemms(const RankProgram &program);
   /// The epilogue's operands: matmul_bias_gelu writes its GeLU as C and
@@ -748,6 +751,7 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::scale:
   case KernelId::adamw:
   case KernelId::multi_adamw:
+  case KernelId::multi_cast: // its types: prepareCommandTables
   case KernelId::fill:
   case KernelId::dropout:
   case KernelId::add:
@@ -1210,6 +1214,38 @@ Status CudaDevice::prepareCommandTables(const RankProgram &program) {
       if (!segments.empty())
         tableOffsets[i] =
             append(segments.data(), segments.size() * sizeof(gpu::NormSegment));
+    } else if (id == KernelId::multi_cast) {
+      // One element type to another: between f32 and 16 bits through one
+      // launch over the tensors' concatenation, or a copy per tensor.
+      DType from = program.buffers[size_t(command.ins[0])].dtype;
+      DType to = program.buffers[size_t(command.outs[0])].dtype;
+      for (size_t k = 0; k < command.ins.size(); ++k)
+        if (program.buffers[size_t(command.ins[k])].dtype != from ||
+            program.buffers[size_t(command.outs[k])].dtype != to)
+          return Status::error(describe(i, command) +
+                               ": multi_cast casts one element type to one "
+                               "other, tensor " +
+                               std::to_string(k) + " differs");
+      if (from == to)
+        continue;
+      if ((from != DType::F32 || !isHalf(to)) &&
+          (to != DType::F32 || !isHalf(from)))
+        return Status::error(describe(i, command) +
+                             ": the CUDA backend casts between f32 and 16 "
+                             "bits, not " +
+                             dtypeName(from) + " to " + dtypeName(to));
+      const bool narrow = from == DType::F32;
+      std::vector<gpu::CastSegment> segments;
+      int64_t total = 0;
+      for (size_t k = 0; k < command.ins.size(); ++k) {
+        uint8_t *in = address(command.ins[k]), *out = address(command.outs[k]);
+        segments.push_back({reinterpret_cast<uint16_t *>(narrow ? out : in),
+                            reinterpret_cast<float *>(narrow ? in : out),
+                            total});
+        total += program.buffers[size_t(command.ins[k])].numElements();
+      }
+      tableOffsets[i] =
+          append(segments.data(), segments.size() * sizeof(gpu::CastSegment));
     } else if (id == KernelId::rope) {
       const BufferDesc &x = program.buffers[size_t(command.ins[0])];
       std::vector<double> invFreq = cpu::ropeInverseFrequencies(
@@ -2024,7 +2060,8 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
                           kCublasWorkspaceBytes, stream);
     // The fallback, on fp32 copies: the product (output 0), then the
     // epilogue's kernels over it (one rounding to 16 bits, when the copies
-    // go back).
+    // go back). As cuBLASLt, it applies GeLU to the unrounded product (the
+    // CPU backend rounds it first), with the unfused kernels' GeLU.
     MTRT_RETURN_IF_ERROR(gemm(command, /*half=*/false));
     const int64_t elements = outDesc(0).numElements();
     if (id == KernelId::matmul_bias_grad) {
@@ -2294,6 +2331,28 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
       error = gpu::launchConvert(
           stream, reinterpret_cast<uint16_t *>(address(command.ins[0])), out(0),
           to.numElements(), from.dtype == DType::BF16, false);
+    break;
+  }
+  case KernelId::multi_cast: {
+    const DType from = inDesc(0).dtype, to = outDesc(0).dtype;
+    if (from == to) {
+      for (size_t k = 0; k < command.ins.size() && error == cudaSuccess; ++k)
+        error = cudaMemcpyAsync(
+            address(command.outs[k]), address(command.ins[k]),
+            size_t(outDesc(k).bytes()), cudaMemcpyDeviceToDevice, stream);
+      break;
+    }
+    // One launch over the prepared table (prepareCommandTables).
+    int64_t total = 0;
+    for (size_t k = 0; k < command.outs.size(); ++k)
+      total += outDesc(k).numElements();
+    const bool narrow = from == DType::F32;
+    error =
+        gpu::launchMultiConvert(stream,
+                                reinterpret_cast<const gpu::CastSegment *>(
+                                    commandTables + tableOffsets[index]),
+                                int64_t(command.ins.size()), total,
+                                (narrow ? to : from) == DType::BF16, narrow);
     break;
   }
   case KernelId::dropout: {

@@ -354,6 +354,15 @@ cudaError_t launchMultiAdamW(cudaStream_t stream, const AdamSegment *segments,
                        });
 }
 
+cudaError_t launchMultiConvert(cudaStream_t stream, const CastSegment *segments,
+                               int64_t count, int64_t total, bool bf16,
+                               bool narrow) {
+  return launchThreads(
+      stream, total, [=] __device__(int64_t t, int64_t threads) {
+        multiConvertThread(t, threads, segments, count, total, bf16, narrow);
+      });
+}
+
 cudaError_t launchNonFinite(cudaStream_t stream, const float *x, int64_t n,
                             int *flag) {
   return launch(stream, n,

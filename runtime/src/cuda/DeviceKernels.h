@@ -647,6 +647,46 @@ struct NormSegment {
   int64_t firstPiece;
 };
 
+/// One tensor of a multi-tensor cast between f32 and 16 bits: its 16-bit
+/// and f32 storage, and where its elements start in the group's
+/// concatenation.
+struct CastSegment {
+  uint16_t *half;
+  float *wide;
+  int64_t start;
+};
+
+/// The last of `count` segments (starts ascending) that starts at or
+/// before element `i`, searching from `low` (a segment at or before it:
+/// a thread's elements ascend).
+template <typename Segment>
+MTK_HD int64_t segmentOf(const Segment *segments, int64_t count, int64_t i,
+                         int64_t low) {
+  int64_t high = count - 1;
+  while (low < high) {
+    int64_t middle = (low + high + 1) / 2;
+    if (segments[middle].start <= i)
+      low = middle;
+    else
+      high = middle - 1;
+  }
+  return low;
+}
+
+/// Thread `t` of `threads` of a multi-tensor cast over the concatenation
+/// of `count` segments (`total` elements, starts ascending): elements t,
+/// t + threads, ..., each converted as convertItem converts it.
+MTK_HD void multiConvertThread(int64_t t, int64_t threads,
+                               const CastSegment *segments, int64_t count,
+                               int64_t total, bool bf16, bool narrow) {
+  int64_t low = 0;
+  for (int64_t i = t; i < total; i += threads) {
+    low = segmentOf(segments, count, i, low);
+    const CastSegment &segment = segments[low];
+    convertItem(i - segment.start, segment.half, segment.wide, bf16, narrow);
+  }
+}
+
 /// One tensor of a multi-tensor AdamW: its parameter, gradient and moments,
 /// and where its elements start in the group's concatenation.
 struct AdamSegment {
@@ -669,14 +709,7 @@ MTK_HD void multiAdamwThread(int64_t t, int64_t threads,
     return;
   int64_t low = 0;
   for (int64_t i = t; i < total; i += threads) {
-    int64_t high = count - 1;
-    while (low < high) {
-      int64_t middle = (low + high + 1) / 2;
-      if (segments[middle].start <= i)
-        low = middle;
-      else
-        high = middle - 1;
-    }
+    low = segmentOf(segments, count, i, low);
     const AdamSegment &segment = segments[low];
     adamwElement(i - segment.start, segment.param, segment.grad, segment.expAvg,
                  segment.expAvgSq, a);

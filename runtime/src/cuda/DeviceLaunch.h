@@ -117,6 +117,12 @@ cudaError_t launchSumOfSquaresSegments(cudaStream_t stream,
 /// out[0] = sqrt (or, with `root` false, the plain sum) of the partials.
 cudaError_t launchSumOfPartials(cudaStream_t stream, const double *partial,
                                 int64_t count, float *out, bool root);
+/// convertItem over the concatenation of `count` segments (a device table)
+/// of `total` elements, in one launch: f32 to bf16 or f16 (`narrow`), or
+/// back.
+cudaError_t launchMultiConvert(cudaStream_t stream, const CastSegment *segments,
+                               int64_t count, int64_t total, bool bf16,
+                               bool narrow);
 /// AdamW over the concatenation of `count` segments (a device table) of
 /// `total` elements, in one launch.
 cudaError_t launchMultiAdamW(cudaStream_t stream, const AdamSegment *segments,

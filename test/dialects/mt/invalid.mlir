@@ -1904,6 +1904,34 @@ func.func @negative_matmul_bias_type(%x: tensor<2x4x8xbf16>, %w: tensor<8x16xbf1
 // -----
 
 //===----------------------------------------------------------------------===//
+// mt.multi_cast
+//===----------------------------------------------------------------------===//
+
+func.func @negative_multi_cast_count(%a: tensor<4xf32>, %b: tensor<8xf32>) -> tensor<4xbf16> {
+  // expected-error @+1 {{'mt.multi_cast' op must cast one or more tensors, one result each; got 2 inputs and 1 results}}
+  %r = mt.multi_cast %a, %b : (tensor<4xf32>, tensor<8xf32>) -> tensor<4xbf16>
+  return %r : tensor<4xbf16>
+}
+
+// -----
+
+func.func @negative_multi_cast_types(%a: tensor<4xf32>, %b: tensor<8xf32>) -> tensor<4xbf16> {
+  // expected-error @+1 {{'mt.multi_cast' op casts one element type to another: input 1 is 'tensor<8xf32>' and result 1 is 'tensor<8xf16>', expected 'f32' to 'bf16'}}
+  %r:2 = mt.multi_cast %a, %b : (tensor<4xf32>, tensor<8xf32>) -> (tensor<4xbf16>, tensor<8xf16>)
+  return %r#0 : tensor<4xbf16>
+}
+
+// -----
+
+func.func @negative_multi_cast_shape(%a: tensor<4xf32>, %b: tensor<8xf32>) -> tensor<4xbf16> {
+  // expected-error @+1 {{'mt.multi_cast' op result 1 must have input 1's shape: 'tensor<8xf32>' to 'tensor<2x4xbf16>'}}
+  %r:2 = mt.multi_cast %a, %b : (tensor<4xf32>, tensor<8xf32>) -> (tensor<4xbf16>, tensor<2x4xbf16>)
+  return %r#0 : tensor<4xbf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // mt.matmul_bias_gelu, mt.matmul_gelu_grad
 //===----------------------------------------------------------------------===//
 
