@@ -297,6 +297,11 @@ for model in ${MEGATRON_GPU_CHECK_MODELS:-124m 350m 1.3b}; do
     sed "s/^/- megatron-run $model, /" >>"$summary"
   timed "megatron-$model-profile" 150 "$run" "$bundle/artifacts/bench-$model.mtx" \
     --steps 3 --device cuda --profile
+  if [ "$model" = 124m ]; then
+    # The same model without the GEMM epilogues and grouped casts.
+    timed "megatron-124m-plain" 90 "$run" "$bundle/artifacts/bench-124m-plain.mtx" \
+      --steps 6 --device cuda --log "$out/megatron-124m-plain.jsonl"
+  fi
   if [ "${MEGATRON_GPU_CHECK_TORCH:-1}" != 0 ]; then
     timed "torch-$model-eager" 120 python3 "$bundle/gpu_torch_baseline.py" \
       --model "$model" --mode eager --batch 8 --seq 1024
@@ -335,6 +340,11 @@ for model, (layers, width) in models.items():
     if os.path.exists(path):
         mine, peak_bytes, n = megatron(path)
         rows.append(("megatron-run bf16", mine, peak_bytes))
+    path = os.path.join(out, "megatron-%s-plain.jsonl" % model)
+    if os.path.exists(path):
+        tokens, peak_bytes, n = megatron(path)
+        rows.append(("megatron-run bf16 gemm-epilogues=false group-casts=false",
+                     tokens, peak_bytes))
     for mode in ("eager", "compile"):
         path = os.path.join(out, "torch-%s-%s.txt" % (model, mode))
         if not os.path.exists(path):

@@ -421,6 +421,54 @@ TEST(DeviceKernels, ClipAndAdamW) {
   EXPECT_EQ(flag, 1);
 }
 
+// mt.multi_cast's threads (launchMultiConvert) over several tensors, an
+// empty one among them: each element narrowed to bf16 or f16 and widened
+// back as the CPU backend casts it, for any number of threads.
+TEST(DeviceKernels, MultiTensorCastEqualsTheHostCasts) {
+  std::mt19937_64 gen(17);
+  const std::vector<int64_t> sizes = {5, 0, 1000, 1, 37};
+  int64_t total = 0;
+  std::vector<std::vector<float>> wide;
+  for (int64_t n : sizes) {
+    wide.push_back(randomFloats(gen, std::max<int64_t>(n, 1), -70000, 70000));
+    total += n;
+  }
+  for (bool bf16 : {true, false})
+    for (int64_t threads : {int64_t(1), int64_t(3), int64_t(64), total + 5}) {
+      std::vector<std::vector<uint16_t>> half;
+      std::vector<std::vector<float>> back;
+      std::vector<gpu::CastSegment> narrow, widen;
+      int64_t start = 0;
+      for (size_t k = 0; k < sizes.size(); ++k) {
+        half.emplace_back(wide[k].size());
+        back.emplace_back(wide[k].size());
+      }
+      for (size_t k = 0; k < sizes.size(); ++k) {
+        narrow.push_back({half[k].data(), wide[k].data(), start});
+        widen.push_back({half[k].data(), back[k].data(), start});
+        start += sizes[k];
+      }
+      threadsOf(threads, [&](int64_t t, int64_t all) {
+        gpu::multiConvertThread(t, all, narrow.data(), int64_t(narrow.size()),
+                                total, bf16, /*narrow=*/true);
+      });
+      threadsOf(threads, [&](int64_t t, int64_t all) {
+        gpu::multiConvertThread(t, all, widen.data(), int64_t(widen.size()),
+                                total, bf16, /*narrow=*/false);
+      });
+      for (size_t k = 0; k < sizes.size(); ++k)
+        for (int64_t i = 0; i < sizes[k]; ++i) {
+          float x = wide[k][size_t(i)];
+          uint16_t want = bf16 ? floatToBFloat16(x) : floatToHalf(x);
+          ASSERT_EQ(half[k][size_t(i)], want)
+              << "tensor " << k << " element " << i << ", " << threads
+              << " threads";
+          ASSERT_EQ(back[k][size_t(i)],
+                    bf16 ? bfloat16ToFloat(want) : halfToFloat(want));
+        }
+    }
+}
+
 // The key read when the kernel runs (DropoutKey::live: what a CUDA graph
 // replays with each step's seed and step written to the device) draws the
 // mask the key by value draws, for the dropout and for attention's.
