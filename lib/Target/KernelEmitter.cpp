@@ -42,13 +42,6 @@ std::string widen(Type type, const std::string &expr) {
     return "mt_from_f16(" + expr + ")";
   return expr;
 }
-std::string round(Type type, const std::string &expr) {
-  if (type.isBF16())
-    return "mt_round_bf16(" + expr + ")";
-  if (type.isF16())
-    return "mt_round_f16(" + expr + ")";
-  return expr;
-}
 
 /// The region's dropouts, in order: each takes one parameter block.
 SmallVector<DropoutOp> dropoutsOf(FusionOp fusion) {
@@ -267,8 +260,13 @@ public:
     return local;
   }
 
-  /// Names a value computed elsewhere in the kernel (the input gradient).
-  void bind(Value value, std::string local) { locals[value] = local; }
+  /// Names a value computed elsewhere in the kernel (the input gradient),
+  /// and its 16-bit bits where it has them.
+  void bind(Value value, std::string local, std::string stored = "") {
+    locals[value] = local;
+    if (!stored.empty())
+      bits[value] = stored;
+  }
   bool has(Value value) const { return locals.count(value); }
   std::string lookup(Value value) const { return locals.lookup(value); }
 
@@ -281,12 +279,28 @@ public:
                                             use.getOperandNumber()) &&
                                             numElements(use.get()) != full));
     std::string result = "v" + std::to_string(count++);
-    os << indent << "const float " << result << " = "
-       << round(elementType(op.getResult(0)),
-                elementwise.scalarExpression(args))
-       << ";\n";
+    Type type = elementType(op.getResult(0));
+    std::string expr = elementwise.scalarExpression(args);
+    if (type.isF32()) {
+      os << indent << "const float " << result << " = " << expr << ";\n";
+    } else {
+      // Rounded once: the bits a store takes, and the float read back.
+      os << indent << "const uint16_t " << result
+         << "_bits = " << narrow(type, expr) << ";\n"
+         << indent << "const float " << result << " = "
+         << widen(type, result + "_bits") << ";\n";
+      bits[op.getResult(0)] = result + "_bits";
+    }
     locals[op.getResult(0)] = result;
     return result;
+  }
+
+  /// What a store of `value` (an op's result) writes: its 16-bit bits as
+  /// rounded, or its float.
+  std::string stored(Value value) const {
+    if (auto it = bits.find(value); it != bits.end())
+      return it->second;
+    return narrow(elementType(value), locals.lookup(value));
   }
 
 private:
@@ -295,7 +309,7 @@ private:
   llvm::DenseMap<Value, std::string> &pointers;
   int64_t full;
   unsigned count;
-  llvm::DenseMap<Value, std::string> locals, rowLocals;
+  llvm::DenseMap<Value, std::string> locals, rowLocals, bits;
 };
 
 /// A norm row fusion (elementwise ops computing the input of one
@@ -339,12 +353,12 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
     for (Operation &op : body.without_terminator()) {
       if (&op == norm)
         break;
-      std::string result = locals.emit(op);
+      locals.emit(op);
       if (store)
         for (auto [i, value] : llvm::enumerate(yield.getValues()))
           if (value == op.getResult(0))
-            os << indent << "out" << i
-               << "[i] = " << narrow(elementType(value), result) << ";\n";
+            os << indent << "out" << i << "[i] = " << locals.stored(value)
+               << ";\n";
     }
     return locals.operand(input, false);
   };
@@ -485,14 +499,19 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
   Value gradInput = grad->getResult(0);
   std::string dx = layerNorm ? "rstd * (g - meanG - xhat * meanGXhat)"
                              : "rstd * (g - xhat * meanGXhat)";
-  os << "        const float v0 = "
-     << round(elementType(gradInput), "(float)(" + dx + ")") << ";\n";
+  Type gradType = elementType(gradInput);
+  if (gradType.isF32())
+    os << "        const float v0 = (float)(" << dx << ");\n";
+  else
+    os << "        const uint16_t v0_bits = "
+       << narrow(gradType, "(float)(" + dx + ")") << ";\n"
+       << "        const float v0 = " << widen(gradType, "v0_bits") << ";\n";
   for (auto [output, term] : sums)
     os << "        MT_COLUMN_AT(mt_sum" << output << ", c) += " << term
        << ";\n";
   // The ops after the norm's backward, on the input gradient in registers.
   RowLocals locals(os, "        ", pointers, full, /*firstResult=*/1);
-  locals.bind(gradInput, "v0");
+  locals.bind(gradInput, "v0", gradType.isF32() ? "" : "v0_bits");
   kernel.flopsPerElement = layerNorm ? 20 : 14;
   for (Operation &op : body.without_terminator()) {
     if (&op == grad)
@@ -503,9 +522,7 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
   }
   for (auto [i, value] : llvm::enumerate(yield.getValues()))
     if (locals.has(value))
-      os << "        out" << i
-         << "[i] = " << narrow(elementType(value), locals.lookup(value))
-         << ";\n";
+      os << "        out" << i << "[i] = " << locals.stored(value) << ";\n";
   os << "      MT_ROW_FOR_END\n    }\n";
   if (!sums.empty()) {
     os << "    MT_ROW_FOR(c, " << length << ")\n";
@@ -597,6 +614,8 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
   };
   unsigned local = 0;
   int64_t dropoutSlot = 0;
+  // The 16-bit results' stored bits, by value.
+  llvm::DenseMap<Value, std::string> stored;
   for (Operation &op : body.without_terminator()) {
     auto elementwise = cast<ElementwiseOpInterface>(&op);
     SmallVector<std::string> args;
@@ -614,13 +633,32 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
                      std::to_string(dropoutSlot++ * mtrt::kFusedDropoutWords));
     kernel.flopsPerElement += elementwise.flopsPerElement();
     std::string result = "v" + std::to_string(local++);
-    os << "    const float " << result << " = "
-       << round(elementType(op.getResult(0)),
-                elementwise.scalarExpression(args))
-       << ";\n";
-    full[op.getResult(0)] = result;
+    Value value = op.getResult(0);
+    Type type = elementType(value);
+    std::string expr = elementwise.scalarExpression(args);
+    if (type.isF32()) {
+      os << "    const float " << result << " = " << expr << ";\n";
+    } else {
+      // A 16-bit result is stored as it is rounded: its bits once (the
+      // store takes them; converting the rounded float back would repeat
+      // the rounding), the float read back only where the region reads it.
+      os << "    const uint16_t " << result << "_bits = " << narrow(type, expr)
+         << ";\n";
+      bool readInRegion = llvm::any_of(value.getUsers(), [](Operation *user) {
+        return !isa<YieldOp>(user);
+      });
+      if (readInRegion)
+        os << "    const float " << result << " = "
+           << widen(type, result + "_bits") << ";\n";
+      stored[value] = result + "_bits";
+    }
+    full[value] = result;
   }
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    if (auto it = stored.find(value); it != stored.end()) {
+      os << "    out" << i << "[i] = " << it->second << ";\n";
+      continue;
+    }
     std::string expr =
         isa<BlockArgument>(value) ? load(value, false) : full.lookup(value);
     os << "    out" << i << "[i] = " << narrow(elementType(value), expr)

@@ -73,8 +73,9 @@ func.func @layer_norm_grad_residual(%dy: tensor<4x5x8xf32> {mt.input = "tokens"}
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 6 : i64, flops_per_element = 14 : i64, num_outputs = 2 : i64, operand_extents = array<i64: 48, 48, 8, 48, 8>, operand_types = [bf16, bf16, bf16, bf16, f32], row_block = 16 : i64, row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.rms_norm_grad, 6 rows of 8
 // LOWER-SAME:      const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>(8LL, [&](int64_t c) { return (double)mt_from_bf16(in1[mt_row + c]) * (double)mt_from_bf16(in1[mt_row + c]); }) / 8.0 + 9.99999999999999955e-07);
-// LOWER-SAME:      const float v0 = mt_round_bf16((float)(rstd * (g - xhat * meanGXhat)));
-// LOWER-SAME:      out0[i] = mt_to_bf16(v0);
+// LOWER-SAME:      const uint16_t v0_bits = mt_to_bf16((float)(rstd * (g - xhat * meanGXhat)));
+// LOWER-SAME:      const float v0 = mt_from_bf16(v0_bits);
+// LOWER-SAME:      out0[i] = v0_bits;
 // LOWER-SAME:      out1[mt_block * 8LL + c] = (float)MT_COLUMN_AT(mt_sum1, c);
 func.func @rms_norm_grad_bf16(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"},
                               %x: tensor<2x3x8xbf16> {mt.param = "x"},

@@ -96,7 +96,7 @@ func.func @order_and_marks(%x: tensor<4x8xf32> {mt.input = "tokens"},
 // CHECK-NEXT:      mt.gelu
 // CHECK-NEXT:      mt.yield
 // LOWER-LABEL:   mtrt.program @stage0
-// LOWER:         mtrt.generated_kernel @stage0_fused0 {{{.*}}operand_types = [f32, bf16]{{.*}}const float a0 = in0[i];\0A    const float v0 = mt_round_bf16(a0);\0A    const float v1 = mt_round_bf16(mt_gelu(v0));\0A    out0[i] = mt_to_bf16(v1);
+// LOWER:         mtrt.generated_kernel @stage0_fused0 {{{.*}}operand_types = [f32, bf16]{{.*}}const float a0 = in0[i];\0A    const uint16_t v0_bits = mt_to_bf16(a0);\0A    const float v0 = mt_from_bf16(v0_bits);\0A    const uint16_t v1_bits = mt_to_bf16(mt_gelu(v0));\0A    out0[i] = v1_bits;
 func.func @bf16_chain(%x: tensor<4x8xf32> {mt.input = "tokens"})
     -> (tensor<4x8xbf16> {mt.output = "loss"}) {
   %c = mt.cast %x : tensor<4x8xf32> to tensor<4x8xbf16>
