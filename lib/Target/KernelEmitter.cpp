@@ -373,15 +373,17 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
   os << "  MT_ROW_LOOP(r)\n"
      << "    const int64_t mt_row = r * " << length << ";\n";
   if (layerNorm) {
-    os << "    const double mean = mt_row_sum_f64<MT_ROW_THREADS>(" << length
-       << ", [&](int64_t c) {\n";
-    std::string x = prologue("      ", true);
-    os << "      return (double)" << x << ";\n    }) / " << cols << ".0;\n"
-       << "    const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>("
+    // Mean and variance from one reduction of x and x^2 (in double): one
+    // round of barriers, and the elementwise ops before the norm computed
+    // once fewer.
+    os << "    const mt_f64x<2> mt_s = mt_row_sums_f64<2, MT_ROW_THREADS>("
        << length << ", [&](int64_t c) {\n";
-    x = prologue("      ", false);
-    os << "      const double d = (double)" << x << " - mean;\n"
-       << "      return d * d;\n    }) / " << cols << ".0 + " << eps << ");\n";
+    std::string x = prologue("      ", true);
+    os << "      const double mt_x = (double)" << x << ";\n"
+       << "      return mt_f64x<2>{{mt_x, mt_x * mt_x}};\n    });\n"
+       << "    const double mean = mt_s.v[0] / " << cols << ".0;\n"
+       << "    const double rstd = 1.0 / sqrt(mt_max2(mt_s.v[1] / " << cols
+       << ".0 - mean * mean, 0.0) + " << eps << ");\n";
   } else {
     os << "    const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>("
        << length << ", [&](int64_t c) {\n";
@@ -472,26 +474,35 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
     os << "    MT_COLUMN_SUMS(mt_sum" << output << ", " << length << ")\n";
   os << "    for (int64_t r = mt_r0; r < mt_r1; ++r) {\n"
      << "      const int64_t mt_row = r * " << length << ";\n";
+  // The row's statistics in one reduction: the sums of x and x^2 give the
+  // mean and variance, those of g = dy w and g x the means of g and of
+  // g xhat = g (x - mean) rstd (four block-wide sums, each a round of
+  // barriers, took the row's time on a GPU).
+  std::string n = std::to_string(cols) + ".0";
   if (layerNorm)
-    os << "      const double mean = mt_row_sum_f64<MT_ROW_THREADS>(" << length
-       << ", [&](int64_t c) { return " << xi << "; }) / " << cols << ".0;\n"
-       << "      const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>("
+    os << "      const mt_f64x<4> mt_s = mt_row_sums_f64<4, MT_ROW_THREADS>("
        << length << ", [&](int64_t c) {\n"
-       << "        const double d = " << xi << " - mean;\n"
-       << "        return d * d;\n      }) / " << cols << ".0 + " << eps
-       << ");\n"
-       << "      const double meanG = mt_row_sum_f64<MT_ROW_THREADS>(" << length
-       << ", [&](int64_t c) { return " << dyi << " * " << wc << "; }) / "
-       << cols << ".0;\n";
+       << "        const double mt_x = " << xi << ", mt_g = " << dyi << " * "
+       << wc << ";\n"
+       << "        return mt_f64x<4>{{mt_x, mt_x * mt_x, mt_g, mt_g * mt_x}};\n"
+       << "      });\n"
+       << "      const double mean = mt_s.v[0] / " << n << ";\n"
+       << "      const double rstd = 1.0 / sqrt(mt_max2(mt_s.v[1] / " << n
+       << " - mean * mean, 0.0) + " << eps << ");\n"
+       << "      const double meanG = mt_s.v[2] / " << n << ";\n"
+       << "      const double meanGXhat = rstd * (mt_s.v[3] / " << n
+       << " - mean * meanG);\n";
   else
-    os << "      const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>("
-       << length << ", [&](int64_t c) { return " << xi << " * " << xi
-       << "; }) / " << cols << ".0 + " << eps << ");\n";
-  os << "      const double meanGXhat = mt_row_sum_f64<MT_ROW_THREADS>("
-     << length << ", [&](int64_t c) {\n"
-     << "        return " << dyi << " * " << wc << " * (" << xhat << ");\n"
-     << "      }) / " << cols << ".0;\n"
-     << "      MT_ROW_FOR(c, " << length << ")\n"
+    os << "      const mt_f64x<2> mt_s = mt_row_sums_f64<2, MT_ROW_THREADS>("
+       << length << ", [&](int64_t c) {\n"
+       << "        const double mt_x = " << xi << ";\n"
+       << "        return mt_f64x<2>{{mt_x * mt_x, " << dyi << " * " << wc
+       << " * mt_x}};\n"
+       << "      });\n"
+       << "      const double rstd = 1.0 / sqrt(mt_s.v[0] / " << n << " + "
+       << eps << ");\n"
+       << "      const double meanGXhat = rstd * mt_s.v[1] / " << n << ";\n";
+  os << "      MT_ROW_FOR(c, " << length << ")\n"
      << "        const int64_t i = mt_row + c;\n"
      << "        const double xhat = " << xhat << ";\n"
      << "        const double dy = " << dyi << ";\n"

@@ -30,7 +30,10 @@
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum0, 8LL)
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum1, 8LL)
 // LOWER-SAME:      for (int64_t r = mt_r0; r < mt_r1; ++r) {
-// LOWER-SAME:      const double meanG = mt_row_sum_f64<MT_ROW_THREADS>(8LL, [&](int64_t c) { return (double)in0[mt_row + c] * (double)in2[c]; }) / 8.0;
+// LOWER-SAME:      const mt_f64x<4> mt_s = mt_row_sums_f64<4, MT_ROW_THREADS>(8LL, [&](int64_t c) {
+// LOWER-SAME:      const double mt_x = (double)in1[mt_row + c], mt_g = (double)in0[mt_row + c] * (double)in2[c];
+// LOWER-SAME:      const double meanG = mt_s.v[2] / 8.0;
+// LOWER-SAME:      const double meanGXhat = rstd * (mt_s.v[3] / 8.0 - mean * meanG);
 // LOWER-SAME:      const float v0 = (float)(rstd * (g - meanG - xhat * meanGXhat));
 // LOWER-SAME:      MT_COLUMN_AT(mt_sum0, c) += dy * xhat;
 // LOWER-SAME:      MT_COLUMN_AT(mt_sum1, c) += dy;
@@ -72,7 +75,10 @@ func.func @layer_norm_grad_residual(%dy: tensor<4x5x8xf32> {mt.input = "tokens"}
 
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 6 : i64, flops_per_element = 14 : i64, num_outputs = 2 : i64, operand_extents = array<i64: 48, 48, 8, 48, 8>, operand_types = [bf16, bf16, bf16, bf16, f32], row_block = 16 : i64, row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.rms_norm_grad, 6 rows of 8
-// LOWER-SAME:      const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>(8LL, [&](int64_t c) { return (double)mt_from_bf16(in1[mt_row + c]) * (double)mt_from_bf16(in1[mt_row + c]); }) / 8.0 + 9.99999999999999955e-07);
+// LOWER-SAME:      const mt_f64x<2> mt_s = mt_row_sums_f64<2, MT_ROW_THREADS>(8LL, [&](int64_t c) {
+// LOWER-SAME:      const double mt_x = (double)mt_from_bf16(in1[mt_row + c]);
+// LOWER-SAME:      const double rstd = 1.0 / sqrt(mt_s.v[0] / 8.0 + 9.99999999999999955e-07);
+// LOWER-SAME:      const double meanGXhat = rstd * mt_s.v[1] / 8.0;
 // LOWER-SAME:      const uint16_t v0_bits = mt_to_bf16((float)(rstd * (g - xhat * meanGXhat)));
 // LOWER-SAME:      const float v0 = mt_from_bf16(v0_bits);
 // LOWER-SAME:      out0[i] = v0_bits;

@@ -21,15 +21,14 @@
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 8 : i64, flops_per_element = 14 : i64, num_outputs = 2 : i64, operand_extents = array<i64: 64, 8, 64, 8, 8, 64, 64>, operand_types = [f32, f32, f32, f32, f32, f32, f32], row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.bias_add, mt.add, mt.layer_norm, 8 rows of 8
 // LOWER-SAME:      #define MT_ROW_THREADS 32
-// LOWER-SAME:      const double mean = mt_row_sum_f64<MT_ROW_THREADS>(8LL, [&](int64_t c) {
+// LOWER-SAME:      const mt_f64x<2> mt_s = mt_row_sums_f64<2, MT_ROW_THREADS>(8LL, [&](int64_t c) {
 // LOWER-SAME:      const float a1_row = in1[c];
 // LOWER-SAME:      const float v1 = (a2 + v0);
 // LOWER-SAME:      out0[i] = v1;
-// LOWER-SAME:      return (double)v1;
-// LOWER-SAME:      }) / 8.0;
-// LOWER-SAME:      const double rstd = 1.0 / sqrt(mt_row_sum_f64<MT_ROW_THREADS>(8LL,
-// LOWER-SAME:      const double d = (double)v1 - mean;
-// LOWER-SAME:      }) / 8.0 + 1.00000000000000008e-05);
+// LOWER-SAME:      const double mt_x = (double)v1;
+// LOWER-SAME:      return mt_f64x<2>{{[{][{]}}mt_x, mt_x * mt_x{{[}][}]}};
+// LOWER-SAME:      const double mean = mt_s.v[0] / 8.0;
+// LOWER-SAME:      const double rstd = 1.0 / sqrt(mt_max2(mt_s.v[1] / 8.0 - mean * mean, 0.0) + 1.00000000000000008e-05);
 // LOWER-SAME:      MT_ROW_FOR(c, 8LL)
 // LOWER-SAME:      out1[i] = (float)(((double)v1 - mean) * rstd * (double)in3[c] + (double)in4[c]);
 // LOWER-SAME:      MT_ROW_LAUNCHER(stage0_fused0)

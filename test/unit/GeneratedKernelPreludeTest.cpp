@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace mtrt;
@@ -60,6 +62,28 @@ MT_PROBE(probe_f16, mt_round_f16(x[i]))
   }
 MT_ROW_PROBE(probe_rows_37, 37LL)
 MT_ROW_PROBE(probe_rows_5, 5LL)
+// Several sums in one reduction (a norm's statistics): each row's sums of
+// x and x^2 by mt_row_sums_f64, then each by mt_row_sum_f64.
+#define MT_SUMS_PROBE(name, cols)                                              \
+  MT_KERNEL(name) {                                                            \
+    const float *x = (const float *)MT_ARG(0);                                 \
+    double *together = (double *)MT_ARG(1);                                    \
+    double *apart = (double *)MT_ARG(2);                                       \
+    MT_ROW_LOOP(r)                                                             \
+    const mt_f64x<2> s = mt_row_sums_f64<2, MT_ROW_THREADS>(cols, [&](int64_t c) { \
+      const double v = x[r * cols + c];                                        \
+      return mt_f64x<2>{{v, v * v}};                                           \
+    });                                                                        \
+    const double s0 = mt_row_sum_f64<MT_ROW_THREADS>(cols, [&](int64_t c) { return (double)x[r * cols + c]; }); \
+    const double s1 = mt_row_sum_f64<MT_ROW_THREADS>(cols, [&](int64_t c) { const double v = x[r * cols + c]; return v * v; }); \
+    MT_ROW_LEADER together[2 * r] = s.v[0];                                    \
+    MT_ROW_LEADER together[2 * r + 1] = s.v[1];                                \
+    MT_ROW_LEADER apart[2 * r] = s0;                                           \
+    MT_ROW_LEADER apart[2 * r + 1] = s1;                                       \
+    MT_ROW_LOOP_END                                                            \
+  }
+MT_SUMS_PROBE(probe_sums_37, 37LL)
+MT_SUMS_PROBE(probe_sums_768, 768LL)
 // A fused dropout: its parameter block after the operands.
 MT_KERNEL(probe_dropout) {
   const float *x = (const float *)MT_ARG(0);
@@ -83,7 +107,7 @@ protected:
     for (const char *name :
          {"probe_exp", "probe_tanh", "probe_gelu", "probe_gelu_grad",
           "probe_silu_grad", "probe_bf16", "probe_f16", "probe_rows_37",
-          "probe_rows_5", "probe_dropout"}) {
+          "probe_rows_5", "probe_dropout", "probe_sums_37", "probe_sums_768"}) {
       GeneratedKernel kernel;
       kernel.name = name;
       program->generatedKernels.push_back(kernel);
@@ -129,6 +153,39 @@ double geluExact(double x) {
 }
 
 TEST_F(Prelude, Compiles) { ASSERT_TRUE(*loaded) << loaded->message(); }
+
+// mt_row_sums_f64's components are mt_row_sum_f64's sums, to the bit, and
+// the sums in double of the row (rows of 37: a tail past the lanes; 768:
+// GPT-2's width).
+TEST_F(Prelude, SeveralRowSumsAtOnceEqualEachAlone) {
+  ASSERT_TRUE(*loaded) << loaded->message();
+  std::mt19937_64 gen(23);
+  std::uniform_real_distribution<float> dist(-3, 5);
+  for (auto [index, cols] : {std::pair<size_t, int64_t>{10, 37}, {11, 768}}) {
+    const int64_t rows = 5;
+    std::vector<float> x(size_t(rows * cols));
+    for (float &v : x)
+      v = dist(gen);
+    std::vector<double> together(size_t(2 * rows)), apart(size_t(2 * rows));
+    GeneratedKernelArgs args{};
+    args.p[0] = x.data();
+    args.p[1] = together.data();
+    args.p[2] = apart.data();
+    library->function(index)(&args, 0, rows);
+    for (int64_t r = 0; r < rows; ++r) {
+      EXPECT_EQ(together[size_t(2 * r)], apart[size_t(2 * r)]) << cols;
+      EXPECT_EQ(together[size_t(2 * r + 1)], apart[size_t(2 * r + 1)]) << cols;
+      double sum = 0, squares = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        double v = x[size_t(r * cols + c)];
+        sum += v;
+        squares += v * v;
+      }
+      EXPECT_NEAR(together[size_t(2 * r)], sum, 1e-12 * squares);
+      EXPECT_NEAR(together[size_t(2 * r + 1)], squares, 1e-12 * squares);
+    }
+  }
+}
 
 // The host entry point passes GeneratedKernelArgs where the prelude reads
 // mt_args: the two must have the same operand count.

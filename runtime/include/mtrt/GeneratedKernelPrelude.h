@@ -308,6 +308,88 @@ MT_DEVICE double mt_row_sum_f64(int64_t n, F f) {
   return mt_row_reduce<false, double, Threads>(n, f);
 }
 
+// K sums of a row at once, in double: f(c) returns column c's K terms.
+// One block reduction for all K (a norm's statistics: mean and variance
+// from the sums of x and x^2; the backward's two means besides), where K
+// reductions would wait on K rounds of barriers. Each component is summed
+// in the order mt_row_sum_f64 sums one.
+template <int K> struct mt_f64x {
+  double v[K];
+};
+#ifdef __CUDACC__
+template <int K, int Threads, typename F>
+MT_DEVICE mt_f64x<K> mt_row_sums_f64(int64_t n, F f) {
+  mt_f64x<K> value;
+  for (int k = 0; k < K; ++k)
+    value.v[k] = 0.0;
+  for (int64_t c = (int64_t)threadIdx.x % Threads; c < n; c += Threads) {
+    const mt_f64x<K> term = f(c);
+    for (int k = 0; k < K; ++k)
+      value.v[k] += term.v[k];
+  }
+  if constexpr (Threads == 32) {
+    for (int offset = 16; offset > 0; offset >>= 1)
+      for (int k = 0; k < K; ++k)
+        value.v[k] += __shfl_xor_sync(0xffffffffu, value.v[k], offset);
+    return value;
+  } else {
+    __shared__ double mt_partials[32][K];
+    for (int offset = 16; offset > 0; offset >>= 1)
+      for (int k = 0; k < K; ++k)
+        value.v[k] += __shfl_down_sync(0xffffffffu, value.v[k], offset);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int warps = (blockDim.x + 31) >> 5;
+    __syncthreads(); // the previous reduction's readers are done
+    if (lane == 0)
+      for (int k = 0; k < K; ++k)
+        mt_partials[warp][k] = value.v[k];
+    __syncthreads();
+    if (warp == 0) {
+      for (int k = 0; k < K; ++k)
+        value.v[k] = lane < warps ? mt_partials[lane][k] : 0.0;
+      for (int offset = 16; offset > 0; offset >>= 1)
+        for (int k = 0; k < K; ++k)
+          value.v[k] += __shfl_down_sync(0xffffffffu, value.v[k], offset);
+      if (lane == 0)
+        for (int k = 0; k < K; ++k)
+          mt_partials[0][k] = value.v[k];
+    }
+    __syncthreads();
+    for (int k = 0; k < K; ++k)
+      value.v[k] = mt_partials[0][k];
+    return value;
+  }
+}
+#else
+template <int K, int Threads, typename F>
+MT_DEVICE mt_f64x<K> mt_row_sums_f64(int64_t n, F f) {
+  double lanes[K][MT_LANES];
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < MT_LANES; ++j)
+      lanes[k][j] = 0.0;
+  const int64_t full = n / MT_LANES * MT_LANES;
+  for (int64_t c0 = 0; c0 < full; c0 += MT_LANES)
+    for (int j = 0; j < MT_LANES; ++j) {
+      const mt_f64x<K> term = f(c0 + j);
+      for (int k = 0; k < K; ++k)
+        lanes[k][j] += term.v[k];
+    }
+  for (int64_t c = full; c < n; ++c) {
+    const mt_f64x<K> term = f(c);
+    for (int k = 0; k < K; ++k)
+      lanes[k][c - full] += term.v[k];
+  }
+  mt_f64x<K> value;
+  for (int k = 0; k < K; ++k) {
+    for (int width = MT_LANES / 2; width > 0; width /= 2)
+      for (int j = 0; j < width; ++j)
+        lanes[k][j] += lanes[k][j + width];
+    value.v[k] = lanes[k][0];
+  }
+  return value;
+}
+#endif
+
 MT_DEVICE uint32_t mt_float_bits(float value) {
   uint32_t bits;
   memcpy(&bits, &value, sizeof(bits));
