@@ -955,15 +955,21 @@ bool foldBiasGradEpilogue(BiasAddGradOp grad) {
   return false;
 }
 
-/// Groups the block's casts of parameters (function arguments) to 16 bits
-/// into mt.multi_cast: one command per group of casts with the same marks
-/// (a layer's, in one phase and microbatch) and types, where the first of
-/// them was. Groups of one stay mt.cast. Returns the casts grouped.
+/// Groups the block's casts of a layer's parameters (function arguments)
+/// to 16 bits into mt.multi_cast: one command per group of casts with the
+/// same marks (the layer's, in one phase and microbatch) and types, where
+/// the first of them was; an argument cast twice in a group is cast once.
+/// Casts outside the layers (the embedding, the final norm, the head: no
+/// layer mark) stay where they are, each mt.cast: grouped, the head's
+/// vocabulary-sized copy would live from the embedding on. Groups of one
+/// stay mt.cast. Returns the casts grouped.
 int64_t groupParameterCasts(Block &block, int64_t &commands) {
   using Key = std::tuple<Type, Type, DictionaryAttr>;
   llvm::MapVector<Key, SmallVector<CastOp>> groups;
   for (auto cast : block.getOps<CastOp>()) {
-    if (!isa<BlockArgument>(cast.getInput()) || !isSixteenBit(cast.getResult()))
+    if (!isa<BlockArgument>(cast.getInput()) ||
+        !isSixteenBit(cast.getResult()) ||
+        !cast->hasAttr(MTDialect::getLayerAttrName()))
       continue;
     Key key{
         cast.getInput().getType().getElementType(),
@@ -978,16 +984,21 @@ int64_t groupParameterCasts(Block &block, int64_t &commands) {
       continue;
     SmallVector<Value> inputs;
     SmallVector<Type> types;
-    for (CastOp cast : casts) {
-      inputs.push_back(cast.getInput());
-      types.push_back(cast.getType());
-    }
+    llvm::DenseMap<Value, unsigned> resultOf; // input -> its result
+    for (CastOp cast : casts)
+      if (resultOf.try_emplace(cast.getInput(), inputs.size()).second) {
+        inputs.push_back(cast.getInput());
+        types.push_back(cast.getType());
+      }
+    if (inputs.size() < 2)
+      continue;
     OpBuilder builder(casts.front());
     auto multi =
         MultiCastOp::create(builder, casts.front().getLoc(), types, inputs);
     copyMarks(casts.front(), multi);
-    for (auto [cast, result] : llvm::zip(casts, multi.getResults())) {
-      cast.getResult().replaceAllUsesWith(result);
+    for (CastOp cast : casts) {
+      cast.getResult().replaceAllUsesWith(
+          multi.getResult(resultOf.lookup(cast.getInput())));
       cast->erase();
     }
     grouped += int64_t(casts.size());

@@ -32,3 +32,26 @@ func.func @layer(%w: tensor<8x16xf32> {mt.param = "w"},
   %v16 = mt.cast %v {mt.layer = 1 : i64} : tensor<8xf32> to tensor<8xbf16>
   return %y, %v16 : tensor<4x8xbf16>, tensor<8xbf16>
 }
+
+// -----
+
+// Casts outside the layers (no layer mark: the embedding, the final norm,
+// the head) stay one per use, so that the head's copy is not live from the
+// embedding on; a layer's parameter cast twice is cast once.
+
+// CHECK-LABEL: func.func @outside_and_twice
+// CHECK-SAME:    (%[[E:[^:]+]]: tensor<16x8xf32>{{.*}}, %[[W:[^:]+]]: tensor<8x8xf32>{{.*}}, %[[B:[^:]+]]: tensor<8xf32>
+// CHECK:         %[[C:.+]]:2 = mt.multi_cast %[[W]], %[[B]] {mt.layer = 0 : i64} : (tensor<8x8xf32>, tensor<8xf32>) -> (tensor<8x8xbf16>, tensor<8xbf16>)
+// CHECK-NOT:     mt.multi_cast
+// CHECK:         return %{{.+}}, %[[C]]#0, %[[C]]#1, %[[C]]#0, %{{.+}} :
+func.func @outside_and_twice(%e: tensor<16x8xf32> {mt.param = "wte"},
+                             %w: tensor<8x8xf32> {mt.param = "w"},
+                             %b: tensor<8xf32> {mt.param = "b"})
+    -> (tensor<16x8xbf16>, tensor<8x8xbf16>, tensor<8xbf16>, tensor<8x8xbf16>, tensor<16x8xbf16>) {
+  %e16 = mt.cast %e : tensor<16x8xf32> to tensor<16x8xbf16>
+  %w16 = mt.cast %w {mt.layer = 0 : i64} : tensor<8x8xf32> to tensor<8x8xbf16>
+  %b16 = mt.cast %b {mt.layer = 0 : i64} : tensor<8xf32> to tensor<8xbf16>
+  %w16b = mt.cast %w {mt.layer = 0 : i64} : tensor<8x8xf32> to tensor<8x8xbf16>
+  %head = mt.cast %e : tensor<16x8xf32> to tensor<16x8xbf16>
+  return %e16, %w16, %b16, %w16b, %head : tensor<16x8xbf16>, tensor<8x8xbf16>, tensor<8xbf16>, tensor<8x8xbf16>, tensor<16x8xbf16>
+}

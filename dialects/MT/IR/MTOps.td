@@ -174,8 +174,8 @@ def MT_MultiCastOp : MT_Op<"multi_cast", [Pure]> {
     the multi-tensor copy of Megatron-LM's mixed precision (its main
     parameters to the model's 16-bit ones), instead of a kernel per tensor.
     `mt-fuse` forms it from the casts of a layer's parameters to 16 bits
-    (the same marks: layer, phase, microbatch), placed where the first of
-    them was: a cast reads only its parameter, so the later ones may move
+    (the same marks: layer, phase, microbatch; casts outside the layers stay
+    one per use), placed where the first of them was: a cast reads only its parameter, so the later ones may move
     up; their copies are live from there (GPT-2 124M bf16: 12 casts a layer
     become one).
 
