@@ -248,8 +248,10 @@ private:
   bool stages(const Command &command, KernelId id) const {
     if (isCollective(id)) // across ranks: NCCL sums fp32, as the CPU does
       return acrossRanks(command);
-    if (hasEpilogue(id)) // cuBLASLt reads them as they are
-      return !ltGemms[size_t(&command - prog->commands.data())];
+    if (hasEpilogue(id)) { // cuBLASLt reads them as they are
+      size_t index = size_t(&command - prog->commands.data());
+      return !ltGemms[index] && !inPlaceFallback[index];
+    }
     return id != KernelId::fused && id != KernelId::cast &&
            id != KernelId::multi_cast && id != KernelId::bias_add_grad &&
            id != KernelId::send && id != KernelId::recv &&
@@ -364,6 +366,10 @@ private:
   /// GEMM (null: the fallback, a GEMM on fp32 copies then the bias added).
   cublasLtHandle_t lt = nullptr;
   std::vector<std::unique_ptr<gpu::LtGemm>> ltGemms;
+  /// A weight gradient with its bias gradient that cuBLASLt did not plan,
+  /// run in its own storage: the 16-bit GEMM (f32 output) then the column
+  /// sums read from 16 bits (no fp32 copies, no fp32 GEMM).
+  std::vector<bool> inPlaceFallback;
   /// The first reason a GEMM with an epilogue fell back, for choices().
   std::string ltRefusal;
   int64_t epilogueGemms = 0, ltEpilogueGemms = 0;
@@ -514,6 +520,7 @@ bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
 int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
   ltGemms.clear();
   ltGemms.resize(program.commands.size());
+  inPlaceFallback.assign(program.commands.size(), false);
   ltRefusal.clear();
   epilogueGemms = ltEpilogueGemms = 0;
   int64_t fallbackStaging = 0;
@@ -559,6 +566,13 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
     }
     if (ltRefusal.empty())
       ltRefusal = why;
+    // The bias gradient's fallback runs in place where cuBLAS takes the
+    // operands as they are (halfGemm's rule).
+    if (id == KernelId::matmul_bias_grad && uniform && isHalf(dtype) &&
+        computeMajor >= (dtype == DType::BF16 ? 8 : 7)) {
+      inPlaceFallback[i] = true;
+      continue;
+    }
     fallbackStaging = std::max(fallbackStaging, stagingBytes(command));
   }
   return fallbackStaging;
@@ -2058,6 +2072,17 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     if (const auto &planned = ltGemms[index])
       return planned->run(lt, ltOperands(command, id), cublasWorkspace,
                           kCublasWorkspaceBytes, stream);
+    if (inPlaceFallback[index]) {
+      // The 16-bit GEMM writing its f32 (or 16-bit) product, then the
+      // bias gradient summed from the rhs as it is stored.
+      MTRT_RETURN_IF_ERROR(gemm(command, /*half=*/true));
+      const int64_t cols = outDesc(1).numElements();
+      error = gpu::launchBiasAddGrad(
+          stream, address(command.ins[1]), storageOf(inDesc(1).dtype),
+          address(command.outs[1]), storageOf(outDesc(1).dtype), stats,
+          inDesc(1).numElements() / cols, cols);
+      break;
+    }
     // The fallback, on fp32 copies: the product (output 0), then the
     // epilogue's kernels over it (one rounding to 16 bits, when the copies
     // go back). As cuBLASLt, it applies GeLU to the unrounded product (the
