@@ -93,6 +93,8 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
     fusion.gemmEpilogues = options.gemmEpilogues;
     fusion.widenGradients = options.widenGradients;
     fusion.groupCasts = options.groupCasts;
+    fusion.geluEpilogues = options.geluEpilogues;
+    fusion.biasGradEpilogues = options.biasGradEpilogues;
     fusion.groupedAttention = options.groupedAttention;
     pm.addPass(createFusePass(fusion));
   }

@@ -1120,7 +1120,7 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
                llvm::make_early_inc_range(block.getOps<MatmulOp>()))
             if (foldBiasEpilogue(matmul))
               ++numEpilogues;
-        if (gemmEpilogues) {
+        if (gemmEpilogues && geluEpilogues) {
           for (auto matmul :
                llvm::make_early_inc_range(block.getOps<MatmulBiasOp>()))
             if (foldGeluEpilogue(matmul))
@@ -1134,7 +1134,7 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
           for (auto cast : llvm::make_early_inc_range(block.getOps<CastOp>()))
             if (widenIntoProducer(cast))
               ++numWidened;
-        if (gemmEpilogues)
+        if (gemmEpilogues && biasGradEpilogues)
           for (auto grad :
                llvm::make_early_inc_range(block.getOps<BiasAddGradOp>()))
             if (foldBiasGradEpilogue(grad))

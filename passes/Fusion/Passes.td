@@ -163,6 +163,13 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     Option<"groupedAttention", "grouped-attention", "bool",
            /*default=*/"true",
            "Fold grouped-query attention's key and value repeats into it">,
+    Option<"geluEpilogues", "gelu-epilogues", "bool", /*default=*/"true",
+           "With gemm-epilogues, in 16 bits: the MLP's GeLU and its gradient "
+           "join their GEMMs (mt.matmul_bias_gelu, mt.matmul_gelu_grad)">,
+    Option<"biasGradEpilogues", "bias-grad-epilogues", "bool",
+           /*default=*/"true",
+           "With gemm-epilogues, in 16 bits: a linear layer's bias gradient "
+           "joins its weight gradient's GEMM (mt.matmul_bias_grad)">,
     Option<"groupCasts", "group-casts", "bool", /*default=*/"true",
            "Cast each layer's parameters to 16 bits in one command "
            "(mt.multi_cast)">,

@@ -1,5 +1,6 @@
 // RUN: megatron-opt %s --mt-fuse --split-input-file | FileCheck %s
 // RUN: megatron-opt %s --mt-fuse="gemm-epilogues=false" --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: megatron-opt %s --mt-fuse="bias-grad-epilogues=false" --split-input-file | FileCheck %s --check-prefix=OFF
 
 // A 16-bit linear layer's bias gradient joins its weight gradient's GEMM,
 // which reads the same gradient dY (through the collapse of its leading

@@ -1,5 +1,6 @@
 // RUN: megatron-opt %s --mt-fuse --split-input-file | FileCheck %s
 // RUN: megatron-opt %s --mt-fuse="gemm-epilogues=false" --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: megatron-opt %s --mt-fuse="gelu-epilogues=false" --split-input-file | FileCheck %s --check-prefix=NOGELU
 
 // A 16-bit MLP's GeLU joins its GEMM: the first linear layer's sum and
 // its GeLU come from one mt.matmul_bias_gelu (the sum stays a value: the
@@ -19,6 +20,14 @@
 // OFF:           mt.gelu_grad
 // OFF-NOT:       mt.matmul_bias_gelu
 // OFF-NOT:       mt.matmul_gelu_grad
+// gelu-epilogues=false keeps the bias epilogue alone.
+// NOGELU-LABEL: func.func @mlp
+// NOGELU:         mt.matmul_bias %
+// NOGELU:         mt.gelu
+// NOGELU:         mt.matmul %
+// NOGELU:         mt.gelu_grad
+// NOGELU-NOT:     mt.matmul_bias_gelu
+// NOGELU-NOT:     mt.matmul_gelu_grad
 func.func @mlp(%x: tensor<2x4x8xbf16> {mt.param = "x"},
                %w: tensor<8x32xbf16> {mt.param = "w"},
                %b: tensor<32xbf16> {mt.param = "b"},

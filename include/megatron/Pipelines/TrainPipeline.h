@@ -99,6 +99,16 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                      "bits the MLP's GeLU, its gradient and a linear "
                      "layer's bias gradient"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> geluEpilogues{
+      *this, "gelu-epilogues",
+      llvm::cl::desc("With gemm-epilogues, in 16 bits: the MLP's GeLU and "
+                     "its gradient join their GEMMs (default)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> biasGradEpilogues{
+      *this, "bias-grad-epilogues",
+      llvm::cl::desc("With gemm-epilogues, in 16 bits: a linear layer's bias "
+                     "gradient joins its weight gradient's GEMM (default)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> groupCasts{
       *this, "group-casts",
       llvm::cl::desc("With fuse: each layer's parameters are cast to 16 bits "
