@@ -469,6 +469,48 @@ TEST(DeviceKernels, MultiTensorCastEqualsTheHostCasts) {
     }
 }
 
+// The GeLU epilogues' in-place fallback: GeLU and its gradient over a
+// 16-bit product as stored (pointwiseStoredItem), each the fp32 kernel's
+// value on the widened operands, rounded once; the gradient in place.
+TEST(DeviceKernels, GeluOverSixteenBitStorage) {
+  std::mt19937_64 gen(19);
+  const int64_t n = 301;
+  std::vector<float> x = randomFloats(gen, n, -6, 6),
+                     dy = randomFloats(gen, n, -2, 2);
+  for (bool bf16 : {true, false}) {
+    auto narrow = [bf16](float v) {
+      return bf16 ? floatToBFloat16(v) : floatToHalf(v);
+    };
+    auto widen = [bf16](uint16_t h) {
+      return bf16 ? bfloat16ToFloat(h) : halfToFloat(h);
+    };
+    std::vector<uint16_t> xs(n), dys(n), y(n);
+    for (int64_t i = 0; i < n; ++i) {
+      xs[size_t(i)] = narrow(x[size_t(i)]);
+      dys[size_t(i)] = narrow(dy[size_t(i)]);
+    }
+    grid(n, [&](int64_t i) {
+      gpu::pointwiseStoredItem(i, gpu::Pointwise::Gelu, xs.data(), nullptr,
+                               y.data(), bf16);
+    });
+    std::vector<uint16_t> dx = dys; // in place, as the fallback runs it
+    grid(n, [&](int64_t i) {
+      gpu::pointwiseStoredItem(i, gpu::Pointwise::GeluGrad, dx.data(),
+                               xs.data(), dx.data(), bf16);
+    });
+    for (int64_t i = 0; i < n; ++i) {
+      float wideX = widen(xs[size_t(i)]), wideDy = widen(dys[size_t(i)]);
+      float want = 0, wantGrad = 0;
+      gpu::pointwiseItem(0, gpu::Pointwise::Gelu, &wideX, nullptr, &want, 1);
+      gpu::pointwiseItem(0, gpu::Pointwise::GeluGrad, &wideDy, &wideX,
+                         &wantGrad, 1);
+      ASSERT_EQ(y[size_t(i)], narrow(want)) << i << (bf16 ? " bf16" : " f16");
+      ASSERT_EQ(dx[size_t(i)], narrow(wantGrad))
+          << i << (bf16 ? " bf16" : " f16");
+    }
+  }
+}
+
 // The key read when the kernel runs (DropoutKey::live: what a CUDA graph
 // replays with each step's seed and step written to the device) draws the
 // mask the key by value draws, for the dropout and for attention's.

@@ -71,6 +71,7 @@ public:
     dropGraph();
     cudnn.close();
     ltGemms.clear();
+    sumGemms.clear();
     if (lt)
       cublasLtDestroy(lt);
     if (cublas)
@@ -366,10 +367,13 @@ private:
   /// GEMM (null: the fallback, a GEMM on fp32 copies then the bias added).
   cublasLtHandle_t lt = nullptr;
   std::vector<std::unique_ptr<gpu::LtGemm>> ltGemms;
-  /// A weight gradient with its bias gradient that cuBLASLt did not plan,
-  /// run in its own storage: the 16-bit GEMM (f32 output) then the column
-  /// sums read from 16 bits (no fp32 copies, no fp32 GEMM).
+  /// A 16-bit GEMM whose epilogue cuBLASLt did not plan, run in its own
+  /// storage (no fp32 copies, no fp32 GEMM): a weight gradient's GEMM then
+  /// the bias gradient's column sums read from 16 bits; the GeLU gradient's
+  /// GEMM then GeLU's derivative over its 16-bit product; the sum with its
+  /// bias (cuBLASLt's bias epilogue, sumGemms) then GeLU over it.
   std::vector<bool> inPlaceFallback;
+  std::vector<std::unique_ptr<gpu::LtGemm>> sumGemms;
   /// The first reason a GEMM with an epilogue fell back, for choices().
   std::string ltRefusal;
   int64_t epilogueGemms = 0, ltEpilogueGemms = 0;
@@ -521,6 +525,8 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
   ltGemms.clear();
   ltGemms.resize(program.commands.size());
   inPlaceFallback.assign(program.commands.size(), false);
+  sumGemms.clear();
+  sumGemms.resize(program.commands.size());
   ltRefusal.clear();
   epilogueGemms = ltEpilogueGemms = 0;
   int64_t fallbackStaging = 0;
@@ -566,12 +572,27 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
     }
     if (ltRefusal.empty())
       ltRefusal = why;
-    // The bias gradient's fallback runs in place where cuBLAS takes the
-    // operands as they are (halfGemm's rule).
-    if (id == KernelId::matmul_bias_grad && uniform && isHalf(dtype) &&
+    // The fallback runs in place where cuBLAS takes the operands as they
+    // are (halfGemm's rule); the GeLU's sum through the bias epilogue.
+    if (uniform && isHalf(dtype) &&
         computeMajor >= (dtype == DType::BF16 ? 8 : 7)) {
-      inPlaceFallback[i] = true;
-      continue;
+      bool inPlace = id != KernelId::matmul_bias;
+      if (id == KernelId::matmul_bias_gelu) {
+        gpu::LtGemm::Operands sum = ltOperands(command, id);
+        sum.c = address(command.outs[0]);
+        sum.aux = nullptr;
+        auto planned = std::make_unique<gpu::LtGemm>();
+        std::string sumWhy;
+        inPlace = planned->plan(lt, matmulShape(program, command), dtype,
+                                resultType, tf32, gpu::LtEpilogue::Bias, sum,
+                                kCublasWorkspaceBytes, sumWhy);
+        if (inPlace)
+          sumGemms[i] = std::move(planned);
+      }
+      if (inPlace) {
+        inPlaceFallback[i] = true;
+        continue;
+      }
     }
     fallbackStaging = std::max(fallbackStaging, stagingBytes(command));
   }
@@ -2072,6 +2093,31 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     if (const auto &planned = ltGemms[index])
       return planned->run(lt, ltOperands(command, id), cublasWorkspace,
                           kCublasWorkspaceBytes, stream);
+    if (inPlaceFallback[index] && id != KernelId::matmul_bias_grad) {
+      const bool bf16 = inDesc(0).dtype == DType::BF16;
+      auto *product = reinterpret_cast<uint16_t *>(address(command.outs[0]));
+      if (id == KernelId::matmul_bias_gelu) {
+        // The sum through the bias epilogue, then GeLU of it.
+        gpu::LtGemm::Operands sum = ltOperands(command, id);
+        sum.c = product;
+        sum.aux = nullptr;
+        MTRT_RETURN_IF_ERROR(sumGemms[index]->run(
+            lt, sum, cublasWorkspace, kCublasWorkspaceBytes, stream));
+        error = gpu::launchPointwiseStored(
+            stream, gpu::Pointwise::Gelu, product, nullptr,
+            reinterpret_cast<uint16_t *>(address(command.outs[1])),
+            outDesc(1).numElements(), bf16);
+        break;
+      }
+      // The product (GeLU's output gradient), then GeLU's derivative at
+      // the stored sum, in place.
+      MTRT_RETURN_IF_ERROR(gemm(command, /*half=*/true));
+      error = gpu::launchPointwiseStored(
+          stream, gpu::Pointwise::GeluGrad, product,
+          reinterpret_cast<const uint16_t *>(address(command.ins[2])), product,
+          outDesc(0).numElements(), bf16);
+      break;
+    }
     if (inPlaceFallback[index]) {
       // The 16-bit GEMM writing its f32 (or 16-bit) product, then the
       // bias gradient summed from the rhs as it is stored.

@@ -391,6 +391,14 @@ cudaError_t launchPointwise(cudaStream_t stream, Pointwise op, const float *a,
   });
 }
 
+cudaError_t launchPointwiseStored(cudaStream_t stream, Pointwise op,
+                                  const uint16_t *a, const uint16_t *b,
+                                  uint16_t *y, int64_t n, bool bf16) {
+  return launch(stream, n, [=] __device__(int64_t i) {
+    pointwiseStoredItem(i, op, a, b, y, bf16);
+  });
+}
+
 cudaError_t launchRmsNorm(cudaStream_t stream, const float *x,
                           const float *weight, float *y, int64_t rows,
                           int64_t cols, double eps) {

@@ -336,6 +336,20 @@ MTK_HD void pointwiseItem(int64_t i, Pointwise op, const float *a,
   }
 }
 
+/// pointwiseItem over 16-bit storage (a 16-bit GEMM's product, where a
+/// GeLU epilogue falls back): the operands widened, the result narrowed as
+/// HalfFloat.h rounds; y may be a (in place).
+MTK_HD void pointwiseStoredItem(int64_t i, Pointwise op, const uint16_t *a,
+                                const uint16_t *b, uint16_t *y, bool bf16) {
+  auto widen = [bf16](uint16_t h) {
+    return bf16 ? bfloat16ToFloat(h) : halfToFloat(h);
+  };
+  const float x = widen(a[i]), other = b ? widen(b[i]) : 0.0f;
+  float result = 0.0f;
+  pointwiseItem(0, op, &x, &other, &result, 1);
+  y[i] = bf16 ? floatToBFloat16(result) : floatToHalf(result);
+}
+
 MTK_HD double rowInverseRms(const float *x, int64_t cols, double eps) {
   double sq = 0;
   for (int64_t c = 0; c < cols; ++c)

@@ -107,6 +107,10 @@ cudaError_t launchVocabGrad(cudaStream_t stream, const float *dLoss,
 /// The pieces of x's sum of squares into partial[0, pieces(n)).
 cudaError_t launchSumOfSquares(cudaStream_t stream, const float *x, int64_t n,
                                double *partial);
+/// pointwiseStoredItem over n elements of 16-bit storage (bf16 or f16).
+cudaError_t launchPointwiseStored(cudaStream_t stream, Pointwise op,
+                                  const uint16_t *a, const uint16_t *b,
+                                  uint16_t *y, int64_t n, bool bf16);
 /// launchSumOfSquares for each of `count` tensors (a device table, each
 /// non-empty, ascending firstPiece) in one launch: the same partials, in
 /// the same places, as one launch per tensor.
