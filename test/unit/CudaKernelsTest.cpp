@@ -834,6 +834,24 @@ TEST(LtGemm, GeluEpiloguesMatchTheReference) {
                    gpu::LtEpilogue::GeluAuxBias, f, workspace.size, why));
   EXPECT_NE(why.find("a batched GEMM with a GeLU epilogue"), std::string::npos)
       << why;
+  // Rows of the auxiliary matrix not a multiple of 8, and a bias gradient
+  // of a transposed B, are refused with their reasons.
+  why.clear();
+  EXPECT_FALSE(
+      gpu::LtGemm().plan(lt, MatmulShape{false, false, true, m, 60, k, batch},
+                         DType::BF16, DType::BF16, false,
+                         gpu::LtEpilogue::GeluAuxBias, f, workspace.size, why));
+  EXPECT_NE(why.find("a GeLU epilogue over rows of 60 (cuBLASLt needs a "
+                     "multiple of 8)"),
+            std::string::npos)
+      << why;
+  why.clear();
+  EXPECT_FALSE(gpu::LtGemm().plan(
+      lt, MatmulShape{true, true, false, k, n, rows, 1}, DType::BF16,
+      DType::F32, false, gpu::LtEpilogue::BiasGradA, f, workspace.size, why));
+  EXPECT_NE(why.find("a bias gradient of a transposed or batched B"),
+            std::string::npos)
+      << why;
   // The first layer's weight gradient x^T dSum in f32 (widened) and its
   // bias gradient, dSum's column sums, in f32 (mt.matmul_bias_grad).
   std::vector<float> dSumBf16 = floats(dSumDev.read());

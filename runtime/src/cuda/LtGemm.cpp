@@ -30,9 +30,10 @@ struct LtGemm::Impl {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t x = nullptr, y = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
-  /// The bias and auxiliary matrix the descriptor holds (set when
-  /// planning).
-  const void *bias = nullptr, *aux = nullptr, *biasGrad = nullptr;
+  /// What the plan is for, and the pointers its descriptor holds: the
+  /// bias (or, for BiasGradA, the bias gradient) and the auxiliary matrix.
+  LtEpilogue epilogue = LtEpilogue::Bias;
+  const void *bias = nullptr, *aux = nullptr;
 
   ~Impl() {
     for (cublasLtMatrixLayout_t layout : {x, y, d})
@@ -109,56 +110,40 @@ bool LtGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
           ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
       : epilogueKind == LtEpilogue::DGelu ? CUBLASLT_EPILOGUE_DGELU
                                           : CUBLASLT_EPILOGUE_BGRADA;
+  // One descriptor attribute: `value` as the attribute's bytes.
+  auto set = [&](cublasLtMatmulDescAttributes_t attribute, const auto &value,
+                 const char *what) {
+    return check(cublasLtMatmulDescSetAttribute(p.desc, attribute, &value,
+                                                sizeof(value)),
+                 what);
+  };
+  // The bias the epilogue adds, or the bias gradient it writes (in C's
+  // type, cuBLASLt's rule, over C's n rows of the column-major view); the
+  // GeLU's input, in C's layout (column-major [n x m], ld n).
+  const void *biasPointer =
+      biasGrad ? static_cast<const void *>(operands.biasGrad) : operands.bias;
+  const cudaDataType biasType = biasGrad ? typeC : type;
+  const int64_t auxLd = n;
   if (!check(cublasLtMatmulDescCreate(&p.desc, compute, CUDA_R_32F),
              "cublasLtMatmulDescCreate") ||
-      !check(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                            &opX, sizeof(opX)),
-             "setting TRANSA") ||
-      !check(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                            &opY, sizeof(opY)),
-             "setting TRANSB") ||
-      !check(cublasLtMatmulDescSetAttribute(p.desc,
-                                            CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                            &epilogue, sizeof(epilogue)),
-             "setting the epilogue"))
+      !set(CUBLASLT_MATMUL_DESC_TRANSA, opX, "setting TRANSA") ||
+      !set(CUBLASLT_MATMUL_DESC_TRANSB, opY, "setting TRANSB") ||
+      !set(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue, "setting the epilogue"))
     return false;
-  if (bias && (!check(cublasLtMatmulDescSetAttribute(
-                          p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type,
-                          sizeof(type)),
-                      "setting the bias type") ||
-               !check(cublasLtMatmulDescSetAttribute(
-                          p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                          &operands.bias, sizeof(operands.bias)),
-                      "setting the bias")))
+  if ((bias || biasGrad) && (!set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, biasType,
+                                  "setting the bias type") ||
+                             !set(CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                  biasPointer, "setting the bias")))
     return false;
-  // The GeLU's input, in C's type and layout (column-major [n x m], ld n).
-  const int64_t auxLd = n;
-  if (gelu && (!check(cublasLtMatmulDescSetAttribute(
-                          p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
-                          &operands.aux, sizeof(operands.aux)),
-                      "setting the auxiliary matrix") ||
-               !check(cublasLtMatmulDescSetAttribute(
-                          p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &auxLd,
-                          sizeof(auxLd)),
-                      "setting the auxiliary matrix's leading dimension") ||
-               !check(cublasLtMatmulDescSetAttribute(
-                          p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
-                          &type, sizeof(type)),
-                      "setting the auxiliary matrix's type")))
+  if (gelu && (!set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, operands.aux,
+                    "setting the auxiliary matrix") ||
+               !set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, auxLd,
+                    "setting the auxiliary matrix's leading dimension") ||
+               !set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, type,
+                    "setting the auxiliary matrix's type")))
     return false;
-  // The bias gradient, in C's type (cuBLASLt's rule), over C's n rows of
-  // the column-major view.
-  if (biasGrad && (!check(cublasLtMatmulDescSetAttribute(
-                              p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                              &typeC, sizeof(typeC)),
-                          "setting the bias gradient's type") ||
-                   !check(cublasLtMatmulDescSetAttribute(
-                              p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                              &operands.biasGrad, sizeof(operands.biasGrad)),
-                          "setting the bias gradient")))
-    return false;
-  p.biasGrad = biasGrad ? operands.biasGrad : nullptr;
-  p.bias = bias ? operands.bias : nullptr;
+  p.epilogue = epilogueKind;
+  p.bias = bias || biasGrad ? biasPointer : nullptr;
   p.aux = gelu ? operands.aux : nullptr;
   // X: B [k, n] row-major is column-major [n x k], ld n; B^T [n, k] is
   // column-major [k x n], ld k. Y likewise for A.
@@ -249,12 +234,12 @@ Status LtGemm::run(cublasLtHandle_t lt, const Operands &operands,
   const Impl &p = *impl;
   // The bias and auxiliary pointers were set when planning; the arena
   // does not move (a GEMM run on another bias would add the planned one).
-  if (p.bias && operands.bias != p.bias)
-    return Status::error("cublasLtMatmul: the bias is not the one the GEMM "
-                         "was planned with");
-  if (p.biasGrad && operands.biasGrad != p.biasGrad)
-    return Status::error("cublasLtMatmul: the bias gradient is not the one "
-                         "the GEMM was planned with");
+  const bool biasGrad = p.epilogue == LtEpilogue::BiasGradA;
+  if (p.bias && (biasGrad ? static_cast<const void *>(operands.biasGrad)
+                          : operands.bias) != p.bias)
+    return Status::error(std::string("cublasLtMatmul: the ") +
+                         (biasGrad ? "bias gradient" : "bias") +
+                         " is not the one the GEMM was planned with");
   if (p.aux && operands.aux != p.aux)
     return Status::error("cublasLtMatmul: the GeLU's input is not the one "
                          "the GEMM was planned with");
