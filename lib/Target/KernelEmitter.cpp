@@ -43,6 +43,27 @@ std::string widen(Type type, const std::string &expr) {
   return expr;
 }
 
+/// Prints `expr` (a float) as the local `name` of element type `type`. A
+/// 16-bit value is rounded once: its bits `<name>_bits` (what a store
+/// writes; narrowing the rounded float again would repeat the rounding)
+/// and, with `readBack`, the float they hold as `name`. Returns the bits'
+/// name, or "" for f32.
+std::string printLocal(llvm::raw_ostream &os, StringRef indent,
+                       const std::string &name, Type type,
+                       const std::string &expr, bool readBack = true) {
+  if (type.isF32()) {
+    os << indent << "const float " << name << " = " << expr << ";\n";
+    return "";
+  }
+  std::string bits = name + "_bits";
+  os << indent << "const uint16_t " << bits << " = " << narrow(type, expr)
+     << ";\n";
+  if (readBack)
+    os << indent << "const float " << name << " = " << widen(type, bits)
+       << ";\n";
+  return bits;
+}
+
 /// The region's dropouts, in order: each takes one parameter block.
 SmallVector<DropoutOp> dropoutsOf(FusionOp fusion) {
   SmallVector<DropoutOp> dropouts;
@@ -279,18 +300,11 @@ public:
                                             use.getOperandNumber()) &&
                                             numElements(use.get()) != full));
     std::string result = "v" + std::to_string(count++);
-    Type type = elementType(op.getResult(0));
-    std::string expr = elementwise.scalarExpression(args);
-    if (type.isF32()) {
-      os << indent << "const float " << result << " = " << expr << ";\n";
-    } else {
-      // Rounded once: the bits a store takes, and the float read back.
-      os << indent << "const uint16_t " << result
-         << "_bits = " << narrow(type, expr) << ";\n"
-         << indent << "const float " << result << " = "
-         << widen(type, result + "_bits") << ";\n";
-      bits[op.getResult(0)] = result + "_bits";
-    }
+    std::string stored =
+        printLocal(os, indent, result, elementType(op.getResult(0)),
+                   elementwise.scalarExpression(args));
+    if (!stored.empty())
+      bits[op.getResult(0)] = stored;
     locals[op.getResult(0)] = result;
     return result;
   }
@@ -510,19 +524,14 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
   Value gradInput = grad->getResult(0);
   std::string dx = layerNorm ? "rstd * (g - meanG - xhat * meanGXhat)"
                              : "rstd * (g - xhat * meanGXhat)";
-  Type gradType = elementType(gradInput);
-  if (gradType.isF32())
-    os << "        const float v0 = (float)(" << dx << ");\n";
-  else
-    os << "        const uint16_t v0_bits = "
-       << narrow(gradType, "(float)(" + dx + ")") << ";\n"
-       << "        const float v0 = " << widen(gradType, "v0_bits") << ";\n";
+  std::string gradBits = printLocal(
+      os, "        ", "v0", elementType(gradInput), "(float)(" + dx + ")");
   for (auto [output, term] : sums)
     os << "        MT_COLUMN_AT(mt_sum" << output << ", c) += " << term
        << ";\n";
   // The ops after the norm's backward, on the input gradient in registers.
   RowLocals locals(os, "        ", pointers, full, /*firstResult=*/1);
-  locals.bind(gradInput, "v0", gradType.isF32() ? "" : "v0_bits");
+  locals.bind(gradInput, "v0", gradBits);
   kernel.flopsPerElement = layerNorm ? 20 : 14;
   for (Operation &op : body.without_terminator()) {
     if (&op == grad)
@@ -647,22 +656,13 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
     Value value = op.getResult(0);
     Type type = elementType(value);
     std::string expr = elementwise.scalarExpression(args);
-    if (type.isF32()) {
-      os << "    const float " << result << " = " << expr << ";\n";
-    } else {
-      // A 16-bit result is stored as it is rounded: its bits once (the
-      // store takes them; converting the rounded float back would repeat
-      // the rounding), the float read back only where the region reads it.
-      os << "    const uint16_t " << result << "_bits = " << narrow(type, expr)
-         << ";\n";
-      bool readInRegion = llvm::any_of(value.getUsers(), [](Operation *user) {
-        return !isa<YieldOp>(user);
-      });
-      if (readInRegion)
-        os << "    const float " << result << " = "
-           << widen(type, result + "_bits") << ";\n";
-      stored[value] = result + "_bits";
-    }
+    // The float read back only where the region reads it.
+    bool readInRegion = llvm::any_of(
+        value.getUsers(), [](Operation *user) { return !isa<YieldOp>(user); });
+    if (std::string bits =
+            printLocal(os, "    ", result, type, expr, readInRegion);
+        !bits.empty())
+      stored[value] = bits;
     full[value] = result;
   }
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
