@@ -58,13 +58,13 @@ public:
   /// Compiles (or finds in the cache) and loads `program`'s kernels,
   /// releasing any library loaded before. The kernel source is trusted
   /// code: it runs in this process as the artifact's author wrote it.
+  /// `extraSource` (kernels written against the prelude: a backend's own,
+  /// such as the CPU's GEMM epilogues) is compiled with them; its kernels
+  /// `extraNames` follow the program's, `function(program kernels + k)`.
   Status load(const RankProgram &program,
-              const KernelToolchain &toolchain = KernelToolchain::host());
-  /// Compiles (or finds in the cache) and loads `source` (the prelude and
-  /// kernels written against it), whose kernels `names` are entry points
-  /// `function(0)`, `function(1)`, ... in that order.
-  Status load(const std::string &source, const std::vector<std::string> &names,
-              const KernelToolchain &toolchain = KernelToolchain::host());
+              const KernelToolchain &toolchain = KernelToolchain::host(),
+              const std::string &extraSource = "",
+              const std::vector<std::string> &extraNames = {});
 
   /// The host entry point of generated kernel `index` (host toolchain).
   GeneratedKernelFn function(size_t index) const {
@@ -77,6 +77,12 @@ public:
   const std::string &path() const { return libraryPath; }
 
 private:
+  /// Compiles (or finds in the cache) and loads `source`, whose kernels
+  /// `names` are function(0), function(1), ... in that order.
+  Status loadSource(const std::string &source,
+                    const std::vector<std::string> &names,
+                    const KernelToolchain &toolchain);
+
   void *handle = nullptr;
   std::string libraryPath;
   std::vector<void *> symbols;

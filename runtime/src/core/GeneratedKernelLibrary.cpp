@@ -149,8 +149,11 @@ KernelToolchain KernelToolchain::host() {
   return toolchain;
 }
 
-Status GeneratedKernelLibrary::load(const RankProgram &program,
-                                    const KernelToolchain &toolchain) {
+Status
+GeneratedKernelLibrary::load(const RankProgram &program,
+                             const KernelToolchain &toolchain,
+                             const std::string &extraSource,
+                             const std::vector<std::string> &extraNames) {
   if (!program.generatedKernels.empty() && program.kernelSource.empty())
     return Status::error("the program has " +
                          std::to_string(program.generatedKernels.size()) +
@@ -158,12 +161,19 @@ Status GeneratedKernelLibrary::load(const RankProgram &program,
   std::vector<std::string> names;
   for (const GeneratedKernel &kernel : program.generatedKernels)
     names.push_back(kernel.name);
-  return load(program.kernelSource, names, toolchain);
+  if (extraNames.empty())
+    return loadSource(program.kernelSource, names, toolchain);
+  // A program's source starts with the prelude; extra kernels need it too.
+  std::string source = program.kernelSource.empty()
+                           ? std::string(generatedKernelPrelude())
+                           : program.kernelSource;
+  names.insert(names.end(), extraNames.begin(), extraNames.end());
+  return loadSource(source + extraSource, names, toolchain);
 }
 
-Status GeneratedKernelLibrary::load(const std::string &kernelSource,
-                                    const std::vector<std::string> &names,
-                                    const KernelToolchain &toolchain) {
+Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
+                                          const std::vector<std::string> &names,
+                                          const KernelToolchain &toolchain) {
   symbols.clear();
   if (handle) {
     dlclose(handle);

@@ -273,28 +273,20 @@ Status CpuDevice::prepareProgram(const RankProgram &program) {
   // Generated kernels are compiled (or found in the cache) once, here,
   // with the GeLU epilogues' where GEMMs have them: the prelude's GeLU, as
   // the generated kernel of a GeLU the GEMM did not take computes it.
-  if (!program.generatedKernels.empty() && program.kernelSource.empty())
-    return Status::error("generated kernels: the program has " +
-                         std::to_string(program.generatedKernels.size()) +
-                         " generated kernels but no kernel source");
-  std::string source = program.kernelSource;
-  std::vector<std::string> names;
-  for (const GeneratedKernel &kernel : program.generatedKernels)
-    names.push_back(kernel.name);
-  const size_t epilogues = names.size();
+  const size_t epilogues = program.generatedKernels.size();
   bool geluEpilogues = std::any_of(
       resolved.begin(), resolved.end(), [](const KernelInfo *kernel) {
         return kernel->id == KernelId::matmul_bias_gelu ||
                kernel->id == KernelId::matmul_gelu_grad;
       });
-  if (geluEpilogues) {
-    if (source.empty())
-      source = generatedKernelPrelude();
-    source += kGeluEpilogueKernels;
-    names.insert(names.end(), {"mt_gelu_epilogue", "mt_gelu_grad_epilogue"});
-  }
   generated = std::make_unique<GeneratedKernelLibrary>();
-  if (Status loaded = generated->load(source, names); !loaded)
+  if (Status loaded =
+          geluEpilogues
+              ? generated->load(program, KernelToolchain::host(),
+                                kGeluEpilogueKernels,
+                                {"mt_gelu_epilogue", "mt_gelu_grad_epilogue"})
+              : generated->load(program);
+      !loaded)
     return Status::error("generated kernels: " + loaded.message());
   geluEpilogue = geluEpilogues ? generated->function(epilogues) : nullptr;
   geluGradEpilogue =
