@@ -85,12 +85,17 @@ std::optional<int64_t> rowLengthOf(ElementwiseOpInterface op,
   return std::nullopt;
 }
 
+/// Whether `value` is a tensor of bf16 or f16 elements.
+bool isSixteenBit(Value value) {
+  Type element = cast<RankedTensorType>(value.getType()).getElementType();
+  return element.isBF16() || element.isF16();
+}
+
 /// The cast to f32 that is the only reader of the bf16 or f16 `value`, if
 /// so: a 16-bit gradient computed only to be widened for the fp32 master
 /// weights.
 CastOp onlyWidening(Value value) {
-  Type from = cast<RankedTensorType>(value.getType()).getElementType();
-  if (!(from.isBF16() || from.isF16()) || !value.hasOneUse())
+  if (!isSixteenBit(value) || !value.hasOneUse())
     return nullptr;
   auto widening = dyn_cast<CastOp>(*value.getUsers().begin());
   if (!widening || !widening.getType().getElementType().isF32())
@@ -796,12 +801,6 @@ bool foldBiasEpilogue(MatmulOp matmul) {
   bias->erase();
   matmul->erase();
   return true;
-}
-
-/// Whether `value` is a tensor of bf16 or f16 elements.
-bool isSixteenBit(Value value) {
-  Type element = cast<RankedTensorType>(value.getType()).getElementType();
-  return element.isBF16() || element.isF16();
 }
 
 /// Folds `mt.gelu(mt.matmul_bias(a, b, bias))` into `mt.matmul_bias_gelu`
