@@ -192,9 +192,19 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
               std::to_string(c.ins.size()) + " inputs but " +
                   std::to_string(c.outs.size()) +
                   " outputs: each input is cast to one output");
-    for (size_t k = 0; k < c.ins.size() && k < c.outs.size(); ++k)
+    for (size_t k = 0; k < c.ins.size() && k < c.outs.size(); ++k) {
       s.same(s.out(k), "output " + std::to_string(k), s.in(k),
              "input " + std::to_string(k));
+      // One element type to one other, as mt.multi_cast's verifier holds.
+      DType from = s.buffers[c.ins[k]].dtype, to = s.buffers[c.outs[k]].dtype;
+      DType from0 = s.buffers[c.ins[0]].dtype, to0 = s.buffers[c.outs[0]].dtype;
+      s.require(from == from0 && to == to0,
+                "tensor " + std::to_string(k) + " is cast from " +
+                    dtypeName(from) + " to " + dtypeName(to) +
+                    ", tensor 0 from " + dtypeName(from0) + " to " +
+                    dtypeName(to0) +
+                    ": a multi_cast casts one element type to one other");
+    }
     break;
   case KernelId::dropout:
     s.same(s.out(0), "the output", s.in(0), "the input");
