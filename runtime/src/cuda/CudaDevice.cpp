@@ -70,8 +70,7 @@ public:
     // The graph and the libraries' handles before what they use.
     dropGraph();
     cudnn.close();
-    ltGemms.clear();
-    sumGemms.clear();
+    epiloguePlans.clear();
     if (lt)
       cublasLtDestroy(lt);
     if (cublas)
@@ -129,16 +128,22 @@ public:
 
   std::vector<std::string> choices() const override {
     std::vector<std::string> lines;
+    int64_t epilogueGemms = 0, fused = 0;
+    // (Planned with the arena: none before a program is prepared.)
+    for (size_t i = 0; i < resolved.size() && i < epiloguePlans.size(); ++i)
+      if (hasEpilogue(resolved[i]->id)) {
+        ++epilogueGemms;
+        fused += epiloguePlans[i].fused != nullptr;
+      }
     if (epilogueGemms > 0)
-      lines.push_back("GEMM epilogues (bias, GeLU, bias gradient): "
-                      "cuBLASLt's for " +
-                      std::to_string(ltEpilogueGemms) + " of " +
-                      std::to_string(epilogueGemms) +
-                      (ltRefusal.empty()
-                           ? std::string()
-                           : ", a GEMM then the epilogue's kernels for the "
-                             "rest (" +
-                                 ltRefusal + ")"));
+      lines.push_back(
+          "GEMM epilogues (bias, GeLU, bias gradient): "
+          "cuBLASLt's for " +
+          std::to_string(fused) + " of " + std::to_string(epilogueGemms) +
+          (ltRefusal.empty() ? std::string()
+                             : ", a GEMM then the epilogue's kernels for the "
+                               "rest (" +
+                                   ltRefusal + ")"));
     if (std::string line = transportChoice(); !line.empty())
       lines.push_back(line);
     int64_t outside = 0;
@@ -251,7 +256,7 @@ private:
       return acrossRanks(command);
     if (hasEpilogue(id)) { // cuBLASLt reads them as they are
       size_t index = size_t(&command - prog->commands.data());
-      return !ltGemms[index] && !inPlaceFallback[index];
+      return !epiloguePlans[index].fused && !epiloguePlans[index].inPlace;
     }
     return id != KernelId::fused && id != KernelId::cast &&
            id != KernelId::multi_cast && id != KernelId::bias_add_grad &&
@@ -366,17 +371,22 @@ private:
   /// cuBLASLt, for GEMMs with a bias epilogue: per command, its planned
   /// GEMM (null: the fallback, a GEMM on fp32 copies then the bias added).
   cublasLtHandle_t lt = nullptr;
-  std::vector<std::unique_ptr<gpu::LtGemm>> ltGemms;
-  /// A 16-bit GEMM whose epilogue cuBLASLt did not plan, run in its own
-  /// storage (no fp32 copies, no fp32 GEMM): a weight gradient's GEMM then
-  /// the bias gradient's column sums read from 16 bits; the GeLU gradient's
-  /// GEMM then GeLU's derivative over its 16-bit product; the sum with its
-  /// bias (cuBLASLt's bias epilogue, sumGemms) then GeLU over it.
-  std::vector<bool> inPlaceFallback;
-  std::vector<std::unique_ptr<gpu::LtGemm>> sumGemms;
+  /// How each GEMM with an epilogue runs (planEpilogueGemms; empty for
+  /// other commands).
+  struct EpilogueGemm {
+    /// cuBLASLt with the epilogue.
+    std::unique_ptr<gpu::LtGemm> fused;
+    /// Else, on a GPU with 16-bit tensor cores, in the command's own
+    /// storage (no fp32 copies, no fp32 GEMM): a weight gradient's GEMM
+    /// then the bias gradient's column sums read from 16 bits; the GeLU
+    /// gradient's GEMM then GeLU's derivative over its 16-bit product; the
+    /// sum through cuBLASLt's bias epilogue (`sum`) then GeLU over it.
+    bool inPlace = false;
+    std::unique_ptr<gpu::LtGemm> sum;
+  };
+  std::vector<EpilogueGemm> epiloguePlans;
   /// The first reason a GEMM with an epilogue fell back, for choices().
   std::string ltRefusal;
-  int64_t epilogueGemms = 0, ltEpilogueGemms = 0;
   /// Plans each GEMM with an epilogue (mt.matmul_bias, mt.matmul_bias_gelu,
   /// mt.matmul_gelu_grad, mt.matmul_bias_grad) with cuBLASLt once the
   /// arena is allocated;
@@ -522,20 +532,15 @@ private:
 bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
 
 int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
-  ltGemms.clear();
-  ltGemms.resize(program.commands.size());
-  inPlaceFallback.assign(program.commands.size(), false);
-  sumGemms.clear();
-  sumGemms.resize(program.commands.size());
+  epiloguePlans.clear();
+  epiloguePlans.resize(program.commands.size());
   ltRefusal.clear();
-  epilogueGemms = ltEpilogueGemms = 0;
   int64_t fallbackStaging = 0;
   for (size_t i = 0; i < program.commands.size(); ++i) {
     const KernelId id = resolved[i]->id;
     if (!hasEpilogue(id))
       continue;
     const Command &command = program.commands[i];
-    ++epilogueGemms;
     // One element type for every operand, and a GPU whose tensor cores
     // take it (bf16: Ampere, fp16: Volta), or the fallback.
     // (A weight gradient and its bias gradient may be widened to f32.)
@@ -565,8 +570,7 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
       if (planned->plan(lt, matmulShape(program, command), dtype, resultType,
                         tf32, epilogue, ltOperands(command, id),
                         kCublasWorkspaceBytes, why)) {
-        ltGemms[i] = std::move(planned);
-        ++ltEpilogueGemms;
+        epiloguePlans[i].fused = std::move(planned);
         continue;
       }
     }
@@ -587,10 +591,10 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
                                 resultType, tf32, gpu::LtEpilogue::Bias, sum,
                                 kCublasWorkspaceBytes, sumWhy);
         if (inPlace)
-          sumGemms[i] = std::move(planned);
+          epiloguePlans[i].sum = std::move(planned);
       }
       if (inPlace) {
-        inPlaceFallback[i] = true;
+        epiloguePlans[i].inPlace = true;
         continue;
       }
     }
@@ -2078,10 +2082,11 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   case KernelId::matmul_bias_gelu:
   case KernelId::matmul_gelu_grad:
   case KernelId::matmul_bias_grad: {
-    if (const auto &planned = ltGemms[index])
+    const EpilogueGemm &plan = epiloguePlans[index];
+    if (const auto &planned = plan.fused)
       return planned->run(lt, ltOperands(command, id), cublasWorkspace,
                           kCublasWorkspaceBytes, stream);
-    if (inPlaceFallback[index] && id != KernelId::matmul_bias_grad) {
+    if (plan.inPlace && id != KernelId::matmul_bias_grad) {
       const bool bf16 = inDesc(0).dtype == DType::BF16;
       auto *product = reinterpret_cast<uint16_t *>(address(command.outs[0]));
       if (id == KernelId::matmul_bias_gelu) {
@@ -2089,8 +2094,8 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
         gpu::LtGemm::Operands sum = ltOperands(command, id);
         sum.c = product;
         sum.aux = nullptr;
-        MTRT_RETURN_IF_ERROR(sumGemms[index]->run(
-            lt, sum, cublasWorkspace, kCublasWorkspaceBytes, stream));
+        MTRT_RETURN_IF_ERROR(plan.sum->run(lt, sum, cublasWorkspace,
+                                           kCublasWorkspaceBytes, stream));
         error = gpu::launchPointwiseStored(
             stream, gpu::Pointwise::Gelu, product, nullptr,
             reinterpret_cast<uint16_t *>(address(command.outs[1])),
@@ -2106,7 +2111,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
           outDesc(0).numElements(), bf16);
       break;
     }
-    if (inPlaceFallback[index]) {
+    if (plan.inPlace) {
       // The 16-bit GEMM writing its f32 (or 16-bit) product, then the
       // bias gradient summed from the rhs as it is stored.
       MTRT_RETURN_IF_ERROR(gemm(command, /*half=*/true));
