@@ -99,35 +99,25 @@ inline double opFlops(Operation *op) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     return type ? double(type.getNumElements()) : 0.0;
   };
-  if (auto matmul = dyn_cast<MatmulOp>(op)) {
-    ArrayRef<int64_t> lhs = matmul.getLhs().getType().getShape();
+  // A GEMM's product (lhs's contracted dimension k), and one per element
+  // of what its epilogue computes (the bias, GeLU, its derivative, the
+  // bias gradient's sums).
+  auto product = [&](auto matmul) {
+    ArrayRef<int64_t> lhs =
+        cast<RankedTensorType>(matmul.getLhs().getType()).getShape();
     int64_t k = matmul.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
     return 2.0 * numel(matmul.getResult()) * double(k);
-  }
-  if (auto matmul = dyn_cast<MatmulBiasOp>(op)) { // the product, the bias
-    ArrayRef<int64_t> lhs = matmul.getLhs().getType().getShape();
-    int64_t k = matmul.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
-    return (2.0 * double(k) + 1.0) * numel(matmul.getResult());
-  }
-  // The GEMMs with a GeLU or bias-gradient epilogue: the product, and one
-  // per element of each epilogue's output.
-  auto epilogueGemm = [&](Value lhs, bool transposeA, Value product) {
-    ArrayRef<int64_t> shape = cast<RankedTensorType>(lhs.getType()).getShape();
-    int64_t k = transposeA ? shape[shape.size() - 2] : shape.back();
-    return 2.0 * numel(product) * double(k);
   };
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return product(matmul);
+  if (auto matmul = dyn_cast<MatmulBiasOp>(op))
+    return product(matmul) + numel(matmul.getResult());
   if (auto matmul = dyn_cast<MatmulBiasGeluOp>(op))
-    return epilogueGemm(matmul.getLhs(), matmul.getTransposeA(),
-                        matmul.getResult()) +
-           2.0 * numel(matmul.getResult());
+    return product(matmul) + 2.0 * numel(matmul.getResult());
   if (auto matmul = dyn_cast<MatmulGeluGradOp>(op))
-    return epilogueGemm(matmul.getLhs(), matmul.getTransposeA(),
-                        matmul.getResult()) +
-           numel(matmul.getResult());
+    return product(matmul) + numel(matmul.getResult());
   if (auto matmul = dyn_cast<MatmulBiasGradOp>(op))
-    return epilogueGemm(matmul.getLhs(), matmul.getTransposeA(),
-                        matmul.getResult()) +
-           numel(matmul.getRhs());
+    return product(matmul) + numel(matmul.getRhs());
   if (std::optional<double> flops = attentionFlops(op))
     return *flops;
   double total = 0;
