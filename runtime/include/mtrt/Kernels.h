@@ -194,6 +194,14 @@ struct AttentionKind {
   /// the gradient reads it with the output (its last two inputs).
   bool hasStats() const { return fusedQKV || mergedOutput; }
 };
+/// The GEMMs: a matmul, and a matmul with an epilogue (its bias, GeLU,
+/// GeLU's derivative or the bias gradient); each command's lhs is input 0,
+/// rhs input 1, product output 0 (matmulShape).
+inline bool isGemm(KernelId id) {
+  return id == KernelId::matmul || id == KernelId::matmul_bias ||
+         id == KernelId::matmul_bias_gelu || id == KernelId::matmul_gelu_grad ||
+         id == KernelId::matmul_bias_grad;
+}
 inline bool isAttention(KernelId id) {
   return id == KernelId::attention || id == KernelId::attention_grad ||
          id == KernelId::qkv_attention || id == KernelId::qkv_attention_grad ||

@@ -20,11 +20,9 @@ double mtrt::commandFlops(const RankProgram &program, const Command &command) {
   auto elements = [&](int64_t id) {
     return double(program.buffers[size_t(id)].numElements());
   };
-  if ((command.kernel == "matmul" || command.kernel == "matmul_bias" ||
-       command.kernel == "matmul_bias_gelu" ||
-       command.kernel == "matmul_gelu_grad" ||
-       command.kernel == "matmul_bias_grad") &&
-      command.ins.size() >= 2 && !command.outs.empty()) {
+  const KernelInfo *kernel = findKernel(command.kernel);
+  if (kernel && isGemm(kernel->id) && command.ins.size() >= 2 &&
+      !command.outs.empty()) {
     const std::vector<int64_t> &lhs = shape(command.ins[0]);
     if (lhs.size() < 2)
       return 0;
@@ -32,8 +30,7 @@ double mtrt::commandFlops(const RankProgram &program, const Command &command) {
                                                          : lhs.back());
     return 2.0 * elements(command.outs[0]) * k;
   }
-  if (const KernelInfo *kernel = findKernel(command.kernel);
-      kernel && isAttention(kernel->id)) {
+  if (kernel && isAttention(kernel->id)) {
     // Scores and the weighted sum, 2·d FLOPs each per query row and key it
     // is counted against (the sequence, or a sliding window under it); the
     // backward does twice the forward.

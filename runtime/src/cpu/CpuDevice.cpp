@@ -624,10 +624,7 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                        command.get("probability", 0.0), stream, key,
                        rngOffset + uint64_t(begin));
         });
-  } else if (id == KernelId::matmul || id == KernelId::matmul_bias ||
-             id == KernelId::matmul_bias_gelu ||
-             id == KernelId::matmul_gelu_grad ||
-             id == KernelId::matmul_bias_grad) {
+  } else if (isGemm(id)) {
     MatmulShape shape = matmulShape(*prog, command);
     bool ta = shape.transposeA, tb = shape.transposeB;
     bool broadcast = shape.sharedB;

@@ -265,8 +265,7 @@ private:
   }
   /// The GEMMs with an epilogue (LtGemm.h).
   static bool hasEpilogue(KernelId id) {
-    return id == KernelId::matmul_bias || id == KernelId::matmul_bias_gelu ||
-           id == KernelId::matmul_gelu_grad || id == KernelId::matmul_bias_grad;
+    return isGemm(id) && id != KernelId::matmul;
   }
   static bool isCrossEntropy(KernelId id) {
     return id == KernelId::cross_entropy || id == KernelId::cross_entropy_grad;
