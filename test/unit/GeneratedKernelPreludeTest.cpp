@@ -154,6 +154,46 @@ double geluExact(double x) {
 
 TEST_F(Prelude, Compiles) { ASSERT_TRUE(*loaded) << loaded->message(); }
 
+// A backend's own kernels compiled with a program's (the CPU backend's
+// GeLU epilogues): numbered after the program's, and, where the program
+// has no generated kernels, headed by the prelude themselves.
+TEST(PreludeExtraKernels, FollowTheProgramsAndNeedNoProgramSource) {
+  std::string dir = ::testing::TempDir() + "prelude-extra-cache";
+  setenv("MEGATRON_KERNEL_CACHE", dir.c_str(), 1);
+  const char *extra = R"extra(
+MT_KERNEL(extra_double) {
+  const float *x = (const float *)MT_ARG(0);
+  float *y = (float *)MT_ARG(1);
+  MT_ELEMENT_LOOP(i, c, 1000000LL)
+  y[i] = 2.0f * x[i];
+  MT_ELEMENT_LOOP_END
+}
+)extra";
+  std::vector<float> x = {1.5f, -2.0f, 0.25f}, y(3);
+  GeneratedKernelArgs args{};
+  args.p[0] = x.data();
+  args.p[1] = y.data();
+  RankProgram empty;
+  GeneratedKernelLibrary alone;
+  Status loaded =
+      alone.load(empty, KernelToolchain::host(), extra, {"extra_double"});
+  ASSERT_TRUE(loaded) << loaded.message();
+  alone.function(0)(&args, 0, 3);
+  EXPECT_EQ(y, (std::vector<float>{3.0f, -4.0f, 0.5f}));
+  RankProgram program;
+  program.kernelSource = std::string(generatedKernelPrelude()) + kProbeKernels;
+  GeneratedKernel probe;
+  probe.name = "probe_exp";
+  program.generatedKernels.push_back(probe);
+  GeneratedKernelLibrary after;
+  loaded =
+      after.load(program, KernelToolchain::host(), extra, {"extra_double"});
+  ASSERT_TRUE(loaded) << loaded.message();
+  std::fill(y.begin(), y.end(), 0.0f);
+  after.function(1)(&args, 0, 3);
+  EXPECT_EQ(y, (std::vector<float>{3.0f, -4.0f, 0.5f}));
+}
+
 // mt_row_sums_f64's components are mt_row_sum_f64's sums, to the bit, and
 // the sums in double of the row (rows of 37: a tail past the lanes; 768:
 // GPT-2's width).
