@@ -158,7 +158,8 @@ void openRowKernel(llvm::raw_ostream &os, FusionOp fusion, StringRef name,
 
 /// A row fusion (mt.cross_entropy per position and/or mt.cross_entropy_grad
 /// of one pair of logits and labels) as a row kernel: each row's maximum
-/// and sum of exponentials once, then the loss and the gradient. The
+/// and sum of exponentials once, in one pass over the row
+/// (mt_row_softmax_stats), then the loss and the gradient in a second. The
 /// gradient recomputes each exponential rather than storing it, so it may
 /// overwrite the logits (mt-lower-to-runtime does when nothing reads them
 /// afterwards): every column is read before it is written, and the
@@ -208,15 +209,15 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
      << "    // The label's logit before anything overwrites the row.\n"
      << "    const float picked = labeled ? "
      << widen(logitsElement, x + "[mt_row + label]") << " : 0.0f;\n"
-     << "    const float m = mt_row_max<MT_ROW_THREADS>(" << valid
+     << "    // The max and the sum of exponentials in one pass (the sum in\n"
+     << "    // double, as the host kernels keep it).\n"
+     << "    const mt_softmax_stats mt_st = "
+     << "mt_row_softmax_stats<MT_ROW_THREADS>(" << valid
      << ", [&](int64_t c) {\n"
      << "      return " << widen(logitsElement, x + "[mt_row + c]")
      << ";\n    });\n"
-     << "    // The sum in double, as the host kernels keep it.\n"
-     << "    const double s = mt_row_sum_f64<MT_ROW_THREADS>(" << valid
-     << ", [&](int64_t c) {\n"
-     << "      return mt_exp(" << widen(logitsElement, x + "[mt_row + c]")
-     << " - m);\n    });\n";
+     << "    const float m = mt_st.m;\n"
+     << "    const double s = mt_st.s;\n";
   // Per element of the row: the max (1), exp and the sum (~12), and for
   // the gradient the exp again, the scale and the label's term (~13).
   kernel.flopsPerElement = 13;

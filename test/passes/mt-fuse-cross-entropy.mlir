@@ -27,8 +27,9 @@
 // LOWER-SAME:      const float *in1 = (const float *)MT_ARG(1);
 // LOWER-SAME:      float *out1 = (float *)MT_ARG(4);
 // LOWER-SAME:      const float picked = labeled ? in1[mt_row + label] : 0.0f;
-// LOWER-SAME:      const float m = mt_row_max<MT_ROW_THREADS>(16LL,
-// LOWER-SAME:      const double s = mt_row_sum_f64<MT_ROW_THREADS>(16LL,
+// LOWER-SAME:      const mt_softmax_stats mt_st = mt_row_softmax_stats<MT_ROW_THREADS>(16LL,
+// LOWER-SAME:      const float m = mt_st.m;
+// LOWER-SAME:      const double s = mt_st.s;
 // LOWER-SAME:      MT_ROW_LEADER out0[r] = (float)((double)m + log(s) - (double)picked);
 // LOWER-SAME:      const double kd = (double)in0[0] / 8.0;
 // LOWER-SAME:      const float k = (float)kd, ks = (float)(kd / s);
@@ -92,8 +93,9 @@ func.func @loss_read_early(%logits: tensor<2x4x16xf32> {mt.input = "tokens"},
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {{.*}}row_length = 16 : i64
 // LOWER-SAME:      const bool labeled = label >= 0 && label < 13LL;
-// LOWER-SAME:      const float m = mt_row_max<MT_ROW_THREADS>(13LL,
-// LOWER-SAME:      const double s = mt_row_sum_f64<MT_ROW_THREADS>(13LL,
+// LOWER-SAME:      const mt_softmax_stats mt_st = mt_row_softmax_stats<MT_ROW_THREADS>(13LL,
+// LOWER-SAME:      const float m = mt_st.m;
+// LOWER-SAME:      const double s = mt_st.s;
 // LOWER-SAME:      MT_ROW_FOR(c, 16LL)
 // LOWER-SAME:      out1[mt_row + c] = c < 13LL ? mt_exp(in1[mt_row + c] - m) * ks - (c == label ? k : 0.0f) : 0.0f;
 // LOWER:         mtrt.kernel "fused" {{.*}} {vocab_size = 13 : i64} {generated = @stage0_fused0, phase = "backward"}

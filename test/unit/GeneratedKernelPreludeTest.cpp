@@ -84,6 +84,28 @@ MT_ROW_PROBE(probe_rows_5, 5LL)
   }
 MT_SUMS_PROBE(probe_sums_37, 37LL)
 MT_SUMS_PROBE(probe_sums_768, 768LL)
+// A softmax's row statistics in one pass: shape = {cols, threads}, with
+// threads 0 the host's mt_row_softmax_stats and otherwise CUDA's partials
+// (mt_softmax_partial per thread of a row's group) merged in thread order.
+MT_KERNEL(probe_softmax) {
+  const float *x = (const float *)MT_ARG(0);
+  const long long *shape = (const long long *)MT_ARG(1);
+  float *row_max = (float *)MT_ARG(2);
+  double *row_sum = (double *)MT_ARG(3);
+  const int64_t cols = shape[0], threads = shape[1];
+  MT_ROW_LOOP(r)
+    const float *row = x + r * cols;
+    auto f = [&](int64_t c) { return row[c]; };
+    mt_softmax_stats st = {-INFINITY, 0.0};
+    if (threads == 0)
+      st = mt_row_softmax_stats<MT_ROW_THREADS>(cols, f);
+    else
+      for (int64_t t = 0; t < threads; ++t)
+        st = mt_softmax_merge(st, mt_softmax_partial(cols, t, threads, f));
+    row_max[r] = st.m;
+    row_sum[r] = st.s;
+  MT_ROW_LOOP_END
+}
 // A fused dropout: its parameter block after the operands.
 MT_KERNEL(probe_dropout) {
   const float *x = (const float *)MT_ARG(0);
@@ -107,7 +129,8 @@ protected:
     for (const char *name :
          {"probe_exp", "probe_tanh", "probe_gelu", "probe_gelu_grad",
           "probe_silu_grad", "probe_bf16", "probe_f16", "probe_rows_37",
-          "probe_rows_5", "probe_dropout", "probe_sums_37", "probe_sums_768"}) {
+          "probe_rows_5", "probe_dropout", "probe_sums_37", "probe_sums_768",
+          "probe_softmax"}) {
       GeneratedKernel kernel;
       kernel.name = name;
       program->generatedKernels.push_back(kernel);
@@ -223,6 +246,59 @@ TEST_F(Prelude, SeveralRowSumsAtOnceEqualEachAlone) {
       }
       EXPECT_NEAR(together[size_t(2 * r)], sum, 1e-12 * squares);
       EXPECT_NEAR(together[size_t(2 * r + 1)], squares, 1e-12 * squares);
+    }
+  }
+}
+
+// The softmax statistics in one pass (the host's and CUDA's per-thread
+// partials): the row's max exactly and the sum of exponentials below it
+// within 1e-6, for rows shorter than a chunk, across chunk boundaries,
+// with the max rising in every chunk (each partial rescaled as it goes) or
+// only at the end, with -infinity columns (a masked logit), a row all
+// -infinity but one, and a NaN (the sum NaN).
+TEST_F(Prelude, SoftmaxStatisticsInOnePass) {
+  ASSERT_TRUE(*loaded) << loaded->message();
+  std::mt19937_64 gen(29);
+  std::uniform_real_distribution<float> dist(-8, 8);
+  for (int64_t cols : {1, 5, 127, 128, 129, 300, 2048, 50304}) {
+    const int64_t rows = 6;
+    std::vector<float> x(size_t(rows * cols));
+    for (float &v : x)
+      v = dist(gen);
+    float *rising = x.data() + cols, *lateMax = x.data() + 2 * cols,
+          *masked = x.data() + 3 * cols, *single = x.data() + 4 * cols,
+          *nan = x.data() + 5 * cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      rising[c] = 0.01f * float(c) - 30.0f;
+      single[c] = c == cols / 2 ? 3.0f : -INFINITY;
+      if (c % 3 == 1)
+        masked[c] = -INFINITY;
+    }
+    lateMax[cols - 1] = 60.0f;
+    nan[cols / 3] = NAN;
+    for (long long threads : {0LL, 32LL, 256LL}) {
+      long long shape[2] = {cols, threads};
+      std::vector<float> rowMax(rows);
+      std::vector<double> rowSum(rows);
+      GeneratedKernelArgs args{};
+      args.p[0] = x.data();
+      args.p[1] = shape;
+      args.p[2] = rowMax.data();
+      args.p[3] = rowSum.data();
+      library->function(12)(&args, 0, rows);
+      for (int64_t r = 0; r + 1 < rows; ++r) {
+        const float *row = x.data() + r * cols;
+        const float max = *std::max_element(row, row + cols);
+        double exact = 0;
+        for (int64_t c = 0; c < cols; ++c)
+          exact += std::exp(double(row[c]) - double(max));
+        EXPECT_EQ(rowMax[size_t(r)], max)
+            << "row " << r << " of " << cols << ", threads " << threads;
+        EXPECT_NEAR(rowSum[size_t(r)], exact, 1e-6 * exact)
+            << "row " << r << " of " << cols << ", threads " << threads;
+      }
+      EXPECT_TRUE(std::isnan(rowSum[size_t(rows - 1)]))
+          << cols << ", threads " << threads;
     }
   }
 }
