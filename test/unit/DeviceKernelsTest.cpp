@@ -380,11 +380,19 @@ TEST(DeviceKernels, ClipAndAdamW) {
   EXPECT_EQ(v3, avgSq);
 
   // Multi-tensor AdamW: one pass over tensors of 5, 0, 1 and 31 elements
-  // (an empty one among them) is bit for bit the per-tensor update, however
-  // many threads share it (a thread's elements then cross segments).
-  for (int64_t threads :
-       {int64_t(37), int64_t(1), int64_t(3), int64_t(6), int64_t(64)}) {
-    const std::vector<int64_t> sizes = {5, 0, 1, 31};
+  // (an empty one among them), or over many small ones, is bit for bit the
+  // per-tensor update, however many threads share it (a thread's elements
+  // then cross segments, one at a time or several at once, and its
+  // kAdamUnroll elements end inside a round or past the last).
+  const std::vector<int64_t> fewTensors = {5, 0, 1, 31};
+  const std::vector<int64_t> manyTensors = {2, 1, 3, 0, 0, 1, 2, 2, 1, 3,
+                                            1, 1, 2, 0, 3, 1, 2, 1, 1, 9};
+  for (auto [threads, sizes] :
+       {std::pair{int64_t(37), fewTensors}, std::pair{int64_t(1), fewTensors},
+        std::pair{int64_t(3), fewTensors}, std::pair{int64_t(6), fewTensors},
+        std::pair{int64_t(64), fewTensors}, std::pair{int64_t(1), manyTensors},
+        std::pair{int64_t(2), manyTensors}, std::pair{int64_t(5), manyTensors},
+        std::pair{int64_t(11), manyTensors}}) {
     std::vector<std::vector<float>> ps, gs, ms, vs;
     std::vector<gpu::AdamSegment> segments;
     int64_t total = 0;

@@ -626,18 +626,25 @@ MTK_HD AdamStep adamStepOf(AdamScalars s, bool applyDecay) {
   return a;
 }
 
-/// Element i of one AdamW step, as torch.optim.AdamW, in double.
+/// One element's AdamW step, as torch.optim.AdamW, in double: its
+/// parameter and moments updated in place from its gradient.
+MTK_HD void adamwUpdate(float &param, float grad, float &expAvg,
+                        float &expAvgSq, const AdamStep &a) {
+  double g = double(grad) * a.gradScale;
+  double p = double(param);
+  p -= a.decay * p;
+  double m = a.beta1 * double(expAvg) + (1.0 - a.beta1) * g;
+  double v = a.beta2 * double(expAvgSq) + (1.0 - a.beta2) * g * g;
+  p -= a.stepSize * m / (sqrt(v) / a.bias2Sqrt + a.eps);
+  expAvg = float(m);
+  expAvgSq = float(v);
+  param = float(p);
+}
+
+/// Element i of one AdamW step.
 MTK_HD void adamwElement(int64_t i, float *param, const float *grad,
                          float *expAvg, float *expAvgSq, const AdamStep &a) {
-  double g = double(grad[i]) * a.gradScale;
-  double p = double(param[i]);
-  p -= a.decay * p;
-  double m = a.beta1 * double(expAvg[i]) + (1.0 - a.beta1) * g;
-  double v = a.beta2 * double(expAvgSq[i]) + (1.0 - a.beta2) * g * g;
-  p -= a.stepSize * m / (sqrt(v) / a.bias2Sqrt + a.eps);
-  expAvg[i] = float(m);
-  expAvgSq[i] = float(v);
-  param[i] = float(p);
+  adamwUpdate(param[i], grad[i], expAvg[i], expAvgSq[i], a);
 }
 
 /// Thread `t` of `threads` of an AdamW step over n elements: elements t,
@@ -672,10 +679,18 @@ struct CastSegment {
 
 /// The last of `count` segments (starts ascending) that starts at or
 /// before element `i`, searching from `low` (a segment at or before it:
-/// a thread's elements ascend).
+/// a thread's elements ascend). A thread's next element is most often in
+/// its previous element's segment or the one after, which are tried
+/// first: a binary search for every element made a multi-tensor kernel
+/// wait on its table rather than on its tensors.
 template <typename Segment>
 MTK_HD int64_t segmentOf(const Segment *segments, int64_t count, int64_t i,
                          int64_t low) {
+  if (low + 1 >= count || segments[low + 1].start > i)
+    return low;
+  if (low + 2 >= count || segments[low + 2].start > i)
+    return low + 1;
+  low += 2;
   int64_t high = count - 1;
   while (low < high) {
     int64_t middle = (low + high + 1) / 2;
@@ -711,10 +726,18 @@ struct AdamSegment {
   int64_t start;
 };
 
+/// Elements a thread of a multi-tensor AdamW loads before it stores any.
+constexpr int kAdamUnroll = 4;
+
 /// Thread `t` of `threads` of a multi-tensor AdamW over the concatenation
 /// of `count` segments (`total` elements, starts ascending): elements t,
 /// t + threads, ..., each in the last segment that starts at or before it.
 /// The elements ascend, so each search starts from the previous segment.
+/// A thread loads kAdamUnroll elements' four values before it updates and
+/// stores them, so that their loads are in flight together: one element
+/// at a time (its stores may alias the next element's loads, so the
+/// compiler keeps them in order) left the memory bus half idle, 2.0 TB/s
+/// on an H100 at GPT-2 124M.
 MTK_HD void multiAdamwThread(int64_t t, int64_t threads,
                              const AdamSegment *segments, int64_t count,
                              int64_t total, AdamScalars s, bool applyDecay) {
@@ -722,11 +745,32 @@ MTK_HD void multiAdamwThread(int64_t t, int64_t threads,
   if (!a.apply)
     return;
   int64_t low = 0;
-  for (int64_t i = t; i < total; i += threads) {
-    low = segmentOf(segments, count, i, low);
-    const AdamSegment &segment = segments[low];
-    adamwElement(i - segment.start, segment.param, segment.grad, segment.expAvg,
-                 segment.expAvgSq, a);
+  for (int64_t i0 = t; i0 < total; i0 += kAdamUnroll * threads) {
+    float *param[kAdamUnroll], *expAvg[kAdamUnroll], *expAvgSq[kAdamUnroll];
+    float p[kAdamUnroll], g[kAdamUnroll], m[kAdamUnroll], v[kAdamUnroll];
+    for (int k = 0; k < kAdamUnroll; ++k) {
+      const int64_t i = i0 + k * threads;
+      if (i >= total)
+        break;
+      low = segmentOf(segments, count, i, low);
+      const AdamSegment &segment = segments[low];
+      const int64_t j = i - segment.start;
+      param[k] = segment.param + j;
+      expAvg[k] = segment.expAvg + j;
+      expAvgSq[k] = segment.expAvgSq + j;
+      p[k] = *param[k];
+      g[k] = segment.grad[j];
+      m[k] = *expAvg[k];
+      v[k] = *expAvgSq[k];
+    }
+    for (int k = 0; k < kAdamUnroll; ++k) {
+      if (i0 + k * threads >= total)
+        break;
+      adamwUpdate(p[k], g[k], m[k], v[k], a);
+      *param[k] = p[k];
+      *expAvg[k] = m[k];
+      *expAvgSq[k] = v[k];
+    }
   }
 }
 
