@@ -96,6 +96,7 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
     fusion.geluEpilogues = options.geluEpilogues;
     fusion.biasGradEpilogues = options.biasGradEpilogues;
     fusion.groupedAttention = options.groupedAttention;
+    fusion.normGradRowBlock = options.normGradRowBlock;
     pm.addPass(createFusePass(fusion));
   }
   LowerToRuntimePassOptions lowering;

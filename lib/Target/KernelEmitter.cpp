@@ -104,10 +104,13 @@ void printHeading(llvm::raw_ostream &os, FusionOp fusion, StringRef name,
   // row; each thread kept 24 columns' two sums in double, 168 registers,
   // one block per SM, and the warps' sums were combined through shared
   // memory), and the block's rows are added in order, as the host adds
-  // them.
+  // them. Its block has MT_ROW_BLOCK_THREADS, which a build may set.
   if (kernel.rowLength)
     os << "#undef MT_ROW_THREADS\n#define MT_ROW_THREADS "
-       << (kernel.rowLength <= 1024 && !kernel.rowBlock ? 32 : 256) << "\n";
+       << (kernel.rowBlock            ? "MT_ROW_BLOCK_THREADS"
+           : kernel.rowLength <= 1024 ? "32"
+                                      : "256")
+       << "\n";
   os << "MT_KERNEL(" << name << ") {\n";
 }
 

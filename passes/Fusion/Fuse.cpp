@@ -67,10 +67,6 @@ struct Group {
   Operation *normGrad = nullptr;
 };
 
-/// Rows per work item of a norm's backward: its weight and bias gradients
-/// are one row of partial sums per block (1/16 of the input gradient's
-/// size), summed afterwards in block order by mt.bias_add_grad.
-constexpr int64_t kNormGradRowBlock = 16;
 /// The widest norm whose backward is fused: a CPU thread keeps a block's
 /// column sums (two rows of doubles) on its stack.
 constexpr int64_t kMaxFusedNormGradColumns = 8192;
@@ -106,9 +102,14 @@ CastOp onlyWidening(Value value) {
 class Fuser {
 public:
   /// With `widenGradients`, a norm's 16-bit parameter gradient that is
-  /// only widened to f32 is left as the f32 sum of its partial sums.
-  Fuser(Block &block, bool widenGradients)
-      : block(block), widenGradients(widenGradients) {}
+  /// only widened to f32 is left as the f32 sum of its partial sums. A
+  /// norm's backward sums its weight and bias gradients over blocks of
+  /// `normGradRowBlock` rows, one row of partial sums per block (1/16 of
+  /// the input gradient's size at the default 16), summed afterwards in
+  /// block order by mt.bias_add_grad.
+  Fuser(Block &block, bool widenGradients, int64_t normGradRowBlock)
+      : block(block), widenGradients(widenGradients),
+        normGradRowBlock(normGradRowBlock) {}
 
   /// The norms' parameter gradients left in f32 by rewrite().
   int64_t numWidened = 0;
@@ -214,7 +215,7 @@ public:
       auto partialType = [&](Value) -> Type {
         int64_t rows = group.elements / *group.rowLength;
         return RankedTensorType::get(
-            {(rows + kNormGradRowBlock - 1) / kNormGradRowBlock,
+            {(rows + normGradRowBlock - 1) / normGradRowBlock,
              *group.rowLength},
             builder.getF32Type());
       };
@@ -233,7 +234,7 @@ public:
         Operation *clone = builder.clone(*op, mapping);
         if (op != group.normGrad)
           continue;
-        setNormGradRowBlock(clone, kNormGradRowBlock);
+        setNormGradRowBlock(clone, normGradRowBlock);
         for (OpResult result : clone->getResults().drop_front())
           result.setType(partialType(result));
       }
@@ -414,6 +415,7 @@ private:
 
   Block &block;
   bool widenGradients;
+  int64_t normGradRowBlock;
   /// The casts widensNormGradient() chose; rewrite() erases them.
   llvm::SmallPtrSet<Operation *, 8> wideningsToDrop;
   SmallVector<Group> groups;
@@ -1093,6 +1095,12 @@ int64_t fuseAdamW(Block &block, int64_t &commands) {
 struct FusePass : mt::impl::FusePassBase<FusePass> {
   using FusePassBase::FusePassBase;
   void runOnOperation() override {
+    if (normGradRowBlock < 1) {
+      getOperation().emitError()
+          << "mt-fuse: norm-grad-row-block must be at least 1 (got "
+          << static_cast<int64_t>(normGradRowBlock) << ")";
+      return signalPassFailure();
+    }
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isExternal())
         continue;
@@ -1146,7 +1154,7 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
         int64_t commands = 0;
         numFusedUpdates += fuseAdamW(block, commands);
         numMultiAdamW += commands;
-        Fuser fuser(block, widenGradients);
+        Fuser fuser(block, widenGradients, normGradRowBlock);
         fuser.group();
         int64_t regions = 0;
         numFusedOps += fuser.rewrite(regions);

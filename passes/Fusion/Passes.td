@@ -150,6 +150,11 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     the first of them was (a kernel per layer instead of one per
     parameter: GPT-2 124M bf16 casts 148 parameters a step).
 
+    A fused norm backward (a row-block kernel) sums its weight and bias
+    gradients over `norm-grad-row-block` rows (default 16) before it writes
+    a row of partial sums: fewer rows give a GPU more blocks to run at once
+    and more partial sums to add afterwards.
+
     Scalars stay host kernels. `fuse=false` in `--mt-train-pipeline` skips
     the pass.
 
@@ -175,7 +180,11 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
            "(mt.multi_cast)">,
     Option<"widenGradients", "widen-gradients", "bool", /*default=*/"true",
            "Compute in f32 the 16-bit weight and bias gradients only widened "
-           "to f32">
+           "to f32">,
+    Option<"normGradRowBlock", "norm-grad-row-block", "int64_t",
+           /*default=*/"16",
+           "Rows a fused norm backward sums its weight and bias gradients "
+           "over before it writes a row of partial sums (at least 1)">
   ];
   let statistics = [
     Statistic<"numEpilogues", "gemm-epilogues",

@@ -1,6 +1,8 @@
 // RUN: megatron-opt %s --mt-fuse --split-input-file | FileCheck %s
 // RUN: megatron-opt %s --mt-fuse --mt-lower-to-runtime --split-input-file | FileCheck %s --check-prefix=LOWER
 // RUN: megatron-opt %s --mt-fuse="widen-gradients=false" --split-input-file | FileCheck %s --check-prefix=WIDEOFF
+// RUN: megatron-opt %s --mt-fuse="norm-grad-row-block=4" --split-input-file | FileCheck %s --check-prefix=BLOCK4
+// RUN: not megatron-opt %s --mt-fuse="norm-grad-row-block=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADBLOCK
 
 // A layer norm's backward and the residual gradient's add after it become
 // one row-block fusion: the input gradient stays in registers, and the
@@ -20,12 +22,19 @@
 // CHECK-NEXT:    %[[DB:.+]] = mt.bias_add_grad %[[F]]#1 {mt.layer = 1 : i64, mt.phase = "backward"} : tensor<2x8xf32> -> tensor<8xf32>
 // CHECK-NEXT:    return %[[F]]#2, %[[DW]], %[[DB]]
 
+// With norm-grad-row-block=4, blocks of 4 rows: 5 rows of partial sums.
+// BLOCK4-LABEL: func.func @layer_norm_grad_residual
+// BLOCK4:         mt.layer_norm_grad {{.*}} row_block = 4 : i64} : tensor<4x5x8xf32>, tensor<8xf32> -> tensor<5x8xf32>
+// BLOCK4:         mt.bias_add_grad %{{.+}}#0 {{.*}} : tensor<5x8xf32> -> tensor<8xf32>
+// BADBLOCK: error: mt-fuse: norm-grad-row-block must be at least 1 (got 0)
+
 // The kernel runs blocks of 16 rows (on CUDA the whole block per row, not
-// a warp as the forward's rows of at most 1024 columns); each keeps its
-// columns' sums in double and writes them as one row of partial sums.
+// a warp as the forward's rows of at most 1024 columns, a block of
+// MT_ROW_BLOCK_THREADS which a build may set); each keeps its columns'
+// sums in double and writes them as one row of partial sums.
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 20 : i64, flops_per_element = 21 : i64, num_outputs = 3 : i64, operand_extents = array<i64: 160, 160, 8, 160, 16, 16, 160>, operand_types = [f32, f32, f32, f32, f32, f32, f32], row_block = 16 : i64, row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.layer_norm_grad, mt.add, 20 rows of 8
-// LOWER-SAME:      #define MT_ROW_THREADS 256
+// LOWER-SAME:      #define MT_ROW_THREADS MT_ROW_BLOCK_THREADS
 // LOWER-SAME:      MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, 16LL)
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum0, 8LL)
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum1, 8LL)

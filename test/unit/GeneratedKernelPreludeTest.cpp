@@ -576,31 +576,45 @@ extern "C" void probe_cuda_element_loop(const mt_args *mt_a,
 
 // The CUDA row loops (MT_ROW_LOOP and MT_ROW_BLOCK_LOOP with MT_ROW_FOR
 // under __CUDACC__), their text from the prelude, run on the host over
-// emulated blocks of 256 threads, for a warp per row (MT_ROW_THREADS 32,
-// eight rows a block) and the block per row: every element of every row
-// visited exactly once, each row's leader once, and in a row-block kernel
-// (the block per row only, which its loop asserts) every row by the block
-// that owns it.
+// emulated blocks, for a warp per row (MT_ROW_THREADS 32, eight rows a
+// block of 256) and the block of 256 per row, and for row-block kernels
+// (the block per row only, which their loop asserts) with blocks of 256
+// and of 128 threads (a build's MT_ROW_BLOCK_THREADS): every element of
+// every row visited exactly once, each row's leader once, and in a
+// row-block kernel every row by the block that owns it.
 TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
   std::string source;
   ASSERT_TRUE(cudaTextEmulated("#define MT_ROW_GROUPS",
                                "#define MT_COLUMN_SUMS", source));
-  for (int threads : {32, 256}) {
-    std::string t = std::to_string(threads);
-    source += "#undef MT_ROW_THREADS\n#define MT_ROW_THREADS " + t +
+  struct Probe {
+    const char *name;
+    int rowThreads, blockThreads;
+    bool rowBlocks;
+  };
+  const Probe probes[] = {{"probe_rows_32", 32, 256, false},
+                          {"probe_rows_256", 256, 256, true},
+                          {"probe_row_blocks_128", 128, 128, true}};
+  for (const Probe &probe : probes) {
+    source += "#undef MT_ROW_THREADS\n#define MT_ROW_THREADS " +
+              std::to_string(probe.rowThreads) +
+              "\n#undef MT_ROW_BLOCK_THREADS\n#define MT_ROW_BLOCK_THREADS " +
+              std::to_string(probe.blockThreads) + "\nextern \"C\" void " +
+              probe.name + "(const mt_args *mt_a, long long mt_begin, " +
+              "long long mt_end) {\n" + "  const long long blockThreads = " +
+              std::to_string(probe.blockThreads) + ";\n" +
               R"emulation(
-extern "C" void probe_rows_)emulation" +
-              t + R"emulation((const mt_args *mt_a,
-    long long mt_begin, long long mt_end) {
   const long long *grid = (const long long *)mt_a->p[0];
   long long *visits = (long long *)mt_a->p[1];
   long long *leaders = (long long *)mt_a->p[2];
   long long *owners = (long long *)mt_a->p[3];
   const long long cols = grid[1], rowBlock = grid[2];
   gridDim.x = (unsigned)grid[0];
-  blockDim.x = 256;
+  blockDim.x = (unsigned)blockThreads;
   for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
     for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x) {
+)emulation";
+    if (probe.blockThreads == 256) // MT_ROW_LOOP's blocks have 256
+      source += R"emulation(
       if (rowBlock == 0) {
         MT_ROW_LOOP(r)
           MT_ROW_FOR(c, cols)
@@ -611,9 +625,9 @@ extern "C" void probe_rows_)emulation" +
       }
 )emulation";
     // As emitNormGradKernel writes a row-block kernel.
-    if (threads == 256)
+    if (probe.rowBlocks)
       source += R"emulation(
-      else {
+      if (rowBlock > 0) {
         MT_ROW_BLOCK_LOOP(blk, r0, r1, rowBlock)
           for (int64_t r = r0; r < r1; ++r) {
             MT_ROW_FOR(c, cols)
@@ -624,20 +638,15 @@ extern "C" void probe_rows_)emulation" +
         MT_ROW_BLOCK_LOOP_END
       }
 )emulation";
-    source += R"emulation(
-    }
-}
-#undef MT_ROW_THREADS
-#define MT_ROW_THREADS 256
-)emulation";
+    source += "    }\n}\n";
   }
   std::string dir = ::testing::TempDir() + "prelude-cuda-rows-cache";
   setenv("MEGATRON_KERNEL_CACHE", dir.c_str(), 1);
   RankProgram program;
   program.kernelSource = source;
-  for (const char *name : {"probe_rows_32", "probe_rows_256"}) {
+  for (const Probe &probe : probes) {
     GeneratedKernel kernel;
-    kernel.name = name;
+    kernel.name = probe.name;
     program.generatedKernels.push_back(kernel);
   }
   GeneratedKernelLibrary library;
@@ -646,12 +655,13 @@ extern "C" void probe_rows_)emulation" +
   struct Case {
     long long rows, cols, blocks, rowBlock;
   };
-  for (size_t k = 0; k < 2; ++k)
+  for (size_t k = 0; k < std::size(probes); ++k)
     for (Case c :
          {Case{20, 8, 3, 0}, Case{100, 768, 13, 0}, Case{9, 1100, 2, 0},
           Case{37, 5, 1, 0}, Case{20, 8, 2, 16}, Case{100, 768, 3, 16},
-          Case{45, 33, 1, 4}, Case{7, 300, 4, 16}}) {
-      if (k == 0 && c.rowBlock > 0) // no row-block kernel at a warp per row
+          Case{45, 33, 1, 4}, Case{7, 300, 4, 16}, Case{40, 2048, 2, 16}}) {
+      if ((c.rowBlock > 0 && !probes[k].rowBlocks) ||
+          (c.rowBlock == 0 && probes[k].blockThreads != 256))
         continue;
       std::vector<long long> visits(size_t(c.rows * c.cols), 0),
           leaders(size_t(c.rows), 0), owners(size_t(c.rows), -1);
@@ -662,8 +672,8 @@ extern "C" void probe_rows_)emulation" +
       args.p[2] = leaders.data();
       args.p[3] = owners.data();
       library.function(k)(&args, 0, c.rows);
-      std::string what = std::string(k == 0 ? "a warp" : "a block") +
-                         " per row, " + std::to_string(c.rows) + " rows of " +
+      std::string what = std::string(probes[k].name) + ": " +
+                         std::to_string(c.rows) + " rows of " +
                          std::to_string(c.cols) + ", block of rows " +
                          std::to_string(c.rowBlock);
       for (long long j = 0; j < c.rows * c.cols; ++j)

@@ -114,6 +114,12 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("With fuse: each layer's parameters are cast to 16 bits "
                      "in one command (mt.multi_cast; default)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> normGradRowBlock{
+      *this, "norm-grad-row-block",
+      llvm::cl::desc("With fuse: rows a norm's backward sums its weight and "
+                     "bias gradients over before it writes a row of partial "
+                     "sums (default 16)"),
+      llvm::cl::init(16)};
   PassOptions::Option<bool> widenGradients{
       *this, "widen-gradients",
       llvm::cl::desc("With fuse: 16-bit weight and bias gradients only "

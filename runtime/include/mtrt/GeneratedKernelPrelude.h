@@ -70,6 +70,13 @@ struct mt_args {
 #define MT_RESTRICT __restrict__
 // Threads per row of a row kernel (CUDA); each row kernel sets its own.
 #define MT_ROW_THREADS 256
+// Threads of a row-block kernel's block, all on one row at a time (CUDA):
+// a multiple of 32 up to 1024. A build may choose another
+// (MEGATRON_NVCC_FLAGS=-DMT_ROW_BLOCK_THREADS=128, for one): the
+// kernel's results do not depend on it, only on which rows a block sums.
+#ifndef MT_ROW_BLOCK_THREADS
+#define MT_ROW_BLOCK_THREADS 256
+#endif
 
 #ifdef __CUDACC__
 #define MT_DEVICE static __device__ __forceinline__
@@ -150,14 +157,16 @@ struct mt_args {
     return cudaGetLastError();                                                 \
   }
 // Row-block kernels (a norm's backward, whose parameter gradients sum
-// over rows): one block per `b` consecutive rows, which it runs one after
-// another, the whole block on each row (MT_ROW_THREADS 256: the emitter
-// never gives them a warp per row); each thread keeps the sums of its own
-// columns (c = threadIdx.x + k * 256) in registers, so no two threads add
-// to one value.
+// over rows): one block of MT_ROW_BLOCK_THREADS per `b` consecutive rows,
+// which it runs one after another, the whole block on each row (the
+// emitter sets MT_ROW_THREADS to MT_ROW_BLOCK_THREADS for them); each
+// thread keeps the sums of its own columns (c = threadIdx.x + k *
+// MT_ROW_THREADS) in registers, so no two threads add to one value.
 #define MT_ROW_BLOCK_LOOP(blk, r0, r1, b)                                     \
-  static_assert(MT_ROW_GROUPS == 1, "a row-block kernel takes the block "      \
-                                    "per row");                                \
+  static_assert(MT_ROW_THREADS == MT_ROW_BLOCK_THREADS &&                      \
+                    MT_ROW_BLOCK_THREADS % 32 == 0 &&                          \
+                    MT_ROW_BLOCK_THREADS <= 1024,                              \
+                "a row-block kernel takes the block per row");                 \
   for (int64_t blk = mt_begin / (b) + (int64_t)blockIdx.x;                     \
        blk * (b) < mt_end; blk += (int64_t)gridDim.x) {                        \
     const int64_t r0 = blk * (b), r1 = r0 + (b) < mt_end ? r0 + (b) : mt_end;
@@ -175,7 +184,8 @@ struct mt_args {
     if (blocks > 65536)                                                        \
       blocks = 65536;                                                          \
     if (blocks > 0)                                                            \
-      name<<<(unsigned)blocks, 256, 0, stream>>>(*args, 0, n);                 \
+      name<<<(unsigned)blocks, MT_ROW_BLOCK_THREADS, 0, stream>>>(*args, 0,   \
+                                                                  n);          \
     return cudaGetLastError();                                                 \
   }
 #else
@@ -540,7 +550,7 @@ MT_DEVICE mt_softmax_stats mt_softmax_partial(int64_t n, int64_t first,
   }
   return value;
 }
-#ifdef __CUDACC__
+#if defined(__CUDACC__) && !defined(MT_SOFTMAX_TWO_PASSES)
 template <int Threads, typename F>
 MT_DEVICE mt_softmax_stats mt_row_softmax_stats(int64_t n, F f) {
   mt_softmax_stats value =
@@ -578,7 +588,9 @@ MT_DEVICE mt_softmax_stats mt_row_softmax_stats(int64_t n, F f) {
   }
 }
 #else
-// The host keeps the two passes, mt_row_max's and then mt_row_sum_f64's:
+// The host keeps the two passes, mt_row_max's and then mt_row_sum_f64's
+// (and so does CUDA where a build defines MT_SOFTMAX_TWO_PASSES, to
+// compare the two):
 // its rows stay in cache between them and its cost is the exponentials,
 // which the one pass adds to (a rescale per lane and chunk, the chunk's
 // columns converted twice). Measured on GPT-2's 50257 columns, 1024 rows,

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1013,6 +1014,13 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
         "-std=c++17", "-O3",        "--fmad=false", "-arch=" + arch,
         "-shared",    "-Xcompiler", "-fPIC",        "-w",
         "-x",         "cu"};
+    // A kernel variant to measure (-DMT_ROW_BLOCK_THREADS=128, say): the
+    // flags are part of the cache key, so each variant is built once.
+    if (const char *extra = std::getenv("MEGATRON_NVCC_FLAGS")) {
+      std::istringstream words(extra);
+      for (std::string word; words >> word;)
+        toolchain.flags.push_back(word);
+    }
     toolchain.symbolSuffix = "_launch";
     toolchain.targetIdentity = std::string(properties.name) + " " + arch;
     toolchain.what = "CUDA compiler";
