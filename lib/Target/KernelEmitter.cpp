@@ -231,20 +231,31 @@ FailureOr<EmittedKernel> emitRowKernel(FusionOp fusion, StringRef name) {
          << "[r] = (float)((double)m + log(s) - (double)picked);\n";
     } else if (grad && value == grad.getResult()) {
       kernel.flopsPerElement += 13;
+      // A chunk of each thread's columns loaded before any is written:
+      // the gradient overwrites the logits (MT_ROW_FOR_CHUNK).
       os << "    const double kd = (double)" << pointers[grad.getGradLoss()]
          << "[0] / " << kernel.elements << ".0;\n"
          << "    const float k = (float)kd, ks = (float)(kd / s);\n"
-         << "    MT_ROW_FOR(c, " << cols << ")\n"
-         << "      out" << i << "[mt_row + c] = ";
-      std::string value = narrow(
-          logitsElement, "mt_exp(" + widen(logitsElement, x + "[mt_row + c]") +
-                             " - m) * ks - (c == label ? k : 0.0f)");
+         << "    MT_ROW_FOR_CHUNK(mt_c0, " << cols << ")\n"
+         << "      float mt_xs[MT_ROW_CHUNK];\n"
+         << "      for (int mt_k = 0; mt_k < MT_ROW_CHUNK; ++mt_k) {\n"
+         << "        const int64_t c = mt_c0 + mt_k * MT_ROW_STRIDE;\n"
+         << "        mt_xs[mt_k] = c < " << cols << " ? "
+         << widen(logitsElement, x + "[mt_row + c]") << " : 0.0f;\n"
+         << "      }\n"
+         << "      for (int mt_k = 0; mt_k < MT_ROW_CHUNK; ++mt_k) {\n"
+         << "        const int64_t c = mt_c0 + mt_k * MT_ROW_STRIDE;\n"
+         << "        if (c < " << cols << ")\n"
+         << "          out" << i << "[mt_row + c] = ";
+      std::string value =
+          narrow(logitsElement,
+                 "mt_exp(mt_xs[mt_k] - m) * ks - (c == label ? k : 0.0f)");
       if (validColumns < kernel.rowLength)
         os << "c < " << valid << " ? " << value << " : "
            << narrow(logitsElement, "0.0f");
       else
         os << value;
-      os << ";\n    MT_ROW_FOR_END\n";
+      os << ";\n      }\n    MT_ROW_FOR_END\n";
     } else {
       llvm_unreachable("a row fusion yields its one loss and one gradient "
                        "(FusionOp::verify)");

@@ -33,7 +33,10 @@
 // LOWER-SAME:      MT_ROW_LEADER out0[r] = (float)((double)m + log(s) - (double)picked);
 // LOWER-SAME:      const double kd = (double)in0[0] / 8.0;
 // LOWER-SAME:      const float k = (float)kd, ks = (float)(kd / s);
-// LOWER-SAME:      out1[mt_row + c] = mt_exp(in1[mt_row + c] - m) * ks - (c == label ? k : 0.0f);
+// LOWER-SAME:      MT_ROW_FOR_CHUNK(mt_c0, 16LL)
+// LOWER-SAME:      mt_xs[mt_k] = c < 16LL ? in1[mt_row + c] : 0.0f;
+// LOWER-SAME:      if (c < 16LL)
+// LOWER-SAME:      out1[mt_row + c] = mt_exp(mt_xs[mt_k] - m) * ks - (c == label ? k : 0.0f);
 // LOWER-SAME:      MT_ROW_LAUNCHER(stage0_fused0)
 // LOWER-NEXT:    mtrt.kernel "fused" ins({{.*}}, %[[LOGITS]], {{.*}} : memref<f32>, memref<2x4x16xf32>, memref<2x4xi32>) outs(%[[LOSSES]], %[[GRAD]] : memref<2x4xf32>, memref<2x4x16xf32>) {} {generated = @stage0_fused0, phase = "backward"}
 // LOWER:         mtrt.kernel "mean" ins(%[[LOSSES]] : memref<2x4xf32>)
@@ -96,8 +99,8 @@ func.func @loss_read_early(%logits: tensor<2x4x16xf32> {mt.input = "tokens"},
 // LOWER-SAME:      const mt_softmax_stats mt_st = mt_row_softmax_stats<MT_ROW_THREADS>(13LL,
 // LOWER-SAME:      const float m = mt_st.m;
 // LOWER-SAME:      const double s = mt_st.s;
-// LOWER-SAME:      MT_ROW_FOR(c, 16LL)
-// LOWER-SAME:      out1[mt_row + c] = c < 13LL ? mt_exp(in1[mt_row + c] - m) * ks - (c == label ? k : 0.0f) : 0.0f;
+// LOWER-SAME:      MT_ROW_FOR_CHUNK(mt_c0, 16LL)
+// LOWER-SAME:      out1[mt_row + c] = c < 13LL ? mt_exp(mt_xs[mt_k] - m) * ks - (c == label ? k : 0.0f) : 0.0f;
 // LOWER:         mtrt.kernel "fused" {{.*}} {vocab_size = 13 : i64} {generated = @stage0_fused0, phase = "backward"}
 func.func @padded_vocabulary(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
                              %w: tensor<16x8xf32> {mt.param = "w"},

@@ -145,6 +145,17 @@ struct mt_args {
 #define MT_ROW_FOR(c, cols)                                                    \
   for (int64_t c = MT_ROW_LANE; c < (cols); c += MT_ROW_THREADS) {
 #define MT_ROW_FOR_END }
+// A row's columns MT_ROW_CHUNK at a time per thread, column
+// c0 + k * MT_ROW_STRIDE for k < MT_ROW_CHUNK (those below cols): a
+// kernel that writes over what it reads (the loss's gradient over the
+// logits) loads a chunk before it stores any of it, where a column at a
+// time kept one load in flight per thread (each store may alias the next
+// column's load, so the compiler keeps them in order).
+#define MT_ROW_CHUNK 8
+#define MT_ROW_STRIDE MT_ROW_THREADS
+#define MT_ROW_FOR_CHUNK(c0, cols)                                             \
+  for (int64_t c0 = MT_ROW_LANE; c0 < (cols);                                  \
+       c0 += MT_ROW_CHUNK * MT_ROW_THREADS) {
 #define MT_ROW_LEADER if (MT_ROW_LANE == 0)
 #define MT_ROW_LAUNCHER(name)                                                  \
   extern "C" cudaError_t name##_launch(const mt_args *args, long long n,       \
@@ -212,6 +223,11 @@ struct mt_args {
 #define MT_ROW_LOOP_END }
 #define MT_ROW_FOR(c, cols) for (int64_t c = 0; c < (cols); ++c) {
 #define MT_ROW_FOR_END }
+// A column at a time (the host's loads are not held back by its stores):
+// the loop is MT_ROW_FOR's.
+#define MT_ROW_CHUNK 1
+#define MT_ROW_STRIDE 1
+#define MT_ROW_FOR_CHUNK(c0, cols) for (int64_t c0 = 0; c0 < (cols); ++c0) {
 #define MT_ROW_LEADER
 #define MT_ROW_LAUNCHER(name)
 // Row-block kernels: the runtime splits the rows on block boundaries
