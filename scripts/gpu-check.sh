@@ -315,7 +315,9 @@ done
 # run at once), its block of 128 threads instead of 256
 # (MT_ROW_BLOCK_THREADS, a flag of the generated kernels' nvcc), and the
 # loss's softmax statistics in two passes (MT_SOFTMAX_TWO_PASSES) against
-# the one pass. MEGATRON_GPU_CHECK_VARIANTS picks them (names below).
+# the one pass, and the loss's kernel as it ran on 2026-11-27 (two passes,
+# its gradient a column at a time: MT_ROW_CHUNK=1).
+# MEGATRON_GPU_CHECK_VARIANTS picks them (names below).
 # Each summary line: the profiled step and the norm backward's and the
 # loss's kernels; megatron-124m-variant-NAME.txt has the whole profile.
 variant_of() { # name: prints "artifact nvcc-flags"
@@ -324,6 +326,7 @@ variant_of() { # name: prints "artifact nvcc-flags"
   rowblock4-threads128) echo "bench-124m-rowblock4 -DMT_ROW_BLOCK_THREADS=128" ;;
   threads128) echo "bench-124m -DMT_ROW_BLOCK_THREADS=128" ;;
   softmax-two-passes) echo "bench-124m -DMT_SOFTMAX_TWO_PASSES" ;;
+  loss-as-before) echo "bench-124m -DMT_SOFTMAX_TWO_PASSES -DMT_ROW_CHUNK=1" ;;
   *) return 1 ;;
   esac
 }
@@ -342,7 +345,7 @@ PY
 if [ -f "$out/megatron-124m-profile.txt" ]; then
   echo "- megatron-124m-profile (the variants' baseline): $(variant_line megatron-124m-profile)" >>"$summary"
 fi
-for name in ${MEGATRON_GPU_CHECK_VARIANTS:-rowblock4 rowblock4-threads128 threads128 softmax-two-passes}; do
+for name in ${MEGATRON_GPU_CHECK_VARIANTS:-rowblock4 rowblock4-threads128 threads128 softmax-two-passes loss-as-before}; do
   if ! spec="$(variant_of "$name")"; then
     echo "- variant $name: unknown (check.sh's variant_of names them)" >>"$summary"
     status=1

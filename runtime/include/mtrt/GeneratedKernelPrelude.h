@@ -150,8 +150,11 @@ struct mt_args {
 // kernel that writes over what it reads (the loss's gradient over the
 // logits) loads a chunk before it stores any of it, where a column at a
 // time kept one load in flight per thread (each store may alias the next
-// column's load, so the compiler keeps them in order).
+// column's load, so the compiler keeps them in order). A build may set it
+// (MEGATRON_NVCC_FLAGS=-DMT_ROW_CHUNK=1: a column at a time, as before).
+#ifndef MT_ROW_CHUNK
 #define MT_ROW_CHUNK 8
+#endif
 #define MT_ROW_STRIDE MT_ROW_THREADS
 #define MT_ROW_FOR_CHUNK(c0, cols)                                             \
   for (int64_t c0 = MT_ROW_LANE; c0 < (cols);                                  \
