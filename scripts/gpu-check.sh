@@ -285,6 +285,71 @@ timed() { # label seconds command...: runs it if time is left, logs its tail
   limited "$limit" "$@" >"$out/$label.txt" 2>&1 ||
     echo "- $label: exit $? after at most ${limit} s (see $label.txt)" >>"$summary"
 }
+# Kernel variants of the bench, each profiled (3 eager steps) after its
+# model's runs, in the time left: the norms' backward over blocks of
+# 4 rows instead of 16 (norm-grad-row-block=4: four times the blocks to
+# run at once), its block of 128 threads instead of 256
+# (MT_ROW_BLOCK_THREADS, a flag of the generated kernels' nvcc), the
+# loss's softmax statistics in two passes (MT_SOFTMAX_TWO_PASSES) against
+# the one pass, and the loss's kernel as it ran on 2026-11-27 (two passes,
+# its gradient a column at a time: MT_ROW_CHUNK=1). A variant is NAME
+# (the 124M bench) or NAME@MODEL; MEGATRON_GPU_CHECK_VARIANTS picks them.
+# Each summary line: the profiled step and the norm backward's and the
+# loss's kernels, beside the same line of the model's own profile
+# (megatron-MODEL-profile); megatron-MODEL-variant-NAME.txt has the whole
+# profile.
+variant_of() { # name model: prints "artifact nvcc-flags"
+  case "$1" in
+  rowblock4) echo "bench-$2-rowblock4 " ;;
+  rowblock4-threads128) echo "bench-$2-rowblock4 -DMT_ROW_BLOCK_THREADS=128" ;;
+  threads128) echo "bench-$2 -DMT_ROW_BLOCK_THREADS=128" ;;
+  softmax-two-passes) echo "bench-$2 -DMT_SOFTMAX_TWO_PASSES" ;;
+  loss-as-before) echo "bench-$2 -DMT_SOFTMAX_TWO_PASSES -DMT_ROW_CHUNK=1" ;;
+  *) return 1 ;;
+  esac
+}
+variant_line() { # label: the profiled steps' mean and the two kernels' rows
+  python3 - "$out/$1.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+steps = [float(s) for s in re.findall(r"^step .*\| ([0-9.]+) s \|", text, re.M)]
+rows = [l.strip() for l in text.splitlines()
+        if re.search(r"row fusion of (layer_norm_grad|cross_entropy)", l)]
+print("step %s ms; %s" % (
+    "%.2f" % (1e3 * sum(steps) / len(steps)) if steps else "?",
+    "; ".join(re.sub(r"\s+", " ", r) for r in rows) or "no such kernels"))
+PY
+}
+run_variants() { # model: runs its variants
+  local variant name model spec artifact flags label
+  for variant in ${MEGATRON_GPU_CHECK_VARIANTS:-rowblock4 rowblock4-threads128 threads128 softmax-two-passes loss-as-before rowblock4-threads128@1.3b}; do
+    name="${variant%@*}" model=124m
+    [ "$name" != "$variant" ] && model="${variant#*@}"
+    [ "$model" = "$1" ] || continue
+    if ! spec="$(variant_of "$name" "$model")"; then
+      echo "- variant $variant: unknown (check.sh's variant_of names them)" >>"$summary"
+      status=1
+      continue
+    fi
+    read -r artifact flags <<<"$spec"
+    if [ ! -f "$bundle/artifacts/$artifact.mtx" ]; then
+      echo "- variant $variant: the bundle has no $artifact.mtx" >>"$summary"
+      status=1
+      continue
+    fi
+    if [ -f "$out/megatron-$model-profile.txt" ] && [[ " $baselines " != *" $model "* ]]; then
+      baselines="$baselines $model"
+      echo "- megatron-$model-profile (the variants' baseline): $(variant_line "megatron-$model-profile")" >>"$summary"
+    fi
+    label="megatron-$model-variant-$name"
+    timed "$label" 150 env MEGATRON_NVCC_FLAGS="$flags" \
+      "$run" "$bundle/artifacts/$artifact.mtx" --steps 3 --device cuda --profile
+    [ -f "$out/$label.txt" ] &&
+      echo "- variant $variant ($artifact${flags:+, $flags}): $(variant_line "$label")" >>"$summary"
+  done
+}
+baselines=""
+
 timed gpt2-124m-profile 90 "$run" "$bundle/artifacts/gpt2-124m.mtx" --steps 6 \
   --device cuda --profile --log "$out/gpt2-124m-profile.jsonl"
 for model in ${MEGATRON_GPU_CHECK_MODELS:-124m 350m 1.3b}; do
@@ -308,56 +373,8 @@ for model in ${MEGATRON_GPU_CHECK_MODELS:-124m 350m 1.3b}; do
     timed "torch-$model-compile" 180 python3 "$bundle/gpu_torch_baseline.py" \
       --model "$model" --mode compile --batch 8 --seq 1024
   fi
+  run_variants "$model"
 done
-# Kernel variants of the 124M bench, each profiled (3 eager steps) after
-# everything above, in the time left: the norms' backward over blocks of
-# 4 rows instead of 16 (norm-grad-row-block=4: four times the blocks to
-# run at once), its block of 128 threads instead of 256
-# (MT_ROW_BLOCK_THREADS, a flag of the generated kernels' nvcc), and the
-# loss's softmax statistics in two passes (MT_SOFTMAX_TWO_PASSES) against
-# the one pass, and the loss's kernel as it ran on 2026-11-27 (two passes,
-# its gradient a column at a time: MT_ROW_CHUNK=1).
-# MEGATRON_GPU_CHECK_VARIANTS picks them (names below).
-# Each summary line: the profiled step and the norm backward's and the
-# loss's kernels; megatron-124m-variant-NAME.txt has the whole profile.
-variant_of() { # name: prints "artifact nvcc-flags"
-  case "$1" in
-  rowblock4) echo "bench-124m-rowblock4 " ;;
-  rowblock4-threads128) echo "bench-124m-rowblock4 -DMT_ROW_BLOCK_THREADS=128" ;;
-  threads128) echo "bench-124m -DMT_ROW_BLOCK_THREADS=128" ;;
-  softmax-two-passes) echo "bench-124m -DMT_SOFTMAX_TWO_PASSES" ;;
-  loss-as-before) echo "bench-124m -DMT_SOFTMAX_TWO_PASSES -DMT_ROW_CHUNK=1" ;;
-  *) return 1 ;;
-  esac
-}
-variant_line() { # label: the profiled steps' mean and the two kernels' rows
-  python3 - "$out/$1.txt" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-steps = [float(s) for s in re.findall(r"^step .*\| ([0-9.]+) s \|", text, re.M)]
-rows = [l.strip() for l in text.splitlines()
-        if re.search(r"row fusion of (layer_norm_grad|cross_entropy)", l)]
-print("step %s ms; %s" % (
-    "%.2f" % (1e3 * sum(steps) / len(steps)) if steps else "?",
-    "; ".join(re.sub(r"\s+", " ", r) for r in rows) or "no such kernels"))
-PY
-}
-if [ -f "$out/megatron-124m-profile.txt" ]; then
-  echo "- megatron-124m-profile (the variants' baseline): $(variant_line megatron-124m-profile)" >>"$summary"
-fi
-for name in ${MEGATRON_GPU_CHECK_VARIANTS:-rowblock4 rowblock4-threads128 threads128 softmax-two-passes loss-as-before}; do
-  if ! spec="$(variant_of "$name")"; then
-    echo "- variant $name: unknown (check.sh's variant_of names them)" >>"$summary"
-    status=1
-    continue
-  fi
-  read -r artifact flags <<<"$spec"
-  timed "megatron-124m-variant-$name" 120 env MEGATRON_NVCC_FLAGS="$flags" \
-    "$run" "$bundle/artifacts/$artifact.mtx" --steps 3 --device cuda --profile
-  [ -f "$out/megatron-124m-variant-$name.txt" ] &&
-    echo "- variant $name ($artifact${flags:+, $flags}): $(variant_line "megatron-124m-variant-$name")" >>"$summary"
-done
-
 python3 - "$out" >>"$summary" <<'PY'
 import json, os, statistics, sys
 out = sys.argv[1]
