@@ -275,9 +275,9 @@ for model in 124m 350m 1.3b; do
     "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128"
 done
 # The 124M bench with the bias epilogue alone (no GeLU or bias-gradient
-# epilogue) and one cast kernel per parameter, as it ran on 2026-11-27:
-# the same run's baseline for what they save (check.sh's
-# "megatron-124m-plain").
+# epilogue) and one cast kernel per parameter, as on 2026-11-27 (its
+# generated kernels are this build's): the same run's baseline for what
+# they save (check.sh's "megatron-124m-plain").
 compile bench-124m-plain "$configs/gpt2-124m.json" 8 1024 \
   "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128 gelu-epilogues=false bias-grad-epilogues=false group-casts=false"
 # The 124M and 1.3B benches with the norms' backward over blocks of 4

@@ -289,7 +289,10 @@ timed() { # label seconds command...: runs it if time is left, logs its tail
 # model's runs, in the time left: the norms' backward over blocks of
 # 4 rows instead of 16 (norm-grad-row-block=4: four times the blocks to
 # run at once), its block of 128 threads instead of 256
-# (MT_ROW_BLOCK_THREADS, a flag of the generated kernels' nvcc), the
+# (MT_ROW_BLOCK_THREADS, a flag of the generated kernels' nvcc), its rows
+# by the whole block one after another instead of a warp each
+# (MT_NORM_GRAD_ROW_THREADS, as the kernel ran on 2026-11-27 but for the
+# column sums, now a phase of their own), the
 # loss's softmax statistics in two passes (MT_SOFTMAX_TWO_PASSES) against
 # the one pass, and the loss's kernel as it ran on 2026-11-27 (two passes,
 # its gradient a column at a time: MT_ROW_CHUNK=1). A variant is NAME
@@ -303,6 +306,7 @@ variant_of() { # name model: prints "artifact nvcc-flags"
   rowblock4) echo "bench-$2-rowblock4 " ;;
   rowblock4-threads128) echo "bench-$2-rowblock4 -DMT_ROW_BLOCK_THREADS=128" ;;
   threads128) echo "bench-$2 -DMT_ROW_BLOCK_THREADS=128" ;;
+  rows-by-block) echo "bench-$2 -DMT_NORM_GRAD_ROW_THREADS=MT_ROW_BLOCK_THREADS" ;;
   softmax-two-passes) echo "bench-$2 -DMT_SOFTMAX_TWO_PASSES" ;;
   loss-as-before) echo "bench-$2 -DMT_SOFTMAX_TWO_PASSES -DMT_ROW_CHUNK=1" ;;
   *) return 1 ;;
@@ -322,7 +326,7 @@ PY
 }
 run_variants() { # model: runs its variants
   local variant name model spec artifact flags label
-  for variant in ${MEGATRON_GPU_CHECK_VARIANTS:-rowblock4 rowblock4-threads128 threads128 softmax-two-passes loss-as-before rowblock4-threads128@1.3b}; do
+  for variant in ${MEGATRON_GPU_CHECK_VARIANTS:-rows-by-block rowblock4 threads128 softmax-two-passes loss-as-before rows-by-block@1.3b}; do
     name="${variant%@*}" model=124m
     [ "$name" != "$variant" ] && model="${variant#*@}"
     [ "$model" = "$1" ] || continue

@@ -98,16 +98,16 @@ void printHeading(llvm::raw_ostream &os, FusionOp fusion, StringRef name,
     os << ", " << kernel.elements << " rows of " << kernel.rowLength;
   os << "\n";
   // A warp per row where a row has at most 1024 columns (32 per thread),
-  // else the block (GeneratedKernelPrelude.h). Not for a norm's backward
-  // (a row-block kernel): there a warp per row ran GPT-2 124M's slower on
-  // an H100 (3.73 ms a step for its 24 instead of 2.96 with the block per
-  // row; each thread kept 24 columns' two sums in double, 168 registers,
-  // one block per SM, and the warps' sums were combined through shared
-  // memory), and the block's rows are added in order, as the host adds
-  // them. Its block has MT_ROW_BLOCK_THREADS, which a build may set.
+  // else the block (GeneratedKernelPrelude.h). A norm's backward (a
+  // row-block kernel) takes MT_NORM_GRAD_ROW_THREADS per row in its first
+  // phase, a warp unless a build says the block, and sums its columns in a
+  // second phase over the whole block. (A warp per row whose lanes also
+  // kept their columns' sums ran GPT-2 124M's slower on an H100: 3.73 ms a
+  // step for its 24 instead of 2.96 with the block per row; 24 columns'
+  // two sums in double, 168 registers, one block per SM.)
   if (kernel.rowLength)
     os << "#undef MT_ROW_THREADS\n#define MT_ROW_THREADS "
-       << (kernel.rowBlock            ? "MT_ROW_BLOCK_THREADS"
+       << (kernel.rowBlock            ? "MT_NORM_GRAD_ROW_THREADS"
            : kernel.rowLength <= 1024 ? "32"
                                       : "256")
        << "\n";
@@ -445,11 +445,13 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
 /// A norm-backward row fusion (mt.layer_norm_grad or mt.rms_norm_grad,
 /// then elementwise ops reading its input gradient: the residual
 /// gradient's add) as a row-block kernel. Each work item is a block of
-/// `row_block` rows: per row, the statistics and the two row sums of the
-/// input gradient in double (as the host kernels), then per column the
-/// input gradient, the ops after it in registers, and the weight (and
-/// bias) gradient terms added to the block's column sums; at the end of
-/// the block its sums are written as one row of partial sums.
+/// `row_block` rows, in two phases. Per row (on CUDA a warp each, the
+/// block's rows at once): the statistics and the two row sums of the
+/// input gradient in double (as the host kernels), kept for the second
+/// phase, then per column the input gradient and the ops after it in
+/// registers. Then the weight (and bias) gradient terms of the block's
+/// rows, added per column in row order and written as one row of partial
+/// sums (the input and output gradient read again, from cache).
 FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
                                             StringRef name) {
   Block &body = fusion.getBody().front();
@@ -499,9 +501,9 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
   }
 
   os << "  MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, " << block << ")\n";
-  for (auto [output, term] : sums)
-    os << "    MT_COLUMN_SUMS(mt_sum" << output << ", " << length << ")\n";
-  os << "    for (int64_t r = mt_r0; r < mt_r1; ++r) {\n"
+  if (!sums.empty())
+    os << "    MT_ROW_BLOCK_STATS(mt_stats, " << block << ")\n";
+  os << "    MT_BLOCK_ROWS(r, mt_r0, mt_r1)\n"
      << "      const int64_t mt_row = r * " << length << ";\n";
   // The row's statistics in one reduction: the sums of x and x^2 give the
   // mean and variance, those of g = dy w and g x the means of g and of
@@ -531,6 +533,13 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
        << "      const double rstd = 1.0 / sqrt(mt_s.v[0] / " << n << " + "
        << eps << ");\n"
        << "      const double meanGXhat = rstd * mt_s.v[1] / " << n << ";\n";
+  // The statistics the column sums' second phase reads.
+  if (!sums.empty())
+    os << "      MT_ROW_LEADER {\n"
+       << "        mt_stats[r - mt_r0][0] = " << (layerNorm ? "mean" : "0.0")
+       << ";\n"
+       << "        mt_stats[r - mt_r0][1] = rstd;\n"
+       << "      }\n";
   os << "      MT_ROW_FOR(c, " << length << ")\n"
      << "        const int64_t i = mt_row + c;\n"
      << "        const double xhat = " << xhat << ";\n"
@@ -541,9 +550,6 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
                              : "rstd * (g - xhat * meanGXhat)";
   std::string gradBits = printLocal(
       os, "        ", "v0", elementType(gradInput), "(float)(" + dx + ")");
-  for (auto [output, term] : sums)
-    os << "        MT_COLUMN_AT(mt_sum" << output << ", c) += " << term
-       << ";\n";
   // The ops after the norm's backward, on the input gradient in registers.
   RowLocals locals(os, "        ", pointers, full, /*firstResult=*/1);
   locals.bind(gradInput, "v0", gradBits);
@@ -558,16 +564,39 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
   for (auto [i, value] : llvm::enumerate(yield.getValues()))
     if (locals.has(value))
       os << "        out" << i << "[i] = " << locals.stored(value) << ";\n";
-  os << "      MT_ROW_FOR_END\n    }\n";
+  os << "      MT_ROW_FOR_END\n    MT_BLOCK_ROWS_END\n";
+  // The column sums: each column's terms added in row order, as the host
+  // kernels add them, whoever adds them.
   if (!sums.empty()) {
-    os << "    MT_ROW_FOR(c, " << length << ")\n";
+    os << "    MT_BLOCK_SYNC\n";
+    for (auto [output, term] : sums)
+      os << "    MT_COLUMN_SUMS(mt_sum" << output << ", " << length << ")\n";
+    std::string xhatBlock = layerNorm ? "(" + xi +
+                                            " - mt_stats[mt_k][0]) * "
+                                            "mt_stats[mt_k][1]"
+                                      : xi + " * mt_stats[mt_k][1]";
+    os << "    for (int64_t mt_k = 0; mt_k < " << block << "; ++mt_k) {\n"
+       << "      const int64_t r = mt_r0 + mt_k;\n"
+       << "      if (r >= mt_r1)\n"
+       << "        break;\n"
+       << "      const int64_t mt_row = r * " << length << ";\n"
+       << "      MT_BLOCK_FOR(c, " << length << ")\n"
+       << "        const double dy = " << dyi << ";\n";
+    if (llvm::any_of(sums, [](auto &sum) { return sum.second != "dy"; }))
+      os << "        const double xhat = " << xhatBlock << ";\n";
+    for (auto [output, term] : sums)
+      os << "        MT_COLUMN_AT(mt_sum" << output << ", c) += " << term
+         << ";\n";
+    os << "      MT_BLOCK_FOR_END\n    }\n";
+    os << "    MT_BLOCK_FOR(c, " << length << ")\n";
     for (auto [output, term] : sums)
       os << "      out" << output << "[mt_block * " << length << " + c] = "
          << narrow(elementType(yield.getValues()[output]),
                    "(float)MT_COLUMN_AT(mt_sum" + std::to_string(output) +
                        ", c)")
          << ";\n";
-    os << "    MT_ROW_FOR_END\n";
+    os << "    MT_BLOCK_FOR_END\n"
+       << "    MT_BLOCK_SYNC // the next block's rows write mt_stats\n";
   }
   os << "  MT_ROW_BLOCK_LOOP_END\n}\nMT_ROW_BLOCK_LAUNCHER(" << name << ", "
      << block << ")\n";

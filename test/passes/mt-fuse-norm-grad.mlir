@@ -28,28 +28,38 @@
 // BLOCK4:         mt.bias_add_grad %{{.+}}#0 {{.*}} : tensor<5x8xf32> -> tensor<8xf32>
 // BADBLOCK: error: mt-fuse: norm-grad-row-block must be at least 1 (got 0)
 
-// The kernel runs blocks of 16 rows (on CUDA the whole block per row, not
-// a warp as the forward's rows of at most 1024 columns, a block of
-// MT_ROW_BLOCK_THREADS which a build may set); each keeps its columns'
-// sums in double and writes them as one row of partial sums.
+// The kernel runs blocks of 16 rows in two phases: the rows (on CUDA a
+// warp each, MT_NORM_GRAD_ROW_THREADS, the block's rows at once) with
+// their statistics kept, then the block's column sums in double, each
+// column's terms in row order, written as one row of partial sums.
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 20 : i64, flops_per_element = 21 : i64, num_outputs = 3 : i64, operand_extents = array<i64: 160, 160, 8, 160, 16, 16, 160>, operand_types = [f32, f32, f32, f32, f32, f32, f32], row_block = 16 : i64, row_length = 8 : i64, source = "// stage0_fused0: a row fusion of mt.layer_norm_grad, mt.add, 20 rows of 8
-// LOWER-SAME:      #define MT_ROW_THREADS MT_ROW_BLOCK_THREADS
+// LOWER-SAME:      #define MT_ROW_THREADS MT_NORM_GRAD_ROW_THREADS
 // LOWER-SAME:      MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, 16LL)
-// LOWER-SAME:      MT_COLUMN_SUMS(mt_sum0, 8LL)
-// LOWER-SAME:      MT_COLUMN_SUMS(mt_sum1, 8LL)
-// LOWER-SAME:      for (int64_t r = mt_r0; r < mt_r1; ++r) {
+// LOWER-SAME:      MT_ROW_BLOCK_STATS(mt_stats, 16LL)
+// LOWER-SAME:      MT_BLOCK_ROWS(r, mt_r0, mt_r1)
 // LOWER-SAME:      const mt_f64x<4> mt_s = mt_row_sums_f64<4, MT_ROW_THREADS>(8LL, [&](int64_t c) {
 // LOWER-SAME:      const double mt_x = (double)in1[mt_row + c], mt_g = (double)in0[mt_row + c] * (double)in2[c];
 // LOWER-SAME:      const double meanG = mt_s.v[2] / 8.0;
 // LOWER-SAME:      const double meanGXhat = rstd * (mt_s.v[3] / 8.0 - mean * meanG);
+// LOWER-SAME:      MT_ROW_LEADER {
+// LOWER-SAME:      mt_stats[r - mt_r0][0] = mean;
+// LOWER-SAME:      mt_stats[r - mt_r0][1] = rstd;
 // LOWER-SAME:      const float v0 = (float)(rstd * (g - meanG - xhat * meanGXhat));
-// LOWER-SAME:      MT_COLUMN_AT(mt_sum0, c) += dy * xhat;
-// LOWER-SAME:      MT_COLUMN_AT(mt_sum1, c) += dy;
 // LOWER-SAME:      const float v1 = (a3 + v0);
 // LOWER-SAME:      out2[i] = v1;
-// LOWER-SAME:      MT_ROW_FOR(c, 8LL)
+// LOWER-SAME:      MT_BLOCK_ROWS_END
+// LOWER-SAME:      MT_BLOCK_SYNC
+// LOWER-SAME:      MT_COLUMN_SUMS(mt_sum0, 8LL)
+// LOWER-SAME:      MT_COLUMN_SUMS(mt_sum1, 8LL)
+// LOWER-SAME:      for (int64_t mt_k = 0; mt_k < 16LL; ++mt_k) {
+// LOWER-SAME:      MT_BLOCK_FOR(c, 8LL)
+// LOWER-SAME:      const double xhat = ((double)in1[mt_row + c] - mt_stats[mt_k][0]) * mt_stats[mt_k][1];
+// LOWER-SAME:      MT_COLUMN_AT(mt_sum0, c) += dy * xhat;
+// LOWER-SAME:      MT_COLUMN_AT(mt_sum1, c) += dy;
+// LOWER-SAME:      MT_BLOCK_FOR(c, 8LL)
 // LOWER-SAME:      out0[mt_block * 8LL + c] = (float)MT_COLUMN_AT(mt_sum0, c);
+// LOWER-SAME:      MT_BLOCK_SYNC
 // LOWER-SAME:      MT_ROW_BLOCK_LAUNCHER(stage0_fused0, 16LL)
 // LOWER:         mtrt.kernel "fused" {{.*}} outs({{.*}} : memref<2x8xf32>, memref<2x8xf32>, memref<4x5x8xf32>) {} {generated = @stage0_fused0, layer = 1 : i64, phase = "backward"}
 // LOWER-NEXT:    mtrt.buffer
@@ -91,6 +101,7 @@ func.func @layer_norm_grad_residual(%dy: tensor<4x5x8xf32> {mt.input = "tokens"}
 // LOWER-SAME:      const uint16_t v0_bits = mt_to_bf16((float)(rstd * (g - xhat * meanGXhat)));
 // LOWER-SAME:      const float v0 = mt_from_bf16(v0_bits);
 // LOWER-SAME:      out0[i] = v0_bits;
+// LOWER-SAME:      const double xhat = (double)mt_from_bf16(in1[mt_row + c]) * mt_stats[mt_k][1];
 // LOWER-SAME:      out1[mt_block * 8LL + c] = (float)MT_COLUMN_AT(mt_sum1, c);
 func.func @rms_norm_grad_bf16(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"},
                               %x: tensor<2x3x8xbf16> {mt.param = "x"},

@@ -574,14 +574,15 @@ extern "C" void probe_cuda_element_loop(const mt_args *mt_a,
   }
 }
 
-// The CUDA row loops (MT_ROW_LOOP and MT_ROW_BLOCK_LOOP with MT_ROW_FOR
-// under __CUDACC__), their text from the prelude, run on the host over
-// emulated blocks, for a warp per row (MT_ROW_THREADS 32, eight rows a
-// block of 256) and the block of 256 per row, and for row-block kernels
-// (the block per row only, which their loop asserts) with blocks of 256
-// and of 128 threads (a build's MT_ROW_BLOCK_THREADS): every element of
-// every row visited exactly once, each row's leader once, and in a
-// row-block kernel every row by the block that owns it.
+// The CUDA row loops (MT_ROW_LOOP, and MT_ROW_BLOCK_LOOP with its two
+// phases, MT_BLOCK_ROWS and MT_BLOCK_FOR, under __CUDACC__), their text
+// from the prelude, run on the host over emulated blocks, for a warp per
+// row (MT_ROW_THREADS 32, eight rows a block of 256) and the block of 256
+// per row, and for row-block kernels with a warp or the block per row in
+// blocks of 256 and of 128 threads (a build's MT_ROW_BLOCK_THREADS):
+// every element of every row visited exactly once, each row's leader
+// once, in a row-block kernel every row by the block that owns it, and
+// each of that block's columns once in its second phase.
 TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
   std::string source;
   ASSERT_TRUE(cudaTextEmulated("#define MT_ROW_GROUPS",
@@ -593,7 +594,9 @@ TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
   };
   const Probe probes[] = {{"probe_rows_32", 32, 256, false},
                           {"probe_rows_256", 256, 256, true},
-                          {"probe_row_blocks_128", 128, 128, true}};
+                          {"probe_row_blocks_128", 128, 128, true},
+                          {"probe_row_blocks_warps_256", 32, 256, true},
+                          {"probe_row_blocks_warps_128", 32, 128, true}};
   for (const Probe &probe : probes) {
     source += "#undef MT_ROW_THREADS\n#define MT_ROW_THREADS " +
               std::to_string(probe.rowThreads) +
@@ -607,6 +610,7 @@ TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
   long long *visits = (long long *)mt_a->p[1];
   long long *leaders = (long long *)mt_a->p[2];
   long long *owners = (long long *)mt_a->p[3];
+  long long *columns = (long long *)mt_a->p[4];
   const long long cols = grid[1], rowBlock = grid[2];
   gridDim.x = (unsigned)grid[0];
   blockDim.x = (unsigned)blockThreads;
@@ -629,12 +633,16 @@ TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
       source += R"emulation(
       if (rowBlock > 0) {
         MT_ROW_BLOCK_LOOP(blk, r0, r1, rowBlock)
-          for (int64_t r = r0; r < r1; ++r) {
+          MT_BLOCK_ROWS(r, r0, r1)
             MT_ROW_FOR(c, cols)
               visits[r * cols + c] += 1;
               owners[r] = blk;
             MT_ROW_FOR_END
-          }
+            MT_ROW_LEADER leaders[r] += 1;
+          MT_BLOCK_ROWS_END
+          MT_BLOCK_FOR(c, cols)
+            columns[blk * cols + c] += 1;
+          MT_BLOCK_FOR_END
         MT_ROW_BLOCK_LOOP_END
       }
 )emulation";
@@ -663,14 +671,18 @@ TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
       if ((c.rowBlock > 0 && !probes[k].rowBlocks) ||
           (c.rowBlock == 0 && probes[k].blockThreads != 256))
         continue;
+      const long long rowBlocks =
+          c.rowBlock ? (c.rows + c.rowBlock - 1) / c.rowBlock : 0;
       std::vector<long long> visits(size_t(c.rows * c.cols), 0),
-          leaders(size_t(c.rows), 0), owners(size_t(c.rows), -1);
+          leaders(size_t(c.rows), 0), owners(size_t(c.rows), -1),
+          columns(size_t(rowBlocks * c.cols), 0);
       long long grid[3] = {c.blocks, c.cols, c.rowBlock};
       GeneratedKernelArgs args{};
       args.p[0] = grid;
       args.p[1] = visits.data();
       args.p[2] = leaders.data();
       args.p[3] = owners.data();
+      args.p[4] = columns.data();
       library.function(k)(&args, 0, c.rows);
       std::string what = std::string(probes[k].name) + ": " +
                          std::to_string(c.rows) + " rows of " +
@@ -679,11 +691,14 @@ TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
       for (long long j = 0; j < c.rows * c.cols; ++j)
         ASSERT_EQ(visits[size_t(j)], 1) << what << ": element " << j;
       for (long long r = 0; r < c.rows; ++r) {
-        if (c.rowBlock == 0)
-          ASSERT_EQ(leaders[size_t(r)], 1) << what << ": row " << r;
-        else
+        ASSERT_EQ(leaders[size_t(r)], 1) << what << ": row " << r;
+        if (c.rowBlock > 0)
           ASSERT_EQ(owners[size_t(r)], r / c.rowBlock) << what << ": row " << r;
       }
+      // A row-block kernel's second phase: each of its blocks' columns once.
+      for (long long j = 0; j < rowBlocks * c.cols; ++j)
+        ASSERT_EQ(columns[size_t(j)], 1)
+            << what << ": block " << j / c.cols << ", column " << j % c.cols;
     }
 }
 
