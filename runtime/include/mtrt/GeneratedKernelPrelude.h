@@ -70,8 +70,9 @@ struct mt_args {
 #define MT_RESTRICT __restrict__
 // Threads per row of a row kernel (CUDA); each row kernel sets its own.
 #define MT_ROW_THREADS 256
-// Threads of a row-block kernel's block, all on one row at a time (CUDA):
-// a multiple of 32 up to 1024. A build may choose another
+// Threads of a row-block kernel's block (CUDA): a multiple of 32 up to
+// 256 (its kernels declare no launch bounds, so more threads could ask
+// for more registers than a block has). A build may choose another
 // (MEGATRON_NVCC_FLAGS=-DMT_ROW_BLOCK_THREADS=128, for one): the
 // kernel's results do not depend on it, only on which rows a block sums.
 #ifndef MT_ROW_BLOCK_THREADS
@@ -196,7 +197,7 @@ struct mt_args {
   static_assert((MT_ROW_THREADS == 32 ||                                       \
                  MT_ROW_THREADS == MT_ROW_BLOCK_THREADS) &&                    \
                     MT_ROW_BLOCK_THREADS % 32 == 0 &&                          \
-                    MT_ROW_BLOCK_THREADS <= 1024,                              \
+                    MT_ROW_BLOCK_THREADS <= 256,                               \
                 "a row-block kernel takes a warp or the block per row");       \
   for (int64_t blk = mt_begin / (b) + (int64_t)blockIdx.x;                     \
        blk * (b) < mt_end; blk += (int64_t)gridDim.x) {                        \
@@ -619,6 +620,10 @@ MT_DEVICE mt_softmax_stats mt_row_softmax_stats(int64_t n, F f) {
     value = mt_softmax_merge(value, other);
   }
   if constexpr (Threads == 32) {
+    // The warp's reads of the row are done before any lane goes on to
+    // write over it (the loss's gradient over the logits): a shuffle
+    // orders no memory.
+    __syncwarp();
     return value;
   } else {
     __shared__ mt_softmax_stats mt_partials[32];
