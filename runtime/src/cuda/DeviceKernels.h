@@ -47,13 +47,21 @@ MTK_HD bool finite(double x) { return x == x && x - x == 0.0; }
 // 16-bit storage: mtrt/HalfFloat.h's rounding, compiled for the device too
 //===----------------------------------------------------------------------===//
 
+/// An f32 value rounded to bf16 or fp16 bits, and such bits widened.
+MTK_HD uint16_t narrowed(float value, bool bf16) {
+  return bf16 ? floatToBFloat16(value) : floatToHalf(value);
+}
+MTK_HD float widened(uint16_t bits, bool bf16) {
+  return bf16 ? bfloat16ToFloat(bits) : halfToFloat(bits);
+}
+
 /// Element i of a 16-bit buffer widened into f32 (narrow: the other way).
 MTK_HD void convertItem(int64_t i, uint16_t *half, float *wide, bool bf16,
                         bool narrow) {
   if (narrow)
-    half[i] = bf16 ? floatToBFloat16(wide[i]) : floatToHalf(wide[i]);
+    half[i] = narrowed(wide[i], bf16);
   else
-    wide[i] = bf16 ? bfloat16ToFloat(half[i]) : halfToFloat(half[i]);
+    wide[i] = widened(half[i], bf16);
 }
 
 //===----------------------------------------------------------------------===//
@@ -341,13 +349,10 @@ MTK_HD void pointwiseItem(int64_t i, Pointwise op, const float *a,
 /// HalfFloat.h rounds; y may be a (in place).
 MTK_HD void pointwiseStoredItem(int64_t i, Pointwise op, const uint16_t *a,
                                 const uint16_t *b, uint16_t *y, bool bf16) {
-  auto widen = [bf16](uint16_t h) {
-    return bf16 ? bfloat16ToFloat(h) : halfToFloat(h);
-  };
-  const float x = widen(a[i]), other = b ? widen(b[i]) : 0.0f;
+  const float x = widened(a[i], bf16), other = b ? widened(b[i], bf16) : 0.0f;
   float result = 0.0f;
   pointwiseItem(0, op, &x, &other, &result, 1);
-  y[i] = bf16 ? floatToBFloat16(result) : floatToHalf(result);
+  y[i] = narrowed(result, bf16);
 }
 
 MTK_HD double rowInverseRms(const float *x, int64_t cols, double eps) {
@@ -702,17 +707,44 @@ MTK_HD int64_t segmentOf(const Segment *segments, int64_t count, int64_t i,
   return low;
 }
 
+/// Elements a thread of a multi-tensor cast loads before it stores any.
+constexpr int kCastUnroll = 4;
+
 /// Thread `t` of `threads` of a multi-tensor cast over the concatenation
 /// of `count` segments (`total` elements, starts ascending): elements t,
-/// t + threads, ..., each converted as convertItem converts it.
+/// t + threads, ..., each converted as convertItem converts it, loaded
+/// kCastUnroll at a time before any is stored (their loads in flight
+/// together, as multiAdamwThread's).
 MTK_HD void multiConvertThread(int64_t t, int64_t threads,
                                const CastSegment *segments, int64_t count,
                                int64_t total, bool bf16, bool narrow) {
   int64_t low = 0;
-  for (int64_t i = t; i < total; i += threads) {
-    low = segmentOf(segments, count, i, low);
-    const CastSegment &segment = segments[low];
-    convertItem(i - segment.start, segment.half, segment.wide, bf16, narrow);
+  for (int64_t i0 = t; i0 < total; i0 += kCastUnroll * threads) {
+    uint16_t *half[kCastUnroll];
+    float *wide[kCastUnroll];
+    float wideValue[kCastUnroll];
+    uint16_t halfValue[kCastUnroll];
+    for (int k = 0; k < kCastUnroll; ++k) {
+      const int64_t i = i0 + k * threads;
+      if (i >= total)
+        break;
+      low = segmentOf(segments, count, i, low);
+      const CastSegment &segment = segments[low];
+      half[k] = segment.half + (i - segment.start);
+      wide[k] = segment.wide + (i - segment.start);
+      if (narrow)
+        wideValue[k] = *wide[k];
+      else
+        halfValue[k] = *half[k];
+    }
+    for (int k = 0; k < kCastUnroll; ++k) {
+      if (i0 + k * threads >= total)
+        break;
+      if (narrow)
+        *half[k] = narrowed(wideValue[k], bf16);
+      else
+        *wide[k] = widened(halfValue[k], bf16);
+    }
   }
 }
 
