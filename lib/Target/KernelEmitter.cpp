@@ -114,11 +114,11 @@ void printHeading(llvm::raw_ostream &os, FusionOp fusion, StringRef name,
   os << "MT_KERNEL(" << name << ") {\n";
 }
 
-/// Declares the operand pointers, the region's inputs (`in<k>`) then its
-/// results (`out<k>`), and records their types and extents (`extent` of
-/// the value and whether it is an input; -1 to be set later). A pointer through
-/// which the kernel reads bytes it also writes (`mayAlias`) gets no
-/// MT_RESTRICT.
+/// Declares the operand pointers, the region's inputs (`in<k>`, read-only
+/// inputs as MT_INPUT) then its results (`out<k>`), and records their
+/// types and extents (`extent` of the value and whether it is an input; -1
+/// to be set later). A pointer through which the kernel reads bytes it
+/// also writes (`mayAlias`) is a plain pointer, without MT_RESTRICT.
 void declareOperands(llvm::raw_ostream &os, FusionOp fusion,
                      EmittedKernel &kernel,
                      llvm::DenseMap<Value, std::string> &pointers,
@@ -132,9 +132,13 @@ void declareOperands(llvm::raw_ostream &os, FusionOp fusion,
     std::string type =
         element.isInteger(32) ? "int32_t" : storageType(element).str();
     std::string constness = input ? "const " : "";
-    os << "  " << constness << type
-       << (mayAlias(value) ? " *" : " *MT_RESTRICT ") << pointer << " = ("
-       << constness << type << " *)MT_ARG(" << index++ << ");\n";
+    if (input && !mayAlias(value))
+      os << "  MT_INPUT(" << type << ") " << pointer << " = MT_INPUT_ARG("
+         << type << ", " << index++ << ");\n";
+    else
+      os << "  " << constness << type
+         << (mayAlias(value) ? " *" : " *MT_RESTRICT ") << pointer << " = ("
+         << constness << type << " *)MT_ARG(" << index++ << ");\n";
     kernel.operandTypes.push_back(element);
     kernel.operandExtents.push_back(extent(value, input));
     if (input)

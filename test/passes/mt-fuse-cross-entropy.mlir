@@ -18,6 +18,8 @@
 // CHECK-NEXT:    %[[LOSS:.+]] = mt.mean %[[F]]#0 {mt.phase = "backward"} : tensor<2x4xf32>
 // CHECK:         return %[[LOSS]], %[[F]]#1
 
+// The logits, which the gradient overwrites, are a plain pointer; the
+// labels a read-only input (MT_INPUT: __ldg on CUDA).
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         %[[LOGITS:.+]] = mtrt.buffer {kind = "activation", offset = [[OFFSET:[0-9]+]] : i64} : memref<2x4x16xf32>
 // LOWER:         mtrt.kernel "matmul" {{.*}} outs(%[[LOGITS]] : memref<2x4x16xf32>)
@@ -25,6 +27,7 @@
 // LOWER-NEXT:    %[[GRAD:.+]] = mtrt.buffer {alias, kind = "activation", offset = [[OFFSET]] : i64} : memref<2x4x16xf32>
 // LOWER-NEXT:    mtrt.generated_kernel @stage0_fused0 {elements = 8 : i64, flops_per_element = 26 : i64, num_outputs = 2 : i64, operand_extents = array<i64: 1, 128, 8, 8, 128>, operand_types = [f32, f32, i32, f32, f32], row_length = 16 : i64, source = "// stage0_fused0: a row fusion of mt.cross_entropy, mt.cross_entropy_grad, 8 rows of 16
 // LOWER-SAME:      const float *in1 = (const float *)MT_ARG(1);
+// LOWER-SAME:      MT_INPUT(int32_t) in2 = MT_INPUT_ARG(int32_t, 2);
 // LOWER-SAME:      float *out1 = (float *)MT_ARG(4);
 // LOWER-SAME:      const float picked = labeled ? in1[mt_row + label] : 0.0f;
 // LOWER-SAME:      const mt_softmax_stats mt_st = mt_row_softmax_stats<MT_ROW_THREADS>(16LL,

@@ -88,6 +88,21 @@ struct mt_args {
 
 #ifdef __CUDACC__
 #define MT_DEVICE static __device__ __forceinline__
+// A kernel's read-only input (MT_INPUT(T) in = MT_INPUT_ARG(T, k)), loaded
+// through the read-only data path (__ldg, ld.global.nc), which the
+// compiler may issue ahead of the kernel's stores. A plain load waits
+// behind every earlier store that may alias it, and the inputs' restrict
+// was lost inside the row reductions' lambdas: a norm's row loop waited a
+// memory round trip per column. An input the kernel also writes (the
+// loss's logits) stays a plain pointer.
+template <typename T> struct mt_input {
+  const T *p;
+  __device__ __forceinline__ T operator[](int64_t i) const {
+    return __ldg(p + i);
+  }
+};
+#define MT_INPUT(T) const mt_input<T>
+#define MT_INPUT_ARG(T, k) mt_input<T>{(const T *)MT_ARG(k)}
 #define MT_KERNEL(name)                                                        \
   extern "C" __global__ void name(mt_args mt_a, long long mt_begin,            \
                                   long long mt_end)
@@ -236,6 +251,9 @@ struct mt_args {
   }
 #else
 #define MT_DEVICE static inline
+// A read-only input: a restrict pointer on the host.
+#define MT_INPUT(T) const T *MT_RESTRICT
+#define MT_INPUT_ARG(T, k) ((const T *)MT_ARG(k))
 #define MT_KERNEL(name)                                                        \
   extern "C" void name(const mt_args *mt_a, long long mt_begin,                \
                        long long mt_end)
