@@ -66,7 +66,9 @@ python3 - "$work" "$pattern" "${cuobjdump:-}" <<'PY'
 import re, subprocess, sys
 work, pattern, cuobjdump = sys.argv[1:4]
 source = open(work + "/kernels.cu").read()
-headings = dict(re.findall(r"^// (\w+): (.*)$", source, re.M))
+kernels = set(re.findall(r"^MT_KERNEL\((\w+)\)", source, re.M))
+headings = {name: what for name, what in
+            re.findall(r"^// (\w+): (.*)$", source, re.M) if name in kernels}
 usage, name = {}, None
 for line in open(work + "/ptxas.txt"):
     m = re.search(r"Compiling entry function '(\w+)'", line)
