@@ -660,7 +660,11 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
   if (kernel.dropouts > 0)
     os << "  const uint64_t *MT_RESTRICT mt_rng = (const uint64_t *)MT_ARG("
        << kernel.operandTypes.size() << ");\n";
-  os << "  MT_ELEMENT_LOOP(i, c, " << cols << "LL)\n";
+  // The body is written twice: for the domain's full groups of elements
+  // and, each element guarded, for its last (MT_ELEMENT_GROUPS).
+  std::string loopBounds = "(i, c, " + std::to_string(cols) + "LL)";
+  os << "  MT_ELEMENT_GROUPS" << loopBounds << "\n";
+  size_t bodyStart = text.size();
 
   // One float local per block argument use kind and per op result.
   llvm::DenseMap<Value, std::string> full, broadcast;
@@ -723,7 +727,9 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
     os << "    out" << i << "[i] = " << narrow(elementType(value), expr)
        << ";\n";
   }
-  os << "  MT_ELEMENT_LOOP_END\n}\nMT_LAUNCHER(" << name << ")\n";
+  std::string loopBody = text.substr(bodyStart);
+  os << "  MT_ELEMENT_GROUPS_TAIL" << loopBounds << "\n"
+     << loopBody << "  MT_ELEMENT_GROUPS_END\n}\nMT_LAUNCHER(" << name << ")\n";
   // An input no op reads (none today) still has a well-formed extent.
   for (int64_t &extent : kernel.operandExtents)
     if (extent < 0)

@@ -27,11 +27,19 @@
 // CHECK:         } {mt.layer = 0 : i64, mt.phase = "backward"}
 // CHECK:         return %[[DX]]
 
+// The element kernel's body twice: unguarded for full groups of elements,
+// guarded for the last (MT_ELEMENT_GROUPS); its inputs read-only
+// (MT_INPUT).
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {elements = 64 : i64, flops_per_element = 2 : i64, num_outputs = 1 : i64, operand_extents = array<i64: 64, 8, 64>, operand_types = [f32, f32, f32], source = "// stage0_fused0: mt.bias_add, mt.add\0AMT_KERNEL(stage0_fused0)
-// LOWER-SAME:      MT_ELEMENT_LOOP(i, c, 8LL)
+// LOWER-SAME:      MT_INPUT(float) in1 = MT_INPUT_ARG(float, 1);
+// LOWER-SAME:      MT_ELEMENT_GROUPS(i, c, 8LL)
 // LOWER-SAME:      const float a1_row = in1[c];
 // LOWER-SAME:      const float v1 = (v0 + a0);
+// LOWER-SAME:      MT_ELEMENT_GROUPS_TAIL(i, c, 8LL)
+// LOWER-SAME:      const float a1_row = in1[c];
+// LOWER-SAME:      const float v1 = (v0 + a0);
+// LOWER-SAME:      MT_ELEMENT_GROUPS_END
 // LOWER:         mtrt.kernel "fused" ins({{.*}} : memref<2x4x8xf32>, memref<8xf32>) outs({{.*}} : memref<2x4x8xf32>) {} {generated = @stage0_fused0, layer = 0 : i64, phase = "forward"}
 // LOWER:         mtrt.generated_kernel @stage0_fused1 {{{.*}}const float v0 = mt_gelu(a0);
 // LOWER:         mtrt.generated_kernel @stage0_fused2 {{{.*}}const float v0 = mt_gelu_grad(a0, a1);

@@ -511,12 +511,13 @@ static mt_dim blockIdx, blockDim, gridDim, threadIdx;
   return true;
 }
 
-// The CUDA element loop (MT_ELEMENT_LOOP under __CUDACC__), its text from
-// the prelude, run on the host by emulating CUDA's block and thread
-// indices: every element of [begin, end) is visited exactly once, by
-// grids of several sizes (fewer threads than elements, more, one block),
-// and c is the element's index modulo the row length, for rows shorter
-// than a block, longer, and of one element.
+// The CUDA element loops (MT_ELEMENT_LOOP, and MT_ELEMENT_GROUPS with its
+// body twice, under __CUDACC__), their text from the prelude, run on the
+// host by emulating CUDA's block and thread indices: every element of
+// [begin, end) is visited exactly once, by grids of several sizes (fewer
+// threads than elements, more, one block), and c is the element's index
+// modulo the row length, for rows shorter than a block, longer, and of one
+// element; the groups' two bodies share the domain between them.
 TEST(PreludeCudaLoop, VisitsEveryElementOnceWithItsColumn) {
   std::string source;
   ASSERT_TRUE(cudaTextEmulated("#define MT_UNROLL", "#define MT_LAUNCHER(name)",
@@ -539,14 +540,39 @@ extern "C" void probe_cuda_element_loop(const mt_args *mt_a,
       MT_ELEMENT_LOOP_END
     }
 }
+extern "C" void probe_cuda_element_groups(const mt_args *mt_a,
+                                          long long mt_begin,
+                                          long long mt_end) {
+  const long long *grid = (const long long *)mt_a->p[0];
+  long long *visits = (long long *)mt_a->p[1];
+  long long *columns = (long long *)mt_a->p[2];
+  long long *tails = (long long *)mt_a->p[3];
+  const long long cols = grid[2];
+  gridDim.x = (unsigned)grid[0];
+  blockDim.x = (unsigned)grid[1];
+  for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
+    for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x) {
+      MT_ELEMENT_GROUPS(i, c, cols)
+      visits[i - mt_begin] += 1;
+      columns[i - mt_begin] = c;
+      MT_ELEMENT_GROUPS_TAIL(i, c, cols)
+      visits[i - mt_begin] += 1;
+      columns[i - mt_begin] = c;
+      tails[0] += 1;
+      MT_ELEMENT_GROUPS_END
+    }
+}
 )emulation";
   std::string dir = ::testing::TempDir() + "prelude-cuda-loop-cache";
   setenv("MEGATRON_KERNEL_CACHE", dir.c_str(), 1);
   RankProgram program;
   program.kernelSource = source;
-  GeneratedKernel kernel;
-  kernel.name = "probe_cuda_element_loop";
-  program.generatedKernels.push_back(kernel);
+  for (const char *name :
+       {"probe_cuda_element_loop", "probe_cuda_element_groups"}) {
+    GeneratedKernel kernel;
+    kernel.name = name;
+    program.generatedKernels.push_back(kernel);
+  }
   GeneratedKernelLibrary library;
   Status loaded = library.load(program);
   ASSERT_TRUE(loaded) << loaded.message();
@@ -556,22 +582,32 @@ extern "C" void probe_cuda_element_loop(const mt_args *mt_a,
   for (Case k : {Case{0, 1000, 7, 3, 32}, Case{5, 6300, 768, 4, 256},
                  Case{0, 100, 100, 2, 32}, Case{0, 99999, 50257, 13, 64},
                  Case{3, 4, 1, 5, 32}, Case{0, 4096, 3072, 1, 256},
-                 Case{17, 40000, 33, 65, 128}}) {
-    long long n = k.end - k.begin;
-    std::vector<long long> visits(size_t(n), 0), columns(size_t(n), -1);
-    long long grid[3] = {k.blocks, k.threads, k.cols};
-    GeneratedKernelArgs args{};
-    args.p[0] = grid;
-    args.p[1] = visits.data();
-    args.p[2] = columns.data();
-    library.function(0)(&args, k.begin, k.end);
-    for (long long j = 0; j < n; ++j) {
-      ASSERT_EQ(visits[size_t(j)], 1) << "element " << k.begin + j << " of ["
-                                      << k.begin << ", " << k.end << ")";
-      ASSERT_EQ(columns[size_t(j)], (k.begin + j) % k.cols)
-          << "element " << k.begin + j << ", rows of " << k.cols;
+                 Case{17, 40000, 33, 65, 128}, Case{0, 8192, 768, 8, 256}})
+    for (size_t probe = 0; probe < 2; ++probe) {
+      long long n = k.end - k.begin, tails = 0;
+      std::vector<long long> visits(size_t(n), 0), columns(size_t(n), -1);
+      long long grid[3] = {k.blocks, k.threads, k.cols};
+      GeneratedKernelArgs args{};
+      args.p[0] = grid;
+      args.p[1] = visits.data();
+      args.p[2] = columns.data();
+      args.p[3] = &tails;
+      library.function(probe)(&args, k.begin, k.end);
+      const char *what = probe == 0 ? "element loop" : "element groups";
+      for (long long j = 0; j < n; ++j) {
+        ASSERT_EQ(visits[size_t(j)], 1)
+            << what << ": element " << k.begin + j << " of [" << k.begin << ", "
+            << k.end << ")";
+        ASSERT_EQ(columns[size_t(j)], (k.begin + j) % k.cols)
+            << what << ": element " << k.begin + j << ", rows of " << k.cols;
+      }
+      // 8192 elements in 8 blocks of 256 threads: every group full, so
+      // the guarded copy never runs.
+      if (probe == 1 && k.end == 8192 && k.blocks == 8)
+        EXPECT_EQ(tails, 0);
+      if (probe == 1 && k.end == 1000)
+        EXPECT_GT(tails, 0) << "the last group is partial";
     }
-  }
 }
 
 // The CUDA row loops (MT_ROW_LOOP, and MT_ROW_BLOCK_LOOP with its two

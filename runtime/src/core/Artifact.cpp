@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 
 #include <cmath>
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -744,10 +746,24 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
           size_t end = program.kernelSource.find("MT_KERNEL(", begin + 1);
           std::string body = program.kernelSource.substr(
               begin, end == std::string::npos ? end : end - begin);
+          // The blocks its mt_dropout calls read, each named by its first
+          // argument, `mt_rng + <word offset>` (an element kernel writes
+          // its body twice, for full groups and the last): as many as the
+          // distinct arguments, and past the highest block read.
+          std::set<std::string> blocks;
           int64_t draws = 0;
           for (size_t at = body.find("mt_dropout("); at != std::string::npos;
-               at = body.find("mt_dropout(", at + 1))
-            ++draws;
+               at = body.find("mt_dropout(", at + 1)) {
+            size_t from = at + std::strlen("mt_dropout(");
+            std::string argument =
+                body.substr(from, body.find(',', from) - from);
+            blocks.insert(argument);
+            long long offset = -1;
+            if (std::sscanf(argument.c_str(), "mt_rng + %lld", &offset) == 1 &&
+                offset >= 0)
+              draws = std::max<int64_t>(draws, offset / kFusedDropoutWords + 1);
+          }
+          draws = std::max<int64_t>(draws, int64_t(blocks.size()));
           if (draws != kernel.dropouts)
             reader.fail(where + ".generated_kernels[" + std::to_string(k) +
                             "].dropouts",

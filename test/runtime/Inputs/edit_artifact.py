@@ -3,7 +3,8 @@
 error tests.
 
   edit_artifact.py IN OUT [--set PATH=JSON]... [--append PATH=JSON]...
-      [--del PATH]... [--swap PATH,PATH]... [--dup-program] [--keep-checksum]
+      [--del PATH]... [--swap PATH,PATH]... [--replace-source OLD=NEW]...
+      [--dup-program] [--keep-checksum]
 
 PATH is a /-separated path into the JSON document. A list element is named
 by its index or by [KEY=VALUE,...], the first element whose fields have those
@@ -17,7 +18,9 @@ at path OPERAND names (programs/N/commands/.../outs/1/dtype="bf16").
 buffer's id as a command's operand, say); it runs with --set-buffer.
 --set replaces (or adds) the value, --append adds the value at the end of
 the list at PATH (e.g. --append 'params={"name": ...}'), --del removes it,
---swap exchanges two elements (reordered commands), --dup-program appends a
+--replace-source OLD=NEW replaces every OLD in program 0's kernel source
+with NEW (a kernel that reads other parameter blocks, say). --swap
+exchanges two elements (reordered commands), --dup-program appends a
 copy of program 0 as the program of the next stage ("stage" set to its index
 in "programs"). The --set edits run first (then --set-output-shape and --set-buffer), then --append, then --del, then
 --swap, then --dup-program, each kind in the order given. The edited file
@@ -93,6 +96,8 @@ def main():
     parser.add_argument("--set-buffer", action="append", default=[],
                         dest="buffer_sets")
     parser.add_argument("--copy", action="append", default=[], dest="copies")
+    parser.add_argument("--replace-source", action="append", default=[],
+                        dest="source_replacements")
     parser.add_argument("--dup-program", action="store_true")
     parser.add_argument("--keep-checksum", action="store_true")
     args = parser.parse_args()
@@ -133,6 +138,12 @@ def main():
         first, second = pair.split(",")
         (node_a, key_a), (node_b, key_b) = walk(document, first), walk(document, second)
         node_a[key_a], node_b[key_b] = node_b[key_b], node_a[key_a]
+    for assignment in args.source_replacements:
+        old, new = split(assignment)
+        source = document["programs"][0]["kernel_source"]
+        if old not in source:
+            raise SystemExit(f"edit_artifact: {old!r} is not in the kernel source")
+        document["programs"][0]["kernel_source"] = source.replace(old, new)
     if args.dup_program:
         program = copy.deepcopy(document["programs"][0])
         program["stage"] = len(document["programs"])
