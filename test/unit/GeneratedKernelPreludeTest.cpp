@@ -524,44 +524,38 @@ TEST(PreludeCudaLoop, VisitsEveryElementOnceWithItsColumn) {
                                source));
   source +=
       R"emulation(
-extern "C" void probe_cuda_element_loop(const mt_args *mt_a,
-                                        long long mt_begin, long long mt_end) {
-  const long long *grid = (const long long *)mt_a->p[0];
-  long long *visits = (long long *)mt_a->p[1];
-  long long *columns = (long long *)mt_a->p[2];
-  const long long cols = grid[2];
-  gridDim.x = (unsigned)grid[0];
-  blockDim.x = (unsigned)grid[1];
-  for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
-    for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x) {
-      MT_ELEMENT_LOOP(i, c, cols)
-      visits[i - mt_begin] += 1;
-      columns[i - mt_begin] = c;
-      MT_ELEMENT_LOOP_END
-    }
-}
-extern "C" void probe_cuda_element_groups(const mt_args *mt_a,
-                                          long long mt_begin,
-                                          long long mt_end) {
-  const long long *grid = (const long long *)mt_a->p[0];
-  long long *visits = (long long *)mt_a->p[1];
-  long long *columns = (long long *)mt_a->p[2];
-  long long *tails = (long long *)mt_a->p[3];
-  const long long cols = grid[2];
-  gridDim.x = (unsigned)grid[0];
-  blockDim.x = (unsigned)grid[1];
-  for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
-    for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x) {
-      MT_ELEMENT_GROUPS(i, c, cols)
-      visits[i - mt_begin] += 1;
-      columns[i - mt_begin] = c;
-      MT_ELEMENT_GROUPS_TAIL(i, c, cols)
-      visits[i - mt_begin] += 1;
-      columns[i - mt_begin] = c;
-      tails[0] += 1;
-      MT_ELEMENT_GROUPS_END
-    }
-}
+// Each probe: the grid (blocks, threads, row length) from operand 0, then
+// every emulated thread of it runs the loop.
+#define PROBE_ELEMENTS(name, loop)                                             \
+  extern "C" void name(const mt_args *mt_a, long long mt_begin,                \
+                       long long mt_end) {                                     \
+    const long long *grid = (const long long *)mt_a->p[0];                     \
+    long long *visits = (long long *)mt_a->p[1];                               \
+    long long *columns = (long long *)mt_a->p[2];                              \
+    long long *tails = (long long *)mt_a->p[3];                                \
+    const long long cols = grid[2];                                            \
+    (void)tails;                                                               \
+    gridDim.x = (unsigned)grid[0];                                             \
+    blockDim.x = (unsigned)grid[1];                                            \
+    for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)                 \
+      for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x) {         \
+        loop                                                                   \
+      }                                                                        \
+  }
+PROBE_ELEMENTS(probe_cuda_element_loop,
+  MT_ELEMENT_LOOP(i, c, cols)
+  visits[i - mt_begin] += 1;
+  columns[i - mt_begin] = c;
+  MT_ELEMENT_LOOP_END)
+PROBE_ELEMENTS(probe_cuda_element_groups,
+  MT_ELEMENT_GROUPS(i, c, cols)
+  visits[i - mt_begin] += 1;
+  columns[i - mt_begin] = c;
+  MT_ELEMENT_GROUPS_TAIL(i, c, cols)
+  visits[i - mt_begin] += 1;
+  columns[i - mt_begin] = c;
+  tails[0] += 1;
+  MT_ELEMENT_GROUPS_END)
 )emulation";
   std::string dir = ::testing::TempDir() + "prelude-cuda-loop-cache";
   setenv("MEGATRON_KERNEL_CACHE", dir.c_str(), 1);
