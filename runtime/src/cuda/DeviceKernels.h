@@ -198,10 +198,16 @@ MTK_HD void embeddingGradPlaceItem(int64_t t, const int32_t *ids,
   count[place] = int32_t(sameBefore == 0 && row < vocab ? same : 0);
 }
 
+/// Tokens of a row whose output gradients pass 2 loads before it adds them.
+constexpr int64_t kEmbeddingGradBatch = 8;
+
 /// Pass 2, item place * hidden + c (one per token and column), over a table
 /// zeroed before it: where `place` starts a row's run of count[place]
 /// tokens, column c of that row = their output gradients added in token
-/// order. Every other item does nothing.
+/// order. Every other item does nothing. The gradients are loaded
+/// kEmbeddingGradBatch at a time and then added in order: a frequent
+/// token's run (hundreds in 8 x 1024 tokens of text; 128 on average in
+/// the synthetic corpus's 64 tokens) took a memory round trip per token.
 MTK_HD void embeddingGradSumItem(int64_t item, const float *dOut,
                                  const int32_t *ids, const int32_t *order,
                                  const int32_t *count, float *dTable,
@@ -212,7 +218,15 @@ MTK_HD void embeddingGradSumItem(int64_t item, const float *dOut,
     return;
   const int64_t row = int64_t(ids[order[place]]) - vocabOffset;
   float sum = 0.0f;
-  for (int64_t k = 0; k < n; ++k)
+  int64_t k = 0;
+  for (; k + kEmbeddingGradBatch <= n; k += kEmbeddingGradBatch) {
+    float batch[kEmbeddingGradBatch];
+    for (int64_t j = 0; j < kEmbeddingGradBatch; ++j)
+      batch[j] = dOut[int64_t(order[place + k + j]) * hidden + c];
+    for (int64_t j = 0; j < kEmbeddingGradBatch; ++j)
+      sum += batch[j];
+  }
+  for (; k < n; ++k)
     sum += dOut[int64_t(order[place + k]) * hidden + c];
   dTable[row * hidden + c] = sum;
 }
