@@ -296,7 +296,10 @@ timed() { # label seconds command...: runs it if time is left, logs its tail
 # loss's softmax statistics in two passes (MT_SOFTMAX_TWO_PASSES) against
 # the one pass, and the loss's kernel as it ran on 2026-11-27 (two passes,
 # its gradient a column at a time: MT_ROW_CHUNK=1). A variant is NAME
-# (the 124M bench) or NAME@MODEL; MEGATRON_GPU_CHECK_VARIANTS picks them.
+# (the 124M bench) or NAME@MODEL; MEGATRON_GPU_CHECK_VARIANTS picks them
+# (by default the two that time this build's norm backward and loss
+# against the last GPU run's, at 124M, and the first at 1.3B: each takes
+# about 20 s, and the bench's models come first).
 # Each summary line: the profiled step and the norm backward's and the
 # loss's kernels, beside the same line of the model's own profile
 # (megatron-MODEL-profile); megatron-MODEL-variant-NAME.txt has the whole
@@ -326,7 +329,7 @@ PY
 }
 run_variants() { # model: runs its variants
   local variant name model spec artifact flags label
-  for variant in ${MEGATRON_GPU_CHECK_VARIANTS:-rows-by-block rowblock4 threads128 softmax-two-passes loss-as-before rows-by-block@1.3b}; do
+  for variant in ${MEGATRON_GPU_CHECK_VARIANTS:-rows-by-block loss-as-before rows-by-block@1.3b}; do
     name="${variant%@*}" model=124m
     [ "$name" != "$variant" ] && model="${variant#*@}"
     [ "$model" = "$1" ] || continue
