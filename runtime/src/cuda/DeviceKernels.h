@@ -175,8 +175,9 @@ MTK_HD void embeddingItem(int64_t i, const float *table, const int32_t *ids,
 /// row, ties in token order (tokens of another shard's rows sort last, row
 /// `vocab`): order[place] = t; count[place] = how many tokens share t's row
 /// where t is its row's first token, else 0 (and 0 for other shards' rows).
-/// Each item reads every id: O(tokens^2) compares, a few microseconds at
-/// 8192 tokens, where a warp reads each id once for its 32 threads.
+/// Each item reads every id: O(tokens^2) compares, 67M at 8192 tokens
+/// (tens of microseconds, estimated, spread over every SM; not yet timed
+/// alone), where a warp reads each id once for its 32 threads.
 MTK_HD void embeddingGradPlaceItem(int64_t t, const int32_t *ids,
                                    int64_t tokens, int64_t vocab,
                                    int64_t vocabOffset, int32_t *order,
