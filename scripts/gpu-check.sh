@@ -299,7 +299,8 @@ timed() { # label seconds command...: runs it if time is left, logs its tail
 # (the 124M bench) or NAME@MODEL; MEGATRON_GPU_CHECK_VARIANTS picks them
 # (by default the two that time this build's norm backward and loss
 # against the last GPU run's, at 124M, and the first at 1.3B: each takes
-# about 20 s, and the bench's models come first).
+# about 20 s, right after its model's runs). Each variant's step is the
+# mean of its profiled steps after the first.
 # Each summary line: the profiled step and the norm backward's and the
 # loss's kernels, beside the same line of the model's own profile
 # (megatron-MODEL-profile); megatron-MODEL-variant-NAME.txt has the whole
@@ -320,6 +321,7 @@ variant_line() { # label: the profiled steps' mean and the two kernels' rows
 import re, sys
 text = open(sys.argv[1]).read()
 steps = [float(s) for s in re.findall(r"^step .*\| ([0-9.]+) s \|", text, re.M)]
+steps = steps[1:] or steps  # past the first step's warm-up
 rows = [l.strip() for l in text.splitlines()
         if re.search(r"row fusion of (layer_norm_grad|cross_entropy)", l)]
 print("step %s ms; %s" % (
@@ -327,17 +329,33 @@ print("step %s ms; %s" % (
     "; ".join(re.sub(r"\s+", " ", r) for r in rows) or "no such kernels"))
 PY
 }
+variants="${MEGATRON_GPU_CHECK_VARIANTS:-rows-by-block loss-as-before rows-by-block@1.3b}"
+variant_model() { # variant: its model (124m unless NAME@MODEL)
+  case "$1" in
+  *@*) echo "${1#*@}" ;;
+  *) echo 124m ;;
+  esac
+}
+# Every variant named is checked once, before anything runs: an unknown
+# name or model is reported (and fails the check) rather than skipped.
+for variant in $variants; do
+  case "$(variant_model "$variant")" in
+  124m | 350m | 1.3b) ;;
+  *)
+    echo "- variant $variant: unknown model (124m, 350m or 1.3b)" >>"$summary"
+    status=1
+    continue
+    ;;
+  esac
+  variant_of "${variant%@*}" 124m >/dev/null ||
+    { echo "- variant $variant: unknown (check.sh's variant_of names them)" >>"$summary"; status=1; }
+done
 run_variants() { # model: runs its variants
   local variant name model spec artifact flags label
-  for variant in ${MEGATRON_GPU_CHECK_VARIANTS:-rows-by-block loss-as-before rows-by-block@1.3b}; do
-    name="${variant%@*}" model=124m
-    [ "$name" != "$variant" ] && model="${variant#*@}"
+  for variant in $variants; do
+    name="${variant%@*}" model="$(variant_model "$variant")"
     [ "$model" = "$1" ] || continue
-    if ! spec="$(variant_of "$name" "$model")"; then
-      echo "- variant $variant: unknown (check.sh's variant_of names them)" >>"$summary"
-      status=1
-      continue
-    fi
+    spec="$(variant_of "$name" "$model")" || continue # reported above
     read -r artifact flags <<<"$spec"
     if [ ! -f "$bundle/artifacts/$artifact.mtx" ]; then
       echo "- variant $variant: the bundle has no $artifact.mtx" >>"$summary"

@@ -39,16 +39,26 @@ cuobjdump="${CUOBJDUMP:-$(command -v cuobjdump || true)}"
 if [ -z "$cuobjdump" ]; then
   cache="${XDG_CACHE_HOME:-$HOME/.cache}/megatron-mlir/cuobjdump"
   cuobjdump="$(find "$cache" -type f -name cuobjdump 2>/dev/null | head -1 || true)"
+  nvdisasm="$(find "$cache" -type f -name nvdisasm 2>/dev/null | head -1 || true)"
+  [ -n "$nvdisasm" ] && export PATH="$(dirname "$nvdisasm"):$PATH"
   if [ -z "$cuobjdump" ]; then
     mkdir -p "$cache"
     # cuobjdump disassembles through nvdisasm, found beside it.
-    if timeout 180 python3 -m pip download --no-deps -q nvidia-cuda-cuobjdump \
-      nvidia-cuda-nvdisasm -d "$cache" >/dev/null 2>&1; then
+    # The wheels of nvcc's major version (13 here).
+    major="$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')"
+    if timeout 180 python3 -m pip download --no-deps -q \
+      "nvidia-cuda-cuobjdump==${major:-13}.*" "nvidia-cuda-nvdisasm==${major:-13}.*" \
+      -d "$cache" >/dev/null 2>&1 &&
       python3 -c 'import glob, sys, zipfile
 for wheel in glob.glob(sys.argv[1] + "/*.whl"):
-    zipfile.ZipFile(wheel).extractall(sys.argv[1] + "/unpacked")' "$cache"
+    zipfile.ZipFile(wheel).extractall(sys.argv[1] + "/unpacked")' "$cache" 2>/dev/null; then
       cuobjdump="$(find "$cache" -type f -name cuobjdump | head -1 || true)"
-      [ -n "$cuobjdump" ] && chmod +x "$(dirname "$cuobjdump")"/*
+      nvdisasm="$(find "$cache" -type f -name nvdisasm | head -1 || true)"
+      [ -n "$cuobjdump" ] && chmod +x "$cuobjdump"
+      [ -n "$nvdisasm" ] && chmod +x "$nvdisasm" && export PATH="$(dirname "$nvdisasm"):$PATH"
+    else
+      rm -rf "$cache" # a partial download is fetched again next time
+      cuobjdump=""
     fi
   fi
 fi
@@ -78,10 +88,11 @@ for line in open(work + "/ptxas.txt"):
     if m and name:
         usage.setdefault(name, {})["stack"] = int(m.group(1))
         usage[name]["spills"] = int(m.group(2))
-    m = re.search(r"Used (\d+) registers.*?(?:(\d+) bytes smem)?$", line.strip())
+    m = re.search(r"Used (\d+) registers", line)
     if m and name:
+        smem = re.search(r"(\d+) bytes smem", line)
         usage.setdefault(name, {})["registers"] = int(m.group(1))
-        usage[name]["smem"] = int(m.group(2) or 0)
+        usage[name]["smem"] = int(smem.group(1)) if smem else 0
 print("%-16s %5s %5s %6s %5s  %-60s %s" % ("kernel", "regs", "stack",
                                           "spills", "smem", "what",
                                           "global loads/stores in SASS order"))

@@ -70,6 +70,9 @@ struct Group {
 /// The widest norm whose backward is fused: a CPU thread keeps a block's
 /// column sums (two rows of doubles) on its stack.
 constexpr int64_t kMaxFusedNormGradColumns = 8192;
+/// The most rows a fused norm backward's block may take (its rows'
+/// statistics, 16 bytes each, in shared memory: 16 KiB).
+constexpr int64_t kMaxNormGradRowBlock = 1024;
 
 /// The row length `op` broadcasts operands over, if any.
 std::optional<int64_t> rowLengthOf(ElementwiseOpInterface op,
@@ -1095,9 +1098,13 @@ int64_t fuseAdamW(Block &block, int64_t &commands) {
 struct FusePass : mt::impl::FusePassBase<FusePass> {
   using FusePassBase::FusePassBase;
   void runOnOperation() override {
-    if (normGradRowBlock < 1) {
+    // The kernel keeps each of a block's rows' statistics (16 bytes) in
+    // shared memory on a GPU, which gives a block 48 KiB, and on a CPU
+    // thread's stack.
+    if (normGradRowBlock < 1 || normGradRowBlock > kMaxNormGradRowBlock) {
       getOperation().emitError()
-          << "mt-fuse: norm-grad-row-block must be at least 1 (got "
+          << "mt-fuse: norm-grad-row-block must be from 1 to "
+          << kMaxNormGradRowBlock << " (got "
           << static_cast<int64_t>(normGradRowBlock) << ")";
       return signalPassFailure();
     }

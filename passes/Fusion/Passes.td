@@ -184,7 +184,7 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     Option<"normGradRowBlock", "norm-grad-row-block", "int64_t",
            /*default=*/"16",
            "Rows a fused norm backward sums its weight and bias gradients "
-           "over before it writes a row of partial sums (at least 1)">
+           "over before it writes a row of partial sums (1 to 1024)">
   ];
   let statistics = [
     Statistic<"numEpilogues", "gemm-epilogues",

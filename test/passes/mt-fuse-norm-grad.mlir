@@ -3,6 +3,7 @@
 // RUN: megatron-opt %s --mt-fuse="widen-gradients=false" --split-input-file | FileCheck %s --check-prefix=WIDEOFF
 // RUN: megatron-opt %s --mt-fuse="norm-grad-row-block=4" --split-input-file | FileCheck %s --check-prefix=BLOCK4
 // RUN: not megatron-opt %s --mt-fuse="norm-grad-row-block=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADBLOCK
+// RUN: not megatron-opt %s --mt-fuse="norm-grad-row-block=4096" --split-input-file 2>&1 | FileCheck %s --check-prefix=BIGBLOCK
 
 // A layer norm's backward and the residual gradient's add after it become
 // one row-block fusion: the input gradient stays in registers, and the
@@ -26,7 +27,8 @@
 // BLOCK4-LABEL: func.func @layer_norm_grad_residual
 // BLOCK4:         mt.layer_norm_grad {{.*}} row_block = 4 : i64} : tensor<4x5x8xf32>, tensor<8xf32> -> tensor<5x8xf32>
 // BLOCK4:         mt.bias_add_grad %{{.+}}#0 {{.*}} : tensor<5x8xf32> -> tensor<8xf32>
-// BADBLOCK: error: mt-fuse: norm-grad-row-block must be at least 1 (got 0)
+// BADBLOCK: error: mt-fuse: norm-grad-row-block must be from 1 to 1024 (got 0)
+// BIGBLOCK: error: mt-fuse: norm-grad-row-block must be from 1 to 1024 (got 4096)
 
 // The kernel runs blocks of 16 rows in two phases: the rows (on CUDA a
 // warp each, MT_NORM_GRAD_ROW_THREADS, the block's rows at once) with

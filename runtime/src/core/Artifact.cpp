@@ -20,7 +20,6 @@
 #include <fstream>
 #include <optional>
 #include <ostream>
-#include <set>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -746,25 +745,40 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
           size_t end = program.kernelSource.find("MT_KERNEL(", begin + 1);
           std::string body = program.kernelSource.substr(
               begin, end == std::string::npos ? end : end - begin);
-          // The blocks its mt_dropout calls read, each named by its first
-          // argument, `mt_rng + <word offset>` (an element kernel writes
-          // its body twice, for full groups and the last): as many as the
-          // distinct arguments, and past the highest block read.
-          std::set<std::string> blocks;
+          // The blocks its mt_dropout calls read: each names its block by
+          // its first argument, `mt_rng + <k * kFusedDropoutWords>` (an
+          // element kernel writes its body twice, for full groups and the
+          // last, so a block is named more than once). Any other argument
+          // could read anywhere.
           int64_t draws = 0;
+          std::string unreadable;
           for (size_t at = body.find("mt_dropout("); at != std::string::npos;
                at = body.find("mt_dropout(", at + 1)) {
             size_t from = at + std::strlen("mt_dropout(");
             std::string argument =
                 body.substr(from, body.find(',', from) - from);
-            blocks.insert(argument);
-            long long offset = -1;
-            if (std::sscanf(argument.c_str(), "mt_rng + %lld", &offset) == 1 &&
-                offset >= 0)
-              draws = std::max<int64_t>(draws, offset / kFusedDropoutWords + 1);
+            const std::string prefix = "mt_rng + ";
+            std::string digits = argument.rfind(prefix, 0) == 0
+                                     ? argument.substr(prefix.size())
+                                     : "";
+            bool decimal =
+                !digits.empty() && digits.size() <= 12 &&
+                std::all_of(digits.begin(), digits.end(),
+                            [](char ch) { return ch >= '0' && ch <= '9'; });
+            int64_t offset = decimal ? std::stoll(digits) : -1;
+            if (offset < 0 || offset % kFusedDropoutWords != 0) {
+              unreadable = argument;
+              break;
+            }
+            draws = std::max<int64_t>(draws, offset / kFusedDropoutWords + 1);
           }
-          draws = std::max<int64_t>(draws, int64_t(blocks.size()));
-          if (draws != kernel.dropouts)
+          if (!unreadable.empty())
+            reader.fail(where + ".generated_kernels[" + std::to_string(k) + "]",
+                        "its source draws a dropout mask from '" + unreadable +
+                            "', not from one of its parameter blocks "
+                            "(mt_rng + a multiple of " +
+                            std::to_string(kFusedDropoutWords) + ")");
+          else if (draws != kernel.dropouts)
             reader.fail(where + ".generated_kernels[" + std::to_string(k) +
                             "].dropouts",
                         std::to_string(kernel.dropouts) +
