@@ -281,10 +281,11 @@ done
 compile bench-124m-plain "$configs/gpt2-124m.json" 8 1024 \
   "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128 gelu-epilogues=false bias-grad-epilogues=false group-casts=false"
 # The 124M and 1.3B benches with the norms' backward over blocks of 4
-# rows, for check.sh's kernel variants.
-for model in 124m 1.3b; do
-  compile "bench-$model-rowblock4" "$configs/gpt2-$model.json" 8 1024 \
-    "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128 norm-grad-row-block=4"
+# rows, and 124M's over blocks of 32, for check.sh's kernel variants.
+for variant in 124m:4 1.3b:4 124m:32; do
+  model="${variant%:*}" rows="${variant#*:}"
+  compile "bench-$model-rowblock$rows" "$configs/gpt2-$model.json" 8 1024 \
+    "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128 norm-grad-row-block=$rows"
 done
 # A plan larger than any one GPU (the 1.3B config at 128 x 1024: hundreds
 # of GiB of activations), which the CUDA backend must refuse before it

@@ -308,6 +308,7 @@ timed() { # label seconds command...: runs it if time is left, logs its tail
 variant_of() { # name model: prints "artifact nvcc-flags"
   case "$1" in
   rowblock4) echo "bench-$2-rowblock4 " ;;
+  rowblock32) echo "bench-$2-rowblock32 " ;;
   rowblock4-threads128) echo "bench-$2-rowblock4 -DMT_ROW_BLOCK_THREADS=128" ;;
   threads128) echo "bench-$2 -DMT_ROW_BLOCK_THREADS=128" ;;
   rows-by-block) echo "bench-$2 -DMT_NORM_GRAD_ROW_THREADS=MT_ROW_BLOCK_THREADS" ;;
