@@ -318,6 +318,9 @@ private:
   bool tf32;
   /// The GPU's compute capability (major), read when a program is prepared.
   int computeMajor = 0;
+  /// Whether the GPU's tensor cores take 16-bit `type`: bf16 from Ampere
+  /// (sm_80), fp16 from Volta (sm_70); an older GPU multiplies fp32 copies.
+  bool tensorCoresTake(DType type) const;
 
   std::vector<const KernelInfo *> resolved;
   std::vector<GeneratedLauncher> launchers;
@@ -412,6 +415,14 @@ private:
         operands.aux = address(command.outs[0]);
     }
     return operands;
+  }
+  /// matmul_bias_gelu's in-place fallback: its sum (outs[0]) through the
+  /// bias epilogue alone.
+  gpu::LtGemm::Operands geluSumOperands(const Command &command) const {
+    gpu::LtGemm::Operands sum = ltOperands(command, KernelId::matmul_bias_gelu);
+    sum.c = address(command.outs[0]);
+    sum.aux = nullptr;
+    return sum;
   }
 
   /// The transports of collectives across ranks, per grid axis: NCCL
@@ -531,6 +542,10 @@ private:
 
 bool isHalf(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
 
+bool CudaDevice::tensorCoresTake(DType type) const {
+  return isHalf(type) && computeMajor >= (type == DType::BF16 ? 8 : 7);
+}
+
 int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
   epiloguePlans.clear();
   epiloguePlans.resize(program.commands.size());
@@ -563,7 +578,7 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
     std::string why;
     if (!uniform)
       why = "operands of mixed types";
-    else if (isHalf(dtype) && computeMajor < (dtype == DType::BF16 ? 8 : 7))
+    else if (isHalf(dtype) && !tensorCoresTake(dtype))
       why = "16-bit GEMMs need a newer GPU";
     else {
       auto planned = std::make_unique<gpu::LtGemm>();
@@ -578,13 +593,10 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
       ltRefusal = why;
     // The fallback runs in place where cuBLAS takes the operands as they
     // are (halfGemm's rule); the GeLU's sum through the bias epilogue.
-    if (uniform && isHalf(dtype) &&
-        computeMajor >= (dtype == DType::BF16 ? 8 : 7)) {
+    if (uniform && tensorCoresTake(dtype)) {
       bool inPlace = id != KernelId::matmul_bias;
       if (id == KernelId::matmul_bias_gelu) {
-        gpu::LtGemm::Operands sum = ltOperands(command, id);
-        sum.c = address(command.outs[0]);
-        sum.aux = nullptr;
+        const gpu::LtGemm::Operands sum = geluSumOperands(command);
         auto planned = std::make_unique<gpu::LtGemm>();
         std::string sumWhy;
         inPlace = planned->plan(lt, matmulShape(program, command), dtype,
@@ -1637,10 +1649,7 @@ bool CudaDevice::halfGemm(const Command &command, KernelId id) const {
   // gradient: the f32 accumulation stored as it is).
   DType type = prog->buffers[size_t(command.ins[0])].dtype;
   DType result = prog->buffers[size_t(command.outs[0])].dtype;
-  // bf16 GEMMs need Ampere (sm_80) or newer, fp16 ones Volta (sm_70); an
-  // older GPU multiplies fp32 copies.
-  if (!isHalf(type) || computeMajor < (type == DType::BF16 ? 8 : 7) ||
-      (result != type && result != DType::F32))
+  if (!tensorCoresTake(type) || (result != type && result != DType::F32))
     return false;
   return std::all_of(command.ins.begin(), command.ins.end(), [&](int64_t in) {
     return prog->buffers[size_t(in)].dtype == type;
@@ -2098,10 +2107,8 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
       auto *product = reinterpret_cast<uint16_t *>(address(command.outs[0]));
       if (id == KernelId::matmul_bias_gelu) {
         // The sum through the bias epilogue, then GeLU of it.
-        gpu::LtGemm::Operands sum = ltOperands(command, id);
-        sum.c = product;
-        sum.aux = nullptr;
-        MTRT_RETURN_IF_ERROR(plan.sum->run(lt, sum, cublasWorkspace,
+        MTRT_RETURN_IF_ERROR(plan.sum->run(lt, geluSumOperands(command),
+                                           cublasWorkspace,
                                            kCublasWorkspaceBytes, stream));
         error = gpu::launchPointwiseStored(
             stream, gpu::Pointwise::Gelu, product, nullptr,

@@ -680,12 +680,13 @@ MTK_HD void adamwThread(int64_t t, int64_t threads, int64_t n, float *param,
 }
 
 /// One tensor of a multi-tensor sum of squares (the gradient norm): its
-/// elements and the index of its first piece of kNormPiece elements among
-/// all the tensors' pieces.
+/// elements, and where its pieces of kNormPiece elements start among all
+/// the tensors' pieces (segmentOf's key, as a cast's or AdamW's element
+/// start is).
 struct NormSegment {
   const float *x;
   int64_t n;
-  int64_t firstPiece;
+  int64_t start;
 };
 
 /// One tensor of a multi-tensor cast between f32 and 16 bits: its 16-bit

@@ -112,7 +112,7 @@ cudaError_t launchPointwiseStored(cudaStream_t stream, Pointwise op,
                                   const uint16_t *a, const uint16_t *b,
                                   uint16_t *y, int64_t n, bool bf16);
 /// launchSumOfSquares for each of `count` tensors (a device table, each
-/// non-empty, ascending firstPiece) in one launch: the same partials, in
+/// non-empty, ascending start) in one launch: the same partials, in
 /// the same places, as one launch per tensor.
 cudaError_t launchSumOfSquaresSegments(cudaStream_t stream,
                                        const NormSegment *segments,

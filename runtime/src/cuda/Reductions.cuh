@@ -62,22 +62,14 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /// sumOfSquaresPieces over `count` tensors at once: block b is piece
-/// b - firstPiece of the last segment starting at or before b, its sum
+/// b - start of the last segment starting at or before piece b, its sum
 /// partial[b] (where that tensor's own launch would have put it).
 __global__ void __launch_bounds__(kThreads)
     sumOfSquaresSegments(const NormSegment *segments, int64_t count,
                          double *partial) {
   const int64_t b = blockIdx.x;
-  int64_t lo = 0, hi = count - 1;
-  while (lo < hi) { // the last segment with firstPiece <= b
-    int64_t mid = (lo + hi + 1) / 2;
-    if (segments[mid].firstPiece <= b)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  const NormSegment segment = segments[lo];
-  double sum = sumOfSquaresPiece(segment.x, segment.n, b - segment.firstPiece);
+  const NormSegment segment = segments[segmentOf(segments, count, b, 0)];
+  double sum = sumOfSquaresPiece(segment.x, segment.n, b - segment.start);
   if (threadIdx.x == 0)
     partial[b] = sum;
 }
