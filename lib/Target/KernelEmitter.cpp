@@ -575,19 +575,20 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
     os << "    MT_BLOCK_SYNC\n";
     for (auto [output, term] : sums)
       os << "    MT_COLUMN_SUMS(mt_sum" << output << ", " << length << ")\n";
-    std::string xhatBlock = layerNorm ? "(" + xi +
-                                            " - mt_stats[mt_k][0]) * "
-                                            "mt_stats[mt_k][1]"
-                                      : xi + " * mt_stats[mt_k][1]";
+    // Each row's statistics as the first phase kept them, so that xhat is
+    // the first phase's expression and value.
     os << "    for (int64_t mt_k = 0; mt_k < " << block << "; ++mt_k) {\n"
        << "      const int64_t r = mt_r0 + mt_k;\n"
        << "      if (r >= mt_r1)\n"
        << "        break;\n"
-       << "      const int64_t mt_row = r * " << length << ";\n"
+       << "      const int64_t mt_row = r * " << length << ";\n";
+    if (layerNorm)
+      os << "      const double mean = mt_stats[mt_k][0];\n";
+    os << "      const double rstd = mt_stats[mt_k][1];\n"
        << "      MT_BLOCK_FOR(c, " << length << ")\n"
        << "        const double dy = " << dyi << ";\n";
     if (llvm::any_of(sums, [](auto &sum) { return sum.second != "dy"; }))
-      os << "        const double xhat = " << xhatBlock << ";\n";
+      os << "        const double xhat = " << xhat << ";\n";
     for (auto [output, term] : sums)
       os << "        MT_COLUMN_AT(mt_sum" << output << ", c) += " << term
          << ";\n";

@@ -55,8 +55,10 @@
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum0, 8LL)
 // LOWER-SAME:      MT_COLUMN_SUMS(mt_sum1, 8LL)
 // LOWER-SAME:      for (int64_t mt_k = 0; mt_k < 16LL; ++mt_k) {
+// LOWER-SAME:      const double mean = mt_stats[mt_k][0];
+// LOWER-SAME:      const double rstd = mt_stats[mt_k][1];
 // LOWER-SAME:      MT_BLOCK_FOR(c, 8LL)
-// LOWER-SAME:      const double xhat = ((double)in1[mt_row + c] - mt_stats[mt_k][0]) * mt_stats[mt_k][1];
+// LOWER-SAME:      const double xhat = ((double)in1[mt_row + c] - mean) * rstd;
 // LOWER-SAME:      MT_COLUMN_AT(mt_sum0, c) += dy * xhat;
 // LOWER-SAME:      MT_COLUMN_AT(mt_sum1, c) += dy;
 // LOWER-SAME:      MT_BLOCK_FOR(c, 8LL)
@@ -103,7 +105,8 @@ func.func @layer_norm_grad_residual(%dy: tensor<4x5x8xf32> {mt.input = "tokens"}
 // LOWER-SAME:      const uint16_t v0_bits = mt_to_bf16((float)(rstd * (g - xhat * meanGXhat)));
 // LOWER-SAME:      const float v0 = mt_from_bf16(v0_bits);
 // LOWER-SAME:      out0[i] = v0_bits;
-// LOWER-SAME:      const double xhat = (double)mt_from_bf16(in1[mt_row + c]) * mt_stats[mt_k][1];
+// LOWER-SAME:      const double rstd = mt_stats[mt_k][1];
+// LOWER-SAME:      const double xhat = (double)mt_from_bf16(in1[mt_row + c]) * rstd;
 // LOWER-SAME:      out1[mt_block * 8LL + c] = (float)MT_COLUMN_AT(mt_sum1, c);
 func.func @rms_norm_grad_bf16(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"},
                               %x: tensor<2x3x8xbf16> {mt.param = "x"},
