@@ -133,12 +133,15 @@ template <typename T> struct mt_input {
   _Pragma("unroll") for (int64_t mt_k = 0, i = mt_i0, mt_c = mt_c0;            \
                          mt_k < MT_UNROLL; ++mt_k, i += blockDim.x,            \
                          mt_c = MT_C_STEP(mt_c, mt_c_step, (cols)))
-#define MT_ELEMENT_LOOP(i, c, cols)                                            \
-  MT_ELEMENT_OUTER(cols)                                                       \
+// An inner loop whose elements past the domain's end are skipped.
+#define MT_ELEMENT_GUARDED(i, c, cols)                                         \
   MT_ELEMENT_INNER(i, cols) {                                                  \
     if (i < mt_end) {                                                          \
       const int64_t c = mt_c;                                                  \
       (void)c;
+#define MT_ELEMENT_LOOP(i, c, cols)                                            \
+  MT_ELEMENT_OUTER(cols)                                                       \
+  MT_ELEMENT_GUARDED(i, c, cols)
 #define MT_ELEMENT_LOOP_END                                                    \
   }                                                                            \
   }                                                                            \
@@ -160,10 +163,7 @@ template <typename T> struct mt_input {
   }                                                                            \
   }                                                                            \
   else {                                                                       \
-    MT_ELEMENT_INNER(i, cols) {                                                \
-      if (i < mt_end) {                                                        \
-        const int64_t c = mt_c;                                                \
-        (void)c;
+    MT_ELEMENT_GUARDED(i, c, cols)
 #define MT_ELEMENT_GROUPS_END                                                  \
   }                                                                            \
   }                                                                            \
