@@ -10,8 +10,15 @@ SXM), and the peak memory the caching allocator handed out.
 
 Runs on the GPU machine (scripts/gpu-check.sh calls it); needs only torch.
 
+With --accumulate K1,K2,... it runs one measurement per K in the same
+process (one compilation): K micro-batches of B sequences a step, their
+gradients accumulated (each loss divided by K, as Megatron-LM's and
+nanoGPT's gradient accumulation), then one optimizer step; tokens/s counts
+the K * B * S tokens of a step.
+
 usage: gpu_torch_baseline.py --model 124m|350m|1.3b [--mode eager|compile]
                              [--batch B] [--seq S] [--steps N]
+                             [--accumulate K[,K...]]
 """
 
 import argparse
@@ -92,7 +99,14 @@ def main():
     parser.add_argument("--seq", type=int, default=1024)
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--accumulate", default="1",
+                        help="micro-batches a step, or a comma list of them")
     args = parser.parse_args()
+    accumulations = args.accumulate.split(",")
+    if not all(k.isdigit() and int(k) > 0 for k in accumulations):
+        parser.error("--accumulate: a comma list of positive integers, not %r"
+                     % args.accumulate)
+    accumulations = [int(k) for k in accumulations]
 
     layers, width, heads = MODELS[args.model]
     torch.manual_seed(0)
@@ -101,26 +115,39 @@ def main():
     params = sum(p.numel() for p in model.parameters())
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     step_fn = torch.compile(model) if args.mode == "compile" else model
-    tokens = torch.randint(0, VOCAB, (args.batch, args.seq + 1), device=device)
-    inputs, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+    for accumulate in accumulations:
+        measure(args, model, step_fn, optimizer, accumulate, params, layers,
+                width, device)
+
+
+def measure(args, model, step_fn, optimizer, accumulate, params, layers,
+            width, device):
+    """Times warm-up plus args.steps optimizer steps of `accumulate`
+    micro-batches each and prints their JSON line."""
+    tokens = torch.randint(0, VOCAB, (accumulate, args.batch, args.seq + 1),
+                           device=device)
+    inputs, targets = tokens[..., :-1].contiguous(), tokens[..., 1:].contiguous()
 
     times, losses = [], []
     torch.cuda.reset_peak_memory_stats()
     for step in range(args.warmup + args.steps):
         torch.cuda.synchronize()
         start = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = step_fn(inputs, targets)
-        loss.backward()
+        step_loss = 0.0
+        for micro in range(accumulate):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = step_fn(inputs[micro], targets[micro]) / accumulate
+            loss.backward()
+            step_loss += loss.detach()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         torch.cuda.synchronize()
         if step >= args.warmup:
             times.append(time.perf_counter() - start)
-        losses.append(loss.item())
+        losses.append(float(step_loss))
 
     step_time = statistics.median(times)
-    tokens_per_step = args.batch * args.seq
+    tokens_per_step = accumulate * args.batch * args.seq
     # 6N per token for the GEMMs (N without the position table), plus the
     # attention's scores and values, 12 * layers * seq * width per token,
     # counted in full (not halved for the causal mask), as nanoGPT's and
@@ -132,13 +159,13 @@ def main():
         "framework": "pytorch-" + args.mode, "torch": torch.__version__,
         "gpu": torch.cuda.get_device_name(), "model": args.model,
         "params": params, "batch": args.batch, "seq": args.seq,
+        "accumulate": accumulate,
         "step_time_s": round(step_time, 5),
         "tokens_per_s": round(tokens_per_s, 1),
         "mfu": round(tokens_per_s * flops_per_token / PEAK_BF16_FLOPS, 4),
         "peak_memory_bytes": torch.cuda.max_memory_allocated(),
         "first_loss": round(losses[0], 4), "last_loss": round(losses[-1], 4),
         "finite": all(math.isfinite(l) for l in losses)}), flush=True)
-
 
 if __name__ == "__main__":
     main()

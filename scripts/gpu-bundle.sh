@@ -274,6 +274,11 @@ for model in 124m 350m 1.3b; do
   compile "bench-$model" "$configs/gpt2-$model.json" 8 1024 \
     "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128"
 done
+# The 1.3B bench with gradient accumulation: 4 micro-batches of 8 x 1024
+# a step (check.sh's megatron-1.3b-accum4, against PyTorch's
+# --accumulate 4).
+compile bench-1.3b-accum4 "$configs/gpt2-1.3b.json" 32 1024 \
+  "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128 microbatches=4"
 # The 124M bench with the bias epilogue alone (no GeLU or bias-gradient
 # epilogue) and one cast kernel per parameter, as on 2026-11-27 (its
 # generated kernels are this build's): the same run's baseline for what
