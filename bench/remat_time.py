@@ -21,26 +21,14 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import re
 import statistics
-import subprocess
+import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "build", "bin")
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
-
-
-def sh(cmd, **kwargs):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kwargs)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpu_runs import BIN, append_results, compile_artifact, import_gpt2, sh  # noqa: E402
+from machine import cpu_model  # noqa: E402
 
 
 def main():
@@ -53,22 +41,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    config = {
-        "model_type": "gpt2", "activation_function": "gelu_new",
-        "vocab_size": 8192, "n_positions": args.seq, "n_embd": args.width,
-        "n_head": 4, "n_layer": args.layers, "n_inner": None,
-        "layer_norm_epsilon": 1e-5, "embd_pdrop": 0.0, "attn_pdrop": 0.0,
-        "resid_pdrop": 0.0,
-    }
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = os.path.join(tmp, "config.json")
-        with open(cfg, "w") as f:
-            json.dump(config, f)
-        model = os.path.join(tmp, "model.mlir")
-        sh([f"{BIN}/megatron-translate", "--import-hf-config", cfg,
-            "--micro-batch-size", str(args.batch), "--seq-length", str(args.seq),
-            "-o", model])
+        model = import_gpt2(tmp, args.width, 4, args.layers, args.seq, args.batch)
         # Compile every configuration, then run them interleaved, --repeat
         # rounds, so that a slow moment of the machine hits all of them.
         configs = []
@@ -83,10 +58,7 @@ def main():
                     flops = int(re.search(r": (\d+) FLOPs per step", out).group(1))
                     fraction = float(re.search(r"FLOPs per step, ([0-9.]+) of", out).group(1))
                 artifact = os.path.join(tmp, f"{precision}-{remat}.mtx")
-                step = sh([f"{BIN}/megatron-opt", model,
-                           f"--mt-train-pipeline=precision={precision} remat={remat}"]).stdout
-                sh([f"{BIN}/megatron-translate", "--export-artifact", "-o", artifact],
-                   input=step)
+                compile_artifact(model, f"precision={precision} remat={remat}", artifact)
                 configs.append((precision, remat, artifact, flops, fraction))
         times = {c[:2]: [] for c in configs}
         peaks = {}
@@ -119,13 +91,10 @@ def main():
     for precision, remat, median, ratio, flops, fraction, peak in rows:
         lines.append(f"| {precision} | {remat} | {median:.4f} | {ratio:.3f} | {flops:,} | "
                      f"{fraction:.3f} | {peak:,} |")
-    path = os.path.join(ROOT, "bench", "results", "remat_time_cpu.md")
-    new = not os.path.exists(path)
-    with open(path, "a") as f:
-        if new:
-            f.write("# Step time and FLOPs of activation recomputation (CPU backend)\n\n"
-                    "`bench/remat_time.py` (see its docstring). Each run appends a section.\n")
-        f.write("\n".join(lines) + "\n")
+    append_results("remat_time_cpu.md",
+                   "# Step time and FLOPs of activation recomputation (CPU backend)\n\n"
+                   "`bench/remat_time.py` (see its docstring). Each run appends a section.\n",
+                   lines)
     print("\n".join(lines))
 
 

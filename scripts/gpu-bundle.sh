@@ -242,6 +242,11 @@ compile tiny-padded-unfused "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "fuse
 compile tiny-fp16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=fp16"
 compile tiny-dropout-remat "$root/test/runtime/Inputs/gpt2-tiny-dropout.json" 2 8 "remat=full"
 compile llama-gqa-bf16 "$root/test/integration/Inputs/llama-2layer-gqa.json" 2 8 "precision=bf16"
+# Gradient accumulation over 2 microbatches, each later microbatch's weight
+# gradients added by their GEMMs (beta = 1: cublasSgemm's in fp32,
+# cuBLASLt's bias-gradient epilogue in bf16).
+compile gpt2-2layer-accum "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 "microbatches=2"
+compile gpt2-2layer-accum-bf16 "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 "precision=bf16 microbatches=2"
 # Mistral's sliding window (5 keys at sequence 16): the flash kernels'
 # window mask, forward and backward.
 compile mistral-window "$root/test/integration/Inputs/mistral-2layer-window.json" 2 16 ""

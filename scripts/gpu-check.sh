@@ -186,7 +186,8 @@ checks=("tiny 10 1e-5" "tiny-dropout 10 1e-5" "gpt2-2layer 10 1e-5"
   "gpt2-124m 10 1e-5" "llama-gqa 10 1e-5" "llama31 10 1e-5"
   "tiny-unfused 10 1e-5" "tiny-padded 10 1e-5" "tiny-padded-unfused 10 1e-5"
   "tiny-dropout-remat 10 1e-5" "tiny-bf16 10 1e-2" "tiny-fp16 24 1e-2"
-  "llama-gqa-bf16 10 1e-2" "mistral-window 10 1e-5" "gpt2-124m-bf16 10 2e-3 1 --lr 1e-4")
+  "llama-gqa-bf16 10 1e-2" "mistral-window 10 1e-5" "gpt2-124m-bf16 10 2e-3 1 --lr 1e-4"
+  "gpt2-2layer-accum 10 1e-5" "gpt2-2layer-accum-bf16 10 1e-2")
 pids=()
 for check in "${checks[@]}"; do
   # shellcheck disable=SC2086

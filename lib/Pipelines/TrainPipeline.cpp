@@ -95,6 +95,7 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
     fusion.groupCasts = options.groupCasts;
     fusion.geluEpilogues = options.geluEpilogues;
     fusion.biasGradEpilogues = options.biasGradEpilogues;
+    fusion.gradientAccumulationFusion = options.gradientAccumulationFusion;
     fusion.groupedAttention = options.groupedAttention;
     fusion.normGradRowBlock = options.normGradRowBlock;
     pm.addPass(createFusePass(fusion));

@@ -175,6 +175,14 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
                << " and "
                << (info->outs < 0 ? std::string("1 or more")
                                   : std::to_string(info->outs));
+      // A GEMM's optional third input is its accumulator (gemmAccumulates).
+      if ((info->id == ::mtrt::KernelId::matmul ||
+           info->id == ::mtrt::KernelId::matmul_bias_grad) &&
+          command.ins.size() != 2 && command.ins.size() != 3)
+        return kernel.emitOpError()
+               << "passes " << command.ins.size() << " inputs to kernel '"
+               << command.kernel
+               << "', which takes 2, or 3 with an accumulator";
       if (failed(addParams(kernel, kernel.getParams(), command)))
         return failure();
       if (auto generated = kernel.getGeneratedAttr()) {

@@ -12,6 +12,7 @@
 #include "mtrt/GeneratedKernelPrelude.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -789,7 +790,7 @@ bool foldMergedOutput(AttentionOp attention) {
 /// adds the bias, and the product is never stored. Returns whether it
 /// folded.
 bool foldBiasEpilogue(MatmulOp matmul) {
-  if (!matmul.getResult().hasOneUse())
+  if (!matmul.getResult().hasOneUse() || matmul.getAccumulator())
     return false;
   auto bias = dyn_cast<BiasAddOp>(*matmul.getResult().getUsers().begin());
   // (bias_add's verifier already holds the types equal; an epilogue adds
@@ -845,7 +846,7 @@ bool foldGeluEpilogue(MatmulBiasOp matmul) {
 /// never stored and read back. Returns whether it folded.
 bool foldGeluGradEpilogue(GeluGradOp grad) {
   auto matmul = grad.getGradOutput().getDefiningOp<MatmulOp>();
-  if (!matmul || !matmul.getResult().hasOneUse() ||
+  if (!matmul || !matmul.getResult().hasOneUse() || matmul.getAccumulator() ||
       !isSixteenBit(matmul.getResult()) ||
       matmul.getResult().getType() != grad.getType() ||
       grad.getInput() == matmul.getResult())
@@ -930,7 +931,8 @@ bool foldBiasGradEpilogue(BiasAddGradOp grad) {
   for (Value rows : views)
     for (Operation *user : rows.getUsers()) {
       auto matmul = dyn_cast<MatmulOp>(user);
-      if (!matmul || matmul.getRhs() != rows || matmul.getTransposeB() ||
+      if (!matmul || matmul.getAccumulator() || matmul.getRhs() != rows ||
+          matmul.getTransposeB() ||
           cast<RankedTensorType>(matmul.getLhs().getType()).getRank() != 2 ||
           cast<RankedTensorType>(matmul.getType()).getElementType() !=
               biasType.getElementType() ||
@@ -948,7 +950,8 @@ bool foldBiasGradEpilogue(BiasAddGradOp grad) {
       OpBuilder builder(first);
       auto folded = MatmulBiasGradOp::create(
           builder, matmul.getLoc(), matmul.getType(), grad.getType(),
-          matmul.getLhs(), rows, matmul.getTransposeA());
+          matmul.getLhs(), rows, matmul.getTransposeA(),
+          /*accumulator=*/Value());
       copyMarks(matmul, folded);
       matmul.getResult().replaceAllUsesWith(folded.getResult());
       grad.getResult().replaceAllUsesWith(folded.getBiasGrad());
@@ -956,6 +959,64 @@ bool foldBiasGradEpilogue(BiasAddGradOp grad) {
       grad->erase();
       return true;
     }
+  return false;
+}
+
+/// Folds `mt.add(acc, dW)` (either order) into dW's GEMM as its
+/// accumulator, when dW is an f32 weight gradient (the product x^T dY of
+/// an `mt.matmul` with transpose_a, or the weight gradient of an
+/// `mt.matmul_bias_grad`, not yet accumulating) that only the add reads,
+/// and `acc` is an f32 value of
+/// dW's type that only the add reads, computed before the GEMM by an op
+/// the lowering can write over (not an argument, a view, a transfer, an
+/// empty tensor or an optimizer update: the lowering refuses those).
+/// The GEMM then computes the add's result in place of the accumulator:
+/// Megatron-LM's gradient accumulation fusion.
+bool foldGradientAccumulation(AddOp add) {
+  auto type = dyn_cast<RankedTensorType>(add.getType());
+  if (!type || !type.getElementType().isF32())
+    return false;
+  for (auto [product, acc] : {std::pair{add.getLhs(), add.getRhs()},
+                              std::pair{add.getRhs(), add.getLhs()}}) {
+    Operation *gemm = product.getDefiningOp();
+    if (!gemm || product.getType() != type || acc.getType() != type ||
+        !product.hasOneUse() || !acc.hasOneUse() || product == acc)
+      continue;
+    // A weight gradient x^T dY (transpose_a, as autodiff writes it); an
+    // activation gradient dY W^T added into another stays an add.
+    auto matmul = dyn_cast<MatmulOp>(gemm);
+    auto biasGrad = dyn_cast<MatmulBiasGradOp>(gemm);
+    if (!(matmul && !matmul.getAccumulator() && matmul.getTransposeA() &&
+          !matmul.getTransposeB()) &&
+        !(biasGrad && !biasGrad.getAccumulator() &&
+          product == biasGrad.getResult()))
+      continue;
+    Operation *producer = acc.getDefiningOp();
+    // (The lowering writes over the accumulator: not a view, a transfer,
+    // an empty tensor or an optimizer update, which live in others' bytes.)
+    if (!producer || producer->getBlock() != gemm->getBlock() ||
+        !producer->isBeforeInBlock(gemm) ||
+        isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp,
+            shard::SendOp, shard::RecvOp, AdamWOp, MultiAdamWOp>(producer))
+      continue;
+    OpBuilder builder(gemm);
+    Operation *folded;
+    if (matmul)
+      folded = MatmulOp::create(builder, matmul.getLoc(), type, matmul.getLhs(),
+                                matmul.getRhs(), matmul.getTransposeA(),
+                                matmul.getTransposeB(), acc);
+    else
+      folded = MatmulBiasGradOp::create(
+          builder, biasGrad.getLoc(), type, biasGrad.getBiasGrad().getType(),
+          biasGrad.getLhs(), biasGrad.getRhs(), biasGrad.getTransposeA(), acc);
+    copyMarks(gemm, folded);
+    add.getResult().replaceAllUsesWith(folded->getResult(0));
+    add->erase();
+    if (biasGrad)
+      biasGrad.getBiasGrad().replaceAllUsesWith(folded->getResult(1));
+    gemm->erase();
+    return true;
+  }
   return false;
 }
 
@@ -1153,6 +1214,10 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
                llvm::make_early_inc_range(block.getOps<BiasAddGradOp>()))
             if (foldBiasGradEpilogue(grad))
               ++numBiasGradEpilogues;
+        if (gradientAccumulationFusion)
+          for (auto add : llvm::make_early_inc_range(block.getOps<AddOp>()))
+            if (foldGradientAccumulation(add))
+              ++numAccumulatingGemms;
         if (groupCasts) {
           int64_t castCommands = 0;
           numGroupedCasts += groupParameterCasts(block, castCommands);

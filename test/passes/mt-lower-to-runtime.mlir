@@ -437,3 +437,60 @@ func.func @first(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
 func.func @negative_second_stage0(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// An accumulating GEMM (mt-fuse's gradient accumulation fusion) writes the
+// sum over its accumulator: its output is a view of the accumulator's
+// bytes, which it also reads (input 2), and the chain of microbatches'
+// weight gradients lives in one buffer.
+
+// CHECK-LABEL: mtrt.program @stage0
+// CHECK:         %[[X:.+]] = mtrt.buffer {kind = "param", name = "x", offset = 0 : i64} : memref<8x8xbf16>
+// CHECK:         %[[DY:.+]] = mtrt.buffer {kind = "param", name = "dy", offset = 128 : i64} : memref<8x16xbf16>
+// CHECK:         %[[W0:.+]] = mtrt.buffer {kind = "activation", offset = [[ACC:[0-9]+]] : i64} : memref<8x16xf32>
+// CHECK:         mtrt.kernel "matmul" ins(%[[X]], %[[DY]] : memref<8x8xbf16>, memref<8x16xbf16>) outs(%[[W0]] : memref<8x16xf32>) {transpose_a}
+// CHECK:         %[[W1:.+]] = mtrt.buffer {alias, kind = "activation", offset = [[ACC]] : i64} : memref<8x16xf32>
+// CHECK:         %[[B1:.+]] = mtrt.buffer {kind = "activation", offset = {{[0-9]+}} : i64} : memref<16xf32>
+// CHECK:         mtrt.kernel "matmul_bias_grad" ins(%[[X]], %[[DY]], %[[W0]] : memref<8x8xbf16>, memref<8x16xbf16>, memref<8x16xf32>) outs(%[[W1]], %[[B1]] : memref<8x16xf32>, memref<16xf32>) {transpose_a}
+// CHECK:         %[[W2:.+]] = mtrt.buffer {alias, kind = "activation", offset = [[ACC]] : i64} : memref<8x16xf32>
+// CHECK:         mtrt.kernel "matmul" ins(%[[X]], %[[DY]], %[[W1]] : memref<8x8xbf16>, memref<8x16xbf16>, memref<8x16xf32>) outs(%[[W2]] : memref<8x16xf32>) {transpose_a}
+// PLAN-LABEL:  memory plan @accumulate
+// PLAN:          activations and workspace (sum): 576 bytes
+func.func @accumulate(%x: tensor<8x8xbf16> {mt.param = "x"}, %dy: tensor<8x16xbf16> {mt.param = "dy"}) -> (tensor<8x16xf32>, tensor<16xf32>) {
+  %w0 = mt.matmul %x, %dy transpose_a : (tensor<8x8xbf16>, tensor<8x16xbf16>) -> tensor<8x16xf32>
+  %w1, %b1 = mt.matmul_bias_grad %x, %dy transpose_a accumulate(%w0) : (tensor<8x8xbf16>, tensor<8x16xbf16>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>)
+  %w2 = mt.matmul %x, %dy transpose_a accumulate(%w1) : (tensor<8x8xbf16>, tensor<8x16xbf16>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %w2, %b1 : tensor<8x16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// An accumulator the GEMM could not write over: a parameter (an argument,
+// persistent), a value read again afterwards, a view of another value.
+
+func.func @negative_accumulate_argument(%x: tensor<8x8xbf16> {mt.param = "x"}, %dy: tensor<8x16xbf16> {mt.param = "dy"}, %acc: tensor<8x16xf32> {mt.param = "acc"}) -> tensor<8x16xf32> {
+  // expected-error @below {{'mt.matmul' op cannot accumulate in place: its accumulator must be computed by an op of the step (not an argument, a view, a transfer or an empty tensor) into bytes of its own and read by nothing else}}
+  %w = mt.matmul %x, %dy transpose_a accumulate(%acc) : (tensor<8x8xbf16>, tensor<8x16xbf16>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %w : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @negative_accumulate_read_after(%x: tensor<8x8xbf16> {mt.param = "x"}, %dy: tensor<8x16xbf16> {mt.param = "dy"}) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %w0 = mt.matmul %x, %dy transpose_a : (tensor<8x8xbf16>, tensor<8x16xbf16>) -> tensor<8x16xf32>
+  // expected-error @below {{'mt.matmul_bias_grad' op cannot accumulate in place}}
+  %w1, %b1 = mt.matmul_bias_grad %x, %dy transpose_a accumulate(%w0) : (tensor<8x8xbf16>, tensor<8x16xbf16>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>)
+  return %w0, %w1 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+func.func @negative_accumulate_view(%x: tensor<8x8xbf16> {mt.param = "x"}, %dy: tensor<8x16xbf16> {mt.param = "dy"}) -> tensor<8x16xf32> {
+  %w0 = mt.matmul %x, %dy transpose_a : (tensor<8x8xbf16>, tensor<8x16xbf16>) -> tensor<8x16xf32>
+  %flat = tensor.collapse_shape %w0 [[0, 1]] : tensor<8x16xf32> into tensor<128xf32>
+  %view = tensor.expand_shape %flat [[0, 1]] output_shape [8, 16] : tensor<128xf32> into tensor<8x16xf32>
+  // expected-error @below {{'mt.matmul' op cannot accumulate in place}}
+  %w1 = mt.matmul %x, %dy transpose_a accumulate(%view) : (tensor<8x8xbf16>, tensor<8x16xbf16>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %w1 : tensor<8x16xf32>
+}

@@ -876,6 +876,23 @@ TEST(LtGemm, GeluEpiloguesMatchTheReference) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   closeTo(dWDev.read(), dW, 1e-5, "weight gradient");
   closeTo(dBDev.read(), dB, 1e-5, "bias gradient");
+  // Accumulating (a later microbatch's mt.matmul_bias_grad with
+  // accumulate): the weight gradient is added to C, which holds the
+  // accumulator (here the gradient just computed, so C doubles); the bias
+  // gradient is this GEMM's alone.
+  gpu::LtGemm accumulating;
+  ASSERT_TRUE(accumulating.plan(
+      lt, MatmulShape{true, false, false, k, n, rows, 1}, DType::BF16,
+      DType::F32, false, gpu::LtEpilogue::BiasGradA, g, workspace.size, why,
+      /*accumulate=*/true))
+      << why;
+  ASSERT_TRUE(accumulating.run(lt, g, workspace.data, workspace.size, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<double> twice(dW.size());
+  for (size_t i = 0; i < dW.size(); ++i)
+    twice[i] = 2 * dW[i];
+  closeTo(dWDev.read(), twice, 1e-5, "accumulated weight gradient");
+  closeTo(dBDev.read(), dB, 1e-5, "bias gradient of the accumulating GEMM");
   cublasLtDestroy(lt);
 }
 

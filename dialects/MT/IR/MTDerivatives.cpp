@@ -134,6 +134,9 @@ LogicalResult MatmulOp::buildGradients(GradientEmitter &g) {
     dC = g.create<CastOp>(typeOf(dC).clone(operandType), dC);
   bool ta = getTransposeA(), tb = getTransposeB();
   bool broadcast = typeOf(b).getRank() != typeOf(a).getRank();
+  // acc + AB: the accumulator's gradient is the result's.
+  if (Value acc = getAccumulator(); acc && g.needsGradient(acc))
+    g.accumulate(acc, g.resultGradient(0));
   auto matmul = [&](Type type, Value lhs, Value rhs, bool transposeA,
                     bool transposeB) -> Value {
     return g.create<MatmulOp>(type, lhs, rhs, transposeA, transposeB);

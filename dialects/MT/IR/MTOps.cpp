@@ -450,9 +450,27 @@ static LogicalResult verifyMatmul(Operation *op, Value lhs, Value rhs,
   return verifyElementTypesMatch(op, result, "result", lhs, "lhs");
 }
 
+/// An accumulating GEMM's accumulator: an f32 tensor of the result's type,
+/// which the sum replaces.
+static LogicalResult verifyAccumulator(Operation *op, Value accumulator,
+                                       Value result) {
+  if (!accumulator)
+    return success();
+  if (accumulator.getType() != result.getType() ||
+      !tensorType(result).getElementType().isF32())
+    return op->emitOpError()
+           << "accumulates into an f32 tensor of the result's type: the "
+              "accumulator is "
+           << accumulator.getType() << " and the result " << result.getType();
+  return success();
+}
+
 LogicalResult MatmulOp::verify() {
-  return verifyMatmul(getOperation(), getLhs(), getRhs(), getResult(),
-                      getTransposeA(), getTransposeB(), /*wideResult=*/true);
+  if (failed(verifyMatmul(getOperation(), getLhs(), getRhs(), getResult(),
+                          getTransposeA(), getTransposeB(),
+                          /*wideResult=*/true)))
+    return failure();
+  return verifyAccumulator(getOperation(), getAccumulator(), getResult());
 }
 
 /// A matmul whose epilogue adds `bias`, a vector of the result's last
@@ -531,7 +549,8 @@ LogicalResult MatmulBiasGradOp::verify() {
       failed(verifyRank(op, getBiasGrad(), "bias_grad", 1,
                         "[rhs's last dimension]")) ||
       failed(verifyDimsMatch(op, getBiasGrad(), "bias_grad", 0, getRhs(), "rhs",
-                             1)))
+                             1)) ||
+      failed(verifyAccumulator(op, getAccumulator(), getResult())))
     return failure();
   return verifyElementTypesMatch(op, getBiasGrad(), "bias_grad", getResult(),
                                  "result");

@@ -243,6 +243,16 @@ def MT_MatmulOp : MT_Op<"matmul", [DeclareOpInterfaceMethods<MT_DifferentiableOp
     gradient that is only widened to f32, as Megatron-LM's gradient
     accumulation fusion does).
 
+    With `accumulate(%acc)` the product is added to `%acc` (the result's
+    type, f32) and the sum is the result: `acc + op(lhs) op(rhs)`, Megatron-LM's
+    gradient accumulation fusion (`--gradient-accumulation-fusion`: the
+    weight-gradient GEMM of each microbatch adds into the f32 gradient
+    accumulated over the earlier ones, cuBLAS's beta = 1). `mt-fuse` forms
+    it from an `mt.add` of an accumulated gradient and a weight gradient's
+    product; the lowering writes the result over the accumulator, which
+    nothing may read after it. The sum is rounded as the GEMM adds its
+    partial products, not once after the whole product.
+
     ```mlir
     // Linear layer with a Hugging Face Conv1D weight of layout [in, out].
     %h = mt.matmul %x, %w
@@ -250,13 +260,26 @@ def MT_MatmulOp : MT_Op<"matmul", [DeclareOpInterfaceMethods<MT_DifferentiableOp
     // Tied output head: logits = x * wte^T.
     %logits = mt.matmul %x, %wte transpose_b
         : (tensor<8x1024x768xf32>, tensor<50257x768xf32>) -> tensor<8x1024x50257xf32>
+    // A weight gradient added into the gradient accumulated so far.
+    %dw1 = mt.matmul %x, %dy transpose_a accumulate(%dw0)
+        : (tensor<8192x768xbf16>, tensor<8192x768xbf16>, tensor<768x768xf32>)
+          -> tensor<768x768xf32>
     ```
   }];
   let arguments = (ins MT_FloatTensor:$lhs, MT_FloatTensor:$rhs,
-                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       Optional<MT_FloatTensor>:$accumulator);
   let results = (outs MT_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$lhs, "Value":$rhs,
+                   "bool":$transpose_a, "bool":$transpose_b), [{
+      build($_builder, $_state, result, lhs, rhs, transpose_a, transpose_b,
+            /*accumulator=*/Value());
+    }]>
+  ];
   let assemblyFormat = [{
     $lhs `,` $rhs (`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)?
+    (`accumulate` `(` $accumulator^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -381,6 +404,9 @@ def MT_MatmulBiasGradOp : MT_Op<"matmul_bias_grad", [Pure]> {
     weight-gradient `mt.matmul` and the `mt.bias_add_grad` of the same
     gradient (through the collapse of its leading dimensions).
 
+    With `accumulate(%acc)` the weight gradient is added to `%acc`, as
+    `mt.matmul`'s (the bias gradient is not: it is this GEMM's alone).
+
     ```mlir
     %dw, %db = mt.matmul_bias_grad %x, %dy transpose_a
         : (tensor<8192x768xbf16>, tensor<8192x3072xbf16>)
@@ -388,10 +414,12 @@ def MT_MatmulBiasGradOp : MT_Op<"matmul_bias_grad", [Pure]> {
     ```
   }];
   let arguments = (ins MT_FloatTensor:$lhs, MT_FloatTensor:$rhs,
-                       UnitAttr:$transpose_a);
+                       UnitAttr:$transpose_a,
+                       Optional<MT_FloatTensor>:$accumulator);
   let results = (outs MT_FloatTensor:$result, MT_FloatTensor:$bias_grad);
   let assemblyFormat = [{
-    $lhs `,` $rhs (`transpose_a` $transpose_a^)? attr-dict `:`
+    $lhs `,` $rhs (`transpose_a` $transpose_a^)?
+    (`accumulate` `(` $accumulator^ `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -390,6 +390,16 @@ struct RowNormModel : public OpModel<RowNormModel<Op>, Op> {
 //===----------------------------------------------------------------------===//
 
 struct MatmulModel : public OpModel<MatmulModel, MatmulOp> {
+  /// An accumulating matmul adds its accumulator once: a split of its sum
+  /// (k) would add it on every rank before the partial sums are reduced.
+  LogicalResult finish(MatmulOp op, const LoopAxes &axes) const {
+    if (op.getAccumulator() && !axes[rankOf(op.getLhs())].empty())
+      return op.emitOpError()
+             << "cannot split the sum of an accumulating matmul: each rank "
+                "would add the accumulator to its partial sum";
+    return success();
+  }
+
   LoopNest nest(MatmulOp op) const {
     unsigned rank = rankOf(op.getLhs());
     unsigned rhsRank = rankOf(op.getRhs());
@@ -405,9 +415,13 @@ struct MatmulModel : public OpModel<MatmulModel, MatmulOp> {
     rhs.append(op.getTransposeB() ? SmallVector<unsigned>{n, k}
                                   : SmallVector<unsigned>{k, n});
     result = iota(0, rank);
-    return {loops,
-            {mapOf(ctx, rank + 1, lhs), mapOf(ctx, rank + 1, rhs),
-             mapOf(ctx, rank + 1, result)}};
+    // The accumulator is indexed as the result.
+    SmallVector<AffineMap> maps = {mapOf(ctx, rank + 1, lhs),
+                                   mapOf(ctx, rank + 1, rhs)};
+    if (op.getAccumulator())
+      maps.push_back(mapOf(ctx, rank + 1, result));
+    maps.push_back(mapOf(ctx, rank + 1, result));
+    return {loops, maps};
   }
 };
 

@@ -109,6 +109,12 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("With gemm-epilogues, in 16 bits: a linear layer's bias "
                      "gradient joins its weight gradient's GEMM (default)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> gradientAccumulationFusion{
+      *this, "gradient-accumulation-fusion",
+      llvm::cl::desc("With fuse and microbatches: a weight gradient is added "
+                     "into the f32 gradient accumulated over the earlier "
+                     "microbatches by its GEMM (default)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> groupCasts{
       *this, "group-casts",
       llvm::cl::desc("With fuse: each layer's parameters are cast to 16 bits "

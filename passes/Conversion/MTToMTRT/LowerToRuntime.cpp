@@ -160,6 +160,16 @@ struct LowerToRuntimePass
     return std::nullopt;
   }
 
+  /// The accumulator of an accumulating GEMM (mt.matmul or
+  /// mt.matmul_bias_grad with `accumulate`), or null.
+  static Value accumulatorOf(Operation *op) {
+    if (auto matmul = dyn_cast<MatmulOp>(op))
+      return matmul.getAccumulator();
+    if (auto grad = dyn_cast<MatmulBiasGradOp>(op))
+      return grad.getAccumulator();
+    return Value();
+  }
+
   static int64_t stageOf(func::FuncOp function) {
     if (auto stage = function->getAttrOfType<IntegerAttr>(
             MTDialect::getPipelineStageAttrName()))
@@ -262,6 +272,30 @@ struct LowerToRuntimePass
               std::pair{multi.getNewExpAvgSqs(), multi.getExpAvgSqs()}})
           for (auto [result, operand] : llvm::zip(results, operands))
             alias(result, operand);
+      } else if (Value acc = accumulatorOf(&op)) {
+        // An accumulating GEMM writes the sum over its accumulator (cuBLAS's
+        // beta = 1, C = D), which must be a transient buffer that nothing
+        // reads afterwards.
+        Operation *producer = acc.getDefiningOp();
+        if (!acc.hasOneUse() || !producer ||
+            isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp,
+                shard::SendOp, shard::RecvOp>(producer) ||
+            allocs[allocOf.lookup(acc)].persistent)
+          return op.emitOpError()
+                 << "cannot accumulate in place: its accumulator must be "
+                    "computed by an op of the step (not an argument, a view, "
+                    "a transfer or an empty tensor) into bytes of its own and "
+                    "read by nothing else";
+        for (Value result : op.getResults()) {
+          if (result == op.getResult(0)) {
+            alias(result, acc);
+            continue;
+          }
+          Allocation alloc;
+          alloc.kind = "activation";
+          alloc.firstUse = alloc.lastUse = step;
+          newAlloc(result, std::move(alloc));
+        }
       } else if (std::optional<std::pair<Value, Value>> inPlace =
                      gradientOverLogits(&op)) {
         // A fused cross-entropy writes the logits' gradient over the

@@ -112,7 +112,9 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::repeat_kv_grad, "repeat_kv_grad", 1, 1, -1},
       {KernelId::gelu_grad, "gelu_grad", 2, 1, -1},
       {KernelId::dropout, "dropout", 1, 1, -1},
-      {KernelId::matmul, "matmul", 2, 1, -1},
+      // A third input is an accumulator: output 0 is it updated in place,
+      // plus the product (cuBLAS's beta = 1; mt.matmul's accumulate).
+      {KernelId::matmul, "matmul", -1, 1, -1},
       // A matmul with its bias (the result's last dimension) added in the
       // GEMM's epilogue.
       {KernelId::matmul_bias, "matmul_bias", 3, 1, -1},
@@ -124,7 +126,8 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::matmul_gelu_grad, "matmul_gelu_grad", 3, 1, -1},
       // A weight gradient's matmul (rhs [k, n], not transposed) that also
       // writes the sum of the rhs's rows: the bias gradient, output 1.
-      {KernelId::matmul_bias_grad, "matmul_bias_grad", 2, 2, -1},
+      // A third input accumulates the weight gradient, as matmul's.
+      {KernelId::matmul_bias_grad, "matmul_bias_grad", -1, 2, -1},
       {KernelId::split_heads, "split_heads", 1, -1, -1},
       {KernelId::merge_heads, "merge_heads", -1, 1, -1},
       {KernelId::attention, "attention", 3, 1, -1},
@@ -201,6 +204,12 @@ inline bool isGemm(KernelId id) {
   return id == KernelId::matmul || id == KernelId::matmul_bias ||
          id == KernelId::matmul_bias_gelu || id == KernelId::matmul_gelu_grad ||
          id == KernelId::matmul_bias_grad;
+}
+/// Whether a GEMM command with `inputs` inputs adds its product to its
+/// third, an f32 accumulator that output 0 overwrites (beta = 1).
+inline bool gemmAccumulates(KernelId id, size_t inputs) {
+  return (id == KernelId::matmul || id == KernelId::matmul_bias_grad) &&
+         inputs == 3;
 }
 inline bool isAttention(KernelId id) {
   return id == KernelId::attention || id == KernelId::attention_grad ||

@@ -253,6 +253,26 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::matmul_bias_gelu:
   case KernelId::matmul_gelu_grad:
   case KernelId::matmul_bias_grad: {
+    if (id == KernelId::matmul || id == KernelId::matmul_bias_grad) {
+      // lhs, rhs and an optional accumulator, which output 0 overwrites
+      // with the sum (in f32).
+      s.require(c.ins.size() == 2 || c.ins.size() == 3,
+                "takes 2 inputs, or 3 with an accumulator, got " +
+                    countOf(int64_t(c.ins.size()), "input"));
+      if (!s.error.empty())
+        break;
+      if (c.ins.size() == 3) {
+        s.require(s.buffers[c.outs[0]].dtype == DType::F32 &&
+                      s.buffers[c.ins[2]].dtype == DType::F32,
+                  std::string("accumulates only into f32, got an "
+                              "accumulator of ") +
+                      dtypeName(s.buffers[c.ins[2]].dtype) +
+                      " and output 0 of " +
+                      dtypeName(s.buffers[c.outs[0]].dtype));
+        s.same(s.in(2), "the accumulator", s.out(0), "output 0");
+        s.inPlace(2, 0);
+      }
+    }
     const Shape &a = s.in(0), &b = s.in(1), &out = s.out(0);
     s.flag("transpose_a");
     s.flag("transpose_b");

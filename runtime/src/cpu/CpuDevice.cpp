@@ -57,8 +57,11 @@ std::string describe(size_t index, const Command &command) {
 /// split does not change the result's bits. The bias is the GEMM's
 /// epilogue: each block of C starts as the bias (while it is in cache) and
 /// the product accumulates onto it.
+/// C = op(A) op(B), plus `bias` (each row) when given; with `accumulate`,
+/// C += op(A) op(B) (beta = 1).
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
-          const float *b, float *c, const float *bias = nullptr) {
+          const float *b, float *c, const float *bias = nullptr,
+          bool accumulate = false) {
   int64_t lda = ta ? m : k, ldb = tb ? k : n;
   auto block = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
     if (bias)
@@ -67,7 +70,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                 tb ? CblasTrans : CblasNoTrans, m1 - m0, n1 - n0, k, 1.0f,
                 ta ? a + m0 : a + m0 * lda, lda, tb ? b + n0 * ldb : b + n0,
-                ldb, bias ? 1.0f : 0.0f, c + m0 * n + n0, n);
+                ldb, bias || accumulate ? 1.0f : 0.0f, c + m0 * n + n0, n);
   };
   ThreadPool &pool = ThreadPool::global();
   int64_t threads = pool.threads();
@@ -633,13 +636,17 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
         id == KernelId::matmul_bias || id == KernelId::matmul_bias_gelu
             ? in(2)
             : nullptr;
+    // An accumulating GEMM's output is its accumulator (input 2), in place.
+    const bool accumulate = gemmAccumulates(id, command.ins.size());
     if (broadcast && !ta) {
       // [batch..., m, k] x [k, n]: the batch folds into the rows.
-      gemm(false, tb, batch * m, n, kDim, in(0), in(1), out(0), bias);
+      gemm(false, tb, batch * m, n, kDim, in(0), in(1), out(0), bias,
+           accumulate);
     } else {
       for (int64_t i = 0; i < batch; ++i)
         gemm(ta, tb, m, n, kDim, in(0) + i * m * kDim,
-             in(1) + (broadcast ? 0 : i * kDim * n), out(0) + i * m * n, bias);
+             in(1) + (broadcast ? 0 : i * kDim * n), out(0) + i * m * n, bias,
+             accumulate);
     }
     // The GeLU epilogues read the product (or sum) as the separate ops
     // would: rounded to the stored type first.

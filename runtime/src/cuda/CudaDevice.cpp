@@ -566,8 +566,13 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
         return program.buffers[size_t(buffer)].dtype == type;
       });
     };
+    // An accumulator (input 2 of an accumulating weight gradient) is the
+    // f32 output's own bytes: the GEMM's operands are the first two.
+    const bool accumulate = gemmAccumulates(id, command.ins.size());
+    const std::vector<int64_t> operandIds(
+        command.ins.begin(), command.ins.end() - (accumulate ? 1 : 0));
     bool uniform =
-        allOf(command.ins, dtype) && allOf(command.outs, resultType) &&
+        allOf(operandIds, dtype) && allOf(command.outs, resultType) &&
         (resultType == dtype ||
          (id == KernelId::matmul_bias_grad && resultType == DType::F32));
     const gpu::LtEpilogue epilogue =
@@ -584,7 +589,7 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
       auto planned = std::make_unique<gpu::LtGemm>();
       if (planned->plan(lt, matmulShape(program, command), dtype, resultType,
                         tf32, epilogue, ltOperands(command, id),
-                        kCublasWorkspaceBytes, why)) {
+                        kCublasWorkspaceBytes, why, accumulate)) {
         epiloguePlans[i].fused = std::move(planned);
         continue;
       }
@@ -1651,9 +1656,8 @@ bool CudaDevice::halfGemm(const Command &command, KernelId id) const {
   DType result = prog->buffers[size_t(command.outs[0])].dtype;
   if (!tensorCoresTake(type) || (result != type && result != DType::F32))
     return false;
-  return std::all_of(command.ins.begin(), command.ins.end(), [&](int64_t in) {
-    return prog->buffers[size_t(in)].dtype == type;
-  });
+  // (An accumulator, input 2, is f32: the signature holds it so.)
+  return prog->buffers[size_t(command.ins[1])].dtype == type;
 }
 
 Status CudaDevice::useMathMode(cublasMath_t mode) {
@@ -1673,6 +1677,10 @@ Status CudaDevice::gemm(const Command &command, bool half) {
   bool broadcast = shape.sharedB;
   int64_t m = shape.m, n = shape.n, k = shape.k, batch = shape.batch;
   const float one = 1.0f, zero = 0.0f;
+  // An accumulating GEMM adds its product to output 0, its accumulator
+  // (input 2) in place.
+  const KernelId id = resolved[size_t(&command - prog->commands.data())]->id;
+  const float *beta = gemmAccumulates(id, command.ins.size()) ? &one : &zero;
   int lda = int(ta ? m : k), ldb = int(tb ? k : n);
   cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -1696,13 +1704,13 @@ Status CudaDevice::gemm(const Command &command, bool half) {
     if (broadcast && !ta)
       return checkCublas(cublasGemmEx(cublas, opB, opA, int(n), int(batch * m),
                                       int(k), &one, pb, type, ldb, pa, type,
-                                      lda, &zero, pc, typeC, int(n),
+                                      lda, beta, pc, typeC, int(n),
                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                          "cublasGemmEx");
     return checkCublas(cublasGemmStridedBatchedEx(
                            cublas, opB, opA, int(n), int(m), int(k), &one, pb,
                            type, ldb, broadcast ? 0 : k * n, pa, type, lda,
-                           m * k, &zero, pc, typeC, int(n), m * n, int(batch),
+                           m * k, beta, pc, typeC, int(n), m * n, int(batch),
                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                        "cublasGemmStridedBatchedEx");
   }
@@ -1712,13 +1720,13 @@ Status CudaDevice::gemm(const Command &command, bool half) {
   float *pc = f32(command.outs[0]);
   if (broadcast && !ta) // [batch..., m, k] x [k, n]: the batch joins the rows
     return checkCublas(cublasSgemm(cublas, opB, opA, int(n), int(batch * m),
-                                   int(k), &one, pb, ldb, pa, lda, &zero, pc,
+                                   int(k), &one, pb, ldb, pa, lda, beta, pc,
                                    int(n)),
                        "cublasSgemm");
   return checkCublas(
       cublasSgemmStridedBatched(cublas, opB, opA, int(n), int(m), int(k), &one,
                                 pb, ldb, broadcast ? 0 : k * n, pa, lda, m * k,
-                                &zero, pc, int(n), m * n, int(batch)),
+                                beta, pc, int(n), m * n, int(batch)),
       "cublasSgemmStridedBatched");
 }
 

@@ -34,6 +34,8 @@ struct LtGemm::Impl {
   /// bias (or, for BiasGradA, the bias gradient) and the auxiliary matrix.
   LtEpilogue epilogue = LtEpilogue::Bias;
   const void *bias = nullptr, *aux = nullptr;
+  /// beta = 1: C holds the accumulator the product is added to.
+  bool accumulate = false;
 
   ~Impl() {
     for (cublasLtMatrixLayout_t layout : {x, y, d})
@@ -52,7 +54,7 @@ LtGemm &LtGemm::operator=(LtGemm &&) noexcept = default;
 bool LtGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
                   DType resultType, bool tf32, LtEpilogue epilogueKind,
                   const Operands &operands, size_t workspaceBytes,
-                  std::string &why) {
+                  std::string &why, bool accumulate) {
   const bool ta = shape.transposeA, tb = shape.transposeB;
   const bool broadcast = shape.sharedB;
   // [batch..., m, k] x [k, n]: the batch joins the rows.
@@ -143,6 +145,7 @@ bool LtGemm::plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
                     "setting the auxiliary matrix's type")))
     return false;
   p.epilogue = epilogueKind;
+  p.accumulate = accumulate;
   p.bias = bias || biasGrad ? biasPointer : nullptr;
   p.aux = gelu ? operands.aux : nullptr;
   // X: B [k, n] row-major is column-major [n x k], ld n; B^T [n, k] is
@@ -243,9 +246,10 @@ Status LtGemm::run(cublasLtHandle_t lt, const Operands &operands,
   if (p.aux && operands.aux != p.aux)
     return Status::error("cublasLtMatmul: the GeLU's input is not the one "
                          "the GEMM was planned with");
-  cublasStatus_t status = cublasLtMatmul(
-      lt, p.desc, &one, operands.b, p.x, operands.a, p.y, &zero, operands.c,
-      p.d, operands.c, p.d, &p.algo, workspace, workspaceBytes, stream);
+  cublasStatus_t status =
+      cublasLtMatmul(lt, p.desc, &one, operands.b, p.x, operands.a, p.y,
+                     p.accumulate ? &one : &zero, operands.c, p.d, operands.c,
+                     p.d, &p.algo, workspace, workspaceBytes, stream);
   if (status != CUBLAS_STATUS_SUCCESS)
     return Status::error(ltError(status, "cublasLtMatmul"));
   return Status::ok();

@@ -67,11 +67,14 @@ public:
 
   /// Plans the GEMM of `shape` over operands of `dtype` (f32, bf16 or
   /// f16) into C of `resultType` (the operands', or f32 for BiasGradA's
-  /// widened weight gradient) with `epilogue`; `tf32` allows TF32 for f32.
+  /// widened weight gradient) with `epilogue`; `tf32` allows TF32 for f32;
+  /// with `accumulate` the product is added to C (beta = 1: a weight
+  /// gradient accumulated over microbatches).
   /// False, with `why`, when cuBLASLt offers no algorithm for it.
   bool plan(cublasLtHandle_t lt, const MatmulShape &shape, DType dtype,
             DType resultType, bool tf32, LtEpilogue epilogue,
-            const Operands &operands, size_t workspaceBytes, std::string &why);
+            const Operands &operands, size_t workspaceBytes, std::string &why,
+            bool accumulate = false);
   /// Runs the planned GEMM on `stream`.
   Status run(cublasLtHandle_t lt, const Operands &operands, void *workspace,
              size_t workspaceBytes, cudaStream_t stream) const;

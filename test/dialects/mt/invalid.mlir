@@ -1990,6 +1990,24 @@ func.func @negative_matmul_bias_grad_length(%x: tensor<8x8xbf16>, %dy: tensor<8x
 
 // -----
 
+// An accumulator is f32, of the result's type.
+
+func.func @negative_matmul_accumulator_type(%x: tensor<8x8xbf16>, %dy: tensor<8x16xbf16>, %acc: tensor<8x16xbf16>) -> tensor<8x16xbf16> {
+  // expected-error @+1 {{'mt.matmul' op accumulates into an f32 tensor of the result's type: the accumulator is 'tensor<8x16xbf16>' and the result 'tensor<8x16xbf16>'}}
+  %dw = mt.matmul %x, %dy transpose_a accumulate(%acc) : (tensor<8x8xbf16>, tensor<8x16xbf16>, tensor<8x16xbf16>) -> tensor<8x16xbf16>
+  return %dw : tensor<8x16xbf16>
+}
+
+// -----
+
+func.func @negative_matmul_bias_grad_accumulator_shape(%x: tensor<8x8xbf16>, %dy: tensor<8x16xbf16>, %acc: tensor<16x8xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'mt.matmul_bias_grad' op accumulates into an f32 tensor of the result's type: the accumulator is 'tensor<16x8xf32>' and the result 'tensor<8x16xf32>'}}
+  %dw, %db = mt.matmul_bias_grad %x, %dy transpose_a accumulate(%acc) : (tensor<8x8xbf16>, tensor<8x16xbf16>, tensor<16x8xf32>) -> (tensor<8x16xf32>, tensor<16xf32>)
+  return %dw : tensor<8x16xf32>
+}
+
+// -----
+
 func.func @negative_matmul_bias_grad_type(%x: tensor<8x8xbf16>, %dy: tensor<8x16xbf16>) -> tensor<8x16xf32> {
   // expected-error @+1 {{'mt.matmul_bias_grad' op bias_grad element type 'bf16' does not match result element type 'f32'}}
   %dw, %db = mt.matmul_bias_grad %x, %dy transpose_a : (tensor<8x8xbf16>, tensor<8x16xbf16>) -> (tensor<8x16xf32>, tensor<16xbf16>)

@@ -150,6 +150,21 @@ func.func @matmul_transpose_a(%a: tensor<16x8xf32>, %b: tensor<16x4xf32>) -> ten
 
 // -----
 
+// An accumulating weight gradient (mt.matmul and mt.matmul_bias_grad with
+// accumulate): the product added to an f32 accumulator.
+
+// CHECK-LABEL: func.func @matmul_accumulate
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<16x8xbf16>, %[[B:[^:]+]]: tensor<16x4xbf16>, %[[ACC:[^:]+]]: tensor<8x4xf32>
+// CHECK:         %[[W:.+]] = mt.matmul %[[A]], %[[B]] transpose_a accumulate(%[[ACC]]) : (tensor<16x8xbf16>, tensor<16x4xbf16>, tensor<8x4xf32>) -> tensor<8x4xf32>
+// CHECK:         mt.matmul_bias_grad %[[A]], %[[B]] transpose_a accumulate(%[[W]]) : (tensor<16x8xbf16>, tensor<16x4xbf16>, tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<4xf32>)
+func.func @matmul_accumulate(%a: tensor<16x8xbf16>, %b: tensor<16x4xbf16>, %acc: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<4xf32>) {
+  %w = mt.matmul %a, %b transpose_a accumulate(%acc) : (tensor<16x8xbf16>, tensor<16x4xbf16>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %w2, %db = mt.matmul_bias_grad %a, %b transpose_a accumulate(%w) : (tensor<16x8xbf16>, tensor<16x4xbf16>, tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<4xf32>)
+  return %w2, %db : tensor<8x4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // mt.matmul with transpose_b: the tied output head, x * wte^T.
 
 // CHECK-LABEL: func.func @matmul_transpose_b

@@ -161,3 +161,19 @@ func.func @dropout_rank2(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %ds = shard.shard %d to %cols annotate_for_users : tensor<4x8xf32>
   return %ds : tensor<4x8xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+// An accumulating weight gradient whose tokens (its sum) arrive split: each
+// rank would add the accumulator to its partial sum before the all-reduce,
+// so the partition refuses.
+func.func @accumulate_split_sum(%x: tensor<8x4xf32>, %dy: tensor<8x6xf32>, %acc: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %tokens = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %tokens : tensor<8x4xf32>
+  %dys = shard.shard %dy to %tokens : tensor<8x6xf32>
+  // expected-error @+1 {{'mt.matmul' op cannot split the sum of an accumulating matmul: each rank would add the accumulator to its partial sum}}
+  %w = mt.matmul %xs, %dys transpose_a accumulate(%acc) : (tensor<8x4xf32>, tensor<8x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %w : tensor<4x6xf32>
+}
