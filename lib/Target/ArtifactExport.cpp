@@ -2,6 +2,7 @@
 
 #include "megatron/Target/ArtifactExport.h"
 #include "megatron/Target/KernelEmitter.h"
+#include "megatron/Tools/QuietOpDiagnostics.h"
 
 #include "dialects/MT/IR/MTDialect.h"
 #include "dialects/MTRT/IR/MTRTDialect.h"
@@ -353,6 +354,7 @@ void mlir::mt::registerArtifactExportTranslation() {
       "Write the generated kernels of a module of mtrt programs as one "
       "single-source C++/CUDA translation unit",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        quietOpDiagnosticsUnlessAsked(op->getContext());
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitOpError() << "expected a builtin.module";
@@ -366,6 +368,7 @@ void mlir::mt::registerArtifactExportTranslation() {
       "export-artifact",
       "Write the runtime artifact of a module of mtrt programs",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        quietOpDiagnosticsUnlessAsked(op->getContext());
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitOpError() << "expected a builtin.module";

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "megatron/InitAll.h"
+#include "megatron/Tools/QuietOpDiagnostics.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -14,6 +15,9 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  std::vector<char *> args = mlir::mt::withQuietOpDiagnostics(argc, argv);
+  argc = int(args.size()) - 1;
+  argv = args.data();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
