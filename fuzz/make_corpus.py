@@ -101,7 +101,11 @@ def artifacts(bindir):
     cases = [("gpt2-1rank.mtx", TINY_GPT2, 1, ""),
              ("gpt2-tp2-dp2-zero1.mtx", TINY_GPT2, 2, "tp=2 dp=2 zero=1"),
              ("gpt2-pp2.mtx", two_layers, 2, "pp=2 microbatches=2"),
-             ("llama-1rank.mtx", TINY_LLAMA, 1, "")]
+             ("llama-1rank.mtx", TINY_LLAMA, 1, ""),
+             # Accumulating weight-gradient GEMMs (a third input written
+             # in place) and the bf16 kernels.
+             ("gpt2-bf16-accumulate.mtx", TINY_GPT2, 2,
+              "precision=bf16 microbatches=2")]
     with tempfile.TemporaryDirectory() as tmp:
         for file, config, batch, pipeline in cases:
             config_path = os.path.join(tmp, "config.json")

@@ -874,7 +874,7 @@ bool widenIntoProducer(CastOp widening) {
   if (onlyWidening(narrow) != widening)
     return false;
   Operation *producer = narrow.getDefiningOp();
-  if (!producer || !isa<MatmulOp, BiasAddGradOp>(producer))
+  if (!producer || !isa<MatmulOp, BiasAddGradOp, EmbeddingGradOp>(producer))
     return false;
   narrow.setType(widening.getType());
   widening.getResult().replaceAllUsesWith(narrow);
@@ -965,8 +965,9 @@ bool foldBiasGradEpilogue(BiasAddGradOp grad) {
 /// Folds `mt.add(acc, dW)` (either order) into dW's GEMM as its
 /// accumulator, when dW is an f32 weight gradient (the product x^T dY of
 /// an `mt.matmul` with transpose_a, or the weight gradient of an
-/// `mt.matmul_bias_grad`, not yet accumulating) that only the add reads,
-/// and `acc` is an f32 value of
+/// `mt.matmul_bias_grad`, or a table's `mt.embedding_grad`: a tied
+/// embedding's gradient added to the head's, not yet accumulating) that
+/// only the add reads, and `acc` is an f32 value of
 /// dW's type that only the add reads, computed before the GEMM by an op
 /// the lowering can write over (not an argument, a view, a transfer, an
 /// empty tensor or an optimizer update: the lowering refuses those).
@@ -986,10 +987,12 @@ bool foldGradientAccumulation(AddOp add) {
     // activation gradient dY W^T added into another stays an add.
     auto matmul = dyn_cast<MatmulOp>(gemm);
     auto biasGrad = dyn_cast<MatmulBiasGradOp>(gemm);
+    auto embedding = dyn_cast<EmbeddingGradOp>(gemm);
     if (!(matmul && !matmul.getAccumulator() && matmul.getTransposeA() &&
           !matmul.getTransposeB()) &&
         !(biasGrad && !biasGrad.getAccumulator() &&
-          product == biasGrad.getResult()))
+          product == biasGrad.getResult()) &&
+        !(embedding && !embedding.getAccumulator()))
       continue;
     Operation *producer = acc.getDefiningOp();
     // (The lowering writes over the accumulator: not a view, a transfer,
@@ -1005,6 +1008,10 @@ bool foldGradientAccumulation(AddOp add) {
       folded = MatmulOp::create(builder, matmul.getLoc(), type, matmul.getLhs(),
                                 matmul.getRhs(), matmul.getTransposeA(),
                                 matmul.getTransposeB(), acc);
+    else if (embedding)
+      folded = EmbeddingGradOp::create(builder, embedding.getLoc(), type,
+                                       embedding.getGradOutput(),
+                                       embedding.getIds(), acc);
     else
       folded = MatmulBiasGradOp::create(
           builder, biasGrad.getLoc(), type, biasGrad.getBiasGrad().getType(),

@@ -82,3 +82,29 @@ func.func @kept(%x: tensor<8x8xbf16> {mt.param = "x"}, %dy: tensor<8x16xbf16> {m
   %dsum = mt.add %d0, %d1 : tensor<8x16xf32>
   return %acc0, %sum2, %w2, %sum3, %sum4, %sum5, %hsum, %dsum : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xbf16>, tensor<8x16xf32>
 }
+
+// -----
+
+// A tied embedding's gradient added into the output head's (f32, the head's
+// weight gradient first): mt.embedding_grad adds its rows' sums into the
+// head's gradient itself, after its 16-bit table gradient, only widened to
+// f32, is computed in f32 (widen-gradients).
+
+// CHECK-LABEL: func.func @tied_embedding
+// CHECK-SAME:    (%[[X:[^:]+]]: tensor<8x16xbf16> {{.*}}, %[[DLOGITS:[^:]+]]: tensor<8x32xbf16> {{.*}}, %[[DX:[^:]+]]: tensor<2x4x16xbf16> {{.*}}, %[[IDS:[^:]+]]: tensor<2x4xi32>
+// CHECK-NEXT:    %[[HEAD:.+]] = mt.matmul %[[DLOGITS]], %[[X]] transpose_a : (tensor<8x32xbf16>, tensor<8x16xbf16>) -> tensor<32x16xf32>
+// CHECK-NEXT:    %[[WTE:.+]] = mt.embedding_grad %[[DX]], %[[IDS]] accumulate(%[[HEAD]]) : (tensor<2x4x16xbf16>, tensor<2x4xi32>, tensor<32x16xf32>) -> tensor<32x16xf32>
+// CHECK-NEXT:    return %[[WTE]]
+// OFF-LABEL:   func.func @tied_embedding
+// OFF:           mt.embedding_grad %{{.+}}, %{{.+}} : (tensor<2x4x16xbf16>, tensor<2x4xi32>) -> tensor<32x16xf32>
+// OFF:           mt.add
+func.func @tied_embedding(%x: tensor<8x16xbf16> {mt.param = "x"}, %dlogits: tensor<8x32xbf16> {mt.param = "dlogits"},
+                          %dx: tensor<2x4x16xbf16> {mt.param = "dx"}, %ids: tensor<2x4xi32> {mt.input = "tokens"})
+    -> tensor<32x16xf32> {
+  %head16 = mt.matmul %dlogits, %x transpose_a : (tensor<8x32xbf16>, tensor<8x16xbf16>) -> tensor<32x16xbf16>
+  %head = mt.cast %head16 : tensor<32x16xbf16> to tensor<32x16xf32>
+  %emb16 = mt.embedding_grad %dx, %ids : (tensor<2x4x16xbf16>, tensor<2x4xi32>) -> tensor<32x16xbf16>
+  %emb = mt.cast %emb16 : tensor<32x16xbf16> to tensor<32x16xf32>
+  %wte = mt.add %head, %emb : tensor<32x16xf32>
+  return %wte : tensor<32x16xf32>
+}

@@ -1094,6 +1094,17 @@ TEST(CudaEmbedding, GradientAndLossMeanAgainstTheCpuBackend) {
                                        c.offset, scratch.data),
               cudaSuccess);
     EXPECT_EQ(dTable.read(), want) << c.tokens << " tokens";
+    // Accumulating into the table just computed (a tied head's gradient):
+    // each row's sum added once, rows no token reads kept.
+    std::vector<float> twice = want;
+    cpu::embeddingGradAccumulate(dOut.data(), ids.data(), twice.data(),
+                                 c.tokens, c.vocab, c.hidden, c.offset);
+    ASSERT_EQ(gpu::launchEmbeddingGrad(nullptr, dOutDev.data, idsDev.data,
+                                       dTable.data, c.tokens, c.vocab, c.hidden,
+                                       c.offset, scratch.data,
+                                       /*accumulate=*/true),
+              cudaSuccess);
+    EXPECT_EQ(dTable.read(), twice) << c.tokens << " tokens, accumulating";
   }
   for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(10000)}) {
     std::vector<float> losses(static_cast<size_t>(n));

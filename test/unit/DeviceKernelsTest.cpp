@@ -52,12 +52,17 @@ template <typename F> void threadsOf(int64_t threads, F f) {
 
 /// launchEmbeddingGrad's passes: the table zeroed, the tokens placed in
 /// row order, each row's run summed.
-std::vector<float> embeddingGradAsLaunched(const std::vector<float> &dOut,
-                                           const std::vector<int32_t> &ids,
-                                           int64_t vocab, int64_t hidden,
-                                           int64_t offset) {
+/// With `accumulateInto`, the table starts as it (not zeroed) and each
+/// row's sum is added (launchEmbeddingGrad's accumulate).
+std::vector<float>
+embeddingGradAsLaunched(const std::vector<float> &dOut,
+                        const std::vector<int32_t> &ids, int64_t vocab,
+                        int64_t hidden, int64_t offset,
+                        const std::vector<float> *accumulateInto = nullptr) {
   const int64_t tokens = int64_t(ids.size());
-  std::vector<float> dTable(size_t(vocab * hidden), 0.0f);
+  std::vector<float> dTable = accumulateInto
+                                  ? *accumulateInto
+                                  : std::vector<float>(size_t(vocab * hidden));
   std::vector<int32_t> order(size_t(tokens), -1), count(size_t(tokens), -1);
   grid(tokens, [&](int64_t t) {
     gpu::embeddingGradPlaceItem(t, ids.data(), tokens, vocab, offset,
@@ -70,7 +75,8 @@ std::vector<float> embeddingGradAsLaunched(const std::vector<float> &dOut,
     EXPECT_EQ(sorted[size_t(t)], t);
   grid(tokens * hidden, [&](int64_t item) {
     gpu::embeddingGradSumItem(item, dOut.data(), ids.data(), order.data(),
-                              count.data(), dTable.data(), hidden, offset);
+                              count.data(), dTable.data(), hidden, offset,
+                              accumulateInto != nullptr);
   });
   return dTable;
 }
@@ -128,7 +134,22 @@ TEST(DeviceKernels, EmbeddingGradientRuns) {
                          vocab, hidden, offset);
       EXPECT_EQ(embeddingGradAsLaunched(dOut, ids, vocab, hidden, offset),
                 expected)
-          << tokens << " tokens at offset " << offset;
+          << tokens << " tokens, offset " << offset;
+      // Accumulating into a table (a tied head's gradient): the rows' sums
+      // added once, as an add after the gradient; the CPU backend's
+      // accumulating kernel gives the same bits, and rows no token reads
+      // keep their values.
+      std::vector<float> head = randomFloats(gen, vocab * hidden, -1, 1);
+      std::vector<float> added = head, accumulated = head;
+      for (size_t i = 0; i < added.size(); ++i)
+        added[i] += expected[i];
+      cpu::embeddingGradAccumulate(dOut.data(), ids.data(), accumulated.data(),
+                                   tokens, vocab, hidden, offset);
+      EXPECT_EQ(accumulated, added) << tokens << " tokens at offset " << offset;
+      EXPECT_EQ(
+          embeddingGradAsLaunched(dOut, ids, vocab, hidden, offset, &head),
+          added)
+          << tokens << " tokens at offset " << offset << ", accumulating";
     }
 }
 

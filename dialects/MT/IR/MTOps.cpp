@@ -85,7 +85,8 @@ static LogicalResult verifyProbability(Operation *op, StringRef name,
 /// Shapes of a lookup: `table` [vocab, hidden], `rows` = ids shape + hidden.
 static LogicalResult verifyEmbeddingShapes(Operation *op, Value table,
                                            StringRef tableName, Value ids,
-                                           Value rows, StringRef rowsName) {
+                                           Value rows, StringRef rowsName,
+                                           bool wideTable = false) {
   if (failed(verifyRank(op, table, tableName, 2, "[vocab, hidden]")))
     return failure();
   int64_t idsRank = tensorType(ids).getRank();
@@ -99,6 +100,8 @@ static LogicalResult verifyEmbeddingShapes(Operation *op, Value table,
       return failure();
   if (failed(verifyDimsMatch(op, rows, rowsName, idsRank, table, tableName, 1)))
     return failure();
+  if (wideTable)
+    return verifySameOrWidened(op, table, tableName, rows, rowsName);
   return verifyElementTypesMatch(op, rows, rowsName, table, tableName);
 }
 
@@ -107,9 +110,16 @@ LogicalResult EmbeddingOp::verify() {
                                getResult(), "result");
 }
 
+/// Defined with the matmuls below.
+static LogicalResult verifyAccumulator(Operation *op, Value accumulator,
+                                       Value result);
+
 LogicalResult EmbeddingGradOp::verify() {
-  return verifyEmbeddingShapes(getOperation(), getGradTable(), "grad_table",
-                               getIds(), getGradOutput(), "grad_output");
+  if (failed(verifyEmbeddingShapes(getOperation(), getGradTable(), "grad_table",
+                                   getIds(), getGradOutput(), "grad_output",
+                                   /*wideTable=*/true)))
+    return failure();
+  return verifyAccumulator(getOperation(), getAccumulator(), getGradTable());
 }
 
 //===----------------------------------------------------------------------===//

@@ -893,17 +893,39 @@ def MT_EmbeddingGradOp : MT_Op<"embedding_grad", [Pure]> {
   let description = [{
     `grad_table[v, :] = sum of grad_output[i..., :] over all i with
     ids[i...] = v`; rows never looked up are zero. The table's shape is the
-    result type.
+    result type; its element type is the output gradient's, or f32 for
+    16-bit output gradients (`mt-fuse`'s `widen-gradients`: the sums are
+    not rounded to 16 bits).
+
+    With `accumulate(%acc)` (f32, the table's type) each row's sum is added
+    to `%acc`'s row, and rows never looked up keep `%acc`'s values: a tied
+    embedding's gradient added into the output head's, which `mt-fuse`
+    forms from their `mt.add` (`gradient-accumulation-fusion`), so the
+    vocabulary-sized table is neither zeroed, nor written, nor read again
+    by the add; the lowering writes the result over the accumulator. Each
+    row's tokens are summed first, in token order, and the sum added once:
+    the add's bits.
 
     ```mlir
     %dwte = mt.embedding_grad %dx, %ids
         : (tensor<8x1024x768xf32>, tensor<8x1024xi32>) -> tensor<50257x768xf32>
+    %dwte2 = mt.embedding_grad %dx16, %ids accumulate(%dhead)
+        : (tensor<8x1024x768xbf16>, tensor<8x1024xi32>, tensor<50257x768xf32>)
+          -> tensor<50257x768xf32>
     ```
   }];
-  let arguments = (ins MT_FloatTensor:$grad_output, MT_TokenTensor:$ids);
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_TokenTensor:$ids,
+                       Optional<MT_FloatTensor>:$accumulator);
   let results = (outs MT_FloatTensor:$grad_table);
+  let builders = [
+    OpBuilder<(ins "Type":$grad_table, "Value":$grad_output, "Value":$ids), [{
+      build($_builder, $_state, grad_table, grad_output, ids,
+            /*accumulator=*/Value());
+    }]>
+  ];
   let assemblyFormat = [{
-    $grad_output `,` $ids attr-dict `:` functional-type(operands, results)
+    $grad_output `,` $ids (`accumulate` `(` $accumulator^ `)`)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

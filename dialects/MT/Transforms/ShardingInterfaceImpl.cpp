@@ -549,6 +549,10 @@ struct EmbeddingGradModel
     SmallVector<IteratorType> loops(lookup.numLoops, IteratorType::parallel);
     for (unsigned loop = 0; loop + 2 < lookup.numLoops; ++loop)
       loops[loop] = IteratorType::reduction;
+    // An accumulator is indexed as the table (its token loops are never
+    // split: it is added once).
+    if (op.getAccumulator())
+      return {loops, {lookup.rows, lookup.ids, lookup.table, lookup.table}};
     return {loops, {lookup.rows, lookup.ids, lookup.table}};
   }
   SmallVector<unsigned> unsplittable(EmbeddingGradOp op) const {

@@ -160,12 +160,14 @@ struct LowerToRuntimePass
     return std::nullopt;
   }
 
-  /// The accumulator of an accumulating GEMM (mt.matmul or
-  /// mt.matmul_bias_grad with `accumulate`), or null.
+  /// The accumulator of an accumulating op (mt.matmul, mt.matmul_bias_grad
+  /// or mt.embedding_grad with `accumulate`), or null.
   static Value accumulatorOf(Operation *op) {
     if (auto matmul = dyn_cast<MatmulOp>(op))
       return matmul.getAccumulator();
     if (auto grad = dyn_cast<MatmulBiasGradOp>(op))
+      return grad.getAccumulator();
+    if (auto grad = dyn_cast<EmbeddingGradOp>(op))
       return grad.getAccumulator();
     return Value();
   }

@@ -93,7 +93,8 @@ struct KernelInfo {
 inline const KernelInfo *kernelTable(size_t &count) {
   static constexpr KernelInfo table[] = {
       {KernelId::embedding, "embedding", 2, 1, 1},
-      {KernelId::embedding_grad, "embedding_grad", 2, 1, 1},
+      // A third input is an accumulator, output 0 updated in place.
+      {KernelId::embedding_grad, "embedding_grad", -1, 1, 1},
       {KernelId::position_embedding, "position_embedding", 1, 1, -1},
       {KernelId::position_embedding_grad, "position_embedding_grad", 1, 1, -1},
       {KernelId::layer_norm, "layer_norm", 3, 1, -1},
@@ -205,10 +206,13 @@ inline bool isGemm(KernelId id) {
          id == KernelId::matmul_bias_gelu || id == KernelId::matmul_gelu_grad ||
          id == KernelId::matmul_bias_grad;
 }
-/// Whether a GEMM command with `inputs` inputs adds its product to its
-/// third, an f32 accumulator that output 0 overwrites (beta = 1).
-inline bool gemmAccumulates(KernelId id, size_t inputs) {
-  return (id == KernelId::matmul || id == KernelId::matmul_bias_grad) &&
+/// Whether a command with `inputs` inputs adds what it computes to its
+/// third, an f32 accumulator that output 0 overwrites: a GEMM's product
+/// (beta = 1) or an embedding's table gradient (mt.matmul's,
+/// mt.matmul_bias_grad's and mt.embedding_grad's accumulate).
+inline bool accumulatesInPlace(KernelId id, size_t inputs) {
+  return (id == KernelId::matmul || id == KernelId::matmul_bias_grad ||
+          id == KernelId::embedding_grad) &&
          inputs == 3;
 }
 inline bool isAttention(KernelId id) {

@@ -107,6 +107,27 @@ public:
                 ")");
   }
 
+  /// Two inputs, or a third that is an f32 accumulator of output 0's
+  /// shape, which output 0 overwrites in place (accumulatesInPlace). False
+  /// when the count is wrong (nothing else can be checked then).
+  bool accumulator() {
+    require(command.ins.size() == 2 || command.ins.size() == 3,
+            "takes 2 inputs, or 3 with an accumulator, got " +
+                countOf(int64_t(command.ins.size()), "input"));
+    if (!error.empty())
+      return false;
+    if (command.ins.size() == 3) {
+      DType acc = buffers[command.ins[2]].dtype;
+      DType out = buffers[command.outs[0]].dtype;
+      require(acc == DType::F32 && out == DType::F32,
+              std::string("accumulates only into f32, got an accumulator of ") +
+                  dtypeName(acc) + " and output 0 of " + dtypeName(out));
+      same(in(2), "the accumulator", this->out(0), "output 0");
+      inPlace(2, 0);
+    }
+    return true;
+  }
+
   const Command &command;
   const std::vector<BufferDesc> &buffers;
   std::string error;
@@ -124,6 +145,8 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     break;
   }
   case KernelId::embedding_grad: {
+    if (!s.accumulator())
+      break;
     s.rank(s.out(0), 2, "the table gradient");
     Shape expected = s.in(1);
     if (s.out(0).size() == 2)
@@ -253,26 +276,9 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::matmul_bias_gelu:
   case KernelId::matmul_gelu_grad:
   case KernelId::matmul_bias_grad: {
-    if (id == KernelId::matmul || id == KernelId::matmul_bias_grad) {
-      // lhs, rhs and an optional accumulator, which output 0 overwrites
-      // with the sum (in f32).
-      s.require(c.ins.size() == 2 || c.ins.size() == 3,
-                "takes 2 inputs, or 3 with an accumulator, got " +
-                    countOf(int64_t(c.ins.size()), "input"));
-      if (!s.error.empty())
-        break;
-      if (c.ins.size() == 3) {
-        s.require(s.buffers[c.outs[0]].dtype == DType::F32 &&
-                      s.buffers[c.ins[2]].dtype == DType::F32,
-                  std::string("accumulates only into f32, got an "
-                              "accumulator of ") +
-                      dtypeName(s.buffers[c.ins[2]].dtype) +
-                      " and output 0 of " +
-                      dtypeName(s.buffers[c.outs[0]].dtype));
-        s.same(s.in(2), "the accumulator", s.out(0), "output 0");
-        s.inPlace(2, 0);
-      }
-    }
+    if ((id == KernelId::matmul || id == KernelId::matmul_bias_grad) &&
+        !s.accumulator())
+      break;
     const Shape &a = s.in(0), &b = s.in(1), &out = s.out(0);
     s.flag("transpose_a");
     s.flag("transpose_b");

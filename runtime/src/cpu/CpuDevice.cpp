@@ -535,9 +535,16 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                    int64_t(command.get("vocab_offset", 0)));
   } else if (id == KernelId::embedding_grad) {
     const BufferDesc &table = outDesc(0);
-    cpu::embeddingGrad(in(0), ids(1), out(0), inDesc(1).numElements(),
-                       table.shape[0], table.shape[1],
-                       int64_t(command.get("vocab_offset", 0)));
+    // With an accumulator (input 2, output 0's bytes) the rows' sums are
+    // added to it.
+    if (accumulatesInPlace(id, command.ins.size()))
+      cpu::embeddingGradAccumulate(
+          in(0), ids(1), out(0), inDesc(1).numElements(), table.shape[0],
+          table.shape[1], int64_t(command.get("vocab_offset", 0)));
+    else
+      cpu::embeddingGrad(in(0), ids(1), out(0), inDesc(1).numElements(),
+                         table.shape[0], table.shape[1],
+                         int64_t(command.get("vocab_offset", 0)));
   } else if (id == KernelId::position_embedding) {
     cpu::positionEmbedding(in(0), out(0), outDesc(0).shape[0],
                            outDesc(0).shape[1]);
@@ -637,7 +644,7 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
             ? in(2)
             : nullptr;
     // An accumulating GEMM's output is its accumulator (input 2), in place.
-    const bool accumulate = gemmAccumulates(id, command.ins.size());
+    const bool accumulate = accumulatesInPlace(id, command.ins.size());
     if (broadcast && !ta) {
       // [batch..., m, k] x [k, n]: the batch folds into the rows.
       gemm(false, tb, batch * m, n, kDim, in(0), in(1), out(0), bias,

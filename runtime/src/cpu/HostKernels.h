@@ -180,6 +180,39 @@ void embeddingGrad(const T *dOut, const int32_t *ids, T *dTable, int64_t tokens,
   }
 }
 
+/// dTable[v, :] += the sum of dOut[t, :] over the tokens t with ids[t] = v,
+/// summed first in token order from zero, then added once: the bits of
+/// embeddingGrad followed by an add (mt.embedding_grad with accumulate).
+/// Rows never looked up keep their values. The tokens are ordered by row
+/// (stably) so that each row's sum is one pass over its run.
+template <typename T, typename U>
+void embeddingGradAccumulate(const T *dOut, const int32_t *ids, U *dTable,
+                             int64_t tokens, int64_t vocab, int64_t hidden,
+                             int64_t vocabOffset = 0) {
+  std::vector<int64_t> order;
+  order.reserve(size_t(tokens));
+  for (int64_t t = 0; t < tokens; ++t)
+    if (int64_t id = ids[t] - vocabOffset; id >= 0 && id < vocab)
+      order.push_back(t);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return ids[a] < ids[b]; });
+  std::vector<U> sum(static_cast<size_t>(hidden));
+  for (size_t begin = 0; begin < order.size();) {
+    const int32_t id = ids[order[begin]];
+    std::fill(sum.begin(), sum.end(), U(0));
+    size_t end = begin;
+    for (; end < order.size() && ids[order[end]] == id; ++end) {
+      const T *src = dOut + order[end] * hidden;
+      for (int64_t c = 0; c < hidden; ++c)
+        sum[size_t(c)] += src[c];
+    }
+    U *row = dTable + (int64_t(id) - vocabOffset) * hidden;
+    for (int64_t c = 0; c < hidden; ++c)
+      row[c] += sum[size_t(c)];
+    begin = end;
+  }
+}
+
 /// out[s, :] = table[s, :] for s < seq: the first `seq` rows of the table.
 template <typename T>
 void positionEmbedding(const T *table, T *out, int64_t seq, int64_t hidden) {

@@ -568,7 +568,7 @@ int64_t CudaDevice::planEpilogueGemms(const RankProgram &program) {
     };
     // An accumulator (input 2 of an accumulating weight gradient) is the
     // f32 output's own bytes: the GEMM's operands are the first two.
-    const bool accumulate = gemmAccumulates(id, command.ins.size());
+    const bool accumulate = accumulatesInPlace(id, command.ins.size());
     const std::vector<int64_t> operandIds(
         command.ins.begin(), command.ins.end() - (accumulate ? 1 : 0));
     bool uniform =
@@ -1680,7 +1680,7 @@ Status CudaDevice::gemm(const Command &command, bool half) {
   // An accumulating GEMM adds its product to output 0, its accumulator
   // (input 2) in place.
   const KernelId id = resolved[size_t(&command - prog->commands.data())]->id;
-  const float *beta = gemmAccumulates(id, command.ins.size()) ? &one : &zero;
+  const float *beta = accumulatesInPlace(id, command.ins.size()) ? &one : &zero;
   int lda = int(ta ? m : k), ldb = int(tb ? k : n);
   cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -2181,7 +2181,8 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     error = gpu::launchEmbeddingGrad(
         stream, in(0), ids(1), out(0), inDesc(1).numElements(), table.shape[0],
         table.shape[1], int64_t(command.get("vocab_offset", 0)),
-        reinterpret_cast<int32_t *>(scratch));
+        reinterpret_cast<int32_t *>(scratch),
+        accumulatesInPlace(id, command.ins.size()));
     break;
   }
   case KernelId::position_embedding:

@@ -89,11 +89,13 @@ cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
 cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
                                 const int32_t *ids, float *dTable,
                                 int64_t tokens, int64_t vocab, int64_t hidden,
-                                int64_t vocabOffset, int32_t *scratch) {
-  if (cudaError_t error = cudaMemsetAsync(
-          dTable, 0, size_t(vocab * hidden) * sizeof(float), stream);
-      error != cudaSuccess)
-    return error;
+                                int64_t vocabOffset, int32_t *scratch,
+                                bool accumulate) {
+  if (!accumulate)
+    if (cudaError_t error = cudaMemsetAsync(
+            dTable, 0, size_t(vocab * hidden) * sizeof(float), stream);
+        error != cudaSuccess)
+      return error;
   int32_t *order = scratch, *count = scratch + tokens;
   // Each place item reads every id (8192 at 8 x 1024 tokens): warps of
   // their own blocks, 256 blocks over every SM, where blocks of 128 threads
@@ -108,7 +110,7 @@ cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
     return error;
   return launch(stream, tokens * hidden, [=] __device__(int64_t item) {
     embeddingGradSumItem(item, dOut, ids, order, count, dTable, hidden,
-                         vocabOffset);
+                         vocabOffset, accumulate);
   });
 }
 

@@ -205,14 +205,17 @@ constexpr int64_t kEmbeddingGradBatch = 8;
 /// Pass 2, item place * hidden + c (one per token and column), over a table
 /// zeroed before it: where `place` starts a row's run of count[place]
 /// tokens, column c of that row = their output gradients added in token
-/// order. Every other item does nothing. The gradients are loaded
+/// order (with `accumulate`, over a table not zeroed: that sum added to the
+/// row's value, as an add after the table's gradient would). Every other
+/// item does nothing. The gradients are loaded
 /// kEmbeddingGradBatch at a time and then added in order: a frequent
 /// token's run (hundreds in 8 x 1024 tokens of text; 128 on average in
 /// the synthetic corpus's 64 tokens) took a memory round trip per token.
 MTK_HD void embeddingGradSumItem(int64_t item, const float *dOut,
                                  const int32_t *ids, const int32_t *order,
                                  const int32_t *count, float *dTable,
-                                 int64_t hidden, int64_t vocabOffset) {
+                                 int64_t hidden, int64_t vocabOffset,
+                                 bool accumulate = false) {
   const int64_t place = item / hidden, c = item % hidden;
   const int64_t n = count[place];
   if (n == 0)
@@ -229,7 +232,8 @@ MTK_HD void embeddingGradSumItem(int64_t item, const float *dOut,
   }
   for (; k < n; ++k)
     sum += dOut[int64_t(order[place + k]) * hidden + c];
-  dTable[row * hidden + c] = sum;
+  float &cell = dTable[row * hidden + c];
+  cell = accumulate ? cell + sum : sum;
 }
 
 /// Element i of dTable [positions, hidden]: the output gradient for the

@@ -36,10 +36,14 @@ cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
                             const int32_t *ids, float *out, int64_t tokens,
                             int64_t vocab, int64_t hidden, int64_t vocabOffset);
 /// `scratch` holds 2 * tokens int32 (CudaDevice::scratchBytes).
+/// The table gradient of an embedding (zeroed first), or with `accumulate`
+/// its rows' sums added to dTable's values (mt.embedding_grad's
+/// accumulate).
 cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
                                 const int32_t *ids, float *dTable,
                                 int64_t tokens, int64_t vocab, int64_t hidden,
-                                int64_t vocabOffset, int32_t *scratch);
+                                int64_t vocabOffset, int32_t *scratch,
+                                bool accumulate = false);
 cudaError_t launchPositionEmbeddingGrad(cudaStream_t stream, const float *dOut,
                                         float *dTable, int64_t seq,
                                         int64_t positions, int64_t hidden);

@@ -959,12 +959,13 @@ func.func @negative_embedding_grad_hidden(%dx: tensor<2x8x32xf32>, %ids: tensor<
 
 // -----
 
-// The embedding gradient keeps the element type.
+// The embedding gradient keeps the element type, or widens 16 bits to f32
+// (never narrows).
 
-func.func @negative_embedding_grad_element_type(%dx: tensor<8x16xbf16>, %ids: tensor<8xi64>) -> tensor<64x16xf32> {
-  // expected-error @+1 {{'mt.embedding_grad' op grad_output element type 'bf16' does not match grad_table element type 'f32'}}
-  %d = mt.embedding_grad %dx, %ids : (tensor<8x16xbf16>, tensor<8xi64>) -> tensor<64x16xf32>
-  return %d : tensor<64x16xf32>
+func.func @negative_embedding_grad_element_type(%dx: tensor<8x16xf32>, %ids: tensor<8xi64>) -> tensor<64x16xbf16> {
+  // expected-error @+1 {{'mt.embedding_grad' op grad_table element type 'bf16' does not match grad_output element type 'f32'}}
+  %d = mt.embedding_grad %dx, %ids : (tensor<8x16xf32>, tensor<8xi64>) -> tensor<64x16xbf16>
+  return %d : tensor<64x16xbf16>
 }
 
 // -----
@@ -1991,6 +1992,15 @@ func.func @negative_matmul_bias_grad_length(%x: tensor<8x8xbf16>, %dy: tensor<8x
 // -----
 
 // An accumulator is f32, of the result's type.
+
+func.func @negative_embedding_grad_accumulator(%dx: tensor<2x8x16xf32>, %ids: tensor<2x8xi32>, %acc: tensor<32x16xf32>) -> tensor<64x16xf32> {
+  // expected-error @+1 {{'mt.embedding_grad' op accumulates into an f32 tensor of the result's type: the accumulator is 'tensor<32x16xf32>' and the result 'tensor<64x16xf32>'}}
+  %d = mt.embedding_grad %dx, %ids accumulate(%acc) : (tensor<2x8x16xf32>, tensor<2x8xi32>, tensor<32x16xf32>) -> tensor<64x16xf32>
+  return %d : tensor<64x16xf32>
+}
+
+// -----
+
 
 func.func @negative_matmul_accumulator_type(%x: tensor<8x8xbf16>, %dy: tensor<8x16xbf16>, %acc: tensor<8x16xbf16>) -> tensor<8x16xbf16> {
   // expected-error @+1 {{'mt.matmul' op accumulates into an f32 tensor of the result's type: the accumulator is 'tensor<8x16xbf16>' and the result 'tensor<8x16xbf16>'}}

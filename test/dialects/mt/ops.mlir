@@ -379,6 +379,19 @@ func.func @embedding_grad(%dx: tensor<2x8x16xf32>, %ids: tensor<2x8xi64>) -> ten
 
 // -----
 
+// Widened to an f32 table, and added into an accumulator (a tied head's
+// gradient).
+
+// CHECK-LABEL: func.func @embedding_grad_accumulate
+// CHECK-SAME:    %[[DX:[^:]+]]: tensor<2x8x16xbf16>, %[[IDS:[^:]+]]: tensor<2x8xi32>, %[[HEAD:[^:]+]]: tensor<64x16xf32>
+// CHECK:         mt.embedding_grad %[[DX]], %[[IDS]] accumulate(%[[HEAD]]) : (tensor<2x8x16xbf16>, tensor<2x8xi32>, tensor<64x16xf32>) -> tensor<64x16xf32>
+func.func @embedding_grad_accumulate(%dx: tensor<2x8x16xbf16>, %ids: tensor<2x8xi32>, %head: tensor<64x16xf32>) -> tensor<64x16xf32> {
+  %d = mt.embedding_grad %dx, %ids accumulate(%head) : (tensor<2x8x16xbf16>, tensor<2x8xi32>, tensor<64x16xf32>) -> tensor<64x16xf32>
+  return %d : tensor<64x16xf32>
+}
+
+// -----
+
 // mt.position_embedding_grad places gradients in the first table rows.
 
 // CHECK-LABEL: func.func @position_embedding_grad
