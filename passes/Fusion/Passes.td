@@ -134,7 +134,9 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     bit.
 
     With `widen-gradients` (default), a 16-bit weight gradient
-    (`mt.matmul`) or bias gradient (`mt.bias_add_grad`) that is only
+    (`mt.matmul`), bias gradient (`mt.bias_add_grad`) or embedding table
+    gradient (`mt.embedding_grad`, tied or not; in fp16 its sums no longer
+    overflow where only their 16-bit rounding did) that is only
     widened to f32 for the fp32 master weights is computed in f32: the GEMM
     writes its f32 accumulation (bf16 operands, f32 output; Megatron-LM's
     gradient accumulation fusion), so the gradient is never rounded to 16

@@ -904,7 +904,8 @@ def MT_EmbeddingGradOp : MT_Op<"embedding_grad", [Pure]> {
     vocabulary-sized table is neither zeroed, nor written, nor read again
     by the add; the lowering writes the result over the accumulator. Each
     row's tokens are summed first, in token order, and the sum added once:
-    the add's bits.
+    the add's bits (but for a -0 in a row no token reads, which the add
+    made +0).
 
     ```mlir
     %dwte = mt.embedding_grad %dx, %ids
