@@ -660,7 +660,8 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
   kernel.dropouts = int64_t(dropoutsOf(fusion).size());
   if (kernel.dropouts > 0)
     os << "  const uint64_t *MT_RESTRICT mt_rng = (const uint64_t *)MT_ARG("
-       << kernel.operandTypes.size() << ");\n";
+       << kernel.operandTypes.size() << ");\n"
+       << "  mt_dropout_cache mt_dropout_blocks[" << kernel.dropouts << "];\n";
   // The body is written twice: for the domain's full groups of elements
   // and, each element guarded, for its last (MT_ELEMENT_GROUPS).
   std::string loopBounds = "(i, c, " + std::to_string(cols) + "LL)";
@@ -701,9 +702,12 @@ FailureOr<EmittedKernel> mlir::mt::emitFusedKernel(FusionOp fusion,
       else
         args.push_back(full.lookup(operand.get()));
     }
-    if (isa<DropoutOp>(op))
+    if (isa<DropoutOp>(op)) {
       args.push_back("mt_rng + " +
-                     std::to_string(dropoutSlot++ * mtrt::kFusedDropoutWords));
+                     std::to_string(dropoutSlot * mtrt::kFusedDropoutWords));
+      args.push_back("mt_dropout_blocks[" + std::to_string(dropoutSlot++) +
+                     "]");
+    }
     kernel.flopsPerElement += elementwise.flopsPerElement();
     std::string result = "v" + std::to_string(local++);
     Value value = op.getResult(0);

@@ -26,7 +26,7 @@
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.generated_kernel @stage0_fused0 {dropouts = 1 : i64, elements = 64 : i64, flops_per_element = 3 : i64, num_outputs = 1 : i64, operand_extents = array<i64: 64, 8, 64, 64>, operand_types = [f32, f32, f32, f32], source = "// stage0_fused0: mt.bias_add, mt.dropout, mt.add\0AMT_KERNEL(stage0_fused0)
 // LOWER-SAME:      const uint64_t *MT_RESTRICT mt_rng = (const uint64_t *)MT_ARG(4);
-// LOWER-SAME:      const float v1 = mt_dropout(mt_rng + 0, i, v0);
+// LOWER-SAME:      const float v1 = mt_dropout(mt_rng + 0, i, v0, mt_dropout_blocks[0]);
 // LOWER:         mtrt.kernel "fused" {{.*}} {dropout0_inner = 8 : i64, dropout0_probability = 1.000000e-01 : f64, dropout0_rng_stream = 3 : i64, dropout0_seq_local = 4 : i64} {generated = @stage0_fused0, layer = 0 : i64}
 func.func @bias_dropout_residual(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
                                  %b: tensor<8xf32> {mt.param = "b"},

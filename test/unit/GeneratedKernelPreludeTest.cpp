@@ -111,8 +111,9 @@ MT_KERNEL(probe_dropout) {
   const float *x = (const float *)MT_ARG(0);
   float *y = (float *)MT_ARG(1);
   const uint64_t *MT_RESTRICT mt_rng = (const uint64_t *)MT_ARG(2);
+  mt_dropout_cache blocks[1];
   MT_ELEMENT_LOOP(i, c, 1000000LL)
-  y[i] = mt_dropout(mt_rng, i, x[i]);
+  y[i] = mt_dropout(mt_rng, i, x[i], blocks[0]);
   MT_ELEMENT_LOOP_END
 }
 )probe";
@@ -489,6 +490,14 @@ TEST_F(Prelude, FusedDropoutDrawsTheUnfusedMask) {
       }
     EXPECT_EQ(got, want) << (split ? "split along the sequence" : "whole");
     EXPECT_GT(std::count(got.begin(), got.end(), 0.0f), 0);
+    // In chunks that start and end inside Philox blocks (the thread pool's
+    // ranges): each call's block cache starts empty, and the mask is the
+    // same.
+    std::vector<float> chunked(x.size(), -1.0f);
+    args.p[1] = chunked.data();
+    for (int64_t lo = 0, hi = 7; lo < n; lo = hi, hi = std::min(n, hi + 9))
+      library->function(9)(&args, lo, hi);
+    EXPECT_EQ(chunked, want) << (split ? "split, in chunks" : "in chunks");
   }
 }
 

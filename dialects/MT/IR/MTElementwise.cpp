@@ -68,8 +68,10 @@ int64_t GeluOp::flopsPerElement() { return 8; }
 /// element's index is the loop's `i`. An elementwise kernel only: a row
 /// kernel's loops index rows (mt-fuse does not put dropout there).
 std::string DropoutOp::scalarExpression(ArrayRef<std::string> operands) {
-  assert(operands.size() == 2 && "the input and the parameter block");
-  return "mt_dropout(" + operands[1] + ", i, " + operands[0] + ")";
+  assert(operands.size() == 3 &&
+         "the input, the parameter block and its Philox cache");
+  return "mt_dropout(" + operands[1] + ", i, " + operands[0] + ", " +
+         operands[2] + ")";
 }
 int64_t DropoutOp::flopsPerElement() { return 1; }
 

@@ -732,9 +732,10 @@ MT_DEVICE mt_softmax_stats mt_row_softmax_stats(int64_t n, F f) {
 // sequence: the one-device tensor's). `params` is the dropout's block of
 // mtrt::kFusedDropoutWords words (seed, step, stream, probability bits,
 // offset, sequence total, sequence offset, local sequence, inner).
-MT_DEVICE uint32_t mt_philox_word(uint64_t seed, uint64_t index,
-                                  uint32_t stream, uint32_t step) {
-  uint64_t block = index >> 2;
+// The four words of Philox block `block` (counter (block, stream, step),
+// key seed): mask indices 4 block .. 4 block + 3.
+MT_DEVICE void mt_philox_block(uint64_t seed, uint64_t block, uint32_t stream,
+                               uint32_t step, uint32_t *words) {
   uint32_t c0 = (uint32_t)block, c1 = (uint32_t)(block >> 32), c2 = stream,
            c3 = step;
   uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
@@ -752,11 +753,40 @@ MT_DEVICE uint32_t mt_philox_word(uint64_t seed, uint64_t index,
     c2 = n2;
     c3 = n3;
   }
-  uint32_t word = index & 3;
-  return word == 0 ? c0 : word == 1 ? c1 : word == 2 ? c2 : c3;
+  words[0] = c0;
+  words[1] = c1;
+  words[2] = c2;
+  words[3] = c3;
 }
 
-MT_DEVICE float mt_dropout(const uint64_t *params, int64_t i, float x) {
+MT_DEVICE uint32_t mt_philox_word(uint64_t seed, uint64_t index,
+                                  uint32_t stream, uint32_t step) {
+  uint32_t words[4];
+  mt_philox_block(seed, index >> 2, stream, step, words);
+  uint32_t word = index & 3;
+  return word == 0   ? words[0]
+         : word == 1 ? words[1]
+         : word == 2 ? words[2]
+                     : words[3];
+}
+
+// A dropout's last Philox block on the host: the four words of block
+// `block` (one block serves four consecutive mask indices). A host kernel
+// walks its elements in order, so three of four draws find their block
+// here instead of running the ten rounds again (the main job's dropouts
+// took 28% of its step). A GPU thread's elements are a block apart: there
+// the cache is empty and unused.
+#ifdef __CUDACC__
+struct mt_dropout_cache {};
+#else
+struct mt_dropout_cache {
+  uint64_t block = ~(uint64_t)0;
+  uint32_t words[4];
+};
+#endif
+
+MT_DEVICE float mt_dropout(const uint64_t *params, int64_t i, float x,
+                           mt_dropout_cache &cache) {
   double p;
   memcpy(&p, params + 3, sizeof p);
   uint64_t index = params[4] + (uint64_t)i;
@@ -767,10 +797,27 @@ MT_DEVICE float mt_dropout(const uint64_t *params, int64_t i, float x) {
                                     (int64_t)params[6] + t) * inner +
                                    i % inner);
   }
+#ifdef __CUDACC__
+  (void)cache;
   uint32_t word = mt_philox_word(params[0], index, (uint32_t)params[2],
                                  (uint32_t)params[1]);
+#else
+  if (index >> 2 != cache.block) {
+    cache.block = index >> 2;
+    mt_philox_block(params[0], index >> 2, (uint32_t)params[2],
+                    (uint32_t)params[1], cache.words);
+  }
+  uint32_t word = cache.words[index & 3];
+#endif
   bool keep = (double)word * (1.0 / 4294967296.0) >= p;
   return keep && p < 1.0 ? (float)((double)x * (1.0 / (1.0 - p))) : 0.0f;
+}
+
+// The call artifacts compiled before the block cache make (one Philox
+// block per element).
+MT_DEVICE float mt_dropout(const uint64_t *params, int64_t i, float x) {
+  mt_dropout_cache cache;
+  return mt_dropout(params, i, x, cache);
 }
 
 // GPT-2's gelu_new and its derivative (mt.gelu, mt.gelu_grad).
