@@ -813,13 +813,6 @@ MT_DEVICE float mt_dropout(const uint64_t *params, int64_t i, float x,
   return keep && p < 1.0 ? (float)((double)x * (1.0 / (1.0 - p))) : 0.0f;
 }
 
-// The call artifacts compiled before the block cache make (one Philox
-// block per element).
-MT_DEVICE float mt_dropout(const uint64_t *params, int64_t i, float x) {
-  mt_dropout_cache cache;
-  return mt_dropout(params, i, x, cache);
-}
-
 // GPT-2's gelu_new and its derivative (mt.gelu, mt.gelu_grad).
 MT_DEVICE float mt_gelu(float x) {
   float t = mt_tanh(0.7978845608028654f * (x + 0.044715f * x * x * x));
