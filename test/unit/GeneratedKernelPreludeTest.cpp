@@ -443,62 +443,68 @@ TEST_F(Prelude, FusedDropoutDrawsTheUnfusedMask) {
   std::vector<float> x(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
     x[size_t(i)] = 0.25f + 0.01f * float(i);
-  const uint64_t seed = 1234, step = 7, offset = 4096;
+  const uint64_t seed = 1234, step = 7;
   const uint32_t stream = 5;
   const double p = 0.3;
   cpu::RngKey key{seed, step};
-  for (bool split : {false, true}) {
-    // A program of one fused command: a fill before it has no blocks.
-    RankProgram dropoutProgram;
-    dropoutProgram.generatedKernels.resize(1);
-    dropoutProgram.generatedKernels[0].dropouts = 1;
-    dropoutProgram.commands.resize(2);
-    dropoutProgram.commands[0].kernel = "fill";
-    Command &command = dropoutProgram.commands[1];
-    command.kernel = "fused";
-    command.params["generated"] = 0;
-    command.params["dropout0_probability"] = p;
-    command.params["dropout0_rng_stream"] = stream;
-    command.params["dropout0_rng_offset"] = double(offset);
-    command.params["dropout0_seq_local"] = double(seqLocal);
-    command.params["dropout0_inner"] = double(inner);
-    if (split) {
-      command.params["dropout0_rng_seq_total"] = double(seqTotal);
-      command.params["dropout0_rng_seq_offset"] = 4;
-    }
-    FusedDropoutBlocks blocks;
-    blocks.prepare(dropoutProgram);
-    blocks.setStep(seed, step);
-    ASSERT_EQ(blocks.all().size(), size_t(kFusedDropoutWords));
-    ASSERT_EQ(blocks.offset(0), -1);
-    ASSERT_EQ(blocks.offset(1), 0);
-    std::vector<float> got(x.size()), want(x.size());
-    GeneratedKernelArgs args{};
-    args.p[0] = x.data();
-    args.p[1] = got.data();
-    args.p[2] = const_cast<uint64_t *>(blocks.all().data());
-    library->function(9)(&args, 0, n);
-    // The CPU backend's unfused dropout (CpuDevice), row by row when split.
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t t = 0; t < seqLocal; ++t) {
-        int64_t row = (b * seqLocal + t) * inner;
-        uint64_t index = split
-                             ? offset + uint64_t((b * seqTotal + 4 + t) * inner)
-                             : offset + uint64_t(row);
-        cpu::dropout(x.data() + row, want.data() + row, inner, p, stream, key,
-                     index);
+  // From the stream's first index (block 0, where an empty block cache
+  // must not look like a hit), and from a rank's offset that does not
+  // start a block.
+  for (uint64_t offset : {uint64_t(0), uint64_t(4097)})
+    for (bool split : {false, true}) {
+      // A program of one fused command: a fill before it has no blocks.
+      RankProgram dropoutProgram;
+      dropoutProgram.generatedKernels.resize(1);
+      dropoutProgram.generatedKernels[0].dropouts = 1;
+      dropoutProgram.commands.resize(2);
+      dropoutProgram.commands[0].kernel = "fill";
+      Command &command = dropoutProgram.commands[1];
+      command.kernel = "fused";
+      command.params["generated"] = 0;
+      command.params["dropout0_probability"] = p;
+      command.params["dropout0_rng_stream"] = stream;
+      command.params["dropout0_rng_offset"] = double(offset);
+      command.params["dropout0_seq_local"] = double(seqLocal);
+      command.params["dropout0_inner"] = double(inner);
+      if (split) {
+        command.params["dropout0_rng_seq_total"] = double(seqTotal);
+        command.params["dropout0_rng_seq_offset"] = 4;
       }
-    EXPECT_EQ(got, want) << (split ? "split along the sequence" : "whole");
-    EXPECT_GT(std::count(got.begin(), got.end(), 0.0f), 0);
-    // In chunks that start and end inside Philox blocks (the thread pool's
-    // ranges): each call's block cache starts empty, and the mask is the
-    // same.
-    std::vector<float> chunked(x.size(), -1.0f);
-    args.p[1] = chunked.data();
-    for (int64_t lo = 0, hi = 7; lo < n; lo = hi, hi = std::min(n, hi + 9))
-      library->function(9)(&args, lo, hi);
-    EXPECT_EQ(chunked, want) << (split ? "split, in chunks" : "in chunks");
-  }
+      FusedDropoutBlocks blocks;
+      blocks.prepare(dropoutProgram);
+      blocks.setStep(seed, step);
+      ASSERT_EQ(blocks.all().size(), size_t(kFusedDropoutWords));
+      ASSERT_EQ(blocks.offset(0), -1);
+      ASSERT_EQ(blocks.offset(1), 0);
+      std::vector<float> got(x.size()), want(x.size());
+      GeneratedKernelArgs args{};
+      args.p[0] = x.data();
+      args.p[1] = got.data();
+      args.p[2] = const_cast<uint64_t *>(blocks.all().data());
+      library->function(9)(&args, 0, n);
+      // The CPU backend's unfused dropout (CpuDevice), row by row when split.
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t t = 0; t < seqLocal; ++t) {
+          int64_t row = (b * seqLocal + t) * inner;
+          uint64_t index =
+              split ? offset + uint64_t((b * seqTotal + 4 + t) * inner)
+                    : offset + uint64_t(row);
+          cpu::dropout(x.data() + row, want.data() + row, inner, p, stream, key,
+                       index);
+        }
+      EXPECT_EQ(got, want) << (split ? "split along the sequence" : "whole")
+                           << ", offset " << offset;
+      EXPECT_GT(std::count(got.begin(), got.end(), 0.0f), 0);
+      // In chunks that start and end inside Philox blocks (the thread pool's
+      // ranges): each call's block cache starts empty, and the mask is the
+      // same.
+      std::vector<float> chunked(x.size(), -1.0f);
+      args.p[1] = chunked.data();
+      for (int64_t lo = 0, hi = 7; lo < n; lo = hi, hi = std::min(n, hi + 9))
+        library->function(9)(&args, lo, hi);
+      EXPECT_EQ(chunked, want) << (split ? "split, in chunks" : "in chunks")
+                               << ", offset " << offset;
+    }
 }
 
 /// The prelude's CUDA text from `first` up to `last`, after declarations
