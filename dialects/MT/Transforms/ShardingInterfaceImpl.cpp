@@ -182,6 +182,10 @@ struct OpModel : public shard::ShardingInterface::ExternalModel<Model, Op> {
     option.shardingArray.resize(nest.loops.size());
     FlatSymbolRefAttr grid;
     bool anySplit = false;
+    // An operand or result split along a loop that never splits: the op
+    // runs unsplit, and its annotations must say so (an op left
+    // unannotated beside a split operand crashed upstream shard-partition).
+    bool fixedSplit = false;
     auto visit = [&](const Sharding &sharding, AffineMap map) {
       if (!sharding)
         return;
@@ -195,8 +199,11 @@ struct OpModel : public shard::ShardingInterface::ExternalModel<Model, Op> {
         unsigned loop = dim.getPosition();
         // First annotation wins; propagation tries the others in other
         // combinations and ranks them by the resharding they need.
-        if (llvm::is_contained(fixed, loop) ||
-            !option.shardingArray[loop].empty())
+        if (llvm::is_contained(fixed, loop)) {
+          fixedSplit = true;
+          continue;
+        }
+        if (!option.shardingArray[loop].empty())
           continue;
         bool taken = llvm::any_of(split.asArrayRef(), [&](GridAxis axis) {
           return llvm::any_of(option.shardingArray, [&](auto &axes) {
@@ -218,7 +225,7 @@ struct OpModel : public shard::ShardingInterface::ExternalModel<Model, Op> {
         llvm::zip(op->getOperands(), operandShardings), [](auto pair) {
           return rankOf(std::get<0>(pair)) == 0 || bool(std::get<1>(pair));
         });
-    if (!grid || (!anySplit && !allAnnotated))
+    if (!grid || (!anySplit && !allAnnotated && !fixedSplit))
       return ShardingOption::makeEmpty();
     option.grid = grid;
     shard::removeTrailingEmptySubArray(option.shardingArray);

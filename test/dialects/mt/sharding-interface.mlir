@@ -177,3 +177,22 @@ func.func @accumulate_split_sum(%x: tensor<8x4xf32>, %dy: tensor<8x6xf32>, %acc:
   %w = mt.matmul %xs, %dys transpose_a accumulate(%acc) : (tensor<8x4xf32>, tensor<8x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
   return %w : tensor<4x6xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+// A table gradient whose output gradient arrives split along the batch (a
+// loop the model never splits) and whose ids are not annotated: the op runs
+// unsplit, its output gradient all-gathered. (Left unannotated, the op
+// crashed upstream shard-partition.)
+// CHECK-LABEL: func.func @embedding_grad_split_tokens
+// CHECK-SAME:    (%[[DY:.+]]: tensor<2x8x16xf32>, %[[IDS:.+]]: tensor<4x8xi32>)
+// CHECK:         %[[ALL:.+]] = shard.all_gather %[[DY]] on @grid grid_axes = [0] gather_axis = 0 : tensor<2x8x16xf32> -> tensor<4x8x16xf32>
+// CHECK:         mt.embedding_grad {{.*}}, %[[IDS]] : (tensor<4x8x16xf32>, tensor<4x8xi32>) -> tensor<64x16xf32>
+func.func @embedding_grad_split_tokens(%dy: tensor<4x8x16xf32>, %ids: tensor<4x8xi32>) -> tensor<64x16xf32> {
+  %batch = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %dys = shard.shard %dy to %batch : tensor<4x8x16xf32>
+  %g = mt.embedding_grad %dys, %ids : (tensor<4x8x16xf32>, tensor<4x8xi32>) -> tensor<64x16xf32>
+  return %g : tensor<64x16xf32>
+}
