@@ -32,24 +32,17 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from artifact_traffic import traffic_by_kind  # noqa: E402
 from cpu_runs import BIN, append_results, compile_artifact, import_gpt2, sh  # noqa: E402
 from machine import cpu_model  # noqa: E402
 
-ELEMENT_BYTES = {"f32": 4, "i32": 4, "bf16": 2, "f16": 2, "i64": 8, "u8": 1}
-
-
 def traffic(artifact):
-    """(bytes the step's commands move, commands a step) of stage 0."""
+    """(bytes the step's commands move, commands a step) of stage 0, as
+    bench/artifact_traffic.py counts them."""
     with open(artifact) as f:
-        program = json.load(f)["programs"][0]
-    sizes = {}
-    for buffer in program["buffers"]:
-        count = 1
-        for extent in buffer["shape"]:
-            count *= extent
-        sizes[buffer["id"]] = count * ELEMENT_BYTES[buffer["dtype"]]
-    moved = sum(sizes[i] for c in program["commands"] for i in c["ins"] + c["outs"])
-    return moved, len(program["commands"])
+        totals = traffic_by_kind(json.load(f)["programs"][0])
+    return (sum(moved for _, moved in totals.values()),
+            sum(count for count, _ in totals.values()))
 
 
 def main():

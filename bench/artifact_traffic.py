@@ -36,6 +36,26 @@ def command_kind(command, generated):
     return "generated: element-wise"
 
 
+def traffic_by_kind(program):
+    """{kind: [commands, bytes]} of one program: each command's operands'
+    sizes, inputs and outputs once each. ValueError for an unknown dtype."""
+    sizes = {}
+    for buffer in program["buffers"]:
+        count = 1
+        for extent in buffer["shape"]:
+            count *= extent
+        if buffer["dtype"] not in ELEMENT_BYTES:
+            raise ValueError("buffer %d has unknown dtype %r"
+                             % (buffer["id"], buffer["dtype"]))
+        sizes[buffer["id"]] = count * ELEMENT_BYTES[buffer["dtype"]]
+    totals = collections.defaultdict(lambda: [0, 0])
+    for command in program["commands"]:
+        kind = command_kind(command, program["generated_kernels"])
+        totals[kind][0] += 1
+        totals[kind][1] += sum(sizes[i] for i in command["ins"] + command["outs"])
+    return totals
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("artifact")
@@ -52,21 +72,10 @@ def main():
     except (OSError, ValueError, KeyError, IndexError) as error:
         sys.exit("artifact_traffic: %s: not an artifact with stage %d (%s)"
                  % (args.artifact, args.stage, error))
-    sizes = {}
-    for buffer in program["buffers"]:
-        count = 1
-        for extent in buffer["shape"]:
-            count *= extent
-        if buffer["dtype"] not in ELEMENT_BYTES:
-            sys.exit("artifact_traffic: buffer %d has unknown dtype %r"
-                     % (buffer["id"], buffer["dtype"]))
-        sizes[buffer["id"]] = count * ELEMENT_BYTES[buffer["dtype"]]
-    totals = collections.defaultdict(lambda: [0, 0])
-    for command in program["commands"]:
-        kind = command_kind(command, program["generated_kernels"])
-        moved = sum(sizes[i] for i in command["ins"] + command["outs"])
-        totals[kind][0] += 1
-        totals[kind][1] += moved
+    try:
+        totals = traffic_by_kind(program)
+    except ValueError as error:
+        sys.exit("artifact_traffic: %s" % error)
     everything = sum(moved for _, moved in totals.values()) or 1
     unit, scale, digits = ("B", 1, 0) if args.bytes else ("GB", 1e9, 2)
     print("%-28s %6s %14s %7s %12s" % ("command", "count", unit, "share",

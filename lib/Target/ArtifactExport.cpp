@@ -177,10 +177,8 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
                << (info->outs < 0 ? std::string("1 or more")
                                   : std::to_string(info->outs));
       // An optional third input is an accumulator (accumulatesInPlace).
-      if ((info->id == ::mtrt::KernelId::matmul ||
-           info->id == ::mtrt::KernelId::matmul_bias_grad ||
-           info->id == ::mtrt::KernelId::embedding_grad) &&
-          command.ins.size() != 2 && command.ins.size() != 3)
+      if (::mtrt::takesAccumulator(info->id) && command.ins.size() != 2 &&
+          command.ins.size() != 3)
         return kernel.emitOpError()
                << "passes " << command.ins.size() << " inputs to kernel '"
                << command.kernel

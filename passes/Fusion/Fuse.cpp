@@ -12,7 +12,6 @@
 #include "mtrt/GeneratedKernelPrelude.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -981,26 +980,22 @@ bool foldGradientAccumulation(AddOp add) {
                               std::pair{add.getRhs(), add.getLhs()}}) {
     Operation *gemm = product.getDefiningOp();
     if (!gemm || product.getType() != type || acc.getType() != type ||
-        !product.hasOneUse() || !acc.hasOneUse() || product == acc)
+        !product.hasOneUse() || product == acc)
       continue;
     // A weight gradient x^T dY (transpose_a, as autodiff writes it); an
     // activation gradient dY W^T added into another stays an add.
     auto matmul = dyn_cast<MatmulOp>(gemm);
     auto biasGrad = dyn_cast<MatmulBiasGradOp>(gemm);
     auto embedding = dyn_cast<EmbeddingGradOp>(gemm);
-    if (!(matmul && !matmul.getAccumulator() && matmul.getTransposeA() &&
-          !matmul.getTransposeB()) &&
-        !(biasGrad && !biasGrad.getAccumulator() &&
-          product == biasGrad.getResult()) &&
-        !(embedding && !embedding.getAccumulator()))
+    if (getAccumulator(gemm) ||
+        !((matmul && matmul.getTransposeA() && !matmul.getTransposeB()) ||
+          (biasGrad && product == biasGrad.getResult()) || embedding))
       continue;
+    // The lowering writes the sum over the accumulator's bytes.
     Operation *producer = acc.getDefiningOp();
-    // (The lowering writes over the accumulator: not a view, a transfer,
-    // an empty tensor or an optimizer update, which live in others' bytes.)
-    if (!producer || producer->getBlock() != gemm->getBlock() ||
-        !producer->isBeforeInBlock(gemm) ||
-        isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp,
-            shard::SendOp, shard::RecvOp, AdamWOp, MultiAdamWOp>(producer))
+    if (!isWritableAccumulator(acc) ||
+        producer->getBlock() != gemm->getBlock() ||
+        !producer->isBeforeInBlock(gemm))
       continue;
     OpBuilder builder(gemm);
     Operation *folded;

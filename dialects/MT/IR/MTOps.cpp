@@ -7,6 +7,8 @@
 
 #include "dialects/MT/IR/MTOps.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -110,9 +112,20 @@ LogicalResult EmbeddingOp::verify() {
                                getResult(), "result");
 }
 
-/// Defined with the matmuls below.
+/// An accumulating op's accumulator: an f32 tensor of the result's type,
+/// which the sum replaces.
 static LogicalResult verifyAccumulator(Operation *op, Value accumulator,
-                                       Value result);
+                                       Value result) {
+  if (!accumulator)
+    return success();
+  if (accumulator.getType() != result.getType() ||
+      !tensorType(result).getElementType().isF32())
+    return op->emitOpError()
+           << "accumulates into an f32 tensor of the result's type: the "
+              "accumulator is "
+           << accumulator.getType() << " and the result " << result.getType();
+  return success();
+}
 
 LogicalResult EmbeddingGradOp::verify() {
   if (failed(verifyEmbeddingShapes(getOperation(), getGradTable(), "grad_table",
@@ -458,21 +471,6 @@ static LogicalResult verifyMatmul(Operation *op, Value lhs, Value rhs,
   if (wideResult)
     return verifySameOrWidened(op, result, "result", lhs, "lhs");
   return verifyElementTypesMatch(op, result, "result", lhs, "lhs");
-}
-
-/// An accumulating GEMM's accumulator: an f32 tensor of the result's type,
-/// which the sum replaces.
-static LogicalResult verifyAccumulator(Operation *op, Value accumulator,
-                                       Value result) {
-  if (!accumulator)
-    return success();
-  if (accumulator.getType() != result.getType() ||
-      !tensorType(result).getElementType().isF32())
-    return op->emitOpError()
-           << "accumulates into an f32 tensor of the result's type: the "
-              "accumulator is "
-           << accumulator.getType() << " and the result " << result.getType();
-  return success();
 }
 
 LogicalResult MatmulOp::verify() {
@@ -906,6 +904,23 @@ LogicalResult SumSquaresOp::verify() {
   if (getInputs().empty())
     return emitOpError() << "must have at least one input";
   return success();
+}
+
+Value mlir::mt::getAccumulator(Operation *op) {
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return matmul.getAccumulator();
+  if (auto grad = dyn_cast<MatmulBiasGradOp>(op))
+    return grad.getAccumulator();
+  if (auto grad = dyn_cast<EmbeddingGradOp>(op))
+    return grad.getAccumulator();
+  return Value();
+}
+
+bool mlir::mt::isWritableAccumulator(Value acc) {
+  Operation *producer = acc.getDefiningOp();
+  return acc.hasOneUse() && producer &&
+         !isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp,
+              shard::SendOp, shard::RecvOp, AdamWOp, MultiAdamWOp>(producer);
 }
 
 #include "dialects/MT/IR/MTInterfaces.cpp.inc"

@@ -21,6 +21,14 @@ namespace mlir::mt {
 std::optional<uint64_t> getNormGradRowBlock(Operation *op);
 /// Sets the row_block of an mt.layer_norm_grad or mt.rms_norm_grad.
 void setNormGradRowBlock(Operation *op, uint64_t rows);
+/// The accumulator of an accumulating op (mt.matmul, mt.matmul_bias_grad or
+/// mt.embedding_grad with `accumulate`), or null.
+Value getAccumulator(Operation *op);
+/// Whether an accumulating op may write its sum over `acc`'s bytes, as the
+/// lowering does: nothing else reads `acc`, and an op of the step computed
+/// it into bytes of its own (not an argument, a view, a transfer, an empty
+/// tensor or an optimizer update, whose bytes are another value's).
+bool isWritableAccumulator(Value acc);
 } // namespace mlir::mt
 
 #endif // MEGATRON_DIALECTS_MT_IR_MTOPS_H

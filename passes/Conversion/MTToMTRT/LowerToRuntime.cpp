@@ -160,18 +160,6 @@ struct LowerToRuntimePass
     return std::nullopt;
   }
 
-  /// The accumulator of an accumulating op (mt.matmul, mt.matmul_bias_grad
-  /// or mt.embedding_grad with `accumulate`), or null.
-  static Value accumulatorOf(Operation *op) {
-    if (auto matmul = dyn_cast<MatmulOp>(op))
-      return matmul.getAccumulator();
-    if (auto grad = dyn_cast<MatmulBiasGradOp>(op))
-      return grad.getAccumulator();
-    if (auto grad = dyn_cast<EmbeddingGradOp>(op))
-      return grad.getAccumulator();
-    return Value();
-  }
-
   static int64_t stageOf(func::FuncOp function) {
     if (auto stage = function->getAttrOfType<IntegerAttr>(
             MTDialect::getPipelineStageAttrName()))
@@ -274,14 +262,11 @@ struct LowerToRuntimePass
               std::pair{multi.getNewExpAvgSqs(), multi.getExpAvgSqs()}})
           for (auto [result, operand] : llvm::zip(results, operands))
             alias(result, operand);
-      } else if (Value acc = accumulatorOf(&op)) {
-        // An accumulating GEMM writes the sum over its accumulator (cuBLAS's
+      } else if (Value acc = getAccumulator(&op)) {
+        // An accumulating op writes the sum over its accumulator (cuBLAS's
         // beta = 1, C = D), which must be a transient buffer that nothing
         // reads afterwards.
-        Operation *producer = acc.getDefiningOp();
-        if (!acc.hasOneUse() || !producer ||
-            isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp,
-                shard::SendOp, shard::RecvOp>(producer) ||
+        if (!isWritableAccumulator(acc) ||
             allocs[allocOf.lookup(acc)].persistent)
           return op.emitOpError()
                  << "cannot accumulate in place: its accumulator must be "

@@ -206,14 +206,17 @@ inline bool isGemm(KernelId id) {
          id == KernelId::matmul_bias_gelu || id == KernelId::matmul_gelu_grad ||
          id == KernelId::matmul_bias_grad;
 }
-/// Whether a command with `inputs` inputs adds what it computes to its
-/// third, an f32 accumulator that output 0 overwrites: a GEMM's product
-/// (beta = 1) or an embedding's table gradient (mt.matmul's,
+/// Whether a kernel takes an optional third input, an f32 accumulator that
+/// output 0 overwrites with what it computes added (mt.matmul's,
 /// mt.matmul_bias_grad's and mt.embedding_grad's accumulate).
+inline bool takesAccumulator(KernelId id) {
+  return id == KernelId::matmul || id == KernelId::matmul_bias_grad ||
+         id == KernelId::embedding_grad;
+}
+/// Whether a command of `inputs` inputs accumulates: a GEMM's product
+/// added with beta = 1, an embedding's table gradient added to its rows.
 inline bool accumulatesInPlace(KernelId id, size_t inputs) {
-  return (id == KernelId::matmul || id == KernelId::matmul_bias_grad ||
-          id == KernelId::embedding_grad) &&
-         inputs == 3;
+  return takesAccumulator(id) && inputs == 3;
 }
 inline bool isAttention(KernelId id) {
   return id == KernelId::attention || id == KernelId::attention_grad ||

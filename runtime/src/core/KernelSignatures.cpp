@@ -276,8 +276,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::matmul_bias_gelu:
   case KernelId::matmul_gelu_grad:
   case KernelId::matmul_bias_grad: {
-    if ((id == KernelId::matmul || id == KernelId::matmul_bias_grad) &&
-        !s.accumulator())
+    if (takesAccumulator(id) && !s.accumulator())
       break;
     const Shape &a = s.in(0), &b = s.in(1), &out = s.out(0);
     s.flag("transpose_a");
