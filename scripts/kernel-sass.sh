@@ -36,14 +36,20 @@ nvcc="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
 [ -x "$nvcc" ] || { echo "kernel-sass: no nvcc (looked on PATH and /usr/local/cuda/bin)" >&2; exit 1; }
 
 cuobjdump="${CUOBJDUMP:-$(command -v cuobjdump || true)}"
-if [ -z "$cuobjdump" ]; then
-  cache="${XDG_CACHE_HOME:-$HOME/.cache}/megatron-mlir/cuobjdump"
+# cuobjdump and nvdisasm from the cache of NVIDIA's wheels, if there
+# (cuobjdump disassembles through nvdisasm, found on PATH).
+cached_tools() {
   cuobjdump="$(find "$cache" -type f -name cuobjdump 2>/dev/null | head -1 || true)"
   nvdisasm="$(find "$cache" -type f -name nvdisasm 2>/dev/null | head -1 || true)"
-  [ -n "$nvdisasm" ] && export PATH="$(dirname "$nvdisasm"):$PATH"
+  [ -n "$cuobjdump" ] && chmod +x "$cuobjdump"
+  [ -n "$nvdisasm" ] && chmod +x "$nvdisasm" && export PATH="$(dirname "$nvdisasm"):$PATH"
+  return 0
+}
+if [ -z "$cuobjdump" ]; then
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/megatron-mlir/cuobjdump"
+  cached_tools
   if [ -z "$cuobjdump" ]; then
     mkdir -p "$cache"
-    # cuobjdump disassembles through nvdisasm, found beside it.
     # The wheels of nvcc's major version (13 here).
     major="$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')"
     if timeout 180 python3 -m pip download --no-deps -q \
@@ -52,10 +58,7 @@ if [ -z "$cuobjdump" ]; then
       python3 -c 'import glob, sys, zipfile
 for wheel in glob.glob(sys.argv[1] + "/*.whl"):
     zipfile.ZipFile(wheel).extractall(sys.argv[1] + "/unpacked")' "$cache" 2>/dev/null; then
-      cuobjdump="$(find "$cache" -type f -name cuobjdump | head -1 || true)"
-      nvdisasm="$(find "$cache" -type f -name nvdisasm | head -1 || true)"
-      [ -n "$cuobjdump" ] && chmod +x "$cuobjdump"
-      [ -n "$nvdisasm" ] && chmod +x "$nvdisasm" && export PATH="$(dirname "$nvdisasm"):$PATH"
+      cached_tools
     else
       rm -rf "$cache" # a partial download is fetched again next time
       cuobjdump=""

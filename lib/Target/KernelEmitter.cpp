@@ -497,11 +497,14 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
 
   // The parameter gradients: yielded partial sums, one accumulator each.
   SmallVector<std::pair<unsigned, std::string>> sums; // (output, term)
+  bool weightGrad = false; // the weight gradient's term reads xhat
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
-    if (value == grad->getResult(1))
+    if (value == grad->getResult(1)) {
       sums.push_back({unsigned(i), "dy * xhat"});
-    else if (layerNorm && value == grad->getResult(2))
+      weightGrad = true;
+    } else if (layerNorm && value == grad->getResult(2)) {
       sums.push_back({unsigned(i), "dy"});
+    }
   }
 
   os << "  MT_ROW_BLOCK_LOOP(mt_block, mt_r0, mt_r1, " << block << ")\n";
@@ -587,7 +590,7 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
     os << "      const double rstd = mt_stats[mt_k][1];\n"
        << "      MT_BLOCK_FOR(c, " << length << ")\n"
        << "        const double dy = " << dyi << ";\n";
-    if (llvm::any_of(sums, [](auto &sum) { return sum.second != "dy"; }))
+    if (weightGrad)
       os << "        const double xhat = " << xhat << ";\n";
     for (auto [output, term] : sums)
       os << "        MT_COLUMN_AT(mt_sum" << output << ", c) += " << term

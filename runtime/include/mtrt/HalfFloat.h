@@ -77,19 +77,28 @@ MTRT_HOST_DEVICE float halfToFloat(uint16_t value) {
   return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
+/// An f32 value rounded to bf16 bits (when `bf16`) or IEEE half bits, and
+/// such bits widened.
+MTRT_HOST_DEVICE uint16_t toHalfBits(float value, bool bf16) {
+  return bf16 ? floatToBFloat16(value) : floatToHalf(value);
+}
+MTRT_HOST_DEVICE float fromHalfBits(uint16_t bits, bool bf16) {
+  return bf16 ? bfloat16ToFloat(bits) : halfToFloat(bits);
+}
+
 /// `count` 16-bit values (bf16 when `bf16`, else IEEE half) widened into
 /// floats, and floats rounded into them: how 16-bit buffers are staged
 /// through fp32 (the CPU backend, the MPI collectives).
 inline void widenHalves(const uint16_t *from, float *to, int64_t count,
                         bool bf16) {
   for (int64_t i = 0; i < count; ++i)
-    to[i] = bf16 ? bfloat16ToFloat(from[i]) : halfToFloat(from[i]);
+    to[i] = fromHalfBits(from[i], bf16);
 }
 
 inline void narrowToHalves(const float *from, uint16_t *to, int64_t count,
                            bool bf16) {
   for (int64_t i = 0; i < count; ++i)
-    to[i] = bf16 ? floatToBFloat16(from[i]) : floatToHalf(from[i]);
+    to[i] = toHalfBits(from[i], bf16);
 }
 
 } // namespace mtrt

@@ -751,7 +751,7 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
           // last, so a block is named more than once). Any other argument
           // could read anywhere.
           int64_t draws = 0;
-          std::string unreadable;
+          std::optional<std::string> unreadable; // the first bad argument
           for (size_t at = body.find("mt_dropout("); at != std::string::npos;
                at = body.find("mt_dropout(", at + 1)) {
             size_t from = at + std::strlen("mt_dropout(");
@@ -772,9 +772,9 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
             }
             draws = std::max<int64_t>(draws, offset / kFusedDropoutWords + 1);
           }
-          if (!unreadable.empty())
+          if (unreadable)
             reader.fail(where + ".generated_kernels[" + std::to_string(k) + "]",
-                        "its source draws a dropout mask from '" + unreadable +
+                        "its source draws a dropout mask from '" + *unreadable +
                             "', not from one of its parameter blocks "
                             "(mt_rng + a multiple of " +
                             std::to_string(kFusedDropoutWords) + ")");

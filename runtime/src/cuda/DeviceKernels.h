@@ -44,24 +44,17 @@ constexpr int kMaxHeadDim = 256;
 MTK_HD bool finite(double x) { return x == x && x - x == 0.0; }
 
 //===----------------------------------------------------------------------===//
-// 16-bit storage: mtrt/HalfFloat.h's rounding, compiled for the device too
+// 16-bit storage: mtrt/HalfFloat.h's rounding (toHalfBits, fromHalfBits),
+// compiled for the device too
 //===----------------------------------------------------------------------===//
-
-/// An f32 value rounded to bf16 or fp16 bits, and such bits widened.
-MTK_HD uint16_t narrowed(float value, bool bf16) {
-  return bf16 ? floatToBFloat16(value) : floatToHalf(value);
-}
-MTK_HD float widened(uint16_t bits, bool bf16) {
-  return bf16 ? bfloat16ToFloat(bits) : halfToFloat(bits);
-}
 
 /// Element i of a 16-bit buffer widened into f32 (narrow: the other way).
 MTK_HD void convertItem(int64_t i, uint16_t *half, float *wide, bool bf16,
                         bool narrow) {
   if (narrow)
-    half[i] = narrowed(wide[i], bf16);
+    half[i] = toHalfBits(wide[i], bf16);
   else
-    wide[i] = widened(half[i], bf16);
+    wide[i] = fromHalfBits(half[i], bf16);
 }
 
 //===----------------------------------------------------------------------===//
@@ -368,10 +361,11 @@ MTK_HD void pointwiseItem(int64_t i, Pointwise op, const float *a,
 /// HalfFloat.h rounds; y may be a (in place).
 MTK_HD void pointwiseStoredItem(int64_t i, Pointwise op, const uint16_t *a,
                                 const uint16_t *b, uint16_t *y, bool bf16) {
-  const float x = widened(a[i], bf16), other = b ? widened(b[i], bf16) : 0.0f;
+  const float x = fromHalfBits(a[i], bf16),
+              other = b ? fromHalfBits(b[i], bf16) : 0.0f;
   float result = 0.0f;
   pointwiseItem(0, op, &x, &other, &result, 1);
-  y[i] = narrowed(result, bf16);
+  y[i] = toHalfBits(result, bf16);
 }
 
 MTK_HD double rowInverseRms(const float *x, int64_t cols, double eps) {
@@ -665,12 +659,6 @@ MTK_HD void adamwUpdate(float &param, float grad, float &expAvg,
   param = float(p);
 }
 
-/// Element i of one AdamW step.
-MTK_HD void adamwElement(int64_t i, float *param, const float *grad,
-                         float *expAvg, float *expAvgSq, const AdamStep &a) {
-  adamwUpdate(param[i], grad[i], expAvg[i], expAvgSq[i], a);
-}
-
 /// Thread `t` of `threads` of an AdamW step over n elements: elements t,
 /// t + threads, ...
 MTK_HD void adamwThread(int64_t t, int64_t threads, int64_t n, float *param,
@@ -680,7 +668,7 @@ MTK_HD void adamwThread(int64_t t, int64_t threads, int64_t n, float *param,
   if (!a.apply)
     return;
   for (int64_t i = t; i < n; i += threads)
-    adamwElement(i, param, grad, expAvg, expAvgSq, a);
+    adamwUpdate(param[i], grad[i], expAvg[i], expAvgSq[i], a);
 }
 
 /// One tensor of a multi-tensor sum of squares (the gradient norm): its
@@ -782,9 +770,9 @@ MTK_HD void multiConvertThread(int64_t t, int64_t threads,
       },
       [&](int k) {
         if (narrow)
-          *half[k] = narrowed(wideValue[k], bf16);
+          *half[k] = toHalfBits(wideValue[k], bf16);
         else
-          *wide[k] = widened(halfValue[k], bf16);
+          *wide[k] = fromHalfBits(halfValue[k], bf16);
       });
 }
 
