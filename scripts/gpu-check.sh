@@ -417,10 +417,21 @@ for model in ${MEGATRON_GPU_CHECK_MODELS:-124m 1.3b 350m}; do
       $bench_tokens --steps 5 --device cuda --log "$out/megatron-1.3b-accum4.jsonl"
   fi
   if [ "${MEGATRON_GPU_CHECK_TORCH:-1}" != 0 ]; then
-    timed "torch-$model-eager" 120 python3 "$bundle/gpu_torch_baseline.py" \
-      --model "$model" --mode eager --batch 8 --seq 1024 --accumulate "$accumulate"
-    timed "torch-$model-compile" 180 python3 "$bundle/gpu_torch_baseline.py" \
-      --model "$model" --mode compile --batch 8 --seq 1024 --accumulate "$accumulate"
+    # MEGATRON_GPU_CHECK_TORCH_MODES picks PyTorch's modes (both by
+    # default; "compile" alone where device time is short: the targets are
+    # against torch.compile).
+    for mode in ${MEGATRON_GPU_CHECK_TORCH_MODES:-eager compile}; do
+      case "$mode" in
+      eager | compile) ;;
+      *)
+        echo "- torch-$model-$mode: unknown PyTorch mode (eager or compile)" >>"$summary"
+        status=1
+        continue
+        ;;
+      esac
+      timed "torch-$model-$mode" 180 python3 "$bundle/gpu_torch_baseline.py" \
+        --model "$model" --mode "$mode" --batch 8 --seq 1024 --accumulate "$accumulate"
+    done
   fi
   run_variants "$model"
 done
