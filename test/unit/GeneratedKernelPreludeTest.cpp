@@ -612,10 +612,12 @@ PROBE_ELEMENTS(probe_cuda_element_groups,
       }
       // 8192 elements in 8 blocks of 256 threads: every group full, so
       // the guarded copy never runs.
-      if (probe == 1 && k.end == 8192 && k.blocks == 8)
+      if (probe == 1 && k.end == 8192 && k.blocks == 8) {
         EXPECT_EQ(tails, 0);
-      if (probe == 1 && k.end == 1000)
+      }
+      if (probe == 1 && k.end == 1000) {
         EXPECT_GT(tails, 0) << "the last group is partial";
+      }
     }
 }
 
@@ -737,8 +739,9 @@ TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
         ASSERT_EQ(visits[size_t(j)], 1) << what << ": element " << j;
       for (long long r = 0; r < c.rows; ++r) {
         ASSERT_EQ(leaders[size_t(r)], 1) << what << ": row " << r;
-        if (c.rowBlock > 0)
+        if (c.rowBlock > 0) {
           ASSERT_EQ(owners[size_t(r)], r / c.rowBlock) << what << ": row " << r;
+        }
       }
       // A row-block kernel's second phase: each of its blocks' columns once.
       for (long long j = 0; j < rowBlocks * c.cols; ++j)

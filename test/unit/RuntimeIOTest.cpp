@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mtrt/LearningRate.h"
+#include "mtrt/ParamInit.h"
 #include "mtrt/Safetensors.h"
 #include "mtrt/SyntheticCorpus.h"
 #include "mtrt/TokenData.h"
@@ -669,6 +670,51 @@ LearningRateSchedule schedule(Style style) {
   s.decayIters = 110;
   s.style = style;
   return s;
+}
+
+ParamDesc normalParam(std::string name, std::vector<int64_t> shape) {
+  ParamDesc param;
+  param.name = std::move(name);
+  param.shape = std::move(shape);
+  param.init.kind = ParamInitSpec::Kind::Normal;
+  param.init.std = 0.02;
+  return param;
+}
+
+TEST(ParamInit, RangesGiveTheWholeTensorsBits) {
+  // An odd count (the last pair's second value is not stored) and ranges
+  // of every even split, as the runtime's threads draw them.
+  for (int64_t n : {int64_t(1), int64_t(2), int64_t(1001), int64_t(5000)}) {
+    ParamDesc param = normalParam("h.3.mlp.c_fc.weight", {n});
+    std::vector<float> whole(size_t(n), -1.0f);
+    initParameter(param, 1234, whole.data());
+    for (int64_t step :
+         {int64_t(2), int64_t(312), int64_t(626), int64_t(1000)}) {
+      std::vector<float> split(size_t(n), -1.0f);
+      for (int64_t first = 0; first < n; first += step)
+        initParameterRange(param, 1234, split.data(), first,
+                           std::min(n, first + step));
+      EXPECT_EQ(0, std::memcmp(whole.data(), split.data(), n * sizeof(float)))
+          << n << " values in ranges of " << step;
+    }
+  }
+  ParamDesc ones = normalParam("ln_f.weight", {7});
+  ones.init.kind = ParamInitSpec::Kind::Ones;
+  std::vector<float> values(7, 0.0f);
+  initParameterRange(ones, 1, values.data(), 2, 5);
+  EXPECT_EQ(values, (std::vector<float>{0, 0, 1, 1, 1, 0, 0}));
+}
+
+TEST(ParamInit, NormalValuesArePinned) {
+  // A checkpoint-free run's starting point: these draws must not change
+  // with the runtime (nor with how many threads draw them).
+  ParamDesc param = normalParam("wte", {6});
+  std::vector<float> values(6);
+  initParameter(param, 1234, values.data());
+  const float pinned[6] = {0.013930928f,   0.0130121373f,  -0.00250140228f,
+                           0.00242629973f, -0.0141471364f, 0.0389111564f};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(values[size_t(i)], pinned[i]) << "value " << i;
 }
 
 TEST(LearningRate, WarmupIsLinearFromZero) {

@@ -11,6 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -82,6 +85,37 @@ TEST(ThreadPool, CallersOnSeveralThreadsTakeTurns) {
   for (std::thread &caller : callers)
     caller.join();
   EXPECT_EQ(total, 4 * 50 * 1000);
+}
+
+TEST(ThreadPool, ForEachRunsEveryItemOnceAndBalances) {
+  ThreadPool pool(4);
+  std::vector<std::atomic<int>> seen(37);
+  pool.forEach(37, [&](int64_t i) { ++seen[size_t(i)]; });
+  for (const std::atomic<int> &count : seen)
+    EXPECT_EQ(count, 1);
+  // The first item waits until the other 39 are done: the other threads
+  // take them meanwhile. With a range of items per thread, the first
+  // item's thread would own 9 of them and wait out the 10 s.
+  std::mutex mutex;
+  std::condition_variable othersDone;
+  int others = 0;
+  bool waitedOut = false;
+  pool.forEach(40, [&](int64_t i) {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (i == 0)
+      waitedOut = !othersDone.wait_for(lock, std::chrono::seconds(10),
+                                       [&] { return others == 39; });
+    else if (++others == 39)
+      othersDone.notify_all();
+  });
+  EXPECT_FALSE(waitedOut);
+  pool.forEach(0, [](int64_t) { FAIL() << "no items"; });
+  EXPECT_THROW(pool.forEach(5,
+                            [](int64_t i) {
+                              if (i == 3)
+                                throw std::runtime_error("item 3");
+                            }),
+               std::runtime_error);
 }
 
 } // namespace

@@ -84,6 +84,10 @@ public:
   /// one line each; megatron-run prints them after the memory plan.
   virtual std::vector<std::string> choices() const { return {}; }
 
+  /// Seconds the last prepare() spent compiling the program's generated
+  /// kernels (0 when they came from the kernel cache, or there are none).
+  virtual double kernelBuildSeconds() const { return 0; }
+
   /// Typed helpers over upload and download, from the buffer's start:
   /// `values.size()` elements (the rest of the buffer is left as it was),
   /// or the first `count`.

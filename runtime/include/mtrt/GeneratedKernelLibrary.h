@@ -75,6 +75,9 @@ public:
 
   /// Where the compiled library lies (for messages and tests).
   const std::string &path() const { return libraryPath; }
+  /// Seconds the last load spent compiling (0: the cache had the library,
+  /// or another process compiled it while this one waited on the lock).
+  double buildSeconds() const { return compileSeconds; }
 
 private:
   /// Compiles (or finds in the cache) and loads `source`, whose kernels
@@ -85,6 +88,7 @@ private:
 
   void *handle = nullptr;
   std::string libraryPath;
+  double compileSeconds = 0;
   std::vector<void *> symbols;
 };
 

@@ -43,6 +43,11 @@ public:
   void parallelFor(int64_t n, int64_t grain,
                    const std::function<void(int64_t, int64_t)> &body);
 
+  /// Calls `body(i)` for every i in [0, n), each thread taking the next
+  /// index as it finishes one: for items of unequal cost (put the costliest
+  /// first). Runs inline as parallelFor does; rethrows as it does.
+  void forEach(int64_t n, const std::function<void(int64_t)> &body);
+
   /// The process's pool (sized by setThreads; 1 until then).
   static ThreadPool &global();
   /// Resizes the process's pool to `threads` threads.

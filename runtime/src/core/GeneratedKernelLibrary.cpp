@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -175,6 +176,7 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
                                           const std::vector<std::string> &names,
                                           const KernelToolchain &toolchain) {
   symbols.clear();
+  compileSeconds = 0;
   if (handle) {
     dlclose(handle);
     handle = nullptr;
@@ -223,7 +225,11 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
         std::vector<std::string> argv = {compiler};
         argv.insert(argv.end(), flags.begin(), flags.end());
         argv.insert(argv.end(), {source, "-o", partial});
+        auto start = std::chrono::steady_clock::now();
         built = run(argv, base + ".log", toolchain.what, toolchain.hint);
+        compileSeconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
       }
       // Renamed into place whole: a reader never sees half a library.
       if (built && std::rename(partial.c_str(), libraryPath.c_str()) != 0)

@@ -3,31 +3,45 @@
 #include "mtrt/ParamInit.h"
 #include "mtrt/Hash.h"
 
+#include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <random>
 
 using namespace mtrt;
 
-void mtrt::initParameter(const ParamDesc &param, uint64_t seed, float *values) {
+int64_t mtrt::parameterElements(const ParamDesc &param) {
   int64_t n = 1;
   for (int64_t dim : param.shape)
     n *= dim;
+  return n;
+}
+
+void mtrt::initParameter(const ParamDesc &param, uint64_t seed, float *values) {
+  initParameterRange(param, seed, values, 0, parameterElements(param));
+}
+
+void mtrt::initParameterRange(const ParamDesc &param, uint64_t seed,
+                              float *values, int64_t begin, int64_t end) {
+  assert(begin % 2 == 0 && "a normal draws its values in pairs");
   if (param.init.kind != ParamInitSpec::Kind::Normal) {
     float fill = param.init.kind == ParamInitSpec::Kind::Ones ? 1.0f : 0.0f;
-    for (int64_t i = 0; i < n; ++i)
-      values[i] = fill;
+    std::fill(values + begin, values + end, fill);
     return;
   }
   // Box-Muller on raw 64-bit draws: the library's normal_distribution is
-  // implementation-defined, and checkpoints must not depend on it.
+  // implementation-defined, and checkpoints must not depend on it. Each
+  // pair of values takes two draws, so the range starts `begin` draws in.
+  int64_t n = parameterElements(param);
   double std = param.init.std;
   std::mt19937_64 gen(seed ^ fnv1a(param.name.data(), param.name.size()));
+  gen.discard(uint64_t(begin));
   auto uniform = [&] { return (double(gen() >> 11) + 0.5) * 0x1.0p-53; };
-  for (int64_t i = 0; i < n; i += 2) {
+  for (int64_t i = begin; i < end; i += 2) {
     double r = std::sqrt(-2.0 * std::log(uniform()));
     double theta = 2.0 * M_PI * uniform();
     values[i] = float(std * r * std::cos(theta));
-    if (i + 1 < n)
+    if (i + 1 < n && i + 1 < end)
       values[i + 1] = float(std * r * std::sin(theta));
   }
 }

@@ -94,6 +94,15 @@ void ThreadPool::parallelFor(
     std::rethrow_exception(thrown);
 }
 
+void ThreadPool::forEach(int64_t n, const std::function<void(int64_t)> &body) {
+  std::atomic<int64_t> next{0};
+  // One range per thread, each taking indices until none is left.
+  parallelFor(std::min<int64_t>(n, threads()), 1, [&](int64_t, int64_t) {
+    for (int64_t i; (i = next.fetch_add(1)) < n;)
+      body(i);
+  });
+}
+
 namespace {
 std::unique_ptr<ThreadPool> &globalPool() {
   static std::unique_ptr<ThreadPool> pool = std::make_unique<ThreadPool>(1);

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -98,6 +99,34 @@ CpuDevice::CpuDevice(int hostThreads) {
 }
 
 CpuDevice::~CpuDevice() { std::free(arena); }
+
+std::vector<std::string> CpuDevice::choices() const {
+  // OpenBLAS picks its kernels by the CPU's model; one it does not know (a
+  // virtual machine's "Intel(R) Xeon(R) Processor", say) gets the SSE3
+  // kernels of 2004's Prescott even where AVX2 or AVX-512 is there: the
+  // GPT-2 mini main job's step took 44.7 ms with them and 36.5 ms with the
+  // SkylakeX kernels on such a machine. Said, since it changes speed and
+  // rounding; OPENBLAS_CORETYPE overrides the choice.
+#if defined(__x86_64__)
+  std::string core = openblas_get_corename();
+  std::string lower = core;
+  for (char &c : lower)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  bool vectorCore = false;
+  for (const char *name :
+       {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"})
+    vectorCore |= lower.find(name) != std::string::npos;
+  const char *wider = __builtin_cpu_supports("avx512f") ? "SkylakeX"
+                      : __builtin_cpu_supports("avx2")  ? "Haswell"
+                                                        : nullptr;
+  if (wider && !vectorCore)
+    return {"BLAS: OpenBLAS chose its " + core + " kernels on a CPU with " +
+            (std::string(wider) == "SkylakeX" ? "AVX-512" : "AVX2") +
+            " (it does not know this CPU's model): OPENBLAS_CORETYPE=" + wider +
+            " selects its faster ones"};
+#endif
+  return {};
+}
 
 void CpuDevice::setThreads(int threads) {
   // BLAS runs inside the pool's threads, one thread per call: its own

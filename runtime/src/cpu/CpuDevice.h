@@ -48,6 +48,10 @@ public:
   Status findNonFinite(const std::vector<int64_t> &bufferIds,
                        int64_t &first) const override;
   int64_t measuredPeakBytes() const override { return measuredPeak; }
+  std::vector<std::string> choices() const override;
+  double kernelBuildSeconds() const override {
+    return generated ? generated->buildSeconds() : 0;
+  }
 
   /// Threads per rank (megatron-run --threads): the size of the one pool
   /// (mtrt/ThreadPool.h) that generated kernels, GEMMs (split into blocks,

@@ -127,6 +127,10 @@ public:
     return properties.name;
   }
 
+  double kernelBuildSeconds() const override {
+    return generated.buildSeconds();
+  }
+
   std::vector<std::string> choices() const override {
     std::vector<std::string> lines;
     int64_t epilogueGemms = 0, fused = 0;

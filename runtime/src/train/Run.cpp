@@ -301,6 +301,7 @@ int openSession(int argc, char **argv, Session &session) {
       printPlan(program);
     for (const std::string &choice : trainer.deviceChoices())
       std::printf("%s\n", choice.c_str());
+    std::printf("%s\n", trainer.startupLine().c_str());
   }
   return 0;
 }

@@ -92,6 +92,11 @@ void printPlan(const RankProgram &program) {
   std::printf("  planned peak      %s\n", mib(program.arenaBytes).c_str());
 }
 
+double secondsBetween(std::chrono::steady_clock::time_point from,
+                      std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
 /// Threads per rank without --threads: the node's cores shared by the
 /// ranks the launcher put on it (Open MPI says how many), at least one.
 int defaultThreads() {
@@ -118,8 +123,8 @@ public:
 
   Status setup() {
     DeviceOptions deviceOptions;
-    deviceOptions.hostThreads =
-        int(options.threads > 0 ? options.threads : defaultThreads());
+    hostThreads = int(options.threads > 0 ? options.threads : defaultThreads());
+    deviceOptions.hostThreads = hostThreads;
     deviceOptions.tf32 = options.tf32;
     std::string backend =
         options.device.empty() ? defaultBackend() : options.device;
@@ -127,6 +132,7 @@ public:
     // The grid first: preparing checks the program's collectives against it.
     device->setCommunicator(&grid);
     device->setPipelineAxis(artifact.axis("pp"));
+    auto prepareStart = std::chrono::steady_clock::now();
     if (Status status = device->prepare(program); !status)
       return Status::error(options.artifact + ": stage " +
                            std::to_string(program.stage) + ": " +
@@ -220,9 +226,39 @@ public:
         options.decayIters > 0 ? options.decayIters : options.steps;
     MTRT_RETURN_IF_ERROR(schedule.validate());
 
+    auto parametersStart = std::chrono::steady_clock::now();
+    startup.prepareSeconds = secondsBetween(prepareStart, parametersStart);
     MTRT_RETURN_IF_ERROR(bindParameters());
+    auto dataStart = std::chrono::steady_clock::now();
+    startup.parameterSeconds = secondsBetween(parametersStart, dataStart);
     MTRT_RETURN_IF_ERROR(checkOutputsWritable());
-    return bindData();
+    Status bound = bindData();
+    startup.dataSeconds =
+        secondsBetween(dataStart, std::chrono::steady_clock::now());
+    return bound;
+  }
+
+  /// Where the start went, for the run's header: a 1.3B model's took
+  /// minutes on a GPU machine before anything said why.
+  std::string startupLine() const {
+    auto format = [](double seconds) {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%.1f s", seconds);
+      return std::string(text);
+    };
+    std::string device = format(startup.prepareSeconds);
+    if (double kernels = this->device ? this->device->kernelBuildSeconds() : 0;
+        kernels > 0)
+      device += ", of which compiling the generated kernels " + format(kernels);
+    std::string parameters = format(startup.parameterSeconds);
+    if (initThreads > 0)
+      parameters += ", initialized on " + std::to_string(initThreads) +
+                    (initThreads == 1 ? " thread" : " threads");
+    return "startup: " +
+           format(startup.prepareSeconds + startup.parameterSeconds +
+                  startup.dataSeconds) +
+           " (device " + device + "; parameters " + parameters + "; data " +
+           format(startup.dataSeconds) + ")";
   }
 
   /// Fails before training, not after it, when a file the run will write
@@ -333,24 +369,16 @@ public:
                     "(--no-strict-load)\n",
                     unexpected.size());
     }
+    // Parameters initialized as the model states: drawn on the host's
+    // threads after the loop (initializeParameters).
+    std::vector<ParameterToInitialize> initializing;
     for (const BufferDesc &buffer : program.buffers) {
       bool optimizerState =
           buffer.kind == "exp_avg" || buffer.kind == "exp_avg_sq";
       if (buffer.alias ||
           !(buffer.kind == "param" || (optimizerState && loadOptimizer)))
         continue;
-      // Filled on the host, then uploaded to the device whole.
-      std::vector<float> host(size_t(buffer.numElements()), 0.0f);
-      float *values = host.data();
-      auto upload = [&] { return device->uploadValues(buffer.id, host); };
       std::string name = tensorName(buffer);
-      // A sharded buffer holds runs of the full tensor (a ZeRO piece, or a
-      // tensor-parallel split); every rank reads or initializes only those.
-      // The checkpoint's shape: the full tensor without padding rows, which
-      // are zero and lie after the real ones.
-      std::vector<int64_t> fullShape = checkpointShapeOf(buffer);
-      int64_t valid = validElementsOf(buffer);
-      std::vector<ElementRun> runs = shardRuns(buffer);
       // Without --load-params, or (with --no-strict-load) for a tensor the
       // checkpoint lacks: initialized as the model states.
       bool initialize =
@@ -366,25 +394,24 @@ public:
               options.artifact + ": parameter '" + buffer.name +
               "' states no initializer (mt.init): load it with "
               "--load-params");
-        if (!buffer.sharded()) {
-          initParameter(param, uint64_t(options.seed), values);
-          MTRT_RETURN_IF_ERROR(upload());
-          continue;
-        }
-        std::vector<float> full(size_t(buffer.numElements() *
-                                       buffer.shardCount * buffer.pieceCount),
-                                0.0f);
-        initParameter(param, uint64_t(options.seed), full.data());
-        float *dst = values;
-        for (const ElementRun &run : runs)
-          dst = std::copy_n(full.data() + run.offset, run.count, dst);
-        MTRT_RETURN_IF_ERROR(upload());
+        initializing.push_back({&buffer, &param});
         continue;
       }
       if (!source->contains(name))
         return Status::error(source->location() + ": missing tensor '" + name +
                              "' that the model needs (--no-strict-load "
                              "initializes it instead)");
+      // Filled on the host, then uploaded to the device whole.
+      std::vector<float> host(size_t(buffer.numElements()), 0.0f);
+      float *values = host.data();
+      auto upload = [&] { return device->uploadValues(buffer.id, host); };
+      // A sharded buffer holds runs of the full tensor (a ZeRO piece, or a
+      // tensor-parallel split); every rank reads only those. The
+      // checkpoint's shape: the full tensor without padding rows, which are
+      // zero and lie after the real ones.
+      std::vector<int64_t> fullShape = checkpointShapeOf(buffer);
+      int64_t valid = validElementsOf(buffer);
+      std::vector<ElementRun> runs = shardRuns(buffer);
       std::string dtype;
       std::vector<int64_t> shape;
       MTRT_RETURN_IF_ERROR(source->info(name, dtype, shape));
@@ -423,6 +450,83 @@ public:
         dst += run.count;
       }
       MTRT_RETURN_IF_ERROR(upload());
+    }
+    return initializeParameters(initializing);
+  }
+
+  struct ParameterToInitialize {
+    const BufferDesc *buffer;
+    const ParamDesc *param;
+  };
+
+  /// Initializes `parameters` as the model states and uploads them, on
+  /// the host's threads: each tensor split into ranges of at least
+  /// kInitRangeElements (initParameterRange: the same bits whatever the
+  /// split), a window of tensors of at most kInitWindowBytes (or one
+  /// larger tensor) at a time, which bounds the host memory held beside
+  /// the device's. At 1.3B parameters the start spent about 30 s here on
+  /// one thread.
+  Status
+  initializeParameters(const std::vector<ParameterToInitialize> &parameters) {
+    constexpr int64_t kInitWindowBytes = int64_t(1) << 30;
+    constexpr int64_t kInitRangeElements = int64_t(1) << 20;
+    ThreadPool pool(hostThreads);
+    initThreads = parameters.empty() ? 0 : pool.threads();
+    for (size_t begin = 0; begin < parameters.size();) {
+      size_t end = begin;
+      int64_t bytes = 0;
+      do
+        bytes += parameterElements(*parameters[end++].param) *
+                 int64_t(sizeof(float));
+      while (end < parameters.size() &&
+             bytes + parameterElements(*parameters[end].param) *
+                         int64_t(sizeof(float)) <=
+                 kInitWindowBytes);
+      // Each tensor in full (a sharded buffer keeps runs of it), split
+      // into about a range per thread, none shorter than
+      // kInitRangeElements (its generator's skip grows with its start).
+      std::vector<std::vector<float>> full(end - begin);
+      struct Range {
+        size_t tensor;
+        int64_t first, last;
+      };
+      std::vector<Range> ranges;
+      for (size_t t = 0; t < full.size(); ++t) {
+        const BufferDesc &buffer = *parameters[begin + t].buffer;
+        int64_t n = parameterElements(*parameters[begin + t].param);
+        // The buffer's whole extent (its rank's part times the parts),
+        // zero past the tensor's values where the layout pads it.
+        int64_t extent =
+            buffer.sharded()
+                ? buffer.numElements() * buffer.shardCount * buffer.pieceCount
+                : buffer.numElements();
+        full[t].assign(size_t(std::max(n, extent)), 0.0f);
+        int64_t step = std::max(kInitRangeElements, n / pool.threads() + 1);
+        step += step % 2; // ranges start at even elements
+        for (int64_t first = 0; first < n; first += step)
+          ranges.push_back({t, first, std::min(n, first + step)});
+      }
+      pool.forEach(int64_t(ranges.size()), [&](int64_t i) {
+        const Range &range = ranges[size_t(i)];
+        initParameterRange(*parameters[begin + range.tensor].param,
+                           uint64_t(options.seed), full[range.tensor].data(),
+                           range.first, range.last);
+      });
+      for (size_t t = 0; t < full.size(); ++t) {
+        const BufferDesc &buffer = *parameters[begin + t].buffer;
+        if (buffer.sharded()) {
+          // A ZeRO piece, or a tensor-parallel split: this rank keeps the
+          // runs of the full tensor it holds.
+          std::vector<float> mine(size_t(buffer.numElements()), 0.0f);
+          float *dst = mine.data();
+          for (const ElementRun &run : shardRuns(buffer))
+            dst = std::copy_n(full[t].data() + run.offset, run.count, dst);
+          full[t] = std::move(mine);
+        }
+        MTRT_RETURN_IF_ERROR(device->uploadValues(buffer.id, full[t]));
+        full[t] = {};
+      }
+      begin = end;
     }
     return Status::ok();
   }
@@ -477,7 +581,8 @@ public:
             std::to_string(kMaxSyntheticTokens) +
             " tokens: train on a token file (--data)");
       }
-      MTRT_RETURN_IF_ERROR(corpus->writeTokenFile(path = temporaryCorpus, needed));
+      MTRT_RETURN_IF_ERROR(
+          corpus->writeTokenFile(path = temporaryCorpus, needed));
     }
     MTRT_RETURN_IF_ERROR(TokenData::open(path, data));
     // The corpus is mapped: its name can go now, so that a killed run
@@ -1099,6 +1204,13 @@ public:
   }
 
   int64_t batchSize = 0, seqLen = 0, vocabSize = 0, microbatches = 1;
+  /// Threads per rank for the host's work (--threads, or the node's cores
+  /// shared by its ranks), and those that initialized parameters (0: none
+  /// were initialized).
+  int hostThreads = 1, initThreads = 0;
+  struct {
+    double prepareSeconds = 0, parameterSeconds = 0, dataSeconds = 0;
+  } startup;
 
   std::vector<std::string> deviceChoices() const {
     std::vector<std::string> lines;
@@ -1264,6 +1376,7 @@ Status Trainer::train() { return impl->train(); }
 void Trainer::printProfile() const { impl->printProfile(); }
 Status Trainer::writeTrace() { return impl->writeTrace(); }
 Status Trainer::save() { return impl->save(); }
+std::string Trainer::startupLine() const { return impl->startupLine(); }
 std::vector<std::string> Trainer::deviceChoices() const {
   return impl->deviceChoices();
 }

@@ -49,6 +49,9 @@ public:
   /// The backend's choices for this rank's program (Device::choices), each
   /// as "<backend>: <choice>".
   std::vector<std::string> deviceChoices() const;
+  /// "startup: ..." after setup(): the seconds its device preparation
+  /// (compiling the generated kernels among it), parameters and data took.
+  std::string startupLine() const;
 
   int64_t batchSize() const;
   int64_t seqLen() const;
