@@ -13,10 +13,12 @@
 #include "mtrt/HalfFloat.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <utility>
@@ -748,6 +750,179 @@ TEST(PreludeCudaLoop, RowGroupsVisitEveryElementOnce) {
         ASSERT_EQ(columns[size_t(j)], 1)
             << what << ": block " << j / c.cols << ", column " << j % c.cols;
     }
+}
+
+// A program of many kernels compiles as several translation units at once
+// (MEGATRON_KERNEL_JOBS), each the prelude and a run of kernels, each
+// kernel with the heading and the MT_ROW_THREADS the emitter sets right
+// above it; the backend's own kernels (and their helpers) go last. The
+// library equals the one built whole, and the units leave nothing behind.
+struct KernelUnits : ::testing::Test {
+  void SetUp() override {
+    dir = ::testing::TempDir() + "kernel-units-" +
+          ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir);
+    setenv("MEGATRON_KERNEL_CACHE", dir.c_str(), 1);
+    setenv("MEGATRON_KERNEL_JOBS", "3", 1);
+  }
+  void TearDown() override { unsetenv("MEGATRON_KERNEL_JOBS"); }
+
+  /// 15 kernels k0..k14 (5 to a unit with 3 jobs: the cuts fall before
+  /// k5 and k10), y = N x, plus MT_ROW_THREADS where N is odd, which
+  /// the line above the kernel sets to 100 + N. `between` goes after k2.
+  static RankProgram program(const std::string &between = "") {
+    RankProgram program;
+    std::string source = generatedKernelPrelude();
+    for (int k = 0; k < 15; ++k) {
+      std::string name = "k" + std::to_string(k);
+      source += "\n// " + name + ": scales by " + std::to_string(k) + "\n";
+      if (k % 2)
+        source += "#undef MT_ROW_THREADS\n#define MT_ROW_THREADS " +
+                  std::to_string(100 + k) + "\n";
+      source += "MT_KERNEL(" + name + ") {\n" +
+                "  const float *x = (const float *)MT_ARG(0);\n"
+                "  float *y = (float *)MT_ARG(1);\n"
+                "  MT_ELEMENT_LOOP(i, c, 1000000LL)\n"
+                "  y[i] = x[i] * " +
+                std::to_string(k) +
+                (k % 2 ? ".0f + MT_ROW_THREADS;\n" : ".0f;\n") +
+                "  MT_ELEMENT_LOOP_END\n}\nMT_LAUNCHER(" + name + ")\n";
+      if (k == 2)
+        source += between;
+      GeneratedKernel kernel;
+      kernel.name = name;
+      program.generatedKernels.push_back(kernel);
+    }
+    program.kernelSource = source;
+    return program;
+  }
+
+  static std::vector<std::string> files(const std::string &dir) {
+    std::vector<std::string> names;
+    for (const auto &entry : std::filesystem::directory_iterator(dir))
+      names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  std::string dir;
+};
+
+TEST_F(KernelUnits, CompileAtOnceAndRunAsOneLibrary) {
+  // A backend's own kernel with a helper above it: in the last unit.
+  const char *extra = R"extra(
+MT_DEVICE float extra_triple_of(float v) { return 3.0f * v; }
+MT_KERNEL(extra_triple) {
+  const float *x = (const float *)MT_ARG(0);
+  float *y = (float *)MT_ARG(1);
+  MT_ELEMENT_LOOP(i, c, 1000000LL)
+  y[i] = extra_triple_of(x[i]);
+  MT_ELEMENT_LOOP_END
+}
+)extra";
+  GeneratedKernelLibrary library;
+  Status loaded =
+      library.load(program(), KernelToolchain::host(), extra, {"extra_triple"});
+  ASSERT_TRUE(loaded) << loaded.message();
+  EXPECT_GT(library.buildSeconds(), 0.0);
+  std::vector<float> x = {1.0f, -2.0f}, y(2);
+  GeneratedKernelArgs args{};
+  args.p[0] = x.data();
+  args.p[1] = y.data();
+  for (int k = 0; k < 15; ++k) {
+    library.function(size_t(k))(&args, 0, 2);
+    float add = k % 2 ? float(100 + k) : 0.0f;
+    EXPECT_EQ(y, (std::vector<float>{float(k) + add, -2.0f * k + add}))
+        << "k" << k;
+  }
+  library.function(15)(&args, 0, 2);
+  EXPECT_EQ(y, (std::vector<float>{3.0f, -6.0f}));
+  // The whole source, the library, its log and lock: no unit's files.
+  for (const std::string &name : files(dir))
+    EXPECT_EQ(name.find(".unit"), std::string::npos) << name;
+  EXPECT_EQ(files(dir).size(), 4u);
+  // Found in the cache the second time: nothing compiled.
+  GeneratedKernelLibrary cached;
+  ASSERT_TRUE(
+      cached.load(program(), KernelToolchain::host(), extra, {"extra_triple"}));
+  EXPECT_EQ(cached.buildSeconds(), 0.0);
+}
+
+TEST_F(KernelUnits, AStrayDirectiveBetweenKernelsKeepsTheSourceWhole) {
+  // SCALE, defined after k2 apart from any kernel, is read by k3 and by
+  // k5..k14 in the units after it: cut, they would not compile.
+  RankProgram scaled = program("\n#define SCALE 1.0f\nstruct mt_unused {};\n");
+  for (int k = 3; k < 15; ++k) {
+    std::string from = "y[i] = x[i] * " + std::to_string(k) + ".0f";
+    size_t at = scaled.kernelSource.find(from);
+    ASSERT_NE(at, std::string::npos);
+    scaled.kernelSource.insert(at + from.size(), " * SCALE");
+  }
+  GeneratedKernelLibrary library;
+  Status loaded = library.load(scaled);
+  ASSERT_TRUE(loaded) << loaded.message();
+}
+
+TEST_F(KernelUnits, KernelsAreCompiledApart) {
+  // A helper defined after k2, outside any kernel's lines, and called by
+  // k14: one job compiles it whole; three cut it, and k14's unit lacks the
+  // helper (the emitter writes no such code: this shows the cut).
+  RankProgram crossing =
+      program("\nMT_DEVICE float mt_helper_after_k2(float v) { return v; }\n");
+  size_t at = crossing.kernelSource.find("y[i] = x[i] * 14.0f");
+  ASSERT_NE(at, std::string::npos);
+  crossing.kernelSource.insert(at, "(void)mt_helper_after_k2(0.0f);\n");
+  setenv("MEGATRON_KERNEL_JOBS", "1", 1);
+  GeneratedKernelLibrary whole;
+  Status loaded = whole.load(crossing);
+  ASSERT_TRUE(loaded) << loaded.message();
+  std::filesystem::remove_all(dir);
+  setenv("MEGATRON_KERNEL_JOBS", "3", 1);
+  GeneratedKernelLibrary cut;
+  loaded = cut.load(crossing);
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.message().find("mt_helper_after_k2"), std::string::npos)
+      << loaded.message();
+}
+
+TEST_F(KernelUnits, AUnitsErrorIsReportedWithItsLog) {
+  RankProgram broken = program();
+  size_t at = broken.kernelSource.find("y[i] = x[i] * 7.0f");
+  ASSERT_NE(at, std::string::npos);
+  broken.kernelSource.insert(at, "undeclared_thing = 1;\n");
+  GeneratedKernelLibrary library;
+  Status loaded = library.load(broken);
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.message().find("failed on the generated kernels (log " +
+                                  dir + "/"),
+            std::string::npos)
+      << loaded.message();
+  EXPECT_NE(loaded.message().find("undeclared_thing"), std::string::npos)
+      << loaded.message();
+  for (const std::string &name : files(dir))
+    EXPECT_EQ(name.find(".unit"), std::string::npos) << name;
+}
+
+TEST_F(KernelUnits, NvccBuildsTheUnitsIntoOneLibrary) {
+  std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  if (const char *path = std::getenv("MEGATRON_NVCC"))
+    nvcc = path;
+  if (access(nvcc.c_str(), X_OK) != 0)
+    GTEST_SKIP() << "no nvcc at " << nvcc;
+  // As the CUDA backend builds them (CudaDevice.cpp), for an H100.
+  KernelToolchain toolchain;
+  toolchain.compiler = nvcc;
+  toolchain.flags = {"-std=c++17", "-O3",        "--fmad=false", "-arch=sm_90",
+                     "-shared",    "-Xcompiler", "-fPIC",        "-w",
+                     "-x",         "cu"};
+  toolchain.symbolSuffix = "_launch";
+  toolchain.targetIdentity = "a test's sm_90";
+  toolchain.what = "CUDA compiler";
+  GeneratedKernelLibrary library;
+  Status loaded = library.load(program(), toolchain);
+  ASSERT_TRUE(loaded) << loaded.message();
+  for (size_t k = 0; k < 15; ++k)
+    EXPECT_NE(library.symbol(k), nullptr);
 }
 
 } // namespace

@@ -81,8 +81,10 @@ public:
 
 private:
   /// Compiles (or finds in the cache) and loads `source`, whose kernels
-  /// `names` are function(0), function(1), ... in that order.
-  Status loadSource(const std::string &source,
+  /// `names` are function(0), function(1), ... in that order. Its program
+  /// kernels (before `splittableEnd`) may be compiled in several
+  /// translation units at once (MEGATRON_KERNEL_JOBS, or the cores).
+  Status loadSource(const std::string &source, size_t splittableEnd,
                     const std::vector<std::string> &names,
                     const KernelToolchain &toolchain);
 

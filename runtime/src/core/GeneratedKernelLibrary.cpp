@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 extern char **environ;
 
@@ -61,12 +63,11 @@ std::string readHead(const std::string &path, size_t limit) {
   return text.size() > limit ? text.substr(0, limit) + "..." : text;
 }
 
-/// Runs `argv` with stdout and stderr into `log`; its exit status. `what`
-/// names the compiler in errors ("C++ compiler"), `variable` the
-/// `hint` says how to choose another.
-Status run(const std::vector<std::string> &argv, const std::string &log,
-           const std::string &what = "C++ compiler",
-           const std::string &hint = "set MEGATRON_CXX to a C++17 compiler") {
+/// Starts `argv` with stdout and stderr into `log` (*pid: the child).
+/// `what` names the compiler in errors ("C++ compiler"), `hint` says how
+/// to choose another.
+Status spawn(const std::vector<std::string> &argv, const std::string &log,
+             const std::string &what, const std::string &hint, pid_t *pid) {
   // Opened here, not in the child, so that a log that cannot be written is
   // named as such (the child's failure would read as a missing compiler).
   int logFd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -81,27 +82,206 @@ Status run(const std::vector<std::string> &argv, const std::string &log,
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, logFd, 1);
   posix_spawn_file_actions_adddup2(&actions, logFd, 2);
-  pid_t pid = 0;
   int spawned =
-      posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+      posix_spawnp(pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(logFd);
   if (spawned != 0)
     return Status::error("cannot run the " + what + " '" + argv[0] +
                          "' to build the generated kernels: " +
                          std::strerror(spawned) + " (" + hint + ")");
+  return Status::ok();
+}
+
+/// Waits for a child spawn() started: whether it exited with status 0.
+Status waitFor(pid_t pid, const std::string &program, const std::string &what,
+               bool &succeeded) {
   int status = 0;
   pid_t waited;
   while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
   if (waited < 0)
-    return Status::error("cannot wait for the " + what + " '" + argv[0] +
+    return Status::error("cannot wait for the " + what + " '" + program +
                          "': " + std::strerror(errno));
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return Status::ok();
-  return Status::error("the " + what + " '" + argv[0] +
+  succeeded = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return Status::ok();
+}
+
+Status compileFailed(const std::string &program, const std::string &log,
+                     const std::string &what) {
+  return Status::error("the " + what + " '" + program +
                        "' failed on the generated kernels (log " + log +
                        "):\n" + readHead(log, 2000));
+}
+
+/// Runs `argv` with stdout and stderr into `log`; ok if it exits with 0.
+Status run(const std::vector<std::string> &argv, const std::string &log,
+           const std::string &what = "C++ compiler",
+           const std::string &hint = "set MEGATRON_CXX to a C++17 compiler") {
+  pid_t pid = 0;
+  MTRT_RETURN_IF_ERROR(spawn(argv, log, what, hint, &pid));
+  bool succeeded = false;
+  MTRT_RETURN_IF_ERROR(waitFor(pid, argv[0], what, succeeded));
+  return succeeded ? Status::ok() : compileFailed(argv[0], log, what);
+}
+
+/// How many compilers build one library at once: MEGATRON_KERNEL_JOBS, or
+/// the machine's cores (one process compiles; the other ranks wait on the
+/// cache's lock).
+int64_t compileJobs() {
+  if (std::string jobs = env("MEGATRON_KERNEL_JOBS"); !jobs.empty()) {
+    char *end = nullptr;
+    long value = std::strtol(jobs.c_str(), &end, 10);
+    if (*end == '\0' && value >= 1)
+      return value;
+  }
+  return std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
+}
+
+/// A kernel source cut into translation units that compile at once: each
+/// the prelude (everything before the first kernel) and a run of whole
+/// kernels, the last one also the source after `splittableEnd` (a
+/// backend's own kernels, which may define helpers before theirs). A
+/// kernel starts at the comment and preprocessor lines right above its
+/// `MT_KERNEL(` line: its heading and the `#define MT_ROW_THREADS` the
+/// emitter sets for it. Empty when there is nothing to cut (fewer than
+/// kMinKernelsPerUnit kernels a unit, or one job) or when a preprocessor
+/// line between kernels belongs to none of them: its effect on the kernels
+/// after it would be lost.
+constexpr int64_t kMinKernelsPerUnit = 4;
+std::vector<std::string> translationUnits(const std::string &source,
+                                          size_t splittableEnd, int64_t jobs) {
+  std::vector<size_t> starts;
+  size_t run = std::string::npos; // the comment/directive lines above
+  bool runHasDirective = false;
+  for (size_t line = 0; line < splittableEnd;) {
+    size_t next = source.find('\n', line);
+    next = next == std::string::npos ? source.size() : next + 1;
+    bool comment = source.compare(line, 2, "//") == 0;
+    bool directive = source.compare(line, 1, "#") == 0;
+    if (source.compare(line, 10, "MT_KERNEL(") == 0) {
+      starts.push_back(run == std::string::npos ? line : run);
+      run = std::string::npos;
+      runHasDirective = false;
+    } else if (comment || directive) {
+      if (run == std::string::npos)
+        run = line;
+      runHasDirective |= directive;
+    } else {
+      if (runHasDirective && !starts.empty())
+        return {};
+      run = std::string::npos;
+      runHasDirective = false;
+    }
+    line = next;
+  }
+  if (runHasDirective && !starts.empty())
+    return {};
+  int64_t units =
+      std::min<int64_t>(jobs, int64_t(starts.size()) / kMinKernelsPerUnit);
+  if (units < 2)
+    return {};
+  const std::string prelude = source.substr(0, starts.front());
+  std::vector<std::string> result;
+  size_t perUnit = (starts.size() + size_t(units) - 1) / size_t(units);
+  for (size_t first = 0; first < starts.size(); first += perUnit) {
+    size_t begin = starts[first];
+    size_t end = first + perUnit < starts.size() ? starts[first + perUnit]
+                                                 : source.size();
+    result.push_back(prelude + source.substr(begin, end - begin));
+  }
+  return result;
+}
+
+/// The toolchain's flags without `-x LANGUAGE` (a link's inputs are
+/// objects) or, for a compile, without -shared and with -c.
+std::vector<std::string> flagsFor(const std::vector<std::string> &flags,
+                                  bool link) {
+  std::vector<std::string> result;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (link && flags[i] == "-x") {
+      ++i;
+      continue;
+    }
+    if (!link && flags[i] == "-shared")
+      continue;
+    result.push_back(flags[i]);
+  }
+  if (!link)
+    result.push_back("-c");
+  return result;
+}
+
+/// Builds `source` into the shared library `output` with `compiler` and
+/// `flags` (which make a shared library of one source file): cut into
+/// translation units compiled at once when it has enough kernels
+/// (translationUnits), then linked; otherwise in one step. Logs in
+/// `base`.log; on failure the failed units' logs are gathered there.
+Status buildLibrary(const std::string &source, size_t splittableEnd,
+                    const KernelToolchain &toolchain, const std::string &base,
+                    const std::string &output) {
+  const std::string &compiler = toolchain.compiler;
+  const std::string log = base + ".log";
+  std::vector<std::string> units =
+      translationUnits(source, splittableEnd, compileJobs());
+  if (units.empty()) {
+    std::vector<std::string> argv = {compiler};
+    argv.insert(argv.end(), toolchain.flags.begin(), toolchain.flags.end());
+    argv.insert(argv.end(), {base + ".cpp", "-o", output});
+    return run(argv, log, toolchain.what, toolchain.hint);
+  }
+  std::string suffix = "." + std::to_string(getpid());
+  std::vector<std::string> objects, logs, sources;
+  std::vector<pid_t> children;
+  Status status = Status::ok();
+  for (size_t u = 0; u < units.size() && status; ++u) {
+    std::string name = base + ".unit" + std::to_string(u) + suffix;
+    sources.push_back(name + ".cpp");
+    objects.push_back(name + ".o");
+    logs.push_back(name + ".log");
+    std::ofstream out(sources.back(), std::ios::binary | std::ios::trunc);
+    out << units[u];
+    if (!out.flush()) {
+      status = Status::error("cannot write " + sources.back());
+      break;
+    }
+    std::vector<std::string> argv = {compiler};
+    std::vector<std::string> flags = flagsFor(toolchain.flags, false);
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {sources.back(), "-o", objects.back()});
+    pid_t pid = 0;
+    status = spawn(argv, logs.back(), toolchain.what, toolchain.hint, &pid);
+    if (status)
+      children.push_back(pid);
+  }
+  // Every started compiler is waited for, even after a failure.
+  std::string failedLogs;
+  for (size_t u = 0; u < children.size(); ++u) {
+    bool succeeded = false;
+    Status waited = waitFor(children[u], compiler, toolchain.what, succeeded);
+    if (!waited && status)
+      status = waited;
+    if (!succeeded)
+      failedLogs += readHead(logs[u], size_t(1) << 20);
+  }
+  if (status && !failedLogs.empty()) {
+    std::ofstream(log, std::ios::binary | std::ios::trunc) << failedLogs;
+    status = compileFailed(compiler, log, toolchain.what);
+  }
+  if (status) {
+    std::vector<std::string> argv = {compiler};
+    std::vector<std::string> flags = flagsFor(toolchain.flags, true);
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), objects.begin(), objects.end());
+    argv.insert(argv.end(), {"-o", output});
+    status = run(argv, log, toolchain.what, toolchain.hint);
+  }
+  for (size_t u = 0; u < sources.size(); ++u) {
+    std::remove(sources[u].c_str());
+    std::remove(objects[u].c_str());
+    std::remove(logs[u].c_str());
+  }
+  return status;
 }
 
 /// What else decides the compiled code besides source and flags: the
@@ -163,16 +343,18 @@ GeneratedKernelLibrary::load(const RankProgram &program,
   for (const GeneratedKernel &kernel : program.generatedKernels)
     names.push_back(kernel.name);
   if (extraNames.empty())
-    return loadSource(program.kernelSource, names, toolchain);
+    return loadSource(program.kernelSource, program.kernelSource.size(), names,
+                      toolchain);
   // A program's source starts with the prelude; extra kernels need it too.
   std::string source = program.kernelSource.empty()
                            ? std::string(generatedKernelPrelude())
                            : program.kernelSource;
   names.insert(names.end(), extraNames.begin(), extraNames.end());
-  return loadSource(source + extraSource, names, toolchain);
+  return loadSource(source + extraSource, source.size(), names, toolchain);
 }
 
 Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
+                                          size_t splittableEnd,
                                           const std::vector<std::string> &names,
                                           const KernelToolchain &toolchain) {
   symbols.clear();
@@ -222,11 +404,9 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
       }
       std::string partial = base + ".so.part" + std::to_string(getpid());
       if (built) {
-        std::vector<std::string> argv = {compiler};
-        argv.insert(argv.end(), flags.begin(), flags.end());
-        argv.insert(argv.end(), {source, "-o", partial});
         auto start = std::chrono::steady_clock::now();
-        built = run(argv, base + ".log", toolchain.what, toolchain.hint);
+        built =
+            buildLibrary(kernelSource, splittableEnd, toolchain, base, partial);
         compileSeconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
