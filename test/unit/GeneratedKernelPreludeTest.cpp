@@ -885,6 +885,19 @@ TEST_F(KernelUnits, KernelsAreCompiledApart) {
       << loaded.message();
 }
 
+TEST_F(KernelUnits, ABadJobCountIsRefused) {
+  for (const char *bad : {"0", "-2", "three", "4x", "99999999999999999999"}) {
+    setenv("MEGATRON_KERNEL_JOBS", bad, 1);
+    GeneratedKernelLibrary library;
+    Status loaded = library.load(program());
+    ASSERT_FALSE(loaded) << bad;
+    EXPECT_EQ(loaded.message(), std::string("MEGATRON_KERNEL_JOBS must be a "
+                                            "number of compilers from 1 to "
+                                            "4096, got '") +
+                                    bad + "'");
+  }
+}
+
 TEST_F(KernelUnits, AUnitsErrorIsReportedWithItsLog) {
   RankProgram broken = program();
   size_t at = broken.kernelSource.find("y[i] = x[i] * 7.0f");

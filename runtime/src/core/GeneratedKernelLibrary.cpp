@@ -128,14 +128,20 @@ Status run(const std::vector<std::string> &argv, const std::string &log,
 /// How many compilers build one library at once: MEGATRON_KERNEL_JOBS, or
 /// the machine's cores (one process compiles; the other ranks wait on the
 /// cache's lock).
-int64_t compileJobs() {
-  if (std::string jobs = env("MEGATRON_KERNEL_JOBS"); !jobs.empty()) {
-    char *end = nullptr;
-    long value = std::strtol(jobs.c_str(), &end, 10);
-    if (*end == '\0' && value >= 1)
-      return value;
-  }
-  return std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
+Status compileJobs(int64_t &jobs) {
+  jobs = std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
+  std::string text = env("MEGATRON_KERNEL_JOBS");
+  if (text.empty())
+    return Status::ok();
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (*end != '\0' || errno != 0 || value < 1 || value > 4096)
+    return Status::error("MEGATRON_KERNEL_JOBS must be a number of compilers "
+                         "from 1 to 4096, got '" +
+                         text + "'");
+  jobs = value;
+  return Status::ok();
 }
 
 /// A kernel source cut into translation units that compile at once: each
@@ -222,8 +228,10 @@ Status buildLibrary(const std::string &source, size_t splittableEnd,
                     const std::string &output) {
   const std::string &compiler = toolchain.compiler;
   const std::string log = base + ".log";
+  int64_t jobs = 1;
+  MTRT_RETURN_IF_ERROR(compileJobs(jobs));
   std::vector<std::string> units =
-      translationUnits(source, splittableEnd, compileJobs());
+      translationUnits(source, splittableEnd, jobs);
   if (units.empty()) {
     std::vector<std::string> argv = {compiler};
     argv.insert(argv.end(), toolchain.flags.begin(), toolchain.flags.end());
