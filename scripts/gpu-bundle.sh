@@ -310,6 +310,34 @@ compile too-large "$configs/gpt2-1.3b.json" 128 1024 "precision=bf16"
 rm -rf "$configs"
 cp "$root/bench/gpu_torch_baseline.py" "$bundle/"
 cp "$root/scripts/gpu-check.sh" "$bundle/check.sh"
+
+# The CPU backend's losses for the two GPT-2 124M comparisons, computed
+# here: each took about 100 s of the GPU call's device time there (10 steps
+# of 4 x 128 on the CPU), the longest of the correctness checks. check.sh
+# uses a reference whose recorded arguments are its own and runs the CPU
+# side itself otherwise. Cached in $build/gpu-references by the artifact's,
+# the runtime's and the arguments' hashes (about 4 minutes on 2 cores when
+# they change). The CPU's BLAS kernels may differ from the GPU machine's:
+# the fp32 bar (1e-5) is 25 times the CUDA-vs-CPU difference seen there.
+references="$build/gpu-references"
+mkdir -p "$references" "$bundle/references"
+reference() { # name args...: the CPU run of artifacts/NAME.mtx with args
+  local name="$1"
+  shift
+  local key
+  key="$( (cat "$bundle/artifacts/$name.mtx" "$build/bin/megatron-run" "$build/lib/libmtrt.so"
+    echo "$*") | sha256sum | cut -c1-16)"
+  if [ ! -f "$references/$name-$key.jsonl" ]; then
+    echo "gpu-bundle: computing the CPU reference of $name ($*)"
+    "$build/bin/megatron-run" "$bundle/artifacts/$name.mtx" "$@" --device cpu --quiet \
+      --log "$references/$name-$key.jsonl.part" >/dev/null
+    mv "$references/$name-$key.jsonl.part" "$references/$name-$key.jsonl"
+  fi
+  cp "$references/$name-$key.jsonl" "$bundle/references/$name-cpu.jsonl"
+  echo "$*" >"$bundle/references/$name-cpu.args"
+}
+reference gpt2-124m --steps 10
+reference gpt2-124m-bf16 --steps 10 --lr 1e-4
 du -sh "$bundle"
 # The device tool carries at most 64 MiB; keep a MiB to spare (on disk or
 # in bytes, whichever is more).
