@@ -317,7 +317,8 @@ cp "$root/scripts/gpu-check.sh" "$bundle/check.sh"
 # uses a reference whose recorded arguments are its own and runs the CPU
 # side itself otherwise. Cached in $build/gpu-references by the artifact's,
 # the runtime's and the arguments' hashes (about 4 minutes on 2 cores when
-# they change). The CPU's BLAS kernels may differ from the GPU machine's:
+# they change, or the machine). The CPU's BLAS kernels may differ from the
+# GPU machine's:
 # the fp32 bar (1e-5) is 25 times the CUDA-vs-CPU difference seen there.
 references="$build/gpu-references"
 mkdir -p "$references" "$bundle/references"
@@ -325,8 +326,15 @@ reference() { # name args...: the CPU run of artifacts/NAME.mtx with args
   local name="$1"
   shift
   local key
+  # What decides the CPU's losses: the artifact, the runtime, the
+  # arguments, and the machine (the generated kernels' compiler and
+  # -march=native's CPU, the BLAS library and the kernels it picks).
   key="$( (cat "$bundle/artifacts/$name.mtx" "$build/bin/megatron-run" "$build/lib/libmtrt.so"
-    echo "$*") | sha256sum | cut -c1-16)"
+    echo "$*"
+    "${MEGATRON_CXX:-c++}" --version 2>&1 | head -1
+    cat "$(ldd "$build/bin/megatron-run" | awk '/libopenblas|libblas/ {print $3; exit}')" 2>/dev/null
+    grep -m2 -E '^(model name|flags)' /proc/cpuinfo
+    echo "${OPENBLAS_CORETYPE:-}") | sha256sum | cut -c1-16)"
   if [ ! -f "$references/$name-$key.jsonl" ]; then
     echo "gpu-bundle: computing the CPU reference of $name ($*)"
     "$build/bin/megatron-run" "$bundle/artifacts/$name.mtx" "$@" --device cpu --quiet \

@@ -12,7 +12,9 @@
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/HalfFloat.h"
 
+#include <fstream>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -895,6 +897,25 @@ TEST_F(KernelUnits, ABadJobCountIsRefused) {
                                             "number of compilers from 1 to "
                                             "4096, got '") +
                                     bad + "'");
+  }
+}
+
+TEST_F(KernelUnits, ACompilerKilledBySignalIsSaidSo) {
+  // As the OOM killer ends a compiler: no exit status, no log.
+  std::string killer = dir + "-killed-compiler";
+  std::ofstream(killer) << "#!/bin/sh\nkill -9 $$\n";
+  ASSERT_EQ(chmod(killer.c_str(), 0755), 0);
+  KernelToolchain toolchain = KernelToolchain::host();
+  toolchain.compiler = killer;
+  for (const char *jobs : {"1", "3"}) {
+    setenv("MEGATRON_KERNEL_JOBS", jobs, 1);
+    GeneratedKernelLibrary library;
+    Status loaded = library.load(program(), toolchain);
+    ASSERT_FALSE(loaded) << jobs;
+    EXPECT_NE(loaded.message().find("killed by signal 9"), std::string::npos)
+        << jobs << " jobs: " << loaded.message();
+    for (const std::string &name : files(dir))
+      EXPECT_EQ(name.find(".unit"), std::string::npos) << name;
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -93,9 +94,10 @@ Status spawn(const std::vector<std::string> &argv, const std::string &log,
   return Status::ok();
 }
 
-/// Waits for a child spawn() started: whether it exited with status 0.
+/// Waits for a child spawn() started: whether it exited with status 0
+/// (*signal: the signal that killed it, if one did).
 Status waitFor(pid_t pid, const std::string &program, const std::string &what,
-               bool &succeeded) {
+               bool &succeeded, int *signal) {
   int status = 0;
   pid_t waited;
   while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
@@ -104,14 +106,22 @@ Status waitFor(pid_t pid, const std::string &program, const std::string &what,
     return Status::error("cannot wait for the " + what + " '" + program +
                          "': " + std::strerror(errno));
   succeeded = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (WIFSIGNALED(status))
+    *signal = WTERMSIG(status);
   return Status::ok();
 }
 
+/// A compiler that exited with an error or was killed by `signal` (not 0:
+/// the OOM killer's, say, whose victim's log may be empty).
 Status compileFailed(const std::string &program, const std::string &log,
-                     const std::string &what) {
+                     const std::string &what, int signal = 0) {
+  std::string killed = signal == 0
+                           ? ""
+                           : " (killed by signal " + std::to_string(signal) +
+                                 ", " + strsignal(signal) + ")";
   return Status::error("the " + what + " '" + program +
-                       "' failed on the generated kernels (log " + log +
-                       "):\n" + readHead(log, 2000));
+                       "' failed on the generated kernels" + killed + " (log " +
+                       log + "):\n" + readHead(log, 2000));
 }
 
 /// Runs `argv` with stdout and stderr into `log`; ok if it exits with 0.
@@ -121,15 +131,25 @@ Status run(const std::vector<std::string> &argv, const std::string &log,
   pid_t pid = 0;
   MTRT_RETURN_IF_ERROR(spawn(argv, log, what, hint, &pid));
   bool succeeded = false;
-  MTRT_RETURN_IF_ERROR(waitFor(pid, argv[0], what, succeeded));
-  return succeeded ? Status::ok() : compileFailed(argv[0], log, what);
+  int signal = 0;
+  MTRT_RETURN_IF_ERROR(waitFor(pid, argv[0], what, succeeded, &signal));
+  return succeeded ? Status::ok() : compileFailed(argv[0], log, what, signal);
 }
 
 /// How many compilers build one library at once: MEGATRON_KERNEL_JOBS, or
-/// the machine's cores (one process compiles; the other ranks wait on the
-/// cache's lock).
+/// the cores this process may use over the node's ranks.
 Status compileJobs(int64_t &jobs) {
-  jobs = std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
+  // The cores this process may use (its affinity: a container's or a
+  // launcher's binding), shared by the node's ranks, whose kernel sources
+  // differ between pipeline stages and so compile at the same time.
+  int64_t cores = int64_t(std::thread::hardware_concurrency());
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+    cores = CPU_COUNT(&allowed);
+  int64_t ranks = 1;
+  if (std::string local = env("OMPI_COMM_WORLD_LOCAL_SIZE"); !local.empty())
+    ranks = std::max<int64_t>(1, std::atoll(local.c_str()));
+  jobs = std::max<int64_t>(1, cores / ranks);
   std::string text = env("MEGATRON_KERNEL_JOBS");
   if (text.empty())
     return Status::ok();
@@ -264,15 +284,23 @@ Status buildLibrary(const std::string &source, size_t splittableEnd,
   }
   // Every started compiler is waited for, even after a failure.
   std::string failedLogs;
+  bool failed = false;
   for (size_t u = 0; u < children.size(); ++u) {
     bool succeeded = false;
-    Status waited = waitFor(children[u], compiler, toolchain.what, succeeded);
+    int signal = 0;
+    Status waited =
+        waitFor(children[u], compiler, toolchain.what, succeeded, &signal);
     if (!waited && status)
       status = waited;
-    if (!succeeded)
-      failedLogs += readHead(logs[u], size_t(1) << 20);
+    if (succeeded)
+      continue;
+    failed = true;
+    failedLogs += readHead(logs[u], size_t(1) << 20);
+    if (signal != 0) // the OOM killer's, say: its log may be empty
+      failedLogs += "(" + sources[u] + ": the compiler was killed by signal " +
+                    std::to_string(signal) + ", " + strsignal(signal) + ")\n";
   }
-  if (status && !failedLogs.empty()) {
+  if (status && failed) {
     std::ofstream(log, std::ios::binary | std::ios::trunc) << failedLogs;
     status = compileFailed(compiler, log, toolchain.what);
   }
