@@ -26,14 +26,13 @@ import argparse
 import datetime
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from artifact_traffic import traffic_by_kind  # noqa: E402
-from cpu_runs import BIN, append_results, compile_artifact, import_gpt2, sh  # noqa: E402
+from cpu_runs import append_results, compile_artifact, import_gpt2, run_steps  # noqa: E402
 from machine import cpu_model  # noqa: E402
 
 def traffic(artifact):
@@ -75,12 +74,8 @@ def main():
         peaks, losses = {}, {}
         for _ in range(args.repeat):
             for precision, fused, artifact in configs:
-                log = artifact + ".jsonl"
-                out = sh([f"{BIN}/megatron-run", artifact, "--steps", str(args.steps),
-                          "--quiet", "--log", log]).stdout
-                peaks[(precision, fused)] = int(re.search(r"planned (\d+) B", out).group(1))
-                with open(log) as f:
-                    steps = [json.loads(line) for line in f if line.strip()]
+                peaks[(precision, fused)], steps = run_steps(
+                    artifact, args.steps, artifact + ".jsonl")
                 times[(precision, fused)] += [s["step_time_s"] for s in steps[2:]]
                 losses[(precision, fused)] = steps[-1]["loss"]
         for precision, fused, artifact in configs:

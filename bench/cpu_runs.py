@@ -7,6 +7,7 @@ section to its file of bench/results.
 
 import json
 import os
+import re
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +43,16 @@ def compile_artifact(model, pipeline_options, artifact):
     step = sh([f"{BIN}/megatron-opt", model,
                f"--mt-train-pipeline={pipeline_options}"]).stdout
     sh([f"{BIN}/megatron-translate", "--export-artifact", "-o", artifact], input=step)
+
+
+def run_steps(artifact, steps, log):
+    """megatron-run ARTIFACT for `steps` steps on the CPU backend, logging to
+    `log`: (its planned peak in bytes, its logged steps as dicts)."""
+    out = sh([f"{BIN}/megatron-run", artifact, "--steps", str(steps),
+              "--quiet", "--log", log]).stdout
+    peak = int(re.search(r"planned (\d+) B", out).group(1))
+    with open(log) as f:
+        return peak, [json.loads(line) for line in f if line.strip()]
 
 
 def append_results(name, heading, lines):

@@ -19,7 +19,6 @@ usage: bench/remat_time.py [--steps N] [--repeat R] [--layers L] [--width W] [--
 
 import argparse
 import datetime
-import json
 import os
 import re
 import statistics
@@ -27,7 +26,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu_runs import BIN, append_results, compile_artifact, import_gpt2, sh  # noqa: E402
+from cpu_runs import (BIN, append_results, compile_artifact, import_gpt2,  # noqa: E402
+                      run_steps, sh)
 from machine import cpu_model  # noqa: E402
 
 
@@ -64,13 +64,9 @@ def main():
         peaks = {}
         for _ in range(args.repeat):
             for precision, remat, artifact, _, _ in configs:
-                log = os.path.join(tmp, f"{precision}-{remat}.jsonl")
-                out = sh([f"{BIN}/megatron-run", artifact, "--steps", str(args.steps),
-                          "--quiet", "--log", log]).stdout
-                peaks[(precision, remat)] = int(re.search(r"planned (\d+) B", out).group(1))
-                with open(log) as f:
-                    steps = [json.loads(line)["step_time_s"] for line in f if line.strip()]
-                times[(precision, remat)] += steps[2:]
+                peaks[(precision, remat)], steps = run_steps(
+                    artifact, args.steps, os.path.join(tmp, f"{precision}-{remat}.jsonl"))
+                times[(precision, remat)] += [s["step_time_s"] for s in steps[2:]]
         for precision, remat, _, flops, fraction in configs:
             median = statistics.median(times[(precision, remat)])
             base = statistics.median(times[(precision, "none")])

@@ -399,6 +399,19 @@ run_variants() { # model: runs its variants
   done
 }
 baselines=""
+# MEGATRON_GPU_CHECK_TORCH_MODES picks PyTorch's modes (both by default;
+# "compile" alone where device time is short: the targets are against
+# torch.compile), checked once before anything runs, as the variants are.
+torch_modes=""
+for mode in ${MEGATRON_GPU_CHECK_TORCH_MODES:-eager compile}; do
+  case "$mode" in
+  eager | compile) torch_modes="$torch_modes $mode" ;;
+  *)
+    echo "- PyTorch mode $mode: unknown (MEGATRON_GPU_CHECK_TORCH_MODES takes eager and compile)" >>"$summary"
+    status=1
+    ;;
+  esac
+done
 # The bench's tokens: the synthetic corpus over GPT-2's whole vocabulary.
 bench_tokens="--corpus-vocab 50257"
 
@@ -440,18 +453,7 @@ for model in ${MEGATRON_GPU_CHECK_MODELS:-124m 1.3b 350m}; do
       $bench_tokens --steps 5 --device cuda --log "$out/megatron-1.3b-accum4.jsonl"
   fi
   if [ "${MEGATRON_GPU_CHECK_TORCH:-1}" != 0 ]; then
-    # MEGATRON_GPU_CHECK_TORCH_MODES picks PyTorch's modes (both by
-    # default; "compile" alone where device time is short: the targets are
-    # against torch.compile).
-    for mode in ${MEGATRON_GPU_CHECK_TORCH_MODES:-eager compile}; do
-      case "$mode" in
-      eager | compile) ;;
-      *)
-        echo "- torch-$model-$mode: unknown PyTorch mode (eager or compile)" >>"$summary"
-        status=1
-        continue
-        ;;
-      esac
+    for mode in $torch_modes; do
       timed "torch-$model-$mode" 180 python3 "$bundle/gpu_torch_baseline.py" \
         --model "$model" --mode "$mode" --batch 8 --seq 1024 --accumulate "$accumulate"
     done

@@ -1,5 +1,4 @@
-//===- ParamInit.h - Parameter initialization as the model states it -*- C++
-//-*-===//
+//===- ParamInit.h - Parameters initialized as the model states -*- C++ -*-===//
 
 #ifndef MTRT_PARAMINIT_H
 #define MTRT_PARAMINIT_H

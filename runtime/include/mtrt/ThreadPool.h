@@ -71,6 +71,12 @@ private:
   std::atomic<int64_t> nextChunk{0};
 };
 
+/// The cores this process may use (its affinity: a container's or a
+/// launcher's binding) shared by the ranks the launcher put on its node
+/// (Open MPI says how many), at least one: the default threads of a rank
+/// and compilers of a kernel build.
+int coresPerRank();
+
 } // namespace mtrt
 
 #endif // MTRT_THREADPOOL_H

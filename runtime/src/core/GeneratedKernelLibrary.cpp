@@ -3,10 +3,10 @@
 #include "mtrt/GeneratedKernelLibrary.h"
 
 #include "mtrt/Hash.h"
+#include "mtrt/ThreadPool.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -21,7 +21,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 extern char **environ;
 
@@ -139,17 +138,9 @@ Status run(const std::vector<std::string> &argv, const std::string &log,
 /// How many compilers build one library at once: MEGATRON_KERNEL_JOBS, or
 /// the cores this process may use over the node's ranks.
 Status compileJobs(int64_t &jobs) {
-  // The cores this process may use (its affinity: a container's or a
-  // launcher's binding), shared by the node's ranks, whose kernel sources
-  // differ between pipeline stages and so compile at the same time.
-  int64_t cores = int64_t(std::thread::hardware_concurrency());
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
-    cores = CPU_COUNT(&allowed);
-  int64_t ranks = 1;
-  if (std::string local = env("OMPI_COMM_WORLD_LOCAL_SIZE"); !local.empty())
-    ranks = std::max<int64_t>(1, std::atoll(local.c_str()));
-  jobs = std::max<int64_t>(1, cores / ranks);
+  // Shared by the node's ranks: their kernel sources differ between
+  // pipeline stages, so they compile at the same time.
+  jobs = coresPerRank();
   std::string text = env("MEGATRON_KERNEL_JOBS");
   if (text.empty())
     return Status::ok();
@@ -261,6 +252,8 @@ Status buildLibrary(const std::string &source, size_t splittableEnd,
   std::string suffix = "." + std::to_string(getpid());
   std::vector<std::string> objects, logs, sources;
   std::vector<pid_t> children;
+  const std::vector<std::string> compileFlags =
+      flagsFor(toolchain.flags, false);
   Status status = Status::ok();
   for (size_t u = 0; u < units.size() && status; ++u) {
     std::string name = base + ".unit" + std::to_string(u) + suffix;
@@ -274,8 +267,7 @@ Status buildLibrary(const std::string &source, size_t splittableEnd,
       break;
     }
     std::vector<std::string> argv = {compiler};
-    std::vector<std::string> flags = flagsFor(toolchain.flags, false);
-    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), compileFlags.begin(), compileFlags.end());
     argv.insert(argv.end(), {sources.back(), "-o", objects.back()});
     pid_t pid = 0;
     status = spawn(argv, logs.back(), toolchain.what, toolchain.hint, &pid);
@@ -285,6 +277,7 @@ Status buildLibrary(const std::string &source, size_t splittableEnd,
   // Every started compiler is waited for, even after a failure.
   std::string failedLogs;
   bool failed = false;
+  int killedBy = 0; // a failed unit's signal, if one was killed
   for (size_t u = 0; u < children.size(); ++u) {
     bool succeeded = false;
     int signal = 0;
@@ -296,13 +289,11 @@ Status buildLibrary(const std::string &source, size_t splittableEnd,
       continue;
     failed = true;
     failedLogs += readHead(logs[u], size_t(1) << 20);
-    if (signal != 0) // the OOM killer's, say: its log may be empty
-      failedLogs += "(" + sources[u] + ": the compiler was killed by signal " +
-                    std::to_string(signal) + ", " + strsignal(signal) + ")\n";
+    killedBy = killedBy ? killedBy : signal;
   }
   if (status && failed) {
     std::ofstream(log, std::ios::binary | std::ios::trunc) << failedLogs;
-    status = compileFailed(compiler, log, toolchain.what);
+    status = compileFailed(compiler, log, toolchain.what, killedBy);
   }
   if (status) {
     std::vector<std::string> argv = {compiler};

@@ -2,6 +2,10 @@
 
 #include "mtrt/ThreadPool.h"
 
+#include <cstdlib>
+
+#include <sched.h>
+
 #include <algorithm>
 #include <memory>
 #include <utility>
@@ -101,6 +105,17 @@ void ThreadPool::forEach(int64_t n, const std::function<void(int64_t)> &body) {
     for (int64_t i; (i = next.fetch_add(1)) < n;)
       body(i);
   });
+}
+
+int mtrt::coresPerRank() {
+  int cores = int(std::thread::hardware_concurrency());
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+    cores = CPU_COUNT(&allowed);
+  int ranks = 1;
+  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    ranks = std::max(1, std::atoi(local));
+  return std::max(1, cores / ranks);
 }
 
 namespace {

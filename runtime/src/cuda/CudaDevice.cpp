@@ -238,8 +238,9 @@ private:
                     uint64_t seed, uint64_t step);
   Status runCollective(KernelId id, const Command &command);
   /// The command's product: of its 16-bit operands as they are (`half`,
-  /// halfGemm), or of fp32 views.
-  Status gemm(const Command &command, bool half);
+  /// halfGemm), or of fp32 views; kernel `id`'s accumulator, if it has one,
+  /// added (beta = 1).
+  Status gemm(const Command &command, KernelId id, bool half);
 
   uint8_t *address(int64_t bufferId) const {
     return arena + prog->buffers[size_t(bufferId)].offset;
@@ -1675,7 +1676,7 @@ Status CudaDevice::useMathMode(cublasMath_t mode) {
 
 /// Row-major C [m, n] = op(A) op(B) as cuBLAS's column-major C^T = op(B)^T
 /// op(A)^T, batched by stride (a rank-2 B is shared by every batch).
-Status CudaDevice::gemm(const Command &command, bool half) {
+Status CudaDevice::gemm(const Command &command, KernelId id, bool half) {
   MatmulShape shape = matmulShape(*prog, command);
   bool ta = shape.transposeA, tb = shape.transposeB;
   bool broadcast = shape.sharedB;
@@ -1683,7 +1684,6 @@ Status CudaDevice::gemm(const Command &command, bool half) {
   const float one = 1.0f, zero = 0.0f;
   // An accumulating GEMM adds its product to output 0, its accumulator
   // (input 2) in place.
-  const KernelId id = resolved[size_t(&command - prog->commands.data())]->id;
   const float *beta = accumulatesInPlace(id, command.ins.size()) ? &one : &zero;
   int lda = int(ta ? m : k), ldb = int(tb ? k : n);
   cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -2105,7 +2105,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     break;
   }
   case KernelId::matmul:
-    return gemm(command, halfGemm(command, id));
+    return gemm(command, id, halfGemm(command, id));
   case KernelId::matmul_bias:
   case KernelId::matmul_bias_gelu:
   case KernelId::matmul_gelu_grad:
@@ -2130,7 +2130,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
       }
       // The product (GeLU's output gradient), then GeLU's derivative at
       // the stored sum, in place.
-      MTRT_RETURN_IF_ERROR(gemm(command, /*half=*/true));
+      MTRT_RETURN_IF_ERROR(gemm(command, id, /*half=*/true));
       error = gpu::launchPointwiseStored(
           stream, gpu::Pointwise::GeluGrad, product,
           reinterpret_cast<const uint16_t *>(address(command.ins[2])), product,
@@ -2140,7 +2140,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     if (plan.inPlace) {
       // The 16-bit GEMM writing its f32 (or 16-bit) product, then the
       // bias gradient summed from the rhs as it is stored.
-      MTRT_RETURN_IF_ERROR(gemm(command, /*half=*/true));
+      MTRT_RETURN_IF_ERROR(gemm(command, id, /*half=*/true));
       const int64_t cols = outDesc(1).numElements();
       error = gpu::launchBiasAddGrad(
           stream, address(command.ins[1]), storageOf(inDesc(1).dtype),
@@ -2152,7 +2152,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     // epilogue's kernels over it (one rounding to 16 bits, when the copies
     // go back). As cuBLASLt, it applies GeLU to the unrounded product (the
     // CPU backend rounds it first), with the unfused kernels' GeLU.
-    MTRT_RETURN_IF_ERROR(gemm(command, /*half=*/false));
+    MTRT_RETURN_IF_ERROR(gemm(command, id, /*half=*/false));
     const int64_t elements = outDesc(0).numElements();
     if (id == KernelId::matmul_bias_grad) {
       const int64_t cols = outDesc(1).numElements();

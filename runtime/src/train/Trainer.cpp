@@ -41,7 +41,6 @@
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
-#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -97,16 +96,6 @@ double secondsBetween(std::chrono::steady_clock::time_point from,
   return std::chrono::duration<double>(to - from).count();
 }
 
-/// Threads per rank without --threads: the node's cores shared by the
-/// ranks the launcher put on it (Open MPI says how many), at least one.
-int defaultThreads() {
-  int cores = int(std::thread::hardware_concurrency());
-  int local = 1;
-  if (const char *size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-    local = std::max(1, std::atoi(size));
-  return std::max(1, cores / local);
-}
-
 /// Everything one training run binds to the program's buffers.
 class Trainer::Impl {
 public:
@@ -123,7 +112,8 @@ public:
 
   Status setup() {
     DeviceOptions deviceOptions;
-    hostThreads = int(options.threads > 0 ? options.threads : defaultThreads());
+    // Without --threads: the cores of this rank's share of the node.
+    hostThreads = options.threads > 0 ? int(options.threads) : coresPerRank();
     deviceOptions.hostThreads = hostThreads;
     deviceOptions.tf32 = options.tf32;
     std::string backend =
@@ -251,9 +241,9 @@ public:
         kernels > 0)
       device += ", of which compiling the generated kernels " + format(kernels);
     std::string parameters = format(startup.parameterSeconds);
-    if (initThreads > 0)
-      parameters += ", initialized on " + std::to_string(initThreads) +
-                    (initThreads == 1 ? " thread" : " threads");
+    if (parametersInitialized)
+      parameters += ", initialized on " + std::to_string(hostThreads) +
+                    (hostThreads == 1 ? " thread" : " threads");
     return "startup: " +
            format(startup.prepareSeconds + startup.parameterSeconds +
                   startup.dataSeconds) +
@@ -470,8 +460,12 @@ public:
   initializeParameters(const std::vector<ParameterToInitialize> &parameters) {
     constexpr int64_t kInitWindowBytes = int64_t(1) << 30;
     constexpr int64_t kInitRangeElements = int64_t(1) << 20;
+    if (parameters.empty())
+      return Status::ok();
+    // Its own pool: the process's is the CPU backend's (one thread under
+    // CUDA), and this work is done before any step.
     ThreadPool pool(hostThreads);
-    initThreads = parameters.empty() ? 0 : pool.threads();
+    parametersInitialized = true;
     for (size_t begin = 0; begin < parameters.size();) {
       size_t end = begin;
       int64_t bytes = 0;
@@ -668,9 +662,7 @@ public:
           !status)
         return Status::error("step " + std::to_string(step) + ": " +
                              status.message());
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
+      double seconds = secondsBetween(start, std::chrono::steady_clock::now());
       double loss = 0.0, norm = 0.0;
       if (lossId >= 0)
         if (Status status = readScalar(lossId, loss); !status)
@@ -1204,10 +1196,10 @@ public:
   }
 
   int64_t batchSize = 0, seqLen = 0, vocabSize = 0, microbatches = 1;
-  /// Threads per rank for the host's work (--threads, or the node's cores
-  /// shared by its ranks), and those that initialized parameters (0: none
-  /// were initialized).
-  int hostThreads = 1, initThreads = 0;
+  /// Threads per rank for the host's work (--threads, or coresPerRank),
+  /// and whether any parameter was initialized (not loaded) on them.
+  int hostThreads = 1;
+  bool parametersInitialized = false;
   struct {
     double prepareSeconds = 0, parameterSeconds = 0, dataSeconds = 0;
   } startup;

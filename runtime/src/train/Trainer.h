@@ -67,10 +67,6 @@ private:
 /// The memory plan of one program, as megatron-run prints it.
 void printPlan(const RankProgram &program);
 
-/// Threads per rank without --threads: the node's cores shared by the
-/// ranks the launcher put on it.
-int defaultThreads();
-
 } // namespace mtrt::train
 
 #endif // MTRT_TRAIN_TRAINER_H
