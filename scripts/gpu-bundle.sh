@@ -289,7 +289,7 @@ compile bench-1.3b-accum4 "$configs/gpt2-1.3b.json" 32 1024 \
 # generated kernels are this build's): the same run's baseline for what
 # they save (check.sh's "megatron-124m-plain").
 compile bench-124m-plain "$configs/gpt2-124m.json" 8 1024 \
-  "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128 gelu-epilogues=false bias-grad-epilogues=false group-casts=false"
+  "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128 gelu-epilogues=false bias-grad-epilogues=false group-casts=false parameter-copies=false"
 # The 124M and 1.3B benches with the norms' backward over blocks of 4
 # rows, and 124M's over blocks of 32, for check.sh's kernel variants.
 for variant in 124m:4 1.3b:4 124m:32; do
@@ -303,6 +303,14 @@ done
 # against the plain GEMMs' 764 there on 2026-11-27).
 compile bench-1.3b-no-bias-grad-epilogues "$configs/gpt2-1.3b.json" 8 1024 \
   "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128 bias-grad-epilogues=false"
+# The 124M and 1.3B benches casting their fp32 parameters to bf16 every
+# step (one mt.multi_cast per layer, as before 2026-11-28) instead of
+# reading the bf16 copies AdamW writes (check.sh's cast-parameters
+# variant: the casts took 3.7 ms of the 1.3B step's 143.6 on 2026-11-27).
+for model in 124m 1.3b; do
+  compile "bench-$model-cast-parameters" "$configs/gpt2-$model.json" 8 1024 \
+    "precision=bf16 recast-parameters=false make-vocab-size-divisible-by=128 parameter-copies=false"
+done
 # A plan larger than any one GPU (the 1.3B config at 128 x 1024: hundreds
 # of GiB of activations), which the CUDA backend must refuse before it
 # allocates, naming both sizes (check.sh's too-large check).

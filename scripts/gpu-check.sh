@@ -337,6 +337,7 @@ variant_of() { # name model: prints "artifact nvcc-flags"
   softmax-two-passes) echo "bench-$2 -DMT_SOFTMAX_TWO_PASSES" ;;
   loss-as-before) echo "bench-$2 -DMT_SOFTMAX_TWO_PASSES -DMT_ROW_CHUNK=1" ;;
   no-bias-grad-epilogues) echo "bench-$2-no-bias-grad-epilogues " ;;
+  cast-parameters) echo "bench-$2-cast-parameters " ;;
   *) return 1 ;;
   esac
 }
@@ -348,13 +349,14 @@ steps = [float(s) for s in re.findall(r"^step .*\| ([0-9.]+) s \|", text, re.M)]
 steps = steps[1:] or steps  # past the first step's warm-up
 rows = [l.strip() for l in text.splitlines()
         if re.search(r"row fusion of (layer_norm_grad|cross_entropy)"
-                     r"|^\s*(matmul_bias_grad|matmul|bias_add_grad) ", l)]
+                     r"|^\s*(matmul_bias_grad|matmul|bias_add_grad"
+                     r"|multi_adamw|multi_cast) ", l)]
 print("step %s ms; %s" % (
     "%.2f" % (1e3 * sum(steps) / len(steps)) if steps else "?",
     "; ".join(re.sub(r"\s+", " ", r) for r in rows) or "no such kernels"))
 PY
 }
-variants="${MEGATRON_GPU_CHECK_VARIANTS:-rowblock4@1.3b no-bias-grad-epilogues@1.3b rows-by-block@1.3b}"
+variants="${MEGATRON_GPU_CHECK_VARIANTS:-cast-parameters@1.3b no-bias-grad-epilogues@1.3b rowblock4@1.3b}"
 variant_model() { # variant: its model (124m unless NAME@MODEL)
   case "$1" in
   *@*) echo "${1#*@}" ;;

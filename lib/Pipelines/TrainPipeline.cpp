@@ -93,6 +93,7 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
     fusion.gemmEpilogues = options.gemmEpilogues;
     fusion.widenGradients = options.widenGradients;
     fusion.groupCasts = options.groupCasts;
+    fusion.parameterCopies = options.parameterCopies;
     fusion.geluEpilogues = options.geluEpilogues;
     fusion.biasGradEpilogues = options.biasGradEpilogues;
     fusion.gradientAccumulationFusion = options.gradientAccumulationFusion;

@@ -244,7 +244,8 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
       return function.getArgAttr(param.getArgNumber(),
                                  MTDialect::getParamAttrName());
     };
-    for (StringRef kind : MTDialect::getStateKinds())
+    // The moments (AdamW's state; a 16-bit copy is mt-fuse's).
+    for (StringRef kind : {StringRef("exp_avg"), StringRef("exp_avg_sq")})
       for (BlockArgument param : params) {
         indices.push_back(end);
         types.push_back(param.getType());

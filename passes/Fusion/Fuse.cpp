@@ -1144,7 +1144,7 @@ int64_t fuseAdamW(Block &block, int64_t &commands) {
         builder, last.getLoc(), resultTypes, params, grads, expAvgs, expAvgSqs,
         last.getStep(), last.getLr(), last.getBeta1(), last.getBeta2(),
         last.getEps(), last.getWeightDecay(), last.getGradScale(),
-        last.getDecay());
+        /*copies=*/ValueRange(), last.getDecay());
     setMarks(multi, marksOf(last));
     for (auto [i, member] : llvm::enumerate(update.members)) {
       member.getNewParam().replaceAllUsesWith(multi.getNewParams()[i]);
@@ -1156,6 +1156,138 @@ int64_t fuseAdamW(Block &block, int64_t &commands) {
     ++commands;
   }
   return fused;
+}
+
+/// The 16-bit type every cast of `param` (a parameter argument) in `body`
+/// gives it, where each cast is before `update`; null when it is not read
+/// through one such cast before its update (or read through casts to two
+/// types, or after it).
+Type parameterCopyType(BlockArgument param, Operation *update, Block &body) {
+  Type type;
+  for (Operation *user : param.getUsers()) {
+    if (user == update)
+      continue;
+    auto cast = dyn_cast<CastOp>(user);
+    if (!cast || !isSixteenBit(cast.getResult()))
+      continue; // reads the fp32 parameter itself: it still can
+    if (cast->getBlock() != &body || !cast->isBeforeInBlock(update) ||
+        (type && cast.getType() != type))
+      return Type();
+    type = cast.getType();
+  }
+  return type;
+}
+
+/// Gives the parameters of each of the function's mt.multi_adamw updates a
+/// persistent 16-bit copy, when every one of them is an argument of the
+/// step that it reads through casts to one 16-bit type, all before the
+/// update, and whose updated value is the step's new value of that
+/// parameter (not a ZeRO piece, which an all-gather completes): the casts
+/// become reads of a new argument (mt.state "param_copy", the parameter's
+/// marks but its initializer and its parallel role), which the update rewrites
+/// from the new parameters (mt.multi_adamw's copies) and the step returns. What
+/// it saves on every step: reading the fp32 parameters a second time to cast
+/// them (Megatron-LM's bf16 model parameters beside fp32 main ones). The
+/// runtime fills the copies once from the parameters (after initializing or
+/// loading them), and checkpoints leave them out. Returns the parameters given
+/// copies.
+int64_t keepParameterCopies(func::FuncOp function, int64_t &updates) {
+  Block &body = function.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder builder(function.getContext());
+  int64_t kept = 0;
+  for (auto multi : llvm::make_early_inc_range(body.getOps<MultiAdamWOp>())) {
+    if (!multi.getCopies().empty())
+      continue;
+    const size_t count = multi.getParams().size();
+    SmallVector<BlockArgument> params;
+    SmallVector<Type> copyTypes;
+    SmallVector<unsigned> resultIndices;
+    for (size_t i = 0; i < count; ++i) {
+      auto param = dyn_cast<BlockArgument>(multi.getParams()[i]);
+      if (!param || param.getOwner() != &body)
+        break;
+      unsigned arg = param.getArgNumber();
+      auto name = function.getArgAttrOfType<StringAttr>(
+          arg, MTDialect::getParamAttrName());
+      if (!name || function.getArgAttr(arg, MTDialect::getStateAttrName()))
+        break;
+      Value updated = multi.getNewParams()[i];
+      if (!updated.hasOneUse() || updated.use_begin()->getOwner() != ret)
+        break;
+      unsigned result = updated.use_begin()->getOperandNumber();
+      if (function.getResultAttr(result, MTDialect::getParamAttrName()) !=
+              name ||
+          function.getResultAttr(result, MTDialect::getStateAttrName()))
+        break;
+      Type type = parameterCopyType(param, multi, body);
+      if (!type)
+        break;
+      params.push_back(param);
+      copyTypes.push_back(type);
+      resultIndices.push_back(result);
+    }
+    // One multi_adamw writes copies of one type for all its parameters, or
+    // none.
+    if (params.size() != count ||
+        !llvm::all_equal(llvm::map_range(copyTypes, [](Type type) {
+          return cast<RankedTensorType>(type).getElementType();
+        })))
+      continue;
+
+    // The copies: arguments after the others, returned after the others.
+    SmallVector<Value> copies;
+    for (auto [param, type] : llvm::zip(params, copyTypes)) {
+      SmallVector<NamedAttribute> attrs;
+      for (NamedAttribute attr :
+           function.getArgAttrDict(param.getArgNumber()).getValue())
+        if (attr.getName() != MTDialect::getInitAttrName() &&
+            attr.getName() != MTDialect::getParallelAttrName())
+          attrs.push_back(attr);
+      attrs.push_back(builder.getNamedAttr(
+          MTDialect::getStateAttrName(), builder.getStringAttr("param_copy")));
+      unsigned index = function.getNumArguments();
+      if (failed(function.insertArgument(
+              index, type, builder.getDictionaryAttr(attrs), param.getLoc())))
+        return kept;
+      BlockArgument copy = body.getArgument(index);
+      for (Operation *user : llvm::make_early_inc_range(param.getUsers()))
+        if (auto castOp = dyn_cast<CastOp>(user);
+            castOp && castOp.getType() == type) {
+          castOp.getResult().replaceAllUsesWith(copy);
+          castOp->erase();
+        }
+      copies.push_back(copy);
+    }
+    SmallVector<Type> resultTypes(multi->getResultTypes());
+    llvm::append_range(resultTypes, copyTypes);
+    builder.setInsertionPoint(multi);
+    auto withCopies = MultiAdamWOp::create(
+        builder, multi.getLoc(), resultTypes, multi.getParams(),
+        multi.getGrads(), multi.getExpAvgs(), multi.getExpAvgSqs(),
+        multi.getStep(), multi.getLr(), multi.getBeta1(), multi.getBeta2(),
+        multi.getEps(), multi.getWeightDecay(), multi.getGradScale(), copies,
+        multi.getDecay());
+    withCopies->setDiscardableAttrs(multi->getDiscardableAttrDictionary());
+    for (auto [from, to] :
+         llvm::zip(multi->getResults(), withCopies->getResults()))
+      from.replaceAllUsesWith(to);
+    multi->erase();
+    for (auto [i, copy] : llvm::enumerate(withCopies.getNewCopies())) {
+      unsigned index = ret.getNumOperands();
+      SmallVector<NamedAttribute> attrs(
+          function.getResultAttrDict(resultIndices[i]).getValue());
+      attrs.push_back(builder.getNamedAttr(
+          MTDialect::getStateAttrName(), builder.getStringAttr("param_copy")));
+      if (failed(function.insertResult(index, copy.getType(),
+                                       builder.getDictionaryAttr(attrs))))
+        return kept;
+      ret->insertOperands(index, copy);
+    }
+    kept += int64_t(count);
+    ++updates;
+  }
+  return kept;
 }
 
 struct FusePass : mt::impl::FusePassBase<FusePass> {
@@ -1220,14 +1352,20 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
           for (auto add : llvm::make_early_inc_range(block.getOps<AddOp>()))
             if (foldGradientAccumulation(add))
               ++numAccumulatingGemms;
+        // The updates first: parameter copies replace the casts that
+        // grouping would otherwise group.
+        int64_t commands = 0;
+        numFusedUpdates += fuseAdamW(block, commands);
+        numMultiAdamW += commands;
+        if (parameterCopies && block.isEntryBlock()) {
+          int64_t updates = 0;
+          numParameterCopies += keepParameterCopies(function, updates);
+        }
         if (groupCasts) {
           int64_t castCommands = 0;
           numGroupedCasts += groupParameterCasts(block, castCommands);
           numMultiCasts += castCommands;
         }
-        int64_t commands = 0;
-        numFusedUpdates += fuseAdamW(block, commands);
-        numMultiAdamW += commands;
         Fuser fuser(block, widenGradients, normGradRowBlock);
         fuser.group();
         int64_t regions = 0;

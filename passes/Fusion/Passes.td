@@ -167,6 +167,21 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     the first of them was (a kernel per layer instead of one per
     parameter: GPT-2 124M bf16 casts 148 parameters a step).
 
+    With `parameter-copies` (default), a parameter read through casts to
+    one 16-bit type, all before its `mt.multi_adamw` update, whose update
+    is the step's new value of it (not a ZeRO piece), gets a persistent
+    16-bit copy: a new argument of the step (mt.state "param_copy") that the
+    casts' readers read instead, which the update rewrites from the new
+    parameter (`copies` of `mt.multi_adamw`) and the step returns. Each
+    step then reads the fp32 parameters once, in the optimizer, instead of
+    again to cast them (Megatron-LM keeps bf16 model parameters beside the
+    fp32 main parameters; here the copy is written by the optimizer's own
+    kernel). The copies are persistent (2 bytes a parameter, where the
+    casts' outputs were transient); the runtime fills them from the
+    parameters once they are initialized or loaded, and checkpoints leave
+    them out. All the parameters of one `mt.multi_adamw` get copies, or
+    none do.
+
     A fused norm backward (a row-block kernel) sums its weight and bias
     gradients over `norm-grad-row-block` rows (default 16) before it writes
     a row of partial sums: fewer rows give a GPU more blocks to run at once
@@ -200,6 +215,10 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     Option<"groupCasts", "group-casts", "bool", /*default=*/"true",
            "Cast each layer's parameters to 16 bits in one command "
            "(mt.multi_cast)">,
+    Option<"parameterCopies", "parameter-copies", "bool",
+           /*default=*/"true",
+           "Keep persistent 16-bit copies of parameters read through casts, "
+           "written by their mt.multi_adamw update">,
     Option<"widenGradients", "widen-gradients", "bool", /*default=*/"true",
            "Compute in f32 the 16-bit weight and bias gradients only widened "
            "to f32">,
@@ -221,6 +240,8 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     Statistic<"numGroupedCasts", "grouped-casts",
               "parameter casts grouped into mt.multi_cast">,
     Statistic<"numMultiCasts", "multi-casts", "mt.multi_cast commands formed">,
+    Statistic<"numParameterCopies", "parameter-copies",
+              "parameters given a 16-bit copy written by their update">,
     Statistic<"numWidened", "widened-gradients",
               "16-bit gradients computed in f32 instead of cast">,
     Statistic<"numRegions", "regions", "mt.fusion regions created">,

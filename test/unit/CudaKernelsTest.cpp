@@ -1149,12 +1149,16 @@ TEST(CudaAdamW, MultiTensorAgainstTheCpuBackend) {
   std::vector<float> scalarValues = {7, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f};
   DeviceVector<float> paramDev{param}, gradDev{grad}, avgDev{avg},
       avgSqDev{avgSq}, scalarsDev{scalarValues};
+  // The even segments also write a bf16 copy of the updated parameter;
+  // the odd ones leave theirs (0xFFFF) alone.
+  DeviceVector<uint16_t> copyDev{std::vector<uint16_t>(count, 0xFFFF)};
   std::vector<gpu::AdamSegment> table;
   std::vector<float> wantParam = param, wantAvg = avg, wantAvgSq = avgSq;
   int64_t start = 0;
   for (int64_t n : sizes) {
+    uint16_t *copy = table.size() % 2 == 0 ? copyDev.data + start : nullptr;
     table.push_back({paramDev.data + start, gradDev.data + start,
-                     avgDev.data + start, avgSqDev.data + start, start});
+                     avgDev.data + start, avgSqDev.data + start, copy, start});
     cpu::adamw(wantParam.data() + start, grad.data() + start,
                wantAvg.data() + start, wantAvgSq.data() + start, n, 6e-4f, 0.9f,
                0.95f, 1e-8f, 0.1f, 7, 0.5f, true);
@@ -1167,9 +1171,21 @@ TEST(CudaAdamW, MultiTensorAgainstTheCpuBackend) {
   gpu::AdamScalars scalars{sc, sc + 1, sc + 2, sc + 3, sc + 4, sc + 5, sc + 6};
   ASSERT_EQ(gpu::launchMultiAdamW(
                 nullptr, reinterpret_cast<gpu::AdamSegment *>(tableDev.data),
-                int64_t(table.size()), total, scalars, true),
+                int64_t(table.size()), total, scalars, true,
+                /*copyBf16=*/true),
             cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  // Each copy is the cast of the parameter the kernel wrote, to the bit.
+  const std::vector<float> gotParam = paramDev.read();
+  const std::vector<uint16_t> gotCopy = copyDev.read();
+  for (size_t k = 0; k < table.size(); ++k) {
+    const int64_t begin = table[k].start, end = begin + sizes[k];
+    for (int64_t i = begin; i < end; ++i)
+      ASSERT_EQ(gotCopy[size_t(i)], table[k].copy
+                                        ? toHalfBits(gotParam[size_t(i)], true)
+                                        : uint16_t(0xFFFF))
+          << "segment " << k << " element " << i;
+  }
   auto expectClose = [](const std::vector<float> &got,
                         const std::vector<float> &want, const char *what) {
     int64_t differ = 0;

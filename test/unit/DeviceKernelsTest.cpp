@@ -415,6 +415,9 @@ TEST(DeviceKernels, ClipAndAdamW) {
         std::pair{int64_t(2), manyTensors}, std::pair{int64_t(5), manyTensors},
         std::pair{int64_t(11), manyTensors}}) {
     std::vector<std::vector<float>> ps, gs, ms, vs;
+    // Every third tensor has an f16 copy of its parameter (the others a
+    // null one), which must end as the updated parameter's cast.
+    std::vector<std::vector<uint16_t>> copies;
     std::vector<gpu::AdamSegment> segments;
     int64_t total = 0;
     for (int64_t n : sizes) {
@@ -422,11 +425,13 @@ TEST(DeviceKernels, ClipAndAdamW) {
       gs.push_back(randomFloats(gen, n, -1, 1));
       ms.push_back(randomFloats(gen, n, -0.1f, 0.1f));
       vs.push_back(randomFloats(gen, n, 0, 0.01f));
+      copies.emplace_back(size_t(n), uint16_t(0xFFFF));
     }
     auto ps1 = ps, ms1 = ms, vs1 = vs;
     for (size_t k = 0; k < sizes.size(); ++k) {
-      segments.push_back(
-          {ps[k].data(), gs[k].data(), ms[k].data(), vs[k].data(), total});
+      segments.push_back({ps[k].data(), gs[k].data(), ms[k].data(),
+                          vs[k].data(), k % 3 == 0 ? copies[k].data() : nullptr,
+                          total});
       total += sizes[k];
       cpu::adamw(ps1[k].data(), gs[k].data(), ms1[k].data(), vs1[k].data(),
                  sizes[k], lr, beta1, beta2, eps, wd, int64_t(step), scale,
@@ -435,11 +440,16 @@ TEST(DeviceKernels, ClipAndAdamW) {
     gpu::AdamScalars s{&step, &lr, &beta1, &beta2, &eps, &wd, &scale};
     threadsOf(threads, [&](int64_t t, int64_t all) {
       gpu::multiAdamwThread(t, all, segments.data(), int64_t(segments.size()),
-                            total, s, true);
+                            total, s, true, /*copyBf16=*/false);
     });
     EXPECT_EQ(ps, ps1) << threads << " threads";
     EXPECT_EQ(ms, ms1) << threads << " threads";
     EXPECT_EQ(vs, vs1) << threads << " threads";
+    for (size_t k = 0; k < sizes.size(); ++k)
+      for (size_t i = 0; i < copies[k].size(); ++i)
+        EXPECT_EQ(copies[k][i],
+                  k % 3 == 0 ? toHalfBits(ps1[k][i], false) : uint16_t(0xFFFF))
+            << threads << " threads, tensor " << k << " element " << i;
   }
 
   int flag = 0;

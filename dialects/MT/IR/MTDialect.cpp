@@ -210,7 +210,7 @@ ArrayRef<StringRef> MTDialect::getOutputRoles() {
 }
 
 ArrayRef<StringRef> MTDialect::getStateKinds() {
-  static const StringRef kinds[] = {"exp_avg", "exp_avg_sq"};
+  static const StringRef kinds[] = {"exp_avg", "exp_avg_sq", "param_copy"};
   return kinds;
 }
 

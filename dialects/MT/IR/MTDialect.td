@@ -36,7 +36,9 @@ def MT_Dialect : Dialect {
     adds `"step"`, `"lr"`, `"adam_beta1"`, `"adam_beta2"`, `"adam_eps"`,
     `"weight_decay"` and `"clip_grad"` scalars, and the optimizer state of
     each parameter as arguments with both `mt.param` and
-    `mt.state = "exp_avg"` or `"exp_avg_sq"`. Results carry `mt.output`
+    `mt.state = "exp_avg"` or `"exp_avg_sq"`; `mt-fuse` may add a
+    parameter's persistent 16-bit copy, `mt.state = "param_copy"` (see
+    `mt.multi_adamw`). Results carry `mt.output`
     (`"loss"`, `"grad_norm"`) or, for updated parameters and state,
     `mt.param` and `mt.state`.
 
@@ -65,7 +67,8 @@ def MT_Dialect : Dialect {
       return ::llvm::StringLiteral("mt.param");
     }
     /// Argument or result attribute marking a parameter's optimizer state
-    /// ("exp_avg" or "exp_avg_sq"); `mt.param` names the parameter.
+    /// ("exp_avg" or "exp_avg_sq"), or its 16-bit copy ("param_copy");
+    /// `mt.param` names the parameter.
     static constexpr ::llvm::StringLiteral getStateAttrName() {
       return ::llvm::StringLiteral("mt.state");
     }

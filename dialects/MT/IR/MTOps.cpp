@@ -861,17 +861,40 @@ LogicalResult CrossEntropyGradOp::verify() {
 // MultiAdamWOp
 //===----------------------------------------------------------------------===//
 
+// The results in their groups, as ODS would name several result groups:
+// %new_params:N, %new_exp_avgs:N, %new_exp_avg_sqs:N[, %new_copies:N].
+void MultiAdamWOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  if (getNumResults() != 3 * getParams().size() + getCopies().size())
+    return; // the verifier says why
+  for (auto [group, name] : {std::pair{getNewParams(), "new_params"},
+                             std::pair{getNewExpAvgs(), "new_exp_avgs"},
+                             std::pair{getNewExpAvgSqs(), "new_exp_avg_sqs"},
+                             std::pair{getNewCopies(), "new_copies"}})
+    if (!group.empty())
+      setNameFn(group.front(), name);
+}
+
 LogicalResult MultiAdamWOp::verify() {
   size_t count = getParams().size();
   if (count == 0)
     return emitOpError() << "must update at least one parameter";
   if (getGrads().size() != count || getExpAvgs().size() != count ||
-      getExpAvgSqs().size() != count || getNumResults() != 3 * count)
+      getExpAvgSqs().size() != count)
     return emitOpError() << "takes " << count << " parameters but "
                          << getGrads().size() << " gradients, "
                          << getExpAvgs().size() << " first moments and "
                          << getExpAvgSqs().size()
                          << " second moments; each needs one of each";
+  size_t copies = getCopies().size();
+  if (copies != 0 && copies != count)
+    return emitOpError() << "takes " << count << " parameters but " << copies
+                         << " 16-bit copies; give each parameter one, or "
+                            "none";
+  if (getNumResults() != 3 * count + copies)
+    return emitOpError() << "has " << getNumResults() << " results; " << count
+                         << " parameters" << (copies ? ", " : " and ")
+                         << "their moments" << (copies ? " and copies" : "")
+                         << " need " << 3 * count + copies;
   Type element = tensorType(getParams().front()).getElementType();
   for (size_t i = 0; i < count; ++i) {
     Type type = getParams()[i].getType();
@@ -886,6 +909,21 @@ LogicalResult MultiAdamWOp::verify() {
         return emitOpError() << "parameter #" << i << " is " << type
                              << " but its gradient, moments or results are "
                              << other.getType();
+    if (!copies)
+      continue;
+    for (Value copy :
+         std::initializer_list<Value>{getCopies()[i], getNewCopies()[i]}) {
+      auto copyType = tensorType(copy);
+      if (copyType.getShape() != tensorType(getParams()[i]).getShape() ||
+          !isa<BFloat16Type, Float16Type>(copyType.getElementType()) ||
+          copyType.getElementType() !=
+              tensorType(getCopies().front()).getElementType())
+        return emitOpError()
+               << "parameter #" << i << " is " << type << " but its copy is "
+               << copy.getType()
+               << "; a copy is the parameter's shape in bf16 or f16, one "
+                  "type for all the copies";
+    }
   }
   return success();
 }

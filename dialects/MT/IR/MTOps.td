@@ -11,6 +11,7 @@
 include "dialects/MT/IR/MTDialect.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
 
 //===----------------------------------------------------------------------===//
 // Embeddings
@@ -1245,7 +1246,8 @@ def MT_AdamWOp : MT_Op<"adamw",
 }
 
 def MT_MultiAdamWOp : MT_Op<"multi_adamw",
-    [Pure, AttrSizedOperandSegments, SameVariadicResultSize]> {
+    [Pure, AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "Applies one AdamW update to many parameters of one dtype.";
   let description = [{
     `mt.adamw` for each parameter `i` of `params`, with `grads[i]`,
@@ -1257,12 +1259,27 @@ def MT_MultiAdamWOp : MT_Op<"multi_adamw",
     `new_params`, `new_exp_avgs` and `new_exp_avg_sqs`, each updated in
     place by the lowering.
 
+    With `copies` (one per parameter, or none), each parameter also has a
+    16-bit copy (bf16 or f16, the parameter's shape) that the step reads
+    instead of casting the parameter: the update writes the cast of each
+    updated parameter over its copy (`new_copies`), as `mt.cast` rounds,
+    so that nothing reads the fp32 parameter again to cast it
+    (Megatron-LM's bf16 model parameters beside fp32 main parameters, with
+    the copy fused into the optimizer). A skipped update leaves the copy as
+    it was, equal to the unchanged parameter's cast. `mt-fuse` forms them
+    (option `parameter-copies`).
+
     ```mlir
     %p:2, %m:2, %v:2 = mt.multi_adamw params(%p0, %p1) grads(%g0, %g1)
         exp_avgs(%m0, %m1) exp_avg_sqs(%v0, %v1)
         scalars(%step, %lr, %beta1, %beta2, %eps, %wd, %scale) decay
         : (...) -> (...)
+    %p:2, %m:2, %v:2, %c:2 = mt.multi_adamw params(%p0, %p1) ...
+        scalars(...) copies(%c0, %c1) decay : (...) -> (...)
     ```
+
+    The results are one list, `updated`: the N new parameters, the N first
+    moments, the N second moments, then a new copy for each copy.
   }];
   let arguments = (ins Variadic<MT_FloatTensor>:$params,
                        Variadic<MT_FloatTensor>:$grads,
@@ -1272,16 +1289,31 @@ def MT_MultiAdamWOp : MT_Op<"multi_adamw",
                        MT_ScalarF32Tensor:$beta1, MT_ScalarF32Tensor:$beta2,
                        MT_ScalarF32Tensor:$eps,
                        MT_ScalarF32Tensor:$weight_decay,
-                       MT_ScalarF32Tensor:$grad_scale, UnitAttr:$decay);
-  let results = (outs Variadic<MT_FloatTensor>:$new_params,
-                      Variadic<MT_FloatTensor>:$new_exp_avgs,
-                      Variadic<MT_FloatTensor>:$new_exp_avg_sqs);
+                       MT_ScalarF32Tensor:$grad_scale,
+                       Variadic<MT_FloatTensor>:$copies, UnitAttr:$decay);
+  let results = (outs Variadic<MT_FloatTensor>:$updated);
   let assemblyFormat = [{
     `params` `(` $params `)` `grads` `(` $grads `)`
     `exp_avgs` `(` $exp_avgs `)` `exp_avg_sqs` `(` $exp_avg_sqs `)`
     `scalars` `(` $step `,` $lr `,` $beta1 `,` $beta2 `,` $eps `,`
-    $weight_decay `,` $grad_scale `)` (`decay` $decay^)? attr-dict `:`
-    functional-type(operands, results)
+    $weight_decay `,` $grad_scale `)` (`copies` `(` $copies^ `)`)?
+    (`decay` $decay^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    // `updated` in its groups (one list: ODS gives several variadic result
+    // groups of different sizes no inferable textual form).
+    ::mlir::ResultRange getNewParams() {
+      return getUpdated().slice(0, getParams().size());
+    }
+    ::mlir::ResultRange getNewExpAvgs() {
+      return getUpdated().slice(getParams().size(), getParams().size());
+    }
+    ::mlir::ResultRange getNewExpAvgSqs() {
+      return getUpdated().slice(2 * getParams().size(), getParams().size());
+    }
+    ::mlir::ResultRange getNewCopies() {
+      return getUpdated().slice(3 * getParams().size(), getCopies().size());
+    }
   }];
   let hasVerifier = 1;
 }

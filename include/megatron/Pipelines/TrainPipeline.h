@@ -120,6 +120,12 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("With fuse: each layer's parameters are cast to 16 bits "
                      "in one command (mt.multi_cast; default)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> parameterCopies{
+      *this, "parameter-copies",
+      llvm::cl::desc("With fuse and 16-bit precision: persistent 16-bit "
+                     "copies of the parameters, written by AdamW, instead "
+                     "of casting the parameters every step (default)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> normGradRowBlock{
       *this, "norm-grad-row-block",
       llvm::cl::desc("With fuse: rows a norm's backward sums its weight and "

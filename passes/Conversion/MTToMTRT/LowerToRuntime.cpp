@@ -38,7 +38,7 @@ namespace {
 struct Allocation {
   int64_t bytes = 0;
   bool persistent = false;
-  std::string kind; // param, exp_avg, exp_avg_sq, input, activation, ...
+  std::string kind; // param, param_copy, exp_avg, exp_avg_sq, input, ...
   std::string name; // parameter name or input role
   int64_t firstUse = 0;
   int64_t lastUse = 0;
@@ -76,8 +76,8 @@ MemRefType memrefFor(Type type) {
 
 /// Sizes of a program's memory, for the plan report.
 struct MemoryReport {
-  int64_t params = 0, optimizerState = 0, inputs = 0, gradients = 0,
-          activations = 0;
+  int64_t params = 0, parameterCopies = 0, optimizerState = 0, inputs = 0,
+          gradients = 0, activations = 0;
 };
 
 struct LowerToRuntimePass
@@ -259,7 +259,8 @@ struct LowerToRuntimePass
         for (auto [results, operands] :
              {std::pair{multi.getNewParams(), multi.getParams()},
               std::pair{multi.getNewExpAvgs(), multi.getExpAvgs()},
-              std::pair{multi.getNewExpAvgSqs(), multi.getExpAvgSqs()}})
+              std::pair{multi.getNewExpAvgSqs(), multi.getExpAvgSqs()},
+              std::pair{multi.getNewCopies(), multi.getCopies()}})
           for (auto [result, operand] : llvm::zip(results, operands))
             alias(result, operand);
       } else if (Value acc = getAccumulator(&op)) {
@@ -757,6 +758,13 @@ struct LowerToRuntimePass
             attr.getName() != "operandSegmentSizes" &&
             attr.getName() != "resultSegmentSizes")
           params.push_back(attr);
+      // The runtime finds a multi_adamw's copies by their count (its
+      // operands are one list).
+      if (auto multi = dyn_cast<MultiAdamWOp>(op);
+          multi && !multi.getCopies().empty())
+        params.push_back(builder.getNamedAttr(
+            "copies",
+            builder.getI64IntegerAttr(int64_t(multi.getCopies().size()))));
       if (auto collective = collectiveKernel(op, builder))
         std::tie(kernel, params) = *collective;
       addRankParams(op, gridShape, builder, params);
@@ -887,6 +895,8 @@ struct LowerToRuntimePass
     for (const Allocation &alloc : allocs) {
       if (alloc.kind == "param")
         report.params += alloc.bytes;
+      else if (alloc.kind == "param_copy")
+        report.parameterCopies += alloc.bytes;
       else if (alloc.kind == "exp_avg" || alloc.kind == "exp_avg_sq")
         report.optimizerState += alloc.bytes;
       else if (alloc.kind == "input")
@@ -897,8 +907,11 @@ struct LowerToRuntimePass
         report.activations += alloc.bytes;
     }
     llvm::outs() << "memory plan @" << name << "\n"
-                 << "  parameters: " << report.params << " bytes\n"
-                 << "  optimizer state: " << report.optimizerState << " bytes\n"
+                 << "  parameters: " << report.params << " bytes\n";
+    if (report.parameterCopies)
+      llvm::outs() << "  16-bit parameter copies: " << report.parameterCopies
+                   << " bytes\n";
+    llvm::outs() << "  optimizer state: " << report.optimizerState << " bytes\n"
                  << "  inputs: " << report.inputs << " bytes\n"
                  << "  persistent (aligned): " << persistentBytes << " bytes\n"
                  << "  gradients (sum): " << report.gradients << " bytes\n"

@@ -33,7 +33,9 @@
 // does not grow with dp or tp. Rank r's coordinates are row-major on the
 // grid: tensor-parallel ranks fastest, then data, then pipeline (Megatron).
 //
-// Buffer kinds: param, exp_avg, exp_avg_sq (named by the parameter), input
+// Buffer kinds: param, param_copy (its 16-bit copy, which the runtime fills
+// from it and checkpoints leave out), exp_avg, exp_avg_sq (named by the
+// parameter), input
 // (named by its role: tokens, labels, step, lr, adam_beta1, adam_beta2,
 // adam_eps, weight_decay, clip_grad; tokens and labels carry their
 // microbatch), activation, gradient, constant. Commands run in order; a

@@ -17,6 +17,7 @@
 #include "mtrt/Artifact.h"
 #include "mtrt/Status.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,34 @@ Status checkKernelSignature(const Command &command,
                             const std::vector<BufferDesc> &buffers,
                             const std::vector<int64_t> &gridShape,
                             const std::vector<GeneratedKernel> &generated = {});
+
+/// Where a multi_adamw command's operands are. Inputs: `count` parameters,
+/// their gradients, first and second moments, the 7 scalars (step, lr,
+/// beta1, beta2, eps, weight decay, gradient scale), then the parameters'
+/// 16-bit copies, if any (attribute `copies`: 0 or `count`). Outputs: the
+/// parameters, first and second moments updated in place, then the copies.
+struct MultiAdamWLayout {
+  size_t count = 0, copies = 0;
+  explicit MultiAdamWLayout(const Command &command)
+      : copies(size_t(std::max(0.0, command.get("copies", 0)))) {
+    size_t outs = command.outs.size();
+    count = outs >= copies ? (outs - copies) / 3 : 0;
+  }
+  size_t param(size_t k) const { return k; }
+  size_t grad(size_t k) const { return count + k; }
+  size_t expAvg(size_t k) const { return 2 * count + k; }
+  size_t expAvgSq(size_t k) const { return 3 * count + k; }
+  /// Scalar j of the 7.
+  size_t scalar(size_t j) const { return 4 * count + j; }
+  size_t copyIn(size_t k) const { return 4 * count + 7 + k; }
+  /// Outputs.
+  size_t newParam(size_t k) const { return k; }
+  size_t newExpAvg(size_t k) const { return count + k; }
+  size_t newExpAvgSq(size_t k) const { return 2 * count + k; }
+  size_t newCopy(size_t k) const { return 3 * count + k; }
+  size_t numIns() const { return 4 * count + 7 + copies; }
+  size_t numOuts() const { return 3 * count + copies; }
+};
 
 } // namespace mtrt
 

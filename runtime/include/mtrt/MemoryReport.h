@@ -53,6 +53,9 @@ struct StageMemory {
   /// The persistent region (held across steps) and its parts; the rest of
   /// it is alignment.
   int64_t persistent = 0, parameters = 0, optimizerState = 0, inputs = 0;
+  /// The parameters' persistent 16-bit copies (mt-fuse's parameter-copies:
+  /// written by the optimizer, read by the step instead of casts).
+  int64_t persistentCopies = 0;
   /// The transient region as planned (reused by lifetime), and the whole
   /// arena: the planned peak of every rank of the stage.
   int64_t transient = 0, peak = 0;
@@ -77,7 +80,8 @@ struct StageMemory {
   /// most 16-bit parameter copies live at once.
   int64_t gradientsTotal = 0, maxParameterCopies = 0;
   int64_t modelStates() const {
-    return parameters + optimizerState + gradientsTotal + maxParameterCopies;
+    return parameters + persistentCopies + optimizerState + gradientsTotal +
+           maxParameterCopies;
   }
   /// The largest buffers live at the peak command, largest first.
   std::vector<PeakBuffer> largest;

@@ -10,8 +10,8 @@
 using namespace mtrt;
 
 bool mtrt::isPersistentKind(const std::string &kind) {
-  return kind == "param" || kind == "exp_avg" || kind == "exp_avg_sq" ||
-         kind == "input";
+  return kind == "param" || kind == "param_copy" || kind == "exp_avg" ||
+         kind == "exp_avg_sq" || kind == "input";
 }
 
 Status mtrt::buildArenaTimeline(const RankProgram &program,

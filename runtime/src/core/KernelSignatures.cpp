@@ -507,29 +507,42 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     s.flag("decay");
     break;
   case KernelId::multi_adamw: {
-    size_t count = c.outs.size() / 3;
-    s.require(count > 0 && c.outs.size() == 3 * count &&
-                  c.ins.size() == 4 * count + 7,
+    const MultiAdamWLayout layout(c);
+    const size_t count = layout.count;
+    s.range("copies", 0, 1e9);
+    s.require(c.get("copies", 0) == std::floor(c.get("copies", 0)),
+              "attribute 'copies' is not a whole number");
+    s.require(count > 0 && c.outs.size() == layout.numOuts() &&
+                  c.ins.size() == layout.numIns() &&
+                  (layout.copies == 0 || layout.copies == count),
               std::to_string(c.ins.size()) + " inputs and " +
-                  std::to_string(c.outs.size()) +
-                  " outputs are not N parameters, gradients, first and "
-                  "second moments and 7 scalars, and 3N updated tensors");
+                  std::to_string(c.outs.size()) + " outputs with " +
+                  std::to_string(layout.copies) +
+                  " copies are not N parameters, gradients, first and "
+                  "second moments, 7 scalars and none or N 16-bit copies, "
+                  "and the 3N updated tensors and the copies");
     if (!s.error.empty())
       break;
     for (size_t i = 0; i < count && s.error.empty(); ++i) {
       std::string which = " " + std::to_string(i);
-      s.same(s.in(count + i), ("the gradient" + which).c_str(), s.in(i),
+      s.same(s.in(layout.grad(i)), ("the gradient" + which).c_str(), s.in(i),
              ("the parameter" + which).c_str());
-      s.same(s.in(2 * count + i), ("the first moment" + which).c_str(), s.in(i),
-             ("the parameter" + which).c_str());
-      s.same(s.in(3 * count + i), ("the second moment" + which).c_str(),
+      s.same(s.in(layout.expAvg(i)), ("the first moment" + which).c_str(),
              s.in(i), ("the parameter" + which).c_str());
-      s.inPlace(i, i);
-      s.inPlace(2 * count + i, count + i);
-      s.inPlace(3 * count + i, 2 * count + i);
+      s.same(s.in(layout.expAvgSq(i)), ("the second moment" + which).c_str(),
+             s.in(i), ("the parameter" + which).c_str());
+      s.inPlace(layout.param(i), layout.newParam(i));
+      s.inPlace(layout.expAvg(i), layout.newExpAvg(i));
+      s.inPlace(layout.expAvgSq(i), layout.newExpAvgSq(i));
+      if (layout.copies) {
+        s.same(s.in(layout.copyIn(i)), ("the copy" + which).c_str(), s.in(i),
+               ("the parameter" + which).c_str());
+        s.inPlace(layout.copyIn(i), layout.newCopy(i));
+      }
     }
-    for (size_t i = 4 * count; i < c.ins.size(); ++i)
-      s.scalar(s.in(i), "input " + std::to_string(i));
+    for (size_t j = 0; j < 7; ++j)
+      s.scalar(s.in(layout.scalar(j)),
+               "input " + std::to_string(layout.scalar(j)));
     s.flag("decay");
     break;
   }
@@ -700,8 +713,40 @@ mtrt::checkKernelSignature(const Command &command,
   bool allF32 =
       kernel->id == KernelId::adamw || kernel->id == KernelId::multi_adamw ||
       kernel->id == KernelId::clip_scale || kernel->id == KernelId::div;
+  // A multi_adamw's 16-bit parameter copies, after everything else, are
+  // bf16 or f16, one of them for all.
+  size_t f32Ins = command.ins.size(), f32Outs = command.outs.size();
+  if (kernel->id == KernelId::multi_adamw) {
+    // Operands that do not add up to N tensors of each kind and the copies
+    // are the signature's error (checkShapes), not a dtype's.
+    const MultiAdamWLayout layout(command);
+    if (layout.count == 0 || command.ins.size() != layout.numIns() ||
+        command.outs.size() != layout.numOuts() ||
+        (layout.copies != 0 && layout.copies != layout.count))
+      allF32 = false;
+    f32Ins -= std::min(f32Ins, layout.copies);
+    f32Outs -= std::min(f32Outs, layout.copies);
+    for (size_t j = f32Ins; allF32 && j < command.ins.size() && layout.copies;
+         ++j) {
+      DType copy = buffers[command.ins[j]].dtype;
+      DType first = buffers[command.ins[f32Ins]].dtype;
+      if ((copy != DType::BF16 && copy != DType::F16) || copy != first)
+        return Status::error(
+            "input " + std::to_string(j) + " (a parameter's copy) is " +
+            dtypeName(copy) + ", expected bf16 or f16 as input " +
+            std::to_string(f32Ins) + " (" + dtypeName(first) + ")");
+    }
+    for (size_t j = f32Outs; allF32 && j < command.outs.size() && layout.copies;
+         ++j)
+      if (buffers[command.outs[j]].dtype != buffers[command.ins[f32Ins]].dtype)
+        return Status::error(
+            "output " + std::to_string(j) + " (a parameter's copy) is " +
+            dtypeName(buffers[command.outs[j]].dtype) + ", expected " +
+            dtypeName(buffers[command.ins[f32Ins]].dtype));
+  }
   for (const std::vector<int64_t> *ids : {&command.ins, &command.outs})
-    for (size_t j = 0; allF32 && j < ids->size(); ++j)
+    for (size_t j = 0; allF32 && j < (ids == &command.ins ? f32Ins : f32Outs);
+         ++j)
       if (DType dtype = buffers[(*ids)[j]].dtype; dtype != DType::F32)
         return Status::error(
             std::string(ids == &command.ins ? "input " : "output ") +

@@ -45,6 +45,8 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
       continue;
     if (buffer.kind == "param")
       stage.parameters += buffer.bytes();
+    else if (buffer.kind == "param_copy")
+      stage.persistentCopies += buffer.bytes();
     else if (buffer.kind == "input")
       stage.inputs += buffer.bytes();
     else
@@ -107,11 +109,14 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
     };
     bool narrowed = narrowing(writer, int64_t(id));
     if (!narrowed && writer.kernel == "all_gather" && !writer.ins.empty()) {
+      // The gather of a cast piece, or of a piece's persistent 16-bit copy
+      // (mt-fuse's parameter-copies).
       int64_t owner = timeline.owner[size_t(writer.ins[0])];
       narrowed =
-          owner >= 0 && timeline.begin[size_t(owner)] >= 0 &&
-          narrowing(program.commands[size_t(timeline.begin[size_t(owner)])],
-                    owner);
+          buffers[size_t(writer.ins[0])].kind == "param_copy" ||
+          (owner >= 0 && timeline.begin[size_t(owner)] >= 0 &&
+           narrowing(program.commands[size_t(timeline.begin[size_t(owner)])],
+                     owner));
     }
     // A value received from another stage and read by later microbatches
     // is one mt-pipeline sends once per step because it is the same for
@@ -278,6 +283,9 @@ std::string mtrt::memoryReportText(const MemoryReport &report) {
     os << "stage " << stage.stage << " (" << stage.ranks << " rank"
        << (stage.ranks == 1 ? "" : "s") << "):\n";
     os << "  parameters                " << mebibytes(stage.parameters) << "\n";
+    if (stage.persistentCopies > 0)
+      os << "  16-bit parameter copies   " << mebibytes(stage.persistentCopies)
+         << "\n";
     os << "  optimizer state           " << mebibytes(stage.optimizerState)
        << "\n";
     os << "  inputs                    " << mebibytes(stage.inputs) << "\n";
@@ -327,8 +335,9 @@ std::string mtrt::memoryReportText(const MemoryReport &report) {
          << describeWriter(buffer) << "\n";
     // The ZeRO paper's per-device accounting.
     os << "  model states              " << mebibytes(stage.modelStates())
-       << ": parameters, optimizer state, gradients"
-       << mebibytes(stage.gradientsTotal);
+       << ": parameters"
+       << (stage.persistentCopies > 0 ? ", their 16-bit copies" : "")
+       << ", optimizer state, gradients" << mebibytes(stage.gradientsTotal);
     if (stage.maxParameterCopies > 0)
       os << ", most parameter copies at once"
          << mebibytes(stage.maxParameterCopies);
@@ -360,6 +369,7 @@ std::string mtrt::memoryReportJson(const MemoryReport &report) {
     stages.push_back({{"stage", stage.stage},
                       {"ranks", stage.ranks},
                       {"parameters", stage.parameters},
+                      {"persistent_parameter_copies", stage.persistentCopies},
                       {"optimizer_state", stage.optimizerState},
                       {"inputs", stage.inputs},
                       {"persistent", stage.persistent},
@@ -392,6 +402,7 @@ std::string mtrt::memoryReportSvg(const MemoryReport &report) {
   };
   const Part parts[] = {
       {"parameters", "#4e79a7", &StageMemory::parameters},
+      {"16-bit parameter copies", "#d4a6c8", &StageMemory::persistentCopies},
       {"optimizer state", "#59a14f", &StageMemory::optimizerState},
       {"inputs", "#9c755f", &StageMemory::inputs},
       {"stashed activations", "#e15759", &StageMemory::stashed},

@@ -6,6 +6,7 @@
 #include "cpu/HostKernels.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/HalfFloat.h"
+#include "mtrt/KernelSignatures.h"
 #include "mtrt/Kernels.h"
 #include "mtrt/ThreadPool.h"
 
@@ -491,7 +492,7 @@ Status CpuDevice::executeStep(uint64_t seed, uint64_t step) {
     KernelId id = resolved[i]->id;
     bool staging = id != KernelId::send && id != KernelId::recv &&
                    id != KernelId::cast && id != KernelId::multi_cast &&
-                   id != KernelId::fused;
+                   id != KernelId::fused && id != KernelId::multi_adamw;
     if (staging)
       stageOperands(*resolved[i], command);
     Status status = runCommand(id, command, seed, step);
@@ -854,24 +855,37 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
         });
   } else if (id == KernelId::multi_adamw) {
     // One pass over all the group's tensors as if they were one: the pool
-    // shares out ranges of their concatenation.
-    size_t count = command.outs.size() / 3;
-    double stepCount = scalar(4 * count);
+    // shares out ranges of their concatenation. Its operands are not
+    // staged: all are f32 but the 16-bit copies, which are written here.
+    const MultiAdamWLayout layout(command);
+    const size_t count = layout.count;
+    double stepCount = scalar(layout.scalar(0));
     if (stepCount < 1)
       return Status::error("multi_adamw step must be >= 1, got " +
                            std::to_string(stepCount));
     std::vector<int64_t> starts(count + 1, 0);
     for (size_t k = 0; k < count; ++k) {
-      if (out(k) != in(k) || out(count + k) != in(2 * count + k) ||
-          out(2 * count + k) != in(3 * count + k))
-        return Status::error("multi_adamw must update its parameters and "
-                             "moments in place");
+      if (out(k) != in(k) || out(layout.newExpAvg(k)) != in(layout.expAvg(k)) ||
+          out(layout.newExpAvgSq(k)) != in(layout.expAvgSq(k)) ||
+          (layout.copies && data(command.outs[layout.newCopy(k)]) !=
+                                data(command.ins[layout.copyIn(k)])))
+        return Status::error("multi_adamw must update its parameters, "
+                             "moments and copies in place");
       starts[k + 1] = starts[k] + outDesc(k).numElements();
     }
     const float *scalars[7];
     for (size_t j = 0; j < 7; ++j)
-      scalars[j] = in(4 * count + j);
+      scalars[j] = in(layout.scalar(j));
     bool decay = command.get("decay", 0) != 0;
+    // Each updated element's copy, rounded as a cast rounds (a skipped
+    // update rewrites the unchanged parameter's).
+    auto copyOut = [&](size_t k, int64_t at, int64_t n) {
+      if (!layout.copies)
+        return;
+      const int64_t id = command.outs[layout.newCopy(k)];
+      narrow(buffers[id].dtype, out(k) + at,
+             static_cast<uint16_t *>(data(id)) + at, n);
+    };
     ThreadPool::global().parallelFor(
         starts[count], 32768, [&](int64_t begin, int64_t end) {
           size_t k =
@@ -881,10 +895,13 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
           for (; begin < end; ++k) {
             int64_t stop = std::min(end, starts[k + 1]);
             int64_t at = begin - starts[k];
-            cpu::adamw(out(k) + at, in(count + k) + at, out(count + k) + at,
-                       out(2 * count + k) + at, stop - begin, scalars[1][0],
-                       scalars[2][0], scalars[3][0], scalars[4][0],
-                       scalars[5][0], int64_t(stepCount), scalars[6][0], decay);
+            cpu::adamw(out(k) + at, in(layout.grad(k)) + at,
+                       out(layout.newExpAvg(k)) + at,
+                       out(layout.newExpAvgSq(k)) + at, stop - begin,
+                       scalars[1][0], scalars[2][0], scalars[3][0],
+                       scalars[4][0], scalars[5][0], int64_t(stepCount),
+                       scalars[6][0], decay);
+            copyOut(k, at, stop - begin);
             begin = stop;
           }
         });

@@ -13,6 +13,7 @@
 #include "mtrt/Deadline.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/GeneratedKernelPrelude.h"
+#include "mtrt/KernelSignatures.h"
 #include "mtrt/Kernels.h"
 
 #include <cublas_v2.h>
@@ -1243,7 +1244,8 @@ Status CudaDevice::prepareCommandTables(const RankProgram &program) {
     if (id == KernelId::multi_adamw) {
       // The group's concatenation, checked in place (every tensor before
       // any update).
-      size_t count = command.outs.size() / 3;
+      const MultiAdamWLayout layout(command);
+      const size_t count = layout.count;
       const std::vector<int64_t> &ins = command.ins, &outs = command.outs;
       auto at = [&](int64_t buffer) {
         return reinterpret_cast<float *>(address(buffer));
@@ -1251,14 +1253,24 @@ Status CudaDevice::prepareCommandTables(const RankProgram &program) {
       std::vector<gpu::AdamSegment> segments(count);
       int64_t total = 0;
       for (size_t k = 0; k < count; ++k) {
+        uint16_t *copy =
+            layout.copies
+                ? reinterpret_cast<uint16_t *>(address(outs[layout.newCopy(k)]))
+                : nullptr;
         if (at(outs[k]) != at(ins[k]) ||
-            at(outs[count + k]) != at(ins[2 * count + k]) ||
-            at(outs[2 * count + k]) != at(ins[3 * count + k]))
+            at(outs[layout.newExpAvg(k)]) != at(ins[layout.expAvg(k)]) ||
+            at(outs[layout.newExpAvgSq(k)]) != at(ins[layout.expAvgSq(k)]) ||
+            (copy &&
+             reinterpret_cast<void *>(copy) != address(ins[layout.copyIn(k)])))
           return Status::error(describe(i, command) +
-                               ": multi_adamw must update its parameters "
-                               "and moments in place");
-        segments[k] = {at(outs[k]), at(ins[count + k]), at(outs[count + k]),
-                       at(outs[2 * count + k]), total};
+                               ": multi_adamw must update its parameters, "
+                               "moments and copies in place");
+        segments[k] = {at(outs[k]),
+                       at(ins[layout.grad(k)]),
+                       at(outs[layout.newExpAvg(k)]),
+                       at(outs[layout.newExpAvgSq(k)]),
+                       copy,
+                       total};
         total += program.buffers[size_t(outs[k])].numElements();
       }
       tableOffsets[i] =
@@ -2394,18 +2406,22 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   case KernelId::multi_adamw: {
     // One launch over the group's concatenation: its table of tensors was
     // built and checked when the program was prepared.
-    size_t count = command.outs.size() / 3;
+    const MultiAdamWLayout layout(command);
+    const size_t count = layout.count;
     int64_t total = 0;
     for (size_t k = 0; k < count; ++k)
       total += outDesc(k).numElements();
     auto *table = reinterpret_cast<const gpu::AdamSegment *>(
         commandTables + tableOffsets[index]);
-    gpu::AdamScalars scalars{in(4 * count),     in(4 * count + 1),
-                             in(4 * count + 2), in(4 * count + 3),
-                             in(4 * count + 4), in(4 * count + 5),
-                             in(4 * count + 6)};
+    gpu::AdamScalars scalars{in(layout.scalar(0)), in(layout.scalar(1)),
+                             in(layout.scalar(2)), in(layout.scalar(3)),
+                             in(layout.scalar(4)), in(layout.scalar(5)),
+                             in(layout.scalar(6))};
+    // The copies' one 16-bit type (the kernel signature holds it).
+    const bool copyBf16 =
+        layout.copies && outDesc(layout.newCopy(0)).dtype == DType::BF16;
     error = gpu::launchMultiAdamW(stream, table, int64_t(count), total, scalars,
-                                  command.get("decay", 0) != 0);
+                                  command.get("decay", 0) != 0, copyBf16);
     break;
   }
   case KernelId::cast: {

@@ -351,11 +351,11 @@ cudaError_t launchAdamW(cudaStream_t stream, float *param, const float *grad,
 
 cudaError_t launchMultiAdamW(cudaStream_t stream, const AdamSegment *segments,
                              int64_t count, int64_t total, AdamScalars scalars,
-                             bool applyDecay) {
+                             bool applyDecay, bool copyBf16) {
   return launchThreads(stream, total,
                        [=] __device__(int64_t t, int64_t threads) {
                          multiAdamwThread(t, threads, segments, count, total,
-                                          scalars, applyDecay);
+                                          scalars, applyDecay, copyBf16);
                        });
 }
 

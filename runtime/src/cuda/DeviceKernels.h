@@ -777,12 +777,14 @@ MTK_HD void multiConvertThread(int64_t t, int64_t threads,
 }
 
 /// One tensor of a multi-tensor AdamW: its parameter, gradient and moments,
-/// and where its elements start in the group's concatenation.
+/// its 16-bit copy (or null), and where its elements start in the group's
+/// concatenation.
 struct AdamSegment {
   float *param;
   const float *grad;
   float *expAvg;
   float *expAvgSq;
+  uint16_t *copy;
   int64_t start;
 };
 
@@ -792,14 +794,20 @@ constexpr int kAdamUnroll = 4;
 /// Thread `t` of `threads` of a multi-tensor AdamW over the concatenation
 /// of `count` segments (`total` elements, starts ascending): elements t,
 /// t + threads, ..., kAdamUnroll elements' four values loaded before any
-/// is updated and stored.
+/// is updated and stored. A segment with a copy also stores the updated
+/// parameter's cast to bf16 (`copyBf16`) or f16 there, as convertItem
+/// rounds: the forward reads it instead of casting the parameter again.
+/// A skipped update (non-finite gradient scale) writes nothing, copies
+/// included: each stays the unchanged parameter's cast.
 MTK_HD void multiAdamwThread(int64_t t, int64_t threads,
                              const AdamSegment *segments, int64_t count,
-                             int64_t total, AdamScalars s, bool applyDecay) {
+                             int64_t total, AdamScalars s, bool applyDecay,
+                             bool copyBf16) {
   const AdamStep a = adamStepOf(s, applyDecay);
   if (!a.apply)
     return;
   float *param[kAdamUnroll], *expAvg[kAdamUnroll], *expAvgSq[kAdamUnroll];
+  uint16_t *copy[kAdamUnroll];
   float p[kAdamUnroll], g[kAdamUnroll], m[kAdamUnroll], v[kAdamUnroll];
   forSegmentElements<kAdamUnroll>(
       t, threads, segments, count, total,
@@ -807,6 +815,7 @@ MTK_HD void multiAdamwThread(int64_t t, int64_t threads,
         param[k] = segment.param + j;
         expAvg[k] = segment.expAvg + j;
         expAvgSq[k] = segment.expAvgSq + j;
+        copy[k] = segment.copy ? segment.copy + j : nullptr;
         p[k] = *param[k];
         g[k] = segment.grad[j];
         m[k] = *expAvg[k];
@@ -817,6 +826,8 @@ MTK_HD void multiAdamwThread(int64_t t, int64_t threads,
         *param[k] = p[k];
         *expAvg[k] = m[k];
         *expAvgSq[k] = v[k];
+        if (copy[k])
+          *copy[k] = toHalfBits(p[k], copyBf16);
       });
 }
 

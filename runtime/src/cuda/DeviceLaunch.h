@@ -132,10 +132,11 @@ cudaError_t launchMultiConvert(cudaStream_t stream, const CastSegment *segments,
                                int64_t count, int64_t total, bool bf16,
                                bool narrow);
 /// AdamW over the concatenation of `count` segments (a device table) of
-/// `total` elements, in one launch.
+/// `total` elements, in one launch; segments with a copy also write the
+/// updated parameter's bf16 (`copyBf16`) or f16 cast there.
 cudaError_t launchMultiAdamW(cudaStream_t stream, const AdamSegment *segments,
                              int64_t count, int64_t total, AdamScalars scalars,
-                             bool applyDecay);
+                             bool applyDecay, bool copyBf16);
 /// out[0] = the mean of x[0, n), in double, in index order.
 cudaError_t launchMean(cudaStream_t stream, const float *x, int64_t n,
                        float *out);

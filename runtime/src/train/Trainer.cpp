@@ -10,6 +10,7 @@
 #include "mtrt/Communicator.h"
 #include "mtrt/Device.h"
 #include "mtrt/ExecutionTrace.h"
+#include "mtrt/HalfFloat.h"
 #include "mtrt/Hash.h"
 #include "mtrt/KernelProfile.h"
 #include "mtrt/Launcher.h"
@@ -78,6 +79,10 @@ void printPlan(const RankProgram &program) {
   std::printf("memory plan (stage %lld, every rank of it):\n",
               static_cast<long long>(program.stage));
   std::printf("  parameters        %s\n", mib(bytes["param"]).c_str());
+  if (bytes["param_copy"] > 0)
+    std::printf("  16-bit copies     %s  (of the parameters; written by "
+                "AdamW)\n",
+                mib(bytes["param_copy"]).c_str());
   std::printf("  optimizer state   %s\n",
               mib(bytes["exp_avg"] + bytes["exp_avg_sq"]).c_str());
   std::printf("  inputs            %s\n", mib(bytes["input"]).c_str());
@@ -219,6 +224,7 @@ public:
     auto parametersStart = std::chrono::steady_clock::now();
     startup.prepareSeconds = secondsBetween(prepareStart, parametersStart);
     MTRT_RETURN_IF_ERROR(bindParameters());
+    MTRT_RETURN_IF_ERROR(fillParameterCopies());
     auto dataStart = std::chrono::steady_clock::now();
     startup.parameterSeconds = secondsBetween(parametersStart, dataStart);
     MTRT_RETURN_IF_ERROR(checkOutputsWritable());
@@ -442,6 +448,41 @@ public:
       MTRT_RETURN_IF_ERROR(upload());
     }
     return initializeParameters(initializing);
+  }
+
+  /// Fills each 16-bit parameter copy (buffer kind param_copy, which the
+  /// step reads instead of casting its parameter, and its AdamW rewrites)
+  /// from its parameter, however that was initialized or loaded: the
+  /// parameter's values downloaded, rounded as a cast rounds them
+  /// (mtrt/HalfFloat.h), uploaded. Checkpoints hold no copies.
+  Status fillParameterCopies() {
+    std::map<std::string, const BufferDesc *> params;
+    for (const BufferDesc &buffer : program.buffers)
+      if (buffer.kind == "param" && !buffer.alias)
+        params[buffer.name] = &buffer;
+    std::vector<float> values;
+    std::vector<uint16_t> halves;
+    for (const BufferDesc &copy : program.buffers) {
+      if (copy.kind != "param_copy" || copy.alias)
+        continue;
+      auto param = params.find(copy.name);
+      if (param == params.end() ||
+          param->second->numElements() != copy.numElements() ||
+          param->second->dtype != DType::F32 ||
+          (copy.dtype != DType::BF16 && copy.dtype != DType::F16))
+        return Status::error(
+            options.artifact + ": the 16-bit copy of parameter '" + copy.name +
+            "' (buffer " + std::to_string(copy.id) + ", " +
+            dtypeName(copy.dtype) +
+            ") has no f32 parameter of its size to be filled from");
+      MTRT_RETURN_IF_ERROR(device->downloadValues(param->second->id, values,
+                                                  copy.numElements()));
+      halves.resize(values.size());
+      narrowToHalves(values.data(), halves.data(), int64_t(values.size()),
+                     copy.dtype == DType::BF16);
+      MTRT_RETURN_IF_ERROR(device->uploadValues(copy.id, halves));
+    }
+    return Status::ok();
   }
 
   struct ParameterToInitialize {

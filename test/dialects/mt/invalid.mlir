@@ -1370,7 +1370,7 @@ func.func @negative_state_duplicate(%w: tensor<4xf32> {mt.param = "w"},
 
 // mt.state names one of the AdamW moments.
 
-// expected-error @below {{'func.func' op argument #1: 'mt.state' must be one of "exp_avg", "exp_avg_sq", got "momentum"}}
+// expected-error @below {{'func.func' op argument #1: 'mt.state' must be one of "exp_avg", "exp_avg_sq", "param_copy", got "momentum"}}
 func.func @negative_state_unknown(%w: tensor<4xf32> {mt.param = "w"},
                                   %m: tensor<4xf32> {mt.param = "w", mt.state = "momentum"}) {
   return
@@ -1834,6 +1834,42 @@ func.func @negative_multi_adamw_types(%p: tensor<4xf32>, %q: tensor<8xf32>, %s: 
   %r:6 = mt.multi_adamw params(%p, %q) grads(%p, %p) exp_avgs(%p, %q) exp_avg_sqs(%p, %q) scalars(%s, %s, %s, %s, %s, %s, %s)
       : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>)
       -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+// 16-bit copies: one per parameter or none.
+
+func.func @negative_multi_adamw_copy_count(%p: tensor<4xf32>, %q: tensor<8xf32>, %c: tensor<4xbf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{'mt.multi_adamw' op takes 2 parameters but 1 16-bit copies; give each parameter one, or none}}
+  %r:7 = mt.multi_adamw params(%p, %q) grads(%p, %q) exp_avgs(%p, %q) exp_avg_sqs(%p, %q) scalars(%s, %s, %s, %s, %s, %s, %s) copies(%c)
+      : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4xbf16>)
+      -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xbf16>)
+  return
+}
+
+// -----
+
+// A new copy for each copy.
+
+func.func @negative_multi_adamw_copy_results(%p: tensor<4xf32>, %c: tensor<4xbf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{'mt.multi_adamw' op has 3 results; 1 parameters, their moments and copies need 4}}
+  %r:3 = mt.multi_adamw params(%p) grads(%p) exp_avgs(%p) exp_avg_sqs(%p) scalars(%s, %s, %s, %s, %s, %s, %s) copies(%c)
+      : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4xbf16>)
+      -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// A copy is the parameter's shape, in bf16 or f16.
+
+func.func @negative_multi_adamw_copy_type(%p: tensor<4xf32>, %c: tensor<4xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'mt.multi_adamw' op parameter #0 is 'tensor<4xf32>' but its copy is 'tensor<4xf32>'; a copy is the parameter's shape in bf16 or f16, one type for all the copies}}
+  %r:4 = mt.multi_adamw params(%p) grads(%p) exp_avgs(%p) exp_avg_sqs(%p) scalars(%s, %s, %s, %s, %s, %s, %s) copies(%c)
+      : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4xf32>)
+      -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
 
