@@ -315,8 +315,12 @@ timed() { # label seconds command...: runs it if time is left, logs its tail
 # the one pass, and the loss's kernel as it ran on 2026-11-27 (two passes,
 # its gradient a column at a time: MT_ROW_CHUNK=1). A variant is NAME
 # (the 124M bench) or NAME@MODEL; MEGATRON_GPU_CHECK_VARIANTS picks them
-# (by default three at 1.3B, whose MFU is the target, each about 30 s
-# after its model's runs: the norm backward over blocks of 4 rows, its
+# (by default four at 1.3B, whose MFU is the target, each about 30 s
+# after its model's runs: the parameters cast every step instead of read
+# from the bf16 copies AdamW writes (the casts were 3.7 ms a step on
+# 2026-11-27); AdamW element by element over the whole group instead of
+# by chunks with 16-byte loads (2.25 TB/s on 2026-11-27, element by
+# element); the norm backward over blocks of 4 rows, its
 # 2048 columns ran at 859 GB/s on 2026-11-27; the weight-gradient GEMMs
 # without cuBLASLt's bias-gradient epilogue, the bias gradients by their
 # own reduction, its GEMMs ran at 634 TFLOP/s against the plain GEMMs'
@@ -338,7 +342,13 @@ variant_of() { # name model: prints "artifact nvcc-flags"
   loss-as-before) echo "bench-$2 -DMT_SOFTMAX_TWO_PASSES -DMT_ROW_CHUNK=1" ;;
   no-bias-grad-epilogues) echo "bench-$2-no-bias-grad-epilogues " ;;
   cast-parameters) echo "bench-$2-cast-parameters " ;;
+  adam-elements) echo "bench-$2 " ;;
   *) return 1 ;;
+  esac
+}
+variant_env() { # name: the variant's environment for megatron-run, if any
+  case "$1" in
+  adam-elements) echo "MEGATRON_CUDA_ADAM=elements" ;;
   esac
 }
 variant_line() { # label: the profiled steps' mean and the two kernels' rows
@@ -356,7 +366,7 @@ print("step %s ms; %s" % (
     "; ".join(re.sub(r"\s+", " ", r) for r in rows) or "no such kernels"))
 PY
 }
-variants="${MEGATRON_GPU_CHECK_VARIANTS:-cast-parameters@1.3b no-bias-grad-epilogues@1.3b rowblock4@1.3b}"
+variants="${MEGATRON_GPU_CHECK_VARIANTS:-cast-parameters@1.3b adam-elements@1.3b no-bias-grad-epilogues@1.3b rowblock4@1.3b}"
 variant_model() { # variant: its model (124m unless NAME@MODEL)
   case "$1" in
   *@*) echo "${1#*@}" ;;
@@ -394,7 +404,8 @@ run_variants() { # model: runs its variants
       echo "- megatron-$model-profile (the variants' baseline): $(variant_line "megatron-$model-profile")" >>"$summary"
     fi
     label="megatron-$model-variant-$name"
-    timed "$label" 150 env MEGATRON_NVCC_FLAGS="$flags" \
+    # shellcheck disable=SC2046 # the variant's NAME=VALUE words, if any
+    timed "$label" 150 env MEGATRON_NVCC_FLAGS="$flags" $(variant_env "$name") \
       "$run" "$bundle/artifacts/$artifact.mtx" $bench_tokens --steps 3 --device cuda --profile
     [ -f "$out/$label.txt" ] &&
       echo "- variant $variant ($artifact${flags:+, $flags}): $(variant_line "$label")" >>"$summary"

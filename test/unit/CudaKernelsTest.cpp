@@ -1124,20 +1124,30 @@ TEST(CudaEmbedding, GradientAndLossMeanAgainstTheCpuBackend) {
 
 // Multi-tensor AdamW as it launches: threads that each take many elements
 // (about 6 here), crossing from one tensor into the next, one of them
-// empty; against the CPU backend's per-tensor update. The GPU's pow may
-// differ from the host's in the last bit of a double, which can move a
-// stored float by one unit in the last place.
-TEST(CudaAdamW, MultiTensorAgainstTheCpuBackend) {
+// empty; or by chunks, with 16-byte loads where a tensor is aligned (all
+// but the one of 777 elements, placed one float off) and their tails
+// element by element; against the CPU backend's per-tensor update. The
+// GPU's pow may differ from the host's in the last bit of a double, which
+// can move a stored float by one unit in the last place.
+class CudaAdamW : public ::testing::TestWithParam<bool> {};
+
+TEST_P(CudaAdamW, MultiTensorAgainstTheCpuBackend) {
   if (!haveGpu())
     GTEST_SKIP() << "no CUDA device";
+  const bool byChunks = GetParam();
   std::mt19937_64 gen(15);
   std::uniform_real_distribution<float> dist(-1, 1), small(0, 0.01f);
   const std::vector<int64_t> sizes = {3, int64_t(1) << 20, 0, 777,
                                       (int64_t(1) << 21) + 5};
-  int64_t total = 0;
-  for (int64_t n : sizes)
+  // Each tensor at a multiple of 4 floats, the one of 777 a float after.
+  int64_t total = 0, end = 0;
+  std::vector<int64_t> places;
+  for (int64_t n : sizes) {
+    places.push_back((end + 3) / 4 * 4 + (n == 777));
+    end = places.back() + n;
     total += n;
-  const size_t count = static_cast<size_t>(total);
+  }
+  const size_t count = static_cast<size_t>(end);
   std::vector<float> param(count), grad(count), avg(count), avgSq(count);
   for (size_t i = 0; i < count; ++i) {
     param[i] = dist(gen);
@@ -1154,32 +1164,41 @@ TEST(CudaAdamW, MultiTensorAgainstTheCpuBackend) {
   DeviceVector<uint16_t> copyDev{std::vector<uint16_t>(count, 0xFFFF)};
   std::vector<gpu::AdamSegment> table;
   std::vector<float> wantParam = param, wantAvg = avg, wantAvgSq = avgSq;
-  int64_t start = 0;
-  for (int64_t n : sizes) {
-    uint16_t *copy = table.size() % 2 == 0 ? copyDev.data + start : nullptr;
-    table.push_back({paramDev.data + start, gradDev.data + start,
-                     avgDev.data + start, avgSqDev.data + start, copy, start});
-    cpu::adamw(wantParam.data() + start, grad.data() + start,
-               wantAvg.data() + start, wantAvgSq.data() + start, n, 6e-4f, 0.9f,
-               0.95f, 1e-8f, 0.1f, 7, 0.5f, true);
+  int64_t start = 0, chunks = 0, vectorized = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const int64_t n = sizes[k], at = places[k];
+    uint16_t *copy = k % 2 == 0 ? copyDev.data + at : nullptr;
+    table.push_back({paramDev.data + at, gradDev.data + at, avgDev.data + at,
+                     avgSqDev.data + at, copy, start, chunks, 0});
+    table.back().vectorized = gpu::adamVectorizable(table.back());
+    vectorized += table.back().vectorized;
+    chunks += gpu::adamChunksOf(n);
+    cpu::adamw(wantParam.data() + at, grad.data() + at, wantAvg.data() + at,
+               wantAvgSq.data() + at, n, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 7,
+               0.5f, true);
     start += n;
   }
+  EXPECT_EQ(vectorized, 4); // all but the tensor of 777
   std::vector<uint8_t> tableBytes(table.size() * sizeof(gpu::AdamSegment));
   std::memcpy(tableBytes.data(), table.data(), tableBytes.size());
   DeviceVector<uint8_t> tableDev{tableBytes};
   const float *sc = scalarsDev.data;
   gpu::AdamScalars scalars{sc, sc + 1, sc + 2, sc + 3, sc + 4, sc + 5, sc + 6};
-  ASSERT_EQ(gpu::launchMultiAdamW(
-                nullptr, reinterpret_cast<gpu::AdamSegment *>(tableDev.data),
-                int64_t(table.size()), total, scalars, true,
-                /*copyBf16=*/true),
+  auto *tableOnDevice = reinterpret_cast<gpu::AdamSegment *>(tableDev.data);
+  ASSERT_EQ(byChunks ? gpu::launchMultiAdamWChunks(nullptr, tableOnDevice,
+                                                   int64_t(table.size()), total,
+                                                   chunks, scalars, true,
+                                                   /*copyBf16=*/true)
+                     : gpu::launchMultiAdamW(nullptr, tableOnDevice,
+                                             int64_t(table.size()), total,
+                                             scalars, true, /*copyBf16=*/true),
             cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   // Each copy is the cast of the parameter the kernel wrote, to the bit.
   const std::vector<float> gotParam = paramDev.read();
   const std::vector<uint16_t> gotCopy = copyDev.read();
   for (size_t k = 0; k < table.size(); ++k) {
-    const int64_t begin = table[k].start, end = begin + sizes[k];
+    const int64_t begin = places[k], end = begin + sizes[k];
     for (int64_t i = begin; i < end; ++i)
       ASSERT_EQ(gotCopy[size_t(i)], table[k].copy
                                         ? toHalfBits(gotParam[size_t(i)], true)
@@ -1202,6 +1221,11 @@ TEST(CudaAdamW, MultiTensorAgainstTheCpuBackend) {
   expectClose(avgDev.read(), wantAvg, "exp_avg");
   expectClose(avgSqDev.read(), wantAvgSq, "exp_avg_sq");
 }
+
+INSTANTIATE_TEST_SUITE_P(Traversals, CudaAdamW, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &info) {
+                           return info.param ? "ByChunks" : "ByElements";
+                         });
 
 } // namespace
 

@@ -452,6 +452,70 @@ TEST(DeviceKernels, ClipAndAdamW) {
             << threads << " threads, tensor " << k << " element " << i;
   }
 
+  // By chunks (multiAdamwChunkThread): tensors of several chunks, an
+  // empty one, one not 16-byte aligned (element by element) and tails of
+  // 1 to 3 elements after the groups of 4, for any number of blocks and
+  // threads: the per-tensor update, bit for bit, and each copy its
+  // parameter's bf16 cast.
+  {
+    const std::vector<int64_t> sizes = {
+        5, 0, 2 * gpu::kAdamChunk + 7, 3, gpu::kAdamChunk, gpu::kAdamChunk + 3};
+    for (auto [blocks, threads] :
+         {std::pair{int64_t(1), int64_t(1)}, std::pair{int64_t(3), int64_t(7)},
+          std::pair{int64_t(2), int64_t(64)},
+          std::pair{int64_t(9), int64_t(256)}}) {
+      std::vector<std::vector<float>> ps, gs, ms, vs;
+      std::vector<std::vector<uint16_t>> copies;
+      for (int64_t n : sizes) {
+        // One float of room: tensor 4 starts one float in.
+        ps.push_back(randomFloats(gen, n + 1, -1, 1));
+        gs.push_back(randomFloats(gen, n + 1, -1, 1));
+        ms.push_back(randomFloats(gen, n + 1, -0.1f, 0.1f));
+        vs.push_back(randomFloats(gen, n + 1, 0, 0.01f));
+        copies.emplace_back(size_t(n + 1), uint16_t(0xFFFF));
+      }
+      auto ps1 = ps, ms1 = ms, vs1 = vs;
+      std::vector<gpu::AdamSegment> segments;
+      int64_t total = 0, chunks = 0, vectorized = 0;
+      for (size_t k = 0; k < sizes.size(); ++k) {
+        const int64_t at = k == 4 ? 1 : 0;
+        segments.push_back({ps[k].data() + at, gs[k].data() + at,
+                            ms[k].data() + at, vs[k].data() + at,
+                            k % 2 == 0 ? copies[k].data() + at : nullptr, total,
+                            chunks, 0});
+        segments.back().vectorized = gpu::adamVectorizable(segments.back());
+        vectorized += segments.back().vectorized;
+        total += sizes[k];
+        chunks += gpu::adamChunksOf(sizes[k]);
+        cpu::adamw(ps1[k].data() + at, gs[k].data() + at, ms1[k].data() + at,
+                   vs1[k].data() + at, sizes[k], lr, beta1, beta2, eps, wd,
+                   int64_t(step), scale, true);
+      }
+      EXPECT_EQ(chunks, 1 + 0 + 3 + 1 + 1 + 2);
+      EXPECT_EQ(vectorized, 5); // std::vector's floats are 16-byte aligned
+      gpu::AdamScalars s{&step, &lr, &beta1, &beta2, &eps, &wd, &scale};
+      for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t t = 0; t < threads; ++t)
+          gpu::multiAdamwChunkThread(b, blocks, t, threads, segments.data(),
+                                     int64_t(segments.size()), chunks, total, s,
+                                     true, /*copyBf16=*/true);
+      std::string where = std::to_string(blocks) + " blocks of " +
+                          std::to_string(threads) + " threads";
+      EXPECT_EQ(ps, ps1) << where;
+      EXPECT_EQ(ms, ms1) << where;
+      EXPECT_EQ(vs, vs1) << where;
+      for (size_t k = 0; k < sizes.size(); ++k)
+        for (int64_t i = 0; i <= sizes[k]; ++i) {
+          const int64_t at = k == 4 ? 1 : 0;
+          const bool written = k % 2 == 0 && i >= at && i < at + sizes[k];
+          ASSERT_EQ(copies[k][size_t(i)],
+                    written ? toHalfBits(ps1[k][size_t(i)], true)
+                            : uint16_t(0xFFFF))
+              << where << ", tensor " << k << " element " << i;
+        }
+    }
+  }
+
   int flag = 0;
   std::vector<float> finite = {1, 2, 3}, inf = {1, INFINITY, 3};
   grid(3, [&](int64_t i) { gpu::nonFiniteItem(i, finite.data(), &flag); });

@@ -163,6 +163,15 @@ public:
     if (outside > 0)
       lines.push_back("memory beside the planned arena: " +
                       std::to_string(outside) + " B (" + parts + ")");
+    if (adamTensors > 0)
+      lines.push_back(
+          adamByChunks
+              ? "multi-tensor AdamW: by chunks of " +
+                    std::to_string(gpu::kAdamChunk) + " elements, " +
+                    std::to_string(adamVectorized) + " of " +
+                    std::to_string(adamTensors) + " tensors with 16-byte loads"
+              : std::string("multi-tensor AdamW: element by element "
+                            "(MEGATRON_CUDA_ADAM=elements)"));
     if (graphExec)
       lines.push_back("step: one CUDA graph, captured at the second step");
     else if (!graphWhy.empty())
@@ -346,6 +355,12 @@ private:
   /// offset into it (-1: none).
   uint8_t *commandTables = nullptr;
   std::vector<int64_t> tableOffsets;
+  /// multi_adamw by chunks (multiAdamwChunkThread), or, with
+  /// MEGATRON_CUDA_ADAM=elements, element by element over the whole group
+  /// (multiAdamwThread, as before 2026-11-27's ninth session: the bench's
+  /// baseline for it); its tensors, and those its vector loads serve.
+  bool adamByChunks = true;
+  int64_t adamTensors = 0, adamVectorized = 0;
   /// The step as a CUDA graph: captured at the program's second step (the
   /// first runs eagerly, so that every library has made its one-time
   /// allocations), then replayed, one launch a step. Steps with --trace
@@ -1231,6 +1246,9 @@ Status CudaDevice::captureStep(uint64_t seed, uint64_t step) {
 
 Status CudaDevice::prepareCommandTables(const RankProgram &program) {
   tableOffsets.assign(program.commands.size(), -1);
+  adamTensors = adamVectorized = 0;
+  const char *adam = std::getenv("MEGATRON_CUDA_ADAM");
+  adamByChunks = !(adam && std::string(adam) == "elements");
   std::vector<uint8_t> tables;
   auto append = [&](const void *data, size_t bytes) {
     size_t at = (tables.size() + 15) / 16 * 16; // aligned for any element
@@ -1251,7 +1269,7 @@ Status CudaDevice::prepareCommandTables(const RankProgram &program) {
         return reinterpret_cast<float *>(address(buffer));
       };
       std::vector<gpu::AdamSegment> segments(count);
-      int64_t total = 0;
+      int64_t total = 0, chunks = 0;
       for (size_t k = 0; k < count; ++k) {
         uint16_t *copy =
             layout.copies
@@ -1270,8 +1288,15 @@ Status CudaDevice::prepareCommandTables(const RankProgram &program) {
                        at(outs[layout.newExpAvg(k)]),
                        at(outs[layout.newExpAvgSq(k)]),
                        copy,
-                       total};
-        total += program.buffers[size_t(outs[k])].numElements();
+                       total,
+                       chunks,
+                       0};
+        segments[k].vectorized = gpu::adamVectorizable(segments[k]);
+        adamTensors += 1;
+        adamVectorized += segments[k].vectorized;
+        const int64_t n = program.buffers[size_t(outs[k])].numElements();
+        total += n;
+        chunks += gpu::adamChunksOf(n);
       }
       tableOffsets[i] =
           append(segments.data(), segments.size() * sizeof(gpu::AdamSegment));
@@ -2420,8 +2445,17 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     // The copies' one 16-bit type (the kernel signature holds it).
     const bool copyBf16 =
         layout.copies && outDesc(layout.newCopy(0)).dtype == DType::BF16;
-    error = gpu::launchMultiAdamW(stream, table, int64_t(count), total, scalars,
-                                  command.get("decay", 0) != 0, copyBf16);
+    const bool decay = command.get("decay", 0) != 0;
+    if (adamByChunks) {
+      int64_t chunks = 0;
+      for (size_t k = 0; k < count; ++k)
+        chunks += gpu::adamChunksOf(outDesc(k).numElements());
+      error = gpu::launchMultiAdamWChunks(stream, table, int64_t(count), total,
+                                          chunks, scalars, decay, copyBf16);
+    } else {
+      error = gpu::launchMultiAdamW(stream, table, int64_t(count), total,
+                                    scalars, decay, copyBf16);
+    }
     break;
   }
   case KernelId::cast: {

@@ -359,6 +359,34 @@ cudaError_t launchMultiAdamW(cudaStream_t stream, const AdamSegment *segments,
                        });
 }
 
+/// Calls thread(block, blocks, t, threads) for every thread t of every
+/// block of the grid.
+template <typename F> __global__ void forEachBlockThread(F thread) {
+  thread(int64_t(blockIdx.x), int64_t(gridDim.x), int64_t(threadIdx.x),
+         int64_t(blockDim.x));
+}
+
+cudaError_t launchMultiAdamWChunks(cudaStream_t stream,
+                                   const AdamSegment *segments, int64_t count,
+                                   int64_t total, int64_t chunks,
+                                   AdamScalars scalars, bool applyDecay,
+                                   bool copyBf16) {
+  if (chunks <= 0)
+    return cudaSuccess;
+  // A few blocks per SM at most, each taking many chunks: AdamStep's
+  // setup once per block thread, not per chunk.
+  constexpr int kBlock = 256;
+  constexpr int64_t kMaxBlocks = 1056; // 8 per SM of an H100
+  const int64_t blocks = chunks < kMaxBlocks ? chunks : kMaxBlocks;
+  forEachBlockThread<<<unsigned(blocks), kBlock, 0, stream>>>(
+      [=] __device__(int64_t block, int64_t blocks, int64_t t,
+                     int64_t threads) {
+        multiAdamwChunkThread(block, blocks, t, threads, segments, count,
+                              chunks, total, scalars, applyDecay, copyBf16);
+      });
+  return cudaGetLastError();
+}
+
 cudaError_t launchMultiConvert(cudaStream_t stream, const CastSegment *segments,
                                int64_t count, int64_t total, bool bf16,
                                bool narrow) {

@@ -777,8 +777,10 @@ MTK_HD void multiConvertThread(int64_t t, int64_t threads,
 }
 
 /// One tensor of a multi-tensor AdamW: its parameter, gradient and moments,
-/// its 16-bit copy (or null), and where its elements start in the group's
-/// concatenation.
+/// its 16-bit copy (or null), where its elements start in the group's
+/// concatenation, and, for the traversal by chunks, its first chunk among
+/// all the tensors' and whether its arrays allow 16-byte loads (its copy
+/// 8-byte stores).
 struct AdamSegment {
   float *param;
   const float *grad;
@@ -786,7 +788,30 @@ struct AdamSegment {
   float *expAvgSq;
   uint16_t *copy;
   int64_t start;
+  int64_t firstChunk;
+  int32_t vectorized;
 };
+
+/// The elements of one chunk of a multi-tensor AdamW by chunks: a block's
+/// unit of work, of one tensor (its last chunk shorter).
+constexpr int64_t kAdamChunk = 16384;
+
+MTK_HD int64_t adamChunksOf(int64_t n) {
+  return (n + kAdamChunk - 1) / kAdamChunk;
+}
+
+/// Whether a tensor's AdamW arrays (and copy, if any) allow the traversal
+/// by chunks its vector loads and stores: 16-byte aligned f32 arrays, an
+/// 8-byte aligned copy (chunks start at multiples of kAdamChunk, so every
+/// group of 4 elements is then aligned).
+MTK_HD bool adamVectorizable(const AdamSegment &segment) {
+  auto aligned = [](const void *pointer, uintptr_t bytes) {
+    return reinterpret_cast<uintptr_t>(pointer) % bytes == 0;
+  };
+  return aligned(segment.param, 16) && aligned(segment.grad, 16) &&
+         aligned(segment.expAvg, 16) && aligned(segment.expAvgSq, 16) &&
+         (!segment.copy || aligned(segment.copy, 8));
+}
 
 /// Elements a thread of a multi-tensor AdamW loads before it stores any.
 constexpr int kAdamUnroll = 4;
@@ -829,6 +854,119 @@ MTK_HD void multiAdamwThread(int64_t t, int64_t threads,
         if (copy[k])
           *copy[k] = toHalfBits(p[k], copyBf16);
       });
+}
+
+/// Four consecutive floats, or 16-bit values, moved as one vector on the
+/// GPU (the caller holds the alignment) and one by one on the host.
+MTK_HD void load4(const float *from, float to[4]) {
+#ifdef __CUDA_ARCH__
+  const float4 v = *reinterpret_cast<const float4 *>(from);
+  to[0] = v.x, to[1] = v.y, to[2] = v.z, to[3] = v.w;
+#else
+  for (int l = 0; l < 4; ++l)
+    to[l] = from[l];
+#endif
+}
+MTK_HD void store4(float *to, const float from[4]) {
+#ifdef __CUDA_ARCH__
+  *reinterpret_cast<float4 *>(to) =
+      make_float4(from[0], from[1], from[2], from[3]);
+#else
+  for (int l = 0; l < 4; ++l)
+    to[l] = from[l];
+#endif
+}
+MTK_HD void store4(uint16_t *to, const uint16_t from[4]) {
+#ifdef __CUDA_ARCH__
+  *reinterpret_cast<uint2 *>(to) =
+      make_uint2(uint32_t(from[0]) | uint32_t(from[1]) << 16,
+                 uint32_t(from[2]) | uint32_t(from[3]) << 16);
+#else
+  for (int l = 0; l < 4; ++l)
+    to[l] = from[l];
+#endif
+}
+
+/// The last of `count` segments (firstChunk ascending) whose first chunk is
+/// `chunk` or before, searching from `low` (one at or before it: a block's
+/// chunks ascend). An empty segment shares its first chunk with the next
+/// one, which this picks.
+MTK_HD int64_t adamSegmentOfChunk(const AdamSegment *segments, int64_t count,
+                                  int64_t chunk, int64_t low) {
+  if (low + 1 >= count || segments[low + 1].firstChunk > chunk)
+    return low;
+  int64_t high = count - 1;
+  while (low < high) {
+    int64_t middle = (low + high + 1) / 2;
+    if (segments[middle].firstChunk <= chunk)
+      low = middle;
+    else
+      high = middle - 1;
+  }
+  return low;
+}
+
+/// Thread `thread` of the `threads` of block `block` (of `blocks`) of a
+/// multi-tensor AdamW by chunks, the apex and PyTorch multi-tensor layout:
+/// block b takes chunks b, b + blocks, ... of the `chunks` of the `count`
+/// segments (`total` elements), each chunk kAdamChunk elements of one
+/// tensor; in a chunk its threads take groups of 4 elements, t, t +
+/// threads, ..., each array's 4 values moved as one 16-byte vector where
+/// the tensor is vectorized (adamVectorizable), else element by element.
+/// The same update, element by element, as multiAdamwThread, whose
+/// traversal (every element searching its segment, 4-byte loads) moved
+/// 2.25 TB/s on an H100 at the 1.3B bench.
+MTK_HD void multiAdamwChunkThread(int64_t block, int64_t blocks, int64_t thread,
+                                  int64_t threads, const AdamSegment *segments,
+                                  int64_t count, int64_t chunks, int64_t total,
+                                  AdamScalars s, bool applyDecay,
+                                  bool copyBf16) {
+  const AdamStep a = adamStepOf(s, applyDecay);
+  if (!a.apply)
+    return;
+  int64_t k = 0;
+  for (int64_t c = block; c < chunks; c += blocks) {
+    k = adamSegmentOfChunk(segments, count, c, k);
+    const AdamSegment &segment = segments[k];
+    const int64_t n =
+        (k + 1 < count ? segments[k + 1].start : total) - segment.start;
+    const int64_t begin = (c - segment.firstChunk) * kAdamChunk;
+    const int64_t end = begin + kAdamChunk < n ? begin + kAdamChunk : n;
+    int64_t scalarFrom = begin;
+    if (segment.vectorized) {
+      const int64_t groups = (end - begin) / 4;
+      for (int64_t g = thread; g < groups; g += threads) {
+        const int64_t i = begin + 4 * g;
+        float p[4], grad[4], m[4], v[4];
+        load4(segment.param + i, p);
+        load4(segment.grad + i, grad);
+        load4(segment.expAvg + i, m);
+        load4(segment.expAvgSq + i, v);
+        for (int l = 0; l < 4; ++l)
+          adamwUpdate(p[l], grad[l], m[l], v[l], a);
+        store4(segment.param + i, p);
+        store4(segment.expAvg + i, m);
+        store4(segment.expAvgSq + i, v);
+        if (segment.copy) {
+          uint16_t half[4];
+          for (int l = 0; l < 4; ++l)
+            half[l] = toHalfBits(p[l], copyBf16);
+          store4(segment.copy + i, half);
+        }
+      }
+      scalarFrom = begin + 4 * groups;
+    }
+    for (int64_t i = scalarFrom + thread; i < end; i += threads) {
+      float p = segment.param[i], m = segment.expAvg[i],
+            v = segment.expAvgSq[i];
+      adamwUpdate(p, segment.grad[i], m, v, a);
+      segment.param[i] = p;
+      segment.expAvg[i] = m;
+      segment.expAvgSq[i] = v;
+      if (segment.copy)
+        segment.copy[i] = toHalfBits(p, copyBf16);
+    }
+  }
 }
 
 /// Sets *flag when element i of x is not finite.

@@ -137,6 +137,14 @@ cudaError_t launchMultiConvert(cudaStream_t stream, const CastSegment *segments,
 cudaError_t launchMultiAdamW(cudaStream_t stream, const AdamSegment *segments,
                              int64_t count, int64_t total, AdamScalars scalars,
                              bool applyDecay, bool copyBf16);
+/// The same update by chunks (multiAdamwChunkThread): `chunks` is the sum
+/// of adamChunksOf over the segments, whose firstChunk and vectorized the
+/// table holds.
+cudaError_t launchMultiAdamWChunks(cudaStream_t stream,
+                                   const AdamSegment *segments, int64_t count,
+                                   int64_t total, int64_t chunks,
+                                   AdamScalars scalars, bool applyDecay,
+                                   bool copyBf16);
 /// out[0] = the mean of x[0, n), in double, in index order.
 cudaError_t launchMean(cudaStream_t stream, const float *x, int64_t n,
                        float *out);
