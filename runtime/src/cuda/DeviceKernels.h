@@ -696,18 +696,20 @@ struct CastSegment {
 /// its previous element's segment or the one after, which are tried
 /// first: a binary search for every element made a multi-tensor kernel
 /// wait on its table rather than on its tensors.
+/// Keyed by `key` (a member pointer), any ascending key: the start, or
+/// AdamSegment's first chunk.
 template <typename Segment>
 MTK_HD int64_t segmentOf(const Segment *segments, int64_t count, int64_t i,
-                         int64_t low) {
-  if (low + 1 >= count || segments[low + 1].start > i)
+                         int64_t low, int64_t Segment::*key = &Segment::start) {
+  if (low + 1 >= count || segments[low + 1].*key > i)
     return low;
-  if (low + 2 >= count || segments[low + 2].start > i)
+  if (low + 2 >= count || segments[low + 2].*key > i)
     return low + 1;
   low += 2;
   int64_t high = count - 1;
   while (low < high) {
     int64_t middle = (low + high + 1) / 2;
-    if (segments[middle].start <= i)
+    if (segments[middle].*key <= i)
       low = middle;
     else
       high = middle - 1;
@@ -887,25 +889,6 @@ MTK_HD void store4(uint16_t *to, const uint16_t from[4]) {
 #endif
 }
 
-/// The last of `count` segments (firstChunk ascending) whose first chunk is
-/// `chunk` or before, searching from `low` (one at or before it: a block's
-/// chunks ascend). An empty segment shares its first chunk with the next
-/// one, which this picks.
-MTK_HD int64_t adamSegmentOfChunk(const AdamSegment *segments, int64_t count,
-                                  int64_t chunk, int64_t low) {
-  if (low + 1 >= count || segments[low + 1].firstChunk > chunk)
-    return low;
-  int64_t high = count - 1;
-  while (low < high) {
-    int64_t middle = (low + high + 1) / 2;
-    if (segments[middle].firstChunk <= chunk)
-      low = middle;
-    else
-      high = middle - 1;
-  }
-  return low;
-}
-
 /// Thread `thread` of the `threads` of block `block` (of `blocks`) of a
 /// multi-tensor AdamW by chunks, the apex and PyTorch multi-tensor layout:
 /// block b takes chunks b, b + blocks, ... of the `chunks` of the `count`
@@ -926,7 +909,9 @@ MTK_HD void multiAdamwChunkThread(int64_t block, int64_t blocks, int64_t thread,
     return;
   int64_t k = 0;
   for (int64_t c = block; c < chunks; c += blocks) {
-    k = adamSegmentOfChunk(segments, count, c, k);
+    // The last segment whose first chunk is c or before (an empty one
+    // shares its first chunk with the next, which this picks).
+    k = segmentOf(segments, count, c, k, &AdamSegment::firstChunk);
     const AdamSegment &segment = segments[k];
     const int64_t n =
         (k + 1 < count ? segments[k + 1].start : total) - segment.start;
