@@ -223,8 +223,14 @@ public:
 
     auto parametersStart = std::chrono::steady_clock::now();
     startup.prepareSeconds = secondsBetween(prepareStart, parametersStart);
+    MTRT_RETURN_IF_ERROR(planParameterCopies());
     MTRT_RETURN_IF_ERROR(bindParameters());
-    MTRT_RETURN_IF_ERROR(fillParameterCopies());
+    if (copiesFilled != int64_t(copyOf.size()))
+      return Status::error(
+          options.artifact + ": " +
+          std::to_string(copyOf.size() - size_t(copiesFilled)) +
+          " 16-bit parameter copies were not filled (their "
+          "parameters were neither initialized nor loaded)");
     auto dataStart = std::chrono::steady_clock::now();
     startup.parameterSeconds = secondsBetween(parametersStart, dataStart);
     MTRT_RETURN_IF_ERROR(checkOutputsWritable());
@@ -400,7 +406,7 @@ public:
       // Filled on the host, then uploaded to the device whole.
       std::vector<float> host(size_t(buffer.numElements()), 0.0f);
       float *values = host.data();
-      auto upload = [&] { return device->uploadValues(buffer.id, host); };
+      auto upload = [&] { return uploadParameter(buffer, host); };
       // A sharded buffer holds runs of the full tensor (a ZeRO piece, or a
       // tensor-parallel split); every rank reads only those. The
       // checkpoint's shape: the full tensor without padding rows, which are
@@ -450,18 +456,17 @@ public:
     return initializeParameters(initializing);
   }
 
-  /// Fills each 16-bit parameter copy (buffer kind param_copy, which the
-  /// step reads instead of casting its parameter, and its AdamW rewrites)
-  /// from its parameter, however that was initialized or loaded: the
-  /// parameter's values downloaded, rounded as a cast rounds them
-  /// (mtrt/HalfFloat.h), uploaded. Checkpoints hold no copies.
-  Status fillParameterCopies() {
+  /// The 16-bit copy of each parameter that has one (buffer kind
+  /// param_copy: the step reads it instead of casting the parameter, and
+  /// its AdamW rewrites it), by the parameter's name, each checked against
+  /// its f32 parameter. uploadParameter fills it whenever the parameter is
+  /// uploaded, however that was initialized or loaded; checkpoints hold no
+  /// copies.
+  Status planParameterCopies() {
     std::map<std::string, const BufferDesc *> params;
     for (const BufferDesc &buffer : program.buffers)
       if (buffer.kind == "param" && !buffer.alias)
         params[buffer.name] = &buffer;
-    std::vector<float> values;
-    std::vector<uint16_t> halves;
     for (const BufferDesc &copy : program.buffers) {
       if (copy.kind != "param_copy" || copy.alias)
         continue;
@@ -475,14 +480,34 @@ public:
             "' (buffer " + std::to_string(copy.id) + ", " +
             dtypeName(copy.dtype) +
             ") has no f32 parameter of its size to be filled from");
-      MTRT_RETURN_IF_ERROR(device->downloadValues(param->second->id, values,
-                                                  copy.numElements()));
-      halves.resize(values.size());
-      narrowToHalves(values.data(), halves.data(), int64_t(values.size()),
-                     copy.dtype == DType::BF16);
-      MTRT_RETURN_IF_ERROR(device->uploadValues(copy.id, halves));
+      copyOf[copy.name] = &copy;
     }
+    // Its own pool, as initializeParameters': a 1.3B model's copies are
+    // 1.3G values to round.
+    if (!copyOf.empty())
+      copyPool = std::make_unique<ThreadPool>(hostThreads);
     return Status::ok();
+  }
+
+  /// Uploads parameter `buffer`'s values and, where it has a 16-bit copy,
+  /// the copy: the values rounded as a cast rounds them (mtrt/HalfFloat.h),
+  /// on the host's threads, from the host's values (no download).
+  Status uploadParameter(const BufferDesc &buffer,
+                         const std::vector<float> &values) {
+    MTRT_RETURN_IF_ERROR(device->uploadValues(buffer.id, values));
+    auto copy = copyOf.find(buffer.name);
+    if (copy == copyOf.end())
+      return Status::ok();
+    const bool bf16 = copy->second->dtype == DType::BF16;
+    std::vector<uint16_t> halves(values.size());
+    copyPool->parallelFor(int64_t(values.size()), int64_t(1) << 20,
+                          [&](int64_t begin, int64_t end) {
+                            narrowToHalves(values.data() + begin,
+                                           halves.data() + begin, end - begin,
+                                           bf16);
+                          });
+    ++copiesFilled;
+    return device->uploadValues(copy->second->id, halves);
   }
 
   struct ParameterToInitialize {
@@ -558,7 +583,7 @@ public:
             dst = std::copy_n(full[t].data() + run.offset, run.count, dst);
           full[t] = std::move(mine);
         }
-        MTRT_RETURN_IF_ERROR(device->uploadValues(buffer.id, full[t]));
+        MTRT_RETURN_IF_ERROR(uploadParameter(buffer, full[t]));
         full[t] = {};
       }
       begin = end;
@@ -1241,6 +1266,11 @@ public:
   /// and whether any parameter was initialized (not loaded) on them.
   int hostThreads = 1;
   bool parametersInitialized = false;
+  /// The parameters' 16-bit copies by parameter name (planParameterCopies),
+  /// the pool that rounds them, and how many have been filled.
+  std::map<std::string, const BufferDesc *> copyOf;
+  std::unique_ptr<ThreadPool> copyPool;
+  int64_t copiesFilled = 0;
   struct {
     double prepareSeconds = 0, parameterSeconds = 0, dataSeconds = 0;
   } startup;
