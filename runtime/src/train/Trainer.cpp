@@ -489,14 +489,15 @@ public:
     return Status::ok();
   }
 
-  /// Uploads parameter `buffer`'s values and, where it has a 16-bit copy,
-  /// the copy: the values rounded as a cast rounds them (mtrt/HalfFloat.h),
-  /// on the host's threads, from the host's values (no download).
+  /// Uploads `buffer`'s values (a parameter or its optimizer state) and,
+  /// for a parameter with a 16-bit copy, the copy: the values rounded as a
+  /// cast rounds them (mtrt/HalfFloat.h), on the host's threads, from the
+  /// host's values (no download).
   Status uploadParameter(const BufferDesc &buffer,
                          const std::vector<float> &values) {
     MTRT_RETURN_IF_ERROR(device->uploadValues(buffer.id, values));
     auto copy = copyOf.find(buffer.name);
-    if (copy == copyOf.end())
+    if (buffer.kind != "param" || copy == copyOf.end())
       return Status::ok();
     const bool bf16 = copy->second->dtype == DType::BF16;
     std::vector<uint16_t> halves(values.size());
