@@ -179,7 +179,8 @@ LogicalResult verifyPipelineSchedule(ModuleOp module, ArrayRef<int64_t> shape) {
           std::deque<Operation *> &order = sentInOrder[{event.peer, stage}];
           if (order.empty())
             break;
-          if (cast<mtrt::SendOp>(order.front()).getTag() != event.tag) {
+          if (int64_t(cast<mtrt::SendOp>(order.front()).getTag()) !=
+              event.tag) {
             InFlightDiagnostic diag =
                 event.op->emitOpError()
                 << "stage " << stage << "'s " << describeTransfer(event.op)

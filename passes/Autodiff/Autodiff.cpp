@@ -245,7 +245,7 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
                                  MTDialect::getParamAttrName());
     };
     // The moments (AdamW's state; a 16-bit copy is mt-fuse's).
-    for (StringRef kind : {StringRef("exp_avg"), StringRef("exp_avg_sq")})
+    for (StringRef kind : MTDialect::getMomentKinds())
       for (BlockArgument param : params) {
         indices.push_back(end);
         types.push_back(param.getType());

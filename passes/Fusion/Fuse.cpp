@@ -1159,19 +1159,24 @@ int64_t fuseAdamW(Block &block, int64_t &commands) {
 }
 
 /// The 16-bit type every cast of `param` (a parameter argument) in `body`
-/// gives it, where each cast is before `update`; null when it is not read
-/// through one such cast before its update (or read through casts to two
-/// types, or after it).
+/// gives it, where each cast and every reader of it is before `update`;
+/// null when it is not read through one such cast before its update (or
+/// read through casts to two types, or a cast or its value after it: the
+/// copy that replaces the cast is rewritten in place by the update, so a
+/// later reader would see the new parameter's cast).
 Type parameterCopyType(BlockArgument param, Operation *update, Block &body) {
   Type type;
+  auto beforeUpdate = [&](Operation *op) {
+    return op->getBlock() == &body && op->isBeforeInBlock(update);
+  };
   for (Operation *user : param.getUsers()) {
     if (user == update)
       continue;
     auto cast = dyn_cast<CastOp>(user);
     if (!cast || !isSixteenBit(cast.getResult()))
       continue; // reads the fp32 parameter itself: it still can
-    if (cast->getBlock() != &body || !cast->isBeforeInBlock(update) ||
-        (type && cast.getType() != type))
+    if (!beforeUpdate(cast) || (type && cast.getType() != type) ||
+        !llvm::all_of(cast->getUsers(), beforeUpdate))
       return Type();
     type = cast.getType();
   }
@@ -1184,14 +1189,16 @@ Type parameterCopyType(BlockArgument param, Operation *update, Block &body) {
 /// update, and whose updated value is the step's new value of that
 /// parameter (not a ZeRO piece, which an all-gather completes): the casts
 /// become reads of a new argument (mt.state "param_copy", the parameter's
-/// marks but its initializer and its parallel role), which the update rewrites
-/// from the new parameters (mt.multi_adamw's copies) and the step returns. What
-/// it saves on every step: reading the fp32 parameters a second time to cast
-/// them (Megatron-LM's bf16 model parameters beside fp32 main ones). The
-/// runtime fills the copies once from the parameters (after initializing or
-/// loading them), and checkpoints leave them out. Returns the parameters given
-/// copies.
-int64_t keepParameterCopies(func::FuncOp function, int64_t &updates) {
+/// marks but its initializer and its parallel role), which the update
+/// rewrites from the new parameters (mt.multi_adamw's copies) and the step
+/// returns. What it saves on every step: reading the fp32 parameters a
+/// second time to cast them (Megatron-LM's bf16 model parameters beside
+/// fp32 main ones). The runtime fills the copies from the parameters as it
+/// uploads them, and checkpoints leave them out. Returns the parameters
+/// given copies, or failure (with an error) where the function's signature
+/// cannot be changed. A hand-written walk rather than a rewrite pattern: it
+/// changes the function's signature, which a pattern on the update cannot.
+FailureOr<int64_t> keepParameterCopies(func::FuncOp function) {
   Block &body = function.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   OpBuilder builder(function.getContext());
@@ -1249,7 +1256,9 @@ int64_t keepParameterCopies(func::FuncOp function, int64_t &updates) {
       unsigned index = function.getNumArguments();
       if (failed(function.insertArgument(
               index, type, builder.getDictionaryAttr(attrs), param.getLoc())))
-        return kept;
+        return function.emitOpError()
+               << "mt-fuse: could not add the 16-bit copy of argument #"
+               << param.getArgNumber() << " as an argument";
       BlockArgument copy = body.getArgument(index);
       for (Operation *user : llvm::make_early_inc_range(param.getUsers()))
         if (auto castOp = dyn_cast<CastOp>(user);
@@ -1281,11 +1290,12 @@ int64_t keepParameterCopies(func::FuncOp function, int64_t &updates) {
           MTDialect::getStateAttrName(), builder.getStringAttr("param_copy")));
       if (failed(function.insertResult(index, copy.getType(),
                                        builder.getDictionaryAttr(attrs))))
-        return kept;
+        return function.emitOpError()
+               << "mt-fuse: could not return the 16-bit copy of parameter #"
+               << i << " of an update";
       ret->insertOperands(index, copy);
     }
     kept += int64_t(count);
-    ++updates;
   }
   return kept;
 }
@@ -1357,9 +1367,14 @@ struct FusePass : mt::impl::FusePassBase<FusePass> {
         int64_t commands = 0;
         numFusedUpdates += fuseAdamW(block, commands);
         numMultiAdamW += commands;
-        if (parameterCopies && block.isEntryBlock()) {
-          int64_t updates = 0;
-          numParameterCopies += keepParameterCopies(function, updates);
+        // The step's own arguments and results change: not for a function
+        // something calls, whose calls would no longer match.
+        if (parameterCopies && block.isEntryBlock() &&
+            function.symbolKnownUseEmpty(getOperation())) {
+          FailureOr<int64_t> kept = keepParameterCopies(function);
+          if (failed(kept))
+            return signalPassFailure();
+          numParameterCopies += *kept;
         }
         if (groupCasts) {
           int64_t castCommands = 0;

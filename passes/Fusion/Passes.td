@@ -163,9 +163,10 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     rows of the step's tokens are; the sums are the add's bits.
 
     With `group-casts` (default), the casts of a layer's fp32 parameters to
-    16 bits in one phase (the same marks) become one `mt.multi_cast`, where
-    the first of them was (a kernel per layer instead of one per
-    parameter: GPT-2 124M bf16 casts 148 parameters a step).
+    16 bits in one phase (the same marks) that remain (all of them with
+    `parameter-copies=false`) become one `mt.multi_cast`, where the first of
+    them was (a kernel per layer instead of one per parameter: GPT-2 124M
+    bf16 casts 148 parameters a step).
 
     With `parameter-copies` (default), a parameter read through casts to
     one 16-bit type, all before its `mt.multi_adamw` update, whose update
@@ -180,7 +181,27 @@ def FusePass : Pass<"mt-fuse", "ModuleOp"> {
     casts' outputs were transient); the runtime fills them from the
     parameters once they are initialized or loaded, and checkpoints leave
     them out. All the parameters of one `mt.multi_adamw` get copies, or
-    none do.
+    none do; not in a function something calls (its signature changes).
+
+    ```mlir
+    // Before: the step casts %w where it reads it.
+    func.func @step(%w: tensor<4x4xf32> {mt.param = "w"}, ...)
+        -> (tensor<4x4xf32> {mt.param = "w"}, ...) {
+      %c = mt.cast %w : tensor<4x4xf32> to tensor<4x4xbf16>
+      ... %c ...
+      %p:2, %m:2, %v:2 = mt.multi_adamw params(%w, %u) ...
+      return %p#0, ...
+    }
+    // After: it reads %wc, which the update rewrites and the step returns.
+    func.func @step(%w: tensor<4x4xf32> {mt.param = "w"}, ...,
+                    %wc: tensor<4x4xbf16> {mt.param = "w", mt.state = "param_copy"}, ...)
+        -> (tensor<4x4xf32> {mt.param = "w"}, ...,
+            tensor<4x4xbf16> {mt.param = "w", mt.state = "param_copy"}, ...) {
+      ... %wc ...
+      %p:2, %m:2, %v:2, %c:2 = mt.multi_adamw params(%w, %u) ... copies(%wc, %uc)
+      return %p#0, ..., %c#0, ...
+    }
+    ```
 
     A fused norm backward (a row-block kernel) sums its weight and bias
     gradients over `norm-grad-row-block` rows (default 16) before it writes

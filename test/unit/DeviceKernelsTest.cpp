@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -466,33 +467,46 @@ TEST(DeviceKernels, ClipAndAdamW) {
           std::pair{int64_t(9), int64_t(256)}}) {
       std::vector<std::vector<float>> ps, gs, ms, vs;
       std::vector<std::vector<uint16_t>> copies;
+      // Room for each array to start at a 16-byte boundary (std::vector
+      // promises no more than the element's alignment), and tensor 4's one
+      // element past it.
+      const int64_t room = 9;
       for (int64_t n : sizes) {
-        // One float of room: tensor 4 starts one float in.
-        ps.push_back(randomFloats(gen, n + 1, -1, 1));
-        gs.push_back(randomFloats(gen, n + 1, -1, 1));
-        ms.push_back(randomFloats(gen, n + 1, -0.1f, 0.1f));
-        vs.push_back(randomFloats(gen, n + 1, 0, 0.01f));
-        copies.emplace_back(size_t(n + 1), uint16_t(0xFFFF));
+        ps.push_back(randomFloats(gen, n + room, -1, 1));
+        gs.push_back(randomFloats(gen, n + room, -1, 1));
+        ms.push_back(randomFloats(gen, n + room, -0.1f, 0.1f));
+        vs.push_back(randomFloats(gen, n + room, 0, 0.01f));
+        copies.emplace_back(size_t(n + room), uint16_t(0xFFFF));
       }
+      // The index of the first element at a 16-byte boundary.
+      auto aligned = [](const auto &array) {
+        const uintptr_t address = reinterpret_cast<uintptr_t>(array.data());
+        return int64_t((16 - address % 16) % 16 / sizeof(array[0]));
+      };
       auto ps1 = ps, ms1 = ms, vs1 = vs;
       std::vector<gpu::AdamSegment> segments;
+      // Where each tensor's parameter, gradient, moments and copy start.
+      std::vector<std::array<int64_t, 5>> at(sizes.size());
       int64_t total = 0, chunks = 0, vectorized = 0;
       for (size_t k = 0; k < sizes.size(); ++k) {
-        const int64_t at = k == 4 ? 1 : 0;
-        segments.push_back({ps[k].data() + at, gs[k].data() + at,
-                            ms[k].data() + at, vs[k].data() + at,
-                            k % 2 == 0 ? copies[k].data() + at : nullptr, total,
-                            chunks, 0});
+        const int64_t off = k == 4 ? 1 : 0;
+        at[k] = {aligned(ps[k]) + off, aligned(gs[k]) + off,
+                 aligned(ms[k]) + off, aligned(vs[k]) + off,
+                 aligned(copies[k]) + off};
+        segments.push_back({ps[k].data() + at[k][0], gs[k].data() + at[k][1],
+                            ms[k].data() + at[k][2], vs[k].data() + at[k][3],
+                            k % 2 == 0 ? copies[k].data() + at[k][4] : nullptr,
+                            total, chunks, 0});
         segments.back().vectorized = gpu::adamVectorizable(segments.back());
         vectorized += segments.back().vectorized;
         total += sizes[k];
         chunks += gpu::adamChunksOf(sizes[k]);
-        cpu::adamw(ps1[k].data() + at, gs[k].data() + at, ms1[k].data() + at,
-                   vs1[k].data() + at, sizes[k], lr, beta1, beta2, eps, wd,
-                   int64_t(step), scale, true);
+        cpu::adamw(ps1[k].data() + at[k][0], gs[k].data() + at[k][1],
+                   ms1[k].data() + at[k][2], vs1[k].data() + at[k][3], sizes[k],
+                   lr, beta1, beta2, eps, wd, int64_t(step), scale, true);
       }
       EXPECT_EQ(chunks, 1 + 0 + 3 + 1 + 1 + 2);
-      EXPECT_EQ(vectorized, 5); // std::vector's floats are 16-byte aligned
+      EXPECT_EQ(vectorized, 5); // all but tensor 4
       gpu::AdamScalars s{&step, &lr, &beta1, &beta2, &eps, &wd, &scale};
       for (int64_t b = 0; b < blocks; ++b)
         for (int64_t t = 0; t < threads; ++t)
@@ -505,11 +519,11 @@ TEST(DeviceKernels, ClipAndAdamW) {
       EXPECT_EQ(ms, ms1) << where;
       EXPECT_EQ(vs, vs1) << where;
       for (size_t k = 0; k < sizes.size(); ++k)
-        for (int64_t i = 0; i <= sizes[k]; ++i) {
-          const int64_t at = k == 4 ? 1 : 0;
-          const bool written = k % 2 == 0 && i >= at && i < at + sizes[k];
+        for (int64_t i = 0; i < sizes[k] + room; ++i) {
+          const int64_t j = i - at[k][4]; // the tensor's element
+          const bool written = k % 2 == 0 && j >= 0 && j < sizes[k];
           ASSERT_EQ(copies[k][size_t(i)],
-                    written ? toHalfBits(ps1[k][size_t(i)], true)
+                    written ? toHalfBits(ps1[k][size_t(at[k][0] + j)], true)
                             : uint16_t(0xFFFF))
               << where << ", tensor " << k << " element " << i;
         }

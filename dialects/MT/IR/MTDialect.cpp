@@ -210,8 +210,13 @@ ArrayRef<StringRef> MTDialect::getOutputRoles() {
 }
 
 ArrayRef<StringRef> MTDialect::getStateKinds() {
+  // The moments first (getMomentKinds), then mt-fuse's 16-bit copy.
   static const StringRef kinds[] = {"exp_avg", "exp_avg_sq", "param_copy"};
   return kinds;
+}
+
+ArrayRef<StringRef> MTDialect::getMomentKinds() {
+  return getStateKinds().take_front(2);
 }
 
 /// Verifies an `mt.input`, `mt.output` or `mt.state` string attribute whose

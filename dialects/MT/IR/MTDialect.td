@@ -83,6 +83,8 @@ def MT_Dialect : Dialect {
     static ::llvm::ArrayRef<::llvm::StringRef> getInputRoles();
     static ::llvm::ArrayRef<::llvm::StringRef> getOutputRoles();
     static ::llvm::ArrayRef<::llvm::StringRef> getStateKinds();
+    /// The optimizer's moments among them (mt-autodiff's AdamW state).
+    static ::llvm::ArrayRef<::llvm::StringRef> getMomentKinds();
     /// Discardable op attribute on dropout and attention ops whose tensors
     /// are split along their leading (batch) dimension across the grid axis
     /// it names: the random stream's element index is offset by the rank's

@@ -892,9 +892,10 @@ LogicalResult MultiAdamWOp::verify() {
                             "none";
   if (getNumResults() != 3 * count + copies)
     return emitOpError() << "has " << getNumResults() << " results; " << count
-                         << " parameters" << (copies ? ", " : " and ")
-                         << "their moments" << (copies ? " and copies" : "")
-                         << " need " << 3 * count + copies;
+                         << " parameter" << (count == 1 ? "" : "s")
+                         << (copies ? ", " : " and ") << "their moments"
+                         << (copies ? " and copies" : "") << " need "
+                         << 3 * count + copies;
   Type element = tensorType(getParams().front()).getElementType();
   for (size_t i = 0; i < count; ++i) {
     Type type = getParams()[i].getType();

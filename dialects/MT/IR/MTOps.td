@@ -1300,8 +1300,8 @@ def MT_MultiAdamWOp : MT_Op<"multi_adamw",
     (`decay` $decay^)? attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
-    // `updated` in its groups (one list: ODS gives several variadic result
-    // groups of different sizes no inferable textual form).
+    /// `updated` in its groups (one list: ODS gives several variadic result
+    /// groups of different sizes no inferable textual form).
     ::mlir::ResultRange getNewParams() {
       return getUpdated().slice(0, getParams().size());
     }

@@ -76,8 +76,9 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
   let summary = "A view of the arena at a static byte offset.";
   let description = [{
     `kind` says what the buffer holds, for binding and for the memory
-    report: `param`, `exp_avg`, `exp_avg_sq` (named by `name`, the
-    parameter), `input` (named by its role: `tokens`, `lr`, ...),
+    report: `param`, `param_copy` (its persistent 16-bit copy, which the
+    runtime fills from it and `multi_adamw` rewrites), `exp_avg`,
+    `exp_avg_sq` (named by `name`, the parameter), `input` (named by its role: `tokens`, `lr`, ...),
     `activation`, `gradient` or `constant`. Two buffers may share bytes
     when their lifetimes do not overlap, or when one is a reshaped view of
     the other (`alias`). A ZeRO-sharded parameter or state holds piece

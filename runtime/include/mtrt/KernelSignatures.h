@@ -17,7 +17,6 @@
 #include "mtrt/Artifact.h"
 #include "mtrt/Status.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -40,10 +39,20 @@ Status checkKernelSignature(const Command &command,
 /// parameters, first and second moments updated in place, then the copies.
 struct MultiAdamWLayout {
   size_t count = 0, copies = 0;
-  explicit MultiAdamWLayout(const Command &command)
-      : copies(size_t(std::max(0.0, command.get("copies", 0)))) {
-    size_t outs = command.outs.size();
-    count = outs >= copies ? (outs - copies) / 3 : 0;
+  /// `copies` is a whole number of the outputs at most (else count and
+  /// copies are 0: the signature check says why).
+  bool validCopies = true;
+  explicit MultiAdamWLayout(const Command &command) {
+    const size_t outs = command.outs.size();
+    const double value = command.get("copies", 0);
+    // (Compared as a double first: converting 1e300 or a NaN to size_t is
+    // undefined.)
+    validCopies =
+        value >= 0 && value <= double(outs) && value == double(int64_t(value));
+    if (!validCopies)
+      return;
+    copies = size_t(value);
+    count = (outs - copies) / 3;
   }
   size_t param(size_t k) const { return k; }
   size_t grad(size_t k) const { return count + k; }

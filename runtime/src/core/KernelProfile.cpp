@@ -2,6 +2,8 @@
 
 #include "mtrt/KernelProfile.h"
 
+#include "mtrt/KernelSignatures.h"
+
 #include "mtrt/HeadLayout.h"
 #include "mtrt/Kernels.h"
 
@@ -66,7 +68,13 @@ double mtrt::commandFlops(const RankProgram &program, const Command &command) {
 }
 
 double mtrt::commandBytes(const RankProgram &program, const Command &command) {
-  std::set<int64_t> operands(command.ins.begin(), command.ins.end());
+  // A multi_adamw's 16-bit parameter copies (its last inputs) are only
+  // written: counted once, as outputs.
+  size_t ins = command.ins.size();
+  if (command.kernel == "multi_adamw")
+    ins -= std::min(ins, MultiAdamWLayout(command).copies);
+  std::set<int64_t> operands(command.ins.begin(),
+                             command.ins.begin() + std::ptrdiff_t(ins));
   operands.insert(command.outs.begin(), command.outs.end());
   double bytes = 0;
   for (int64_t id : operands)

@@ -509,9 +509,14 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::multi_adamw: {
     const MultiAdamWLayout layout(c);
     const size_t count = layout.count;
-    s.range("copies", 0, 1e9);
-    s.require(c.get("copies", 0) == std::floor(c.get("copies", 0)),
-              "attribute 'copies' is not a whole number");
+    if (!layout.validCopies) {
+      std::ostringstream os;
+      os << "attribute 'copies' is " << c.get("copies", 0)
+         << ", not a whole number of copies up to the " << c.outs.size()
+         << " outputs";
+      s.require(false, os.str());
+      break;
+    }
     s.require(count > 0 && c.outs.size() == layout.numOuts() &&
                   c.ins.size() == layout.numIns() &&
                   (layout.copies == 0 || layout.copies == count),
@@ -538,6 +543,15 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
         s.same(s.in(layout.copyIn(i)), ("the copy" + which).c_str(), s.in(i),
                ("the parameter" + which).c_str());
         s.inPlace(layout.copyIn(i), layout.newCopy(i));
+        // The copy is its own parameter's: two swapped copies of one shape
+        // would each get the other's cast.
+        const BufferDesc &param = s.buffers[c.ins[layout.param(i)]];
+        const BufferDesc &copy = s.buffers[c.ins[layout.copyIn(i)]];
+        s.require(copy.kind == "param_copy" && copy.name == param.name,
+                  "input " + std::to_string(layout.copyIn(i)) + " is " +
+                      copy.kind + " '" + copy.name +
+                      "', expected the param_copy of parameter " +
+                      std::to_string(i) + " '" + param.name + "'");
       }
     }
     for (size_t j = 0; j < 7; ++j)

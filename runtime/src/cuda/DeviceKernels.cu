@@ -373,11 +373,23 @@ cudaError_t launchMultiAdamWChunks(cudaStream_t stream,
                                    bool copyBf16) {
   if (chunks <= 0)
     return cudaSuccess;
-  // A few blocks per SM at most, each taking many chunks: AdamStep's
-  // setup once per block thread, not per chunk.
+  // A few blocks per SM at most (8 of 256 threads fill one), each taking
+  // many chunks: AdamStep's setup once per block thread, not per chunk.
+  // The process's GPU, asked once (a rank uses one).
+  static const int64_t multiprocessors = [] {
+    int device = 0, count = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount,
+                               device) != cudaSuccess ||
+        count <= 0) {
+      (void)cudaGetLastError(); // not the launch's error
+      count = 132;              // an H100's, where the query fails
+    }
+    return int64_t(count);
+  }();
   constexpr int kBlock = 256;
-  constexpr int64_t kMaxBlocks = 1056; // 8 per SM of an H100
-  const int64_t blocks = chunks < kMaxBlocks ? chunks : kMaxBlocks;
+  const int64_t most = 8 * multiprocessors;
+  const int64_t blocks = chunks < most ? chunks : most;
   forEachBlockThread<<<unsigned(blocks), kBlock, 0, stream>>>(
       [=] __device__(int64_t block, int64_t blocks, int64_t t,
                      int64_t threads) {

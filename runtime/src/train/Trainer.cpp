@@ -13,6 +13,7 @@
 #include "mtrt/HalfFloat.h"
 #include "mtrt/Hash.h"
 #include "mtrt/KernelProfile.h"
+#include "mtrt/KernelSignatures.h"
 #include "mtrt/Launcher.h"
 #include "mtrt/LearningRate.h"
 #include "mtrt/LossScaler.h"
@@ -39,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
@@ -467,9 +469,25 @@ public:
     for (const BufferDesc &buffer : program.buffers)
       if (buffer.kind == "param" && !buffer.alias)
         params[buffer.name] = &buffer;
+    // The copies some multi_adamw rewrites (the kernel signature holds
+    // that each is its parameter's): any other would be filled once and
+    // then go stale as its parameter trains.
+    std::set<std::string> rewritten;
+    for (const Command &command : program.commands)
+      if (command.kernel == "multi_adamw") {
+        const MultiAdamWLayout layout(command);
+        for (size_t k = 0; k < layout.copies; ++k)
+          rewritten.insert(
+              program.buffers[size_t(command.outs[layout.newCopy(k)])].name);
+      }
     for (const BufferDesc &copy : program.buffers) {
       if (copy.kind != "param_copy" || copy.alias)
         continue;
+      if (!rewritten.count(copy.name))
+        return Status::error(
+            options.artifact + ": the 16-bit copy of parameter '" + copy.name +
+            "' (buffer " + std::to_string(copy.id) +
+            ") is rewritten by no multi_adamw: it would go stale");
       auto param = params.find(copy.name);
       if (param == params.end() ||
           param->second->numElements() != copy.numElements() ||

@@ -1854,7 +1854,7 @@ func.func @negative_multi_adamw_copy_count(%p: tensor<4xf32>, %q: tensor<8xf32>,
 // A new copy for each copy.
 
 func.func @negative_multi_adamw_copy_results(%p: tensor<4xf32>, %c: tensor<4xbf16>, %s: tensor<f32>) {
-  // expected-error @+1 {{'mt.multi_adamw' op has 3 results; 1 parameters, their moments and copies need 4}}
+  // expected-error @+1 {{'mt.multi_adamw' op has 3 results; 1 parameter, their moments and copies need 4}}
   %r:3 = mt.multi_adamw params(%p) grads(%p) exp_avgs(%p) exp_avg_sqs(%p) scalars(%s, %s, %s, %s, %s, %s, %s) copies(%c)
       : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4xbf16>)
       -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
