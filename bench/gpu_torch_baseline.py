@@ -10,6 +10,13 @@ SXM), and the peak memory the caching allocator handed out.
 
 Runs on the GPU machine (scripts/gpu-check.sh calls it); needs only torch.
 
+Each step clips the gradients' global norm at --clip-grad (default 1.0,
+torch.nn.utils.clip_grad_norm_ with its foreach kernels) before AdamW, as
+megatron-run's step does by default (Megatron-LM's --clip-grad 1.0, and
+nanoGPT's): the same step, the norm's pass over every gradient included.
+Until 2026-11-27's ninth session the baseline did not clip; --clip-grad 0
+measures it so.
+
 With --accumulate K1,K2,... it runs one measurement per K in the same
 process (one compilation): K micro-batches of B sequences a step, their
 gradients accumulated (each loss divided by K, as Megatron-LM's and
@@ -18,7 +25,7 @@ the K * B * S tokens of a step.
 
 usage: gpu_torch_baseline.py --model 124m|350m|1.3b [--mode eager|compile]
                              [--batch B] [--seq S] [--steps N]
-                             [--accumulate K[,K...]]
+                             [--accumulate K[,K...]] [--clip-grad X]
 """
 
 import argparse
@@ -101,7 +108,12 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--accumulate", default="1",
                         help="micro-batches a step, or a comma list of them")
+    parser.add_argument("--clip-grad", type=float, default=1.0,
+                        help="clip the global gradient norm at X before "
+                             "AdamW (megatron-run's default 1.0); 0: none")
     args = parser.parse_args()
+    if not (math.isfinite(args.clip_grad) and args.clip_grad >= 0):
+        parser.error("--clip-grad: a norm of 0 or more, not %r" % args.clip_grad)
     accumulations = args.accumulate.split(",")
     if not all(k.isdigit() and int(k) > 0 for k in accumulations):
         parser.error("--accumulate: a comma list of positive integers, not %r"
@@ -139,6 +151,9 @@ def measure(args, model, step_fn, optimizer, accumulate, params, layers,
                 loss = step_fn(inputs[micro], targets[micro]) / accumulate
             loss.backward()
             step_loss += loss.detach()
+        if args.clip_grad > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad,
+                                           foreach=True)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         torch.cuda.synchronize()
@@ -159,7 +174,7 @@ def measure(args, model, step_fn, optimizer, accumulate, params, layers,
         "framework": "pytorch-" + args.mode, "torch": torch.__version__,
         "gpu": torch.cuda.get_device_name(), "model": args.model,
         "params": params, "batch": args.batch, "seq": args.seq,
-        "accumulate": accumulate,
+        "accumulate": accumulate, "clip_grad": args.clip_grad,
         "step_time_s": round(step_time, 5),
         "tokens_per_s": round(tokens_per_s, 1),
         "mfu": round(tokens_per_s * flops_per_token / PEAK_BF16_FLOPS, 4),

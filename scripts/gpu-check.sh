@@ -522,8 +522,11 @@ for model, (layers, width) in models.items():
         for line in open(path):
             if line.startswith("{"):
                 r = json.loads(line)
-                row = ("PyTorch " + mode, r["tokens_per_s"],
-                       r["peak_memory_bytes"])
+                # Clipping at 1.0, as megatron-run's step (runs before
+                # 2026-11-27's ninth session did not clip).
+                row = ("PyTorch " + mode + ("" if r.get("clip_grad", 0) > 0
+                                            else ", no clipping"),
+                       r["tokens_per_s"], r["peak_memory_bytes"])
                 (rows if r.get("accumulate", 1) == 1 else accumulated).append(row)
     for label, table in ((model, rows),
                          (model + ", 4 micro-batches a step", accumulated)):
