@@ -373,29 +373,33 @@ cudaError_t launchMultiAdamWChunks(cudaStream_t stream,
                                    bool copyBf16) {
   if (chunks <= 0)
     return cudaSuccess;
-  // A few blocks per SM at most (8 of 256 threads fill one), each taking
-  // many chunks: AdamStep's setup once per block thread, not per chunk.
-  // The process's GPU, asked once (a rank uses one).
-  static const int64_t multiprocessors = [] {
-    int device = 0, count = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount,
-                               device) != cudaSuccess ||
-        count <= 0) {
-      (void)cudaGetLastError(); // not the launch's error
-      count = 132;              // an H100's, where the query fails
-    }
-    return int64_t(count);
-  }();
+  auto body = [=] __device__(int64_t block, int64_t blocks, int64_t t,
+                             int64_t threads) {
+    multiAdamwChunkThread(block, blocks, t, threads, segments, count, chunks,
+                          total, scalars, applyDecay, copyBf16);
+  };
   constexpr int kBlock = 256;
-  const int64_t most = 8 * multiprocessors;
-  const int64_t blocks = chunks < most ? chunks : most;
-  forEachBlockThread<<<unsigned(blocks), kBlock, 0, stream>>>(
-      [=] __device__(int64_t block, int64_t blocks, int64_t t,
-                     int64_t threads) {
-        multiAdamwChunkThread(block, blocks, t, threads, segments, count,
-                              chunks, total, scalars, applyDecay, copyBf16);
-      });
+  // As many blocks as the GPU holds at once (its SMs times the blocks of
+  // this kernel one SM holds, asked once: a rank uses one GPU), each
+  // taking chunks b, b + blocks, ...: one wave, where more blocks than fit
+  // would leave the last wave partly empty, and AdamStep's setup once per
+  // block thread, not per chunk.
+  static const int64_t resident = [] {
+    int device = 0, multiprocessors = 0, perMultiprocessor = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount,
+                               device) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &perMultiprocessor, forEachBlockThread<decltype(body)>, kBlock,
+            0) != cudaSuccess ||
+        multiprocessors <= 0 || perMultiprocessor <= 0) {
+      (void)cudaGetLastError(); // not the launch's error
+      return int64_t(132) * 3;  // an H100's, where the queries fail
+    }
+    return int64_t(multiprocessors) * perMultiprocessor;
+  }();
+  const int64_t blocks = chunks < resident ? chunks : resident;
+  forEachBlockThread<<<unsigned(blocks), kBlock, 0, stream>>>(body);
   return cudaGetLastError();
 }
 

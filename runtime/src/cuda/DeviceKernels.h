@@ -862,17 +862,20 @@ MTK_HD void multiAdamwThread(int64_t t, int64_t threads,
 /// GPU (the caller holds the alignment) and one by one on the host.
 MTK_HD void load4(const float *from, float to[4]) {
 #ifdef __CUDA_ARCH__
-  const float4 v = *reinterpret_cast<const float4 *>(from);
+  const float4 v = __ldca(reinterpret_cast<const float4 *>(from));
   to[0] = v.x, to[1] = v.y, to[2] = v.z, to[3] = v.w;
 #else
   for (int l = 0; l < 4; ++l)
     to[l] = from[l];
 #endif
 }
+// (The GPU's loads and stores through __ldca and __stwb, global and
+// vector: a float4 assigned through a cast pointer reached the PTX as four
+// scalar generic stores.)
 MTK_HD void store4(float *to, const float from[4]) {
 #ifdef __CUDA_ARCH__
-  *reinterpret_cast<float4 *>(to) =
-      make_float4(from[0], from[1], from[2], from[3]);
+  __stwb(reinterpret_cast<float4 *>(to),
+         make_float4(from[0], from[1], from[2], from[3]));
 #else
   for (int l = 0; l < 4; ++l)
     to[l] = from[l];
@@ -880,9 +883,9 @@ MTK_HD void store4(float *to, const float from[4]) {
 }
 MTK_HD void store4(uint16_t *to, const uint16_t from[4]) {
 #ifdef __CUDA_ARCH__
-  *reinterpret_cast<uint2 *>(to) =
-      make_uint2(uint32_t(from[0]) | uint32_t(from[1]) << 16,
-                 uint32_t(from[2]) | uint32_t(from[3]) << 16);
+  __stwb(reinterpret_cast<uint2 *>(to),
+         make_uint2(uint32_t(from[0]) | uint32_t(from[1]) << 16,
+                    uint32_t(from[2]) | uint32_t(from[3]) << 16));
 #else
   for (int l = 0; l < 4; ++l)
     to[l] = from[l];
