@@ -228,6 +228,9 @@ json.dump(config, open(sys.argv[2], "w"))' "$root/examples/gpt2/gpt2.json" "$bun
 compile gpt2-124m-bf16 "$bundle/gpt2-nodropout.json" 4 128 "precision=bf16"
 rm "$bundle/gpt2-nodropout.json"
 compile tiny-bf16 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=bf16"
+# Casting the parameters every step instead of reading the bf16 copies
+# AdamW writes: check.sh's bit-for-bit comparison of the two.
+compile tiny-bf16-cast "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "precision=bf16 parameter-copies=false"
 compile llama-gqa "$root/test/integration/Inputs/llama-2layer-gqa.json" 2 8 ""
 compile llama31 "$root/test/integration/Inputs/llama31-2layer.json" 2 8 ""
 compile tiny-unfused "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "fuse=false"

@@ -231,6 +231,35 @@ print("- bf16 vs fp32 on CUDA, 200 steps: last-20 mean loss %.4f vs %.4f (%s)"
 sys.exit(0 if ok else 1)
 PY
 
+# The parameters' bf16 copies that AdamW writes (the default) against
+# casting the parameters every step, and AdamW by chunks (the default)
+# against element by element: the same losses to the bit on the GPU, as
+# on the CPU (parameter-copies.test; DeviceKernelsTest for the chunks).
+if limited 120 "$run" "$bundle/artifacts/tiny-bf16.mtx" --steps 10 --device cuda --quiet \
+  --log "$out/tiny-bf16-copies.jsonl" >"$out/tiny-bf16-copies.txt" 2>&1 &&
+  limited 120 "$run" "$bundle/artifacts/tiny-bf16-cast.mtx" --steps 10 --device cuda --quiet \
+    --log "$out/tiny-bf16-cast.jsonl" >"$out/tiny-bf16-cast.txt" 2>&1 &&
+  limited 120 env MEGATRON_CUDA_ADAM=elements "$run" "$bundle/artifacts/tiny-bf16.mtx" \
+    --steps 10 --device cuda --quiet --log "$out/tiny-bf16-elements.jsonl" \
+    >"$out/tiny-bf16-elements.txt" 2>&1; then
+  python3 - "$out/tiny-bf16-copies.jsonl" "$out/tiny-bf16-cast.jsonl" \
+    "$out/tiny-bf16-elements.jsonl" >>"$summary" <<'PY' || status=1
+import json, sys
+copies, cast, elements = ([json.loads(l)["loss"] for l in open(path) if l.strip()]
+                          for path in sys.argv[1:])
+same_cast, same_elements = copies == cast, copies == elements
+print("- bf16 on CUDA, 10 steps: parameter copies against casts %s; AdamW by "
+      "chunks against element by element %s"
+      % ("equal to the bit" if same_cast else "DIFFER",
+         "equal to the bit" if same_elements else "DIFFER"))
+sys.exit(0 if same_cast and same_elements and len(copies) == 10 else 1)
+PY
+else
+  echo "- bf16 on CUDA, parameter copies and AdamW by chunks: a run failed" \
+    "(tiny-bf16-{copies,cast,elements}.txt)" >>"$summary"
+  status=1
+fi
+
 # --tf32: fp32 GEMMs on the TF32 tensor cores (10 mantissa bits), against
 # the CPU backend's fp32 losses (gpt2-2layer's, above): within 1e-2.
 limited 120 "$run" "$bundle/artifacts/gpt2-2layer.mtx" --steps 10 --device cuda --tf32 \
