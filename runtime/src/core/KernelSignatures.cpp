@@ -544,10 +544,11 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
                ("the parameter" + which).c_str());
         s.inPlace(layout.copyIn(i), layout.newCopy(i));
         // The copy is its own parameter's: two swapped copies of one shape
-        // would each get the other's cast.
+        // would each get the other's cast (the runtime pairs them here).
         const BufferDesc &param = s.buffers[c.ins[layout.param(i)]];
         const BufferDesc &copy = s.buffers[c.ins[layout.copyIn(i)]];
-        s.require(copy.kind == "param_copy" && copy.name == param.name,
+        s.require(param.kind == "param" && copy.kind == "param_copy" &&
+                      copy.name == param.name,
                   "input " + std::to_string(layout.copyIn(i)) + " is " +
                       copy.kind + " '" + copy.name +
                       "', expected the param_copy of parameter " +

@@ -2433,9 +2433,11 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     // built and checked when the program was prepared.
     const MultiAdamWLayout layout(command);
     const size_t count = layout.count;
-    int64_t total = 0;
-    for (size_t k = 0; k < count; ++k)
+    int64_t total = 0, chunks = 0;
+    for (size_t k = 0; k < count; ++k) {
       total += outDesc(k).numElements();
+      chunks += gpu::adamChunksOf(outDesc(k).numElements());
+    }
     auto *table = reinterpret_cast<const gpu::AdamSegment *>(
         commandTables + tableOffsets[index]);
     gpu::AdamScalars scalars{in(layout.scalar(0)), in(layout.scalar(1)),
@@ -2446,16 +2448,12 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     const bool copyBf16 =
         layout.copies && outDesc(layout.newCopy(0)).dtype == DType::BF16;
     const bool decay = command.get("decay", 0) != 0;
-    if (adamByChunks) {
-      int64_t chunks = 0;
-      for (size_t k = 0; k < count; ++k)
-        chunks += gpu::adamChunksOf(outDesc(k).numElements());
-      error = gpu::launchMultiAdamWChunks(stream, table, int64_t(count), total,
-                                          chunks, scalars, decay, copyBf16);
-    } else {
-      error = gpu::launchMultiAdamW(stream, table, int64_t(count), total,
+    error =
+        adamByChunks
+            ? gpu::launchMultiAdamWChunks(stream, table, int64_t(count), total,
+                                          chunks, scalars, decay, copyBf16)
+            : gpu::launchMultiAdamW(stream, table, int64_t(count), total,
                                     scalars, decay, copyBf16);
-    }
     break;
   }
   case KernelId::cast: {

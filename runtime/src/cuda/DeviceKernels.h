@@ -859,14 +859,18 @@ MTK_HD void multiAdamwThread(int64_t t, int64_t threads,
 }
 
 /// Four consecutive floats, or 16-bit values, moved as one vector on the
-/// GPU (the caller holds the alignment) and one by one on the host.
+/// GPU (the caller holds the alignment) and one by one on the host
+/// (copy4).
+template <typename T> MTK_HD void copy4(T *to, const T *from) {
+  for (int l = 0; l < 4; ++l)
+    to[l] = from[l];
+}
 MTK_HD void load4(const float *from, float to[4]) {
 #ifdef __CUDA_ARCH__
   const float4 v = __ldca(reinterpret_cast<const float4 *>(from));
   to[0] = v.x, to[1] = v.y, to[2] = v.z, to[3] = v.w;
 #else
-  for (int l = 0; l < 4; ++l)
-    to[l] = from[l];
+  copy4(to, from);
 #endif
 }
 // (The GPU's loads and stores through __ldca and __stwb, global and
@@ -877,8 +881,7 @@ MTK_HD void store4(float *to, const float from[4]) {
   __stwb(reinterpret_cast<float4 *>(to),
          make_float4(from[0], from[1], from[2], from[3]));
 #else
-  for (int l = 0; l < 4; ++l)
-    to[l] = from[l];
+  copy4(to, from);
 #endif
 }
 MTK_HD void store4(uint16_t *to, const uint16_t from[4]) {
@@ -887,8 +890,7 @@ MTK_HD void store4(uint16_t *to, const uint16_t from[4]) {
          make_uint2(uint32_t(from[0]) | uint32_t(from[1]) << 16,
                     uint32_t(from[2]) | uint32_t(from[3]) << 16));
 #else
-  for (int l = 0; l < 4; ++l)
-    to[l] = from[l];
+  copy4(to, from);
 #endif
 }
 

@@ -40,7 +40,6 @@
 #include <map>
 #include <memory>
 #include <random>
-#include <set>
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
@@ -227,12 +226,7 @@ public:
     startup.prepareSeconds = secondsBetween(prepareStart, parametersStart);
     MTRT_RETURN_IF_ERROR(planParameterCopies());
     MTRT_RETURN_IF_ERROR(bindParameters());
-    if (copiesFilled != int64_t(copyOf.size()))
-      return Status::error(
-          options.artifact + ": " +
-          std::to_string(copyOf.size() - size_t(copiesFilled)) +
-          " 16-bit parameter copies were not filled (their "
-          "parameters were neither initialized nor loaded)");
+    startupPool.reset(); // its threads are done
     auto dataStart = std::chrono::steady_clock::now();
     startup.parameterSeconds = secondsBetween(parametersStart, dataStart);
     MTRT_RETURN_IF_ERROR(checkOutputsWritable());
@@ -460,51 +454,41 @@ public:
 
   /// The 16-bit copy of each parameter that has one (buffer kind
   /// param_copy: the step reads it instead of casting the parameter, and
-  /// its AdamW rewrites it), by the parameter's name, each checked against
-  /// its f32 parameter. uploadParameter fills it whenever the parameter is
-  /// uploaded, however that was initialized or loaded; checkpoints hold no
-  /// copies.
+  /// its AdamW rewrites it), by the parameter's name, as the multi_adamw
+  /// commands pair them (their kernel signature holds that each copy is
+  /// its parameter's, of its shape, in 16 bits). uploadParameter fills it
+  /// whenever the parameter is uploaded, however that was initialized or
+  /// loaded; checkpoints hold no copies.
   Status planParameterCopies() {
-    std::map<std::string, const BufferDesc *> params;
-    for (const BufferDesc &buffer : program.buffers)
-      if (buffer.kind == "param" && !buffer.alias)
-        params[buffer.name] = &buffer;
-    // The copies some multi_adamw rewrites (the kernel signature holds
-    // that each is its parameter's): any other would be filled once and
-    // then go stale as its parameter trains.
-    std::set<std::string> rewritten;
     for (const Command &command : program.commands)
       if (command.kernel == "multi_adamw") {
         const MultiAdamWLayout layout(command);
         for (size_t k = 0; k < layout.copies; ++k)
-          rewritten.insert(
-              program.buffers[size_t(command.outs[layout.newCopy(k)])].name);
+          copyOf[program.buffers[size_t(command.ins[layout.param(k)])].name] =
+              &program.buffers[size_t(command.ins[layout.copyIn(k)])];
       }
+    // Any other copy would be filled once, then go stale as its parameter
+    // trains.
     for (const BufferDesc &copy : program.buffers) {
-      if (copy.kind != "param_copy" || copy.alias)
-        continue;
-      if (!rewritten.count(copy.name))
+      auto paired = copyOf.find(copy.name);
+      if (copy.kind == "param_copy" && !copy.alias &&
+          (paired == copyOf.end() || paired->second->id != copy.id))
         return Status::error(
             options.artifact + ": the 16-bit copy of parameter '" + copy.name +
             "' (buffer " + std::to_string(copy.id) +
             ") is rewritten by no multi_adamw: it would go stale");
-      auto param = params.find(copy.name);
-      if (param == params.end() ||
-          param->second->numElements() != copy.numElements() ||
-          param->second->dtype != DType::F32 ||
-          (copy.dtype != DType::BF16 && copy.dtype != DType::F16))
-        return Status::error(
-            options.artifact + ": the 16-bit copy of parameter '" + copy.name +
-            "' (buffer " + std::to_string(copy.id) + ", " +
-            dtypeName(copy.dtype) +
-            ") has no f32 parameter of its size to be filled from");
-      copyOf[copy.name] = &copy;
     }
-    // Its own pool, as initializeParameters': a 1.3B model's copies are
-    // 1.3G values to round.
-    if (!copyOf.empty())
-      copyPool = std::make_unique<ThreadPool>(hostThreads);
     return Status::ok();
+  }
+
+  /// The host's threads for the start's work (initializing parameters,
+  /// rounding their copies), made when first needed and released once the
+  /// parameters are bound: the process's pool is the CPU backend's (one
+  /// thread under CUDA).
+  ThreadPool &hostPool() {
+    if (!startupPool)
+      startupPool = std::make_unique<ThreadPool>(hostThreads);
+    return *startupPool;
   }
 
   /// Uploads `buffer`'s values (a parameter or its optimizer state) and,
@@ -519,13 +503,12 @@ public:
       return Status::ok();
     const bool bf16 = copy->second->dtype == DType::BF16;
     std::vector<uint16_t> halves(values.size());
-    copyPool->parallelFor(int64_t(values.size()), int64_t(1) << 20,
-                          [&](int64_t begin, int64_t end) {
-                            narrowToHalves(values.data() + begin,
-                                           halves.data() + begin, end - begin,
-                                           bf16);
-                          });
-    ++copiesFilled;
+    hostPool().parallelFor(int64_t(values.size()), int64_t(1) << 20,
+                           [&](int64_t begin, int64_t end) {
+                             narrowToHalves(values.data() + begin,
+                                            halves.data() + begin, end - begin,
+                                            bf16);
+                           });
     return device->uploadValues(copy->second->id, halves);
   }
 
@@ -547,9 +530,7 @@ public:
     constexpr int64_t kInitRangeElements = int64_t(1) << 20;
     if (parameters.empty())
       return Status::ok();
-    // Its own pool: the process's is the CPU backend's (one thread under
-    // CUDA), and this work is done before any step.
-    ThreadPool pool(hostThreads);
+    ThreadPool &pool = hostPool();
     parametersInitialized = true;
     for (size_t begin = 0; begin < parameters.size();) {
       size_t end = begin;
@@ -1286,10 +1267,9 @@ public:
   int hostThreads = 1;
   bool parametersInitialized = false;
   /// The parameters' 16-bit copies by parameter name (planParameterCopies),
-  /// the pool that rounds them, and how many have been filled.
+  /// and the start's thread pool (hostPool).
   std::map<std::string, const BufferDesc *> copyOf;
-  std::unique_ptr<ThreadPool> copyPool;
-  int64_t copiesFilled = 0;
+  std::unique_ptr<ThreadPool> startupPool;
   struct {
     double prepareSeconds = 0, parameterSeconds = 0, dataSeconds = 0;
   } startup;
