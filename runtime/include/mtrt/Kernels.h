@@ -198,6 +198,19 @@ struct AttentionKind {
   /// the gradient reads it with the output (its last two inputs).
   bool hasStats() const { return fusedQKV || mergedOutput; }
 };
+/// Whether kernel `id` reads and writes its 16-bit operands in their own
+/// storage: transfers move raw bytes; casts, generated kernels and
+/// multi_adamw (f32, but for the parameters' 16-bit copies it rounds)
+/// convert them themselves. Every backend leaves these unstaged (no fp32
+/// copies of their operands): a 16-bit output such a kernel writes would
+/// be overwritten by its staged copy rounded back. One predicate for the
+/// CPU and CUDA backends, which once disagreed about multi_adamw.
+inline bool convertsOwnStorage(KernelId id) {
+  return id == KernelId::send || id == KernelId::recv || id == KernelId::cast ||
+         id == KernelId::multi_cast || id == KernelId::fused ||
+         id == KernelId::multi_adamw;
+}
+
 /// The GEMMs: a matmul, and a matmul with an epilogue (its bias, GeLU,
 /// GeLU's derivative or the bias gradient); each command's lhs is input 0,
 /// rhs input 1, product output 0 (matmulShape).

@@ -487,12 +487,8 @@ Status CpuDevice::executeStep(uint64_t seed, uint64_t step) {
     const Command &command = prog->commands[i];
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
     double begin = trace ? trace->nowUs() : 0.0;
-    // Transfers move raw bytes; casts, generated kernels and multi_adamw
-    // (f32 but its 16-bit parameter copies) convert storage themselves.
     KernelId id = resolved[i]->id;
-    bool staging = id != KernelId::send && id != KernelId::recv &&
-                   id != KernelId::cast && id != KernelId::multi_cast &&
-                   id != KernelId::fused && id != KernelId::multi_adamw;
+    bool staging = !convertsOwnStorage(id);
     if (staging)
       stageOperands(*resolved[i], command);
     Status status = runCommand(id, command, seed, step);

@@ -264,9 +264,10 @@ private:
     return reinterpret_cast<float *>(address(bufferId));
   }
   /// Whether `command`'s 16-bit operands run through fp32 copies: every
-  /// kernel but those that move or convert storage themselves (collectives
-  /// of a group of one copy raw bytes, the bias gradient's column sums),
-  /// and GEMMs of one 16-bit type, which cuBLAS takes as they are.
+  /// kernel but those that handle their storage themselves
+  /// (convertsOwnStorage; here also collectives of a group of one, which
+  /// copy raw bytes, and the bias gradient's column sums), and GEMMs of one
+  /// 16-bit type, which cuBLAS takes as they are.
   bool stages(const Command &command, KernelId id) const {
     if (isCollective(id)) // across ranks: NCCL sums fp32, as the CPU does
       return acrossRanks(command);
@@ -274,9 +275,7 @@ private:
       size_t index = size_t(&command - prog->commands.data());
       return !epiloguePlans[index].fused && !epiloguePlans[index].inPlace;
     }
-    return id != KernelId::fused && id != KernelId::cast &&
-           id != KernelId::multi_cast && id != KernelId::bias_add_grad &&
-           id != KernelId::send && id != KernelId::recv &&
+    return !convertsOwnStorage(id) && id != KernelId::bias_add_grad &&
            !halfGemm(command, id);
   }
   /// The GEMMs with an epilogue (LtGemm.h).
