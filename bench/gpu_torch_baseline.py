@@ -15,7 +15,9 @@ torch.nn.utils.clip_grad_norm_ with its foreach kernels) before AdamW, as
 megatron-run's step does by default (Megatron-LM's --clip-grad 1.0, and
 nanoGPT's): the same step, the norm's pass over every gradient included.
 Until 2026-11-27's ninth session the baseline did not clip; --clip-grad 0
-measures it so.
+measures it so, and --clip-grad 1.0,0 both in one process (one
+compilation: the clipping runs outside the compiled model), which says
+what clipping costs PyTorch's step on the same GPU.
 
 With --accumulate K1,K2,... it runs one measurement per K in the same
 process (one compilation): K micro-batches of B sequences a step, their
@@ -25,7 +27,7 @@ the K * B * S tokens of a step.
 
 usage: gpu_torch_baseline.py --model 124m|350m|1.3b [--mode eager|compile]
                              [--batch B] [--seq S] [--steps N]
-                             [--accumulate K[,K...]] [--clip-grad X]
+                             [--accumulate K[,K...]] [--clip-grad X[,X...]]
 """
 
 import argparse
@@ -108,12 +110,20 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--accumulate", default="1",
                         help="micro-batches a step, or a comma list of them")
-    parser.add_argument("--clip-grad", type=float, default=1.0,
+    parser.add_argument("--clip-grad", default="1.0",
                         help="clip the global gradient norm at X before "
-                             "AdamW (megatron-run's default 1.0); 0: none")
+                             "AdamW (megatron-run's default 1.0; 0: none), "
+                             "or a comma list of them, each measured")
     args = parser.parse_args()
-    if not (math.isfinite(args.clip_grad) and args.clip_grad >= 0):
-        parser.error("--clip-grad: a norm of 0 or more, not %r" % args.clip_grad)
+    clips = []
+    for text in args.clip_grad.split(","):
+        try:
+            clip = float(text)
+        except ValueError:
+            clip = math.nan
+        if not (math.isfinite(clip) and clip >= 0):
+            parser.error("--clip-grad: norms of 0 or more, not %r" % text)
+        clips.append(clip)
     accumulations = args.accumulate.split(",")
     if not all(k.isdigit() and int(k) > 0 for k in accumulations):
         parser.error("--accumulate: a comma list of positive integers, not %r"
@@ -127,15 +137,17 @@ def main():
     params = sum(p.numel() for p in model.parameters())
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     step_fn = torch.compile(model) if args.mode == "compile" else model
-    for accumulate in accumulations:
-        measure(args, model, step_fn, optimizer, accumulate, params, layers,
-                width, device)
+    for clip in clips:
+        for accumulate in accumulations:
+            measure(args, model, step_fn, optimizer, accumulate, clip, params,
+                    layers, width, device)
 
 
-def measure(args, model, step_fn, optimizer, accumulate, params, layers,
+def measure(args, model, step_fn, optimizer, accumulate, clip, params, layers,
             width, device):
     """Times warm-up plus args.steps optimizer steps of `accumulate`
-    micro-batches each and prints their JSON line."""
+    micro-batches each, the gradients' norm clipped at `clip` (0: not),
+    and prints their JSON line."""
     tokens = torch.randint(0, VOCAB, (accumulate, args.batch, args.seq + 1),
                            device=device)
     inputs, targets = tokens[..., :-1].contiguous(), tokens[..., 1:].contiguous()
@@ -151,8 +163,8 @@ def measure(args, model, step_fn, optimizer, accumulate, params, layers,
                 loss = step_fn(inputs[micro], targets[micro]) / accumulate
             loss.backward()
             step_loss += loss.detach()
-        if args.clip_grad > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad,
+        if clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip,
                                            foreach=True)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -174,7 +186,7 @@ def measure(args, model, step_fn, optimizer, accumulate, params, layers,
         "framework": "pytorch-" + args.mode, "torch": torch.__version__,
         "gpu": torch.cuda.get_device_name(), "model": args.model,
         "params": params, "batch": args.batch, "seq": args.seq,
-        "accumulate": accumulate, "clip_grad": args.clip_grad,
+        "accumulate": accumulate, "clip_grad": clip,
         "step_time_s": round(step_time, 5),
         "tokens_per_s": round(tokens_per_s, 1),
         "mfu": round(tokens_per_s * flops_per_token / PEAK_BF16_FLOPS, 4),

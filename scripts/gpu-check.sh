@@ -454,6 +454,15 @@ for mode in ${MEGATRON_GPU_CHECK_TORCH_MODES:-eager compile}; do
     ;;
   esac
 done
+# MEGATRON_GPU_CHECK_TORCH_CLIP: the norms PyTorch's step clips its
+# gradients at, each measured in the same process (default 1.0, as
+# megatron-run's step, then 0, none: what clipping costs PyTorch's step).
+torch_clip="${MEGATRON_GPU_CHECK_TORCH_CLIP:-1.0,0}"
+if ! [[ "$torch_clip" =~ ^[0-9]+(\.[0-9]*)?(,[0-9]+(\.[0-9]*)?)*$ ]]; then
+  echo "- PyTorch clipping $torch_clip: not a comma list of norms (MEGATRON_GPU_CHECK_TORCH_CLIP)" >>"$summary"
+  status=1
+  torch_clip=1.0
+fi
 # The bench's tokens: the synthetic corpus over GPT-2's whole vocabulary.
 bench_tokens="--corpus-vocab 50257"
 
@@ -497,7 +506,8 @@ for model in ${MEGATRON_GPU_CHECK_MODELS:-124m 1.3b 350m}; do
   if [ "${MEGATRON_GPU_CHECK_TORCH:-1}" != 0 ]; then
     for mode in $torch_modes; do
       timed "torch-$model-$mode" 180 python3 "$bundle/gpu_torch_baseline.py" \
-        --model "$model" --mode "$mode" --batch 8 --seq 1024 --accumulate "$accumulate"
+        --model "$model" --mode "$mode" --batch 8 --seq 1024 --accumulate "$accumulate" \
+        --clip-grad "$torch_clip"
     done
   fi
   run_variants "$model"
