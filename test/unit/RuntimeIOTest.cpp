@@ -705,6 +705,33 @@ TEST(ParamInit, RangesGiveTheWholeTensorsBits) {
   EXPECT_EQ(values, (std::vector<float>{0, 0, 1, 1, 1, 0, 0}));
 }
 
+TEST(ParamInit, OnePassOfSkipsGivesEachRangesStart) {
+  // As the runtime draws a tensor on several threads: one generator skips
+  // from range to range, leaving a copy at each start, and the copies
+  // draw their ranges in any order.
+  for (int64_t n : {int64_t(1), int64_t(1001), int64_t(5000)}) {
+    ParamDesc param = normalParam("h.0.attn.c_attn.weight", {n});
+    std::vector<float> whole(size_t(n), -1.0f);
+    initParameter(param, 99, whole.data());
+    for (int64_t step : {int64_t(2), int64_t(312), int64_t(1000)}) {
+      std::vector<ParameterDraws> starts;
+      ParameterDraws draws(param, 99);
+      for (int64_t first = 0; first < n; first += step) {
+        draws.skipTo(first);
+        starts.push_back(draws);
+      }
+      std::vector<float> split(size_t(n), -1.0f);
+      for (size_t r = starts.size(); r-- > 0;) {
+        int64_t first = int64_t(r) * step;
+        EXPECT_EQ(starts[r].position(), first);
+        starts[r].fill(split.data(), first, std::min(n, first + step));
+      }
+      EXPECT_EQ(0, std::memcmp(whole.data(), split.data(), n * sizeof(float)))
+          << n << " values in ranges of " << step << ", last range first";
+    }
+  }
+}
+
 TEST(ParamInit, NormalValuesArePinned) {
   // A checkpoint-free run's starting point: these draws must not change
   // with the runtime (nor with how many threads draw them).

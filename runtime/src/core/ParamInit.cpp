@@ -23,25 +23,43 @@ void mtrt::initParameter(const ParamDesc &param, uint64_t seed, float *values) {
 
 void mtrt::initParameterRange(const ParamDesc &param, uint64_t seed,
                               float *values, int64_t begin, int64_t end) {
+  ParameterDraws draws(param, seed);
+  draws.skipTo(begin);
+  draws.fill(values, begin, end);
+}
+
+// Box-Muller on raw 64-bit draws: the library's normal_distribution is
+// implementation-defined, and checkpoints must not depend on it. Each pair
+// of values takes two draws, so element `i` (even) is draw `i`.
+mtrt::ParameterDraws::ParameterDraws(const ParamDesc &param, uint64_t seed)
+    : param(&param), elements(parameterElements(param)),
+      generator(seed ^ fnv1a(param.name.data(), param.name.size())) {}
+
+void mtrt::ParameterDraws::skipTo(int64_t begin) {
   assert(begin % 2 == 0 && "a normal draws its values in pairs");
-  if (param.init.kind != ParamInitSpec::Kind::Normal) {
-    float fill = param.init.kind == ParamInitSpec::Kind::Ones ? 1.0f : 0.0f;
+  assert(begin >= next && "the draws move only forward");
+  if (param->init.kind == ParamInitSpec::Kind::Normal)
+    generator.discard(uint64_t(begin - next));
+  next = begin;
+}
+
+void mtrt::ParameterDraws::fill(float *values, int64_t begin, int64_t end) {
+  assert(begin == next && "a range starts where the draws are");
+  if (param->init.kind != ParamInitSpec::Kind::Normal) {
+    float fill = param->init.kind == ParamInitSpec::Kind::Ones ? 1.0f : 0.0f;
     std::fill(values + begin, values + end, fill);
+    next = end;
     return;
   }
-  // Box-Muller on raw 64-bit draws: the library's normal_distribution is
-  // implementation-defined, and checkpoints must not depend on it. Each
-  // pair of values takes two draws, so the range starts `begin` draws in.
-  int64_t n = parameterElements(param);
-  double std = param.init.std;
-  std::mt19937_64 gen(seed ^ fnv1a(param.name.data(), param.name.size()));
-  gen.discard(uint64_t(begin));
-  auto uniform = [&] { return (double(gen() >> 11) + 0.5) * 0x1.0p-53; };
-  for (int64_t i = begin; i < end; i += 2) {
+  double std = param->init.std;
+  auto uniform = [&] { return (double(generator() >> 11) + 0.5) * 0x1.0p-53; };
+  int64_t i = begin;
+  for (; i < end; i += 2) {
     double r = std::sqrt(-2.0 * std::log(uniform()));
     double theta = 2.0 * M_PI * uniform();
     values[i] = float(std * r * std::cos(theta));
-    if (i + 1 < n && i + 1 < end)
+    if (i + 1 < elements && i + 1 < end)
       values[i + 1] = float(std * r * std::sin(theta));
   }
+  next = i;
 }

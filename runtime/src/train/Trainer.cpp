@@ -39,6 +39,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -227,6 +228,7 @@ public:
     MTRT_RETURN_IF_ERROR(planParameterCopies());
     MTRT_RETURN_IF_ERROR(bindParameters());
     startupPool.reset(); // its threads are done
+    startupHalves = {};
     auto dataStart = std::chrono::steady_clock::now();
     startup.parameterSeconds = secondsBetween(parametersStart, dataStart);
     MTRT_RETURN_IF_ERROR(checkOutputsWritable());
@@ -497,19 +499,25 @@ public:
   /// host's values (no download).
   Status uploadParameter(const BufferDesc &buffer,
                          const std::vector<float> &values) {
-    MTRT_RETURN_IF_ERROR(device->uploadValues(buffer.id, values));
+    return uploadParameter(buffer, values.data(), int64_t(values.size()));
+  }
+  Status uploadParameter(const BufferDesc &buffer, const float *values,
+                         int64_t count) {
+    MTRT_RETURN_IF_ERROR(
+        device->upload(buffer.id, values, count * int64_t(sizeof(float))));
     auto copy = copyOf.find(buffer.name);
     if (buffer.kind != "param" || copy == copyOf.end())
       return Status::ok();
     const bool bf16 = copy->second->dtype == DType::BF16;
-    std::vector<uint16_t> halves(values.size());
-    hostPool().parallelFor(int64_t(values.size()), int64_t(1) << 20,
-                           [&](int64_t begin, int64_t end) {
-                             narrowToHalves(values.data() + begin,
-                                            halves.data() + begin, end - begin,
-                                            bf16);
-                           });
-    return device->uploadValues(copy->second->id, halves);
+    if (startupHalves.size() < size_t(count))
+      startupHalves.resize(size_t(count));
+    hostPool().parallelFor(
+        count, int64_t(1) << 20, [&](int64_t begin, int64_t end) {
+          narrowToHalves(values + begin, startupHalves.data() + begin,
+                         end - begin, bf16);
+        });
+    return device->upload(copy->second->id, startupHalves.data(),
+                          count * int64_t(sizeof(uint16_t)));
   }
 
   struct ParameterToInitialize {
@@ -519,19 +527,30 @@ public:
 
   /// Initializes `parameters` as the model states and uploads them, on
   /// the host's threads: each tensor split into ranges of at least
-  /// kInitRangeElements (initParameterRange: the same bits whatever the
-  /// split), a window of tensors of at most kInitWindowBytes (or one
-  /// larger tensor) at a time, which bounds the host memory held beside
-  /// the device's. On one thread this was most of a 1.3B model's start on
-  /// a GPU machine (about 50 s; 44 ns a value on a 2-core Intel Xeon).
+  /// kInitRangeElements (the same bits whatever the split), a window of
+  /// tensors of at most kInitWindowBytes (or one larger tensor) at a time,
+  /// which bounds the host memory held beside the device's (256 MiB: still
+  /// 64 ranges for the threads to share, and few pages for the kernel to
+  /// zero: a 1 GiB window's first touch took 4.6 s on a 2-core Intel Xeon
+  /// VM). Each tensor's generator makes one pass of skips, leaving a copy
+  /// at each range's start (ParameterDraws), then the ranges draw their
+  /// values; every window reuses one buffer. On one thread this was most of
+  /// a 1.3B model's start on a GPU machine (about 50 s; 44 ns a value on a
+  /// 2-core Intel Xeon); on 16 threads, each range skipping from its
+  /// tensor's start into a fresh 1 GiB window, 12.7 s.
   Status
   initializeParameters(const std::vector<ParameterToInitialize> &parameters) {
-    constexpr int64_t kInitWindowBytes = int64_t(1) << 30;
+    constexpr int64_t kInitWindowBytes = int64_t(1) << 28;
     constexpr int64_t kInitRangeElements = int64_t(1) << 20;
     if (parameters.empty())
       return Status::ok();
     ThreadPool &pool = hostPool();
     parametersInitialized = true;
+    // The window's tensors, each in full at its offset (a sharded buffer
+    // keeps runs of it), and a sharded buffer's runs gathered: buffers
+    // reused from window to window, since fresh pages cost the kernel's
+    // zeroing of them each time.
+    std::vector<float> window, mine;
     for (size_t begin = 0; begin < parameters.size();) {
       size_t end = begin;
       int64_t bytes = 0;
@@ -542,49 +561,80 @@ public:
              bytes + parameterElements(*parameters[end].param) *
                          int64_t(sizeof(float)) <=
                  kInitWindowBytes);
-      // Each tensor in full (a sharded buffer keeps runs of it), split
-      // into about a range per thread, none shorter than
-      // kInitRangeElements (its generator's skip grows with its start).
-      std::vector<std::vector<float>> full(end - begin);
+      struct Tensor {
+        const BufferDesc *buffer;
+        const ParamDesc *param;
+        int64_t values, extent, offset;
+        size_t firstRange, ranges;
+      };
       struct Range {
         size_t tensor;
         int64_t first, last;
       };
+      std::vector<Tensor> tensors;
       std::vector<Range> ranges;
-      for (size_t t = 0; t < full.size(); ++t) {
-        const BufferDesc &buffer = *parameters[begin + t].buffer;
-        int64_t n = parameterElements(*parameters[begin + t].param);
+      int64_t total = 0;
+      for (size_t t = begin; t < end; ++t) {
+        const BufferDesc &buffer = *parameters[t].buffer;
+        int64_t n = parameterElements(*parameters[t].param);
         // The buffer's whole extent (its rank's part times the parts),
         // zero past the tensor's values where the layout pads it.
         int64_t extent =
             buffer.sharded()
                 ? buffer.numElements() * buffer.shardCount * buffer.pieceCount
                 : buffer.numElements();
-        full[t].assign(size_t(std::max(n, extent)), 0.0f);
+        Tensor tensor{&buffer, parameters[t].param, n, std::max(n, extent),
+                      total,   ranges.size(),       0};
+        // About a range per thread, none shorter than kInitRangeElements.
         int64_t step = std::max(kInitRangeElements, n / pool.threads() + 1);
         step += step % 2; // ranges start at even elements
         for (int64_t first = 0; first < n; first += step)
-          ranges.push_back({t, first, std::min(n, first + step)});
+          ranges.push_back({tensors.size(), first, std::min(n, first + step)});
+        tensor.ranges = ranges.size() - tensor.firstRange;
+        total += tensor.extent;
+        tensors.push_back(tensor);
       }
+      if (window.size() < size_t(total))
+        window.resize(size_t(total));
+
+      // Each tensor's pass of skips, the largest first, then the ranges.
+      std::vector<size_t> bySize(tensors.size());
+      for (size_t t = 0; t < bySize.size(); ++t)
+        bySize[t] = t;
+      std::stable_sort(bySize.begin(), bySize.end(), [&](size_t a, size_t b) {
+        return tensors[a].values > tensors[b].values;
+      });
+      std::vector<std::optional<ParameterDraws>> starts(ranges.size());
+      pool.forEach(int64_t(bySize.size()), [&](int64_t i) {
+        const Tensor &tensor = tensors[bySize[size_t(i)]];
+        ParameterDraws draws(*tensor.param, uint64_t(options.seed));
+        for (size_t r = 0; r < tensor.ranges; ++r) {
+          draws.skipTo(ranges[tensor.firstRange + r].first);
+          starts[tensor.firstRange + r] = draws;
+        }
+        float *values = window.data() + tensor.offset;
+        std::fill(values + tensor.values, values + tensor.extent, 0.0f);
+      });
       pool.forEach(int64_t(ranges.size()), [&](int64_t i) {
         const Range &range = ranges[size_t(i)];
-        initParameterRange(*parameters[begin + range.tensor].param,
-                           uint64_t(options.seed), full[range.tensor].data(),
-                           range.first, range.last);
+        starts[size_t(i)]->fill(window.data() + tensors[range.tensor].offset,
+                                range.first, range.last);
+        starts[size_t(i)].reset();
       });
-      for (size_t t = 0; t < full.size(); ++t) {
-        const BufferDesc &buffer = *parameters[begin + t].buffer;
-        if (buffer.sharded()) {
+      for (const Tensor &tensor : tensors) {
+        const float *values = window.data() + tensor.offset;
+        int64_t count = tensor.extent;
+        if (tensor.buffer->sharded()) {
           // A ZeRO piece, or a tensor-parallel split: this rank keeps the
           // runs of the full tensor it holds.
-          std::vector<float> mine(size_t(buffer.numElements()), 0.0f);
+          mine.resize(size_t(tensor.buffer->numElements()));
           float *dst = mine.data();
-          for (const ElementRun &run : shardRuns(buffer))
-            dst = std::copy_n(full[t].data() + run.offset, run.count, dst);
-          full[t] = std::move(mine);
+          for (const ElementRun &run : shardRuns(*tensor.buffer))
+            dst = std::copy_n(values + run.offset, run.count, dst);
+          values = mine.data();
+          count = tensor.buffer->numElements();
         }
-        MTRT_RETURN_IF_ERROR(uploadParameter(buffer, full[t]));
-        full[t] = {};
+        MTRT_RETURN_IF_ERROR(uploadParameter(*tensor.buffer, values, count));
       }
       begin = end;
     }
@@ -1270,6 +1320,9 @@ public:
   /// and the start's thread pool (hostPool).
   std::map<std::string, const BufferDesc *> copyOf;
   std::unique_ptr<ThreadPool> startupPool;
+  /// The 16-bit copies' values on the host before their upload, one
+  /// buffer reused by every parameter (uploadParameter).
+  std::vector<uint16_t> startupHalves;
   struct {
     double prepareSeconds = 0, parameterSeconds = 0, dataSeconds = 0;
   } startup;
