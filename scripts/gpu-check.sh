@@ -248,10 +248,17 @@ import json, sys
 copies, cast, elements = ([json.loads(l)["loss"] for l in open(path) if l.strip()]
                           for path in sys.argv[1:])
 same_cast, same_elements = copies == cast, copies == elements
+def verdict(mine, theirs):
+    # Where they part, so that a failure says which step to look at.
+    if mine == theirs:
+        return "equal to the bit"
+    for step, (a, b) in enumerate(zip(mine, theirs), 1):
+        if a != b:
+            return "DIFFER from step %d (%r against %r)" % (step, a, b)
+    return "DIFFER: %d steps against %d" % (len(mine), len(theirs))
 print("- bf16 on CUDA, 10 steps: parameter copies against casts %s; AdamW by "
       "chunks against element by element %s"
-      % ("equal to the bit" if same_cast else "DIFFER",
-         "equal to the bit" if same_elements else "DIFFER"))
+      % (verdict(copies, cast), verdict(copies, elements)))
 sys.exit(0 if same_cast and same_elements and len(copies) == 10 else 1)
 PY
 else
