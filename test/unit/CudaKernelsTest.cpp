@@ -1106,6 +1106,34 @@ TEST(CudaEmbedding, GradientAndLossMeanAgainstTheCpuBackend) {
               cudaSuccess);
     EXPECT_EQ(dTable.read(), twice) << c.tokens << " tokens, accumulating";
   }
+  // The forward over a 16-bit table (GPT-2's at 8 x 1024 tokens, and a
+  // vocabulary shard's offset): rows copied as bits, as the CPU backend's
+  // widening, gathering and rounding give them.
+  for (Case c : {Case{8192, 50304, 768, 50304, 0}, Case{300, 40, 33, 80, 20}}) {
+    std::vector<int32_t> ids(size_t(c.tokens));
+    for (int32_t &id : ids)
+      id = int32_t(gen() % uint64_t(c.distinct));
+    std::vector<uint16_t> table(size_t(c.vocab * c.hidden));
+    std::vector<float> wide(table.size());
+    for (size_t i = 0; i < table.size(); ++i) {
+      table[i] = floatToBFloat16(dist(gen));
+      wide[i] = bfloat16ToFloat(table[i]);
+    }
+    std::vector<float> rows(size_t(c.tokens * c.hidden));
+    cpu::embedding(wide.data(), ids.data(), rows.data(), c.tokens, c.vocab,
+                   c.hidden, c.offset);
+    std::vector<uint16_t> want(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i)
+      want[i] = floatToBFloat16(rows[i]);
+    DeviceVector<uint16_t> tableDev{table},
+        out{std::vector<uint16_t>(want.size(), 7)};
+    DeviceVector<int32_t> idsDev{ids};
+    ASSERT_EQ(gpu::launchEmbedding(nullptr, tableDev.data, idsDev.data,
+                                   out.data, c.tokens, c.vocab, c.hidden,
+                                   c.offset),
+              cudaSuccess);
+    EXPECT_EQ(out.read(), want) << c.tokens << " tokens of a bf16 table";
+  }
   for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(10000)}) {
     std::vector<float> losses(static_cast<size_t>(n));
     for (float &v : losses)

@@ -96,6 +96,25 @@ TEST(DeviceKernels, EmbeddingAndItsGradient) {
   });
   EXPECT_EQ(got, expected);
 
+  // A 16-bit table and output (bf16, then fp16) gathered as bits: what the
+  // CPU backend's widening, gathering and rounding give.
+  for (bool bf16 : {true, false}) {
+    std::vector<uint16_t> halfTable(table.size()), halfGot(tokens * hidden, 7);
+    narrowToHalves(table.data(), halfTable.data(), int64_t(table.size()), bf16);
+    std::vector<float> wide(table.size()), gathered(tokens * hidden);
+    widenHalves(halfTable.data(), wide.data(), int64_t(wide.size()), bf16);
+    cpu::embedding(wide.data(), ids.data(), gathered.data(), tokens, vocab,
+                   hidden, offset);
+    std::vector<uint16_t> halfExpected(gathered.size());
+    narrowToHalves(gathered.data(), halfExpected.data(),
+                   int64_t(gathered.size()), bf16);
+    grid(tokens * hidden, [&](int64_t i) {
+      gpu::embeddingItem(i, halfTable.data(), ids.data(), halfGot.data(), vocab,
+                         hidden, offset);
+    });
+    EXPECT_EQ(halfGot, halfExpected) << (bf16 ? "bf16" : "fp16");
+  }
+
   std::vector<float> dOut = randomFloats(gen, tokens * hidden, -1, 1);
   std::vector<float> dExpected(vocab * hidden), dGot(vocab * hidden, 7.0f);
   cpu::embeddingGrad(dOut.data(), ids.data(), dExpected.data(), tokens, vocab,

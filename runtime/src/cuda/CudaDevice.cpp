@@ -276,8 +276,12 @@ private:
       return !epiloguePlans[index].fused && !epiloguePlans[index].inPlace;
     }
     return !convertsOwnStorage(id) && id != KernelId::bias_add_grad &&
-           !halfGemm(command, id);
+           !halfGemm(command, id) && !halfEmbedding(command, id);
   }
+  /// Whether `command` is an embedding whose table and output are of one
+  /// 16-bit type: its rows are copied as they are (an fp32 copy of the
+  /// whole table, GPT-2's tied vocabulary, only to gather a row a token).
+  bool halfEmbedding(const Command &command, KernelId id) const;
   /// The GEMMs with an epilogue (LtGemm.h).
   static bool hasEpilogue(KernelId id) {
     return isGemm(id) && id != KernelId::matmul;
@@ -1688,6 +1692,13 @@ Status CudaDevice::prepareOverlap() {
   return Status::ok();
 }
 
+bool CudaDevice::halfEmbedding(const Command &command, KernelId id) const {
+  if (id != KernelId::embedding)
+    return false;
+  DType table = prog->buffers[size_t(command.ins[0])].dtype;
+  return isHalf(table) && prog->buffers[size_t(command.outs[0])].dtype == table;
+}
+
 bool CudaDevice::halfGemm(const Command &command, KernelId id) const {
   if (id != KernelId::matmul || command.outs.empty())
     return false;
@@ -2211,9 +2222,19 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   }
   case KernelId::embedding: {
     const BufferDesc &table = inDesc(0);
-    error = gpu::launchEmbedding(
-        stream, in(0), ids(1), out(0), inDesc(1).numElements(), table.shape[0],
-        table.shape[1], int64_t(command.get("vocab_offset", 0)));
+    const int64_t vocabOffset = int64_t(command.get("vocab_offset", 0));
+    error =
+        halfEmbedding(command, id)
+            ? gpu::launchEmbedding(
+                  stream,
+                  reinterpret_cast<const uint16_t *>(address(command.ins[0])),
+                  ids(1),
+                  reinterpret_cast<uint16_t *>(address(command.outs[0])),
+                  inDesc(1).numElements(), table.shape[0], table.shape[1],
+                  vocabOffset)
+            : gpu::launchEmbedding(stream, in(0), ids(1), out(0),
+                                   inDesc(1).numElements(), table.shape[0],
+                                   table.shape[1], vocabOffset);
     break;
   }
   case KernelId::embedding_grad: {

@@ -86,6 +86,15 @@ cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
   });
 }
 
+cudaError_t launchEmbedding(cudaStream_t stream, const uint16_t *table,
+                            const int32_t *ids, uint16_t *out, int64_t tokens,
+                            int64_t vocab, int64_t hidden,
+                            int64_t vocabOffset) {
+  return launch(stream, tokens * hidden, [=] __device__(int64_t i) {
+    embeddingItem(i, table, ids, out, vocab, hidden, vocabOffset);
+  });
+}
+
 cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
                                 const int32_t *ids, float *dTable,
                                 int64_t tokens, int64_t vocab, int64_t hidden,

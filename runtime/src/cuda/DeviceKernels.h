@@ -148,13 +148,16 @@ struct AttentionDropout {
 //===----------------------------------------------------------------------===//
 
 /// Element i of out [tokens, hidden] = table[ids[t] - offset, c], or 0 for
-/// an id outside this table's rows.
-MTK_HD void embeddingItem(int64_t i, const float *table, const int32_t *ids,
-                          float *out, int64_t vocab, int64_t hidden,
-                          int64_t vocabOffset) {
+/// an id outside this table's rows. T is float, or uint16_t for a 16-bit
+/// table and output of one type, copied as bits (and 0 as +0): what
+/// widening the table, gathering and rounding the rows gives, without an
+/// fp32 copy of the whole table.
+template <typename T>
+MTK_HD void embeddingItem(int64_t i, const T *table, const int32_t *ids, T *out,
+                          int64_t vocab, int64_t hidden, int64_t vocabOffset) {
   int64_t t = i / hidden, c = i % hidden;
   int64_t id = int64_t(ids[t]) - vocabOffset;
-  out[i] = id < 0 || id >= vocab ? 0.0f : table[id * hidden + c];
+  out[i] = id < 0 || id >= vocab ? T(0) : table[id * hidden + c];
 }
 
 /// The embedding gradient sums each row's tokens in token order, as the CPU
