@@ -56,7 +56,6 @@ public:
 
 private:
   const ParamDesc *param;
-  int64_t elements;
   int64_t next = 0;
   std::mt19937_64 generator;
 };

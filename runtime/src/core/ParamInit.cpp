@@ -32,7 +32,7 @@ void mtrt::initParameterRange(const ParamDesc &param, uint64_t seed,
 // implementation-defined, and checkpoints must not depend on it. Each pair
 // of values takes two draws, so element `i` (even) is draw `i`.
 mtrt::ParameterDraws::ParameterDraws(const ParamDesc &param, uint64_t seed)
-    : param(&param), elements(parameterElements(param)),
+    : param(&param),
       generator(seed ^ fnv1a(param.name.data(), param.name.size())) {}
 
 void mtrt::ParameterDraws::skipTo(int64_t begin) {
@@ -45,6 +45,7 @@ void mtrt::ParameterDraws::skipTo(int64_t begin) {
 
 void mtrt::ParameterDraws::fill(float *values, int64_t begin, int64_t end) {
   assert(begin == next && "a range starts where the draws are");
+  assert(end <= parameterElements(*param) && "a range within the tensor");
   if (param->init.kind != ParamInitSpec::Kind::Normal) {
     float fill = param->init.kind == ParamInitSpec::Kind::Ones ? 1.0f : 0.0f;
     std::fill(values + begin, values + end, fill);
@@ -58,7 +59,7 @@ void mtrt::ParameterDraws::fill(float *values, int64_t begin, int64_t end) {
     double r = std::sqrt(-2.0 * std::log(uniform()));
     double theta = 2.0 * M_PI * uniform();
     values[i] = float(std * r * std::cos(theta));
-    if (i + 1 < elements && i + 1 < end)
+    if (i + 1 < end)
       values[i + 1] = float(std * r * std::sin(theta));
   }
   next = i;

@@ -77,33 +77,21 @@ __global__ void meanInOrder(const T *x, int64_t n, float *out) {
 
 } // namespace
 
-namespace {
 template <typename T>
-cudaError_t launchEmbeddingOf(cudaStream_t stream, const T *table,
-                              const int32_t *ids, T *out, int64_t tokens,
-                              int64_t vocab, int64_t hidden,
-                              int64_t vocabOffset) {
+cudaError_t launchEmbedding(cudaStream_t stream, const T *table,
+                            const int32_t *ids, T *out, int64_t tokens,
+                            int64_t vocab, int64_t hidden,
+                            int64_t vocabOffset) {
   return launch(stream, tokens * hidden, [=] __device__(int64_t i) {
     embeddingItem(i, table, ids, out, vocab, hidden, vocabOffset);
   });
 }
-} // namespace
-
-cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
-                            const int32_t *ids, float *out, int64_t tokens,
-                            int64_t vocab, int64_t hidden,
-                            int64_t vocabOffset) {
-  return launchEmbeddingOf(stream, table, ids, out, tokens, vocab, hidden,
-                           vocabOffset);
-}
-
-cudaError_t launchEmbedding(cudaStream_t stream, const uint16_t *table,
-                            const int32_t *ids, uint16_t *out, int64_t tokens,
-                            int64_t vocab, int64_t hidden,
-                            int64_t vocabOffset) {
-  return launchEmbeddingOf(stream, table, ids, out, tokens, vocab, hidden,
-                           vocabOffset);
-}
+template cudaError_t launchEmbedding(cudaStream_t, const float *,
+                                     const int32_t *, float *, int64_t, int64_t,
+                                     int64_t, int64_t);
+template cudaError_t launchEmbedding(cudaStream_t, const uint16_t *,
+                                     const int32_t *, uint16_t *, int64_t,
+                                     int64_t, int64_t, int64_t);
 
 cudaError_t launchEmbeddingGrad(cudaStream_t stream, const float *dOut,
                                 const int32_t *ids, float *dTable,

@@ -32,12 +32,11 @@ inline int64_t columnSumChunks(int64_t rows, int64_t cols) {
   return chunks > 0 ? chunks : 1;
 }
 
-cudaError_t launchEmbedding(cudaStream_t stream, const float *table,
-                            const int32_t *ids, float *out, int64_t tokens,
-                            int64_t vocab, int64_t hidden, int64_t vocabOffset);
-/// The same over a 16-bit table and output of one type, as bits.
-cudaError_t launchEmbedding(cudaStream_t stream, const uint16_t *table,
-                            const int32_t *ids, uint16_t *out, int64_t tokens,
+/// T: float, or uint16_t for a 16-bit table and output of one type,
+/// copied as bits (both instantiated in DeviceKernels.cu).
+template <typename T>
+cudaError_t launchEmbedding(cudaStream_t stream, const T *table,
+                            const int32_t *ids, T *out, int64_t tokens,
                             int64_t vocab, int64_t hidden, int64_t vocabOffset);
 /// `scratch` holds 2 * tokens int32 (CudaDevice::scratchBytes).
 /// The table gradient of an embedding (zeroed first), or with `accumulate`
