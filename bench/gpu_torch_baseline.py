@@ -25,8 +25,14 @@ gradients accumulated (each loss divided by K, as Megatron-LM's and
 nanoGPT's gradient accumulation), then one optimizer step; tokens/s counts
 the K * B * S tokens of a step.
 
+The learning rate is --lr (constant; default 1e-4), AdamW's other
+hyperparameters PyTorch's defaults (betas 0.9, 0.999, eps 1e-8, weight
+decay 0.01), which are megatron-run's: gpu-check.sh runs megatron-run's
+bench at the same constant rate (--lr 1e-4 --lr-decay-style constant), so
+that the two losses a bench prints come from one optimizer.
+
 usage: gpu_torch_baseline.py --model 124m|350m|1.3b [--mode eager|compile]
-                             [--batch B] [--seq S] [--steps N]
+                             [--batch B] [--seq S] [--steps N] [--lr X]
                              [--accumulate K[,K...]] [--clip-grad X[,X...]]
 """
 
@@ -108,6 +114,8 @@ def main():
     parser.add_argument("--seq", type=int, default=1024)
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--lr", default="1e-4",
+                        help="AdamW's learning rate, constant (1e-4)")
     parser.add_argument("--accumulate", default="1",
                         help="micro-batches a step, or a comma list of them")
     parser.add_argument("--clip-grad", default="1.0",
@@ -124,6 +132,12 @@ def main():
         if not (math.isfinite(clip) and clip >= 0):
             parser.error("--clip-grad: norms of 0 or more, not %r" % text)
         clips.append(clip)
+    try:
+        lr = float(args.lr)
+    except ValueError:
+        lr = math.nan
+    if not (math.isfinite(lr) and lr > 0):
+        parser.error("--lr: a positive rate, not %r" % args.lr)
     accumulations = args.accumulate.split(",")
     if not all(k.isdigit() and int(k) > 0 for k in accumulations):
         parser.error("--accumulate: a comma list of positive integers, not %r"
@@ -135,7 +149,7 @@ def main():
     device = torch.device("cuda")
     model = GPT2(layers, width, heads, args.seq).to(device)
     params = sum(p.numel() for p in model.parameters())
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)
     step_fn = torch.compile(model) if args.mode == "compile" else model
     for clip in clips:
         for accumulate in accumulations:
@@ -186,7 +200,7 @@ def measure(args, model, step_fn, optimizer, accumulate, clip, params, layers,
         "framework": "pytorch-" + args.mode, "torch": torch.__version__,
         "gpu": torch.cuda.get_device_name(), "model": args.model,
         "params": params, "batch": args.batch, "seq": args.seq,
-        "accumulate": accumulate, "clip_grad": clip,
+        "accumulate": accumulate, "clip_grad": clip, "lr": float(args.lr),
         "step_time_s": round(step_time, 5),
         "tokens_per_s": round(tokens_per_s, 1),
         "mfu": round(tokens_per_s * flops_per_token / PEAK_BF16_FLOPS, 4),

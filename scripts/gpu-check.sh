@@ -442,7 +442,7 @@ run_variants() { # model: runs its variants
     label="megatron-$model-variant-$name"
     # shellcheck disable=SC2046 # the variant's NAME=VALUE words, if any
     timed "$label" 150 env MEGATRON_NVCC_FLAGS="$flags" $(variant_env "$name") \
-      "$run" "$bundle/artifacts/$artifact.mtx" $bench_tokens --steps 3 --device cuda --profile
+      "$run" "$bundle/artifacts/$artifact.mtx" $bench_flags --steps 3 --device cuda --profile
     [ -f "$out/$label.txt" ] &&
       echo "- variant $variant ($artifact${flags:+, $flags}): $(variant_line "$label")" >>"$summary"
   done
@@ -470,8 +470,13 @@ if ! [[ "$torch_clip" =~ ^[0-9]+(\.[0-9]*)?(,[0-9]+(\.[0-9]*)?)*$ ]]; then
   status=1
   torch_clip=1.0
 fi
-# The bench's tokens: the synthetic corpus over GPT-2's whole vocabulary.
-bench_tokens="--corpus-vocab 50257"
+# The bench's flags: its tokens, the synthetic corpus over GPT-2's whole
+# vocabulary; and PyTorch's baseline's learning rate, constant (bench_lr),
+# so that the losses the two print come from one optimizer (until
+# 2026-11-28 megatron-run ran at its default 6e-4, decaying, against
+# PyTorch's constant 1e-4).
+bench_lr=1e-4
+bench_flags="--corpus-vocab 50257 --lr $bench_lr --lr-decay-style constant"
 
 timed gpt2-124m-profile 90 "$run" "$bundle/artifacts/gpt2-124m.mtx" --steps 6 \
   --device cuda --profile --log "$out/gpt2-124m-profile.jsonl"
@@ -483,21 +488,21 @@ for model in ${MEGATRON_GPU_CHECK_MODELS:-124m 1.3b 350m}; do
   # eager: the first step runs eagerly, the second is captured as a CUDA
   # graph, the rest replay it. Then 3 profiled (eager) steps. The tokens
   # come from the synthetic corpus over the whole vocabulary
-  # ($bench_tokens), as PyTorch's baseline draws them over it: the default
+  # ($bench_flags), as PyTorch's baseline draws them over it: the default
   # corpus of 64 tokens gave each of those rows of the embedding gradient
   # a run of 128 tokens to add (0.76 ms of the 31 ms step at 124M on
   # 2026-11-27).
   timed "megatron-$model" 150 "$run" "$bundle/artifacts/bench-$model.mtx" \
-    $bench_tokens --steps 6 --device cuda --log "$out/megatron-$model.jsonl"
+    $bench_flags --steps 6 --device cuda --log "$out/megatron-$model.jsonl"
   grep -h '^cuda: ' "$out/megatron-$model.txt" 2>/dev/null |
     sed "s/^/- megatron-run $model, /" >>"$summary"
   timed "megatron-$model-profile" 150 "$run" "$bundle/artifacts/bench-$model.mtx" \
-    $bench_tokens --steps 3 --device cuda --profile
+    $bench_flags --steps 3 --device cuda --profile
   accumulate=1
   if [ "$model" = 124m ]; then
     # The same model with the bias epilogue alone and a cast per parameter.
     timed "megatron-124m-plain" 90 "$run" "$bundle/artifacts/bench-124m-plain.mtx" \
-      $bench_tokens --steps 6 --device cuda --log "$out/megatron-124m-plain.jsonl"
+      $bench_flags --steps 6 --device cuda --log "$out/megatron-124m-plain.jsonl"
   elif [ "$model" = 1.3b ]; then
     # The 1.3B config with gradient accumulation, as it trains in practice
     # (Megatron-LM's GPT runs accumulate to global batches of hundreds of
@@ -508,13 +513,13 @@ for model in ${MEGATRON_GPU_CHECK_MODELS:-124m 1.3b 350m}; do
     # one compilation).
     accumulate=1,4
     timed "megatron-1.3b-accum4" 150 "$run" "$bundle/artifacts/bench-1.3b-accum4.mtx" \
-      $bench_tokens --steps 5 --device cuda --log "$out/megatron-1.3b-accum4.jsonl"
+      $bench_flags --steps 5 --device cuda --log "$out/megatron-1.3b-accum4.jsonl"
   fi
   if [ "${MEGATRON_GPU_CHECK_TORCH:-1}" != 0 ]; then
     for mode in $torch_modes; do
       timed "torch-$model-$mode" 180 python3 "$bundle/gpu_torch_baseline.py" \
         --model "$model" --mode "$mode" --batch 8 --seq 1024 --accumulate "$accumulate" \
-        --clip-grad "$torch_clip"
+        --clip-grad "$torch_clip" --lr "$bench_lr"
     done
   fi
   run_variants "$model"
