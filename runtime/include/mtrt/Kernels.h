@@ -231,6 +231,13 @@ inline bool takesAccumulator(KernelId id) {
 inline bool accumulatesInPlace(KernelId id, size_t inputs) {
   return takesAccumulator(id) && inputs == 3;
 }
+/// The collectives across a grid axis' ranks (send and recv are the
+/// pipeline's transfers): each moves one type, input 0's (a signature
+/// check).
+inline bool isCollective(KernelId id) {
+  return id == KernelId::all_reduce || id == KernelId::reduce_scatter ||
+         id == KernelId::all_gather || id == KernelId::all_slice;
+}
 inline bool isAttention(KernelId id) {
   return id == KernelId::attention || id == KernelId::attention_grad ||
          id == KernelId::qkv_attention || id == KernelId::qkv_attention_grad ||

@@ -705,6 +705,18 @@ mtrt::checkKernelSignature(const Command &command,
   };
   MTRT_RETURN_IF_ERROR(count(kernel->ins, command.ins.size(), "inputs"));
   MTRT_RETURN_IF_ERROR(count(kernel->outs, command.outs.size(), "outputs"));
+  // A collective moves one type: NCCL's calls take one datatype for what
+  // they send and receive, and a backend's copy for a group of one rank
+  // moves bytes. A conversion is the compiler's cast, stated before it.
+  if (isCollective(kernel->id) && !command.ins.empty() &&
+      !command.outs.empty() &&
+      buffers[command.ins[0]].dtype != buffers[command.outs[0]].dtype)
+    return Status::error(std::string("output 0 is ") +
+                         dtypeName(buffers[command.outs[0]].dtype) +
+                         ", input 0 " +
+                         dtypeName(buffers[command.ins[0]].dtype) +
+                         ": a collective moves one type (a cast states a "
+                         "conversion)");
   // A generated kernel states each operand's type (token ids among them
   // for a row kernel): checked against it below.
   for (size_t j = 0; j < command.ins.size() && kernel->id != KernelId::fused;

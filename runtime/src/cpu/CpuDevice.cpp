@@ -922,8 +922,7 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     float *y = out(0);
     for (int64_t i = 0, n = outDesc(0).numElements(); i < n; ++i)
       y[i] = factor * x[i];
-  } else if (id == KernelId::all_reduce || id == KernelId::reduce_scatter ||
-             id == KernelId::all_gather || id == KernelId::all_slice) {
+  } else if (isCollective(id)) {
     return runCollective(id, command);
   } else if (id == KernelId::send || id == KernelId::recv) {
     if (!communicator || pipelineAxis < 0)

@@ -1,4 +1,4 @@
-//===- CudaAttention.cpp - cuDNN's fused attention or our kernels --------===//
+//===- CudaAttention.cpp - cuDNN's fused attention or our kernels ---------===//
 
 #include "cuda/CudaDeviceImpl.h"
 

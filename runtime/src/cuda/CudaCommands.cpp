@@ -1,4 +1,4 @@
-//===- CudaCommands.cpp - Each command's launch --------------------------===//
+//===- CudaCommands.cpp - Each command's launch ---------------------------===//
 
 #include "cuda/CudaDeviceImpl.h"
 
@@ -214,8 +214,6 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     const float *qIn = in(forward ? 0 : 1);
     const float *kIn = fusedQKV ? qIn : in(forward ? 1 : 2);
     const float *vIn = fusedQKV ? qIn : in(forward ? 2 : 3);
-    // The fused form states its rows' log-sum-exp: the forward writes it,
-    // the gradient reads it with the output.
     // The fused and merged forms state their rows' log-sum-exp: the
     // forward writes it, the gradient reads it with the output (its last
     // two inputs).

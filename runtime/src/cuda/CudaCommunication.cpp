@@ -1,4 +1,4 @@
-//===- CudaCommunication.cpp - Collectives and transfers -----------------===//
+//===- CudaCommunication.cpp - Collectives and transfers ------------------===//
 
 #include "cuda/CudaDeviceImpl.h"
 

@@ -349,7 +349,8 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
         cublasSetMathMode(cublas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode"));
     mathMode = CUBLAS_PEDANTIC_MATH;
     // Ours, so that a step captured as a graph allocates nothing; cuBLASLt
-    // shares it (the two never run at once: one stream).
+    // shares it (the two never run at once: GEMMs run only on the compute
+    // stream, never on the communication or send streams).
     MTRT_RETURN_IF_ERROR(
         checkCuda(cudaMalloc(&cublasWorkspace, kCublasWorkspaceBytes),
                   "cuBLAS's workspace"));

@@ -1,4 +1,4 @@
-//===- CudaDeviceImpl.h - The CUDA backend's device class ------*- C++ -*-===//
+//===- CudaDeviceImpl.h - The CUDA backend's device class ------*- C++ -*--===//
 //
 // The class behind createCudaDevice (CudaDevice.h), private to the
 // backend's plugin, and the helpers its files share. Its members are
@@ -177,8 +177,9 @@ private:
   /// Scratch bytes `command` needs (row statistics, partial sums).
   int64_t scratchBytes(const Command &command, KernelId id) const;
   /// Builds and uploads, once per program, the constant tables commands
-  /// read on the device (commandTables): multi_adamw's tensors (arena
-  /// addresses) and rope's inverse frequencies. A step then uploads
+  /// read on the device (commandTables): multi_adamw's, the grouped
+  /// norms' and multi_cast's tensors (arena addresses) and rope's inverse
+  /// frequencies. A step then uploads
   /// nothing and waits for nothing until its end.
   Status prepareCommandTables(const RankProgram &program);
   /// Enqueues every command of the step on the stream (with `timed`, an
@@ -239,8 +240,9 @@ private:
   /// Whether `command`'s 16-bit operands run through fp32 copies: every
   /// kernel but those that handle their storage themselves
   /// (convertsOwnStorage; here also collectives of a group of one, which
-  /// copy raw bytes, and the bias gradient's column sums), and GEMMs of one
-  /// 16-bit type, which cuBLAS takes as they are.
+  /// copy raw bytes of the one type a collective moves, and the bias
+  /// gradient's column sums), GEMMs of one 16-bit type, which cuBLAS takes
+  /// as they are, and embeddings that copy 16-bit rows (halfEmbedding).
   bool stages(const Command &command, KernelId id) const {
     if (isCollective(id)) // across ranks: NCCL sums fp32, as the CPU does
       return acrossRanks(command);
@@ -261,10 +263,6 @@ private:
   }
   static bool isCrossEntropy(KernelId id) {
     return id == KernelId::cross_entropy || id == KernelId::cross_entropy_grad;
-  }
-  static bool isCollective(KernelId id) {
-    return id == KernelId::all_reduce || id == KernelId::reduce_scatter ||
-           id == KernelId::all_gather || id == KernelId::all_slice;
   }
   /// Whether a collective's group has several ranks (then NCCL runs it,
   /// except an all-slice, which only keeps this rank's piece).

@@ -1,4 +1,4 @@
-//===- CudaGemms.cpp - cuBLAS and cuBLASLt GEMMs -------------------------===//
+//===- CudaGemms.cpp - cuBLAS and cuBLASLt GEMMs --------------------------===//
 
 #include "cuda/CudaDeviceImpl.h"
 

@@ -1,4 +1,4 @@
-//===- CudaGraph.cpp - The step as one CUDA graph ------------------------===//
+//===- CudaGraph.cpp - The step as one CUDA graph -------------------------===//
 
 #include "cuda/CudaDeviceImpl.h"
 

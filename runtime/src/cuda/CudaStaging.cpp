@@ -1,4 +1,4 @@
-//===- CudaStaging.cpp - 16-bit operands through fp32 copies -------------===//
+//===- CudaStaging.cpp - 16-bit operands through fp32 copies --------------===//
 
 #include "cuda/CudaDeviceImpl.h"
 

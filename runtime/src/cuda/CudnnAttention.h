@@ -1,4 +1,4 @@
-//===- CudnnAttention.h - cuDNN's fused attention ----------------*- C++ -*-===//
+//===- CudnnAttention.h - cuDNN's fused attention ---------------*- C++ -*-===//
 //
 // Causal attention (qkv_attention over the fused QKV tensor, and
 // merged_attention over head-major q, k and v), forward and backward, by

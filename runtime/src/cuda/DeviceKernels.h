@@ -11,9 +11,10 @@
 // left to scripts/gpu-check.sh.
 //
 // The kernels mirror HostKernels.h: reductions in double, in the same order
-// where the CPU backend's order is defined (embedding and bias gradients,
-// layer norm), so most results are bit-identical. They are written for
-// correctness first: one thread per row or column, no shared memory.
+// where the CPU backend's order is defined (the embedding gradient, layer
+// norm), so most results are bit-identical; the bias gradient's and the
+// gradient norm's block reductions (Reductions.cuh) and attention
+// (FlashAttention.cuh) add in their own order, in shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -150,8 +151,9 @@ struct AttentionDropout {
 /// Element i of out [tokens, hidden] = table[ids[t] - offset, c], or 0 for
 /// an id outside this table's rows. T is float, or uint16_t for a 16-bit
 /// table and output of one type, copied as bits (and 0 as +0): what
-/// widening the table, gathering and rounding the rows gives, without an
-/// fp32 copy of the whole table.
+/// widening the table, gathering and rounding the rows gives (but for a
+/// NaN's payload, which the round trip would quiet), without an fp32 copy
+/// of the whole table.
 template <typename T>
 MTK_HD void embeddingItem(int64_t i, const T *table, const int32_t *ids, T *out,
                           int64_t vocab, int64_t hidden, int64_t vocabOffset) {

@@ -4,9 +4,10 @@
 // one GPU (NCCL refuses a duplicate GPU in a communicator, so several
 // ranks on a one-GPU machine, as in scripts/gpu-check.sh, go this way),
 // MEGATRON_CUDA_COLLECTIVES=host, and the pipeline's point-to-point
-// transfers. Each call waits for the compute stream, copies its operand
-// into host memory, runs the run's Communicator (MPI, as CPU ranks do)
-// and copies the result back: correct everywhere, and as slow as two PCIe
+// transfers between stages that share a GPU (NcclTransfers.h carries those
+// whose stages have their own). Each call waits for the compute stream, copies
+// its operand into host memory, runs the run's Communicator (MPI, as CPU ranks
+// do) and copies the result back: correct everywhere, and as slow as two PCIe
 // copies and a wait per call.
 //
 //===----------------------------------------------------------------------===//
