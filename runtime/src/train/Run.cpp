@@ -116,8 +116,20 @@ jobFingerprint(const Options &o, const Artifact &artifact) {
                             : fileDigest(o.loadParams, 1 << 20)},
       {"--load", o.load.empty() ? std::string("none")
                                 : fileDigest(o.load + "/" + kLatestFile, -1)},
+      {"--no-load-optim", o.noLoadOptim ? "yes" : "no"},
+      {"--no-load-rng", o.noLoadRng ? "yes" : "no"},
+      {"--no-strict-load", o.nonStrictLoad ? "yes" : "no"},
       {"--save", o.save},
       {"--save-interval", std::to_string(o.saveInterval)},
+      // Each rank scales its own loss: ranks scaling differently would
+      // add gradients of different scales in their reductions.
+      {"--loss-scale", number(o.lossScaler.constantScale)},
+      {"--initial-loss-scale", number(o.lossScaler.initialScale)},
+      {"--min-loss-scale", number(o.lossScaler.minScale)},
+      {"--loss-scale-window", std::to_string(o.lossScaler.window)},
+      {"--hysteresis", std::to_string(o.lossScaler.hysteresis)},
+      {"--bf16/--fp16", o.precision.empty() ? std::string("any") : o.precision},
+      {"--tf32", o.tf32 ? "yes" : "no"},
       // The backend each rank resolved: ranks on different backends (one
       // node with a GPU, one without) would not compute the same step.
       {"--device", o.device.empty() ? defaultBackend() : o.device},

@@ -221,8 +221,13 @@ Status parseOptions(int argc, char **argv, Options &options) {
       return parseDouble(name, v, field);
     };
   };
+  // An empty value reads as "not given": `--data "$DATA"` with DATA unset
+  // would train on the synthetic corpus, `--load "$CKPT"` from scratch.
   auto stringFlag = [&](const char *name, std::string &field) {
-    flags[name] = [&field](const std::string &v) {
+    flags[name] = [&field, name](const std::string &v) {
+      if (v.empty())
+        return Status::error(std::string("flag ") + name +
+                             " has an empty value");
       field = v;
       return Status::ok();
     };
@@ -379,6 +384,13 @@ Status parseOptions(int argc, char **argv, Options &options) {
     MTRT_RETURN_IF_ERROR(positive("--peak-tflops", options.peakTflops));
   MTRT_RETURN_IF_ERROR(
       nonNegative("--save-interval", double(options.saveInterval)));
+  // What they change comes from a checkpoint: without one they would be
+  // ignored.
+  for (auto [flag, given] : {std::pair{"--no-load-optim", options.noLoadOptim},
+                             std::pair{"--no-load-rng", options.noLoadRng}})
+    if (given && options.load.empty())
+      return Status::error(std::string("flag ") + flag +
+                           " needs --load (a training checkpoint)");
   if (!options.load.empty() && !options.loadParams.empty())
     return Status::error("--load (a training checkpoint) and --load-params "
                          "(parameters only) exclude each other");
