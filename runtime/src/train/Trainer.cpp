@@ -203,17 +203,16 @@ public:
     // Updates applied before the resumed iteration: fewer than it when
     // fp16 steps were skipped.
     updates = checkpoint.iteration;
-    if (auto it = checkpoint.metadata.find("optimizer_steps");
-        it != checkpoint.metadata.end()) {
-      char *end = nullptr;
-      long long saved = std::strtoll(it->second.c_str(), &end, 10);
-      if (it->second.empty() || *end != '\0' || saved < 0 ||
-          saved > checkpoint.iteration)
-        return Status::error(checkpoint.dir + ": optimizer_steps '" +
-                             it->second + "' is not a count up to iteration " +
-                             std::to_string(checkpoint.iteration));
-      updates = saved;
-    }
+    MTRT_RETURN_IF_ERROR(savedCount("optimizer_steps", "iteration",
+                                    checkpoint.iteration, updates));
+    // Adam's own step, which its bias correction divides by: the moments'
+    // age. Fresh moments (--no-load-optim) start at step 1 again, as a new
+    // torch.optim.AdamW's do; the learning-rate schedule goes on.
+    adamSteps = updates;
+    MTRT_RETURN_IF_ERROR(
+        savedCount("adam_steps", "optimizer_steps", updates, adamSteps));
+    if (options.noLoadOptim)
+      adamSteps = 0;
 
     MTRT_RETURN_IF_ERROR(parseStyle(options.decayStyle, schedule.style));
     schedule.maxLr = options.lr;
@@ -315,6 +314,27 @@ public:
         return Status::error(tracker + ": is not a regular file; each "
                                        "checkpoint replaces it");
     }
+    return Status::ok();
+  }
+
+  /// A count the checkpoint's metadata states (`key`), into `count` where
+  /// it does (older checkpoints lack adam_steps): an integer from 0 to
+  /// `most` (`bound`, as the error names it), or an error naming the
+  /// checkpoint.
+  Status savedCount(const char *key, const char *bound, int64_t most,
+                    int64_t &count) const {
+    auto it = checkpoint.metadata.find(key);
+    if (it == checkpoint.metadata.end())
+      return Status::ok();
+    char *end = nullptr;
+    errno = 0;
+    long long saved = std::strtoll(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || errno || saved < 0 ||
+        saved > most)
+      return Status::error(checkpoint.dir + ": " + key + " '" + it->second +
+                           "' is not a count up to " + bound + " " +
+                           std::to_string(most));
+    count = saved;
     return Status::ok();
   }
 
@@ -763,7 +783,7 @@ public:
       // Megatron's update k runs with the schedule at k - 1 completed
       // updates; skipped steps do not count.
       double lr = schedule.at(updates);
-      MTRT_RETURN_IF_ERROR(setScalar("step", double(updates + 1)));
+      MTRT_RETURN_IF_ERROR(setScalar("step", double(adamSteps + 1)));
       double scaleUsed = scaler.scale;
       if (lossScaling)
         MTRT_RETURN_IF_ERROR(setScalar("loss_scale", scaleUsed));
@@ -797,10 +817,12 @@ public:
       bool overflow = lossScaling && !std::isfinite(norm);
       if (lossScaling)
         scaler.update(overflow);
-      if (overflow)
+      if (overflow) {
         ++skippedSteps;
-      else
+      } else {
         ++updates;
+        ++adamSteps;
+      }
       if (!std::isfinite(loss) && !overflow)
         return Status::error("step " + std::to_string(step) +
                              ": the loss is not finite (" + number(loss) + ")");
@@ -1249,7 +1271,8 @@ public:
          {"iteration", std::to_string(iteration)},
          {"seed", std::to_string(options.seed)},
          {"consumed_samples", std::to_string(iteration * globalBatch())},
-         {"optimizer_steps", std::to_string(updates)}});
+         {"optimizer_steps", std::to_string(updates)},
+         {"adam_steps", std::to_string(adamSteps)}});
     if (lossScaling)
       scaler.save(metadata);
     Status written = writeCheckpointShard(dir, comm.rank(), comm.size(),
@@ -1467,10 +1490,13 @@ private:
   bool lossScaling = false;
   LossScaler scaler;
   int64_t skippedSteps = 0;
-  /// Optimizer updates applied: Adam's step and the learning-rate
-  /// schedule's position (a skipped step advances neither, as in
-  /// Megatron-LM).
+  /// Optimizer updates applied: the learning-rate schedule's position (a
+  /// skipped step does not advance it, as in Megatron-LM).
   int64_t updates = 0;
+  /// The updates the AdamW moments have seen: Adam's step, whose bias
+  /// correction divides by it. `updates` but after --no-load-optim, which
+  /// starts the moments, and this count, afresh.
+  int64_t adamSteps = 0;
   TokenData data;
   std::unique_ptr<SyntheticCorpus> corpus;
   std::string temporaryCorpus;
