@@ -51,12 +51,14 @@ public:
   Status batch(int64_t step, int64_t batchSize, int64_t seqLen, int32_t *inputs,
                int32_t *labels) const;
 
-  /// Checks before training that `steps` steps of batchSize x seqLen fit in
-  /// the file (steps * batchSize * seqLen + 1 tokens) and that every token
-  /// they read is below `vocabSize`; the error names the file, the token
-  /// count it has and needs, or the first out-of-range id and its position.
+  /// Checks before training that `steps` steps of batchSize x seqLen,
+  /// after the `consumed` samples a resumed run's checkpoint read, fit in
+  /// the file ((consumed + steps * batchSize) * seqLen + 1 tokens) and that
+  /// every token they read is below `vocabSize`; the error names the file,
+  /// the token count it has and needs, or the first out-of-range id and its
+  /// position.
   Status checkCovers(int64_t steps, int64_t batchSize, int64_t seqLen,
-                     int64_t vocabSize) const;
+                     int64_t vocabSize, int64_t consumed = 0) const;
 
 private:
   class Mapping;

@@ -117,26 +117,34 @@ Status TokenData::batch(int64_t step, int64_t batchSize, int64_t seqLen,
 }
 
 Status TokenData::checkCovers(int64_t steps, int64_t batchSize, int64_t seqLen,
-                              int64_t vocabSize) const {
+                              int64_t vocabSize, int64_t consumed) const {
   MTRT_RETURN_IF_ERROR(checkShape(batchSize, seqLen));
   if (steps < 0)
     return Status::error(filePath + ": number of steps " +
                          std::to_string(steps) + " is negative");
+  if (consumed < 0)
+    return Status::error(filePath + ": consumed samples " +
+                         std::to_string(consumed) + " is negative");
   if (vocabSize < 1)
     return Status::error(filePath + ": vocabulary size " +
                          std::to_string(vocabSize) + " must be positive");
   if (steps == 0)
     return Status::ok();
 
-  // The last sample of the last step starts at ((steps-1)*B + B-1) * S and
-  // reads S + 1 tokens from there, i.e. steps * B * S + 1 tokens in all.
+  // The last sample of the last step starts at (consumed + (steps-1)*B +
+  // B-1) * S and reads S + 1 tokens from there, i.e. (consumed + steps * B)
+  // * S + 1 tokens in all.
   int64_t needed;
   bool overflow = __builtin_mul_overflow(steps, batchSize, &needed) ||
+                  __builtin_add_overflow(needed, consumed, &needed) ||
                   __builtin_mul_overflow(needed, seqLen, &needed) ||
                   __builtin_add_overflow(needed, 1, &needed);
   std::string what = std::to_string(steps) + " steps of batch size " +
                      std::to_string(batchSize) + " and sequence length " +
-                     std::to_string(seqLen);
+                     std::to_string(seqLen) +
+                     (consumed > 0 ? " after the " + std::to_string(consumed) +
+                                         " samples the checkpoint consumed"
+                                   : std::string());
   if (overflow || needed > count)
     return Status::error(
         filePath + ": has " + std::to_string(count) + " tokens but " + what +

@@ -213,6 +213,12 @@ public:
         savedCount("adam_steps", "optimizer_steps", updates, adamSteps));
     if (options.noLoadOptim)
       adamSteps = 0;
+    // Where the data goes on: after the samples the checkpoint's run read,
+    // whatever its global batch was (a checkpoint without the count read a
+    // global batch of this run's size a step).
+    consumedAtResume = checkpoint.iteration * globalBatch();
+    MTRT_RETURN_IF_ERROR(savedCount("consumed_samples", "2^62",
+                                    int64_t(1) << 62, consumedAtResume));
 
     MTRT_RETURN_IF_ERROR(parseStyle(options.decayStyle, schedule.style));
     schedule.maxLr = options.lr;
@@ -698,7 +704,7 @@ public:
       // token file.
       constexpr int64_t kMaxSyntheticTokens = int64_t(1) << 28;
       int64_t needed = 0;
-      if (__builtin_mul_overflow(options.steps, globalBatch() * seqLen,
+      if (__builtin_mul_overflow(samplesBefore(options.steps + 1), seqLen,
                                  &needed) ||
           __builtin_add_overflow(needed, int64_t(1), &needed) ||
           needed > kMaxSyntheticTokens) {
@@ -721,7 +727,9 @@ public:
       std::remove(temporaryCorpus.c_str());
       temporaryCorpus.clear();
     }
-    return data.checkCovers(options.steps, globalBatch(), seqLen, vocabSize);
+    return data.checkCovers(options.steps - checkpoint.iteration, globalBatch(),
+                            seqLen, vocabSize,
+                            samplesBefore(checkpoint.iteration + 1));
   }
 
   Status train() {
@@ -765,11 +773,13 @@ public:
       device->setTrace(&trace);
     }
     if (checkpoint.iteration > 0 && comm.rank() == 0)
-      std::printf("resuming from %s (%lld shard%s) at iteration %lld%s%s\n",
+      std::printf("resuming from %s (%lld shard%s) at iteration %lld, "
+                  "data from sample %lld%s%s\n",
                   checkpoint.dir.c_str(),
                   static_cast<long long>(checkpoint.shards->shardCount()),
                   checkpoint.shards->shardCount() == 1 ? "" : "s",
                   static_cast<long long>(checkpoint.iteration),
+                  static_cast<long long>(consumedAtResume),
                   options.noLoadOptim ? ", fresh optimizer state" : "",
                   options.noLoadRng ? ", seed from --seed" : "");
     for (int64_t step = checkpoint.iteration + 1; step <= options.steps;
@@ -779,7 +789,7 @@ public:
       if (step == options.dieAtStep)
         std::raise(SIGKILL);
       auto start = std::chrono::steady_clock::now();
-      MTRT_RETURN_IF_ERROR(fillBatch(step - 1));
+      MTRT_RETURN_IF_ERROR(fillBatch(samplesBefore(step)));
       // Megatron's update k runs with the schedule at k - 1 completed
       // updates; skipped steps do not count.
       double lr = schedule.at(updates);
@@ -1270,7 +1280,7 @@ public:
         {{"format", kCheckpointFormat},
          {"iteration", std::to_string(iteration)},
          {"seed", std::to_string(options.seed)},
-         {"consumed_samples", std::to_string(iteration * globalBatch())},
+         {"consumed_samples", std::to_string(samplesBefore(iteration + 1))},
          {"optimizer_steps", std::to_string(updates)},
          {"adam_steps", std::to_string(adamSteps)}});
     if (lossScaling)
@@ -1399,13 +1409,21 @@ public:
 private:
   /// Sequences per step over all data-parallel ranks.
   int64_t globalBatch() const { return batchSize * microbatches * dataRanks; }
+  /// The samples read before step `step` (from 1): those the checkpoint's
+  /// run consumed (consumed_samples, Megatron-LM's), then a global batch a
+  /// step. A run resumed with another global batch goes on where the data
+  /// was left, as Megatron-LM's does.
+  int64_t samplesBefore(int64_t step) const {
+    return consumedAtResume + (step - 1 - checkpoint.iteration) * globalBatch();
+  }
 
-  /// This rank's samples of the global batch of `step` (0-based): sample i
-  /// of the step starts at token ((step * B) + i) * S, with B the global
-  /// batch; data-parallel rank r holds samples r * b * m .. (r + 1) * b * m
-  /// - 1 of its m microbatches of b, microbatch j the b from r * b * m +
-  /// j * b. Every layout therefore reads the same tokens for sample i.
-  Status fillBatch(int64_t step) {
+  /// This rank's samples of the global batch that starts at sample
+  /// `firstSample` (samplesBefore): sample i of the batch starts at token
+  /// (firstSample + i) * S; data-parallel rank r holds samples r * b * m ..
+  /// (r + 1) * b * m - 1 of its m microbatches of b, microbatch j the b from
+  /// r * b * m + j * b. Every layout therefore reads the same tokens for
+  /// sample i.
+  Status fillBatch(int64_t firstSample) {
     for (int64_t id : dataInputs) {
       const BufferDesc &buffer = program.buffers[id];
       bool labels = buffer.name == "labels";
@@ -1415,7 +1433,7 @@ private:
       for (int64_t i = 0; i < batchSize; ++i) {
         int64_t sample =
             dataRank * batchSize * microbatches + micro * batchSize + i;
-        int64_t start = (step * globalBatch() + sample) * seqLen;
+        int64_t start = (firstSample + sample) * seqLen;
         for (int64_t t = 0; t < seqLen; ++t)
           values[i * seqLen + t] = data.token(start + t + (labels ? 1 : 0));
       }
@@ -1497,6 +1515,8 @@ private:
   /// correction divides by it. `updates` but after --no-load-optim, which
   /// starts the moments, and this count, afresh.
   int64_t adamSteps = 0;
+  /// The samples the resumed checkpoint's run read (0 for a fresh run).
+  int64_t consumedAtResume = 0;
   TokenData data;
   std::unique_ptr<SyntheticCorpus> corpus;
   std::string temporaryCorpus;
