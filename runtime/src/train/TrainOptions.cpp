@@ -111,7 +111,9 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --save-params FILE           write the trained parameters as safetensors
   --log FILE                   one JSON object per step: step, loss, lr,
                                grad_norm, step_time_s, tokens_per_s,
-                               peak_bytes, tflops (and mfu with a peak)
+                               peak_bytes, tflops (and mfu with a peak);
+                               with --load it keeps FILE's steps up to the
+                               checkpoint and appends the resumed ones
   --trace FILE                 write every rank's measured timeline as
                                Chrome trace JSON (Perfetto): per rank, one
                                slice per schedule action (F3, B3, optimizer)

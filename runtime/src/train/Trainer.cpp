@@ -732,16 +732,44 @@ public:
                             samplesBefore(checkpoint.iteration + 1));
   }
 
+  /// The per-step log (--log, rank 0): a new file, or on a resume the
+  /// file's lines up to the checkpoint's iteration kept and the resumed
+  /// steps appended, so that a job restarted with the same command (the
+  /// README's recipe) logs each step once: the steps a killed run logged
+  /// past its last checkpoint are dropped, as they are trained again.
+  Status openLog(std::FILE *&log) {
+    if (checkpoint.iteration > 0) {
+      std::ifstream previous(options.log);
+      if (previous) {
+        std::string kept, line;
+        while (std::getline(previous, line)) {
+          long long step = 0;
+          if (std::sscanf(line.c_str(), "{\"step\": %lld", &step) == 1 &&
+              step <= checkpoint.iteration)
+            kept += line + "\n";
+        }
+        previous.close();
+        const std::string temporary = options.log + ".tmp";
+        std::FILE *out = std::fopen(temporary.c_str(), "w");
+        bool written = out && std::fputs(kept.c_str(), out) >= 0;
+        if (out && std::fclose(out) != 0)
+          written = false;
+        if (!written || std::rename(temporary.c_str(), options.log.c_str()))
+          return Status::error(options.log + ": cannot rewrite the log (" +
+                               std::strerror(errno) + ")");
+      }
+    }
+    log = std::fopen(options.log.c_str(), checkpoint.iteration > 0 ? "a" : "w");
+    if (!log)
+      return Status::error(options.log + ": cannot open the log for writing (" +
+                           std::strerror(errno) + ")");
+    return Status::ok();
+  }
+
   Status train() {
     std::FILE *log = nullptr;
-    if (!options.log.empty() && comm.rank() == 0) {
-      log = std::fopen(options.log.c_str(), "w");
-      if (!log)
-        return Status::error(options.log +
-                             ": cannot open the log for "
-                             "writing (" +
-                             std::strerror(errno) + ")");
-    }
+    if (!options.log.empty() && comm.rank() == 0)
+      MTRT_RETURN_IF_ERROR(openLog(log));
     double floor = corpus ? corpus->lossFloorNats(seqLen) : 0.0;
     bool speak = comm.rank() == 0;
     if (corpus && speak)
