@@ -157,6 +157,15 @@ Status SafetensorsFile::open(const std::string &path, SafetensorsFile &file) {
                          std::to_string(fileSize - 8) +
                          " bytes after the 8-byte length (is this a "
                          "safetensors file?)");
+  // The format's own bound (safetensors' MAX_HEADER_SIZE): a damaged
+  // length in a multi-gigabyte shard would otherwise read gigabytes before
+  // the JSON fails.
+  constexpr uint64_t kMaxHeaderBytes = 100000000;
+  if (headerLength > kMaxHeaderBytes)
+    return Status::error(path + ": header length " +
+                         std::to_string(headerLength) +
+                         " is more than the format's limit of " +
+                         std::to_string(kMaxHeaderBytes) + " bytes");
   int64_t dataStart = 8 + static_cast<int64_t>(headerLength);
   int64_t dataSize = fileSize - dataStart;
 
