@@ -32,7 +32,7 @@ if [ -n "$undefined" ]; then
   exit 1
 fi
 for test in ArtifactRoundTripTest AsyncJoinsTest DeadlineTest ExecutionTraceTest \
-    PeakFlopsTest RuntimeIOTest ThreadPoolTest; do
+    MemoryReportTest PeakFlopsTest RuntimeIOTest ThreadPoolTest; do
   "$dir/unittests/$test" --gtest_brief=1 >/dev/null
 done
 echo "check-runtime-core: mtrt_core and its unit tests built and passed without MPI or BLAS"

@@ -33,13 +33,15 @@ func.func @groups(%w0: tensor<4x4xf32> {mt.param = "w0"}, %w1: tensor<4x8xf32> {
                   %beta1: tensor<f32> {mt.input = "adam_beta1"}, %beta2: tensor<f32> {mt.input = "adam_beta2"},
                   %eps: tensor<f32> {mt.input = "adam_eps"}, %wd: tensor<f32> {mt.input = "weight_decay"},
                   %clip: tensor<f32> {mt.input = "clip_grad"},
-                  %w2: tensor<4x4xf32> {mt.param = "w2"})
+                  %w2: tensor<4x4xf32> {mt.param = "w2"},
+                  %mw2: tensor<4x4xf32> {mt.param = "w2", mt.state = "exp_avg"},
+                  %vw2: tensor<4x4xf32> {mt.param = "w2", mt.state = "exp_avg_sq"})
     -> (tensor<4x4xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
   %pw0, %mw0n, %vw0n = mt.adamw %w0, %gw0, %mw0, %vw0, %step, %lr, %beta1, %beta2, %eps, %wd, %clip decay {mt.phase = "optimizer"} : tensor<4x4xf32>
   %pb0, %mb0n, %vb0n = mt.adamw %b0, %gb0, %mb0, %vb0, %step, %lr, %beta1, %beta2, %eps, %wd, %clip {mt.phase = "optimizer"} : tensor<4xf32>
   %pw1, %mw1n, %vw1n = mt.adamw %w1, %gw1, %mw1, %vw1, %step, %lr, %beta1, %beta2, %eps, %wd, %clip decay {mt.phase = "optimizer"} : tensor<4x8xf32>
   %read = mt.scale %pw0 {factor = 2.0 : f64} : tensor<4x4xf32>
   %pb1, %mb1n, %vb1n = mt.adamw %b1, %gb1, %mb1, %vb1, %step, %lr, %beta1, %beta2, %eps, %wd, %clip {mt.phase = "optimizer"} : tensor<8xf32>
-  %pw2, %mw2n, %vw2n = mt.adamw %w2, %gw0, %mw0, %vw0, %step, %lr, %beta1, %beta2, %eps, %wd, %clip decay {mt.phase = "optimizer"} : tensor<4x4xf32>
+  %pw2, %mw2n, %vw2n = mt.adamw %w2, %gw0, %mw2, %vw2, %step, %lr, %beta1, %beta2, %eps, %wd, %clip decay {mt.phase = "optimizer"} : tensor<4x4xf32>
   return %pw0, %pw1, %pb0, %pb1, %read, %pw2 : tensor<4x4xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }

@@ -494,3 +494,32 @@ func.func @negative_accumulate_view(%x: tensor<8x8xbf16> {mt.param = "x"}, %dy: 
   %w1 = mt.matmul %x, %dy transpose_a accumulate(%view) : (tensor<8x8xbf16>, tensor<8x16xbf16>, tensor<8x16xf32>) -> tensor<8x16xf32>
   return %w1 : tensor<8x16xf32>
 }
+
+// -----
+
+// AdamW writes its results over its parameter and moments: nothing may read
+// the old parameter after the update, which would find the new one.
+
+func.func @negative_parameter_read_after_update(
+    %p: tensor<4x4xf32> {mt.param = "w"},
+    %m: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg"},
+    %v: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg_sq"},
+    %step: tensor<f32> {mt.input = "step"}, %lr: tensor<f32> {mt.input = "lr"},
+    %beta1: tensor<f32> {mt.input = "adam_beta1"},
+    %beta2: tensor<f32> {mt.input = "adam_beta2"},
+    %eps: tensor<f32> {mt.input = "adam_eps"},
+    %wd: tensor<f32> {mt.input = "weight_decay"},
+    %clip: tensor<f32> {mt.input = "clip_grad"})
+    -> (tensor<4x4xf32> {mt.param = "w"},
+        tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg"},
+        tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg_sq"},
+        tensor<f32> {mt.output = "grad_norm"}, tensor<f32> {mt.output = "loss"}) {
+  %g = mt.gelu %p : tensor<4x4xf32>
+  %norm = mt.global_norm %g : tensor<4x4xf32>
+  %scale = mt.clip_scale %norm, %clip : tensor<f32>
+  // expected-error @below {{'mt.adamw' op cannot write its results over operand #0: 'mt.global_norm' reads it after the update}}
+  %p2, %m2, %v2 = mt.adamw %p, %g, %m, %v, %step, %lr, %beta1, %beta2, %eps, %wd, %scale decay : tensor<4x4xf32>
+  // expected-note @below {{read here}}
+  %late = mt.global_norm %p : tensor<4x4xf32>
+  return %p2, %m2, %v2, %norm, %late : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>, tensor<f32>
+}

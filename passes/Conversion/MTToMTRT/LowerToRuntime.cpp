@@ -167,6 +167,57 @@ struct LowerToRuntimePass
     return 0;
   }
 
+  /// An update writes its results over `operand` (AdamW's parameter,
+  /// moments and copies): nothing may read it, or a view of it, after
+  /// `update`, which would find the new values.
+  static LogicalResult checkNotReadAfter(Value operand, Operation *update) {
+    SmallVector<Value> values = {operand};
+    while (!values.empty()) {
+      Value value = values.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (user == update)
+          continue;
+        if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user)) {
+          values.push_back(user->getResult(0));
+          continue;
+        }
+        if (user->getBlock() == update->getBlock() &&
+            user->isBeforeInBlock(update))
+          continue;
+        unsigned number = 0;
+        for (OpOperand &use : update->getOpOperands())
+          if (use.get() == operand) {
+            number = use.getOperandNumber();
+            break;
+          }
+        InFlightDiagnostic diag = update->emitOpError()
+                                  << "cannot write its results over operand #"
+                                  << number << ": '" << user->getName()
+                                  << "' reads it after the update";
+        diag.attachNote(user->getLoc()) << "read here";
+        return failure();
+      }
+    }
+    return success();
+  }
+
+  /// Whether `value` is one of `gradients`' allocations or made from one
+  /// by a chain of single-operand ops (a slice, a cast, a view).
+  static bool derivedFromGradient(Value value,
+                                  const DenseMap<Value, unsigned> &allocOf,
+                                  const DenseSet<unsigned> &gradients) {
+    for (int depth = 0; value && depth < 8; ++depth) {
+      auto alloc = allocOf.find(value);
+      if (alloc != allocOf.end() && gradients.contains(alloc->second))
+        return true;
+      Operation *producer = value.getDefiningOp();
+      if (!producer || producer->getNumOperands() != 1)
+        return false;
+      value = producer->getOperand(0);
+    }
+    return false;
+  }
+
   LogicalResult lower(func::FuncOp function, int64_t stage,
                       ArrayRef<int64_t> gridShape) {
     if (!function.getBody().hasOneBlock())
@@ -252,17 +303,25 @@ struct LowerToRuntimePass
         // The received bytes land in the buffer its (empty) input names.
         alias(recv.getResult(), recv.getInput());
       } else if (auto adamw = dyn_cast<AdamWOp>(op)) {
-        alias(adamw.getNewParam(), adamw.getParam());
-        alias(adamw.getNewExpAvg(), adamw.getExpAvg());
-        alias(adamw.getNewExpAvgSq(), adamw.getExpAvgSq());
+        for (auto [result, operand] :
+             {std::pair{adamw.getNewParam(), adamw.getParam()},
+              std::pair{adamw.getNewExpAvg(), adamw.getExpAvg()},
+              std::pair{adamw.getNewExpAvgSq(), adamw.getExpAvgSq()}}) {
+          if (failed(checkNotReadAfter(operand, &op)))
+            return failure();
+          alias(result, operand);
+        }
       } else if (auto multi = dyn_cast<MultiAdamWOp>(op)) {
         for (auto [results, operands] :
              {std::pair{multi.getNewParams(), multi.getParams()},
               std::pair{multi.getNewExpAvgs(), multi.getExpAvgs()},
               std::pair{multi.getNewExpAvgSqs(), multi.getExpAvgSqs()},
               std::pair{multi.getNewCopies(), multi.getCopies()}})
-          for (auto [result, operand] : llvm::zip(results, operands))
+          for (auto [result, operand] : llvm::zip(results, operands)) {
+            if (failed(checkNotReadAfter(operand, &op)))
+              return failure();
             alias(result, operand);
+          }
       } else if (Value acc = getAccumulator(&op)) {
         // An accumulating op writes the sum over its accumulator (cuBLAS's
         // beta = 1, C = D), which must be a transient buffer that nothing
@@ -312,10 +371,26 @@ struct LowerToRuntimePass
         alloc.lastUse = std::max(alloc.lastUse, step);
       }
       // The gradients the optimizer consumes, after any reduction: what the
-      // norm reads.
+      // norm reads, and what an update reads that the norm does not count
+      // (the tied embedding's on the pipeline's last stage, counted on the
+      // first) unless it is made from one the norm read. ZeRO-1's update
+      // reads a slice of the whole reduced gradient, which lives until it
+      // runs: the whole one is the gradient, as the norm's are (ZeRO-2's
+      // pieces are what its reduce-scatter keeps).
       if (isa<GlobalNormOp, SumSquaresOp>(op))
         for (Value operand : op.getOperands())
           gradientAllocs.insert(allocOf.lookup(operand));
+      SmallVector<Value> updated;
+      if (auto update = dyn_cast<AdamWOp>(op))
+        updated.push_back(update.getGrad());
+      else if (auto update = dyn_cast<MultiAdamWOp>(op))
+        llvm::append_range(updated, update.getGrads());
+      for (Value grad : updated) {
+        while (auto slice = grad.getDefiningOp<shard::AllSliceOp>())
+          grad = slice.getInput();
+        if (!derivedFromGradient(grad, allocOf, gradientAllocs))
+          gradientAllocs.insert(allocOf.lookup(grad));
+      }
     }
     int64_t end = ops.size();
     for (Value value : ret.getOperands())

@@ -53,6 +53,16 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
       stage.optimizerState += buffer.bytes();
   }
 
+  // Each allocation's first reader after its writer: a received value has
+  // no phase of its own, and is the forward's when the forward reads it.
+  std::vector<int64_t> firstReader(buffers.size(), -1);
+  for (size_t c = 0; c < program.commands.size(); ++c)
+    for (int64_t input : program.commands[c].ins) {
+      int64_t owner = timeline.owner[size_t(input)];
+      if (owner >= 0 && firstReader[size_t(owner)] < 0 &&
+          int64_t(c) > timeline.begin[size_t(owner)])
+        firstReader[size_t(owner)] = int64_t(c);
+    }
   // The transient allocations, each with what wrote it and its category.
   std::vector<size_t> transients;
   std::vector<std::string> category(buffers.size());
@@ -124,11 +134,16 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
     // stage keeps a copy of a parameter for the step, not an activation.
     bool keptFromPeer = writer.kernel == "recv" && writer.microbatch >= 0 &&
                         reader.microbatch > writer.microbatch;
+    // An activation received from the previous stage that the backward
+    // reads again is stashed as the stage's own are.
+    Phase written = writer.phase;
+    if (writer.kernel == "recv" && firstReader[id] >= 0)
+      written = program.commands[size_t(firstReader[id])].phase;
     if (buffers[id].kind == "gradient")
       category[id] = "gradient";
     else if (narrowed || keptFromPeer)
       category[id] = "param_copy";
-    else if (writer.phase == Phase::Forward && reader.phase == Phase::Backward)
+    else if (written == Phase::Forward && reader.phase == Phase::Backward)
       category[id] = "stashed";
     else if (writesCommunication(writer.kernel))
       category[id] = "communication";
@@ -141,17 +156,24 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
     return timeline.begin[a] < timeline.begin[b];
   });
   std::multiset<int64_t> liveEnds;
-  using Expiry = std::pair<int64_t, int64_t>; // (last command, end offset)
+  struct Expiry {
+    int64_t last, endOffset, bytes; // its last command, end offset and size
+    bool operator>(const Expiry &other) const { return last > other.last; }
+  };
   std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>>
       expiring;
   int64_t steps = int64_t(program.commands.size());
   std::vector<int64_t> stashDelta(size_t(steps) + 2, 0);
   std::vector<int64_t> copyDelta(size_t(steps) + 2, 0);
   size_t next = 0;
-  int64_t highWater = -1;
+  // The peak: of the commands that reach the region's top byte, the one
+  // with the most bytes live (the first to reach it may hold little more
+  // than the buffer placed at the top).
+  int64_t highWater = -1, liveBytes = 0, liveAtPeak = -1;
   for (int64_t c = 0; c < steps; ++c) {
-    while (!expiring.empty() && expiring.top().first < c) {
-      liveEnds.erase(liveEnds.find(expiring.top().second));
+    while (!expiring.empty() && expiring.top().last < c) {
+      liveEnds.erase(liveEnds.find(expiring.top().endOffset));
+      liveBytes -= expiring.top().bytes;
       expiring.pop();
     }
     for (; next < transients.size() && timeline.begin[transients[next]] <= c;
@@ -159,7 +181,8 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
       size_t id = transients[next];
       int64_t endOffset = buffers[id].offset + buffers[id].bytes();
       liveEnds.insert(endOffset);
-      expiring.push({timeline.end[id], endOffset});
+      liveBytes += buffers[id].bytes();
+      expiring.push({timeline.end[id], endOffset, buffers[id].bytes()});
       std::vector<int64_t> *delta = category[id] == "stashed"      ? &stashDelta
                                     : category[id] == "param_copy" ? &copyDelta
                                                                    : nullptr;
@@ -169,8 +192,12 @@ Status stageMemory(const Artifact &artifact, const RankProgram &program,
             buffers[id].bytes();
       }
     }
-    if (!liveEnds.empty() && *liveEnds.rbegin() > highWater) {
+    if (liveEnds.empty())
+      continue;
+    if (*liveEnds.rbegin() > highWater ||
+        (*liveEnds.rbegin() == highWater && liveBytes > liveAtPeak)) {
       highWater = *liveEnds.rbegin();
+      liveAtPeak = liveBytes;
       stage.peakCommand = c;
     }
   }
