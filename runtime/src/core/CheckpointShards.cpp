@@ -209,12 +209,19 @@ Status CheckpointShards::open(const std::string &dir, const std::string &format,
       int64_t pieceOffset = 0;
       for (size_t r = 0; r + 1 < runs.size(); r += 2) {
         int64_t offset = runs[r], count = runs[r + 1], stop = 0;
-        if (offset < 0 || count <= 0 ||
-            __builtin_add_overflow(offset, count, &stop) || stop > full)
-          return bad("run " + elementRange(offset, offset + count) +
+        bool overflow = __builtin_add_overflow(offset, count, &stop);
+        if (offset < 0 || count <= 0 || overflow || stop > full)
+          return bad("run " +
+                     (overflow ? "of " + std::to_string(count) +
+                                     " elements from element " +
+                                     std::to_string(offset)
+                               : elementRange(offset, stop)) +
                      " lies outside its " + std::to_string(full) + " elements");
         tensor.runs.push_back({offset, count, f, pieceOffset});
-        pieceOffset += count;
+        // Runs that add up past the piece (each within the tensor) are
+        // refused below; their sum must not overflow first.
+        if (__builtin_add_overflow(pieceOffset, count, &pieceOffset))
+          return bad("its runs add up to more than 2^63 elements");
       }
       if (pieceOffset != pieceShape[0])
         return bad("its runs cover " + std::to_string(pieceOffset) +
