@@ -1,5 +1,4 @@
-//===- ConfigReader.h - Typed keys of a Hugging Face config.json -*- C++
-//-*-===//
+//===- ConfigReader.h - Typed keys of a Hugging Face config -----*- C++ -*-===//
 //
 // Shared by the importers of every model family (GPT-2, LLaMA, ...).
 //
@@ -76,12 +75,23 @@ public:
   ConfigReader(const llvm::json::Object &object, StringRef text, Location loc)
       : object(object), text(text), loc(loc) {}
 
+  /// A reader of the object under the top-level key `parent` (rope_scaling,
+  /// say): its errors name the key as `parent.key` and point at `parent`'s
+  /// line, the nearest a top-level search finds.
+  ConfigReader nested(const llvm::json::Object &fields,
+                      StringRef parent) const {
+    ConfigReader reader(fields, text, keyLoc(parent));
+    reader.prefix = (parent + ".").str();
+    reader.anchor = true;
+    return reader;
+  }
+
   /// The location of the top-level `"key":` in the file (the last one, as
   /// the parser keeps the last of duplicate keys), or of the file when
   /// absent. Keys inside nested objects and inside strings are skipped.
   Location keyLoc(StringRef key) const {
     auto fileLoc = dyn_cast<FileLineColLoc>(loc);
-    if (!fileLoc)
+    if (!fileLoc || anchor)
       return loc;
     size_t found = StringRef::npos;
     int depth = 0;
@@ -113,15 +123,28 @@ public:
   const llvm::json::Object &json() const { return object; }
 
   InFlightDiagnostic error(StringRef key) {
-    return emitError(keyLoc(key)) << "config key '" << key << "' ";
+    return emitError(keyLoc(key)) << "config key '" << prefix << key << "' ";
   }
 
   /// A required positive integer.
   FailureOr<int64_t> positiveInt(StringRef key) {
     const llvm::json::Value *value = object.get(key);
     if (!value)
-      return emitError(loc) << "config is missing required key '" << key << "'";
+      return missing(key);
     return positiveInt(key, *value);
+  }
+
+  /// The error for a required `key` that is absent.
+  InFlightDiagnostic missing(StringRef key) {
+    return emitError(loc) << "config is missing required key '" << prefix << key
+                          << "'";
+  }
+
+  /// A required positive number.
+  FailureOr<double> requiredPositiveNumber(StringRef key) {
+    if (!object.get(key))
+      return missing(key);
+    return positiveNumber(key, 0.0);
   }
 
   /// A required number of layers, at most kMaxLayers.
@@ -232,6 +255,10 @@ private:
   const llvm::json::Object &object;
   StringRef text;
   Location loc;
+  /// For a nested reader: "parent." before each key it names, and every
+  /// error at `loc`, the parent's line.
+  std::string prefix;
+  bool anchor = false;
 };
 
 } // namespace mlir::mt::detail

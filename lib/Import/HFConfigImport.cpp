@@ -64,6 +64,15 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
     return emitError(loc) << "config must be a JSON object";
 
   ConfigReader reader(*object, json, loc);
+  // A config without model_type is read as GPT-2's, whose keys it must
+  // then have: a LLaMA-family config that lost its model_type would
+  // otherwise be reported as a GPT-2 config missing n_positions.
+  if (!object->get("model_type") && !object->get("n_embd") &&
+      (object->get("hidden_size") || object->get("num_hidden_layers")))
+    return emitError(loc) << "config has no 'model_type' (\"gpt2\", "
+                             "\"llama\", \"mistral\" or \"qwen2\"), and "
+                             "its keys are not GPT-2's (hidden_size, not "
+                             "n_embd)";
   if (failed(reader.oneOf("model_type", {"gpt2"},
                           "supported are GPT-2 (\"gpt2\") and the LLaMA "
                           "family (\"llama\", \"mistral\", \"qwen2\")")) ||
@@ -93,8 +102,25 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
       !assign(config.attentionDropout, reader.probability("attn_pdrop", 0.1)) ||
       !assign(config.residualDropout, reader.probability("resid_pdrop", 0.1)) ||
       !assign(config.tieWordEmbeddings,
-              reader.boolean("tie_word_embeddings", true)))
+              reader.boolean("tie_word_embeddings", true)) ||
+      !assign(config.initializerRange,
+              reader.positiveNumber("initializer_range", 0.02)))
     return failure();
+  // Attention scaled otherwise than by 1/sqrt(head dimension), as
+  // Hugging Face's GPT-2 can be told, is not built: refused, not dropped.
+  bool scaled = true, byLayer = false;
+  if (!assign(scaled, reader.boolean("scale_attn_weights", true)) ||
+      !assign(byLayer,
+              reader.boolean("scale_attn_by_inverse_layer_idx", false)))
+    return failure();
+  if (!scaled)
+    return reader.error("scale_attn_weights")
+           << "is false; only attention scaled by 1/sqrt(head dimension) is "
+              "supported";
+  if (byLayer)
+    return reader.error("scale_attn_by_inverse_layer_idx")
+           << "is true; only attention scaled by 1/sqrt(head dimension) is "
+              "supported";
 
   if (config.hiddenSize % config.numHeads != 0)
     return reader.error("n_embd")
@@ -123,18 +149,21 @@ private:
   /// Megatron's tensor-parallel roles for Conv1D's [in, out] layout (column
   /// parallel splits the output dimension 1, row parallel the input
   /// dimension 0) and Hugging Face's initialization (GPT2PreTrainedModel.
-  /// _init_weights: normal(0.02), the residual projections scaled by
-  /// 1 / sqrt(2 n_layer), biases 0, layer-norm weights 1).
+  /// _init_weights: normal(initializer_range, 0.02 by default), the
+  /// residual projections scaled by 1 / sqrt(2 n_layer), biases 0,
+  /// layer-norm weights 1).
   void declareParameters() {
     using Kind = ParallelRole::Kind;
     using Init = ParamInitializer::Kind;
     int64_t d = config.hiddenSize, inner = config.innerSize;
     const ParallelRole replicated{Kind::Replicated, -1, 1};
     const ParallelRole vocab{Kind::Vocab, 0, 1};
-    const ParamInitializer normal{Init::Normal, 0.02};
+    const double range = config.initializerRange;
+    const ParamInitializer normal{Init::Normal, range};
     const ParamInitializer residual{
         Init::Normal,
-        0.02 / std::sqrt(2.0 * double(std::max<int64_t>(config.numLayers, 1)))};
+        range /
+            std::sqrt(2.0 * double(std::max<int64_t>(config.numLayers, 1)))};
     const ParamInitializer zeros{Init::Zeros, 0}, ones{Init::Ones, 0};
     declare("wte.weight", {config.vocabSize, d}, vocab, normal);
     declare("wpe.weight", {config.numPositions, d}, replicated, normal);

@@ -46,17 +46,28 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     return true;
   };
   bool qwen2 = config.modelType == "qwen2";
+  bool llama = config.modelType == "llama";
   bool attentionBias = false;
-  double attentionDropout = 0.0;
+  double attentionDropout = 0.0, partialRotary = 1.0;
+  // Hugging Face's defaults of each family for an absent
+  // num_key_value_heads: LlamaConfig's is num_attention_heads,
+  // MistralConfig's 8 and Qwen2Config's 32.
+  const int64_t defaultKeyValueHeads = [&]() -> int64_t {
+    if (llama)
+      return -1;
+    return qwen2 ? 32 : 8;
+  }();
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
       !assign(config.hiddenSize, reader.positiveInt("hidden_size")) ||
       !assign(config.intermediateSize,
               reader.positiveInt("intermediate_size")) ||
       !assign(config.numLayers, reader.layerCount("num_hidden_layers")) ||
       !assign(config.numHeads, reader.positiveInt("num_attention_heads")) ||
-      !assign(
-          config.numKeyValueHeads,
-          reader.optionalPositiveInt("num_key_value_heads", config.numHeads)) ||
+      !assign(config.numKeyValueHeads,
+              reader.optionalPositiveInt("num_key_value_heads",
+                                         defaultKeyValueHeads < 0
+                                             ? config.numHeads
+                                             : defaultKeyValueHeads)) ||
       !assign(config.maxPositions,
               reader.positiveInt("max_position_embeddings")) ||
       !assign(config.rmsNormEpsilon,
@@ -66,14 +77,34 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
               reader.positiveNumber("initializer_range", 0.02)) ||
       !assign(config.tieWordEmbeddings,
               reader.boolean("tie_word_embeddings", false)) ||
-      !assign(attentionBias, reader.boolean("attention_bias", false)) ||
-      !assign(config.mlpBias, reader.boolean("mlp_bias", false)) ||
-      !assign(attentionDropout, reader.probability("attention_dropout", 0.0)))
+      !assign(attentionDropout, reader.probability("attention_dropout", 0.0)) ||
+      !assign(partialRotary,
+              reader.positiveNumber("partial_rotary_factor", 1.0)))
     return failure();
+  // attention_bias and mlp_bias are Llama's: Hugging Face's Mistral and
+  // Qwen2 modules hard-code their biases and never read them.
+  if (llama &&
+      (!assign(attentionBias, reader.boolean("attention_bias", false)) ||
+       !assign(config.mlpBias, reader.boolean("mlp_bias", false))))
+    return failure();
+  // Without head_dim, the heads split hidden_size evenly (LlamaConfig
+  // refuses a hidden size that is not a multiple of the heads).
+  if (!object->get("head_dim") && config.hiddenSize % config.numHeads != 0)
+    return reader.error("hidden_size")
+           << "is " << config.hiddenSize
+           << ", not a multiple of num_attention_heads " << config.numHeads
+           << " (and no head_dim is given)";
   if (!assign(config.headDim,
               reader.optionalPositiveInt("head_dim",
                                          config.hiddenSize / config.numHeads)))
     return failure();
+  if (partialRotary != 1.0) {
+    char shown[32];
+    std::snprintf(shown, sizeof(shown), "%g", partialRotary);
+    return reader.error("partial_rotary_factor")
+           << "is " << shown
+           << "; only rotary embedding of the whole head (1) is supported";
+  }
   // Qwen2 always has q, k and v biases and no output bias; Llama's
   // attention_bias puts a bias on all four; Mistral has none.
   config.qkvBias = qwen2 || attentionBias;
@@ -88,17 +119,14 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     return reader.error("num_key_value_heads")
            << "is " << config.numKeyValueHeads
            << ", not a divisor of num_attention_heads " << config.numHeads;
-  // The rotary frequencies are theta^(-2i/d): a base of 1 or less makes
-  // them all 1 or growing, and mt.rope refuses it.
-  if (config.ropeTheta <= 1.0) {
-    char shown[32];
-    std::snprintf(shown, sizeof(shown), "%g", config.ropeTheta);
-    return reader.error("rope_theta")
-           << "is " << shown << "; the rotary base must be greater than 1";
-  }
-  if (config.headDim % 2 != 0)
+  if (config.headDim % 2 != 0) {
+    if (!object->get("head_dim"))
+      return reader.error("hidden_size")
+             << "over num_attention_heads gives heads of " << config.headDim
+             << ": rotary embedding needs an even head dimension";
     return reader.error("head_dim")
            << "is " << config.headDim << ": rotary embedding needs it even";
+  }
   // Mistral's sliding window (absent: 4096, as Hugging Face's MistralConfig
   // and Qwen2Config default it; null: none); Qwen2 states use_sliding_window
   // (false in its published configs) and windows only the layers from
@@ -116,34 +144,86 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       !assign(config.firstWindowedLayer,
               reader.optionalNonNegativeInt("max_window_layers", 28)))
     return failure();
+  // Hugging Face's Qwen2 windows the layers its layer_types names
+  // "sliding_attention" (derived from max_window_layers when absent).
+  if (const llvm::json::Value *types = object->get("layer_types");
+      sliding && qwen2 && types && !types->getAsNull()) {
+    const llvm::json::Array *list = types->getAsArray();
+    if (!list || int64_t(list->size()) != config.numLayers)
+      return reader.error("layer_types")
+             << "must be a list of num_hidden_layers (" << config.numLayers
+             << ") strings";
+    for (const llvm::json::Value &type : *list) {
+      std::optional<StringRef> name = type.getAsString();
+      if (!name || (*name != "sliding_attention" && *name != "full_attention"))
+        return reader.error("layer_types")
+               << "holds " << llvm::formatv("{0}", type).str()
+               << "; each layer is \"sliding_attention\" or "
+                  "\"full_attention\"";
+      config.windowedLayers.push_back(*name == "sliding_attention");
+    }
+  }
 
-  if (const llvm::json::Value *scaling = object->get("rope_scaling");
-      scaling && !scaling->getAsNull()) {
-    const llvm::json::Object *fields = scaling->getAsObject();
-    if (!fields)
-      return reader.error("rope_scaling") << "must be an object or null";
-    std::optional<StringRef> type = fields->getString("rope_type");
-    if (!type)
-      type = fields->getString("type");
-    if (!type || *type != "llama3")
-      return reader.error("rope_scaling")
-             << "has rope_type \"" << (type ? *type : "") << "\"; only "
-             << "\"llama3\" scaling is supported";
-    ConfigReader nested(*fields, json, loc);
-    Llama3RopeScaling llama3;
-    if (!assign(llama3.factor, nested.positiveNumber("factor", 8.0)) ||
-        !assign(llama3.lowFreqFactor,
-                nested.positiveNumber("low_freq_factor", 1.0)) ||
-        !assign(llama3.highFreqFactor,
-                nested.positiveNumber("high_freq_factor", 4.0)) ||
-        !assign(llama3.originalMaxPositions,
-                nested.optionalPositiveInt("original_max_position_embeddings",
-                                           8192)))
+  // The rotary embedding: rope_theta and rope_scaling, or, in configs that
+  // transformers 5 writes, both in one rope_parameters object.
+  const llvm::json::Object *scalingFields = nullptr;
+  StringRef scalingKey = "rope_scaling";
+  if (const llvm::json::Value *parameters = object->get("rope_parameters");
+      parameters && !parameters->getAsNull()) {
+    scalingKey = "rope_parameters";
+    scalingFields = parameters->getAsObject();
+    if (!scalingFields)
+      return reader.error(scalingKey) << "must be an object or null";
+    if (object->get("rope_theta") || object->get("rope_scaling"))
+      return reader.error(scalingKey)
+             << "and rope_theta or rope_scaling both state the rotary "
+                "embedding: keep one";
+    if (!assign(config.ropeTheta, reader.nested(*scalingFields, scalingKey)
+                                      .positiveNumber("rope_theta", 10000.0)))
       return failure();
-    if (!(llama3.highFreqFactor > llama3.lowFreqFactor))
-      return reader.error("rope_scaling")
-             << "needs high_freq_factor > low_freq_factor";
-    config.ropeScaling = llama3;
+  } else if (const llvm::json::Value *scaling = object->get("rope_scaling");
+             scaling && !scaling->getAsNull()) {
+    scalingFields = scaling->getAsObject();
+    if (!scalingFields)
+      return reader.error(scalingKey) << "must be an object or null";
+  }
+  // The rotary frequencies are theta^(-2i/d): a base of 1 or less makes
+  // them all 1 or growing, and mt.rope refuses it.
+  if (config.ropeTheta <= 1.0) {
+    char shown[32];
+    std::snprintf(shown, sizeof(shown), "%g", config.ropeTheta);
+    return reader.error(scalingFields && scalingKey == "rope_parameters"
+                            ? scalingKey
+                            : StringRef("rope_theta"))
+           << "is " << shown << "; the rotary base must be greater than 1";
+  }
+  if (scalingFields) {
+    std::optional<StringRef> type = scalingFields->getString("rope_type");
+    if (!type)
+      type = scalingFields->getString("type");
+    // "default" is Hugging Face's unscaled rotary embedding.
+    bool unscaled = type && *type == "default";
+    if (!unscaled && (!type || *type != "llama3"))
+      return reader.error(scalingKey)
+             << "has rope_type \"" << (type ? *type : "") << "\"; only "
+             << "\"default\" and \"llama3\" are supported";
+    if (!unscaled) {
+      // Hugging Face's llama3 frequencies read all four keys.
+      ConfigReader nested = reader.nested(*scalingFields, scalingKey);
+      Llama3RopeScaling llama3;
+      if (!assign(llama3.factor, nested.requiredPositiveNumber("factor")) ||
+          !assign(llama3.lowFreqFactor,
+                  nested.requiredPositiveNumber("low_freq_factor")) ||
+          !assign(llama3.highFreqFactor,
+                  nested.requiredPositiveNumber("high_freq_factor")) ||
+          !assign(llama3.originalMaxPositions,
+                  nested.positiveInt("original_max_position_embeddings")))
+        return failure();
+      if (!(llama3.highFreqFactor > llama3.lowFreqFactor))
+        return reader.error(scalingKey)
+               << "needs high_freq_factor > low_freq_factor";
+      config.ropeScaling = llama3;
+    }
   }
   return config;
 }
@@ -263,8 +343,11 @@ private:
   /// the layer has one and the sequence is longer than it (shorter, every
   /// key is inside it: no mask to add).
   IntegerAttr slidingWindow() {
+    bool windowed = config.windowedLayers.empty()
+                        ? currentLayer >= config.firstWindowedLayer
+                        : config.windowedLayers[size_t(currentLayer)];
     if (config.slidingWindow <= 0 || shape.seqLength <= config.slidingWindow ||
-        currentLayer < config.firstWindowedLayer)
+        !windowed)
       return nullptr;
     return builder.getI64IntegerAttr(config.slidingWindow);
   }

@@ -31,6 +31,8 @@ struct GPT2Config {
   double attentionDropout = 0.1;
   double residualDropout = 0.1;
   bool tieWordEmbeddings = true;
+  /// The initializer's standard deviation (initializer_range).
+  double initializerRange = 0.02;
 };
 
 /// Parses and validates a GPT-2 config. Errors are reported at `loc` and

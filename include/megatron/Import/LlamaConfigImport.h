@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::mt {
 
@@ -54,6 +55,9 @@ struct LlamaConfig {
   /// max_window_layers; every layer of a Mistral).
   int64_t slidingWindow = 0;
   int64_t firstWindowedLayer = 0;
+  /// Qwen2's layer_types, where the config states it: whether each layer
+  /// is windowed ("sliding_attention"), instead of firstWindowedLayer.
+  std::vector<bool> windowedLayers;
 };
 
 /// Whether `modelType` names a LLaMA-family config this importer reads.
