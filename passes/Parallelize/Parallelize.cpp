@@ -163,6 +163,17 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
               << tp.getValue();
           return WalkResult::interrupt();
         }
+        // Sequence parallelism splits the sequence between the
+        // tensor-parallel ranks outside attention and the MLP.
+        int64_t sequence = attention.getQuery().getType().getDimSize(2);
+        if (sp && sequence % tp != 0) {
+          attention.emitOpError()
+              << "attends over a sequence of " << sequence
+              << ", not divisible by tp " << tp.getValue()
+              << " (sequence parallelism, sp, splits it between the "
+                 "tensor-parallel ranks)";
+          return WalkResult::interrupt();
+        }
         // Grouped keys and values written as such (not through repeat_kv)
         // split with their query heads too.
         if (!kvHeadsSplit(op, attention.getKey().getType().getDimSize(1)))

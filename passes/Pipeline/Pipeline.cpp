@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -785,18 +786,38 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         argAttrs.push_back(attrs.getDictionary(context));
         return args[key] = value;
       };
-      // The loss gradient's seed: 1/microbatches.
+      // The loss gradient's seed over the microbatches: the step's seed (1,
+      // or under fp16's loss scaling the loss_scale input, mt-autodiff's)
+      // divided by their number, each microbatch's loss being a 1/M part of
+      // the mean. Until 2026-11-28 it was the constant 1/M, which dropped
+      // the loss scale: with loss scaling and microbatches the gradients
+      // came out divided by the scale.
       Value seed;
       auto seedFor = [&](Value original) -> Value {
         if (!seed) {
           OpBuilder::InsertionGuard guard(builder);
           builder.setInsertionPointToStart(entry);
           auto type = cast<RankedTensorType>(original.getType());
-          seed = arith::ConstantOp::create(
-              builder, original.getLoc(), type,
-              DenseElementsAttr::get(type,
-                                     b.getFloatAttr(type.getElementType(),
-                                                    1.0 / double(numMicro))));
+          if (auto arg = dyn_cast<BlockArgument>(original)) {
+            Value input = argFor(arg, -1);
+            builder.setInsertionPointToStart(entry);
+            auto scaled =
+                ScaleOp::create(builder, original.getLoc(), input,
+                                b.getF64FloatAttr(1.0 / double(numMicro)));
+            scaled->setAttr(MTDialect::getPhaseAttrName(),
+                            b.getStringAttr("backward"));
+            seed = scaled;
+          } else {
+            double one = 1.0;
+            DenseFPElementsAttr splat;
+            if (matchPattern(original, m_Constant(&splat)) && splat.isSplat())
+              one = splat.getSplatValue<APFloat>().convertToDouble();
+            seed = arith::ConstantOp::create(
+                builder, original.getLoc(), type,
+                DenseElementsAttr::get(type,
+                                       b.getFloatAttr(type.getElementType(),
+                                                      one / double(numMicro))));
+          }
         }
         return seed;
       };

@@ -39,6 +39,7 @@
 // RUN: megatron-opt %t/sp.mlir --mt-parallelize=sp=true --verify-diagnostics
 // RUN: megatron-opt %t/tp-heads.mlir --mt-parallelize=tp=2 --verify-diagnostics
 // RUN: megatron-opt %t/tp-kv-heads.mlir --mt-parallelize=tp=2 --verify-diagnostics
+// RUN: megatron-opt %t/sp-sequence.mlir --mt-parallelize="tp=2 sp=true" --verify-diagnostics
 // RUN: megatron-opt %t/tp-role.mlir --mt-parallelize=tp=2 --verify-diagnostics
 // RUN: not megatron-opt %t/bad-role.mlir 2>&1 | FileCheck %s --check-prefix=BADROLE
 // RUN: megatron-opt %t/tp-param.mlir --mt-parallelize=tp=2 --verify-diagnostics
@@ -609,6 +610,20 @@ module @negative_tp_kv_heads {
     // expected-error-re @below {{'mt.attention' op has 1 key/value heads, not divisible by tp {{.*}}}}
     %a = mt.attention %q, %k, %k : tensor<2x4x8x4xf32>, tensor<2x1x8x4xf32>
     return %a : tensor<2x4x8x4xf32>
+  }
+}
+
+//--- sp-sequence.mlir
+
+// Sequence parallelism splits the sequence between the tensor-parallel
+// ranks: 15 tokens over tp = 2 is an error at the attention op, not a
+// verifier's error about a cast deep in the partition.
+
+module @negative_sp_sequence {
+  func.func @sequence(%q: tensor<2x4x15x4xf32>) -> tensor<2x4x15x4xf32> {
+    // expected-error @below {{'mt.attention' op attends over a sequence of 15, not divisible by tp 2 (sequence parallelism, sp, splits it between the tensor-parallel ranks)}}
+    %a = mt.attention %q, %q, %q : tensor<2x4x15x4xf32>
+    return %a : tensor<2x4x15x4xf32>
   }
 }
 
