@@ -16,8 +16,35 @@
 using namespace mlir;
 using namespace mlir::mt;
 
+namespace {
+/// Stands in for the pipeline where it was nested under another op than
+/// the module (`func.func(mt-train-pipeline)`): its passes work on the
+/// module, and adding them there would abort with an LLVM error.
+struct RefuseNestedTrainPipeline
+    : public PassWrapper<RefuseNestedTrainPipeline, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RefuseNestedTrainPipeline)
+  explicit RefuseNestedTrainPipeline(std::string anchor)
+      : anchor(std::move(anchor)) {}
+  StringRef getArgument() const override { return "mt-train-pipeline"; }
+  void runOnOperation() override {
+    getOperation()->emitError()
+        << "mt-train-pipeline runs on the module, not nested under '" << anchor
+        << "': use --mt-train-pipeline or "
+           "--pass-pipeline='builtin.module(mt-train-pipeline)'";
+    signalPassFailure();
+  }
+  std::string anchor;
+};
+} // namespace
+
 void mlir::mt::buildTrainPipeline(OpPassManager &pm,
                                   const TrainPipelineOptions &options) {
+  if (std::optional<StringRef> anchor = pm.getOpName();
+      !anchor || *anchor != ModuleOp::getOperationName()) {
+    pm.addPass(std::make_unique<RefuseNestedTrainPipeline>(
+        anchor ? anchor->str() : std::string("any op")));
+    return;
+  }
   // Folding first drops dropouts of probability 0, so they get no stream and
   // cost nothing at run time.
   if (options.precision != "fp32") {

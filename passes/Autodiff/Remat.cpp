@@ -23,6 +23,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <set>
 
 namespace mlir::mt {
 #define GEN_PASS_DEF_REMATPASS
@@ -66,9 +67,37 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
           << " (the budget would be ignored)";
       return signalPassFailure();
     }
+    if (!fullLayers.empty() && policy != "full") {
+      getOperation().emitError()
+          << "mt-remat: full-layers is read only by remat=full, not remat="
+          << policy << " (the layers would be ignored)";
+      return signalPassFailure();
+    }
     for (auto function : getOperation().getOps<func::FuncOp>())
-      if (!function.isExternal() && !function.getOps<AdamWOp>().empty())
+      if (!function.isExternal() && !function.getOps<AdamWOp>().empty()) {
+        if (failed(checkFullLayers(function)))
+          return signalPassFailure();
         rematerialize(function);
+      }
+  }
+
+  /// full-layers names layers of the model: one it lacks would recompute
+  /// nothing of what was asked.
+  LogicalResult checkFullLayers(func::FuncOp function) {
+    std::set<int64_t> layers;
+    function.walk([&](Operation *op) {
+      if (std::optional<int64_t> layer = layerOf(op))
+        layers.insert(*layer);
+    });
+    for (int64_t layer : fullLayers)
+      if (!layers.count(layer))
+        return function.emitError()
+               << "mt-remat: full-layers names layer " << layer
+               << ", but the model's layers are "
+               << (layers.empty() ? std::string("none")
+                                  : std::to_string(*layers.begin()) + " to " +
+                                        std::to_string(*layers.rbegin()));
+    return success();
   }
 
   /// Whether the policy recomputes forward op `op` of layer `layer`.

@@ -139,3 +139,14 @@ func.func @returns_parameter(%w: tensor<4xf32> {mt.param = "w"}) -> tensor<4xf32
   // expected-error @+1 {{'func.return' op returns argument #0: mt-mixed-precision needs a forward graph returning its loss only}}
   return %w : tensor<4xf32>
 }
+
+// -----
+
+// A graph already converted is refused: a second conversion would cast its
+// 16-bit values to themselves (or to the other 16-bit type).
+
+func.func @negative_converted_twice(%w: tensor<4x4xf32> {mt.param = "w"}) -> tensor<4x4xbf16> {
+  // expected-error @below {{'mt.cast' op is a precision cast: the graph is already mixed precision (mt-mixed-precision runs once, on an fp32 forward graph)}}
+  %c = mt.cast %w : tensor<4x4xf32> to tensor<4x4xbf16>
+  return %c : tensor<4x4xbf16>
+}

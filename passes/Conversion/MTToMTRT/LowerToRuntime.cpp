@@ -86,6 +86,14 @@ struct LowerToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Offsets are rounded up to it: a power of two, at most a page (a
+    // GPU's widest vector load is 16 bytes, cuBLASLt's alignment 256).
+    if (alignment < 1 || alignment > 4096 || (alignment & (alignment - 1)) != 0)
+      return (void)(module.emitError()
+                    << "mt-lower-to-runtime: alignment must be a power of two "
+                       "from 1 to 4096 bytes, got "
+                    << alignment.getValue()),
+             signalPassFailure();
     SmallVector<func::FuncOp> functions;
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isExternal())

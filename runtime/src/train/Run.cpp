@@ -284,11 +284,15 @@ int openSession(int argc, char **argv, Session &session) {
   if (int code = failAgreed(checkSameJob(options, artifact, comm)))
     return code;
   if (artifact.worldSize != comm.size())
-    return failOnce(Status::error(
-        options.artifact + ": compiled for " +
-        std::to_string(artifact.worldSize) + " ranks but launched on " +
-        std::to_string(comm.size()) + " (run it under mpirun -np " +
-        std::to_string(artifact.worldSize) + ")"));
+    return failOnce(
+        Status::error(options.artifact + ": compiled for " +
+                      std::to_string(artifact.worldSize) +
+                      (artifact.worldSize == 1 ? " rank" : " ranks") +
+                      " but launched on " + std::to_string(comm.size()) +
+                      (artifact.worldSize == 1
+                           ? " (run it without mpirun, or -np 1)"
+                           : " (run it under mpirun -np " +
+                                 std::to_string(artifact.worldSize) + ")")));
   if (Status status = comm.createCommunicator(artifact.gridShape, session.grid);
       !status)
     return failOnce(status);

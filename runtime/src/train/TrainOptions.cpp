@@ -28,6 +28,13 @@ std::string iterationDir(const std::string &dir, int64_t iteration) {
 
 Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
   std::string marker = dir + "/" + kLatestFile;
+  struct stat info;
+  if (stat(dir.c_str(), &info) != 0)
+    return Status::error(dir + ": " + std::strerror(errno) +
+                         " (--load names the directory --save wrote)");
+  if (!S_ISDIR(info.st_mode))
+    return Status::error(dir + ": not a directory (--load names the "
+                               "directory --save wrote)");
   std::ifstream in(marker);
   if (!in)
     return Status::error(dir + ": no " + kLatestFile +

@@ -744,8 +744,10 @@ public:
         std::string kept, line;
         while (std::getline(previous, line)) {
           long long step = 0;
+          // A line the killed run left unfinished is not kept.
           if (std::sscanf(line.c_str(), "{\"step\": %lld", &step) == 1 &&
-              step <= checkpoint.iteration)
+              step <= checkpoint.iteration && !line.empty() &&
+              line.back() == '}')
             kept += line + "\n";
         }
         previous.close();
