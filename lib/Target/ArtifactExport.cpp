@@ -7,10 +7,12 @@
 #include "dialects/MT/IR/MTDialect.h"
 #include "dialects/MTRT/IR/MTRTDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "mtrt/Artifact.h"
@@ -374,9 +376,11 @@ void mlir::mt::registerArtifactExportTranslation() {
         return exportArtifact(module, os);
       },
       [](DialectRegistry &registry) {
-        // func and mt too, so that a module not yet lowered is reported as
-        // such rather than as unparsable.
+        // func, mt, arith and tensor too (what a training step holds before
+        // mt-lower-to-runtime), so that a module not yet lowered is
+        // reported as such rather than as unparsable.
         registry.insert<mlir::mtrt::MTRTDialect, func::FuncDialect,
-                        mt::MTDialect, shard::ShardDialect>();
+                        mt::MTDialect, shard::ShardDialect,
+                        arith::ArithDialect, tensor::TensorDialect>();
       });
 }
