@@ -134,6 +134,15 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       return error() << "zero must be 0, 1, 2 or 3, got " << zero.getValue();
     if (sp && tp == 1)
       return error() << "sp (sequence parallelism) needs tp > 1";
+    // It moves the data-parallel reduction of the gradients (and their
+    // accumulation over microbatches with it) to 16 bits: with one
+    // data-parallel rank there is none, and microbatches alone still
+    // accumulate in fp32.
+    if (!gradsInFp32 && dp == 1)
+      return error() << "accumulate-allreduce-grads-in-fp32=false reduces "
+                        "the data-parallel gradients in 16 bits; with dp=1 "
+                        "there is no such reduction (the option would be "
+                        "ignored)";
     if (tp == 1)
       return success();
     // Tensor parallelism splits attention by heads (the projections' split

@@ -123,10 +123,10 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     Option<"gradsInFp32", "accumulate-allreduce-grads-in-fp32", "bool",
            /*default=*/"true",
            "Mixed precision: reduce (and, under mt-pipeline, accumulate) "
-           "the gradients of fp32 master weights in fp32, as Megatron-LM's "
-           "flag of that name; false reduces and accumulates them in the "
-           "activations' 16-bit type and widens the result for the "
-           "optimizer">
+           "the data-parallel gradients of fp32 master weights in fp32, as "
+           "Megatron-LM's flag of that name; false (with dp > 1) reduces "
+           "and accumulates them in the activations' 16-bit type and widens "
+           "the result for the optimizer">
   ];
   let statistics = [
     Statistic<"numCollectives", "collectives",

@@ -83,9 +83,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::init("fp32")};
   PassOptions::Option<bool> gradsInFp32{
       *this, "accumulate-allreduce-grads-in-fp32",
-      llvm::cl::desc("Mixed precision: reduce and accumulate gradients in "
-                     "fp32 (Megatron-LM's flag; default), or, when false, in "
-                     "the 16-bit type of the activations"),
+      llvm::cl::desc("Mixed precision: reduce and accumulate the "
+                     "data-parallel gradients in fp32 (Megatron-LM's flag; "
+                     "default), or, when false (dp > 1 only), in the 16-bit "
+                     "type of the activations"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> fuse{
       *this, "fuse",
