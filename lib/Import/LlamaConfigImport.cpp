@@ -16,6 +16,13 @@ using namespace mlir::mt;
 using mlir::mt::detail::ConfigReader;
 using mlir::mt::detail::parseConfigJson;
 
+/// `value` as the errors show a number from the config (%g: 0.1, 500000).
+static std::string shown(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return modelType == "llama" || modelType == "mistral" || modelType == "qwen2";
 }
@@ -49,25 +56,12 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   bool llama = config.modelType == "llama";
   bool attentionBias = false;
   double attentionDropout = 0.0, partialRotary = 1.0;
-  // Hugging Face's defaults of each family for an absent
-  // num_key_value_heads: LlamaConfig's is num_attention_heads,
-  // MistralConfig's 8 and Qwen2Config's 32.
-  const int64_t defaultKeyValueHeads = [&]() -> int64_t {
-    if (llama)
-      return -1;
-    return qwen2 ? 32 : 8;
-  }();
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
       !assign(config.hiddenSize, reader.positiveInt("hidden_size")) ||
       !assign(config.intermediateSize,
               reader.positiveInt("intermediate_size")) ||
       !assign(config.numLayers, reader.layerCount("num_hidden_layers")) ||
       !assign(config.numHeads, reader.positiveInt("num_attention_heads")) ||
-      !assign(config.numKeyValueHeads,
-              reader.optionalPositiveInt("num_key_value_heads",
-                                         defaultKeyValueHeads < 0
-                                             ? config.numHeads
-                                             : defaultKeyValueHeads)) ||
       !assign(config.maxPositions,
               reader.positiveInt("max_position_embeddings")) ||
       !assign(config.rmsNormEpsilon,
@@ -80,6 +74,15 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       !assign(attentionDropout, reader.probability("attention_dropout", 0.0)) ||
       !assign(partialRotary,
               reader.positiveNumber("partial_rotary_factor", 1.0)))
+    return failure();
+  // Hugging Face's default of each family for an absent
+  // num_key_value_heads: LlamaConfig's is num_attention_heads,
+  // MistralConfig's 8 and Qwen2Config's 32.
+  if (!assign(config.numKeyValueHeads,
+              reader.optionalPositiveInt("num_key_value_heads",
+                                         llama   ? config.numHeads
+                                         : qwen2 ? 32
+                                                 : 8)))
     return failure();
   // attention_bias and mlp_bias are Llama's: Hugging Face's Mistral and
   // Qwen2 modules hard-code their biases and never read them.
@@ -99,10 +102,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                                          config.hiddenSize / config.numHeads)))
     return failure();
   if (partialRotary != 1.0) {
-    char shown[32];
-    std::snprintf(shown, sizeof(shown), "%g", partialRotary);
     return reader.error("partial_rotary_factor")
-           << "is " << shown
+           << "is " << shown(partialRotary)
            << "; only rotary embedding of the whole head (1) is supported";
   }
   // Qwen2 always has q, k and v biases and no output bias; Llama's
@@ -110,10 +111,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   config.qkvBias = qwen2 || attentionBias;
   config.outputBias = !qwen2 && attentionBias;
   if (attentionDropout != 0.0) {
-    char shown[32];
-    std::snprintf(shown, sizeof(shown), "%g", attentionDropout);
     return reader.error("attention_dropout")
-           << "is " << shown << "; only 0 is supported for LLaMA-family models";
+           << "is " << shown(attentionDropout)
+           << "; only 0 is supported for LLaMA-family models";
   }
   if (config.numHeads % config.numKeyValueHeads != 0)
     return reader.error("num_key_value_heads")
@@ -190,12 +190,11 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // The rotary frequencies are theta^(-2i/d): a base of 1 or less makes
   // them all 1 or growing, and mt.rope refuses it.
   if (config.ropeTheta <= 1.0) {
-    char shown[32];
-    std::snprintf(shown, sizeof(shown), "%g", config.ropeTheta);
     return reader.error(scalingFields && scalingKey == "rope_parameters"
                             ? scalingKey
                             : StringRef("rope_theta"))
-           << "is " << shown << "; the rotary base must be greater than 1";
+           << "is " << shown(config.ropeTheta)
+           << "; the rotary base must be greater than 1";
   }
   if (scalingFields) {
     std::optional<StringRef> type = scalingFields->getString("rope_type");

@@ -380,7 +380,7 @@ void mlir::mt::registerArtifactExportTranslation() {
         // mt-lower-to-runtime), so that a module not yet lowered is
         // reported as such rather than as unparsable.
         registry.insert<mlir::mtrt::MTRTDialect, func::FuncDialect,
-                        mt::MTDialect, shard::ShardDialect,
-                        arith::ArithDialect, tensor::TensorDialect>();
+                        mt::MTDialect, shard::ShardDialect, arith::ArithDialect,
+                        tensor::TensorDialect>();
       });
 }

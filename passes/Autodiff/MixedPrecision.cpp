@@ -65,12 +65,13 @@ struct MixedPrecisionPass
       }
       // A second conversion would cast 16-bit values to themselves (or
       // from one 16-bit type to the other) and keep the first's casts.
-      WalkResult converted = function.walk([&](CastOp cast) {
-        cast.emitOpError()
-            << "is a precision cast: the graph is already mixed precision "
-               "(mt-mixed-precision runs once, on an fp32 forward graph)";
-        return WalkResult::interrupt();
-      });
+      WalkResult converted =
+          function.walk([&](CastOp cast) {
+            cast.emitOpError()
+                << "is a precision cast: the graph is already mixed precision "
+                   "(mt-mixed-precision runs once, on an fp32 forward graph)";
+            return WalkResult::interrupt();
+          });
       if (converted.wasInterrupted())
         return signalPassFailure();
       if (failed(convert(function, low)))

@@ -797,10 +797,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         if (!seed) {
           OpBuilder::InsertionGuard guard(builder);
           builder.setInsertionPointToStart(entry);
-          auto type = cast<RankedTensorType>(original.getType());
           if (auto arg = dyn_cast<BlockArgument>(original)) {
             Value input = argFor(arg, -1);
-            builder.setInsertionPointToStart(entry);
             auto scaled =
                 ScaleOp::create(builder, original.getLoc(), input,
                                 b.getF64FloatAttr(1.0 / double(numMicro)));
@@ -808,6 +806,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                             b.getStringAttr("backward"));
             seed = scaled;
           } else {
+            auto type = cast<RankedTensorType>(original.getType());
             double one = 1.0;
             DenseFPElementsAttr splat;
             if (matchPattern(original, m_Constant(&splat)) && splat.isSplat())

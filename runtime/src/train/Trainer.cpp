@@ -203,22 +203,22 @@ public:
     // Updates applied before the resumed iteration: fewer than it when
     // fp16 steps were skipped.
     updates = checkpoint.iteration;
-    MTRT_RETURN_IF_ERROR(savedCount("optimizer_steps", "iteration",
-                                    checkpoint.iteration, updates));
+    MTRT_RETURN_IF_ERROR(savedCount("optimizer_steps", checkpoint.iteration,
+                                    "iteration", updates));
     // Adam's own step, which its bias correction divides by: the moments'
     // age. Fresh moments (--no-load-optim) start at step 1 again, as a new
     // torch.optim.AdamW's do; the learning-rate schedule goes on.
     adamSteps = updates;
     MTRT_RETURN_IF_ERROR(
-        savedCount("adam_steps", "optimizer_steps", updates, adamSteps));
+        savedCount("adam_steps", updates, "optimizer_steps", adamSteps));
     if (options.noLoadOptim)
       adamSteps = 0;
     // Where the data goes on: after the samples the checkpoint's run read,
     // whatever its global batch was (a checkpoint without the count read a
     // global batch of this run's size a step).
     consumedAtResume = checkpoint.iteration * globalBatch();
-    MTRT_RETURN_IF_ERROR(savedCount("consumed_samples", "2^62",
-                                    int64_t(1) << 62, consumedAtResume));
+    MTRT_RETURN_IF_ERROR(
+        savedCount("consumed_samples", int64_t(1) << 62, "", consumedAtResume));
 
     MTRT_RETURN_IF_ERROR(parseStyle(options.decayStyle, schedule.style));
     schedule.maxLr = options.lr;
@@ -325,9 +325,9 @@ public:
 
   /// A count the checkpoint's metadata states (`key`), into `count` where
   /// it does (older checkpoints lack adam_steps): an integer from 0 to
-  /// `most` (`bound`, as the error names it), or an error naming the
-  /// checkpoint.
-  Status savedCount(const char *key, const char *bound, int64_t most,
+  /// `most` (the metadata field `bound`, where one bounds it), or an error
+  /// naming the checkpoint.
+  Status savedCount(const char *key, int64_t most, const std::string &bound,
                     int64_t &count) const {
     auto it = checkpoint.metadata.find(key);
     if (it == checkpoint.metadata.end())
@@ -338,7 +338,8 @@ public:
     if (it->second.empty() || *end != '\0' || errno || saved < 0 ||
         saved > most)
       return Status::error(checkpoint.dir + ": " + key + " '" + it->second +
-                           "' is not a count up to " + bound + " " +
+                           "' is not a count up to " +
+                           (bound.empty() ? "" : bound + " ") +
                            std::to_string(most));
     count = saved;
     return Status::ok();
@@ -746,8 +747,7 @@ public:
           long long step = 0;
           // A line the killed run left unfinished is not kept.
           if (std::sscanf(line.c_str(), "{\"step\": %lld", &step) == 1 &&
-              step <= checkpoint.iteration && !line.empty() &&
-              line.back() == '}')
+              step <= checkpoint.iteration && line.back() == '}')
             kept += line + "\n";
         }
         previous.close();
