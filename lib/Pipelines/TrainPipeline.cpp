@@ -17,23 +17,22 @@ using namespace mlir;
 using namespace mlir::mt;
 
 namespace {
-/// Stands in for the pipeline where it was nested under another op than
-/// the module (`func.func(mt-train-pipeline)`): its passes work on the
-/// module, and adding them there would abort with an LLVM error.
-struct RefuseNestedTrainPipeline
-    : public PassWrapper<RefuseNestedTrainPipeline, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RefuseNestedTrainPipeline)
-  explicit RefuseNestedTrainPipeline(std::string anchor)
-      : anchor(std::move(anchor)) {}
+/// Stands in for the pipeline when it cannot be built as asked: nested
+/// under another op than the module (`func.func(mt-train-pipeline)`), whose
+/// passes work on the module and would abort with an LLVM error there, or
+/// options that contradict each other. A pipeline builder has no way to
+/// fail, so the error is this pass's, on the op it runs on.
+struct RefuseTrainPipeline
+    : public PassWrapper<RefuseTrainPipeline, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RefuseTrainPipeline)
+  explicit RefuseTrainPipeline(std::string reason)
+      : reason(std::move(reason)) {}
   StringRef getArgument() const override { return "mt-train-pipeline"; }
   void runOnOperation() override {
-    getOperation()->emitError()
-        << "mt-train-pipeline runs on the module, not nested under '" << anchor
-        << "': use --mt-train-pipeline or "
-           "--pass-pipeline='builtin.module(mt-train-pipeline)'";
+    getOperation()->emitError() << "mt-train-pipeline " << reason;
     signalPassFailure();
   }
-  std::string anchor;
+  std::string reason;
 };
 } // namespace
 
@@ -41,8 +40,18 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
                                   const TrainPipelineOptions &options) {
   if (std::optional<StringRef> anchor = pm.getOpName();
       !anchor || *anchor != ModuleOp::getOperationName()) {
-    pm.addPass(std::make_unique<RefuseNestedTrainPipeline>(
-        anchor ? anchor->str() : std::string("any op")));
+    pm.addPass(std::make_unique<RefuseTrainPipeline>(
+        "runs on the module, not nested under '" +
+        (anchor ? anchor->str() : std::string("any op")) +
+        "': use --mt-train-pipeline or "
+        "--pass-pipeline='builtin.module(mt-train-pipeline)'"));
+    return;
+  }
+  // remat=budget chooses the layers itself.
+  if (options.remat == "budget" && !options.rematFullLayers.empty()) {
+    pm.addPass(std::make_unique<RefuseTrainPipeline>(
+        "options: remat-full-layers is read only by remat=full, not "
+        "remat=budget, which chooses the layers to recompute itself"));
     return;
   }
   // Folding first drops dropouts of probability 0, so they get no stream and
@@ -86,6 +95,8 @@ void mlir::mt::buildTrainPipeline(OpPassManager &pm,
     // A budget is read only by remat=budget: mt-remat refuses one rather
     // than ignore it.
     rematOptions.ignoredBudget = options.rematBudget;
+    rematOptions.fullLayers.assign(options.rematFullLayers.begin(),
+                                   options.rematFullLayers.end());
     pm.addPass(createRematPass(rematOptions));
   }
   addParallelAndLowering(pm, options, /*print=*/true);

@@ -11,6 +11,7 @@
 
 #include "dialects/MT/IR/MTDialect.h"
 #include "dialects/MT/IR/MTOps.h"
+#include "dialects/MT/IR/TrainingSteps.h"
 #include "megatron/Analysis/OpFlops.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -73,12 +74,15 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
           << policy << " (the layers would be ignored)";
       return signalPassFailure();
     }
-    for (auto function : getOperation().getOps<func::FuncOp>())
-      if (!function.isExternal() && !function.getOps<AdamWOp>().empty()) {
-        if (failed(checkFullLayers(function)))
-          return signalPassFailure();
-        rematerialize(function);
-      }
+    if (policy != "none" &&
+        failed(requireTrainingStep(getOperation(), "mt-remat",
+                                   "remat=" + policy.getValue())))
+      return signalPassFailure();
+    for (func::FuncOp function : getTrainingSteps(getOperation())) {
+      if (failed(checkFullLayers(function)))
+        return signalPassFailure();
+      rematerialize(function);
+    }
   }
 
   /// full-layers names layers of the model: one it lacks would recompute

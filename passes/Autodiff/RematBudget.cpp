@@ -12,6 +12,7 @@
 
 #include "dialects/MT/IR/MTDialect.h"
 #include "dialects/MT/IR/MTOps.h"
+#include "dialects/MT/IR/TrainingSteps.h"
 #include "dialects/MTRT/IR/MTRTDialect.h"
 #include "megatron/Analysis/OpFlops.h"
 
@@ -79,11 +80,13 @@ struct RematBudgetPass : public mt::impl::RematBudgetPassBase<RematBudgetPass> {
       return signalPassFailure();
     }
 
+    if (failed(requireTrainingStep(module, "mt-remat-budget",
+                                   "budget=" + std::to_string(budget))))
+      return signalPassFailure();
+
     // The layers of the training steps, in order.
     std::set<int64_t> layerSet;
-    for (auto function : module.getOps<func::FuncOp>()) {
-      if (function.isExternal() || function.getOps<AdamWOp>().empty())
-        continue;
+    for (func::FuncOp function : getTrainingSteps(module)) {
       function.walk([&](Operation *op) {
         if (auto layer =
                 op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))

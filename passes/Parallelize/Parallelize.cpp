@@ -19,6 +19,7 @@
 #include "passes/Parallelize/Passes.h"
 
 #include "dialects/MT/IR/MTOps.h"
+#include "dialects/MT/IR/TrainingSteps.h"
 #include "dialects/MT/Transforms/ShardingInterfaceImpl.h"
 #include "megatron/Analysis/ShapeInference.h"
 #include "megatron/Utils/FunctionAttributeEditor.h"
@@ -68,14 +69,15 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> steps;
-    for (auto function : module.getOps<func::FuncOp>())
-      if (!function.isExternal() && !function.getOps<AdamWOp>().empty())
-        steps.push_back(function);
+    SmallVector<func::FuncOp> steps = getTrainingSteps(module);
     for (func::FuncOp function : steps)
       if (failed(checkNotParallelized(function)))
         return signalPassFailure();
     if (failed(validateOptions(module)))
+      return signalPassFailure();
+    if (std::string request = requested();
+        !request.empty() &&
+        failed(requireTrainingStep(module, "mt-parallelize", request)))
       return signalPassFailure();
     // The vocabulary first, as Megatron-LM pads it: to a multiple of
     // make-vocab-size-divisible-by x tp, which tp's row split needs.
@@ -104,6 +106,28 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     for (func::FuncOp function : steps)
       if (failed(parallelize(function)))
         return signalPassFailure();
+  }
+
+  /// The options that ask for a change, as the user would write them (empty
+  /// for the defaults, which change nothing).
+  std::string requested() const {
+    std::string request;
+    auto add = [&](StringRef option, std::string value) {
+      request += (request.empty() ? "" : " ") + option.str() + "=" + value;
+    };
+    if (dp > 1)
+      add("dp", std::to_string(dp));
+    if (tp > 1)
+      add("tp", std::to_string(tp));
+    if (sp)
+      add("sp", "true");
+    if (zero > 0)
+      add("zero", std::to_string(zero));
+    if (vocabDivisibleBy > 1)
+      add("make-vocab-size-divisible-by", std::to_string(vocabDivisibleBy));
+    if (!gradsInFp32)
+      add("accumulate-allreduce-grads-in-fp32", "false");
+    return request;
   }
 
   /// A step holding collectives is already some rank's share: splitting

@@ -19,6 +19,7 @@
 #include "passes/Pipeline/Passes.h"
 
 #include "dialects/MT/IR/MTOps.h"
+#include "dialects/MT/IR/TrainingSteps.h"
 #include "megatron/Analysis/OpFlops.h"
 #include "megatron/Analysis/PipelineLayout.h"
 #include "megatron/Analysis/PipelineSchedule.h"
@@ -92,10 +93,14 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> steps;
-    for (auto function : module.getOps<func::FuncOp>())
-      if (!function.isExternal() && !function.getOps<AdamWOp>().empty())
-        steps.push_back(function);
+    SmallVector<func::FuncOp> steps = getTrainingSteps(module);
+    if (pp > 1 || microbatches > 1) {
+      std::string request =
+          pp > 1 ? "pp=" + std::to_string(pp)
+                 : "microbatches=" + std::to_string(microbatches);
+      if (failed(requireTrainingStep(module, "mt-pipeline", request)))
+        return signalPassFailure();
+    }
     if (failed(validateOptions(module, steps)))
       return signalPassFailure();
     if (steps.empty() || (pp == 1 && numMicro == 1))

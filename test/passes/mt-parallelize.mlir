@@ -151,14 +151,14 @@ func.func @attention_rng(%ids: tensor<4x8xi32> {mt.input = "tokens"},
 
 // -----
 
-// A function without mt.adamw is not a training step: its "tokens" argument
-// keeps its batch.
+// A function without mt.adamw is not a training step; a module without one
+// leaves dp=2 nothing to split: refused rather than ignored.
 
-// ZERO0-LABEL: func.func @not_a_step
-// ZERO0-SAME:    (%[[IDS:.+]]: tensor<4x8xi32> {mt.input = "tokens"}) -> tensor<4x8xi32>
-// ZERO0-NEXT:    return %[[IDS]] : tensor<4x8xi32>
-func.func @not_a_step(%ids: tensor<4x8xi32> {mt.input = "tokens"}) -> tensor<4x8xi32> {
-  return %ids : tensor<4x8xi32>
+// expected-error@+1 {{mt-parallelize: dp=2 transforms a training step, but the module has none}}
+module {
+  func.func @not_a_step(%ids: tensor<4x8xi32> {mt.input = "tokens"}) -> tensor<4x8xi32> {
+    return %ids : tensor<4x8xi32>
+  }
 }
 
 //--- zero1.mlir

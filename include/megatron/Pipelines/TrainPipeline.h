@@ -69,6 +69,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                      "(false: 2 bytes per parameter live through the step, "
                      "one kernel per parameter fewer)"),
       llvm::cl::init(true)};
+  PassOptions::ListOption<int64_t> rematFullLayers{
+      *this, "remat-full-layers",
+      llvm::cl::desc("With remat=full: recompute only these layers fully "
+                     "(comma-separated) and the attention core of the others "
+                     "(mt-remat's full-layers)")};
   PassOptions::Option<int64_t> rematBudget{
       *this, "remat-budget",
       llvm::cl::desc("With remat=budget: bytes per rank the planned peak "
