@@ -19,13 +19,6 @@
 
 namespace mtrt::train {
 
-std::string iterationDir(const std::string &dir, int64_t iteration) {
-  char name[32];
-  std::snprintf(name, sizeof(name), "iter_%07lld",
-                static_cast<long long>(iteration));
-  return dir + "/" + name;
-}
-
 Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
   std::string marker = dir + "/" + kLatestFile;
   struct stat info;
@@ -47,7 +40,7 @@ Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
     return Status::error(marker + ": '" + text +
                          "' is not an iteration number");
   checkpoint.iteration = iteration;
-  checkpoint.dir = iterationDir(dir, iteration);
+  checkpoint.dir = readableIterationDir(dir, iteration);
   checkpoint.shards = std::make_shared<CheckpointShards>();
   MTRT_RETURN_IF_ERROR(CheckpointShards::open(checkpoint.dir, kCheckpointFormat,
                                               *checkpoint.shards));

@@ -12,6 +12,7 @@
 #include "mtrt/CheckpointShards.h"
 #include "mtrt/LossScaler.h"
 #include "mtrt/Status.h"
+#include "train/CheckpointDirectory.h"
 
 #include <cstdint>
 #include <limits>
@@ -85,16 +86,11 @@ struct Options {
   std::string lossScaleFlag;
 };
 
-/// Megatron-LM's marker of the newest complete checkpoint in a --save dir.
-inline constexpr const char *kLatestFile = "latest_checkpointed_iteration.txt";
 /// A checkpoint directory holds one shard per rank of the saving run
 /// (mtrt/CheckpointShards.h); the optimizer state of parameter P is the
 /// tensors "P::exp_avg" and "P::exp_avg_sq" ("::" is in no parameter name).
 inline constexpr const char *kCheckpointFormat =
     "megatron-mlir-training-checkpoint";
-
-/// DIR/iter_0000012: the directory of one checkpoint iteration.
-std::string iterationDir(const std::string &dir, int64_t iteration);
 
 /// The newest complete checkpoint of --load DIR: its iteration, its
 /// directory, its shards and its metadata. Errors name the directory and

@@ -1086,28 +1086,6 @@ public:
     return nullptr;
   }
 
-  /// Removes the temporary files (*.tmp) a killed write left in `dir` and,
-  /// with `intoIterations`, in its iter_* checkpoint directories.
-  static void removeTemporaryFiles(const std::string &dir,
-                                   bool intoIterations) {
-    DIR *listing = ::opendir(dir.c_str());
-    if (!listing)
-      return;
-    while (const dirent *entry = ::readdir(listing)) {
-      std::string name = entry->d_name, path = dir + "/" + name;
-      struct stat info;
-      if (::lstat(path.c_str(), &info) != 0)
-        continue;
-      if (S_ISREG(info.st_mode) && name.size() > 4 &&
-          name.compare(name.size() - 4, 4, ".tmp") == 0)
-        ::unlink(path.c_str());
-      else if (intoIterations && S_ISDIR(info.st_mode) &&
-               name.rfind("iter_", 0) == 0)
-        removeTemporaryFiles(path, /*intoIterations=*/false);
-    }
-    ::closedir(listing);
-  }
-
   /// The full tensor of buffer kind `kind` (param, exp_avg, exp_avg_sq) of
   /// parameter `param`, gathered on rank 0 from the ranks holding its
   /// pieces (every rank takes part; `tensor` is filled on rank 0 only).
@@ -1216,23 +1194,24 @@ public:
   /// and, as metadata, the step and the seed (the dropout masks are keyed
   /// by seed and step, and the data position follows from the step). Once
   /// every shard is complete, DIR/latest_checkpointed_iteration.txt names
-  /// it: a crash at any moment leaves the previous checkpoint loadable.
+  /// it: a crash at any moment leaves the previous checkpoint loadable. The
+  /// shards are written into a staging directory and published with renames
+  /// (train/CheckpointDirectory.h), so that saving an iteration again, even
+  /// the marked one, never leaves it a mix of two saves.
   Status saveCheckpoint(int64_t iteration) {
     std::string dir = iterationDir(options.save, iteration);
+    std::string staging = stagingDirOf(options.save, iteration);
     Status made = Status::ok();
     double saveId = 0;
     if (comm.rank() == 0) {
       ::mkdir(options.save.c_str(), 0755);
-      if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-        made = Status::error(dir +
-                             ": cannot create the checkpoint "
-                             "directory (" +
-                             std::strerror(errno) + ")");
-      // Files a killed save left behind, once per run.
+      // What killed saves left behind, once per run.
       if (!sweptTemporaryFiles) {
-        removeTemporaryFiles(options.save, /*intoIterations=*/true);
+        made = recoverCheckpointDirectory(options.save);
         sweptTemporaryFiles = true;
       }
+      if (made)
+        made = beginCheckpointSave(options.save, iteration);
       // Tells the shards of this save from those an earlier, interrupted
       // save of the same iteration left (52 bits: exact in a double).
       std::random_device entropy;
@@ -1240,7 +1219,7 @@ public:
                       ((uint64_t(1) << 52) - 1));
     }
     if (!comm.allAgree(made.isOk()))
-      return made ? Status::error("rank 0 could not create " + dir) : made;
+      return made ? Status::error("rank 0 could not create " + staging) : made;
     MTRT_RETURN_IF_ERROR(comm.broadcast(0, saveId));
 
     // This rank's pieces, each written by one rank only: replicas (the
@@ -1315,7 +1294,7 @@ public:
          {"adam_steps", std::to_string(adamSteps)}});
     if (lossScaling)
       scaler.save(metadata);
-    Status written = writeCheckpointShard(dir, comm.rank(), comm.size(),
+    Status written = writeCheckpointShard(staging, comm.rank(), comm.size(),
                                           uint64_t(saveId), pieces, metadata);
     if (!comm.allAgree(written.isOk()))
       return written ? Status::error("another rank could not write its shard "
@@ -1354,10 +1333,8 @@ public:
                 std::to_string(expected) + "; not marked as the latest");
           ++t;
         }
-      std::string text = std::to_string(iteration) + "\n";
       if (marked)
-        marked = writeFileAtomically(options.save + "/" + kLatestFile,
-                                     {{text.data(), text.size()}});
+        marked = publishCheckpoint(options.save, iteration);
       if (marked && !options.quiet)
         std::printf("saved checkpoint iteration %lld to %s (%d shard%s)\n",
                     static_cast<long long>(iteration), dir.c_str(), comm.size(),

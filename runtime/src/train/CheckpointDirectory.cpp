@@ -1,0 +1,161 @@
+//===- CheckpointDirectory.cpp - Saving an iteration so it is whole -------===//
+
+#include "train/CheckpointDirectory.h"
+
+#include "mtrt/AtomicFile.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace mtrt::train {
+
+namespace {
+const char *const kStagingSuffix = ".saving";
+const char *const kReplacedSuffix = ".replaced";
+
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat info;
+  return ::lstat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+std::string systemError(const std::string &what, const std::string &path) {
+  return path + ": cannot " + what + " (" + std::strerror(errno) + ")";
+}
+
+/// The entries of directory `dir` (without . and ..), empty if unreadable.
+std::vector<std::string> entriesOf(const std::string &dir) {
+  std::vector<std::string> names;
+  if (DIR *listing = ::opendir(dir.c_str())) {
+    while (const dirent *entry = ::readdir(listing)) {
+      std::string name = entry->d_name;
+      if (name != "." && name != "..")
+        names.push_back(name);
+    }
+    ::closedir(listing);
+  }
+  return names;
+}
+
+/// Removes `dir` and the files in it (a checkpoint directory holds files
+/// only). Nothing to remove is success.
+Status removeDirectory(const std::string &dir) {
+  if (!isDirectory(dir))
+    return Status::ok();
+  for (const std::string &name : entriesOf(dir)) {
+    std::string path = dir + "/" + name;
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+      return Status::error(systemError("remove", path));
+  }
+  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT)
+    return Status::error(systemError("remove", dir));
+  return Status::ok();
+}
+
+/// Removes the temporary files (*.tmp) a killed write left in `dir`.
+void removeTemporaryFiles(const std::string &dir) {
+  for (const std::string &name : entriesOf(dir)) {
+    std::string path = dir + "/" + name;
+    struct stat info;
+    if (::lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+        endsWith(name, ".tmp"))
+      ::unlink(path.c_str());
+  }
+}
+
+/// The iteration the marker of `dir` names, or 0 without a readable one.
+int64_t markedIteration(const std::string &dir) {
+  std::ifstream in(dir + "/" + kLatestFile);
+  std::string text;
+  if (!in || !std::getline(in, text))
+    return 0;
+  char *end = nullptr;
+  long long iteration = std::strtoll(text.c_str(), &end, 10);
+  return text.empty() || *end != '\0' || iteration <= 0 ? 0 : iteration;
+}
+} // namespace
+
+std::string iterationDir(const std::string &dir, int64_t iteration) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "iter_%07lld",
+                static_cast<long long>(iteration));
+  return dir + "/" + name;
+}
+
+std::string stagingDirOf(const std::string &dir, int64_t iteration) {
+  return iterationDir(dir, iteration) + kStagingSuffix;
+}
+
+std::string readableIterationDir(const std::string &dir, int64_t iteration) {
+  std::string published = iterationDir(dir, iteration);
+  std::string staging = stagingDirOf(dir, iteration);
+  if (!isDirectory(published) && isDirectory(staging))
+    return staging;
+  return published;
+}
+
+Status recoverCheckpointDirectory(const std::string &dir) {
+  // A crash between steps 1 and 2 of a publish: the marked iteration's
+  // staging directory is whole, and its old directory is replaced.
+  if (int64_t marked = markedIteration(dir)) {
+    std::string published = iterationDir(dir, marked);
+    std::string staging = stagingDirOf(dir, marked);
+    if (!isDirectory(published) && isDirectory(staging) &&
+        std::rename(staging.c_str(), published.c_str()) != 0)
+      return Status::error(systemError("rename " + staging + " to", published));
+  }
+  removeTemporaryFiles(dir);
+  for (const std::string &name : entriesOf(dir)) {
+    std::string path = dir + "/" + name;
+    if (name.rfind("iter_", 0) != 0 || !isDirectory(path))
+      continue;
+    if (endsWith(name, kStagingSuffix) || endsWith(name, kReplacedSuffix))
+      MTRT_RETURN_IF_ERROR(removeDirectory(path));
+    else
+      removeTemporaryFiles(path);
+  }
+  return Status::ok();
+}
+
+Status beginCheckpointSave(const std::string &dir, int64_t iteration) {
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return Status::error(systemError("create the checkpoint directory", dir));
+  std::string staging = stagingDirOf(dir, iteration);
+  MTRT_RETURN_IF_ERROR(removeDirectory(staging));
+  if (::mkdir(staging.c_str(), 0755) != 0)
+    return Status::error(
+        systemError("create the checkpoint directory", staging));
+  return Status::ok();
+}
+
+Status publishCheckpoint(const std::string &dir, int64_t iteration) {
+  std::string published = iterationDir(dir, iteration);
+  std::string staging = stagingDirOf(dir, iteration);
+  std::string replaced = published + kReplacedSuffix;
+  bool replacing = isDirectory(published);
+  if (replacing) {
+    MTRT_RETURN_IF_ERROR(removeDirectory(replaced));
+    if (std::rename(published.c_str(), replaced.c_str()) != 0)
+      return Status::error(
+          systemError("rename " + published + " to", replaced));
+  }
+  if (std::rename(staging.c_str(), published.c_str()) != 0)
+    return Status::error(systemError("rename " + staging + " to", published));
+  std::string text = std::to_string(iteration) + "\n";
+  MTRT_RETURN_IF_ERROR(writeFileAtomically(dir + "/" + kLatestFile,
+                                           {{text.data(), text.size()}}));
+  return replacing ? removeDirectory(replaced) : Status::ok();
+}
+
+} // namespace mtrt::train
