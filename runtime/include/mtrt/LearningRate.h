@@ -48,7 +48,8 @@ struct LearningRateSchedule {
   /// The iteration at which decay reaches minLr (--lr-decay-iters).
   int64_t decayIters = 1;
   Style style = Style::Cosine;
-  /// The rate warmup starts from (--lr-warmup-init).
+  /// The rate warmup starts from (Megatron-LM's --lr-warmup-init, which
+  /// megatron-run refuses: always 0 here, that flag's default).
   double initLr = 0.0;
 
   /// The learning rate after `numSteps` completed updates (Megatron's

@@ -102,7 +102,10 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --save-interval N            steps between checkpoints (default: the end)
   --load DIR                   resume from DIR's newest checkpoint (any
                                layout); training continues at the next step
-  --no-load-optim              with --load: start the optimizer state afresh
+  --no-load-optim              with --load: start AdamW afresh (moments and
+                               step count); the learning-rate schedule and
+                               the loss scale go on (Megatron-LM restarts
+                               both)
   --no-load-rng                with --load: take --seed instead of the
                                checkpoint's
   --no-strict-load             with --load-params: ignore tensors the model
@@ -241,7 +244,15 @@ Status parseOptions(int argc, char **argv, Options &options) {
   doubleFlag("--lr", options.lr);
   doubleFlag("--min-lr", options.minLr);
   intFlag("--lr-warmup-iters", options.warmupIters);
-  intFlag("--lr-decay-iters", options.decayIters);
+  // Left out, the schedule decays over --steps; given, it must be positive
+  // (Megatron-LM asserts so): 0 would silently mean --steps.
+  flags["--lr-decay-iters"] = [&options](const std::string &v) {
+    MTRT_RETURN_IF_ERROR(parseInt("--lr-decay-iters", v, options.decayIters));
+    return options.decayIters > 0
+               ? Status::ok()
+               : Status::error("flag --lr-decay-iters must be positive, got " +
+                               v + " (leave it out to decay over --steps)");
+  };
   stringFlag("--lr-decay-style", options.decayStyle);
   doubleFlag("--weight-decay", options.weightDecay);
   doubleFlag("--adam-beta1", options.beta1);
@@ -405,8 +416,6 @@ Status parseOptions(int argc, char **argv, Options &options) {
   MTRT_RETURN_IF_ERROR(nonNegative("--min-lr", options.minLr));
   MTRT_RETURN_IF_ERROR(
       nonNegative("--lr-warmup-iters", double(options.warmupIters)));
-  MTRT_RETURN_IF_ERROR(
-      nonNegative("--lr-decay-iters", double(options.decayIters)));
   MTRT_RETURN_IF_ERROR(nonNegative("--weight-decay", options.weightDecay));
   MTRT_RETURN_IF_ERROR(nonNegative("--clip-grad", options.clipGrad));
   MTRT_RETURN_IF_ERROR(nonNegative("--seed", double(options.seed)));
