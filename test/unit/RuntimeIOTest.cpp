@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mtrt/CheckpointShards.h"
 #include "mtrt/LearningRate.h"
 #include "mtrt/ParamInit.h"
 #include "mtrt/Safetensors.h"
@@ -21,6 +22,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 using namespace mtrt;
 namespace fs = std::filesystem;
@@ -820,6 +823,72 @@ TEST(LearningRate, ParseStyleAndValidate) {
   expectError(s.validate(),
               {"decay iterations (--lr-decay-iters, default --steps) 0 "
                "must be positive"});
+}
+
+//===----------------------------------------------------------------------===//
+// CheckpointShards: a checkpoint of many shards and the open-file limit
+//===----------------------------------------------------------------------===//
+
+/// A checkpoint of `shards` files in `dir`, shard r holding element r of
+/// tensor "w" (value r).
+void writeShardedCheckpoint(const std::string &dir, int shards) {
+  for (int rank = 0; rank < shards; ++rank) {
+    float value = float(rank);
+    TensorPiece piece{"w", {shards}, {{rank, 1}}, &value};
+    ASSERT_TRUE(
+        writeCheckpointShard(dir, rank, shards, 7, {piece}, {{"format", "t"}}))
+        << rank;
+  }
+}
+
+/// The file descriptors this process holds now.
+rlim_t openFileCount() {
+  return rlim_t(std::distance(fs::directory_iterator("/proc/self/fd"),
+                              fs::directory_iterator()));
+}
+
+/// Opens the checkpoint in `dir` of `shards` shards with the soft limit of
+/// open files (and the hard one too, with `hardToo`) a few above those open
+/// now; exits 0 if every element reads back, else 3 with the error printed.
+[[noreturn]] void openUnderALowLimit(const std::string &dir, int shards,
+                                     bool hardToo) {
+  struct rlimit limit;
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = openFileCount() + 8;
+  if (hardToo)
+    limit.rlim_max = limit.rlim_cur;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+  CheckpointShards checkpoint;
+  Status opened = CheckpointShards::open(dir, "t", checkpoint);
+  std::vector<float> values(size_t(shards), -1.0f);
+  if (opened)
+    opened = checkpoint.readRuns("w", {{0, shards}}, values.data());
+  for (int r = 0; opened && r < shards; ++r)
+    if (values[size_t(r)] != float(r))
+      opened = Status::error("element " + std::to_string(r) + " read wrong");
+  std::fprintf(stderr, "%s\n", opened ? "ok" : opened.message().c_str());
+  std::_Exit(opened ? 0 : 3);
+}
+
+// A job of more ranks than the soft limit of open files: loading its
+// checkpoint raises the limit (up to the hard one) instead of failing at
+// shard 1,000 as "incomplete".
+TEST(CheckpointShardsDeathTest, RaisesTheSoftLimitOfOpenFilesForManyShards) {
+  TempDir dir;
+  writeShardedCheckpoint(dir.path(""), 64);
+  EXPECT_EXIT(openUnderALowLimit(dir.path(""), 64, /*hardToo=*/false),
+              ::testing::ExitedWithCode(0), "ok");
+}
+
+// Past the hard limit: an error that names the limit, not a missing shard.
+TEST(CheckpointShardsDeathTest, NamesAHardLimitOfOpenFilesTooLow) {
+  TempDir dir;
+  writeShardedCheckpoint(dir.path(""), 64);
+  EXPECT_EXIT(openUnderALowLimit(dir.path(""), 64, /*hardToo=*/true),
+              ::testing::ExitedWithCode(3),
+              "its 64 shards are open at once while it loads, but this "
+              "process may open at most [0-9]+ files \\(hard limit [0-9]+; "
+              "raise it with ulimit -Hn");
 }
 
 } // namespace

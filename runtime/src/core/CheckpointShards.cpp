@@ -7,6 +7,10 @@
 #include <cstring>
 #include <set>
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 using namespace mtrt;
 
 namespace {
@@ -15,6 +19,37 @@ const char *const kRunsSuffix = "#runs";
 const char *const kShapePrefix = "shape:";
 const char *const kShardsKey = "shards";
 const char *const kSaveIdKey = "save_id";
+
+/// Open files kept for what else the process holds (MPI, the artifact, the
+/// data) beside a checkpoint's shards.
+const rlim_t kOtherOpenFiles = 256;
+
+/// Raises this process's soft limit of open files, up to its hard limit, so
+/// that the `shards` files of a checkpoint can be open at once: every rank
+/// reads pieces from any shard, and keeps each open while it loads (a file
+/// renamed by a concurrent save cannot change under it). A job of 1,024
+/// ranks would otherwise pass the usual soft limit of 1,024.
+void reserveOpenFiles(long long shards) {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0)
+    return;
+  rlim_t needed = rlim_t(shards) + kOtherOpenFiles;
+  if (limit.rlim_cur >= needed) // RLIM_INFINITY is the largest value
+    return;
+  limit.rlim_cur = std::min(needed, limit.rlim_max);
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+/// Whether the process has run out of file descriptors (its limit of open
+/// files), as opposed to a shard being absent or unreadable.
+bool outOfFileDescriptors() {
+  int probe = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (probe >= 0) {
+    ::close(probe);
+    return false;
+  }
+  return errno == EMFILE || errno == ENFILE;
+}
 
 std::string joinShape(const std::vector<int64_t> &shape) {
   std::string text;
@@ -149,13 +184,27 @@ Status CheckpointShards::open(const std::string &dir, const std::string &format,
                          shardsText + "', not a shard count");
   std::string saveId = field(first, kSaveIdKey);
   opened.files.push_back(first);
+  reserveOpenFiles(shards);
   for (long long rank = 1; rank < shards; ++rank) {
     SafetensorsFile file;
     std::string path = checkpointShardPath(dir, rank);
-    if (Status status = SafetensorsFile::open(path, file); !status)
+    if (Status status = SafetensorsFile::open(path, file); !status) {
+      if (outOfFileDescriptors()) {
+        struct rlimit limit = {0, 0};
+        ::getrlimit(RLIMIT_NOFILE, &limit);
+        return Status::error(
+            dir + ": its " + shardsText +
+            " shards are open at once while it loads, but this process may "
+            "open at most " +
+            std::to_string(static_cast<unsigned long long>(limit.rlim_cur)) +
+            " files (hard limit " +
+            std::to_string(static_cast<unsigned long long>(limit.rlim_max)) +
+            "; raise it with ulimit -Hn, or the launcher's limit)");
+      }
       return Status::error(status.message() + " (shard " +
                            std::to_string(rank) + " of " + shardsText +
                            "; the checkpoint is incomplete)");
+    }
     if (field(file, kShardsKey) != shardsText ||
         field(file, kSaveIdKey) != saveId || field(file, "format") != format)
       return Status::error(
