@@ -359,12 +359,41 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     return success();
   }
 
+  /// Under fp16's loss scaling (mt-autodiff's `loss_scale` input), each
+  /// data-parallel rank's loss is the mean over its 1/dp of the batch, so
+  /// its backward seeded with the scale gives every activation gradient dp
+  /// times one device's: 16-bit values overflow at 1/dp of the scale one
+  /// device tolerates, and the job skips steps one device applies. (So does
+  /// Megatron-LM, whose ranks also seed their local mean with the scale.)
+  /// Every use of the scale reads it divided by dp instead: the seed gives
+  /// one device's per-token gradients, and the ranks' average, divided by
+  /// the same value in the optimizer, is the gradient. Each use gets its own
+  /// mt.scale in its phase, for mt-pipeline to place with it.
+  void divideLossScale(func::FuncOp function) {
+    for (BlockArgument arg : function.getArguments()) {
+      auto role = function.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), MTDialect::getInputAttrName());
+      if (!role || role.getValue() != "loss_scale")
+        continue;
+      for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
+        Operation *user = use.getOwner();
+        OpBuilder builder(user);
+        auto divided = ScaleOp::create(builder, user->getLoc(), arg,
+                                       builder.getF64FloatAttr(1.0 / dp));
+        if (Attribute phase = user->getAttr(MTDialect::getPhaseAttrName()))
+          divided->setAttr(MTDialect::getPhaseAttrName(), phase);
+        use.set(divided);
+      }
+    }
+  }
+
   /// Data parallelism and ZeRO.
   LogicalResult parallelizeData(func::FuncOp function) {
     Block &body = function.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     if (failed(splitBatch(function)))
       return failure();
+    divideLossScale(function);
 
     auto globalNorms = llvm::to_vector(body.getOps<GlobalNormOp>());
     auto updates = llvm::to_vector(body.getOps<AdamWOp>());

@@ -802,11 +802,19 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         if (!seed) {
           OpBuilder::InsertionGuard guard(builder);
           builder.setInsertionPointToStart(entry);
-          if (auto arg = dyn_cast<BlockArgument>(original)) {
+          // The scale input, or mt-parallelize's share of it per
+          // data-parallel rank (mt.scale of it).
+          double factor = 1.0;
+          Value scaleInput = original;
+          if (auto divided = original.getDefiningOp<ScaleOp>()) {
+            factor = divided.getFactor().convertToDouble();
+            scaleInput = divided.getInput();
+          }
+          if (auto arg = dyn_cast<BlockArgument>(scaleInput)) {
             Value input = argFor(arg, -1);
             auto scaled =
                 ScaleOp::create(builder, original.getLoc(), input,
-                                b.getF64FloatAttr(1.0 / double(numMicro)));
+                                b.getF64FloatAttr(factor / double(numMicro)));
             scaled->setAttr(MTDialect::getPhaseAttrName(),
                             b.getStringAttr("backward"));
             seed = scaled;
