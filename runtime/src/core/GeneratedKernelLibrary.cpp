@@ -2,6 +2,7 @@
 
 #include "mtrt/GeneratedKernelLibrary.h"
 
+#include "mtrt/AtomicFile.h"
 #include "mtrt/Hash.h"
 #include "mtrt/ThreadPool.h"
 
@@ -33,6 +34,14 @@ std::string env(const char *name) {
   return value ? value : "";
 }
 
+/// The cache without a home: a directory of this user's under $TMPDIR or
+/// /tmp.
+std::string sharedTmpCache() {
+  std::string tmp = env("TMPDIR");
+  return (tmp.empty() ? std::string("/tmp") : tmp) + "/megatron-mlir-kernels-" +
+         std::to_string(getuid());
+}
+
 std::string cacheDirectory() {
   if (std::string dir = env("MEGATRON_KERNEL_CACHE"); !dir.empty())
     return dir;
@@ -40,7 +49,86 @@ std::string cacheDirectory() {
     return xdg + "/megatron-mlir/kernels";
   if (std::string home = env("HOME"); !home.empty())
     return home + "/.cache/megatron-mlir/kernels";
-  return "/tmp/megatron-mlir-kernels-" + std::to_string(getuid());
+  return sharedTmpCache();
+}
+
+/// The cache under /tmp is at a name anyone can predict: another user who
+/// created it first could plant a library there under the name a program's
+/// kernels hash to, and it would be loaded into this process. It must be
+/// this user's and writable by no one else.
+Status checkTmpCacheIsPrivate(const std::string &dir) {
+  struct stat info;
+  if (lstat(dir.c_str(), &info) != 0)
+    return Status::error("cannot read the kernel cache directory " + dir +
+                         ": " + std::strerror(errno));
+  char mode[8];
+  std::snprintf(mode, sizeof(mode), "%o", unsigned(info.st_mode & 07777));
+  if (!S_ISDIR(info.st_mode) || info.st_uid != getuid() ||
+      (info.st_mode & (S_IWGRP | S_IWOTH)))
+    return Status::error(
+        "the kernel cache directory " + dir +
+        " is not a directory of this user's that only it can write (owner "
+        "uid " +
+        std::to_string(info.st_uid) + ", mode " + mode +
+        "): it could hold another user's libraries; set "
+        "MEGATRON_KERNEL_CACHE (or HOME) to a directory of yours");
+  return Status::ok();
+}
+
+/// The file beside a cached library recording its size and hash, written
+/// (and synced) before the library is renamed into place: a library cut
+/// short or damaged on disk (a crash before its blocks reached the disk, a
+/// full disk, another tool) would otherwise be loaded and crash the run
+/// with a bus error or an illegal instruction, naming nothing.
+std::string checksumPathOf(const std::string &library) {
+  return library + ".sum";
+}
+
+/// "<size> <fnv1a hash>" of the file at `path`, or "" if it cannot be read.
+std::string fileChecksum(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return "";
+  uint64_t hash = kFnvOffset, size = 0;
+  std::vector<char> chunk(1 << 20);
+  while (in) {
+    in.read(chunk.data(), std::streamsize(chunk.size()));
+    std::streamsize got = in.gcount();
+    hash = fnv1a(chunk.data(), size_t(got), hash);
+    size += uint64_t(got);
+  }
+  if (in.bad())
+    return "";
+  char text[48];
+  std::snprintf(text, sizeof(text), "%llu %016llx",
+                static_cast<unsigned long long>(size),
+                static_cast<unsigned long long>(hash));
+  return text;
+}
+
+/// Whether the library at `path` exists and matches its recorded checksum.
+bool cachedLibraryIsWhole(const std::string &path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0)
+    return false;
+  std::ifstream in(checksumPathOf(path));
+  std::string recorded;
+  std::getline(in, recorded);
+  return !recorded.empty() && recorded == fileChecksum(path);
+}
+
+/// Flushes the file at `path` to the disk.
+Status syncFile(const std::string &path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fsync(fd) != 0) {
+    Status failed =
+        Status::error("cannot sync " + path + ": " + std::strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return failed;
+  }
+  close(fd);
+  return Status::ok();
 }
 
 /// mkdir -p.
@@ -396,6 +484,10 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
   const std::vector<std::string> &flags = toolchain.flags;
   bool host = toolchain.symbolSuffix.empty();
   std::string dir = cacheDirectory();
+  if (dir == sharedTmpCache()) {
+    mkdir(dir.c_str(), 0700); // made here: only this user may write it
+    MTRT_RETURN_IF_ERROR(checkTmpCacheIsPrivate(dir));
+  }
   MTRT_RETURN_IF_ERROR(makeDirectories(dir));
   std::string key = compiler;
   for (const std::string &flag : flags)
@@ -410,9 +502,9 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
   std::string base = dir + "/" + name;
   libraryPath = base + ".so";
 
-  struct stat info;
-  if (stat(libraryPath.c_str(), &info) != 0) {
+  if (!cachedLibraryIsWhole(libraryPath)) {
     // One process compiles; others wait on the lock, then find the file.
+    // A library missing its checksum, or not matching it, is built again.
     int lock =
         open((base + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock < 0)
@@ -421,7 +513,7 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
     while (flock(lock, LOCK_EX) != 0 && errno == EINTR) {
     }
     Status built = Status::ok();
-    if (stat(libraryPath.c_str(), &info) != 0) {
+    if (!cachedLibraryIsWhole(libraryPath)) {
       std::string source = base + ".cpp";
       {
         std::ofstream out(source, std::ios::binary | std::ios::trunc);
@@ -438,7 +530,16 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
                              std::chrono::steady_clock::now() - start)
                              .count();
       }
-      // Renamed into place whole: a reader never sees half a library.
+      // Synced, its checksum recorded, then renamed into place whole: a
+      // reader never sees half a library, nor a library that is not the
+      // one compiled.
+      if (built)
+        built = syncFile(partial);
+      if (built) {
+        std::string checksum = fileChecksum(partial) + "\n";
+        built = writeFileAtomically(checksumPathOf(libraryPath),
+                                    {{checksum.data(), checksum.size()}});
+      }
       if (built && std::rename(partial.c_str(), libraryPath.c_str()) != 0)
         built = Status::error("cannot move the compiled kernels to " +
                               libraryPath + ": " + std::strerror(errno));
