@@ -839,10 +839,11 @@ MT_KERNEL(extra_triple) {
   }
   library.function(15)(&args, 0, 2);
   EXPECT_EQ(y, (std::vector<float>{3.0f, -6.0f}));
-  // The whole source, the library, its log and lock: no unit's files.
+  // The whole source, the library, its size and hash, its log and lock: no
+  // unit's files.
   for (const std::string &name : files(dir))
     EXPECT_EQ(name.find(".unit"), std::string::npos) << name;
-  EXPECT_EQ(files(dir).size(), 4u);
+  EXPECT_EQ(files(dir).size(), 5u);
   // Found in the cache the second time: nothing compiled.
   GeneratedKernelLibrary cached;
   ASSERT_TRUE(

@@ -74,6 +74,11 @@ public:
   /// persistent buffers the trainer fills.
   virtual int64_t measuredPeakBytes() const = 0;
 
+  /// Bytes the backend holds beside the arena for the program's operands,
+  /// which the plan does not count: the CPU backend's f32 copies of 16-bit
+  /// operands (it computes in f32), as large as the largest command's.
+  virtual int64_t hostScratchBytes() const { return 0; }
+
   /// The hardware as its driver names it (a GPU's CUDA name, "NVIDIA H100
   /// 80GB HBM3"), for the MFU's peak (PeakFlops.h); empty where the backend
   /// does not say (the CPU's).

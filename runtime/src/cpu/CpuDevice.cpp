@@ -420,34 +420,49 @@ void roundTo(DType dtype, float *values, int64_t count) {
 float *CpuDevice::f32(int64_t bufferId) const {
   for (size_t i = 0; i < numStaged; ++i)
     if (staged[i].bufferId == bufferId)
-      return const_cast<float *>(staged[i].values.data());
+      return staged[i].values;
   return as<float>(bufferId);
 }
 
 void CpuDevice::stageOperands(const KernelInfo &kernel,
                               const Command &command) {
+  // First the operands to stage (each buffer once) and their total size.
   numStaged = 0;
-  auto stage = [&](int64_t bufferId, bool load) {
-    const BufferDesc &buffer = prog->buffers[bufferId];
-    if (!isHalf(buffer.dtype))
+  size_t total = 0;
+  auto add = [&](int64_t bufferId) {
+    if (!isHalf(prog->buffers[bufferId].dtype))
       return;
     for (size_t i = 0; i < numStaged; ++i)
       if (staged[i].bufferId == bufferId)
         return;
     if (numStaged == staged.size())
       staged.emplace_back();
-    StagedBuffer &copy = staged[numStaged++];
-    copy.bufferId = bufferId;
-    copy.values.resize(size_t(buffer.numElements()));
-    if (load)
-      widen(buffer.dtype, data(bufferId), copy.values.data(),
-            buffer.numElements());
+    staged[numStaged++].bufferId = bufferId;
+    total += size_t(prog->buffers[bufferId].numElements());
   };
   for (size_t j = 0; j < command.ins.size(); ++j)
     if (int(j) != kernel.indexInput)
-      stage(command.ins[j], /*load=*/true);
+      add(command.ins[j]);
+  size_t inputs = numStaged;
   for (int64_t out : command.outs)
-    stage(out, /*load=*/false);
+    add(out);
+  if (total > stagingCapacity) {
+    stagingPool.reset(new float[total]);
+    stagingCapacity = total;
+  }
+  // Then their ranges of the pool, the inputs widened into theirs.
+  float *next = stagingPool.get();
+  for (size_t i = 0; i < numStaged; ++i) {
+    const BufferDesc &buffer = prog->buffers[staged[i].bufferId];
+    staged[i].values = next;
+    if (i < inputs)
+      widen(buffer.dtype, data(staged[i].bufferId), next, buffer.numElements());
+    next += buffer.numElements();
+  }
+}
+
+int64_t CpuDevice::hostScratchBytes() const {
+  return int64_t(stagingCapacity * sizeof(float));
 }
 
 void CpuDevice::unstageOutputs(const Command &command) {
@@ -455,8 +470,7 @@ void CpuDevice::unstageOutputs(const Command &command) {
     for (size_t i = 0; i < numStaged; ++i)
       if (staged[i].bufferId == out) {
         const BufferDesc &buffer = prog->buffers[out];
-        narrow(buffer.dtype, staged[i].values.data(), data(out),
-               buffer.numElements());
+        narrow(buffer.dtype, staged[i].values, data(out), buffer.numElements());
       }
   numStaged = 0;
 }

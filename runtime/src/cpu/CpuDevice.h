@@ -48,6 +48,7 @@ public:
   Status findNonFinite(const std::vector<int64_t> &bufferIds,
                        int64_t &first) const override;
   int64_t measuredPeakBytes() const override { return measuredPeak; }
+  int64_t hostScratchBytes() const override;
   std::vector<std::string> choices() const override;
   double kernelBuildSeconds() const override {
     return generated ? generated->buildSeconds() : 0;
@@ -82,12 +83,17 @@ private:
 
   struct StagedBuffer {
     int64_t bufferId = -1;
-    std::vector<float> values;
+    float *values = nullptr;
   };
-  /// Staging copies of the current command's 16-bit operands; the first
-  /// `numStaged` are in use (their storage is reused across commands).
+  /// Staging copies of the current command's 16-bit operands, the first
+  /// `numStaged` in use, each a range of `stagingPool`: one allocation the
+  /// size of the largest command's 16-bit operands as f32, reused by every
+  /// command (copies kept per slot would hold the largest operand ever
+  /// staged in each: several times the arena with a large vocabulary).
   std::vector<StagedBuffer> staged;
   size_t numStaged = 0;
+  std::unique_ptr<float[]> stagingPool;
+  size_t stagingCapacity = 0;
 
   /// The fused dropouts' parameter blocks, resolved once by `init`.
   FusedDropoutBlocks dropoutBlocks;

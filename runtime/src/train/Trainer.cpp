@@ -976,14 +976,16 @@ public:
                     scaler.scale);
     }
     // Every rank's planned and measured peak, printed by rank 0.
-    int64_t peaks[2] = {program.arenaBytes, device->measuredPeakBytes()};
+    int64_t peaks[3] = {program.arenaBytes, device->measuredPeakBytes(),
+                        device->hostScratchBytes()};
     std::vector<uint8_t> all;
     MTRT_RETURN_IF_ERROR(comm.gatherToRoot(peaks, sizeof(peaks), all));
     bool equal = true;
     for (int r = 0; speak && r < comm.size(); ++r) {
-      int64_t planned, measured;
+      int64_t planned, measured, scratch;
       std::memcpy(&planned, all.data() + r * sizeof(peaks), 8);
       std::memcpy(&measured, all.data() + r * sizeof(peaks) + 8, 8);
+      std::memcpy(&scratch, all.data() + r * sizeof(peaks) + 16, 8);
       equal &= planned == measured;
       std::string who = comm.size() == 1 ? std::string()
                                          : " (rank " + std::to_string(r) + ")";
@@ -991,6 +993,12 @@ public:
                   who.c_str(), static_cast<long long>(planned),
                   static_cast<long long>(measured),
                   planned == measured ? "equal" : "DIFFERENT");
+      // What the plan does not count, said beside it.
+      if (scratch > 0)
+        std::printf("  and beside the arena %lld B: f32 copies of the "
+                    "largest command's 16-bit operands (the %s backend "
+                    "computes in f32)\n",
+                    static_cast<long long>(scratch), device->backendName());
     }
     if (!comm.allAgree(equal))
       return Status::error("measured peak memory differs from the plan");
