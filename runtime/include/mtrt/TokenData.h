@@ -1,8 +1,19 @@
-//===- TokenData.h - nanoGPT's tokenized training data ----------*- C++ -*-===//
+//===- TokenData.h - Tokenized training data --------------------*- C++ -*-===//
 //
-// nanoGPT's `prepare.py` writes the tokenized corpus as `train.bin`: the
-// token ids, one after another, each an unsigned 16-bit little-endian
-// integer, nothing else. GPT-2's 50257 ids fit in 16 bits.
+// Two formats of a tokenized corpus, read as one stream of token ids:
+//
+// - nanoGPT's `prepare.py` writes `train.bin`: the token ids, one after
+//   another, each an unsigned 16-bit little-endian integer, nothing else.
+//   GPT-2's 50257 ids fit in 16 bits.
+// - Megatron-LM's indexed dataset (`preprocess_data.py` writes PREFIX.bin
+//   and PREFIX.idx; `--data-path PREFIX`): the .bin holds the documents'
+//   ids one after another in the .idx's element type (uint16 below 65,500
+//   ids, int32 above: LLaMA 3's 128,256 and Qwen2's 151,936 need it), and
+//   the .idx its header, the documents' lengths and byte offsets. It is
+//   read when `--data` names PREFIX or PREFIX.bin and PREFIX.idx exists.
+//   The documents are read in their order, concatenated (with the end-of-
+//   document tokens the preprocessing appended), where Megatron-LM's
+//   GPTDataset shuffles its samples.
 //
 // Batches are cut deterministically and sequentially (no random offsets as
 // nanoGPT's get_batch does) so that every run, every rank and every
@@ -27,21 +38,37 @@
 
 namespace mtrt {
 
-/// A train.bin token file, memory-mapped read-only. Copies share the
+/// A token file (either format), memory-mapped read-only. Copies share the
 /// mapping.
 class TokenData {
 public:
-  /// Maps `path`, replacing what `data` held; fails if the file cannot be
-  /// read or has an odd number of bytes. On failure `data` is unchanged.
+  /// Maps the tokens `path` names, replacing what `data` held; fails,
+  /// naming the file and what is wrong, if a file cannot be read, a
+  /// train.bin has an odd number of bytes, or an indexed dataset's .idx is
+  /// malformed or does not describe its .bin. On failure `data` is
+  /// unchanged.
   static Status open(const std::string &path, TokenData &data);
 
+  /// The file holding the tokens `path` names: PREFIX.bin for an indexed
+  /// dataset named by its prefix, else `path`.
+  static std::string tokenFileOf(const std::string &path);
+
+  /// The token file, and its format in words ("uint16 token file",
+  /// "Megatron-LM indexed dataset, int32, 12 documents").
   const std::string &path() const { return filePath; }
+  const std::string &format() const { return formatName; }
   int64_t numTokens() const { return count; }
 
   /// Token `index`; requires 0 <= index < numTokens().
-  uint16_t token(int64_t index) const {
-    return static_cast<uint16_t>(bytes[2 * index] |
-                                 (bytes[2 * index + 1] << 8));
+  int64_t token(int64_t index) const {
+    const uint8_t *at = bytes + index * elementSize;
+    uint64_t value = 0;
+    for (int b = elementSize - 1; b >= 0; --b)
+      value = (value << 8) | at[b];
+    if (isSigned && elementSize < 8 &&
+        (value >> (8 * elementSize - 1)) != 0) // sign-extend
+      value |= ~uint64_t(0) << (8 * elementSize);
+    return static_cast<int64_t>(value);
   }
 
   /// Fills `inputs` and `labels`, each batchSize * seqLen ids in row-major
@@ -63,12 +90,24 @@ public:
 private:
   class Mapping;
 
+  /// Maps the regular file `path` read-only (`what` names it in errors):
+  /// its mapping (null when empty) and size.
+  static Status mapFile(const std::string &path, const std::string &what,
+                        std::shared_ptr<Mapping> &mapping, int64_t &size);
+  /// Reads Megatron-LM's index `indexPath` of the token file mapped in
+  /// `data` (`binSize` bytes): the element type, and that the documents
+  /// fill the file in order.
+  static Status readIndex(const std::string &indexPath, int64_t binSize,
+                          TokenData &data);
+
   Status checkShape(int64_t batchSize, int64_t seqLen) const;
 
-  std::string filePath;
+  std::string filePath, formatName;
   std::shared_ptr<Mapping> mapping;
   const uint8_t *bytes = nullptr;
   int64_t count = 0;
+  int elementSize = 2;
+  bool isSigned = false;
 };
 
 } // namespace mtrt

@@ -1,8 +1,9 @@
-//===- TokenData.cpp - nanoGPT's tokenized training data ------------------===//
+//===- TokenData.cpp - Tokenized training data ----------------------------===//
 
 #include "mtrt/TokenData.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include <fcntl.h>
@@ -25,52 +26,202 @@ public:
   size_t size;
 };
 
-Status TokenData::open(const std::string &path, TokenData &data) {
+namespace {
+bool isRegularFile(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Megatron-LM's .idx: "MMIDIDX\0\0", version (u64) 1, the element type's
+/// code (u8), the sequence and document counts (u64 each), then the
+/// sequences' lengths (i32), byte offsets (i64) and the document indices
+/// (i64), and for a multimodal dataset each sequence's mode (i8).
+const char kIndexMagic[9] = {'M', 'M', 'I', 'D', 'I', 'D', 'X', 0, 0};
+constexpr int64_t kIndexHeaderBytes = 9 + 8 + 1 + 8 + 8;
+
+template <typename T> T readLittleEndian(const uint8_t *at) {
+  T value;
+  std::memcpy(&value, at,
+              sizeof(T)); // the hosts we build for are little-endian
+  return value;
+}
+} // namespace
+
+std::string TokenData::tokenFileOf(const std::string &path) {
+  if (!isRegularFile(path) && isRegularFile(path + ".bin") &&
+      isRegularFile(path + ".idx"))
+    return path + ".bin";
+  return path;
+}
+
+Status TokenData::mapFile(const std::string &path, const std::string &what,
+                          std::shared_ptr<Mapping> &mapping, int64_t &size) {
   // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever;
   // what is not a regular file is refused below.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
-    return Status::error(path +
-                         ": cannot open token file: " + std::strerror(errno));
+    return Status::error(path + ": cannot open " + what + ": " +
+                         std::strerror(errno));
   struct stat info;
   if (::fstat(fd, &info) != 0) {
     int err = errno;
     ::close(fd);
-    return Status::error(path +
-                         ": cannot stat token file: " + std::strerror(err));
+    return Status::error(path + ": cannot stat " + what + ": " +
+                         std::strerror(err));
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    return Status::error(path + ": token file is not a regular file");
+    return Status::error(path + ": " + what + " is not a regular file");
   }
-  int64_t size = static_cast<int64_t>(info.st_size);
-  if (size % 2 != 0) {
-    ::close(fd);
-    return Status::error(
-        path + ": token file has " + std::to_string(size) +
-        " bytes, an odd number, so it is not a sequence of 16-bit tokens");
-  }
-
-  std::shared_ptr<Mapping> mapping;
-  // mmap rejects empty ranges; an empty file simply has no tokens.
+  size = static_cast<int64_t>(info.st_size);
+  mapping.reset();
+  // mmap rejects empty ranges; an empty file simply has no bytes.
   if (size > 0) {
     void *address = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ,
                            MAP_PRIVATE, fd, 0);
     if (address == MAP_FAILED) {
       int err = errno;
       ::close(fd);
-      return Status::error(path +
-                           ": cannot map token file: " + std::strerror(err));
+      return Status::error(path + ": cannot map " + what + ": " +
+                           std::strerror(err));
     }
     mapping = std::make_shared<Mapping>(address, static_cast<size_t>(size));
   }
   ::close(fd);
+  return Status::ok();
+}
 
-  data.filePath = path;
-  data.bytes =
+Status TokenData::readIndex(const std::string &indexPath, int64_t binSize,
+                            TokenData &data) {
+  std::shared_ptr<Mapping> index;
+  int64_t size = 0;
+  MTRT_RETURN_IF_ERROR(mapFile(indexPath, "index file", index, size));
+  auto bad = [&](const std::string &what) {
+    return Status::error(indexPath + ": " + what +
+                         " (not a Megatron-LM indexed dataset index)");
+  };
+  const uint8_t *at =
+      index ? static_cast<const uint8_t *>(index->address) : nullptr;
+  if (size < kIndexHeaderBytes || std::memcmp(at, kIndexMagic, 9) != 0)
+    return bad("does not start with the header MMIDIDX");
+  uint64_t version = readLittleEndian<uint64_t>(at + 9);
+  if (version != 1)
+    return bad("version " + std::to_string(version) + ", not 1");
+  uint8_t code = at[17];
+  struct ElementType {
+    uint8_t code;
+    const char *name;
+    int size;
+    bool isSigned;
+  };
+  static const ElementType kTypes[] = {
+      {1, "uint8", 1, false}, {2, "int8", 1, true},  {3, "int16", 2, true},
+      {4, "int32", 4, true},  {5, "int64", 8, true}, {8, "uint16", 2, false}};
+  const ElementType *type = nullptr;
+  for (const ElementType &candidate : kTypes)
+    if (candidate.code == code)
+      type = &candidate;
+  if (!type)
+    return bad(code == 6 || code == 7
+                   ? std::string("its elements are floating-point, not "
+                                 "token ids")
+                   : "element type code " + std::to_string(code) +
+                         " is none of uint8, int8, int16, int32, int64, "
+                         "uint16");
+  uint64_t sequences = readLittleEndian<uint64_t>(at + 18);
+  uint64_t documents = readLittleEndian<uint64_t>(at + 26);
+  // The header, lengths, offsets and document indices, and optionally the
+  // multimodal datasets' modes: nothing else.
+  uint64_t tables = 0, withModes = 0;
+  bool overflow = sequences > uint64_t(INT64_MAX) / 16 ||
+                  documents > uint64_t(INT64_MAX) / 16 ||
+                  __builtin_add_overflow(uint64_t(kIndexHeaderBytes),
+                                         12 * sequences, &tables) ||
+                  __builtin_add_overflow(tables, 8 * documents, &tables) ||
+                  __builtin_add_overflow(tables, sequences, &withModes);
+  if (overflow || (uint64_t(size) != tables && uint64_t(size) != withModes))
+    return bad(
+        "has " + std::to_string(size) + " bytes, but its header's " +
+        std::to_string(sequences) + " sequences and " +
+        std::to_string(documents) + " document indices need " +
+        (overflow ? std::string("more than 2^63") : std::to_string(tables)));
+  const uint8_t *lengths = at + kIndexHeaderBytes;
+  const uint8_t *pointers = lengths + 4 * sequences;
+  const uint8_t *documentIndices = pointers + 8 * sequences;
+  // The sequences lie in the .bin one after another, in order, filling it:
+  // it is read as one stream.
+  int64_t offset = 0;
+  for (uint64_t i = 0; i < sequences; ++i) {
+    int32_t length = readLittleEndian<int32_t>(lengths + 4 * i);
+    int64_t pointer = readLittleEndian<int64_t>(pointers + 8 * i);
+    if (length < 0)
+      return bad("sequence " + std::to_string(i) + " has length " +
+                 std::to_string(length));
+    if (pointer != offset)
+      return Status::error(
+          indexPath + ": sequence " + std::to_string(i) + " starts at byte " +
+          std::to_string(pointer) + " of " + data.filePath +
+          ", not where the sequences before it end (" + std::to_string(offset) +
+          "): megatron-run reads the documents as one stream in their order");
+    offset += int64_t(length) * type->size;
+  }
+  if (offset != binSize)
+    return Status::error(
+        indexPath + ": its " + std::to_string(sequences) + " sequences hold " +
+        std::to_string(offset) + " bytes of " + type->name + " ids, but " +
+        data.filePath + " has " + std::to_string(binSize) + " bytes");
+  int64_t previous = 0;
+  for (uint64_t d = 0; d < documents; ++d) {
+    int64_t boundary = readLittleEndian<int64_t>(documentIndices + 8 * d);
+    if ((d == 0 && boundary != 0) || boundary < previous ||
+        boundary > int64_t(sequences) ||
+        (d + 1 == documents && boundary != int64_t(sequences)))
+      return bad("document index " + std::to_string(d) + " is " +
+                 std::to_string(boundary) +
+                 " (they rise from 0 to the sequence count " +
+                 std::to_string(sequences) + ")");
+    previous = boundary;
+  }
+  data.elementSize = type->size;
+  data.isSigned = type->isSigned;
+  data.count = binSize / type->size;
+  uint64_t documentCount = documents > 0 ? documents - 1 : 0;
+  data.formatName = std::string("Megatron-LM indexed dataset, ") + type->name +
+                    " ids, " + std::to_string(documentCount) +
+                    (documentCount == 1 ? " document" : " documents");
+  return Status::ok();
+}
+
+Status TokenData::open(const std::string &path, TokenData &data) {
+  std::string binPath = tokenFileOf(path);
+  std::string indexPath;
+  if (endsWith(binPath, ".bin") &&
+      isRegularFile(binPath.substr(0, binPath.size() - 4) + ".idx"))
+    indexPath = binPath.substr(0, binPath.size() - 4) + ".idx";
+  std::shared_ptr<Mapping> mapping;
+  int64_t size = 0;
+  MTRT_RETURN_IF_ERROR(mapFile(binPath, "token file", mapping, size));
+  TokenData opened;
+  opened.filePath = binPath;
+  opened.bytes =
       mapping ? static_cast<const uint8_t *>(mapping->address) : nullptr;
-  data.mapping = std::move(mapping);
-  data.count = size / 2;
+  opened.mapping = std::move(mapping);
+  if (!indexPath.empty()) {
+    MTRT_RETURN_IF_ERROR(readIndex(indexPath, size, opened));
+  } else {
+    if (size % 2 != 0)
+      return Status::error(
+          binPath + ": token file has " + std::to_string(size) +
+          " bytes, an odd number, so it is not a sequence of 16-bit tokens");
+    opened.count = size / 2;
+    opened.formatName = "uint16 token file";
+  }
+  data = std::move(opened);
   return Status::ok();
 }
 
@@ -109,8 +260,8 @@ Status TokenData::batch(int64_t step, int64_t batchSize, int64_t seqLen,
     int32_t *in = inputs + i * seqLen;
     int32_t *label = labels + i * seqLen;
     for (int64_t j = 0; j < seqLen; ++j) {
-      in[j] = token(start + j);
-      label[j] = token(start + j + 1);
+      in[j] = static_cast<int32_t>(token(start + j));
+      label[j] = static_cast<int32_t>(token(start + j + 1));
     }
   }
   return Status::ok();
@@ -153,8 +304,8 @@ Status TokenData::checkCovers(int64_t steps, int64_t batchSize, int64_t seqLen,
         " tokens");
 
   for (int64_t i = 0; i < needed; ++i) {
-    uint16_t id = token(i);
-    if (id >= vocabSize)
+    int64_t id = token(i);
+    if (id < 0 || id >= vocabSize)
       return Status::error(
           filePath + ": token id " + std::to_string(id) + " at position " +
           std::to_string(i) + " is not below the vocabulary size " +

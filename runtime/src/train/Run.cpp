@@ -19,6 +19,7 @@
 #include "mtrt/Hash.h"
 #include "mtrt/MemoryReport.h"
 #include "mtrt/ThreadPool.h"
+#include "mtrt/TokenData.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -135,12 +136,14 @@ jobFingerprint(const Options &o, const Artifact &artifact) {
       {"--device", o.device.empty() ? defaultBackend() : o.device},
   };
   if (!o.data.empty()) {
+    // The token file (PREFIX.bin of an indexed dataset named by PREFIX).
+    std::string tokens = TokenData::tokenFileOf(o.data);
     struct stat info;
-    std::string size = stat(o.data.c_str(), &info) == 0
+    std::string size = stat(tokens.c_str(), &info) == 0
                            ? std::to_string(int64_t(info.st_size))
                            : "unreadable";
     items.push_back(
-        {"--data", size + " bytes, first MiB " + fileDigest(o.data, 1 << 20)});
+        {"--data", size + " bytes, first MiB " + fileDigest(tokens, 1 << 20)});
   } else {
     items.push_back({"--data", "synthetic corpus"});
   }

@@ -72,7 +72,10 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
 
   --steps N, --train-iters N   training steps (default 10)
   --data FILE                  token file: raw little-endian uint16 (nanoGPT's
-                               train.bin); sample i of step t starts at token
+                               train.bin), or Megatron-LM's indexed dataset
+                               (PREFIX or PREFIX.bin beside PREFIX.idx; its
+                               documents in order, any integer id type);
+                               sample i of step t starts at token
                                ((t*B)+i)*S. Default: a built-in synthetic
                                corpus (an order-k Markov source) whose entropy
                                is printed as the loss floor

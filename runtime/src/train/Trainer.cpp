@@ -783,7 +783,8 @@ public:
                   corpus->entropyRateNats(), static_cast<long long>(seqLen),
                   floor);
     else if (speak)
-      std::printf("data: %s (%lld tokens)\n", options.data.c_str(),
+      std::printf("data: %s (%s, %lld tokens)\n", data.path().c_str(),
+                  data.format().c_str(),
                   static_cast<long long>(data.numTokens()));
     int64_t lossId =
         program.outputs.count("loss") ? program.outputs.at("loss") : -1;
@@ -1450,7 +1451,8 @@ private:
             dataRank * batchSize * microbatches + micro * batchSize + i;
         int64_t start = (firstSample + sample) * seqLen;
         for (int64_t t = 0; t < seqLen; ++t)
-          values[i * seqLen + t] = data.token(start + t + (labels ? 1 : 0));
+          values[i * seqLen + t] =
+              static_cast<int32_t>(data.token(start + t + (labels ? 1 : 0)));
       }
       MTRT_RETURN_IF_ERROR(device->uploadValues(id, batchTokens));
     }
