@@ -16,6 +16,9 @@ Seeds are small valid inputs, the starting points libFuzzer mutates:
                       zero-element tensor, gaps, an empty header.
   token-data          train.bin files (16-bit tokens) followed by the bytes
                       TokenDataFuzzer takes its call arguments from.
+  indexed-dataset     Megatron-LM indexed datasets (.idx then .bin, the
+                      .idx's length in the last two bytes): uint16, int32
+                      and int64 ids, several documents, a multimodal index.
   hf-config-import    the GPT-2 and LLaMA-family configs of examples/,
                       test/integration/Inputs and test/runtime/Inputs.
 
@@ -181,6 +184,40 @@ def token_data():
     write(name, "empty.bin", token_tail(0, 1, 1, 0, 1))
 
 
+def indexed_dataset_input(tokens, fmt, code, documents=1, modes=False):
+    """An IndexedDatasetFuzzer input: PREFIX.idx, PREFIX.bin, then the
+    .idx's length (read from the end, most significant byte last)."""
+    size = struct.calcsize(fmt)
+    counts = [len(tokens) // documents + (1 if i < len(tokens) % documents
+                                          else 0) for i in range(documents)]
+    pointers, at = [], 0
+    for count in counts:
+        pointers.append(at)
+        at += count * size
+    idx = b"MMIDIDX\0\0" + struct.pack("<QBQQ", 1, code, documents,
+                                        documents + 1)
+    idx += struct.pack(f"<{documents}i", *counts)
+    idx += struct.pack(f"<{documents}q", *pointers)
+    idx += struct.pack(f"<{documents + 1}q", *range(documents + 1))
+    if modes:
+        idx += bytes(documents)
+    body = struct.pack(f"<{len(tokens)}{fmt}", *tokens)
+    return idx + body + bytes([len(idx) & 0xFF, len(idx) >> 8])
+
+
+def indexed_dataset():
+    name = "indexed-dataset"
+    tokens = [(7 * i + 3) % 32 for i in range(40)]
+    write(name, "uint16-3-documents",
+          indexed_dataset_input(tokens, "H", 8, documents=3))
+    write(name, "int32-big-ids",
+          indexed_dataset_input([0, 128255, 65536, 7, 70000], "i", 4))
+    write(name, "int64-one-document", indexed_dataset_input(tokens, "q", 5))
+    write(name, "uint8-multimodal",
+          indexed_dataset_input(tokens, "B", 1, documents=4, modes=True))
+    write(name, "empty", indexed_dataset_input([], "H", 8, documents=0))
+
+
 def hf_configs():
     name = "hf-config-import"
     for directory in ["examples/gpt2", "examples/llama",
@@ -199,10 +236,12 @@ def main():
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--only", action="append",
                         choices=["artifact-loader", "safetensors",
-                                 "token-data", "hf-config-import"])
+                                 "token-data", "indexed-dataset",
+                                 "hf-config-import"])
     args = parser.parse_args()
     makers = {"artifact-loader": lambda: artifacts(args.bin),
               "safetensors": safetensors, "token-data": token_data,
+              "indexed-dataset": indexed_dataset,
               "hf-config-import": hf_configs}
     for name, make in makers.items():
         if not args.only or name in args.only:

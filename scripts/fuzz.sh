@@ -4,7 +4,8 @@
 # docs/fuzzing.md.
 #
 #   scripts/fuzz.sh [FUZZER...]       artifact-loader safetensors token-data
-#                                     hf-config-import (default: all)
+#                                     indexed-dataset hf-config-import
+#                                     (default: all)
 #
 # Environment:
 #   FUZZ_SECONDS   seconds per fuzzer (default 60; libFuzzer -max_total_time)
@@ -32,12 +33,12 @@ seconds="${FUZZ_SECONDS:-60}"
 jobs="${JOBS:-$(nproc)}"
 cc="${CC:-clang-22}"
 cxx="${CXX:-clang++-22}"
-all=(artifact-loader safetensors token-data hf-config-import)
+all=(artifact-loader safetensors token-data indexed-dataset hf-config-import)
 
 if [ "${FUZZ_RUNTIME_ONLY:-0}" = 1 ]; then
   build="${BUILD_DIR:-$root/build-fuzz-runtime}"
   source_dir="$root/fuzz"
-  all=(artifact-loader safetensors token-data)
+  all=(artifact-loader safetensors token-data indexed-dataset)
   extra=()
 else
   build="${BUILD_DIR:-$root/build-fuzz}"
