@@ -56,6 +56,24 @@ bool launchedByMpi() {
   return false;
 }
 
+/// A task srun started as one of several in its step, but without MPI's
+/// process management (`srun --mpi=none`, or a Slurm without PMI): MPI
+/// would make each task a world of one, every one training alone as rank 0
+/// and writing the same files. Such a launch is refused, saying how to fix
+/// it. (A batch script's own environment has SLURM_NTASKS but no step.)
+Status checkNotSlurmWithoutPmi() {
+  const char *task = std::getenv("SLURM_PROCID");
+  const char *tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+  if (!task || !tasks || std::atoll(tasks) <= 1)
+    return Status::ok();
+  return Status::error(
+      std::string("srun started this process as task ") + task + " of " +
+      tasks +
+      " (SLURM_PROCID, SLURM_STEP_NUM_TASKS) without MPI's process "
+      "management (no PMI or PMIx variable): each task would train alone "
+      "as rank 0; run srun --mpi=pmix (or pmi2), or mpirun");
+}
+
 void finalizeMpi() {
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -67,7 +85,7 @@ void finalizeMpi() {
 Status MpiLauncher::start(int &argc, char **&argv) {
   usesMpi = launchedByMpi();
   if (!usesMpi)
-    return Status::ok();
+    return checkNotSlurmWithoutPmi();
   int done = 0;
   MPI_Initialized(&done);
   if (!done) {
@@ -144,11 +162,13 @@ bool MpiLauncher::allAgree(bool ok) const {
     return ok;
   int mine = ok ? 1 : 0, all = 0;
   MPI_Request request;
-  MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
   // A rank that cannot learn whether the others agree cannot go on.
-  if (Status status =
-          wait(request, "an agreement of all ranks", timeoutSeconds);
-      !status) {
+  Status status = check(MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN,
+                                       MPI_COMM_WORLD, &request),
+                        "an agreement of all ranks");
+  if (status)
+    status = wait(request, "an agreement of all ranks", timeoutSeconds);
+  if (!status) {
     std::fprintf(stderr, "megatron-run: error: rank %d: %s\n", worldRank,
                  status.message().c_str());
     abort(1);

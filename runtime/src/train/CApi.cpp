@@ -35,12 +35,12 @@ mtrt_status *statusOf(int code, const char *operation) {
   if (code == 0)
     return nullptr;
   std::string text = lastErrorText();
-  // Rank 0 reports what every rank sees alike; the others know only
-  // that the run failed.
+  // Rank 0 reports what every rank sees alike, and a rank what only it
+  // saw; the others know only that the run failed.
   return makeStatus(std::string(operation) + ": " +
                     (text.empty()
                          ? "failed (exit status " + std::to_string(code) +
-                               "; the error is reported by rank 0)"
+                               "; another rank reports the error)"
                          : text));
 }
 
@@ -83,6 +83,10 @@ mtrt_status *mtrt_trainer_create(int argc, char **argv,
   mtrt_status *status = guarded("mtrt_trainer_create", [&] {
     return openSession(argc, argv, trainer->session);
   });
+  if (!status && trainer->session.helpOnly)
+    status = makeStatus("mtrt_trainer_create: --help asks for the usage, "
+                        "not a trainer:\n" +
+                        usageText());
   if (!status && trainer->session.reportOnly)
     status = makeStatus("mtrt_trainer_create: --memory-report reports the "
                         "plan and trains nothing");

@@ -237,6 +237,10 @@ int openSession(int argc, char **argv, Session &session) {
   Options &options = session.options;
   if (int code = failAgreed(parseOptions(argc, argv, options)))
     return code;
+  if (options.help) {
+    session.helpOnly = true;
+    return 0;
+  }
   comm.setTimeout(options.timeoutMinutes * 60.0);
   // A test hook: MEGATRON_RUN_TEST_STALL="rank:step" makes that rank stop
   // answering before that step, as a stopped or wedged peer would.
@@ -352,6 +356,11 @@ int runMegatron(int argc, char **argv) {
   Session session;
   if (int code = openSession(argc, argv, session))
     return code;
+  if (session.helpOnly) {
+    if (session.speak)
+      std::fputs(usageText().c_str(), stdout);
+    return 0;
+  }
   return runSession(session);
 }
 

@@ -28,6 +28,8 @@ struct Session {
   bool speak = false;
   /// --memory-report: the plan was reported; there is nothing to train.
   bool reportOnly = false;
+  /// --help: the usage is asked for (usageText()); nothing was opened.
+  bool helpOnly = false;
 };
 
 /// Everything before the first step: 0, or the exit code after an error

@@ -66,7 +66,7 @@ Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
   return Status::ok();
 }
 
-static const char *kUsage = R"(usage: megatron-run MODEL.mtx [flags]
+static const char *kUsageTemplate = R"(usage: megatron-run MODEL.mtx [flags]
 
 Trains with a compiled artifact (megatron-translate --export-artifact).
 
@@ -170,6 +170,16 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --hysteresis N               fp16: overflows before the scale halves (2)
   --quiet                      no per-step progress lines
 )";
+
+std::string usageText() {
+  // The backends are this build's (the CUDA one where the toolkit was).
+  std::string usage = kUsageTemplate, backends;
+  for (const std::string &backend : builtBackends())
+    backends += (backends.empty() ? "" : ", ") + backend;
+  const std::string marker = "@BACKENDS@";
+  usage.replace(usage.find(marker), marker.size(), backends);
+  return usage;
+}
 
 /// Shortest round-trip spelling of a number: "1e-07", "0", "0.9".
 std::string number(double value) {
@@ -300,17 +310,19 @@ Status parseOptions(int argc, char **argv, Options &options) {
       return parseInt(name, v, *field);
     };
 
+  // A C API caller may pass a NULL (a Python list holding None: an unset
+  // environment variable).
+  for (int i = 1; i < argc; ++i)
+    if (!argv[i])
+      return Status::error("argument " + std::to_string(i) +
+                           " is NULL, not a string");
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    // The usage is asked for, not a run: the caller prints it (the C API
+    // returns it, rather than this function ending the host process).
     if (arg == "--help" || arg == "-h") {
-      // The backends are this build's (the CUDA one where the toolkit was).
-      std::string usage = kUsage, backends;
-      for (const std::string &backend : builtBackends())
-        backends += (backends.empty() ? "" : ", ") + backend;
-      const std::string marker = "@BACKENDS@";
-      usage.replace(usage.find(marker), marker.size(), backends);
-      std::fputs(usage.c_str(), stdout);
-      std::exit(0);
+      options.help = true;
+      return Status::ok();
     }
     if (arg == "--quiet") {
       options.quiet = true;
@@ -392,6 +404,11 @@ Status parseOptions(int argc, char **argv, Options &options) {
                                " must not be negative, got " + number(value));
   };
   MTRT_RETURN_IF_ERROR(positive("--steps", double(options.steps)));
+  // Far beyond any run, and small enough that the counts derived from it
+  // (samples, tokens, the data's coverage) cannot overflow 64 bits.
+  if (options.steps > (int64_t(1) << 40))
+    return Status::error("flag --steps must be at most 2^40, got " +
+                         std::to_string(options.steps));
   MTRT_RETURN_IF_ERROR(positive("--lr", options.lr));
   MTRT_RETURN_IF_ERROR(positive("--adam-eps", options.eps));
   MTRT_RETURN_IF_ERROR(

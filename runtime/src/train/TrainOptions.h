@@ -56,6 +56,8 @@ struct Options {
   int64_t corpusVocab = 64;
   int64_t corpusOrder = 1;
   bool quiet = false;
+  /// --help or -h: the usage is asked for, nothing else.
+  bool help = false;
   /// --memory-report (and its files): report the plan, do not train.
   bool memoryReport = false;
   std::string memoryReportJson, memoryReportSvg;
@@ -106,6 +108,9 @@ Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint);
 
 /// Parses megatron-run's command line (argv[0] is the program).
 Status parseOptions(int argc, char **argv, Options &options);
+
+/// megatron-run's --help text, naming this build's backends.
+std::string usageText();
 
 /// The learning-rate schedule's flags as a checkpoint records them.
 std::map<std::string, std::string> scheduleOf(const Options &options);

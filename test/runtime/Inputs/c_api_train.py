@@ -10,7 +10,7 @@ object per step): it prints "same losses as megatron-run: N steps" or the
 first difference and exits 1. With --repeat N, N trainers are created,
 trained and destroyed one after another in this process (MPI starts once),
 and each must train the same losses. A failed call prints "error: MESSAGE"
-and exits 1.
+and exits 1. An argument @NULL is passed as a NULL pointer.
 """
 
 import ctypes
@@ -41,7 +41,8 @@ def main():
         repeat, rest = int(rest[1]), rest[2:]
     if rest[:1] == ["--compare-log"]:
         compare, rest = rest[1], rest[2:]
-    args = [b"c_api_train"] + [a.encode() for a in rest]
+    args = [b"c_api_train"] + [None if a == "@NULL" else a.encode()
+                               for a in rest]
     argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
 
     def train():
