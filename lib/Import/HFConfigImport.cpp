@@ -309,7 +309,8 @@ void mlir::mt::registerHFConfigImportTranslation() {
   static llvm::cl::opt<int64_t> seqLength(
       "seq-length",
       llvm::cl::desc("Tokens per sequence for --import-hf-config (default: "
-                     "the config's n_positions)"),
+                     "the config's n_positions for GPT-2, "
+                     "max_position_embeddings for the LLaMA family)"),
       llvm::cl::init(0));
 
   TranslateToMLIRRegistration registration(

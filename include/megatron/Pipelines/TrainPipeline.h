@@ -67,7 +67,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Mixed precision: cast each 16-bit parameter copy again "
                      "for the backward (default), or keep the forward's "
                      "(false: 2 bytes per parameter live through the step, "
-                     "one kernel per parameter fewer)"),
+                     "one kernel per parameter fewer). With parameter-copies "
+                     "(the default) the copies persist anyway, and false "
+                     "changes the program only under a pipeline (a copy "
+                     "another stage reads is sent once per step)"),
       llvm::cl::init(true)};
   PassOptions::ListOption<int64_t> rematFullLayers{
       *this, "remat-full-layers",

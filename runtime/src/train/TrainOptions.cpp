@@ -79,7 +79,8 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                ((t*B)+i)*S. Default: a built-in synthetic
                                corpus (an order-k Markov source) whose entropy
                                is printed as the loss floor
-  --corpus-vocab N             synthetic corpus: tokens used (default 64)
+  --corpus-vocab N             synthetic corpus: tokens used (default 64, or
+                               the model's vocabulary if smaller)
   --corpus-order K             synthetic corpus: Markov order (default 1)
   --seed N                     initialization, dropout and corpus seed (1234)
   --lr X                       peak learning rate (6e-4)
@@ -284,7 +285,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--save", options.save);
   intFlag("--save-interval", options.saveInterval);
   stringFlag("--load", options.load);
-  intFlag("--corpus-vocab", options.corpusVocab);
+  flags["--corpus-vocab"] = [&options](const std::string &v) {
+    options.corpusVocabGiven = true;
+    return parseInt("--corpus-vocab", v, options.corpusVocab);
+  };
   intFlag("--corpus-order", options.corpusOrder);
   // Checked as it is read: -1, the default's mark, is no value to give.
   flags["--threads"] = [&options](const std::string &v) {
@@ -427,6 +431,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
   if (!options.load.empty() && !options.loadParams.empty())
     return Status::error("--load (a training checkpoint) and --load-params "
                          "(parameters only) exclude each other");
+  if (options.nonStrictLoad && options.loadParams.empty())
+    return Status::error("flag --no-strict-load needs --load-params (a "
+                         "parameter file)");
+
   MTRT_RETURN_IF_ERROR(positive("--corpus-vocab", double(options.corpusVocab)));
   MTRT_RETURN_IF_ERROR(positive("--corpus-order", double(options.corpusOrder)));
   if (!options.device.empty() && options.device != "cpu" &&

@@ -54,6 +54,9 @@ struct Options {
   /// --device: the backend ("": the default, mtrt::defaultBackend()).
   std::string device;
   int64_t corpusVocab = 64;
+  /// Whether --corpus-vocab was given: the default is capped at the
+  /// model's vocabulary, a value given must fit in it.
+  bool corpusVocabGiven = false;
   int64_t corpusOrder = 1;
   bool quiet = false;
   /// --help or -h: the usage is asked for, nothing else.

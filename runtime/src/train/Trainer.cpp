@@ -674,6 +674,11 @@ public:
       // The built-in corpus, written once to a temporary token file so that
       // it is read exactly as --data files are.
       SyntheticCorpusOptions corpusOptions;
+      if (options.corpusVocabGiven && options.corpusVocab > vocabSize)
+        return Status::error("flag --corpus-vocab " +
+                             std::to_string(options.corpusVocab) +
+                             " is larger than the model's vocabulary (" +
+                             std::to_string(vocabSize) + " tokens)");
       corpusOptions.vocabSize = std::min(options.corpusVocab, vocabSize);
       corpusOptions.order = options.corpusOrder;
       corpusOptions.seed = uint64_t(options.seed);
