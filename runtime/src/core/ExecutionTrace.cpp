@@ -20,13 +20,16 @@ bool isTransfer(const Command &command) {
   return command.kernel == "send" || command.kernel == "recv";
 }
 
-/// The schedule slice's name: F3, B3, optimizer.
+/// The schedule slice's name: F3, B3, optimizer (F and B in a step not
+/// split into microbatches).
 std::string actionName(const Command &command) {
+  std::string microbatch =
+      command.microbatch >= 0 ? std::to_string(command.microbatch) : "";
   switch (command.phase) {
   case Phase::Forward:
-    return "F" + std::to_string(command.microbatch);
+    return "F" + microbatch;
   case Phase::Backward:
-    return "B" + std::to_string(command.microbatch);
+    return "B" + microbatch;
   case Phase::Optimizer:
     return "optimizer";
   case Phase::None:

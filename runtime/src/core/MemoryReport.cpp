@@ -322,7 +322,9 @@ std::string mtrt::memoryReportText(const MemoryReport &report) {
       os << ", at its peak at command " << stage.peakCommand << ":";
     os << "\n";
     os << "    stashed activations     " << mebibytes(stage.stashed);
-    if (!stage.stashedByMicrobatch.empty()) {
+    // Per microbatch where the step has them (-1: a step not split).
+    if (!stage.stashedByMicrobatch.empty() &&
+        stage.stashedByMicrobatch.begin()->first >= 0) {
       os << " in " << stage.stashedByMicrobatch.size() << " microbatch"
          << (stage.stashedByMicrobatch.size() == 1 ? "" : "es") << " (";
       bool first = true;
