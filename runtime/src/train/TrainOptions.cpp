@@ -74,7 +74,9 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --data FILE                  token file: raw little-endian uint16 (nanoGPT's
                                train.bin), or Megatron-LM's indexed dataset
                                (PREFIX or PREFIX.bin beside PREFIX.idx; its
-                               documents in order, any integer id type);
+                               documents in order, any integer id type;
+                               --data-path PREFIX, as Megatron-LM's, with
+                               one dataset and no weights);
                                sample i of step t starts at token
                                ((t*B)+i)*S. Default: a built-in synthetic
                                corpus (an order-k Markov source) whose entropy
@@ -254,6 +256,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
   intFlag("--steps", options.steps);
   intFlag("--train-iters", options.steps);
   stringFlag("--data", options.data);
+  stringFlag("--data-path", options.data); // Megatron-LM's name (one prefix)
   intFlag("--seed", options.seed);
   doubleFlag("--lr", options.lr);
   doubleFlag("--min-lr", options.minLr);
