@@ -367,7 +367,9 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   /// Megatron-LM, whose ranks also seed their local mean with the scale.)
   /// Every use of the scale reads it divided by dp instead: the seed gives
   /// one device's per-token gradients, and the ranks' average, divided by
-  /// the same value in the optimizer, is the gradient. Each use gets its own
+  /// the same value in the optimizer, is the gradient. No layout then
+  /// overflows before one device does (a rank's weight gradients sum 1/dp
+  /// of the tokens, so one may overflow later). Each use gets its own
   /// mt.scale in its phase, for mt-pipeline to place with it.
   void divideLossScale(func::FuncOp function) {
     for (BlockArgument arg : function.getArguments()) {

@@ -149,14 +149,24 @@ func.func @attention_rng(%ids: tensor<4x8xi32> {mt.input = "tokens"},
   return %loss : tensor<f32>
 }
 
+// A function without mt.adamw beside the training step is not one: its
+// "tokens" argument keeps its batch.
+
+// ZERO0-LABEL: func.func @not_a_step
+// ZERO0-SAME:    (%[[IDS:.+]]: tensor<4x8xi32> {mt.input = "tokens"}) -> tensor<4x8xi32>
+// ZERO0-NEXT:    return %[[IDS]] : tensor<4x8xi32>
+func.func @not_a_step(%ids: tensor<4x8xi32> {mt.input = "tokens"}) -> tensor<4x8xi32> {
+  return %ids : tensor<4x8xi32>
+}
+
 // -----
 
-// A function without mt.adamw is not a training step; a module without one
-// leaves dp=2 nothing to split: refused rather than ignored.
+// A module without a training step leaves dp=2 nothing to split: refused
+// rather than ignored.
 
 // expected-error@+1 {{mt-parallelize: dp=2 transforms a training step, but the module has none}}
 module {
-  func.func @not_a_step(%ids: tensor<4x8xi32> {mt.input = "tokens"}) -> tensor<4x8xi32> {
+  func.func @negative_no_training_step(%ids: tensor<4x8xi32> {mt.input = "tokens"}) -> tensor<4x8xi32> {
     return %ids : tensor<4x8xi32>
   }
 }

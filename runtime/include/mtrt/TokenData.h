@@ -52,6 +52,9 @@ public:
   /// The file holding the tokens `path` names: PREFIX.bin for an indexed
   /// dataset named by its prefix, else `path`.
   static std::string tokenFileOf(const std::string &path);
+  /// The index of the indexed dataset `path` names (PREFIX.idx), or "" for
+  /// a train.bin.
+  static std::string indexFileOf(const std::string &path);
 
   /// The token file, and its format in words ("uint16 token file",
   /// "Megatron-LM indexed dataset, int32, 12 documents").

@@ -40,15 +40,16 @@ void reserveOpenFiles(long long shards) {
   ::setrlimit(RLIMIT_NOFILE, &limit);
 }
 
-/// Whether the process has run out of file descriptors (its limit of open
-/// files), as opposed to a shard being absent or unreadable.
-bool outOfFileDescriptors() {
+/// The errno of opening another file now: EMFILE when this process has
+/// reached its limit of open files, ENFILE when the system has, 0 when a
+/// file can be opened (a shard was absent or unreadable instead).
+int openFileShortage() {
   int probe = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (probe >= 0) {
     ::close(probe);
-    return false;
+    return 0;
   }
-  return errno == EMFILE || errno == ENFILE;
+  return errno == EMFILE || errno == ENFILE ? errno : 0;
 }
 
 std::string joinShape(const std::vector<int64_t> &shape) {
@@ -189,7 +190,13 @@ Status CheckpointShards::open(const std::string &dir, const std::string &format,
     SafetensorsFile file;
     std::string path = checkpointShardPath(dir, rank);
     if (Status status = SafetensorsFile::open(path, file); !status) {
-      if (outOfFileDescriptors()) {
+      int shortage = openFileShortage();
+      if (shortage == ENFILE)
+        return Status::error(dir + ": its " + shardsText +
+                             " shards are open at once while it loads, but "
+                             "the system's table of open files is full "
+                             "(fs.file-max)");
+      if (shortage == EMFILE) {
         struct rlimit limit = {0, 0};
         ::getrlimit(RLIMIT_NOFILE, &limit);
         return Status::error(

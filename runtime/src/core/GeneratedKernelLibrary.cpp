@@ -536,9 +536,13 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
       if (built)
         built = syncFile(partial);
       if (built) {
-        std::string checksum = fileChecksum(partial) + "\n";
-        built = writeFileAtomically(checksumPathOf(libraryPath),
-                                    {{checksum.data(), checksum.size()}});
+        std::string checksum = fileChecksum(partial);
+        built = checksum.empty()
+                    ? Status::error("cannot read back the compiled kernels " +
+                                    partial + " to record their checksum")
+                    : writeFileAtomically(
+                          checksumPathOf(libraryPath),
+                          {{checksum.data(), checksum.size()}, {"\n", 1}});
       }
       if (built && std::rename(partial.c_str(), libraryPath.c_str()) != 0)
         built = Status::error("cannot move the compiled kernels to " +

@@ -197,12 +197,15 @@ Status TokenData::readIndex(const std::string &indexPath, int64_t binSize,
   return Status::ok();
 }
 
+std::string TokenData::indexFileOf(const std::string &path) {
+  std::string binPath = tokenFileOf(path);
+  std::string index = binPath.substr(0, binPath.size() - 4) + ".idx";
+  return endsWith(binPath, ".bin") && isRegularFile(index) ? index : "";
+}
+
 Status TokenData::open(const std::string &path, TokenData &data) {
   std::string binPath = tokenFileOf(path);
-  std::string indexPath;
-  if (endsWith(binPath, ".bin") &&
-      isRegularFile(binPath.substr(0, binPath.size() - 4) + ".idx"))
-    indexPath = binPath.substr(0, binPath.size() - 4) + ".idx";
+  std::string indexPath = indexFileOf(path);
   std::shared_ptr<Mapping> mapping;
   int64_t size = 0;
   MTRT_RETURN_IF_ERROR(mapFile(binPath, "token file", mapping, size));

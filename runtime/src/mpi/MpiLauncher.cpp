@@ -60,18 +60,23 @@ bool launchedByMpi() {
 /// process management (`srun --mpi=none`, or a Slurm without PMI): MPI
 /// would make each task a world of one, every one training alone as rank 0
 /// and writing the same files. Such a launch is refused, saying how to fix
-/// it. (A batch script's own environment has SLURM_NTASKS but no step.)
+/// it, unless MEGATRON_SINGLE_PROCESS=1 says each task is meant to train
+/// alone (a sweep, one configuration per task). (A batch script's own
+/// environment has SLURM_NTASKS but no step.)
 Status checkNotSlurmWithoutPmi() {
   const char *task = std::getenv("SLURM_PROCID");
   const char *tasks = std::getenv("SLURM_STEP_NUM_TASKS");
-  if (!task || !tasks || std::atoll(tasks) <= 1)
+  const char *single = std::getenv("MEGATRON_SINGLE_PROCESS");
+  if (!task || !tasks || std::atoll(tasks) <= 1 ||
+      (single && std::string(single) == "1"))
     return Status::ok();
   return Status::error(
       std::string("srun started this process as task ") + task + " of " +
       tasks +
       " (SLURM_PROCID, SLURM_STEP_NUM_TASKS) without MPI's process "
       "management (no PMI or PMIx variable): each task would train alone "
-      "as rank 0; run srun --mpi=pmix (or pmi2), or mpirun");
+      "as rank 0; run srun --mpi=pmix (or pmi2), or mpirun (or set "
+      "MEGATRON_SINGLE_PROCESS=1 if each task is meant to train alone)");
 }
 
 void finalizeMpi() {

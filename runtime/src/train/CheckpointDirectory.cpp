@@ -155,7 +155,19 @@ Status publishCheckpoint(const std::string &dir, int64_t iteration) {
   std::string text = std::to_string(iteration) + "\n";
   MTRT_RETURN_IF_ERROR(writeFileAtomically(dir + "/" + kLatestFile,
                                            {{text.data(), text.size()}}));
-  return replacing ? removeDirectory(replaced) : Status::ok();
+  if (replacing)
+    if (Status removed = removeDirectory(replaced); !removed)
+      std::fprintf(stderr,
+                   "megatron-run: warning: %s (the checkpoint is saved; the "
+                   "next run's first save removes it)\n",
+                   removed.message().c_str());
+  return Status::ok();
+}
+
+void abandonCheckpointSave(const std::string &dir, int64_t iteration) {
+  if (Status removed = removeDirectory(stagingDirOf(dir, iteration)); !removed)
+    std::fprintf(stderr, "megatron-run: warning: %s\n",
+                 removed.message().c_str());
 }
 
 } // namespace mtrt::train

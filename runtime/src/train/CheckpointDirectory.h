@@ -56,8 +56,14 @@ Status recoverCheckpointDirectory(const std::string &dir);
 Status beginCheckpointSave(const std::string &dir, int64_t iteration);
 
 /// Publishes the whole staging directory of `iteration` (rank 0 only, once
-/// every rank's shard is written and checked): steps 1 to 4 above.
+/// every rank's shard is written and checked): steps 1 to 3 above, then
+/// step 4, whose failure (the old directory left as iter_N.replaced, swept
+/// by the next run) is only warned about: the checkpoint is saved.
 Status publishCheckpoint(const std::string &dir, int64_t iteration);
+
+/// Removes the staging directory of a save that failed (rank 0 only), so a
+/// full disk is not kept full by the shards that did get written.
+void abandonCheckpointSave(const std::string &dir, int64_t iteration);
 
 } // namespace mtrt::train
 

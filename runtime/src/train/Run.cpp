@@ -144,6 +144,10 @@ jobFingerprint(const Options &o, const Artifact &artifact) {
                            : "unreadable";
     items.push_back(
         {"--data", size + " bytes, first MiB " + fileDigest(tokens, 1 << 20)});
+    // An indexed dataset's index says how to read those bytes.
+    if (std::string index = TokenData::indexFileOf(o.data); !index.empty())
+      items.push_back(
+          {"--data (index)", "first MiB " + fileDigest(index, 1 << 20)});
   } else {
     items.push_back({"--data", "synthetic corpus"});
   }
@@ -308,6 +312,9 @@ int openSession(int argc, char **argv, Session &session) {
   Trainer &trainer = *session.trainer;
   if (int code = failTogether(trainer.setup(), comm))
     return code;
+  // Loaded: the shards' files are closed (a job of thousands of ranks
+  // would otherwise train with as many descriptors held).
+  checkpoint.shards.reset();
   if (speak) {
     int threads = ThreadPool::global().threads();
     std::printf("megatron-run: %s, %d rank%s, micro-batch %lld x %lld tokens "

@@ -45,6 +45,7 @@ Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
   MTRT_RETURN_IF_ERROR(CheckpointShards::open(checkpoint.dir, kCheckpointFormat,
                                               *checkpoint.shards));
   checkpoint.metadata = checkpoint.shards->metadata();
+  checkpoint.shardCount = checkpoint.shards->shardCount();
   auto field = [&](const char *key) {
     auto it = checkpoint.metadata.find(key);
     return it == checkpoint.metadata.end() ? std::string() : it->second;

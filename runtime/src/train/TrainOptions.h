@@ -103,7 +103,10 @@ inline constexpr const char *kCheckpointFormat =
 struct Checkpoint {
   int64_t iteration = 0;
   std::string dir;
+  /// Open while the run loads from them (each holds a file descriptor),
+  /// released once the trainer is set up.
   std::shared_ptr<CheckpointShards> shards;
+  int64_t shardCount = 0;
   std::map<std::string, std::string> metadata;
 };
 

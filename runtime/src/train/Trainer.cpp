@@ -812,8 +812,8 @@ public:
       std::printf("resuming from %s (%lld shard%s) at iteration %lld, "
                   "data from sample %lld%s%s\n",
                   checkpoint.dir.c_str(),
-                  static_cast<long long>(checkpoint.shards->shardCount()),
-                  checkpoint.shards->shardCount() == 1 ? "" : "s",
+                  static_cast<long long>(checkpoint.shardCount),
+                  checkpoint.shardCount == 1 ? "" : "s",
                   static_cast<long long>(checkpoint.iteration),
                   static_cast<long long>(consumedAtResume),
                   options.noLoadOptim ? ", fresh optimizer state" : "",
@@ -1292,12 +1292,19 @@ public:
         piece.values = values.back().data();
         pieces.push_back(std::move(piece));
       }
+    // A save that fails before it is published leaves no staging directory
+    // (a full disk would stay full).
+    auto abandon = [&](Status failed) {
+      if (comm.rank() == 0)
+        abandonCheckpointSave(options.save, iteration);
+      return failed;
+    };
     // A non-finite state is never saved, by any rank.
     if (!comm.allAgree(finite.isOk()))
-      return finite ? Status::error("another rank holds non-finite values; "
-                                    "checkpoint " +
-                                    dir + " not saved")
-                    : finite;
+      return abandon(finite ? Status::error("another rank holds non-finite "
+                                            "values; checkpoint " +
+                                            dir + " not saved")
+                            : finite);
     std::map<std::string, std::string> metadata = scheduleOf(options);
     metadata.insert(
         {{"format", kCheckpointFormat},
@@ -1311,10 +1318,10 @@ public:
     Status written = writeCheckpointShard(staging, comm.rank(), comm.size(),
                                           uint64_t(saveId), pieces, metadata);
     if (!comm.allAgree(written.isOk()))
-      return written ? Status::error("another rank could not write its shard "
-                                     "of " +
-                                     dir)
-                     : written;
+      return abandon(written ? Status::error("another rank could not write "
+                                             "its shard of " +
+                                             staging)
+                             : written);
 
     // Every element of every tensor is in exactly one shard, or the
     // checkpoint is not marked.
@@ -1347,8 +1354,13 @@ public:
                 std::to_string(expected) + "; not marked as the latest");
           ++t;
         }
+      // Published only whole; one that is not is removed (a failed publish
+      // is not: its staging directory may be the marked iteration's only
+      // copy, which a load reads).
       if (marked)
         marked = publishCheckpoint(options.save, iteration);
+      else
+        abandonCheckpointSave(options.save, iteration);
       if (marked && !options.quiet)
         std::printf("saved checkpoint iteration %lld to %s (%d shard%s)\n",
                     static_cast<long long>(iteration), dir.c_str(), comm.size(),
