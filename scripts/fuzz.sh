@@ -12,7 +12,7 @@
 #   BUILD_DIR      build directory (default build-fuzz; build-fuzz-runtime
 #                  with FUZZ_RUNTIME_ONLY=1)
 #   FUZZ_RUNTIME_ONLY=1
-#                  configure fuzz/ on its own: the three runtime fuzzers,
+#                  configure fuzz/ on its own: the four runtime fuzzers,
 #                  without LLVM or MLIR
 #   FUZZ_OUT       where crashing inputs and logs go (default
 #                  $BUILD_DIR/fuzz-out/<fuzzer>/)

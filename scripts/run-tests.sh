@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite
 # (check-megatron: lit + FileCheck). Ends with one line
-# "check-megatron: N passed, N failed" and exits non-zero on any failure.
+# "check-megatron: N passed, N failed, N skipped" and exits non-zero on any failure.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
