@@ -90,7 +90,8 @@ public:
   virtual std::vector<std::string> choices() const { return {}; }
 
   /// Seconds the last prepare() spent compiling the program's generated
-  /// kernels (0 when they came from the kernel cache, or there are none).
+  /// kernels, or waiting while another process compiled them (0 when they
+  /// came from the kernel cache, or there are none).
   virtual double kernelBuildSeconds() const { return 0; }
 
   /// Typed helpers over upload and download, from the buffer's start:

@@ -75,8 +75,8 @@ public:
 
   /// Where the compiled library lies (for messages and tests).
   const std::string &path() const { return libraryPath; }
-  /// Seconds the last load spent compiling (0: the cache had the library,
-  /// or another process compiled it while this one waited on the lock).
+  /// Seconds the last load spent compiling, or waiting on the lock while
+  /// another process compiled (0: the cache had the library).
   double buildSeconds() const { return compileSeconds; }
 
 private:
