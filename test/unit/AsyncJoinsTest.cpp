@@ -2,25 +2,13 @@
 
 #include "mtrt/AsyncJoins.h"
 
+#include "ProgramOf.h"
+
 #include <gtest/gtest.h>
 
 using namespace mtrt;
 
 namespace {
-
-/// A program of f32 buffers of `floats[i]` elements at byte `offsets[i]`.
-RankProgram programOf(const std::vector<int64_t> &offsets,
-                      const std::vector<int64_t> &floats) {
-  RankProgram program;
-  for (size_t i = 0; i < offsets.size(); ++i) {
-    BufferDesc buffer;
-    buffer.id = int64_t(i);
-    buffer.offset = offsets[i];
-    buffer.shape = {floats[i]};
-    program.buffers.push_back(buffer);
-  }
-  return program;
-}
 
 void addCommand(RankProgram &program, const char *kernel,
                 std::vector<int64_t> ins, std::vector<int64_t> outs) {

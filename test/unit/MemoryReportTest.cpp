@@ -2,6 +2,8 @@
 
 #include "mtrt/MemoryReport.h"
 
+#include "ProgramOf.h"
+
 #include <gtest/gtest.h>
 
 using namespace mtrt;
@@ -12,15 +14,7 @@ namespace {
 /// `offsets[i]`, in an arena of `arenaBytes`.
 Artifact stageOf(const std::vector<int64_t> &offsets,
                  const std::vector<int64_t> &floats, int64_t arenaBytes) {
-  RankProgram program;
-  for (size_t i = 0; i < offsets.size(); ++i) {
-    BufferDesc buffer;
-    buffer.id = int64_t(i);
-    buffer.offset = offsets[i];
-    buffer.shape = {floats[i]};
-    buffer.kind = "activation";
-    program.buffers.push_back(buffer);
-  }
+  RankProgram program = programOf(offsets, floats, "activation");
   program.arenaBytes = arenaBytes;
   Artifact artifact;
   artifact.programs.push_back(program);

@@ -12,6 +12,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
+#include <string>
+
+#include <sys/stat.h>
 
 namespace mtrt {
 
@@ -32,6 +36,32 @@ inline uint64_t fnv1a(const void *data, size_t size,
     hash *= 1099511628211ull;
   }
   return hash;
+}
+
+/// FNV-1a of the first `limit` bytes of the regular file `path` (all of
+/// them for a negative limit) into `hash`, and how many were read into
+/// `bytes`; false if it is not a regular file (reading a FIFO or a device
+/// could block forever) or a read fails.
+inline bool fnv1aOfFile(const std::string &path, int64_t limit, uint64_t &hash,
+                        int64_t &bytes) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+    return false;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  hash = kFnvOffset;
+  bytes = 0;
+  char chunk[1 << 16];
+  while (in && (limit < 0 || bytes < limit)) {
+    in.read(chunk, sizeof(chunk));
+    std::streamsize got = in.gcount();
+    if (limit >= 0 && got > limit - bytes)
+      got = std::streamsize(limit - bytes);
+    hash = fnv1a(chunk, size_t(got), hash);
+    bytes += got;
+  }
+  return !in.bad();
 }
 
 } // namespace mtrt

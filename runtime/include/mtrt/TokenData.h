@@ -33,6 +33,7 @@
 #include "mtrt/Status.h"
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -65,13 +66,17 @@ public:
   /// Token `index`; requires 0 <= index < numTokens().
   int64_t token(int64_t index) const {
     const uint8_t *at = bytes + index * elementSize;
-    uint64_t value = 0;
-    for (int b = elementSize - 1; b >= 0; --b)
-      value = (value << 8) | at[b];
-    if (isSigned && elementSize < 8 &&
-        (value >> (8 * elementSize - 1)) != 0) // sign-extend
-      value |= ~uint64_t(0) << (8 * elementSize);
-    return static_cast<int64_t>(value);
+    switch (elementSize) { // little-endian, as the hosts we build for
+    case 1:
+      return isSigned ? int64_t(int8_t(*at)) : int64_t(*at);
+    case 2:
+      return isSigned ? int64_t(load<int16_t>(at))
+                      : int64_t(load<uint16_t>(at));
+    case 4:
+      return load<int32_t>(at);
+    default:
+      return load<int64_t>(at);
+    }
   }
 
   /// Fills `inputs` and `labels`, each batchSize * seqLen ids in row-major
@@ -92,6 +97,12 @@ public:
 
 private:
   class Mapping;
+
+  template <typename T> static T load(const uint8_t *at) {
+    T value;
+    std::memcpy(&value, at, sizeof(T)); // the mapping need not be aligned
+    return value;
+  }
 
   /// Maps the regular file `path` read-only (`what` names it in errors):
   /// its mapping (null when empty) and size.

@@ -86,18 +86,9 @@ std::string checksumPathOf(const std::string &library) {
 
 /// "<size> <fnv1a hash>" of the file at `path`, or "" if it cannot be read.
 std::string fileChecksum(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return "";
-  uint64_t hash = kFnvOffset, size = 0;
-  std::vector<char> chunk(1 << 20);
-  while (in) {
-    in.read(chunk.data(), std::streamsize(chunk.size()));
-    std::streamsize got = in.gcount();
-    hash = fnv1a(chunk.data(), size_t(got), hash);
-    size += uint64_t(got);
-  }
-  if (in.bad())
+  uint64_t hash = 0;
+  int64_t size = 0;
+  if (!fnv1aOfFile(path, -1, hash, size))
     return "";
   char text[48];
   std::snprintf(text, sizeof(text), "%llu %016llx",

@@ -74,17 +74,24 @@ void removeTemporaryFiles(const std::string &dir) {
   }
 }
 
-/// The iteration the marker of `dir` names, or 0 without a readable one.
-int64_t markedIteration(const std::string &dir) {
-  std::ifstream in(dir + "/" + kLatestFile);
-  std::string text;
-  if (!in || !std::getline(in, text))
-    return 0;
-  char *end = nullptr;
-  long long iteration = std::strtoll(text.c_str(), &end, 10);
-  return text.empty() || *end != '\0' || iteration <= 0 ? 0 : iteration;
-}
 } // namespace
+
+Status readMarkedIteration(const std::string &dir, int64_t &iteration) {
+  std::string marker = dir + "/" + kLatestFile;
+  std::ifstream in(marker);
+  if (!in)
+    return Status::error(dir + ": no " + kLatestFile +
+                         " (not a directory --save wrote)");
+  std::string text;
+  std::getline(in, text);
+  char *end = nullptr;
+  long long parsed = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || parsed <= 0)
+    return Status::error(marker + ": '" + text +
+                         "' is not an iteration number");
+  iteration = parsed;
+  return Status::ok();
+}
 
 std::string iterationDir(const std::string &dir, int64_t iteration) {
   char name[32];
@@ -108,7 +115,7 @@ std::string readableIterationDir(const std::string &dir, int64_t iteration) {
 Status recoverCheckpointDirectory(const std::string &dir) {
   // A crash between steps 1 and 2 of a publish: the marked iteration's
   // staging directory is whole, and its old directory is replaced.
-  if (int64_t marked = markedIteration(dir)) {
+  if (int64_t marked = 0; readMarkedIteration(dir, marked)) {
     std::string published = iterationDir(dir, marked);
     std::string staging = stagingDirOf(dir, marked);
     if (!isDirectory(published) && isDirectory(staging) &&

@@ -34,6 +34,10 @@ namespace mtrt::train {
 /// The file in a checkpoint directory naming its latest whole iteration.
 inline constexpr const char *kLatestFile = "latest_checkpointed_iteration.txt";
 
+/// The iteration the marker of `dir` names; the error names the marker and
+/// what is wrong (missing, or not a positive iteration number).
+Status readMarkedIteration(const std::string &dir, int64_t &iteration);
+
 /// DIR/iter_NNNNNNN: where the checkpoint of `iteration` lies.
 std::string iterationDir(const std::string &dir, int64_t iteration);
 

@@ -72,23 +72,9 @@ std::string hexDigest(uint64_t hash) {
 /// FNV-1a over the bytes of `path` (at most `limit` of them); "" if it
 /// cannot be read.
 std::string fileDigest(const std::string &path, int64_t limit) {
-  // Only regular files: reading a FIFO or a device could block forever.
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
-    return "";
-  std::ifstream in(path, std::ios::binary);
-  uint64_t hash = kFnvOffset;
-  char buffer[1 << 16];
-  int64_t total = 0;
-  while (in && (limit < 0 || total < limit)) {
-    in.read(buffer, sizeof(buffer));
-    std::streamsize got = in.gcount();
-    if (limit >= 0)
-      got = std::min<std::streamsize>(got, std::streamsize(limit - total));
-    hash = fnv1a(buffer, size_t(got), hash);
-    total += got;
-  }
-  return hexDigest(hash);
+  uint64_t hash = 0;
+  int64_t bytes = 0;
+  return fnv1aOfFile(path, limit, hash, bytes) ? hexDigest(hash) : "";
 }
 
 /// What every rank of one job must agree on before the first step: the

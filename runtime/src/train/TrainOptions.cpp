@@ -28,17 +28,8 @@ Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
   if (!S_ISDIR(info.st_mode))
     return Status::error(dir + ": not a directory (--load names the "
                                "directory --save wrote)");
-  std::ifstream in(marker);
-  if (!in)
-    return Status::error(dir + ": no " + kLatestFile +
-                         " (not a directory --save wrote)");
-  std::string text;
-  std::getline(in, text);
-  char *end = nullptr;
-  long long iteration = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || iteration <= 0)
-    return Status::error(marker + ": '" + text +
-                         "' is not an iteration number");
+  int64_t iteration = 0;
+  MTRT_RETURN_IF_ERROR(readMarkedIteration(dir, iteration));
   checkpoint.iteration = iteration;
   checkpoint.dir = readableIterationDir(dir, iteration);
   checkpoint.shards = std::make_shared<CheckpointShards>();

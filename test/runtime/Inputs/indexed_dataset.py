@@ -4,13 +4,15 @@ preprocess_data.py does) holding the tokens of a raw uint16 token file.
 
 usage: indexed_dataset.py RAW.bin PREFIX [--dtype uint16|int32|float32]
            [--documents N] [--put INDEX=ID ...] [--version V] [--magic BYTES]
-           [--gap] [--modes]
+           [--gap] [--modes] [--length I=L] [--document D=V]
 
 The tokens are split into N documents of nearly equal length (one sequence
 each). --put overwrites token INDEX with ID (ids above 65535 need int32);
 --version, --magic, --gap (the second sequence's offset one element late)
 and a float32 element type write malformed indexes for error tests;
---modes appends a multimodal dataset's per-sequence modes.
+--modes appends a multimodal dataset's per-sequence modes; --length and
+--document overwrite sequence I's length and document index D in the
+index (the pointers follow the true lengths).
 """
 import argparse
 import struct
@@ -30,6 +32,8 @@ parser.add_argument("--version", type=int, default=1)
 parser.add_argument("--magic", default="MMIDIDX")
 parser.add_argument("--gap", action="store_true")
 parser.add_argument("--modes", action="store_true")
+parser.add_argument("--length", action="append", default=[])
+parser.add_argument("--document", action="append", default=[])
 args = parser.parse_args()
 
 data = open(args.raw, "rb").read()
@@ -51,6 +55,13 @@ for length in lengths:
     at += length * size
 if args.gap and count > 1:
     pointers[1] += size
+documents = list(range(count + 1))
+for edit in args.length:
+    index, value = (int(x) for x in edit.split("="))
+    lengths[index] = value
+for edit in args.document:
+    index, value = (int(x) for x in edit.split("="))
+    documents[index] = value
 with open(args.prefix + ".idx", "wb") as out:
     out.write(args.magic.encode().ljust(9, b"\0"))
     out.write(struct.pack("<Q", args.version))
@@ -58,7 +69,7 @@ with open(args.prefix + ".idx", "wb") as out:
     out.write(struct.pack("<QQ", count, count + 1))
     out.write(struct.pack(f"<{count}i", *lengths))
     out.write(struct.pack(f"<{count}q", *pointers))
-    out.write(struct.pack(f"<{count + 1}q", *range(count + 1)))
+    out.write(struct.pack(f"<{count + 1}q", *documents))
     if args.modes:
         out.write(bytes(count))
 sys.exit(0)
