@@ -19,13 +19,28 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 bundle="$root/gpu-bundle"
-[ -x "$build/bin/megatron-run" ] || "$root/scripts/build.sh"
+# Always brought up to date (ninja does nothing when it is current): a
+# bundle of binaries older than the sources would test old code.
+if [ -x "$build/bin/megatron-run" ]; then
+  cmake --build "$build" -j "${JOBS:-2}"
+else
+  "$root/scripts/build.sh"
+fi
 [ -f "$build/lib/libmtrt_cuda_backend.so" ] || {
   echo "gpu-bundle: $build has no CUDA backend (is nvcc installed?)" >&2
   exit 1
 }
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/artifacts"
+# The commit and any uncommitted change the binaries were built from;
+# check.sh prints it at the top of its summary.
+{
+  echo "bundle built $(date -u +%Y-%m-%dT%H:%MZ) from commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+    "($(git -C "$root" diff HEAD --stat 2>/dev/null | tail -1 | sed 's/^ *//' || true))"
+  if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    echo "uncommitted changes: diff sha256 $(git -C "$root" diff HEAD 2>/dev/null | sha256sum | cut -c1-16)"
+  fi
+} >"$bundle/PROVENANCE"
 cp "$build/bin/megatron-run" "$build/unittests/CudaKernelsTest" "$bundle/bin/"
 cp "$build/lib/libmtrt.so" "$build/lib/libmtrt_cuda_backend.so" "$bundle/lib/"
 # Every library they load but the C library, the CUDA ones and the driver

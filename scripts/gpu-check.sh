@@ -41,8 +41,10 @@ unpack_openblas
 # several ranks on the one GPU, e.g.
 #   "$mpirun_bundle" -np 2 "$bundle/bin/megatron-run" a.mtx --device cuda
 mpirun_bundle="$bundle/bin/mpirun"
-# $OUT gets the summary, the profiles and one archive of every log: the
-# device tool brings back only a few files.
+# $OUT gets the summary, nvidia-smi's report and one archive of every log
+# (the profiles among them): the device tool brings back at most 8 files.
+# The summary is written there as it grows, so a call killed past its
+# timeout still returns what ran (an EXIT trap does not run on SIGKILL).
 final="${OUT:-$bundle/out}"
 out="$(mktemp -d)"
 mkdir -p "$final"
@@ -57,16 +59,19 @@ export MEGATRON_NVCC="$nvcc_path"
 export MEGATRON_CUDA_BACKEND="$bundle/lib/libmtrt_cuda_backend.so"
 export MEGATRON_KERNEL_CACHE="$out/kernel-cache"
 finish() {
-  cp "$summary" "$out"/*-profile.txt "$out"/megatron-*.txt \
-    "$out/nvidia-smi.txt" "$final/" 2>/dev/null
+  cp "$out/nvidia-smi.txt" "$final/" 2>/dev/null
   tar -czf "$final/logs.tar.gz" -C "$out" --exclude kernel-cache . 2>/dev/null
 }
 trap finish EXIT
 run="$bundle/bin/megatron-run"
-summary="$out/summary.md"
+summary="$final/summary.md"
 status=0
 {
   echo "# CUDA backend check, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  # Which tree the bundle was built from (gpu-bundle.sh writes it): a
+  # bundle older than the sources it claims to test is visible here.
+  cat "$bundle/PROVENANCE" 2>/dev/null || echo "bundle provenance: unknown (no PROVENANCE file)"
   echo
   echo '```'
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1

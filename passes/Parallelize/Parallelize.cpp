@@ -9,7 +9,10 @@
 //      and the optimizer runs on the rank's piece of every flattened
 //      parameter (ZeRO >= 1), whose updated pieces are all-gathered (ZeRO 1,
 //      2) or kept as pieces (ZeRO 3, which all-gathers parameters before
-//      their uses in the forward and in the backward pass).
+//      their uses in the forward and in the backward pass). A flattened
+//      tensor that dp does not divide is padded with zeros to the next
+//      multiple first (tensor.pad), as Megatron-LM's distributed optimizer
+//      pads its buffers, and a gathered one is cut back (extract_slice).
 //
 // Every communication decision is made here explicitly, not left to
 // sharding propagation: DESIGN.md explains why.
@@ -282,9 +285,45 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
                                       kind);
   }
 
-  RankedTensorType flatType(RankedTensorType type, int64_t parts = 1) {
-    return RankedTensorType::get({type.getNumElements() / parts},
+  /// The flat form of `type`, or one of its `parts` equal pieces: a
+  /// length that `parts` does not divide is padded to the next multiple.
+  static RankedTensorType flatType(RankedTensorType type, int64_t parts = 1) {
+    return RankedTensorType::get({(type.getNumElements() + parts - 1) / parts},
                                  type.getElementType());
+  }
+
+  /// `flat` padded with zeros to dp equal pieces (itself when dp divides
+  /// it). The padding is zero in every gradient, parameter and moment
+  /// piece, so AdamW keeps it zero and it adds nothing to the norm.
+  Value padForPieces(OpBuilder &b, Location loc, Value flat) {
+    RankedTensorType type = typeOf(flat);
+    int64_t padded = flatType(type, dp).getNumElements() * dp;
+    if (padded == type.getNumElements())
+      return flat;
+    auto paddedType = RankedTensorType::get({padded}, type.getElementType());
+    auto pad =
+        tensor::PadOp::create(b, loc, paddedType, flat, ArrayRef<int64_t>{0},
+                              ArrayRef<int64_t>{padded - type.getNumElements()},
+                              ValueRange{}, ValueRange{});
+    // The padding value is stated inside the region, so the pad is one op
+    // at the step's level.
+    OpBuilder::InsertionGuard guard(b);
+    b.createBlock(&pad.getRegion(), {}, {b.getIndexType()}, {loc});
+    auto zero = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(type.getElementType(), 0.0));
+    tensor::YieldOp::create(b, loc, zero.getResult());
+    return pad.getResult();
+  }
+
+  /// The first `length` elements of a gathered, padded `flat` tensor.
+  static Value cutPadding(OpBuilder &b, Location loc, Value flat,
+                          int64_t length) {
+    if (typeOf(flat).getNumElements() == length)
+      return flat;
+    return tensor::ExtractSliceOp::create(
+        b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(length)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   }
 
   Value flatten(OpBuilder &b, Location loc, Value value) {
@@ -311,6 +350,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
 
   /// The rank's piece of a flat tensor replicated over dp.
   Value slicePiece(OpBuilder &b, Location loc, Value flat) {
+    flat = padForPieces(b, loc, flat);
     return shard::AllSliceOp::create(b, loc, flatType(typeOf(flat), dp),
                                      kGridName, ArrayRef<int16_t>{kDataAxis},
                                      flat, llvm::APInt(64, 0));
@@ -328,6 +368,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
 
   Value reduceScatter(OpBuilder &b, Location loc, Value flat) {
     ++numCollectives;
+    flat = padForPieces(b, loc, flat);
     return shard::ReduceScatterOp::create(
         b, loc, flatType(typeOf(flat), dp), kGridName,
         ArrayRef<int16_t>{kDataAxis}, flat, shard::ReductionKind::Average,
@@ -422,16 +463,6 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       ret.setOperand(index, average);
     }
 
-    if (zero > 0)
-      for (AdamWOp update : updates) {
-        int64_t numel = update.getParam().getType().getNumElements();
-        if (numel % dp != 0)
-          return update.emitOpError()
-                 << "updates a parameter of " << numel
-                 << " elements, not divisible by dp " << dp.getValue()
-                 << ": ZeRO cannot split it into equal pieces";
-      }
-
     // Each gradient is reduced as soon as it is complete, right after the op
     // that computes it: under ZeRO-2 and 3 the full gradient then dies at
     // once instead of every full gradient living until the optimizer, and
@@ -478,9 +509,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       // Reduced once per step, after the gradient is accumulated over the
       // microbatches (mt-pipeline reads this).
       markOptimizerPhase(result);
-      if (Operation *flat =
-              result.getDefiningOp()->getOperand(0).getDefiningOp();
-          flat && isa<tensor::CollapseShapeOp>(flat) && zero >= 2)
+      // So are the views and the padding it reduces (ZeRO >= 2).
+      for (Operation *flat =
+               result.getDefiningOp()->getOperand(0).getDefiningOp();
+           flat && zero >= 2 &&
+           isa<tensor::CollapseShapeOp, tensor::PadOp>(flat);
+           flat = flat->getOperand(0).getDefiningOp())
         markOptimizerPhase(flat->getResult(0));
       if (reduce16) {
         auto wide =
@@ -624,9 +658,13 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         update.getBeta2(), update.getEps(), update.getWeightDecay(),
         update.getGradScale(), update.getDecay());
     Value newParam =
-        shardParam ? piece.getNewParam()
-                   : unflatten(b, loc,
-                               gatherPieces(b, loc, piece.getNewParam()), full);
+        shardParam
+            ? piece.getNewParam()
+            : unflatten(b, loc,
+                        cutPadding(b, loc,
+                                   gatherPieces(b, loc, piece.getNewParam()),
+                                   full.getNumElements()),
+                        full);
     // Results: the new parameter (full or piece) and the new moments.
     for (OpOperand &use : llvm::make_early_inc_range(update->getUses())) {
       if (use.getOwner() != ret)
@@ -723,9 +761,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
               RankedTensorType::get(typeOf(arg).getShape(), low), arg);
           for (NamedAttribute attr : first->getDiscardableAttrs())
             pieceCast->setAttr(attr.getName(), attr.getValue());
-          Value gathered = unflatten(b, arg.getLoc(),
-                                     gatherPieces(b, arg.getLoc(), pieceCast),
-                                     RankedTensorType::get(shape, low));
+          Value gathered =
+              unflatten(b, arg.getLoc(),
+                        cutPadding(b, arg.getLoc(),
+                                   gatherPieces(b, arg.getLoc(), pieceCast),
+                                   full.getNumElements()),
+                        RankedTensorType::get(shape, low));
           for (OpOperand *use : *uses) {
             Operation *castOp = use->getOwner();
             castOp->getResult(0).replaceAllUsesWith(gathered);
@@ -733,8 +774,11 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
           }
           continue;
         }
-        Value gathered = unflatten(b, arg.getLoc(),
-                                   gatherPieces(b, arg.getLoc(), arg), full);
+        Value gathered = unflatten(
+            b, arg.getLoc(),
+            cutPadding(b, arg.getLoc(), gatherPieces(b, arg.getLoc(), arg),
+                       full.getNumElements()),
+            full);
         for (OpOperand *use : *uses)
           use->set(gathered);
       }

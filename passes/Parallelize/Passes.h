@@ -3,6 +3,7 @@
 #ifndef MEGATRON_PASSES_PARALLELIZE_PASSES_H
 #define MEGATRON_PASSES_PARALLELIZE_PASSES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"

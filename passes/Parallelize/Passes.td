@@ -93,12 +93,16 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     shardings, each gradient contribution would be all-reduced by the op
     that computes it (twice for a tied embedding, more bytes than DDP), and
     ZeRO's flat pieces of a parameter are not a split of any of its
-    dimensions when its rows do not divide by `dp`.
+    dimensions when its rows do not divide by `dp`. A flattened parameter
+    whose size `dp` does not divide is padded with zeros to the next
+    multiple (`tensor.pad`) before it is sliced or reduce-scattered, and
+    cut back (`tensor.extract_slice`) after it is gathered, as Megatron-LM's
+    distributed optimizer pads its buffers: the padding stays zero through
+    AdamW and adds nothing to the gradient norm.
 
     Errors, before anything runs: a non-positive size, `zero` outside 0..3,
     `sp` without `tp`, `tp` not dividing heads or the MLP width, `dp` not
-    dividing the micro-batch, a parameter size not divisible by `dp` under
-    ZeRO.
+    dividing the micro-batch.
 
     Example (`dp=2 zero=0`): `tokens : tensor<8x64xi32>` becomes
     `tensor<4x64xi32>`, and each gradient `%g` feeding the optimizer becomes
@@ -132,7 +136,8 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     Statistic<"numCollectives", "collectives",
               "Number of collectives inserted">
   ];
-  let dependentDialects = ["::mlir::mt::MTDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::mt::MTDialect",
                            "::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect"];
 }

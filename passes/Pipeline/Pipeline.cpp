@@ -653,10 +653,11 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
   /// is: pure mt ops drawing no dropout stream (whose mask depends on the
   /// microbatch), all-gathers (ZeRO's, of parameters; any axis is safe:
   /// every rank of a stage runs the stage's one program, so all skip the
-  /// same gathers, and a gather of activations reads data) and reshapes.
+  /// same gathers, and a gather of activations reads data), the cut of a
+  /// gather's padding, and reshapes.
   static bool mayBeInvariant(Operation *op) {
-    if (isa<shard::AllGatherOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-            op))
+    if (isa<shard::AllGatherOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+            tensor::CollapseShapeOp>(op))
       return true;
     return isa<MTDialect>(op->getDialect()) && isPure(op) &&
            op->getNumRegions() == 0 && !op->hasAttr("rng_stream") &&

@@ -339,9 +339,69 @@ func.func @first(%x: tensor<4xf32> {mt.param = "y"}) -> tensor<4xf32> {
 
 // -----
 
+// ZeRO's padding of a flat tensor to equal pieces and its cut after a
+// gather (mt-parallelize) are each a copy_prefix: the source's elements,
+// then zeros to the result's length. Neither is a view: each has its own
+// buffer.
+
+// CHECK-LABEL: mtrt.program @stage0
+// CHECK-NEXT:    %[[X:.+]] = mtrt.buffer {kind = "param", name = "x", offset = 0 : i64} : memref<3xf32>
+// CHECK-NEXT:    %[[PADDED:.+]] = mtrt.buffer {kind = "activation", offset = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    mtrt.kernel "copy_prefix" ins(%[[X]] : memref<3xf32>) outs(%[[PADDED]] : memref<4xf32>) {}
+// CHECK-NEXT:    %[[CUT:.+]] = mtrt.buffer {kind = "activation", offset = 128 : i64} : memref<3xf32>
+// CHECK-NEXT:    mtrt.kernel "copy_prefix" ins(%[[PADDED]] : memref<4xf32>) outs(%[[CUT]] : memref<3xf32>) {}
+// CHECK-NEXT:  }
+func.func @zero_padding(%x: tensor<3xf32> {mt.param = "x"}) -> tensor<3xf32> {
+  %padded = tensor.pad %x low[0] high[1] {
+  ^bb0(%i: index):
+    %zero = arith.constant 0.0 : f32
+    tensor.yield %zero : f32
+  } : tensor<3xf32> to tensor<4xf32>
+  %cut = tensor.extract_slice %padded[0] [3] [1] : tensor<4xf32> to tensor<3xf32>
+  return %cut : tensor<3xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Errors
 //===----------------------------------------------------------------------===//
+
+// Padding other than zeros at the end of a rank-1 tensor has no kernel.
+
+func.func @negative_pad_nonzero(%x: tensor<3xf32> {mt.param = "x"}) -> tensor<4xf32> {
+  // expected-error @below {{'tensor.pad' op cannot be lowered to the runtime: only a rank-1 tensor padded with zeros at its end is supported}}
+  %padded = tensor.pad %x low[0] high[1] {
+  ^bb0(%i: index):
+    %one = arith.constant 1.0 : f32
+    tensor.yield %one : f32
+  } : tensor<3xf32> to tensor<4xf32>
+  return %padded : tensor<4xf32>
+}
+
+// -----
+
+func.func @negative_pad_front(%x: tensor<3xf32> {mt.param = "x"}) -> tensor<4xf32> {
+  // expected-error @below {{'tensor.pad' op cannot be lowered to the runtime: only a rank-1 tensor padded with zeros at its end is supported}}
+  %padded = tensor.pad %x low[1] high[0] {
+  ^bb0(%i: index):
+    %zero = arith.constant 0.0 : f32
+    tensor.yield %zero : f32
+  } : tensor<3xf32> to tensor<4xf32>
+  return %padded : tensor<4xf32>
+}
+
+// -----
+
+// Only the leading elements of a rank-1 tensor are extracted.
+
+func.func @negative_slice_offset(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<3xf32> {
+  // expected-error @below {{'tensor.extract_slice' op cannot be lowered to the runtime: only the leading elements of a rank-1 tensor can be extracted}}
+  %cut = tensor.extract_slice %x[1] [3] [1] : tensor<4xf32> to tensor<3xf32>
+  return %cut : tensor<3xf32>
+}
+
+// -----
 
 // A dropout that drops something needs the stream mt-autodiff assigns.
 

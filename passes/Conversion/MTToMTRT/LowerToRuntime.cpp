@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/Support/raw_ostream.h"
 
 #define DEBUG_TYPE "mt-lower-to-runtime"
@@ -394,8 +395,11 @@ struct LowerToRuntimePass
       else if (auto update = dyn_cast<MultiAdamWOp>(op))
         llvm::append_range(updated, update.getGrads());
       for (Value grad : updated) {
-        while (auto slice = grad.getDefiningOp<shard::AllSliceOp>())
-          grad = slice.getInput();
+        // Through ZeRO-1's slice, and the zeros padding it to equal pieces.
+        for (Operation *def = grad.getDefiningOp();
+             def && isa<shard::AllSliceOp, tensor::PadOp>(def);
+             def = grad.getDefiningOp())
+          grad = def->getOperand(0);
         if (!derivedFromGradient(grad, allocOf, gradientAllocs))
           gradientAllocs.insert(allocOf.lookup(grad));
       }
@@ -850,6 +854,12 @@ struct LowerToRuntimePass
             builder.getI64IntegerAttr(int64_t(multi.getCopies().size()))));
       if (auto collective = collectiveKernel(op, builder))
         std::tie(kernel, params) = *collective;
+      // ZeRO's padding to equal pieces, and its cut after a gather: the
+      // source's elements, then zeros to the result's length.
+      if (isa<tensor::PadOp, tensor::ExtractSliceOp>(op)) {
+        kernel = "copy_prefix";
+        params.clear();
+      }
       addRankParams(op, gridShape, builder, params);
       if (auto fusion = dyn_cast<FusionOp>(op)) {
         addFusedDropoutParams(fusion, gridShape, builder, params);
@@ -892,6 +902,30 @@ struct LowerToRuntimePass
     if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp>(
             op))
       return success();
+    // ZeRO's padding of a flat tensor with zeros at its end, and the cut of
+    // the padding after a gather (mt-parallelize): the runtime's
+    // copy_prefix.
+    if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+      Value value = pad.getConstantPaddingValue();
+      if (pad.getSourceType().getRank() != 1 || !pad.hasZeroLowPad() ||
+          !pad.getResultType().hasStaticShape() || !value ||
+          !matchPattern(value, m_AnyZeroFloat()))
+        return op->emitOpError()
+               << "cannot be lowered to the runtime: only a rank-1 tensor "
+                  "padded with zeros at its end is supported";
+      return success();
+    }
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+      if (slice.getSourceType().getRank() != 1 ||
+          slice.getResultType().getRank() != 1 ||
+          !slice.getResultType().hasStaticShape() ||
+          !isZeroInteger(slice.getMixedOffsets()[0]) ||
+          !isOneInteger(slice.getMixedStrides()[0]))
+        return op->emitOpError()
+               << "cannot be lowered to the runtime: only the leading "
+                  "elements of a rank-1 tensor can be extracted";
+      return success();
+    }
     if (isa<shard::SendOp, shard::RecvOp>(op)) {
       auto tag =
           op->getAttrOfType<IntegerAttr>(MTDialect::getTransferTagAttrName());

@@ -86,8 +86,10 @@ struct BufferDesc {
   /// A data input of one microbatch of the step (-1: not one).
   int64_t microbatch = -1;
   /// A ZeRO piece: piece `shardIndex` of `shardCount` equal contiguous pieces
-  /// of the flattened tensor of `fullShape` (empty when not sharded). The
-  /// index is the rank's coordinate on grid axis `shardAxis`, set by
+  /// of the flattened tensor of `fullShape` (empty when not sharded), padded
+  /// with zeros at its end to a multiple of `shardCount` where that does
+  /// not divide it (as Megatron-LM's distributed optimizer pads). The index
+  /// is the rank's coordinate on grid axis `shardAxis`, set by
   /// `specializeProgram`.
   std::vector<int64_t> fullShape;
   int64_t shardAxis = -1;
@@ -98,8 +100,8 @@ struct BufferDesc {
   int64_t shardDim = -1;
   int64_t shardChunks = 1;
   /// ZeRO on tensor-parallel ranks: only piece `pieceIndex` of
-  /// `pieceCount` of that split, flattened; the index is the coordinate on
-  /// grid axis `pieceAxis`.
+  /// `pieceCount` of that split, flattened (and padded as a ZeRO piece is);
+  /// the index is the coordinate on grid axis `pieceAxis`.
   int64_t pieceAxis = -1;
   int64_t pieceIndex = 0;
   int64_t pieceCount = 1;

@@ -66,6 +66,7 @@ enum class KernelId {
   adamw,
   multi_adamw,
   fill,
+  copy_prefix,
   sum_squares,
   mean,
   sqrt,
@@ -158,6 +159,9 @@ inline const KernelInfo *kernelTable(size_t &count) {
       // scalars of adamw; N of each updated in place.
       {KernelId::multi_adamw, "multi_adamw", -1, -1, -1},
       {KernelId::fill, "fill", 0, 1, -1},
+      // The input's leading elements, then zeros to the output's length:
+      // ZeRO's padding to equal pieces and its cut after a gather.
+      {KernelId::copy_prefix, "copy_prefix", 1, 1, -1},
       {KernelId::sum_squares, "sum_squares", -1, 1, -1},
       {KernelId::mean, "mean", 1, 1, -1},
       {KernelId::sqrt, "sqrt", 1, 1, -1},
@@ -199,14 +203,16 @@ struct AttentionKind {
   bool hasStats() const { return fusedQKV || mergedOutput; }
 };
 /// Whether kernel `id` reads and writes its 16-bit operands in their own
-/// storage: transfers move raw bytes; casts, generated kernels and
+/// storage: transfers and copy_prefix move raw bytes; casts, generated
+/// kernels and
 /// multi_adamw (f32, but for the parameters' 16-bit copies it rounds)
 /// convert them themselves. Every backend leaves these unstaged (no fp32
 /// copies of their operands): a 16-bit output such a kernel writes would
 /// be overwritten by its staged copy rounded back. One predicate for the
 /// CPU and CUDA backends, which once disagreed about multi_adamw.
 inline bool convertsOwnStorage(KernelId id) {
-  return id == KernelId::send || id == KernelId::recv || id == KernelId::cast ||
+  return id == KernelId::send || id == KernelId::recv ||
+         id == KernelId::copy_prefix || id == KernelId::cast ||
          id == KernelId::multi_cast || id == KernelId::fused ||
          id == KernelId::multi_adamw;
 }

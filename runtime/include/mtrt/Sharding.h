@@ -27,7 +27,8 @@ struct ElementRun {
 
 /// The runs of the full tensor that `buffer` holds, in buffer order, for
 /// split `shardIndex` and ZeRO piece `pieceIndex` (by default the buffer's
-/// own).
+/// own). A ZeRO piece's padding is in no run: the runs of the last pieces
+/// can cover fewer elements than the buffer, whose rest is zero.
 std::vector<ElementRun> shardRuns(const BufferDesc &buffer, int64_t shardIndex,
                                   int64_t pieceIndex);
 inline std::vector<ElementRun> shardRuns(const BufferDesc &buffer) {

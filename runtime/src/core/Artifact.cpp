@@ -532,10 +532,19 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                                 " chunks does not split the full shape " +
                                 shapeString(buffer.fullShape) + " into " +
                                 std::to_string(buffer.shardCount) + " pieces");
+          // A ZeRO piece (of the flattened tensor, or of a split) is padded
+          // to equal pieces: ceil(whole / parts) elements. A split is exact.
+          bool zeroPiece = buffer.shardDim < 0 || buffer.pieceCount > 1;
+          int64_t parts =
+              buffer.shardDim < 0 ? buffer.shardCount : buffer.pieceCount;
+          int64_t whole = buffer.shardDim < 0 ? full : full / buffer.shardCount;
+          bool fits = zeroPiece ? parts > 0 && buffer.numElements() ==
+                                                   (whole + parts - 1) / parts
+                                : equalsProduct(full, {buffer.numElements(),
+                                                       buffer.shardCount});
           if (reader.ok() &&
               (buffer.shardCount != artifact.gridShape[buffer.shardAxis] ||
-               !equalsProduct(full, {buffer.numElements(), buffer.shardCount,
-                                     buffer.pieceCount})))
+               !fits))
             reader.fail(in, std::to_string(buffer.shardCount) + " pieces of " +
                                 std::to_string(full) +
                                 " elements over grid axis " +

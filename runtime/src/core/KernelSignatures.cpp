@@ -564,6 +564,16 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::fill:
     s.range("value", -3.4e38, 3.4e38);
     break;
+  case KernelId::copy_prefix: {
+    s.rank(s.in(0), 1, "the input");
+    s.rank(s.out(0), 1, "the output");
+    DType from = s.buffers[c.ins[0]].dtype, to = s.buffers[c.outs[0]].dtype;
+    s.require(from == to, std::string("copies ") + dtypeName(from) + " into " +
+                              dtypeName(to) +
+                              ": a copy moves one type (a cast states a "
+                              "conversion)");
+    break;
+  }
   case KernelId::all_reduce:
     s.same(s.out(0), "the output", s.in(0), "the input");
     s.range("grid_axis", 0, double(grid.size()) - 1);

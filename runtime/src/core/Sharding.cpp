@@ -29,6 +29,8 @@ std::vector<ElementRun> mtrt::shardRuns(const BufferDesc &buffer,
                                         int64_t pieceIndex) {
   // A ZeRO piece of a tensor-parallel split: the piece's range of the
   // concatenated runs of the split.
+  // (The split's runs cover its real elements: a padded piece's take
+  // outlives them.)
   if (buffer.pieceCount > 1) {
     BufferDesc split = buffer;
     split.pieceCount = 1;
@@ -53,8 +55,16 @@ std::vector<ElementRun> mtrt::shardRuns(const BufferDesc &buffer,
   int64_t count = buffer.numElements();
   if (!buffer.sharded())
     return {{0, count}};
-  if (buffer.shardDim < 0) // a ZeRO piece of the flattened tensor
-    return {{shardIndex * count, count}};
+  if (buffer.shardDim < 0) { // a ZeRO piece of the flattened tensor
+    int64_t full = 1;
+    for (int64_t dim : buffer.fullShape)
+      full *= dim;
+    int64_t first = shardIndex * count;
+    int64_t real = std::min(count, full - first);
+    if (real <= 0)
+      return {};
+    return {{first, real}};
+  }
   const std::vector<int64_t> &full = buffer.fullShape;
   int64_t dim = buffer.shardDim;
   int64_t outer = 1, inner = 1;

@@ -99,6 +99,7 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::adamw:
   case KernelId::multi_adamw:
   case KernelId::fill:
+  case KernelId::copy_prefix:
   case KernelId::dropout:
   case KernelId::add:
   case KernelId::mul:

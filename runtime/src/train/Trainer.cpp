@@ -653,8 +653,8 @@ public:
         int64_t count = tensor.extent;
         if (tensor.buffer->sharded()) {
           // A ZeRO piece, or a tensor-parallel split: this rank keeps the
-          // runs of the full tensor it holds.
-          mine.resize(size_t(tensor.buffer->numElements()));
+          // runs of the full tensor it holds (and a padded piece zeros).
+          mine.assign(size_t(tensor.buffer->numElements()), 0.0f);
           float *dst = mine.data();
           for (const ElementRun &run : shardRuns(*tensor.buffer))
             dst = std::copy_n(values + run.offset, run.count, dst);
