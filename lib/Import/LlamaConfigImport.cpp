@@ -75,14 +75,27 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       !assign(partialRotary,
               reader.positiveNumber("partial_rotary_factor", 1.0)))
     return failure();
+  // Hugging Face makes pad_token_id the embedding's padding_idx (a row
+  // zero at init that no lookup trains); Megatron-LM, and this compiler,
+  // train every row. Said, not refused: the pad token seldom occurs in
+  // pretraining data, and fine-tuning that pads with it may want either.
+  if (const llvm::json::Value *pad = object->get("pad_token_id");
+      pad && pad->getAsInteger())
+    emitWarning(reader.keyLoc("pad_token_id"))
+        << "config key 'pad_token_id' is " << *pad->getAsInteger()
+        << ": Hugging Face freezes that embedding row (padding_idx) where "
+           "megatron-mlir trains it, as Megatron-LM does";
   // Hugging Face's default of each family for an absent
   // num_key_value_heads: LlamaConfig's is num_attention_heads,
-  // MistralConfig's 8 and Qwen2Config's 32.
+  // MistralConfig's 8 and Qwen2Config's 32. An explicit null is
+  // num_attention_heads in all three ("for backward compatibility").
+  const llvm::json::Value *kvHeads = object->get("num_key_value_heads");
+  bool explicitNull = kvHeads && kvHeads->getAsNull().has_value();
   if (!assign(config.numKeyValueHeads,
               reader.optionalPositiveInt("num_key_value_heads",
-                                         llama   ? config.numHeads
-                                         : qwen2 ? 32
-                                                 : 8)))
+                                         llama || explicitNull ? config.numHeads
+                                         : qwen2               ? 32
+                                                               : 8)))
     return failure();
   // attention_bias and mlp_bias are Llama's: Hugging Face's Mistral and
   // Qwen2 modules hard-code their biases and never read them.

@@ -58,8 +58,9 @@ Status writeCheckpointShard(const std::string &dir, int64_t rank,
                             const std::vector<TensorPiece> &pieces,
                             const std::map<std::string, std::string> &metadata);
 
-/// Full tensors read by runs: a file of full tensors (safetensors, as
-/// --load-params takes) or the shards of a checkpoint directory.
+/// Full tensors read by runs: a model's weights as Hugging Face ships them
+/// (HuggingFaceWeights.h, --load-params) or the shards of a checkpoint
+/// directory.
 class TensorSource {
 public:
   virtual ~TensorSource() = default;
@@ -70,35 +71,11 @@ public:
   /// The dtype (a safetensors name) and full shape of tensor `name`.
   virtual Status info(const std::string &name, std::string &dtype,
                       std::vector<int64_t> &shape) const = 0;
-  /// Reads F32 tensor `name`'s elements at `runs` (offsets into the full,
-  /// row-major tensor) into `dst`, concatenated.
+  /// Reads tensor `name`'s elements at `runs` (offsets into the full,
+  /// row-major tensor) into `dst` as F32, concatenated.
   virtual Status readRuns(const std::string &name,
                           const std::vector<ElementRun> &runs,
                           float *dst) const = 0;
-};
-
-/// A safetensors file of full tensors as a TensorSource.
-class FullTensorFile final : public TensorSource {
-public:
-  static Status open(const std::string &path, FullTensorFile &source);
-
-  const std::string &location() const override { return file.path(); }
-  std::vector<std::string> names() const override { return file.names(); }
-  bool contains(const std::string &name) const override {
-    return file.contains(name);
-  }
-  Status info(const std::string &name, std::string &dtype,
-              std::vector<int64_t> &shape) const override {
-    return file.info(name, dtype, shape);
-  }
-  Status readRuns(const std::string &name, const std::vector<ElementRun> &runs,
-                  float *dst) const override;
-  const std::map<std::string, std::string> &metadata() const {
-    return file.metadata();
-  }
-
-private:
-  SafetensorsFile file;
 };
 
 /// The shards of a checkpoint directory as one TensorSource.

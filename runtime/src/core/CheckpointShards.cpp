@@ -144,23 +144,6 @@ mtrt::writeCheckpointShard(const std::string &dir, int64_t rank, int64_t shards,
   return writeSafetensors(path, tensors, fileMetadata);
 }
 
-Status FullTensorFile::open(const std::string &path, FullTensorFile &source) {
-  return SafetensorsFile::open(path, source.file);
-}
-
-Status FullTensorFile::readRuns(const std::string &name,
-                                const std::vector<ElementRun> &runs,
-                                float *dst) const {
-  for (const ElementRun &run : runs) {
-    if (run.count > 0)
-      MTRT_RETURN_IF_ERROR(
-          file.readSlice(name, run.offset * int64_t(sizeof(float)),
-                         run.count * int64_t(sizeof(float)), dst));
-    dst += run.count;
-  }
-  return Status::ok();
-}
-
 Status CheckpointShards::open(const std::string &dir, const std::string &format,
                               CheckpointShards &source) {
   CheckpointShards opened;

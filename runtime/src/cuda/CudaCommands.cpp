@@ -483,8 +483,8 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     // (The plan never overlaps an op's input with its output, but a copy
     // onto itself would be undefined for cudaMemcpyAsync.)
     if (to != from)
-      error = cudaMemcpyAsync(to, from, copied, cudaMemcpyDeviceToDevice,
-                              stream);
+      error =
+          cudaMemcpyAsync(to, from, copied, cudaMemcpyDeviceToDevice, stream);
     if (error == cudaSuccess && copied < total)
       error = cudaMemsetAsync(to + copied, 0, total - copied, stream);
     break;

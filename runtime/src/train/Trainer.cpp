@@ -12,6 +12,7 @@
 #include "mtrt/ExecutionTrace.h"
 #include "mtrt/HalfFloat.h"
 #include "mtrt/Hash.h"
+#include "mtrt/HuggingFaceWeights.h"
 #include "mtrt/KernelProfile.h"
 #include "mtrt/KernelSignatures.h"
 #include "mtrt/Launcher.h"
@@ -41,6 +42,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
@@ -51,14 +53,17 @@ namespace mtrt::train {
 
 /// Checkpoint tensors that are buffers, not parameters, as Hugging Face's
 /// `_keys_to_ignore_on_load_unexpected` lists them: GPT-2's causal-mask
-/// buffers "h.N.attn.bias" and "h.N.attn.masked_bias" (its checkpoints hold
-/// them; no model has them as parameters).
+/// buffers "h.N.attn.bias" and "h.N.attn.masked_bias", and the rotary
+/// frequencies "*.rotary_emb.inv_freq" of older LLaMA conversions (their
+/// checkpoints hold them; no model has them as parameters).
 static bool isKnownNonParameter(const std::string &name) {
   auto endsWith = [&](const std::string &suffix) {
     return name.size() >= suffix.size() &&
            name.compare(name.size() - suffix.size(), suffix.size(), suffix) ==
                0;
   };
+  if (endsWith(".rotary_emb.inv_freq"))
+    return true;
   if (name.rfind("h.", 0) != 0 && name.rfind("transformer.h.", 0) != 0)
     return false;
   return endsWith(".attn.bias") || endsWith(".attn.masked_bias");
@@ -356,13 +361,16 @@ public:
       return buffer.kind == "param" ? buffer.name
                                     : buffer.name + "::" + buffer.kind;
     };
-    FullTensorFile paramsFile;
+    HuggingFaceWeights paramsFile;
     const TensorSource *source = nullptr;
     if (checkpoint.iteration > 0) {
       source = checkpoint.shards.get();
     } else if (!options.loadParams.empty()) {
+      std::set<std::string> modelNames;
+      for (const auto &entry : described)
+        modelNames.insert(entry.first);
       MTRT_RETURN_IF_ERROR(
-          FullTensorFile::open(options.loadParams, paramsFile));
+          HuggingFaceWeights::open(options.loadParams, modelNames, paramsFile));
       source = &paramsFile;
     }
     if (source) {
@@ -395,6 +403,24 @@ public:
         std::printf("load: ignoring %zu tensor(s) the model does not have "
                     "(--no-strict-load)\n",
                     unexpected.size());
+      // With --no-strict-load, the parameters the source lacks are
+      // initialized: named, since a file of another model (or of other
+      // names) would otherwise train from random weights quietly.
+      std::vector<std::string> absent;
+      for (const ParamDesc &param : artifact.params)
+        if (!source->contains(param.name))
+          absent.push_back(param.name);
+      if (!absent.empty() && options.nonStrictLoad && comm.rank() == 0) {
+        std::string listed;
+        for (size_t i = 0; i < absent.size() && i < 3; ++i)
+          listed += (i ? ", '" : "'") + absent[i] + "'";
+        if (absent.size() > 3)
+          listed += " and " + std::to_string(absent.size() - 3) + " more";
+        std::printf("load: initializing %zu of the model's %zu parameters "
+                    "that %s lacks: %s (--no-strict-load)\n",
+                    absent.size(), artifact.params.size(),
+                    source->location().c_str(), listed.c_str());
+      }
     }
     // Parameters initialized as the model states: drawn on the host's
     // threads after the loop (initializeParameters).
@@ -442,9 +468,16 @@ public:
       std::string dtype;
       std::vector<int64_t> shape;
       MTRT_RETURN_IF_ERROR(source->info(name, dtype, shape));
-      if (dtype != "F32")
-        return Status::error(source->location() + ": tensor '" + name +
-                             "' has dtype " + dtype + ", expected F32");
+      // Hugging Face's weights are widened to F32 as they are read; a
+      // training checkpoint holds F32.
+      bool readable = source == &paramsFile
+                          ? HuggingFaceWeights::readsDtype(dtype)
+                          : dtype == "F32";
+      if (!readable)
+        return Status::error(
+            source->location() + ": tensor '" + name + "' has dtype " + dtype +
+            (source == &paramsFile ? ", expected F32, BF16, F16 or F64"
+                                   : ", expected F32"));
       if (shape != fullShape) {
         std::string expected, got;
         for (int64_t d : fullShape)

@@ -6,12 +6,20 @@ library. No torch, so it starts fast.
   edit_safetensors.py names FILE
       prints "NAME DTYPE [d0, d1]" per tensor, sorted by name
   edit_safetensors.py edit IN OUT [--drop NAME]... [--transpose NAME]...
-        [--f16 NAME]... [--add NAME=d0,d1]... [--set NAME@INDEX=VALUE]...
+        [--f16 NAME]... [--dtype NAME=DTYPE]... [--rounded DTYPE]
+        [--prefix TEXT] [--add NAME=d0,d1]... [--set NAME@INDEX=VALUE]...
       --drop removes a tensor; --transpose writes a 2-D tensor with its
       dimensions swapped (same bytes, the other layout); --f16 stores it as
-      F16; --add appends a zero F32 tensor of that shape; --set writes one
+      F16; --dtype stores it as DTYPE (F16, BF16, F64 or I32; "*" for every
+      tensor); --rounded keeps every tensor F32 but rounds its values to
+      what DTYPE (F16 or BF16) holds; --prefix puts TEXT before every name;
+      --add appends a zero F32 tensor of that shape; --set writes one
       element, INDEX its flat (row-major) index, VALUE a float ("inf" and
       "nan" too)
+  edit_safetensors.py split IN DIR PARTS
+      writes IN's tensors into PARTS files of DIR as Hugging Face splits a
+      checkpoint (model-0000K-of-0000N.safetensors, round robin) and the
+      index DIR/model.safetensors.index.json naming each tensor's file
   edit_safetensors.py tokens OUT --count N --vocab V [--seed S]
         [--put POSITION=ID]...
       writes a little-endian uint16 token file of random ids below V, then
@@ -19,6 +27,7 @@ library. No torch, so it starts fast.
 """
 
 import argparse
+import json
 import os
 import random
 import struct
@@ -28,7 +37,7 @@ try:
     import numpy as np
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "integration"))
-    from safetensors_io import NAMES
+    from safetensors_io import BF16, NAMES
     from safetensors_io import read_safetensors as read
     from safetensors_io import write_safetensors as write
 except ImportError:  # enough for "tokens"
@@ -46,8 +55,15 @@ def main():
     p.add_argument("--drop", action="append", default=[])
     p.add_argument("--transpose", action="append", default=[])
     p.add_argument("--f16", action="append", default=[])
+    p.add_argument("--dtype", action="append", default=[])
+    p.add_argument("--rounded")
+    p.add_argument("--prefix", default="")
     p.add_argument("--add", action="append", default=[])
     p.add_argument("--set", action="append", default=[])
+    p = sub.add_parser("split")
+    p.add_argument("input")
+    p.add_argument("dir")
+    p.add_argument("parts", type=int)
     p = sub.add_parser("tokens")
     p.add_argument("output")
     p.add_argument("--count", type=int, required=True)
@@ -58,7 +74,10 @@ def main():
 
     if args.command == "names":
         for name, array in sorted(read(args.file).items()):
-            print(name, NAMES[array.dtype], list(array.shape))
+            if isinstance(array, BF16):
+                print(name, "BF16", list(array.bits.shape))
+            else:
+                print(name, NAMES[array.dtype], list(array.shape))
     elif args.command == "edit":
         tensors = read(args.input)
         for name in args.drop:
@@ -67,6 +86,19 @@ def main():
             tensors[name] = np.ascontiguousarray(tensors[name].T)
         for name in args.f16:
             tensors[name] = tensors[name].astype(np.float16)
+        if args.rounded == "BF16":
+            tensors = {k: BF16.round(v).widen() for k, v in tensors.items()}
+        elif args.rounded == "F16":
+            tensors = {k: v.astype(np.float16).astype(np.float32) for k, v in tensors.items()}
+        for item in args.dtype:
+            name, dtype = item.split("=")
+            for key in list(tensors) if name == "*" else [name]:
+                value = tensors[key]
+                if dtype == "BF16":
+                    tensors[key] = BF16.round(value)
+                else:
+                    tensors[key] = value.astype({"F16": np.float16, "F64": np.float64, "I32": np.int32}[dtype])
+        tensors = {args.prefix + k: v for k, v in tensors.items()}
         for item in args.add:
             name, shape = item.split("=")
             tensors[name] = np.zeros([int(d) for d in shape.split(",")], np.float32)
@@ -75,6 +107,19 @@ def main():
             name, index = target.split("@")
             tensors[name].reshape(-1)[int(index)] = float(value)
         write(args.output, tensors)
+    elif args.command == "split":
+        tensors = read(args.input)
+        os.makedirs(args.dir, exist_ok=True)
+        files = [f"model-{k + 1:05d}-of-{args.parts:05d}.safetensors" for k in range(args.parts)]
+        parts = [{} for _ in files]
+        weight_map = {}
+        for i, (name, value) in enumerate(tensors.items()):
+            parts[i % args.parts][name] = value
+            weight_map[name] = files[i % args.parts]
+        for file, part in zip(files, parts):
+            write(os.path.join(args.dir, file), part)
+        with open(os.path.join(args.dir, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map}, f, indent=2)
     else:
         rng = random.Random(args.seed)
         ids = [rng.randrange(args.vocab) for _ in range(args.count)]
