@@ -54,7 +54,7 @@ def main():
                     out = sh([f"{BIN}/megatron-opt", model, "--mt-autodiff",
                               "--canonicalize", "--cse",
                               f"--mt-remat=remat={remat} print-recompute=true",
-                              "-o", "/dev/null"]).stdout
+                              "-o", "/dev/null"]).stderr  # reports go to stderr
                     flops = int(re.search(r": (\d+) FLOPs per step", out).group(1))
                     fraction = float(re.search(r"FLOPs per step, ([0-9.]+) of", out).group(1))
                 artifact = os.path.join(tmp, f"{precision}-{remat}.mtx")

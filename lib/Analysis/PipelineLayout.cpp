@@ -59,11 +59,19 @@ private:
             return fail("repeat count too large");
         }
       }
+      // Nested repeats multiply: the expansion is bounded as a whole, not
+      // only each count (a model has far fewer layers and stages).
+      if (unit.size() > 0 &&
+          (int64_t(out.size()) + int64_t(unit.size()) * count) > kMaxExpanded)
+        return fail("expands to more than " + std::to_string(kMaxExpanded) +
+                    " layers and stage breaks");
       for (int64_t i = 0; i < count; ++i)
         out += unit;
     }
     return true;
   }
+
+  static constexpr int64_t kMaxExpanded = 1000000;
 
   bool fail(const std::string &what) {
     std::ostringstream os;

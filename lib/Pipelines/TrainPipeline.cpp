@@ -124,6 +124,10 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
   pipeline.virtualStages = options.virtualStages;
   pipeline.layout = options.layout;
   pipeline.printSchedule = print && options.printSchedule;
+  if (print) {
+    pipeline.scheduleSvg = options.scheduleSvg;
+    pipeline.scheduleTrace = options.scheduleTrace;
+  }
   pipeline.scheduleCosts = options.scheduleCosts;
   pm.addPass(createPipelinePass(pipeline));
   if (options.fuse) {

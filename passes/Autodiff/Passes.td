@@ -174,7 +174,8 @@ def RematPass : Pass<"mt-remat", "ModuleOp"> {
            "cast the 16-bit parameter copies again for the backward, or "
            "keep the forward's (false)">,
     Option<"printRecompute", "print-recompute", "bool", "false",
-           "print the recomputed ops and FLOPs per training step">,
+           "print the recomputed ops and FLOPs per training step (to "
+           "standard error: standard output carries the IR)">,
     ListOption<"fullLayers", "full-layers", "int64_t",
                "with remat=full: recompute only these layers fully and the "
                "attention core of the others">,

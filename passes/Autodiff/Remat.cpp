@@ -230,7 +230,7 @@ struct RematPass : public mt::impl::RematPassBase<RematPass> {
     }
     numRecomputedOps += recomputed;
     if (printRecompute)
-      llvm::outs() << "mt-remat: " << policy << " recomputes " << recomputed
+      llvm::errs() << "mt-remat: " << policy << " recomputes " << recomputed
                    << " ops in " << layers << " layers of @"
                    << function.getSymName() << ": "
                    << llvm::format("%.0f", recomputedFlops)

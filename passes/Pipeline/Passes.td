@@ -101,7 +101,8 @@ def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
            "'Et*3|t*5L' (default: an even split)">,
     Option<"printSchedule", "print-schedule", "bool", /*default=*/"false",
            "Print each rank's static timeline, bubble fraction and peak "
-           "in-flight microbatches (forward 1, backward 2 units per stage)">,
+           "in-flight microbatches (forward 1, backward 2 units per stage) "
+           "to standard error (standard output carries the IR)">,
     Option<"scheduleCosts", "schedule-costs", "std::string",
            /*default=*/"\"uniform\"",
            "Action durations of the printed, drawn and traced schedule: "

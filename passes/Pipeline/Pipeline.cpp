@@ -204,8 +204,11 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       return error() << "pp " << pp.getValue() << " does not divide the "
                      << numLayers << " layers of the model";
     if (pp > 1 && (numLayers / pp) % chunks != 0)
-      return error() << "virtual-stages " << chunks << " does not divide the "
-                     << numLayers / pp << " layers per pipeline stage";
+      return error() << "pp " << pp.getValue() << " x virtual-stages " << chunks
+                     << " = " << pp * chunks
+                     << " model chunks do not divide the " << numLayers
+                     << " layers of the model (" << numLayers / pp
+                     << " per pipeline stage)";
     if (pp > 1 && numLayers == 0)
       return error() << "the model has no layers (mt.layer) to split";
     return success();
@@ -269,6 +272,32 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     return it != phaseOf.end() && it->second != Phase::Optimizer;
   }
 
+  /// Whether what reads `sum` (and what reads that, in turn) is work of
+  /// the whole step: it reads no other value of a microbatch before it
+  /// reaches the optimizer. The tied embedding's gradient sum feeds only
+  /// the optimizer; the gradient of a connection that skips stages feeds
+  /// the backward pass of the layers it skipped from.
+  bool feedsOnlyStepWork(Operation *sum) {
+    SmallVector<Operation *> work = {sum};
+    DenseSet<Operation *> seen = {sum};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      for (Operation *user : op->getUsers()) {
+        if (!seen.insert(user).second || isa<func::ReturnOp>(user) ||
+            phaseOf.lookup(user) == Phase::Optimizer)
+          continue;
+        for (Value operand : user->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (isDataInput(operand) ||
+              (def && !seen.contains(def) && isMicro(def)))
+            return false;
+        }
+        work.push_back(user);
+      }
+    }
+    return true;
+  }
+
   LogicalResult placeOnStages() {
     Block &body = step.getBody().front();
     std::set<int64_t> layerSet;
@@ -315,10 +344,12 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         undecided.push_back(&op);
         continue;
       }
-      if (from.size() > 1 && phaseOf[&op] == Phase::Backward) {
-        // A sum of gradient contributions from several stages (the tied
-        // embedding's, from the embedding and from the head): each stage
-        // accumulates its own, and the sum is taken after the flush.
+      if (from.size() > 1 && phaseOf[&op] == Phase::Backward &&
+          feedsOnlyStepWork(&op)) {
+        // A sum of gradient contributions from several stages that only the
+        // optimizer reads (the tied embedding's, from the embedding and
+        // from the head): each stage accumulates its own, and the sum is
+        // taken after the flush.
         if (!isa<AddOp>(op))
           return op.emitOpError()
                  << "combines backward values of pipeline stages "
@@ -327,7 +358,12 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         phaseOf[&op] = Phase::Optimizer;
         continue;
       }
-      stageOf[&op] = *from.rbegin();
+      // Forward work runs where its last input is made; backward work that
+      // combines stages (the gradient of a connection that skips stages)
+      // where the gradient flows on to, the earliest.
+      stageOf[&op] = phaseOf[&op] == Phase::Backward && from.size() > 1
+                         ? *from.begin()
+                         : *from.rbegin();
     }
     for (Operation *op : llvm::reverse(undecided)) {
       std::optional<int64_t> stage;
@@ -495,7 +531,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     if (printSchedule) {
       std::ostringstream text;
       printTimeline(text, schedule, timeline);
-      llvm::outs() << text.str();
+      llvm::errs() << text.str();
     }
     auto write = [&](const std::string &path, auto writer) -> LogicalResult {
       if (path.empty())

@@ -1,6 +1,7 @@
 // RUN: megatron-opt %s --mt-fuse --split-input-file | FileCheck %s
-// RUN: megatron-opt %s --mt-fuse --mt-lower-to-runtime=print-memory-plan --split-input-file | FileCheck %s --check-prefix=LOWER
-// RUN: megatron-opt %s --mt-lower-to-runtime=print-memory-plan --split-input-file | FileCheck %s --check-prefix=UNFUSED
+// RUN: megatron-opt %s --mt-fuse --mt-lower-to-runtime --split-input-file | FileCheck %s --check-prefix=LOWER
+// RUN: megatron-opt %s --mt-fuse --mt-lower-to-runtime=print-memory-plan --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=LOWERPLAN
+// RUN: megatron-opt %s --mt-lower-to-runtime=print-memory-plan --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=UNFUSED
 
 // Attention folds its layout ops: the split of the fused QKV projection,
 // the attention and the merge of its heads become mt.qkv_attention, and the
@@ -21,15 +22,16 @@
 // The kernels read the QKV buffer in place; no head-major buffer is
 // planned, and the peak is 3136 bytes instead of 3840 unfolded (q, k, v,
 // the attention's heads and their gradients); the stats add 64 bytes.
-// LOWER-LABEL: memory plan @folded
-// LOWER:         activations and workspace (sum): 1856 bytes
-// LOWER:         planned peak: 3136 bytes
+// LOWERPLAN-LABEL: memory plan @folded
+// LOWERPLAN:     activations and workspace (sum): 1856 bytes
+// LOWERPLAN:     planned peak: 3136 bytes
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         %[[QKV:.+]] = mtrt.buffer {{.*}} : memref<2x4x24xf32>
 // LOWER:         mtrt.kernel "qkv_attention" ins(%[[QKV]] : memref<2x4x24xf32>) outs(%[[OUT:.+]], %[[STATS:.+]] : memref<2x4x8xf32>, memref<2x2x4xf32>) {dropout = 1.000000e-01 : f64, heads = 2 : i64, rng_stream = 3 : i64} {layer = 0 : i64, phase = "forward"}
 // LOWER:         mtrt.kernel "qkv_attention_grad" ins(%{{.+}}, %[[QKV]], %[[OUT]], %[[STATS]] : memref<2x4x8xf32>, memref<2x4x24xf32>, memref<2x4x8xf32>, memref<2x2x4xf32>) outs(%{{.+}} : memref<2x4x24xf32>) {dropout = 1.000000e-01 : f64, heads = 2 : i64, rng_stream = 3 : i64} {layer = 0 : i64, phase = "backward"}
 // LOWER-NOT:     memref<2x2x4x4xf32>
-// LOWER:         memory plan
+// LOWER:         // -----
+// LOWERPLAN:     memory plan
 // UNFUSED-LABEL: memory plan @folded
 // UNFUSED:         activations and workspace (sum): 3840 bytes
 // UNFUSED:         planned peak: 3840 bytes

@@ -1,6 +1,7 @@
 // RUN: megatron-opt %s --mt-fuse --split-input-file | FileCheck %s
-// RUN: megatron-opt %s --mt-fuse --mt-lower-to-runtime=print-memory-plan --split-input-file | FileCheck %s --check-prefix=LOWER
-// RUN: megatron-opt %s --mt-lower-to-runtime=print-memory-plan --split-input-file | FileCheck %s --check-prefix=UNFUSED
+// RUN: megatron-opt %s --mt-fuse --mt-lower-to-runtime --split-input-file | FileCheck %s --check-prefix=LOWER
+// RUN: megatron-opt %s --mt-fuse --mt-lower-to-runtime=print-memory-plan --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=LOWERPLAN
+// RUN: megatron-opt %s --mt-lower-to-runtime=print-memory-plan --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=UNFUSED
 // RUN: megatron-opt %s --mt-fuse="grouped-attention=false" --split-input-file | FileCheck %s --check-prefix=OFF
 
 // Grouped-query attention folds its repeats: keys and values of 2 heads
@@ -22,13 +23,14 @@
 
 // No buffer of repeated keys or values is planned: the peak is 3072
 // bytes instead of 4608.
-// LOWER-LABEL: memory plan @grouped
-// LOWER:         planned peak: 3072 bytes
+// LOWERPLAN-LABEL: memory plan @grouped
+// LOWERPLAN:     planned peak: 3072 bytes
 // LOWER-LABEL: mtrt.program @stage0
 // LOWER:         mtrt.kernel "attention" ins({{.*}} : memref<1x4x8x4xf32>, memref<1x2x8x4xf32>, memref<1x2x8x4xf32>)
 // LOWER:         mtrt.kernel "attention_grad" ins({{.*}} : memref<1x4x8x4xf32>, memref<1x4x8x4xf32>, memref<1x2x8x4xf32>, memref<1x2x8x4xf32>) outs({{.*}} : memref<1x4x8x4xf32>, memref<1x2x8x4xf32>, memref<1x2x8x4xf32>)
 // LOWER-NOT:     repeat_kv
-// LOWER:         memory plan
+// LOWER:         // -----
+// LOWERPLAN:     memory plan
 // UNFUSED-LABEL: memory plan @grouped
 // UNFUSED:         planned peak: 4608 bytes
 func.func @grouped(%q: tensor<1x4x8x4xf32> {mt.param = "q"},

@@ -92,6 +92,11 @@ TEST(PipelineSchedule, CheckRejectsBadSizes) {
       << *few;
   EXPECT_FALSE(checkSchedule(K::OneFOneB, 4, 4, 1));
   EXPECT_FALSE(checkSchedule(K::GPipe, 4, 3, 1));
+  // Interleaving needs stages to interleave across (as Megatron-LM).
+  std::optional<std::string> oneStage = checkSchedule(K::Interleaved, 1, 2, 2);
+  ASSERT_TRUE(oneStage);
+  EXPECT_NE(oneStage->find("needs pipeline stages (p = 1)"), std::string::npos)
+      << *oneStage;
 
   EXPECT_TRUE(checkSchedule(K::GPipe, 2, 4, 2));
   EXPECT_TRUE(checkSchedule(K::OneFOneB, 2, 4, 2));

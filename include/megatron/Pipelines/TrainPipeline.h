@@ -49,8 +49,19 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::init("")};
   PassOptions::Option<bool> printSchedule{
       *this, "print-schedule",
-      llvm::cl::desc("Print the pipeline schedule's static timeline"),
+      llvm::cl::desc("Print the pipeline schedule's static timeline (to "
+                     "standard error)"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> scheduleSvg{
+      *this, "schedule-svg",
+      llvm::cl::desc("Write the pipeline schedule's timeline as an SVG "
+                     "picture to this file"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> scheduleTrace{
+      *this, "schedule-trace",
+      llvm::cl::desc("Write the pipeline schedule's timeline as a Chrome "
+                     "trace (chrome://tracing, Perfetto) to this file"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> scheduleCosts{
       *this, "schedule-costs",
       llvm::cl::desc("Durations in the printed schedule: uniform (forward 1, "
@@ -155,7 +166,7 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   PassOptions::Option<bool> printMemoryPlan{
       *this, "print-memory-plan",
       llvm::cl::desc("Print the memory plan (every rank of an SPMD program "
-                     "has the same)"),
+                     "has the same) to standard error"),
       llvm::cl::init(false)};
 };
 

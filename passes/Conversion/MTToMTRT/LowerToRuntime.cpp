@@ -1023,12 +1023,12 @@ struct LowerToRuntimePass
       else
         report.activations += alloc.bytes;
     }
-    llvm::outs() << "memory plan @" << name << "\n"
+    llvm::errs() << "memory plan @" << name << "\n"
                  << "  parameters: " << report.params << " bytes\n";
     if (report.parameterCopies)
-      llvm::outs() << "  16-bit parameter copies: " << report.parameterCopies
+      llvm::errs() << "  16-bit parameter copies: " << report.parameterCopies
                    << " bytes\n";
-    llvm::outs() << "  optimizer state: " << report.optimizerState << " bytes\n"
+    llvm::errs() << "  optimizer state: " << report.optimizerState << " bytes\n"
                  << "  inputs: " << report.inputs << " bytes\n"
                  << "  persistent (aligned): " << persistentBytes << " bytes\n"
                  << "  gradients (sum): " << report.gradients << " bytes\n"

@@ -42,7 +42,8 @@ def LowerToRuntimePass : Pass<"mt-lower-to-runtime", "ModuleOp"> {
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
            "Byte alignment of every buffer in the arena">,
     Option<"printMemoryPlan", "print-memory-plan", "bool", /*default=*/"false",
-           "Print each program's memory plan to standard output">
+           "Print each program's memory plan to standard error (standard "
+           "output carries the IR)">
   ];
   let statistics = [
     Statistic<"arenaBytes", "arena-bytes", "Planned peak bytes of the arena">,

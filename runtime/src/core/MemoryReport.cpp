@@ -21,6 +21,12 @@ bool writesCommunication(const std::string &kernel) {
          kernel == "all_gather" || kernel == "all_slice" || kernel == "recv";
 }
 
+/// `text` without its leading spaces (mebibytes pads to a column).
+std::string trimmed(const std::string &text) {
+  size_t first = text.find_first_not_of(' ');
+  return first == std::string::npos ? text : text.substr(first);
+}
+
 std::string mebibytes(int64_t bytes) {
   char text[64];
   std::snprintf(text, sizeof(text), "%10.3f MiB (%lld B)",
@@ -366,11 +372,12 @@ std::string mtrt::memoryReportText(const MemoryReport &report) {
     os << "  model states              " << mebibytes(stage.modelStates())
        << ": parameters"
        << (stage.persistentCopies > 0 ? ", their 16-bit copies" : "")
-       << ", optimizer state, gradients" << mebibytes(stage.gradientsTotal);
+       << ", optimizer state, gradients (the gradients "
+       << trimmed(mebibytes(stage.gradientsTotal));
     if (stage.maxParameterCopies > 0)
-      os << ", most parameter copies at once"
-         << mebibytes(stage.maxParameterCopies);
-    os << "\n";
+      os << ", the most parameter copies at once "
+         << trimmed(mebibytes(stage.maxParameterCopies));
+    os << ")\n";
   }
   return os.str();
 }

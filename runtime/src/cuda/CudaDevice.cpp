@@ -599,8 +599,7 @@ Status CudaDevice::finishStep(const char *what) {
       // read the freed communicators instead.
       dropGraph();
       graphWhy = "this rank's NCCL communicators were aborted";
-      nccl.abort();
-      ncclTransfers.abort();
+      gpu::abortTogether(nccl, ncclTransfers, timeout);
       ncclAborted = std::string(what) + " did not finish: " + error;
       return Status::error(ncclAborted +
                            "; this rank's NCCL communicators were aborted");

@@ -1,6 +1,7 @@
 //===- NcclCollectives.cpp - NCCL for the CUDA backend --------------------===//
 
 #include "cuda/NcclCollectives.h"
+#include "cuda/NcclTransfers.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -130,9 +131,21 @@ std::string NcclCollectives::backgroundError() const {
   return "";
 }
 
-void NcclCollectives::abort() {
-  for (ncclComm_t &comm : impl->comms)
-    ncclAbort(comm);
+void mtrt::gpu::abortTogether(NcclCollectives &collectives,
+                              NcclTransfers &transfers, double seconds) {
+  std::vector<ncclComm_t> comms = collectives.releaseForAbort();
+  for (ncclComm_t comm : transfers.releaseForAbort())
+    comms.push_back(comm);
+  ncclAbortAll(std::move(comms), seconds);
+}
+
+std::vector<ncclComm_t> NcclCollectives::releaseForAbort() {
+  std::vector<ncclComm_t> released;
+  for (ncclComm_t &comm : impl->comms) {
+    released.push_back(comm);
+    comm = nullptr;
+  }
+  return released;
 }
 
 namespace {
@@ -222,6 +235,7 @@ Status NcclCollectives::allGather(int64_t, const float *, float *, int64_t,
 }
 bool NcclCollectives::joined() const { return false; }
 std::string NcclCollectives::backgroundError() const { return ""; }
-void NcclCollectives::abort() {}
+std::vector<ncclComm *> NcclCollectives::releaseForAbort() { return {}; }
+void mtrt::gpu::abortTogether(NcclCollectives &, NcclTransfers &, double) {}
 
 #endif // MTRT_HAVE_NCCL

@@ -39,6 +39,9 @@
 #include <string>
 #include <vector>
 
+// NCCL's communicator (nccl.h's ncclComm_t), opaque here.
+struct ncclComm;
+
 namespace mtrt::gpu {
 
 class NcclCollectives final : public DeviceCollectives {
@@ -72,14 +75,22 @@ public:
   bool joined() const;
   /// NCCL's first background error on them ("" if none).
   std::string backgroundError() const;
-  /// Aborts them, so that their kernels waiting for a peer return; no
-  /// collective runs after.
-  void abort();
+  /// Hands over the communicators to abort (ncclAbortAll), so that their
+  /// kernels waiting for a peer return; no collective runs after.
+  std::vector<ncclComm *> releaseForAbort();
 
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
+
+class NcclTransfers;
+
+/// Aborts the communicators of `collectives` and `transfers` all at once
+/// (ncclAbortAll), so that whatever waits for a peer returns; past
+/// `seconds` this process ends.
+void abortTogether(NcclCollectives &collectives, NcclTransfers &transfers,
+                   double seconds);
 
 } // namespace mtrt::gpu
 

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -122,10 +123,28 @@ inline std::string ncclBackgroundError(ncclComm_t comm,
 
 /// Aborts `comm` (its kernels waiting on a peer return; it is freed) and
 /// forgets it.
-inline void ncclAbort(ncclComm_t &comm) {
-  if (comm)
-    NcclLibrary::get().commAbort(comm);
-  comm = nullptr;
+/// Aborts `comms` all at once, each on a thread of its own: ncclCommAbort
+/// sets only its own communicator's abort flag and then waits for that
+/// communicator's work, which can sit behind the kernels of another one
+/// still waiting for a dead peer (a step's CUDA graph holds several, one
+/// per grid axis and per pipeline direction), so aborting them one after
+/// the other can hang on the first. Past `seconds` (the run's deadline)
+/// this process says so and ends, as every other wait for a rank does.
+inline void ncclAbortAll(std::vector<ncclComm_t> comms, double seconds) {
+  Deadline deadline(seconds, [seconds] {
+    std::fprintf(stderr,
+                 "megatron-run: error: aborting this rank's NCCL "
+                 "communicators: %s\n",
+                 noAnswerWithin(seconds).c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  });
+  std::vector<std::thread> aborts;
+  for (ncclComm_t comm : comms)
+    if (comm)
+      aborts.emplace_back([comm] { NcclLibrary::get().commAbort(comm); });
+  for (std::thread &abort : aborts)
+    abort.join();
 }
 
 /// The run's deadline (`grid`'s) for joining NCCL, `what`: ncclCommInitRank
@@ -171,17 +190,23 @@ public:
   /// this rank's GPU.
   Status gather(const Communicator &grid, int64_t axis, int ordinal,
                 bool canJoin, bool hostOnly) {
-    int32_t mine[kWords];
+    int32_t mine[kWords] = {};
     cudaDeviceProp properties;
-    if (cudaError_t error = cudaGetDeviceProperties(&properties, ordinal);
-        error != cudaSuccess)
-      return Status::error(std::string("reading this rank's GPU (") +
-                           cudaGetErrorName(error) + ")");
-    std::memcpy(mine, &properties.uuid, sizeof(properties.uuid));
-    mine[kUuidWords] = canJoin ? 1 : 0;
+    // A rank that cannot read its GPU still takes part in the exchange
+    // (as one that cannot join), so that the others do not wait for it
+    // until the run's deadline; then it fails.
+    cudaError_t error = cudaGetDeviceProperties(&properties, ordinal);
+    if (error == cudaSuccess)
+      std::memcpy(mine, &properties.uuid, sizeof(properties.uuid));
+    mine[kUuidWords] = canJoin && error == cudaSuccess ? 1 : 0;
     mine[kUuidWords + 1] = hostOnly ? 1 : 0;
     words.assign(size_t(grid.groupSize(axis) * kWords), 0);
-    return grid.allGather(axis, mine, words.data(), kWords, DType::I32);
+    MTRT_RETURN_IF_ERROR(
+        grid.allGather(axis, mine, words.data(), kWords, DType::I32));
+    if (error != cudaSuccess)
+      return Status::error(std::string("reading this rank's GPU (") +
+                           cudaGetErrorName(error) + ")");
+    return Status::ok();
   }
   bool sameGpu(int64_t a, int64_t b) const {
     return std::memcmp(of(a), of(b), kUuidWords * sizeof(int32_t)) == 0;

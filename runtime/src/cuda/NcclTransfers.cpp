@@ -251,12 +251,14 @@ std::string NcclTransfers::backgroundError() const {
   return "";
 }
 
-void NcclTransfers::abort() {
+std::vector<ncclComm_t> NcclTransfers::releaseForAbort() {
+  std::vector<ncclComm_t> released;
   for (auto *comms : {&impl->sendComms, &impl->recvComms}) {
     for (auto &[peer, comm] : *comms)
-      ncclAbort(comm);
+      released.push_back(comm);
     comms->clear();
   }
+  return released;
 }
 
 Status NcclTransfers::recv(int64_t peer, void *data, int64_t bytes,
@@ -295,6 +297,6 @@ Status NcclTransfers::recv(int64_t, void *, int64_t, cudaStream_t) {
 }
 bool NcclTransfers::joined() const { return false; }
 std::string NcclTransfers::backgroundError() const { return ""; }
-void NcclTransfers::abort() {}
+std::vector<ncclComm *> NcclTransfers::releaseForAbort() { return {}; }
 
 #endif // MTRT_HAVE_NCCL

@@ -38,6 +38,9 @@
 #include <string>
 #include <vector>
 
+// NCCL's communicator (nccl.h's ncclComm_t), opaque here.
+struct ncclComm;
+
 namespace mtrt::gpu {
 
 /// One send or receive of a program, in program order.
@@ -74,9 +77,9 @@ public:
   bool joined() const;
   /// NCCL's first background error on them ("" if none).
   std::string backgroundError() const;
-  /// Aborts them, so that their sends and receives waiting for a peer
-  /// return; no transfer runs after.
-  void abort();
+  /// Hands over the communicators to abort (ncclAbortAll), so that their
+  /// sends and receives waiting for a peer return; no transfer runs after.
+  std::vector<ncclComm *> releaseForAbort();
 
 private:
   struct Impl;
