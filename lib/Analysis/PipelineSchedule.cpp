@@ -50,12 +50,6 @@ std::optional<std::string> mlir::mt::checkSchedule(ScheduleKind kind,
        << ") needs the interleaved schedule, not " << scheduleKindName(kind);
     return os.str();
   }
-  if (kind == ScheduleKind::OneFOneB && microbatches < stages) {
-    os << "fewer microbatches (m = " << microbatches
-       << ") than pipeline stages (p = " << stages
-       << ") under 1f1b (give microbatches >= p, or schedule=gpipe)";
-    return os.str();
-  }
   if (kind == ScheduleKind::Interleaved && stages < 2) {
     // As Megatron-LM's arguments require: the chunks interleave across
     // stages; on one stage they would only add stashed activations.

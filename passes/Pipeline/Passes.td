@@ -75,8 +75,7 @@ def PipelinePass : Pass<"mt-pipeline", "ModuleOp"> {
 
     Errors, before anything is rewritten: `pp` not dividing the layers,
     `virtual-stages` not dividing the layers per stage, an unknown schedule,
-    fewer microbatches than stages under 1f1b, interleaving without
-    microbatches a multiple of `pp`, a batch `microbatches` does not divide,
+    interleaving on one stage or without microbatches a multiple of `pp`, a batch `microbatches` does not divide,
     and a global batch (`mt.global_batch_size` from the importer) that is not
     a multiple of micro-batch x dp.
 

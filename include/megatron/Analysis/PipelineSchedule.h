@@ -76,8 +76,9 @@ struct PipelineSchedule {
 
 /// Returns why (kind, p, m, v) has no schedule, or std::nullopt if it has
 /// one. p, m and v must be positive; v > 1 only under Interleaved. 1F1B
-/// needs m >= p (with fewer microbatches the warmup already holds them all:
-/// use gpipe). Interleaved needs v >= 2 (v == 1 is plain 1F1B, so ask for
+/// takes any m, as Megatron-LM's: with m < p a rank's warmup, min(p - r -
+/// 1, m) forwards, holds every microbatch (then it runs as GPipe does).
+/// Interleaved needs p >= 2, v >= 2 (v == 1 is plain 1F1B, so ask for
 /// "1f1b") and m a multiple of p, as Megatron-LM requires: microbatches
 /// enter each chunk in groups of p.
 std::optional<std::string> checkSchedule(ScheduleKind kind, int64_t stages,

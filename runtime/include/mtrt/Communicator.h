@@ -56,6 +56,9 @@ public:
   virtual Status recv(int64_t axis, int64_t peer, int64_t tag, void *data,
                       int64_t bytes) const = 0;
   virtual Status finishSends() const = 0;
+  /// The most bytes the copies of sends in flight held at once (0 where
+  /// sends copy nothing).
+  virtual int64_t peakSendCopyBytes() const { return 0; }
 
   /// How long its waits for other ranks last before they give up (the
   /// launcher's --distributed-timeout-minutes; 0: forever). A backend that

@@ -54,11 +54,14 @@ public:
   Status recv(int64_t axis, int64_t peer, int64_t tag, void *data,
               int64_t bytes) const override;
   Status finishSends() const override;
+  int64_t peakSendCopyBytes() const override { return peakInFlight; }
   double timeoutSeconds() const override { return timeout; }
 
 private:
   std::string describeAxis(int64_t axis) const;
   Status checkAxis(int64_t axis) const;
+  /// Frees the copies of the sends that have completed.
+  void reapSends() const;
 
   std::vector<int64_t> shape;
   std::vector<int64_t> myCoords;
@@ -66,9 +69,14 @@ private:
   const double &timeout;
   std::vector<MPI_Comm> groups;
   /// Sends in flight: their copied bytes and requests (bookkeeping of
-  /// calls that are otherwise const, like the collectives).
-  mutable std::vector<std::unique_ptr<std::vector<uint8_t>>> sendBuffers;
-  mutable std::vector<MPI_Request> sendRequests;
+  /// calls that are otherwise const, like the collectives), and the bytes
+  /// the copies hold, now and at most.
+  struct PendingSend {
+    std::vector<uint8_t> bytes;
+    MPI_Request request;
+  };
+  mutable std::vector<PendingSend> pendingSends;
+  mutable int64_t inFlight = 0, peakInFlight = 0;
 };
 
 class MpiLauncher final : public Launcher {

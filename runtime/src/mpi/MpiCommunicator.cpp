@@ -4,6 +4,7 @@
 
 #include "mtrt/HalfFloat.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mtrt;
@@ -197,17 +198,36 @@ Status MpiCommunicator::send(int64_t axis, int64_t peer, int64_t tag,
     return Status::error("transfer tag " + std::to_string(tag) +
                          " exceeds this MPI's largest tag " +
                          std::to_string(*upper));
-  sendBuffers.push_back(std::make_unique<std::vector<uint8_t>>(
-      static_cast<const uint8_t *>(data),
-      static_cast<const uint8_t *>(data) + bytes));
-  MPI_Request request;
-  Status status =
-      check(MPI_Isend(sendBuffers.back()->data(), int(bytes), MPI_BYTE,
-                      int(peer), int(tag), groups[size_t(axis)], &request),
-            "send");
-  if (status)
-    sendRequests.push_back(request);
-  return status;
+  // A copy per send lives until the send completes (not until the step
+  // ends): a 1F1B stage sends one activation or gradient per microbatch.
+  reapSends();
+  PendingSend pending;
+  pending.bytes.assign(static_cast<const uint8_t *>(data),
+                       static_cast<const uint8_t *>(data) + bytes);
+  MTRT_RETURN_IF_ERROR(
+      check(MPI_Isend(pending.bytes.data(), int(bytes), MPI_BYTE, int(peer),
+                      int(tag), groups[size_t(axis)], &pending.request),
+            "send"));
+  // (A vector's heap bytes stay where they are when the vector moves.)
+  pendingSends.push_back(std::move(pending));
+  inFlight += bytes;
+  peakInFlight = std::max(peakInFlight, inFlight);
+  return Status::ok();
+}
+
+void MpiCommunicator::reapSends() const {
+  auto done = [&](PendingSend &pending) {
+    int complete = 0;
+    if (MPI_Test(&pending.request, &complete, MPI_STATUS_IGNORE) !=
+            MPI_SUCCESS ||
+        !complete)
+      return false; // finishSends reports a failed one
+    inFlight -= int64_t(pending.bytes.size());
+    return true;
+  };
+  pendingSends.erase(
+      std::remove_if(pendingSends.begin(), pendingSends.end(), done),
+      pendingSends.end());
 }
 
 Status MpiCommunicator::recv(int64_t axis, int64_t peer, int64_t tag,
@@ -238,13 +258,13 @@ Status MpiCommunicator::recv(int64_t axis, int64_t peer, int64_t tag,
 
 Status MpiCommunicator::finishSends() const {
   Status result = Status::ok();
-  for (MPI_Request &request : sendRequests) {
+  for (PendingSend &pending : pendingSends) {
     Status status =
-        wait(request, "the completion of this step's sends", timeout);
+        wait(pending.request, "the completion of this step's sends", timeout);
     if (result && !status)
       result = status;
   }
-  sendRequests.clear();
-  sendBuffers.clear();
+  pendingSends.clear();
+  inFlight = 0;
   return result;
 }

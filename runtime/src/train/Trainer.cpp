@@ -1015,16 +1015,17 @@ public:
                     scaler.scale);
     }
     // Every rank's planned and measured peak, printed by rank 0.
-    int64_t peaks[3] = {program.arenaBytes, device->measuredPeakBytes(),
-                        device->hostScratchBytes()};
+    int64_t peaks[4] = {program.arenaBytes, device->measuredPeakBytes(),
+                        device->hostScratchBytes(), grid.peakSendCopyBytes()};
     std::vector<uint8_t> all;
     MTRT_RETURN_IF_ERROR(comm.gatherToRoot(peaks, sizeof(peaks), all));
     bool equal = true;
     for (int r = 0; speak && r < comm.size(); ++r) {
-      int64_t planned, measured, scratch;
+      int64_t planned, measured, scratch, sends;
       std::memcpy(&planned, all.data() + r * sizeof(peaks), 8);
       std::memcpy(&measured, all.data() + r * sizeof(peaks) + 8, 8);
       std::memcpy(&scratch, all.data() + r * sizeof(peaks) + 16, 8);
+      std::memcpy(&sends, all.data() + r * sizeof(peaks) + 24, 8);
       equal &= planned == measured;
       std::string who = comm.size() == 1 ? std::string()
                                          : " (rank " + std::to_string(r) + ")";
@@ -1038,6 +1039,10 @@ public:
                     "largest command's 16-bit operands (the %s backend "
                     "computes in f32)\n",
                     static_cast<long long>(scratch), device->backendName());
+      if (sends > 0)
+        std::printf("  and beside the arena %lld B at most: copies of the "
+                    "pipeline sends in flight (MPI)\n",
+                    static_cast<long long>(sends));
     }
     if (!comm.allAgree(equal))
       return Status::error("measured peak memory differs from the plan");
