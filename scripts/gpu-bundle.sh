@@ -272,6 +272,10 @@ compile mistral-window "$root/test/integration/Inputs/mistral-2layer-window.json
 # parallelism with the vocab-parallel loss, ZeRO-3, the pipeline, pp x tp.
 compile tiny-tp2 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "tp=2"
 compile tiny-dp2-zero3 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "dp=2 zero=3"
+# ZeRO over a dp that does not divide the parameters (width 8 over 3 ranks):
+# the padding's copy_prefix kernels, in fp32 and in bf16.
+compile tiny-dp3-zero3 "$root/test/runtime/Inputs/gpt2-tiny.json" 3 8 "dp=3 zero=3"
+compile tiny-dp3-zero2-bf16 "$root/test/runtime/Inputs/gpt2-tiny.json" 3 8 "dp=3 zero=2 precision=bf16"
 compile gpt2-2layer-pp2 "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 "pp=2 microbatches=2"
 compile gpt2-2layer-pp2-tp2 "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 "pp=2 tp=2 microbatches=2"
 # Issue 12's bench, against PyTorch there: GPT-2 124M, 350M and a 1.3B
