@@ -209,6 +209,8 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
       }
       if (std::optional<uint64_t> micro = kernel.getMicrobatch())
         command.microbatch = int64_t(*micro);
+      if (std::optional<uint64_t> chunk = kernel.getChunk())
+        command.chunk = int64_t(*chunk);
       if (std::optional<uint64_t> layer = kernel.getLayer())
         command.layer = int64_t(*layer);
     } else if (auto fill = dyn_cast<mlir::mtrt::FillOp>(op)) {
@@ -229,6 +231,8 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
           command.params[name.str()] = double(value.getInt());
       if (auto micro = op.getAttrOfType<IntegerAttr>("microbatch"))
         command.microbatch = micro.getInt();
+      if (auto chunk = op.getAttrOfType<IntegerAttr>("chunk"))
+        command.chunk = chunk.getInt();
     } else if (auto output = dyn_cast<mlir::mtrt::OutputOp>(op)) {
       result.outputs[output.getRole().str()] = ids.lookup(output.getBuffer());
       continue;

@@ -37,13 +37,14 @@ int64_t numElements(Value value) {
 }
 
 /// The marks a region's ops share: one action of the schedule.
-std::array<StringRef, 4> markNames() {
+std::array<StringRef, 5> markNames() {
   return {MTDialect::getPhaseAttrName(), MTDialect::getMicrobatchAttrName(),
-          MTDialect::getLayerAttrName(), MTDialect::getRecomputedAttrName()};
+          MTDialect::getChunkAttrName(), MTDialect::getLayerAttrName(),
+          MTDialect::getRecomputedAttrName()};
 }
 
-SmallVector<Attribute, 4> marksOf(Operation *op) {
-  SmallVector<Attribute, 4> marks;
+SmallVector<Attribute, 5> marksOf(Operation *op) {
+  SmallVector<Attribute, 5> marks;
   for (StringRef name : markNames())
     marks.push_back(op->getAttr(name));
   return marks;
@@ -60,7 +61,7 @@ struct Group {
   SmallVector<Operation *> ops;
   int64_t elements = 0;
   std::optional<int64_t> rowLength;
-  SmallVector<Attribute, 4> marks;
+  SmallVector<Attribute, 5> marks;
   /// The norm that ends a row fusion; nothing joins after it.
   Operation *norm = nullptr;
   /// The norm's backward that begins a row-block fusion.
@@ -141,7 +142,7 @@ public:
       if (elements <= 1)
         continue;
       std::optional<int64_t> rowLength = rowLengthOf(elementwise, elements);
-      SmallVector<Attribute, 4> marks = marksOf(&op);
+      SmallVector<Attribute, 5> marks = marksOf(&op);
       std::optional<unsigned> chosen;
       for (OpOperand &operand : op.getOpOperands()) {
         bool broadcast =
@@ -313,7 +314,7 @@ private:
     Value input = norm->getOperand(0);
     auto type = cast<RankedTensorType>(input.getType());
     int64_t elements = type.getNumElements(), cols = type.getShape().back();
-    SmallVector<Attribute, 4> marks = marksOf(norm);
+    SmallVector<Attribute, 5> marks = marksOf(norm);
     std::optional<unsigned> chosen;
     if (Operation *producer = input.getDefiningOp();
         producer && groupOf.contains(producer)) {

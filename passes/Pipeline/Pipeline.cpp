@@ -31,6 +31,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -888,6 +889,22 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       };
 
       for (const PipelineAction &action : schedule.actions[rank]) {
+        // Under the interleaved schedule each op of the action states its
+        // chunk too (the measured trace names actions as F3.1).
+        Operation *before = builder.getInsertionBlock()->empty()
+                                ? nullptr
+                                : &builder.getInsertionBlock()->back();
+        llvm::scope_exit stampChunk([&] {
+          if (chunks <= 1)
+            return;
+          Block *block = builder.getInsertionBlock();
+          for (Operation &op : llvm::make_range(
+                   before ? std::next(before->getIterator()) : block->begin(),
+                   block->end()))
+            if (op.hasAttr(MTDialect::getMicrobatchAttrName()))
+              op.setAttr(MTDialect::getChunkAttrName(),
+                         b.getI64IntegerAttr(action.chunk));
+        });
         int64_t virtualStage = virtualStageOf(rank, action.chunk);
         bool backward = action.kind == PipelineAction::Backward;
         int64_t micro = action.microbatch;

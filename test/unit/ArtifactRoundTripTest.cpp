@@ -80,6 +80,7 @@ Artifact everyField() {
   embed.outs = {3};
   embed.phase = Phase::Forward;
   embed.microbatch = 1;
+  embed.chunk = 1;
   embed.params = {{"vocab_size", 16}, {"scale", 0.125}, {"transpose", 1}};
   embed.rankParams = {{"vocab_offset", RankParam{2, 8, 0}}};
   Command send;
@@ -146,6 +147,7 @@ void expectEqual(const Command &a, const Command &b) {
   EXPECT_EQ(a.outs, b.outs);
   EXPECT_EQ(a.phase, b.phase);
   EXPECT_EQ(a.microbatch, b.microbatch);
+  EXPECT_EQ(a.chunk, b.chunk);
   EXPECT_EQ(a.params, b.params);
   ASSERT_EQ(a.rankParams.size(), b.rankParams.size());
   for (const auto &[name, param] : a.rankParams) {

@@ -38,7 +38,8 @@ LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
       name == getRngSeqAxisAttrName() || name == getTpVocabAxisAttrName() ||
       name == getVocabSizeAttrName() || name == getPipelineStageAttrName() ||
       name == getMicrobatchAttrName() || name == getMicrobatchesAttrName() ||
-      name == getTransferTagAttrName() || name == getMicroBatchSizeAttrName() ||
+      name == getChunkAttrName() || name == getTransferTagAttrName() ||
+      name == getMicroBatchSizeAttrName() ||
       name == getFlopsPerTokenAttrName()) {
     auto axis = dyn_cast<IntegerAttr>(attr.getValue());
     if (!axis || !axis.getType().isSignlessInteger(64) ||

@@ -166,6 +166,12 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getMicrobatchesAttrName() {
       return ::llvm::StringLiteral("mt.microbatches");
     }
+    /// Discardable op attribute (set by mt-pipeline under the interleaved
+    /// schedule): the model chunk of its rank the op's action runs, as in
+    /// the schedule's names (F3.1: microbatch 3, chunk 1). Traces only.
+    static constexpr ::llvm::StringLiteral getChunkAttrName() {
+      return ::llvm::StringLiteral("mt.chunk");
+    }
     /// Discardable attribute on `shard.send` and `shard.recv` between
     /// pipeline stages: a send and the receive it feeds carry the same tag.
     static constexpr ::llvm::StringLiteral getTransferTagAttrName() {

@@ -126,8 +126,9 @@ def MTRT_KernelOp : MTRT_Op<"kernel",
     shapes. An output may be one of the inputs only for in-place kernels
     (`adamw`).
 
-    `phase` (forward, backward or optimizer) and `microbatch` say which
-    action of the pipeline schedule the kernel belongs to, and `layer`
+    `phase` (forward, backward or optimizer), `microbatch` and, under the
+    interleaved schedule, `chunk` say which action of the pipeline schedule
+    the kernel belongs to, and `layer`
     which transformer layer its op belongs to (`mt.layer`); they change
     nothing it computes: the runtime's measured trace groups kernels by
     them, and the memory report splits the stash by layer. A `fused`
@@ -145,6 +146,7 @@ def MTRT_KernelOp : MTRT_Op<"kernel",
                        DictionaryAttr:$params,
                        OptionalAttr<StrAttr>:$phase,
                        OptionalAttr<I64Attr>:$microbatch,
+                       OptionalAttr<I64Attr>:$chunk,
                        OptionalAttr<I64Attr>:$layer,
                        OptionalAttr<FlatSymbolRefAttr>:$generated);
   let assemblyFormat = [{
@@ -227,14 +229,16 @@ def MTRT_SendOp : MTRT_Op<"send", [HasParent<"ProgramOp">]> {
     receives the buffer with the `mtrt.recv` of the same `tag`. A send does
     not wait for its receive (the runtime copies the bytes out), so a
     schedule deadlocks only through receives; `mt-verify-collectives`
-    proves that none does. `microbatch` is for traces and diagnostics.
+    proves that none does. `microbatch` and `chunk` are for traces and
+    diagnostics.
 
     ```mlir
     mtrt.send %act to 1 {tag = 3 : i64, microbatch = 0 : i64} : memref<2x4x8xf32>
     ```
   }];
   let arguments = (ins MTRT_Buffer:$buffer, I64Attr:$peer_stage, I64Attr:$tag,
-                       OptionalAttr<I64Attr>:$microbatch);
+                       OptionalAttr<I64Attr>:$microbatch,
+                       OptionalAttr<I64Attr>:$chunk);
   let assemblyFormat = "$buffer `to` $peer_stage attr-dict `:` type($buffer)";
 }
 
@@ -250,7 +254,8 @@ def MTRT_RecvOp : MTRT_Op<"recv", [HasParent<"ProgramOp">]> {
     ```
   }];
   let arguments = (ins MTRT_Buffer:$buffer, I64Attr:$peer_stage, I64Attr:$tag,
-                       OptionalAttr<I64Attr>:$microbatch);
+                       OptionalAttr<I64Attr>:$microbatch,
+                       OptionalAttr<I64Attr>:$chunk);
   let assemblyFormat = "$buffer `from` $peer_stage attr-dict `:` type($buffer)";
 }
 

@@ -781,16 +781,20 @@ struct LowerToRuntimePass
             op->getAttrOfType<IntegerAttr>(MTDialect::getTransferTagAttrName());
         auto micro =
             op->getAttrOfType<IntegerAttr>(MTDialect::getMicrobatchAttrName());
+        auto chunk =
+            op->getAttrOfType<IntegerAttr>(MTDialect::getChunkAttrName());
         if (auto send = dyn_cast<shard::SendOp>(op)) {
           bufferFor(send.getResult());
           mtrt::SendOp::create(
               builder, op->getLoc(), bufferFor(send.getInput()),
-              builder.getI64IntegerAttr(send.getDestination()[0]), tag, micro);
+              builder.getI64IntegerAttr(send.getDestination()[0]), tag, micro,
+              chunk);
         } else {
           auto recv = cast<shard::RecvOp>(op);
           mtrt::RecvOp::create(
               builder, op->getLoc(), bufferFor(recv.getResult()),
-              builder.getI64IntegerAttr((*recv.getSource())[0]), tag, micro);
+              builder.getI64IntegerAttr((*recv.getSource())[0]), tag, micro,
+              chunk);
         }
         continue;
       }
@@ -881,11 +885,14 @@ struct LowerToRuntimePass
         phase = currentPhase;
       auto micro =
           op->getAttrOfType<IntegerAttr>(MTDialect::getMicrobatchAttrName());
+      auto chunk =
+          op->getAttrOfType<IntegerAttr>(MTDialect::getChunkAttrName());
       auto layer =
           op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName());
-      mtrt::KernelOp::create(
-          builder, op->getLoc(), builder.getStringAttr(kernel), ins, outs,
-          builder.getDictionaryAttr(params), phase, micro, layer, generated);
+      mtrt::KernelOp::create(builder, op->getLoc(),
+                             builder.getStringAttr(kernel), ins, outs,
+                             builder.getDictionaryAttr(params), phase, micro,
+                             chunk, layer, generated);
       ++numKernels;
     }
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {

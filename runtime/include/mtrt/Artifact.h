@@ -18,7 +18,7 @@
 //                                          "dim"?, "chunks"?, "piece_axis"?,
 //                                          "piece_count"?}}],
 //                  "commands": [{"kernel", "ins": [id], "outs": [id],
-//                                "phase"?, "microbatch"?, "layer"?,
+//                                "phase"?, "microbatch"?, "chunk"?, "layer"?,
 //                                "params": {name: number, bool, or
 //                                  {"grid_axis", "stride", "base"}}}],
 //                  "outputs": {"loss": id, "grad_norm": id}}]}
@@ -138,6 +138,9 @@ struct Command {
   /// The microbatch of the schedule's action the command belongs to (-1:
   /// none, as for the optimizer).
   int64_t microbatch = -1;
+  /// Under the interleaved schedule, the model chunk of its rank the
+  /// action runs (-1: none).
+  int64_t chunk = -1;
   /// The transformer layer of the op the command runs (-1: none stated).
   int64_t layer = -1;
   /// Numeric and boolean parameters (booleans as 0 or 1); after

@@ -281,16 +281,16 @@ constexpr const char *kFormat = "format", *kVersion = "version",
                      *kPersistent = "persistent_bytes", *kBuffers = "buffers",
                      *kId = "id", *kOffset = "offset", *kKind = "kind",
                      *kAlias = "alias", *kMicrobatch = "microbatch",
-                     *kLayer = "layer", *kShard = "shard", *kAxis = "axis",
-                     *kCount = "count", *kFullShape = "full_shape",
-                     *kDim = "dim", *kChunks = "chunks",
-                     *kPieceAxis = "piece_axis", *kPieceCount = "piece_count",
-                     *kValidRows = "valid_rows", *kCommands = "commands",
-                     *kKernel = "kernel", *kPhase = "phase", *kIns = "ins",
-                     *kOuts = "outs", *kOutputs = "outputs",
-                     *kGridAxis = "grid_axis", *kStride = "stride",
-                     *kBase = "base", *kInit = "init", *kStd = "std",
-                     *kGenerated = "generated_kernels",
+                     *kLayer = "layer", *kChunk = "chunk", *kShard = "shard",
+                     *kAxis = "axis", *kCount = "count",
+                     *kFullShape = "full_shape", *kDim = "dim",
+                     *kChunks = "chunks", *kPieceAxis = "piece_axis",
+                     *kPieceCount = "piece_count", *kValidRows = "valid_rows",
+                     *kCommands = "commands", *kKernel = "kernel",
+                     *kPhase = "phase", *kIns = "ins", *kOuts = "outs",
+                     *kOutputs = "outputs", *kGridAxis = "grid_axis",
+                     *kStride = "stride", *kBase = "base", *kInit = "init",
+                     *kStd = "std", *kGenerated = "generated_kernels",
                      *kKernelSource = "kernel_source", *kElements = "elements",
                      *kNumOutputs = "num_outputs",
                      *kOperandDtypes = "operand_dtypes",
@@ -840,6 +840,11 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
         if (reader.ok() && command.microbatch < 0)
           reader.fail(at + ".microbatch", "must not be negative");
       }
+      if (commands[c].contains(key::kChunk)) {
+        command.chunk = reader.integer(commands[c], key::kChunk, at);
+        if (reader.ok() && command.chunk < 0)
+          reader.fail(at + ".chunk", "must not be negative");
+      }
       if (commands[c].contains(key::kLayer)) {
         command.layer = reader.integer(commands[c], key::kLayer, at);
         if (reader.ok() && command.layer < 0)
@@ -1068,6 +1073,8 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
         entry[key::kPhase] = phaseName(command.phase);
       if (command.microbatch >= 0)
         entry[key::kMicrobatch] = command.microbatch;
+      if (command.chunk >= 0)
+        entry[key::kChunk] = command.chunk;
       if (command.layer >= 0)
         entry[key::kLayer] = command.layer;
       commands.push_back(std::move(entry));

@@ -21,10 +21,13 @@ bool isTransfer(const Command &command) {
 }
 
 /// The schedule slice's name: F3, B3, optimizer (F and B in a step not
-/// split into microbatches).
+/// split into microbatches), and F3.1 for chunk 1 under the interleaved
+/// schedule, as mt-pipeline's print-schedule names them.
 std::string actionName(const Command &command) {
   std::string microbatch =
       command.microbatch >= 0 ? std::to_string(command.microbatch) : "";
+  if (command.chunk >= 0)
+    microbatch += "." + std::to_string(command.chunk);
   switch (command.phase) {
   case Phase::Forward:
     return "F" + microbatch;
@@ -96,6 +99,8 @@ std::string ExecutionTrace::chromeEvents(const RankProgram &program,
       args["layer"] = command.layer;
     if (command.microbatch >= 0)
       args["microbatch"] = command.microbatch;
+    if (command.chunk >= 0)
+      args["chunk"] = command.chunk;
     if (isTransfer(command)) {
       args["tag"] = int64_t(command.get("tag", -1));
       args["peer_stage"] = int64_t(command.get("peer_stage", -1));
