@@ -35,10 +35,10 @@ mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/artifacts"
 # The commit and any uncommitted change the binaries were built from;
 # check.sh prints it at the top of its summary.
 {
-  echo "bundle built $(date -u +%Y-%m-%dT%H:%MZ) from commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-    "($(git -C "$root" diff HEAD --stat 2>/dev/null | tail -1 | sed 's/^ *//' || true))"
-  if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-    echo "uncommitted changes: diff sha256 $(git -C "$root" diff HEAD 2>/dev/null | sha256sum | cut -c1-16)"
+  echo "bundle built $(date -u +%Y-%m-%dT%H:%MZ) from commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  changes="$(git -C "$root" status --porcelain 2>/dev/null)"
+  if [ -n "$changes" ]; then
+    echo "with uncommitted changes ($(echo "$changes" | wc -l) files; diff sha256 $(git -C "$root" diff HEAD 2>/dev/null | sha256sum | cut -c1-16))"
   fi
 } >"$bundle/PROVENANCE"
 cp "$build/bin/megatron-run" "$build/unittests/CudaKernelsTest" "$bundle/bin/"

@@ -305,8 +305,10 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         tensor::PadOp::create(b, loc, paddedType, flat, ArrayRef<int64_t>{0},
                               ArrayRef<int64_t>{padded - type.getNumElements()},
                               ValueRange{}, ValueRange{});
-    // The padding value is stated inside the region, so the pad is one op
-    // at the step's level.
+    // The padding value is made inside the pad's region, so nothing at the
+    // step's level but the pad itself: mt-pipeline places, and the lowering
+    // emits, the step's top-level ops only, and has no kernel for a scalar
+    // constant.
     OpBuilder::InsertionGuard guard(b);
     b.createBlock(&pad.getRegion(), {}, {b.getIndexType()}, {loc});
     auto zero = arith::ConstantOp::create(

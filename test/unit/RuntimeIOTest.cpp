@@ -9,6 +9,7 @@
 #include "mtrt/LearningRate.h"
 #include "mtrt/ParamInit.h"
 #include "mtrt/Safetensors.h"
+#include "mtrt/Sharding.h"
 #include "mtrt/SyntheticCorpus.h"
 #include "mtrt/TokenData.h"
 
@@ -889,6 +890,54 @@ TEST(CheckpointShardsDeathTest, NamesAHardLimitOfOpenFilesTooLow) {
               "its 64 shards are open at once while it loads, but this "
               "process may open at most [0-9]+ files \\(hard limit [0-9]+; "
               "raise it with ulimit -Hn");
+}
+
+// ZeRO's pieces of a tensor dp does not divide are padded to equal
+// lengths: the runs name only the real elements, so the last pieces hold
+// fewer (or none), and the rest of their buffer is padding.
+TEST(Sharding, PaddedZeroPiecesNameOnlyRealElements) {
+  BufferDesc piece;
+  piece.shape = {3};
+  piece.fullShape = {8};
+  piece.shardCount = 3;
+  auto runsOf = [&](int64_t index) {
+    std::vector<std::pair<int64_t, int64_t>> runs;
+    for (const ElementRun &run : shardRuns(piece, index, 0))
+      runs.push_back({run.offset, run.count});
+    return runs;
+  };
+  using Runs = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(runsOf(0), (Runs{{0, 3}}));
+  EXPECT_EQ(runsOf(1), (Runs{{3, 3}}));
+  EXPECT_EQ(runsOf(2), (Runs{{6, 2}}));
+  // 13 ranks over 8 elements: the ninth on hold only padding.
+  piece.shape = {1};
+  piece.shardCount = 13;
+  EXPECT_EQ(runsOf(7), (Runs{{7, 1}}));
+  EXPECT_TRUE(runsOf(8).empty());
+}
+
+// ZeRO inside a tensor-parallel split: a rank's share of a [4, 6] matrix
+// split in 2 along its columns is 4 runs of 3; over 5 data-parallel ranks
+// its pieces hold 3 elements each (12 padded to 15).
+TEST(Sharding, PaddedPiecesOfASplit) {
+  BufferDesc piece;
+  piece.shape = {3};
+  piece.fullShape = {4, 6};
+  piece.shardCount = 2;
+  piece.shardDim = 1;
+  piece.pieceCount = 5;
+  auto runsOf = [&](int64_t split, int64_t index) {
+    std::vector<std::pair<int64_t, int64_t>> runs;
+    for (const ElementRun &run : shardRuns(piece, split, index))
+      runs.push_back({run.offset, run.count});
+    return runs;
+  };
+  using Runs = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(runsOf(0, 0), (Runs{{0, 3}}));
+  EXPECT_EQ(runsOf(1, 1), (Runs{{9, 3}}));
+  EXPECT_EQ(runsOf(0, 3), (Runs{{18, 3}}));
+  EXPECT_TRUE(runsOf(0, 4).empty());
 }
 
 } // namespace

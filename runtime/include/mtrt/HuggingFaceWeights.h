@@ -45,6 +45,10 @@ public:
   /// Whether readRuns converts tensors of safetensors dtype `dtype`.
   static bool readsDtype(const std::string &dtype);
 
+  /// Whether tensors `a` and `b` hold the same dtype, shape and bytes (a
+  /// tied head saved beside its embedding).
+  bool sameTensor(const std::string &a, const std::string &b) const;
+
 private:
   struct Tensor {
     size_t file;

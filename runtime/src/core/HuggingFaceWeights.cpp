@@ -1,10 +1,12 @@
 //===- HuggingFaceWeights.cpp - Weights as Hugging Face ships them --------===//
-//===//
 
 #include "mtrt/HuggingFaceWeights.h"
 
 #include "mtrt/HalfFloat.h"
 
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -46,7 +48,11 @@ Status readWeightMap(const std::string &path,
       return Status::error(path + ": weight_map['" + it.key() +
                            "'] is not a file name");
     std::string file = it->get<std::string>();
-    if (file.empty() || file.find('/') != std::string::npos)
+    if (file.empty() || file == "." || file == ".." ||
+        file.find('/') != std::string::npos ||
+        file == path.substr(path.rfind('/') == std::string::npos
+                                ? 0
+                                : path.rfind('/') + 1))
       return Status::error(path + ": weight_map['" + it.key() + "'] is '" +
                            file + "', not a file name beside the index");
     map.emplace_back(it.key(), file);
@@ -114,6 +120,35 @@ std::vector<std::string> HuggingFaceWeights::names() const {
   return all;
 }
 
+bool HuggingFaceWeights::sameTensor(const std::string &a,
+                                    const std::string &b) const {
+  auto first = tensors.find(a), second = tensors.find(b);
+  if (first == tensors.end() || second == tensors.end())
+    return false;
+  const SafetensorsFile &fileA = files[first->second.file];
+  const SafetensorsFile &fileB = files[second->second.file];
+  std::string dtypeA, dtypeB;
+  std::vector<int64_t> shapeA, shapeB;
+  int64_t bytes = 0;
+  if (!fileA.info(first->second.stored, dtypeA, shapeA) ||
+      !fileB.info(second->second.stored, dtypeB, shapeB) || dtypeA != dtypeB ||
+      shapeA != shapeB || !fileA.byteSize(first->second.stored, bytes))
+    return false;
+  // In slices: an embedding is hundreds of megabytes.
+  constexpr int64_t kSlice = 1 << 22;
+  std::vector<uint8_t> sliceA, sliceB;
+  for (int64_t at = 0; at < bytes; at += kSlice) {
+    int64_t size = std::min(kSlice, bytes - at);
+    sliceA.resize(size_t(size));
+    sliceB.resize(size_t(size));
+    if (!fileA.readSlice(first->second.stored, at, size, sliceA.data()) ||
+        !fileB.readSlice(second->second.stored, at, size, sliceB.data()) ||
+        sliceA != sliceB)
+      return false;
+  }
+  return true;
+}
+
 Status HuggingFaceWeights::info(const std::string &name, std::string &dtype,
                                 std::vector<int64_t> &shape) const {
   auto it = tensors.find(name);
@@ -149,8 +184,18 @@ Status HuggingFaceWeights::readRuns(const std::string &name,
       doubles.resize(size_t(run.count));
       MTRT_RETURN_IF_ERROR(
           file.readSlice(stored, offset, bytes, doubles.data()));
-      for (int64_t i = 0; i < run.count; ++i)
-        dst[i] = float(doubles[size_t(i)]); // past F32's range: inf (refused)
+      for (int64_t i = 0; i < run.count; ++i) {
+        double value = doubles[size_t(i)];
+        if (std::isfinite(value) && std::fabs(value) > double(FLT_MAX)) {
+          char shown[32];
+          std::snprintf(shown, sizeof(shown), "%g", value);
+          return Status::error(file.path() + ": tensor '" + stored +
+                               "' holds " + shown + " at element " +
+                               std::to_string(run.offset + i) +
+                               ", beyond F32's range");
+        }
+        dst[i] = float(value);
+      }
     } else {
       halves.resize(size_t(run.count));
       MTRT_RETURN_IF_ERROR(

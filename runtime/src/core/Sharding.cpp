@@ -29,8 +29,9 @@ std::vector<ElementRun> mtrt::shardRuns(const BufferDesc &buffer,
                                         int64_t pieceIndex) {
   // A ZeRO piece of a tensor-parallel split: the piece's range of the
   // concatenated runs of the split.
-  // (The split's runs cover its real elements: a padded piece's take
-  // outlives them.)
+  // The split's runs cover only its real elements: for the last pieces of
+  // a padded split, `take` is more than the runs hold, and the loop ends
+  // when they run out (the rest of the piece is padding).
   if (buffer.pieceCount > 1) {
     BufferDesc split = buffer;
     split.pieceCount = 1;

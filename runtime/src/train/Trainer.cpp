@@ -385,6 +385,17 @@ public:
         bool known =
             described.count(param) &&
             (kind == "param" || kind == "exp_avg" || kind == "exp_avg_sq");
+        // A tied model's head is its embedding: Hugging Face files (a
+        // GPT2LMHeadModel's state dict, older conversions) may still hold
+        // it as lm_head.weight, ignored where it equals the embedding (a
+        // trained untied head stays an error).
+        if (name == "lm_head.weight" && !described.count(name) &&
+            source == &paramsFile)
+          for (const char *embedding :
+               {"wte.weight", "model.embed_tokens.weight"})
+            if (described.count(embedding) &&
+                paramsFile.sameTensor(name, embedding))
+              known = true;
         if (!known && !isKnownNonParameter(name))
           unexpected.push_back(name);
       }

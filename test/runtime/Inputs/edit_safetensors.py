@@ -7,15 +7,17 @@ library. No torch, so it starts fast.
       prints "NAME DTYPE [d0, d1]" per tensor, sorted by name
   edit_safetensors.py edit IN OUT [--drop NAME]... [--transpose NAME]...
         [--f16 NAME]... [--dtype NAME=DTYPE]... [--rounded DTYPE]
-        [--prefix TEXT] [--add NAME=d0,d1]... [--set NAME@INDEX=VALUE]...
+        [--prefix TEXT] [--add NAME=d0,d1]... [--copy NEW=NAME]...
+        [--set NAME@INDEX=VALUE]...
       --drop removes a tensor; --transpose writes a 2-D tensor with its
       dimensions swapped (same bytes, the other layout); --f16 stores it as
       F16; --dtype stores it as DTYPE (F16, BF16, F64 or I32; "*" for every
       tensor); --rounded keeps every tensor F32 but rounds its values to
       what DTYPE (F16 or BF16) holds; --prefix puts TEXT before every name;
-      --add appends a zero F32 tensor of that shape; --set writes one
-      element, INDEX its flat (row-major) index, VALUE a float ("inf" and
-      "nan" too)
+      --add appends a zero F32 tensor of that shape; --copy appends a copy
+      of tensor NAME (after --prefix: the new names) as NEW; --set writes
+      one element before any --dtype or --prefix, INDEX its flat (row-major)
+      index, VALUE a float ("inf" and "nan" too)
   edit_safetensors.py split IN DIR PARTS
       writes IN's tensors into PARTS files of DIR as Hugging Face splits a
       checkpoint (model-0000K-of-0000N.safetensors, round robin) and the
@@ -59,6 +61,7 @@ def main():
     p.add_argument("--rounded")
     p.add_argument("--prefix", default="")
     p.add_argument("--add", action="append", default=[])
+    p.add_argument("--copy", action="append", default=[])
     p.add_argument("--set", action="append", default=[])
     p = sub.add_parser("split")
     p.add_argument("input")
@@ -86,6 +89,10 @@ def main():
             tensors[name] = np.ascontiguousarray(tensors[name].T)
         for name in args.f16:
             tensors[name] = tensors[name].astype(np.float16)
+        for item in args.set:
+            target, value = item.split("=")
+            name, index = target.split("@")
+            tensors[name].reshape(-1)[int(index)] = float(value)
         if args.rounded == "BF16":
             tensors = {k: BF16.round(v).widen() for k, v in tensors.items()}
         elif args.rounded == "F16":
@@ -102,10 +109,9 @@ def main():
         for item in args.add:
             name, shape = item.split("=")
             tensors[name] = np.zeros([int(d) for d in shape.split(",")], np.float32)
-        for item in args.set:
-            target, value = item.split("=")
-            name, index = target.split("@")
-            tensors[name].reshape(-1)[int(index)] = float(value)
+        for item in args.copy:
+            new, name = item.split("=")
+            tensors[new] = tensors[name]
         write(args.output, tensors)
     elif args.command == "split":
         tensors = read(args.input)
