@@ -3,6 +3,7 @@
 #include "mtrt/HuggingFaceWeights.h"
 
 #include "mtrt/HalfFloat.h"
+#include "mtrt/Strings.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -15,11 +16,6 @@ using namespace mtrt;
 using json = nlohmann::json;
 
 namespace {
-
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 /// The directory part of `path` with its slash ("" for a bare name).
 std::string directoryOf(const std::string &path) {

@@ -2,6 +2,8 @@
 
 #include "mtrt/TokenData.h"
 
+#include "mtrt/Strings.h"
+
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -30,11 +32,6 @@ namespace {
 bool isRegularFile(const std::string &path) {
   struct stat info;
   return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
-}
-
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 /// Megatron-LM's .idx: "MMIDIDX\0\0", version (u64) 1, the element type's

@@ -3,6 +3,7 @@
 #include "train/CheckpointDirectory.h"
 
 #include "mtrt/AtomicFile.h"
+#include "mtrt/Strings.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -19,11 +20,6 @@ namespace mtrt::train {
 namespace {
 const char *const kStagingSuffix = ".saving";
 const char *const kReplacedSuffix = ".replaced";
-
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool isDirectory(const std::string &path) {
   struct stat info;

@@ -23,6 +23,7 @@
 #include "mtrt/PeakFlops.h"
 #include "mtrt/Safetensors.h"
 #include "mtrt/Sharding.h"
+#include "mtrt/Strings.h"
 #include "mtrt/SyntheticCorpus.h"
 #include "mtrt/ThreadPool.h"
 #include "mtrt/TokenData.h"
@@ -57,16 +58,11 @@ namespace mtrt::train {
 /// frequencies "*.rotary_emb.inv_freq" of older LLaMA conversions (their
 /// checkpoints hold them; no model has them as parameters).
 static bool isKnownNonParameter(const std::string &name) {
-  auto endsWith = [&](const std::string &suffix) {
-    return name.size() >= suffix.size() &&
-           name.compare(name.size() - suffix.size(), suffix.size(), suffix) ==
-               0;
-  };
-  if (endsWith(".rotary_emb.inv_freq"))
+  if (endsWith(name, ".rotary_emb.inv_freq"))
     return true;
   if (name.rfind("h.", 0) != 0 && name.rfind("transformer.h.", 0) != 0)
     return false;
-  return endsWith(".attn.bias") || endsWith(".attn.masked_bias");
+  return endsWith(name, ".attn.bias") || endsWith(name, ".attn.masked_bias");
 }
 
 static std::string mib(int64_t bytes) {
