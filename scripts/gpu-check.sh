@@ -166,7 +166,8 @@ compare() { # name steps rtol [ranks [flags...]]: writes $out/$name.result, fail
   if [ "$ranks" -gt 1 ]; then
     peaks="peak memory equal to the plan on $(grep -c '^peak memory.*(equal)' "$out/$name-cuda.txt") of $ranks ranks"
   else
-    peaks="$(grep -h '^peak memory' "$out/$name-cuda.txt" | head -1)"
+    # The plan's peak, and what the driver says the process took.
+    peaks="$(grep -h '^peak memory' "$out/$name-cuda.txt" | head -1)$(grep -h 'device memory taken' "$out/$name-cuda.txt" | head -1 | sed 's/^ */; /')"
   fi
   python3 - "$out/$name-cpu.jsonl" "$out/$name-cuda.jsonl" "$label" "$rtol" "$peaks" \
     "$(grep -hE '^cuda: (attention|communication)' "$out/$name-cuda.txt" | sort -u | paste -sd ';' -)" >"$result" <<'PY'

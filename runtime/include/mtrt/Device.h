@@ -79,6 +79,12 @@ public:
   /// operands (it computes in f32), as large as the largest command's.
   virtual int64_t hostScratchBytes() const { return 0; }
 
+  /// Device memory this process took from the driver's allocator since
+  /// just before the arena, measured now (the arena, what the backend holds
+  /// beside it, and what its libraries allocate: NCCL's buffers, cuBLAS's
+  /// and cuDNN's state, CUDA graphs); 0 where there is no such allocator.
+  virtual int64_t deviceBytesTaken() const { return 0; }
+
   /// The hardware as its driver names it (a GPU's CUDA name, "NVIDIA H100
   /// 80GB HBM3"), for the MFU's peak (PeakFlops.h); empty where the backend
   /// does not say (the CPU's).

@@ -377,6 +377,7 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
   size_t freeBytes = 0, totalBytes = 0;
   MTRT_RETURN_IF_ERROR(
       checkCuda(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo"));
+  freeBeforeArena = freeBytes;
   if (bytes > freeBytes) {
     auto gib = [](size_t count) {
       char text[32];
@@ -434,6 +435,16 @@ Status CudaDevice::prepareProgram(const RankProgram &program) {
   graphWhy = graphRefusal();
   measuredPeak = 0;
   return Status::ok();
+}
+
+int64_t CudaDevice::deviceBytesTaken() const {
+  size_t freeBytes = 0, totalBytes = 0;
+  if (freeBeforeArena == 0 || !selectDevice() ||
+      cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess)
+    return 0;
+  // Other processes on the GPU move the free count too: a lower bound of
+  // zero rather than a negative amount.
+  return freeBytes < freeBeforeArena ? int64_t(freeBeforeArena - freeBytes) : 0;
 }
 
 Status CudaDevice::prepareCommandTables(const RankProgram &program) {

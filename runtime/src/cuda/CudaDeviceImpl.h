@@ -149,6 +149,7 @@ public:
   Status findNonFinite(const std::vector<int64_t> &bufferIds,
                        int64_t &first) const override;
   int64_t measuredPeakBytes() const override { return measuredPeak; }
+  int64_t deviceBytesTaken() const override;
 
   std::string hardwareName() const override {
     cudaDeviceProp properties;
@@ -365,6 +366,9 @@ private:
   float *staging = nullptr;
   std::vector<std::pair<int64_t, float *>> staged;
   int64_t measuredPeak = 0;
+  /// The device's free memory just before the arena was allocated (0:
+  /// unknown), for deviceBytesTaken.
+  size_t freeBeforeArena = 0;
 
   /// cuBLASLt, for GEMMs with a bias epilogue: per command, its planned
   /// GEMM (null: the fallback, a GEMM on fp32 copies then the bias added).

@@ -1022,17 +1022,19 @@ public:
                     scaler.scale);
     }
     // Every rank's planned and measured peak, printed by rank 0.
-    int64_t peaks[4] = {program.arenaBytes, device->measuredPeakBytes(),
-                        device->hostScratchBytes(), grid.peakSendCopyBytes()};
+    int64_t peaks[5] = {program.arenaBytes, device->measuredPeakBytes(),
+                        device->hostScratchBytes(), grid.peakSendCopyBytes(),
+                        device->deviceBytesTaken()};
     std::vector<uint8_t> all;
     MTRT_RETURN_IF_ERROR(comm.gatherToRoot(peaks, sizeof(peaks), all));
     bool equal = true;
     for (int r = 0; speak && r < comm.size(); ++r) {
-      int64_t planned, measured, scratch, sends;
+      int64_t planned, measured, scratch, sends, taken;
       std::memcpy(&planned, all.data() + r * sizeof(peaks), 8);
       std::memcpy(&measured, all.data() + r * sizeof(peaks) + 8, 8);
       std::memcpy(&scratch, all.data() + r * sizeof(peaks) + 16, 8);
       std::memcpy(&sends, all.data() + r * sizeof(peaks) + 24, 8);
+      std::memcpy(&taken, all.data() + r * sizeof(peaks) + 32, 8);
       equal &= planned == measured;
       std::string who = comm.size() == 1 ? std::string()
                                          : " (rank " + std::to_string(r) + ")";
@@ -1050,6 +1052,16 @@ public:
         std::printf("  and beside the arena %lld B at most: copies of the "
                     "pipeline sends in flight (MPI)\n",
                     static_cast<long long>(sends));
+      // The driver's count, not the plan's: the arena, the backend's
+      // memory beside it and its libraries' (the startup's "memory beside
+      // the planned arena" line itemizes the backend's own).
+      if (taken > 0)
+        std::printf(
+            "  device memory taken since before the arena: %lld B "
+            "(the arena %lld B and %lld B more: the backend's "
+            "buffers beside it and its libraries')\n",
+            static_cast<long long>(taken), static_cast<long long>(planned),
+            static_cast<long long>(std::max<int64_t>(0, taken - planned)));
     }
     if (!comm.allAgree(equal))
       return Status::error("measured peak memory differs from the plan");
