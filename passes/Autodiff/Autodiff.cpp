@@ -179,6 +179,17 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
       return function.emitOpError()
              << "mt-autodiff needs a single-block function";
     auto ret = cast<func::ReturnOp>(body.getTerminator());
+    // An empty tensor (a zero-size dimension) has no gradient to take: the
+    // derivatives divide by the sizes of rows.
+    for (Operation &op : body)
+      for (Type type :
+           llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()))
+        if (auto tensor = dyn_cast<RankedTensorType>(type);
+            tensor && llvm::is_contained(tensor.getShape(), 0))
+          return op.emitOpError()
+                 << "has the empty tensor type " << tensor
+                 << ": every tensor of a training step needs positive "
+                    "dimensions";
     auto scalarF32 = RankedTensorType::get({}, Float32Type::get(&getContext()));
     if (ret.getNumOperands() != 1 || ret.getOperand(0).getType() != scalarF32)
       return function.emitOpError()

@@ -87,6 +87,9 @@ struct MixedPrecisionPass
   }
 
   LogicalResult convert(func::FuncOp function, Type low) {
+    if (!function.getBody().hasOneBlock())
+      return function.emitOpError()
+             << "mt-mixed-precision needs a single-block function";
     Block &body = function.getBody().front();
     auto lowered = [&](Type type) {
       auto tensor = cast<RankedTensorType>(type);

@@ -382,6 +382,9 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   //===--------------------------------------------------------------------===//
 
   LogicalResult parallelize(func::FuncOp function) {
+    if (!function.getBody().hasOneBlock())
+      return function.emitOpError()
+             << "mt-parallelize needs a single-block function";
     // Tensor parallelism first: data parallelism and ZeRO then work on the
     // rank's tensor-parallel share of every parameter.
     if (tp > 1) {

@@ -537,6 +537,20 @@ func.func @widened_matmul(%x: tensor<2x4x8xbf16> {mt.input = "tokens"},
 
 // -----
 
+// An empty tensor has no gradient to take (the derivatives divide by row
+// sizes): refused before anything is built.
+
+func.func @negative_zero_width(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
+                               %labels: tensor<2x4xi32> {mt.input = "labels"},
+                               %w: tensor<8x0xf32> {mt.param = "w"}) -> tensor<f32> {
+  // expected-error @below {{'mt.matmul' op has the empty tensor type 'tensor<8x0xf32>': every tensor of a training step needs positive dimensions}}
+  %y = mt.matmul %x, %w : (tensor<2x4x8xf32>, tensor<8x0xf32>) -> tensor<2x4x0xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x0xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // The backward is one reverse sweep over one block.
 
 // expected-error @below {{'func.func' op mt-autodiff needs a single-block function}}

@@ -150,3 +150,18 @@ func.func @negative_converted_twice(%w: tensor<4x4xf32> {mt.param = "w"}) -> ten
   %c = mt.cast %w : tensor<4x4xf32> to tensor<4x4xbf16>
   return %c : tensor<4x4xbf16>
 }
+
+// -----
+
+// Casts are placed in one block.
+
+// expected-error @below {{'func.func' op mt-mixed-precision needs a single-block function}}
+func.func @negative_multi_block(%x: tensor<2x4x16xf32> {mt.input = "tokens"},
+                                %labels: tensor<2x4xi32> {mt.input = "labels"},
+                                %b: tensor<16xf32> {mt.param = "b"}) -> tensor<f32> {
+  %y = mt.bias_add %x, %b : tensor<2x4x16xf32>, tensor<16xf32>
+  cf.br ^bb1
+^bb1:
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

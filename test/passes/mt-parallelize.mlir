@@ -533,6 +533,23 @@ func.func @negative_no_global_norm(%x: tensor<4x8xf32> {mt.input = "tokens"},
 
 // -----
 
+// One block: a step of several is refused before anything is rewritten.
+
+// expected-error @below {{'func.func' op mt-parallelize needs a single-block function}}
+func.func @negative_multi_block(%x: tensor<4x8xf32> {mt.input = "tokens"},
+                                %p: tensor<8xf32> {mt.param = "p"},
+                                %m: tensor<8xf32> {mt.param = "p", mt.state = "exp_avg"},
+                                %v: tensor<8xf32> {mt.param = "p", mt.state = "exp_avg_sq"},
+                                %s: tensor<f32> {mt.input = "step"}) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %g = mt.gelu %p : tensor<8xf32>
+  cf.br ^bb1
+^bb1:
+  %np, %nm, %nv = mt.adamw %p, %g, %m, %v, %s, %s, %s, %s, %s, %s, %s : tensor<8xf32>
+  return %np, %nm, %nv : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
 // Two global norms are not a step made by mt-autodiff either.
 
 // expected-error @below {{'func.func' op mt-parallelize needs a training step with one mt.global_norm (run mt-autodiff first)}}
