@@ -65,6 +65,16 @@ static bool isKnownNonParameter(const std::string &name) {
   return endsWith(name, ".attn.bias") || endsWith(name, ".attn.masked_bias");
 }
 
+/// "'a', 'b', 'c' and 4 more": the first names of a list, for messages.
+static std::string firstNames(const std::vector<std::string> &names) {
+  std::string listed;
+  for (size_t i = 0; i < names.size() && i < 3; ++i)
+    listed += (i ? ", '" : "'") + names[i] + "'";
+  if (names.size() > 3)
+    listed += " and " + std::to_string(names.size() - 3) + " more";
+  return listed;
+}
+
 static std::string mib(int64_t bytes) {
   char text[64];
   std::snprintf(text, sizeof(text), "%10.3f MiB (%lld B)",
@@ -396,15 +406,10 @@ public:
           unexpected.push_back(name);
       }
       if (!unexpected.empty() && !options.nonStrictLoad) {
-        std::string listed;
-        for (size_t i = 0; i < unexpected.size() && i < 3; ++i)
-          listed += (i ? ", '" : "'") + unexpected[i] + "'";
-        if (unexpected.size() > 3)
-          listed += " and " + std::to_string(unexpected.size() - 3) + " more";
-        return Status::error(source->location() + ": " +
-                             std::to_string(unexpected.size()) +
-                             " tensor(s) the model does not have: " + listed +
-                             " (--no-strict-load ignores them)");
+        return Status::error(
+            source->location() + ": " + std::to_string(unexpected.size()) +
+            " tensor(s) the model does not have: " + firstNames(unexpected) +
+            " (--no-strict-load ignores them)");
       }
       if (!unexpected.empty() && comm.rank() == 0)
         std::printf("load: ignoring %zu tensor(s) the model does not have "
@@ -418,15 +423,10 @@ public:
         if (!source->contains(param.name))
           absent.push_back(param.name);
       if (!absent.empty() && options.nonStrictLoad && comm.rank() == 0) {
-        std::string listed;
-        for (size_t i = 0; i < absent.size() && i < 3; ++i)
-          listed += (i ? ", '" : "'") + absent[i] + "'";
-        if (absent.size() > 3)
-          listed += " and " + std::to_string(absent.size() - 3) + " more";
         std::printf("load: initializing %zu of the model's %zu parameters "
                     "that %s lacks: %s (--no-strict-load)\n",
                     absent.size(), artifact.params.size(),
-                    source->location().c_str(), listed.c_str());
+                    source->location().c_str(), firstNames(absent).c_str());
       }
     }
     // Parameters initialized as the model states: drawn on the host's
