@@ -534,14 +534,19 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
                                 std::to_string(buffer.shardCount) + " pieces");
           // A ZeRO piece (of the flattened tensor, or of a split) is padded
           // to equal pieces: ceil(whole / parts) elements. A split is exact.
+          // Only a count badDim accepted divides (it is positive).
           bool zeroPiece = buffer.shardDim < 0 || buffer.pieceCount > 1;
           int64_t parts =
               buffer.shardDim < 0 ? buffer.shardCount : buffer.pieceCount;
-          int64_t whole = buffer.shardDim < 0 ? full : full / buffer.shardCount;
-          bool fits = zeroPiece ? parts > 0 && buffer.numElements() ==
-                                                   (whole + parts - 1) / parts
-                                : equalsProduct(full, {buffer.numElements(),
-                                                       buffer.shardCount});
+          int64_t whole =
+              buffer.shardDim < 0 || badDim ? full : full / buffer.shardCount;
+          // ceil(whole / parts) without whole + parts - 1, which a count
+          // read from the file can overflow.
+          bool fits =
+              zeroPiece ? parts > 0 && buffer.numElements() ==
+                                           whole / parts + (whole % parts != 0)
+                        : equalsProduct(
+                              full, {buffer.numElements(), buffer.shardCount});
           if (reader.ok() &&
               (buffer.shardCount != artifact.gridShape[buffer.shardAxis] ||
                !fits))
