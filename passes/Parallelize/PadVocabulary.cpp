@@ -18,6 +18,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::mt;
 
@@ -61,6 +63,12 @@ LogicalResult mlir::mt::padVocabulary(func::FuncOp function, int64_t multiple) {
       real = valid.getInt();
     if (rows % multiple == 0)
       continue;
+    if (rows > std::numeric_limits<int64_t>::max() - (multiple - 1))
+      return function.emitOpError()
+             << "cannot pad parameter '" << name.getValue() << "' of " << rows
+             << " rows to a multiple of " << multiple
+             << " (make-vocab-size-divisible-by x tp): the rows overflow "
+                "int64";
     vocab = real;
     SmallVector<int64_t> shape(type.getShape());
     shape[0] = padded(rows);

@@ -157,6 +157,11 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     if (vocabDivisibleBy < 1)
       return error() << "make-vocab-size-divisible-by must be positive, got "
                      << vocabDivisibleBy.getValue();
+    if (int64_t multiple; __builtin_mul_overflow(int64_t(vocabDivisibleBy),
+                                                 int64_t(tp), &multiple))
+      return error() << "make-vocab-size-divisible-by "
+                     << vocabDivisibleBy.getValue() << " x tp " << tp.getValue()
+                     << " overflows int64";
     if (zero < 0 || zero > 3)
       return error() << "zero must be 0, 1, 2 or 3, got " << zero.getValue();
     if (sp && tp == 1)
@@ -226,6 +231,45 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   // Batch split
   //===--------------------------------------------------------------------===//
 
+  /// A tensor constant that `op` reads beside a batch-split operand of the
+  /// same rank, with dp times its batch (a constant of the activations'
+  /// shape), is split with it: a splat is one rank's share as it is (a new
+  /// constant of the split shape; others may read the whole one); any other
+  /// constant would need a slice per rank, which the runtime cannot hold.
+  LogicalResult splitConstantOperands(Operation &op,
+                                      const DenseSet<Value> &split) {
+    for (OpOperand &operand : op.getOpOperands()) {
+      auto constant = operand.get().getDefiningOp<arith::ConstantOp>();
+      auto type = constant ? dyn_cast<RankedTensorType>(constant.getType())
+                           : RankedTensorType();
+      if (!type || type.getRank() == 0)
+        continue;
+      auto batchOf = llvm::find_if(op.getOperands(), [&](Value other) {
+        auto otherType = dyn_cast<RankedTensorType>(other.getType());
+        return split.contains(other) && otherType &&
+               otherType.getRank() == type.getRank() &&
+               otherType.getDimSize(0) * dp == type.getDimSize(0);
+      });
+      if (batchOf == op.getOperands().end())
+        continue;
+      auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!value || !value.isSplat())
+        return constant.emitOpError()
+               << "is a tensor constant of the batch's shape that is not a "
+                  "splat: mt-parallelize cannot split it over dp "
+               << dp.getValue()
+               << " ranks; only splat tensor constants are supported (as in "
+                  "mt-lower-to-runtime)";
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] /= dp;
+      auto splitType = type.clone(shape);
+      OpBuilder builder(constant);
+      operand.set(arith::ConstantOp::create(
+          builder, constant.getLoc(), splitType, value.resizeSplat(splitType)));
+    }
+    return success();
+  }
+
   LogicalResult splitBatch(func::FuncOp function) {
     Block &body = function.getBody().front();
     DenseSet<Value> split;
@@ -247,6 +291,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       split.insert(arg);
     }
     for (Operation &op : body.without_terminator()) {
+      if (failed(splitConstantOperands(op, split)))
+        return failure();
       FailureOr<SmallVector<Type>> types = inferResultTypes(&op);
       if (failed(types))
         return failure();
@@ -381,6 +427,52 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   // The step
   //===--------------------------------------------------------------------===//
 
+  /// The shard dialect partitions a tensor constant only from the sharding
+  /// of its result, and only a splat (arith's sharding model fails,
+  /// without a message, otherwise); propagation gives a constant that feeds
+  /// a replicated activation none. So every tensor constant is pinned
+  /// replicated before propagation: a user that splits it takes its share
+  /// locally. A constant that is not a splat is refused: neither the
+  /// partition nor the runtime (mt-lower-to-runtime) holds one.
+  LogicalResult replicateConstants(func::FuncOp function) {
+    OpBuilder builder(function.getContext());
+    Value replicated;
+    WalkResult walk = function.walk([&](arith::ConstantOp constant) {
+      auto type = dyn_cast<RankedTensorType>(constant.getType());
+      if (!type || type.getRank() == 0)
+        return WalkResult::advance();
+      auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!value || !value.isSplat()) {
+        constant.emitOpError()
+            << "is a tensor constant that is not a splat: mt-parallelize "
+               "cannot split it over tp "
+            << tp.getValue()
+            << " ranks; only splat tensor constants are supported (as in "
+               "mt-lower-to-runtime)";
+        return WalkResult::interrupt();
+      }
+      Value result = constant.getResult();
+      if (result.hasOneUse())
+        if (auto pinned = dyn_cast<shard::ShardOp>(*result.user_begin()))
+          if (!pinned.getAnnotateForUsers())
+            return WalkResult::advance();
+      if (!replicated) {
+        builder.setInsertionPointToStart(&function.getBody().front());
+        replicated = shard::ShardingOp::create(
+            builder, constant.getLoc(),
+            FlatSymbolRefAttr::get(function.getContext(), kGridName),
+            ArrayRef<shard::GridAxesAttr>{});
+      }
+      builder.setInsertionPointAfter(constant);
+      auto pinned =
+          shard::ShardOp::create(builder, constant.getLoc(), result, replicated,
+                                 /*annotate_for_users=*/false);
+      result.replaceAllUsesExcept(pinned, pinned);
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
   LogicalResult parallelize(func::FuncOp function) {
     if (!function.getBody().hasOneBlock())
       return function.emitOpError()
@@ -390,6 +482,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     if (tp > 1) {
       if (failed(
               annotateTensorParallel(function, tp, sp, kTensorAxis, kGridName)))
+        return failure();
+      if (failed(replicateConstants(function)))
         return failure();
       OpPassManager partition(func::FuncOp::getOperationName());
       partition.addPass(shard::createShardingPropagation());

@@ -64,10 +64,21 @@ struct Allocation {
   DictionaryAttr init;
 };
 
+/// The most bytes one stage's arena may plan: far beyond any device, and
+/// small enough that offsets, alignment and the sum of all buffers stay in
+/// int64 (a shape written in the IR, or a vocabulary padded to a huge
+/// multiple, would otherwise wrap to a negative arena).
+constexpr int64_t kMaxArenaBytes = int64_t(1) << 62;
+
+/// A tensor's bytes, or kMaxArenaBytes + 1 when they exceed the bound (its
+/// element count, unlike getNumElements', is multiplied with a check).
 int64_t tensorBytes(Type type) {
   auto tensor = cast<RankedTensorType>(type);
-  return tensor.getNumElements() *
-         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+  int64_t bytes = llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+  for (int64_t dim : tensor.getShape())
+    if (__builtin_mul_overflow(bytes, dim, &bytes) || bytes > kMaxArenaBytes)
+      return kMaxArenaBytes + 1;
+  return bytes;
 }
 
 MemRefType memrefFor(Type type) {
@@ -439,6 +450,31 @@ struct LowerToRuntimePass
                << "result #" << index << " (parameter '" << param.getValue()
                << "') cannot be written in place of its argument";
       result.redirect = *argAlloc;
+    }
+
+    // Every buffer apart is an upper bound of the plan: within the bound,
+    // no offset below can overflow.
+    uint64_t total = 0;
+    const Allocation *largest = nullptr;
+    for (const Allocation &alloc : allocs) {
+      if (!largest || alloc.bytes > largest->bytes)
+        largest = &alloc;
+      if (!alloc.redirect)
+        total = std::min<uint64_t>( // unsigned: two terms past 2^62 fit
+            total + alignTo(std::max<int64_t>(alloc.bytes, 1), alignment),
+            kMaxArenaBytes + 1);
+    }
+    if (total > uint64_t(kMaxArenaBytes)) {
+      InFlightDiagnostic error = function.emitOpError()
+                                 << "needs more than 2^62 bytes of buffers "
+                                    "(the most one arena can plan); the "
+                                    "largest is "
+                                 << largest->kind;
+      if (!largest->name.empty())
+        error << " '" << largest->name << "'";
+      if (largest->bytes > kMaxArenaBytes)
+        return error << ", which alone holds more";
+      return error << ", of " << largest->bytes << " bytes";
     }
 
     // Persistent first, in argument order; then the planned transients.
