@@ -84,9 +84,8 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
 
   std::set<uint64_t> layers;
   function.walk([&](Operation *op) {
-    if (auto layer =
-            op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))
-      layers.insert(layer.getValue().getZExtValue());
+    if (std::optional<int64_t> layer = MTDialect::getLayer(op))
+      layers.insert(*layer);
     // Each layer's forward attention (a recomputed clone is the same
     // model FLOPs again, which model FLOPs do not count), whether or not
     // mt-fuse folded the split and merge of its heads into it. A sliding

@@ -44,10 +44,7 @@ StringRef phaseOf(Operation *op) {
 }
 
 std::optional<int64_t> layerOf(Operation *op) {
-  if (auto layer =
-          op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))
-    return layer.getInt();
-  return std::nullopt;
+  return MTDialect::getLayer(op);
 }
 
 struct RematPass : public mt::impl::RematPassBase<RematPass> {

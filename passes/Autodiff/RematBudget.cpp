@@ -88,9 +88,8 @@ struct RematBudgetPass : public mt::impl::RematBudgetPassBase<RematBudgetPass> {
     std::set<int64_t> layerSet;
     for (func::FuncOp function : getTrainingSteps(module)) {
       function.walk([&](Operation *op) {
-        if (auto layer =
-                op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))
-          layerSet.insert(layer.getInt());
+        if (std::optional<int64_t> layer = MTDialect::getLayer(op))
+          layerSet.insert(*layer);
       });
     }
     SmallVector<int64_t> layers(layerSet.begin(), layerSet.end());

@@ -107,7 +107,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     if (steps.empty() || (pp == 1 && numMicro == 1))
       return;
     step = steps.front();
-    if (failed(classify()) || failed(placeOnStages()))
+    if (failed(classify()) || failed(placeOnStages()) ||
+        failed(checkDataFlowFollowsStages()))
       return signalPassFailure();
     if (pp > 1)
       addPipelineAxis(module);
@@ -189,9 +190,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       return success();
     std::set<int64_t> layers;
     steps.front().walk([&](Operation *op) {
-      if (auto layer =
-              op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))
-        layers.insert(layer.getInt());
+      if (std::optional<int64_t> layer = MTDialect::getLayer(op))
+        layers.insert(*layer);
     });
     int64_t numLayers = int64_t(layers.size());
     if (!layout.empty()) {
@@ -299,13 +299,55 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     return true;
   }
 
+  /// Stages run in order: the forward pass hands activations from each
+  /// (virtual) stage to a later one, the backward pass gradients to an
+  /// earlier one. `mt.layer` numbers that run against the data flow (a
+  /// layer numbered after the one it feeds) place a forward op before the
+  /// stage it reads from; the schedule would wait on itself (1F1B
+  /// deadlocks) or trade activations back and forth, so it is refused.
+  LogicalResult checkDataFlowFollowsStages() {
+    // In program order, so the first offence of the forward pass is named.
+    for (Operation &each : step.getBody().front()) {
+      Operation *op = &each;
+      auto placed = stageOf.find(op);
+      if (placed == stageOf.end())
+        continue;
+      int64_t stage = placed->second;
+      Phase phase = phaseOf.lookup(op);
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        auto from = def ? stageOf.find(def) : stageOf.end();
+        if (from == stageOf.end() || phaseOf.lookup(def) != phase)
+          continue;
+        bool against = phase == Phase::Forward ? from->second > stage
+                                               : from->second < stage;
+        if (!against)
+          continue;
+        auto layerOf = [](Operation *op) {
+          std::optional<int64_t> layer = MTDialect::getLayer(op);
+          return layer ? " (layer " + std::to_string(*layer) + ")"
+                       : std::string();
+        };
+        InFlightDiagnostic error =
+            op->emitOpError()
+            << "on pipeline stage " << stage << layerOf(op) << " reads "
+            << (phase == Phase::Forward ? "a forward" : "a backward")
+            << " value of stage " << from->second << layerOf(def)
+            << ", against the data flow: mt.layer numbers must increase "
+               "along the forward pass";
+        error.attachNote(def->getLoc()) << "the value is made here";
+        return error;
+      }
+    }
+    return success();
+  }
+
   LogicalResult placeOnStages() {
     Block &body = step.getBody().front();
     std::set<int64_t> layerSet;
     for (Operation &op : body)
-      if (auto layer =
-              op.getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName()))
-        layerSet.insert(layer.getInt());
+      if (std::optional<int64_t> layer = MTDialect::getLayer(&op))
+        layerSet.insert(*layer);
     // Layers in order, split as the layout says or evenly.
     if (layersPerStage.empty()) {
       int64_t perStage =
@@ -330,9 +372,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     for (Operation &op : body.without_terminator()) {
       if (!isMicro(&op))
         continue;
-      if (auto layer =
-              op.getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName())) {
-        stageOf[&op] = stageOfLayer[layer.getInt()];
+      if (std::optional<int64_t> layer = MTDialect::getLayer(&op)) {
+        stageOf[&op] = stageOfLayer[*layer];
         continue;
       }
       // Outside the layers: where the data it reads comes from.

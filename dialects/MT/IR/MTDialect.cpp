@@ -22,16 +22,27 @@ void MTDialect::initialize() {
       >();
 }
 
+std::optional<int64_t> MTDialect::getLayer(Operation *op) {
+  if (auto layer = op->getAttrOfType<IntegerAttr>(getLayerAttrName()))
+    return int64_t(layer.getValue().getZExtValue()); // verified: below 2^63
+  return std::nullopt;
+}
+
 LogicalResult MTDialect::verifyOperationAttribute(Operation *op,
                                                   NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   if (name == getLayerAttrName()) {
+    // Any integer type (a hand-written `0`, `255 : ui8`), up to int64's
+    // largest value, which getLayer reads.
     auto layer = dyn_cast<IntegerAttr>(attr.getValue());
     if (!layer || layer.getType().isIndex() || layer.getType().isInteger(1) ||
-        (!layer.getType().isUnsignedInteger() && layer.getValue().isNegative()))
+        (!layer.getType().isUnsignedInteger() &&
+         layer.getValue().isNegative()) ||
+        layer.getValue().getActiveBits() > 63)
       return op->emitOpError()
              << "attribute '" << name
-             << "' must be a non-negative integer, got " << attr.getValue();
+             << "' must be a non-negative integer up to 2^63 - 1, got "
+             << attr.getValue();
     return success();
   }
   if (name == getRngBatchAxisAttrName() || name == getRngHeadAxisAttrName() ||
@@ -340,6 +351,34 @@ static LogicalResult verifyParamOrState(Operation *op, Type type,
   return success();
 }
 
+/// `mt.input`: a known role, on an argument that is not also a parameter,
+/// and no other argument of the same role (and microbatch, which
+/// mt-pipeline gives each of a role's copies): the runtime fills each role
+/// once, so a second one would be read uninitialized or overwritten.
+static LogicalResult verifyInputAttr(Operation *op, unsigned index,
+                                     NamedAttribute attr) {
+  std::string where = "argument #" + std::to_string(index);
+  if (failed(verifyRoleAttr(op, attr, MTDialect::getInputRoles(), where)))
+    return failure();
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return success();
+  auto role = cast<StringAttr>(attr.getValue());
+  if (auto param = function.getArgAttrOfType<StringAttr>(
+          index, MTDialect::getParamAttrName()))
+    return op->emitOpError() << where << " is both input '" << role.getValue()
+                             << "' and parameter '" << param.getValue() << "'";
+  Attribute microbatch =
+      function.getArgAttr(index, MTDialect::getMicrobatchAttrName());
+  for (unsigned other = 0; other < index; ++other)
+    if (function.getArgAttr(other, MTDialect::getInputAttrName()) == role &&
+        function.getArgAttr(other, MTDialect::getMicrobatchAttrName()) ==
+            microbatch)
+      return op->emitOpError() << "arguments #" << other << " and #" << index
+                               << " are both input '" << role.getValue() << "'";
+  return success();
+}
+
 LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned regionIndex,
                                                   unsigned argIndex,
@@ -351,8 +390,7 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
                   ? function.getArgumentTypes()[argIndex]
                   : op->getRegion(regionIndex).getArgument(argIndex).getType();
   if (name == getInputAttrName())
-    return verifyRoleAttr(op, attr, getInputRoles(),
-                          "argument #" + Twine(argIndex));
+    return verifyInputAttr(op, argIndex, attr);
   if (MTDialect::isShardAttrName(name))
     return verifyShardAttr(op, attr, "argument #" + std::to_string(argIndex));
   if (name == getMicrobatchAttrName()) {

@@ -150,6 +150,9 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getLayerAttrName() {
       return ::llvm::StringLiteral("mt.layer");
     }
+    /// The op's `mt.layer`, of whatever integer type the verifier accepted
+    /// (a ui8 255 is 255, not the -1 IntegerAttr::getInt reads).
+    static std::optional<int64_t> getLayer(::mlir::Operation *op);
     /// Function attribute (set by mt-pipeline): the pipeline stage (the
     /// coordinate on the grid's pipeline axis) whose ranks run this
     /// function; absent on a step without pipeline parallelism.

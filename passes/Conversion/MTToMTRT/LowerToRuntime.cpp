@@ -923,8 +923,10 @@ struct LowerToRuntimePass
           op->getAttrOfType<IntegerAttr>(MTDialect::getMicrobatchAttrName());
       auto chunk =
           op->getAttrOfType<IntegerAttr>(MTDialect::getChunkAttrName());
-      auto layer =
-          op->getAttrOfType<IntegerAttr>(MTDialect::getLayerAttrName());
+      // The runtime op's layer is an i64, whatever type `mt.layer` had.
+      IntegerAttr layer;
+      if (std::optional<int64_t> index = MTDialect::getLayer(op))
+        layer = builder.getI64IntegerAttr(*index);
       mtrt::KernelOp::create(builder, op->getLoc(),
                              builder.getStringAttr(kernel), ins, outs,
                              builder.getDictionaryAttr(params), phase, micro,

@@ -1215,7 +1215,7 @@ func.func @negative_global_norm_no_inputs() -> tensor<f32> {
 // mt.layer is an integer, not a string.
 
 func.func @negative_layer_string(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer, got "0"}}
+  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer up to 2^63 - 1, got "0"}}
   %y = mt.gelu %x {mt.layer = "0"} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
@@ -1225,7 +1225,7 @@ func.func @negative_layer_string(%x: tensor<4xf32>) -> tensor<4xf32> {
 // mt.layer is not negative.
 
 func.func @negative_layer_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer, got -1 : i64}}
+  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer up to 2^63 - 1, got -1 : i64}}
   %y = mt.gelu %x {mt.layer = -1} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
@@ -1235,7 +1235,7 @@ func.func @negative_layer_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
 // mt.layer is not an index.
 
 func.func @negative_layer_index(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer, got 0 : index}}
+  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer up to 2^63 - 1, got 0 : index}}
   %y = mt.gelu %x {mt.layer = 0 : index} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
@@ -1245,8 +1245,18 @@ func.func @negative_layer_index(%x: tensor<4xf32>) -> tensor<4xf32> {
 // A signed mt.layer is not negative either.
 
 func.func @negative_layer_negative_si8(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer, got -1 : si8}}
+  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer up to 2^63 - 1, got -1 : si8}}
   %y = mt.gelu %x {mt.layer = -1 : si8} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// An unsigned mt.layer beyond int64, which the passes read it as.
+
+func.func @negative_layer_beyond_int64(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.gelu' op attribute 'mt.layer' must be a non-negative integer up to 2^63 - 1, got 18446744073709551615 : ui64}}
+  %y = mt.gelu %x {mt.layer = 18446744073709551615 : ui64} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
 
@@ -2088,3 +2098,21 @@ func.func @negative_merged_attention_stats(%q: tensor<2x4x8x4xf32>) -> tensor<2x
   %a, %s = mt.merged_attention %q, %q, %q : tensor<2x4x8x4xf32> -> tensor<2x8x16xf32>, tensor<2x8x4xf32>
   return %a : tensor<2x8x16xf32>
 }
+
+// -----
+
+// The runtime fills each input role once: a second argument of the role
+// was read uninitialized (or overwritten).
+
+// expected-error @below {{'func.func' op arguments #0 and #2 are both input 'tokens'}}
+func.func private @negative_input_role_twice(tensor<2x8xi32> {mt.input = "tokens"}, tensor<2x8xi32> {mt.input = "labels"}, tensor<2x8xi32> {mt.input = "tokens"})
+
+// -----
+
+// expected-error @below {{'func.func' op arguments #0 and #1 are both input 'tokens'}}
+func.func private @negative_input_role_twice_same_microbatch(tensor<2x8xi32> {mt.input = "tokens", mt.microbatch = 1 : i64}, tensor<2x8xi32> {mt.input = "tokens", mt.microbatch = 1 : i64})
+
+// -----
+
+// expected-error @below {{'func.func' op argument #1 is both input 'lr' and parameter 'w'}}
+func.func private @negative_input_and_parameter(tensor<2x8xi32> {mt.input = "tokens"}, tensor<f32> {mt.input = "lr", mt.param = "w"})

@@ -525,3 +525,10 @@ func.func private @train_step_decl(tensor<2x8xi32> {mt.input = "tokens"},
                                    tensor<16x4xf32> {mt.param = "w"},
                                    tensor<16x4xf32> {mt.param = "w", mt.state = "exp_avg"})
     -> (tensor<f32> {mt.output = "loss"}, tensor<16x4xf32> {mt.param = "w"})
+
+// -----
+
+// A role's copies for each microbatch (as mt-pipeline makes them) are
+// distinct inputs.
+// CHECK-LABEL: func.func private @input_role_per_microbatch
+func.func private @input_role_per_microbatch(tensor<2x8xi32> {mt.input = "tokens", mt.microbatch = 0 : i64}, tensor<2x8xi32> {mt.input = "tokens", mt.microbatch = 1 : i64})
