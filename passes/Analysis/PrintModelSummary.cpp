@@ -22,7 +22,10 @@ namespace {
 struct PrintModelSummaryPass
     : public mt::impl::PrintModelSummaryPassBase<PrintModelSummaryPass> {
   void runOnOperation() override {
-    llvm::raw_ostream &os = llvm::outs();
+    // Standard error, as upstream's reports (--mlir-timing, print-op-stats)
+    // and mt-pipeline's: the IR on standard output stays parseable when the
+    // pass runs in a pipe.
+    llvm::raw_ostream &os = llvm::errs();
     for (auto function : getOperation().getOps<FunctionOpInterface>()) {
       if (!hasModelParameters(function))
         continue;

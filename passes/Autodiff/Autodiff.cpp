@@ -179,6 +179,13 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
       return function.emitOpError()
              << "mt-autodiff needs a single-block function";
     auto ret = cast<func::ReturnOp>(body.getTerminator());
+    // mt-autodiff applied twice: the step returns its updated state too.
+    if (auto adamw = function.getOps<AdamWOp>(); !adamw.empty())
+      return function.emitOpError()
+             << "is a training step already (it holds "
+             << (*adamw.begin())->getName()
+             << "); mt-autodiff turns a forward graph returning its loss "
+                "into one: apply it once";
     // An empty tensor (a zero-size dimension) has no gradient to take: the
     // derivatives divide by the sizes of rows.
     for (Operation &op : body)

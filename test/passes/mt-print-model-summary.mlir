@@ -1,4 +1,4 @@
-// RUN: megatron-opt %s --mt-print-model-summary --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: megatron-opt %s --mt-print-model-summary --split-input-file --verify-diagnostics -o /dev/null 2>&1 | FileCheck %s
 
 // The summary counts parameters (a tied embedding once), layers (distinct
 // mt.layer values) and 6N plus 12 S D per attention op.
