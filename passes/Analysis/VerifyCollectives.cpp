@@ -277,6 +277,15 @@ struct VerifyCollectivesPass
     : public mt::impl::VerifyCollectivesPassBase<VerifyCollectivesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Before mt-lower-to-runtime there is nothing to simulate: passing
+    // would claim a proof that was never made.
+    if (module.getOps<mtrt::ProgramOp>().empty()) {
+      module.emitError()
+          << "mt-verify-collectives checks the programs of "
+             "mt-lower-to-runtime, and the module has none: run it after "
+             "--mt-lower-to-runtime (--mt-train-pipeline runs it last)";
+      return signalPassFailure();
+    }
     auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
     if (grids.empty())
       return;

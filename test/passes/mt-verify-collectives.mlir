@@ -434,3 +434,16 @@ module {
     mtrt.send %a to 1 {tag = 0 : i64} : memref<4xf32>
   }
 }
+
+// -----
+
+// A module before mt-lower-to-runtime has no programs to simulate: it
+// passed, as if proven.
+
+// expected-error @below {{mt-verify-collectives checks the programs of mt-lower-to-runtime, and the module has none: run it after --mt-lower-to-runtime (--mt-train-pipeline runs it last)}}
+module @negative_not_lowered {
+  func.func @step(%x: tensor<4xf32> {mt.param = "x"}) -> tensor<4xf32> {
+    %y = mt.gelu %x : tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+}
