@@ -4,6 +4,7 @@
 
 #include "mtrt/Strings.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -220,6 +221,23 @@ Status TokenData::open(const std::string &path, TokenData &data) {
           " bytes, an odd number, so it is not a sequence of 16-bit tokens");
     opened.count = size / 2;
     opened.formatName = "uint16 token file";
+    // 32-bit ids (a tokenizer's int32 output, numpy's default) read as
+    // 16-bit tokens are each an id and a 0: a valid-looking stream that
+    // trains on garbage. Text never has a 0 at every second position.
+    int64_t sample = std::min<int64_t>(opened.count, 4096);
+    bool highHalvesZero = sample >= 64, lowHalvesZero = true;
+    for (int64_t i = 0; i + 1 < sample && highHalvesZero; i += 2) {
+      highHalvesZero = opened.token(i + 1) == 0;
+      lowHalvesZero = lowHalvesZero && opened.token(i) == 0;
+    }
+    if (highHalvesZero && !lowHalvesZero)
+      return Status::error(
+          binPath + ": every second 16-bit token of the first " +
+          std::to_string(sample) +
+          " is 0: the file looks like 32-bit token ids, which a raw token "
+          "file cannot hold (it is uint16, as nanoGPT's train.bin); write "
+          "Megatron-LM's indexed dataset (PREFIX.bin beside PREFIX.idx, any "
+          "integer id type) instead");
   }
   data = std::move(opened);
   return Status::ok();
