@@ -16,6 +16,41 @@ static RankedTensorType withShape(RankedTensorType like,
   return RankedTensorType::get(shape, like.getElementType());
 }
 
+LogicalResult
+mlir::mt::splitSameTypeOperands(Operation *op,
+                                const llvm::DenseSet<Value> &split,
+                                int64_t parts, StringRef what) {
+  if (!op->hasTrait<OpTrait::SameOperandsAndResultType>())
+    return success();
+  OpOperand *splitOperand =
+      llvm::find_if(op->getOpOperands(), [&](OpOperand &operand) {
+        return split.contains(operand.get());
+      });
+  if (splitOperand == op->getOpOperands().end())
+    return success();
+  Type splitType = splitOperand->get().getType();
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (operand.get().getType() == splitType)
+      continue;
+    auto constant = operand.get().getDefiningOp<arith::ConstantOp>();
+    auto value =
+        constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+    if (!value || !value.isSplat())
+      return op->emitOpError()
+             << "reads operand #" << operand.getOperandNumber() << " whole ("
+             << operand.get().getType() << ") beside operand #"
+             << splitOperand->getOperandNumber() << "'s batch split " << what
+             << " (" << splitType
+             << "): only the step's data inputs, what is computed from them, "
+                "and splat constants read directly are split with the batch";
+    OpBuilder builder(constant);
+    auto type = cast<ShapedType>(splitType);
+    operand.set(arith::ConstantOp::create(builder, constant.getLoc(), type,
+                                          value.resizeSplat(type)));
+  }
+  return success();
+}
+
 FailureOr<SmallVector<Type>> mlir::mt::inferResultTypes(Operation *op) {
   // mt ops state their own rule.
   if (auto rule = dyn_cast<ShapeRuleOpInterface>(op))

@@ -25,6 +25,9 @@
 #include <map>
 #include <sstream>
 
+static_assert(mlir::mtrt::kMaxArenaBytes == ::mtrt::kMaxArenaBytes,
+              "the compiler plans arenas the runtime loads");
+
 using namespace mlir;
 using namespace mlir::mt;
 

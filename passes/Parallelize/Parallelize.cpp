@@ -231,45 +231,6 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   // Batch split
   //===--------------------------------------------------------------------===//
 
-  /// A tensor constant that `op` reads beside a batch-split operand of the
-  /// same rank, with dp times its batch (a constant of the activations'
-  /// shape), is split with it: a splat is one rank's share as it is (a new
-  /// constant of the split shape; others may read the whole one); any other
-  /// constant would need a slice per rank, which the runtime cannot hold.
-  LogicalResult splitConstantOperands(Operation &op,
-                                      const DenseSet<Value> &split) {
-    for (OpOperand &operand : op.getOpOperands()) {
-      auto constant = operand.get().getDefiningOp<arith::ConstantOp>();
-      auto type = constant ? dyn_cast<RankedTensorType>(constant.getType())
-                           : RankedTensorType();
-      if (!type || type.getRank() == 0)
-        continue;
-      auto batchOf = llvm::find_if(op.getOperands(), [&](Value other) {
-        auto otherType = dyn_cast<RankedTensorType>(other.getType());
-        return split.contains(other) && otherType &&
-               otherType.getRank() == type.getRank() &&
-               otherType.getDimSize(0) * dp == type.getDimSize(0);
-      });
-      if (batchOf == op.getOperands().end())
-        continue;
-      auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
-      if (!value || !value.isSplat())
-        return constant.emitOpError()
-               << "is a tensor constant of the batch's shape that is not a "
-                  "splat: mt-parallelize cannot split it over dp "
-               << dp.getValue()
-               << " ranks; only splat tensor constants are supported (as in "
-                  "mt-lower-to-runtime)";
-      SmallVector<int64_t> shape(type.getShape());
-      shape[0] /= dp;
-      auto splitType = type.clone(shape);
-      OpBuilder builder(constant);
-      operand.set(arith::ConstantOp::create(
-          builder, constant.getLoc(), splitType, value.resizeSplat(splitType)));
-    }
-    return success();
-  }
-
   LogicalResult splitBatch(func::FuncOp function) {
     Block &body = function.getBody().front();
     DenseSet<Value> split;
@@ -291,7 +252,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       split.insert(arg);
     }
     for (Operation &op : body.without_terminator()) {
-      if (failed(splitConstantOperands(op, split)))
+      if (failed(splitSameTypeOperands(
+              &op, split, dp, "over dp " + std::to_string(dp) + " ranks")))
         return failure();
       FailureOr<SmallVector<Type>> types = inferResultTypes(&op);
       if (failed(types))
@@ -445,7 +407,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       if (!value || !value.isSplat()) {
         constant.emitOpError()
             << "is a tensor constant that is not a splat: mt-parallelize "
-               "cannot split it over tp "
+               "cannot partition it over tp "
             << tp.getValue()
             << " ranks; only splat tensor constants are supported (as in "
                "mt-lower-to-runtime)";

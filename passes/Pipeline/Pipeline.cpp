@@ -524,6 +524,10 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
             return changed.contains(v);
           }))
         continue;
+      if (failed(splitSameTypeOperands(&op, changed, numMicro,
+                                       "into " + std::to_string(numMicro) +
+                                           " microbatches")))
+        return failure();
       for (Value result : op.getResults())
         changed.insert(result);
       FailureOr<SmallVector<Type>> types = inferResultTypes(&op);

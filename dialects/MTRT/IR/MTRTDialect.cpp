@@ -28,8 +28,9 @@ static int64_t bufferBytes(MemRefType type) {
 LogicalResult ProgramOp::verify() {
   int64_t arena = getArenaBytesAttr().getInt();
   int64_t persistent = getPersistentBytesAttr().getInt();
-  if (arena < 0)
-    return emitOpError() << "arena_bytes must not be negative, got " << arena;
+  if (arena < 0 || arena > kMaxArenaBytes)
+    return emitOpError() << "arena_bytes must be between 0 and 2^60, got "
+                         << arena;
   if (persistent < 0 || persistent > arena)
     return emitOpError() << "persistent_bytes " << persistent
                          << " must be between 0 and arena_bytes " << arena;

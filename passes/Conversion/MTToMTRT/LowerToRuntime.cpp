@@ -64,11 +64,10 @@ struct Allocation {
   DictionaryAttr init;
 };
 
-/// The most bytes one stage's arena may plan: far beyond any device, and
-/// small enough that offsets, alignment and the sum of all buffers stay in
-/// int64 (a shape written in the IR, or a vocabulary padded to a huge
-/// multiple, would otherwise wrap to a negative arena).
-constexpr int64_t kMaxArenaBytes = int64_t(1) << 62;
+/// An arena plans at most mtrt::kMaxArenaBytes (2^60), which the loader
+/// accepts: a shape written in the IR, or a vocabulary padded to a huge
+/// multiple, wrapped to a negative arena before.
+using mlir::mtrt::kMaxArenaBytes;
 
 /// A tensor's bytes, or kMaxArenaBytes + 1 when they exceed the bound (its
 /// element count, unlike getNumElements', is multiplied with a check).
@@ -460,13 +459,13 @@ struct LowerToRuntimePass
       if (!largest || alloc.bytes > largest->bytes)
         largest = &alloc;
       if (!alloc.redirect)
-        total = std::min<uint64_t>( // unsigned: two terms past 2^62 fit
+        total = std::min<uint64_t>( // unsigned: two terms past 2^60 fit
             total + alignTo(std::max<int64_t>(alloc.bytes, 1), alignment),
             kMaxArenaBytes + 1);
     }
     if (total > uint64_t(kMaxArenaBytes)) {
       InFlightDiagnostic error = function.emitOpError()
-                                 << "needs more than 2^62 bytes of buffers "
+                                 << "needs more than 2^60 bytes of buffers "
                                     "(the most one arena can plan); the "
                                     "largest is "
                                  << largest->kind;

@@ -64,6 +64,11 @@ namespace mtrt {
 /// shard's).
 constexpr int64_t kArtifactVersion = 5;
 
+/// The most bytes one program's arena may hold: far beyond any device, and
+/// small enough that offsets, alignment and sums of buffers stay in int64.
+/// mt-lower-to-runtime plans within it and the loader refuses more.
+constexpr int64_t kMaxArenaBytes = int64_t(1) << 60;
+
 /// Element types. F64 is the runtime's own (reductions in double between
 /// ranks); no artifact buffer has it.
 enum class DType { F32, F16, BF16, I32, I64, F64 };

@@ -453,7 +453,7 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
       program.flopsPerToken = reader.integer(entry, key::kFlops, where);
     program.persistentBytes = reader.integer(entry, key::kPersistent, where);
     if (reader.ok() &&
-        (program.arenaBytes < 0 || program.arenaBytes > (int64_t(1) << 60) ||
+        (program.arenaBytes < 0 || program.arenaBytes > kMaxArenaBytes ||
          program.persistentBytes < 0 ||
          program.persistentBytes > program.arenaBytes))
       reader.fail(where, "arena of " + std::to_string(program.arenaBytes) +

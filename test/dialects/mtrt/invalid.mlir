@@ -24,6 +24,21 @@ mtrt.program @negative_persistent_below_zero attributes {stage = 0 : i64, arena_
 
 // -----
 
+// An arena of at most 2^60 bytes, as the runtime's loader accepts
+// (mt-lower-to-runtime plans within it); negative sizes are refused too.
+
+// expected-error @below {{'mtrt.program' op arena_bytes must be between 0 and 2^60, got 1152921504606846977}}
+mtrt.program @negative_arena_past_bound attributes {stage = 0 : i64, arena_bytes = 1152921504606846977 : i64, persistent_bytes = 0 : i64} {
+}
+
+// -----
+
+// expected-error @below {{'mtrt.program' op arena_bytes must be between 0 and 2^60, got -64}}
+mtrt.program @negative_arena_below_zero attributes {stage = 0 : i64, arena_bytes = -64 : i64, persistent_bytes = 0 : i64} {
+}
+
+// -----
+
 // The arena size is required.
 
 // expected-error @below {{'mtrt.program' op requires attribute 'arena_bytes'}}

@@ -2,12 +2,12 @@
 """Puts tensor constants into an imported GPT-2, as hand-written IR has
 them.
 
-usage: add_constants.py IN.mlir OUT.mlir (activation | bias PARAM) (splat | ramp)
+usage: add_constants.py IN.mlir OUT.mlir (activation | param NAME) (splat | ramp)
 
   activation  adds a constant of the activations' shape (batch, sequence,
               hidden) to the embeddings' sum, before the embedding dropout;
-  bias PARAM  reads a constant where the step read the vector parameter
-              PARAM (which stays, unread);
+  param NAME  reads a constant where the step read the parameter NAME
+              (which stays, unread);
   splat       the constant is 0.5 everywhere; ramp: 0, 0.01, 0.02, ...
 """
 import re
@@ -45,17 +45,18 @@ if mode == "activation":
     shape = [int(d) for d in kind[len("tensor<"):-1].split("x")[:-1]]
     lines.insert(at + 1, f"{indent}%shift = arith.constant "
                          f"dense<{dense(shape, sys.argv[4])}> : {kind}")
-elif mode == "bias":
+elif mode == "param":
     name, values = sys.argv[4], sys.argv[5]
     signature = next(i for i, l in enumerate(lines) if "func.func" in l)
-    args = re.findall(r'(%arg\d+): tensor<(\d+)xf32> \{((?:[^{}]|\{[^{}]*\})*)\}',
+    args = re.findall(r'(%arg\d+): tensor<([0-9x]+)xf32> \{((?:[^{}]|\{[^{}]*\})*)\}',
                       lines[signature])
-    arg, size = next((a, int(n)) for a, n, attrs in args
+    arg, dims = next((a, d) for a, d, attrs in args
                      if f'mt.param = "{name}"' in attrs)
+    shape = [int(d) for d in dims.split("x")]
     body = "\n".join(lines[signature + 1:])
-    body = re.sub(re.escape(arg) + r"\b", "%bias", body)
+    body = re.sub(re.escape(arg) + r"\b", "%constant", body)
     lines = lines[:signature + 1] + [
-        f"    %bias = arith.constant dense<{dense([size], values)}> : tensor<{size}xf32>"
+        f"    %constant = arith.constant dense<{dense(shape, values)}> : tensor<{dims}xf32>"
     ] + body.split("\n")
 else:
     sys.exit(f"add_constants.py: unknown mode '{mode}'")
