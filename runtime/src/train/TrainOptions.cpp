@@ -4,6 +4,7 @@
 #include "train/Devices.h"
 
 #include "mtrt/CheckpointShards.h"
+#include "mtrt/TokenData.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +17,7 @@
 #include <functional>
 #include <sstream>
 #include <sys/stat.h>
+#include <vector>
 
 namespace mtrt::train {
 
@@ -219,6 +221,59 @@ static Status parseDouble(const std::string &flag, const std::string &text,
     return Status::error("flag " + flag + " expects a number, got '" + text +
                          "'");
   value = parsed;
+  return Status::ok();
+}
+
+/// `path` as one spelling per file: resolved through links where it exists,
+/// else its resolved directory and its name (a file a run will create).
+static std::string canonicalPath(const std::string &path) {
+  if (char *resolved = ::realpath(path.c_str(), nullptr)) {
+    std::string canonical = resolved;
+    std::free(resolved);
+    return canonical;
+  }
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (char *resolved = ::realpath(dir.empty() ? "/" : dir.c_str(), nullptr)) {
+    std::string canonical = std::string(resolved) + "/" + name;
+    std::free(resolved);
+    return canonical;
+  }
+  return path;
+}
+
+/// No file the run writes is one it reads, or another it writes: `--log
+/// train.bin` truncated the token file being read (SIGBUS), `--log
+/// model.mtx` replaced the artifact, `--log x --save-params x` kept one.
+static Status checkDistinctFiles(const Options &options) {
+  std::vector<std::pair<std::string, std::string>> files; // what, path
+  auto add = [&](std::string what, const std::string &path) {
+    if (!path.empty())
+      files.emplace_back(std::move(what), path);
+  };
+  add("the artifact", options.artifact);
+  if (!options.data.empty()) {
+    add("the token data (--data)", TokenData::tokenFileOf(options.data));
+    add("the token data's index (--data)",
+        TokenData::indexFileOf(options.data));
+  }
+  add("the parameters read (--load-params)", options.loadParams);
+  size_t inputs = files.size();
+  add("--log", options.log);
+  add("--save-params", options.saveParams);
+  add("--trace", options.trace);
+  add("--memory-report-json", options.memoryReportJson);
+  add("--memory-report-svg", options.memoryReportSvg);
+  for (size_t out = inputs; out < files.size(); ++out)
+    for (size_t other = 0; other < out; ++other)
+      if (canonicalPath(files[out].second) ==
+          canonicalPath(files[other].second))
+        return Status::error(
+            "flag " + files[out].first + " writes " + files[out].second +
+            ", which is also " + files[other].first +
+            (other < inputs ? ": the run would overwrite what it reads"
+                            : ": one would overwrite the other"));
   return Status::ok();
 }
 
@@ -463,7 +518,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
                            ", which a 32-bit float (the precision the "
                            "training step uses) cannot hold");
   }
-  return Status::ok();
+  return checkDistinctFiles(options);
 }
 
 } // namespace mtrt::train
