@@ -389,52 +389,6 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   // The step
   //===--------------------------------------------------------------------===//
 
-  /// The shard dialect partitions a tensor constant only from the sharding
-  /// of its result, and only a splat (arith's sharding model fails,
-  /// without a message, otherwise); propagation gives a constant that feeds
-  /// a replicated activation none. So every tensor constant is pinned
-  /// replicated before propagation: a user that splits it takes its share
-  /// locally. A constant that is not a splat is refused: neither the
-  /// partition nor the runtime (mt-lower-to-runtime) holds one.
-  LogicalResult replicateConstants(func::FuncOp function) {
-    OpBuilder builder(function.getContext());
-    Value replicated;
-    WalkResult walk = function.walk([&](arith::ConstantOp constant) {
-      auto type = dyn_cast<RankedTensorType>(constant.getType());
-      if (!type || type.getRank() == 0)
-        return WalkResult::advance();
-      auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
-      if (!value || !value.isSplat()) {
-        constant.emitOpError()
-            << "is a tensor constant that is not a splat: mt-parallelize "
-               "cannot partition it over tp "
-            << tp.getValue()
-            << " ranks; only splat tensor constants are supported (as in "
-               "mt-lower-to-runtime)";
-        return WalkResult::interrupt();
-      }
-      Value result = constant.getResult();
-      if (result.hasOneUse())
-        if (auto pinned = dyn_cast<shard::ShardOp>(*result.user_begin()))
-          if (!pinned.getAnnotateForUsers())
-            return WalkResult::advance();
-      if (!replicated) {
-        builder.setInsertionPointToStart(&function.getBody().front());
-        replicated = shard::ShardingOp::create(
-            builder, constant.getLoc(),
-            FlatSymbolRefAttr::get(function.getContext(), kGridName),
-            ArrayRef<shard::GridAxesAttr>{});
-      }
-      builder.setInsertionPointAfter(constant);
-      auto pinned =
-          shard::ShardOp::create(builder, constant.getLoc(), result, replicated,
-                                 /*annotate_for_users=*/false);
-      result.replaceAllUsesExcept(pinned, pinned);
-      return WalkResult::advance();
-    });
-    return failure(walk.wasInterrupted());
-  }
-
   LogicalResult parallelize(func::FuncOp function) {
     if (!function.getBody().hasOneBlock())
       return function.emitOpError()
@@ -444,8 +398,6 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     if (tp > 1) {
       if (failed(
               annotateTensorParallel(function, tp, sp, kTensorAxis, kGridName)))
-        return failure();
-      if (failed(replicateConstants(function)))
         return failure();
       OpPassManager partition(func::FuncOp::getOperationName());
       partition.addPass(shard::createShardingPropagation());

@@ -37,6 +37,7 @@
 #include "dialects/MT/IR/MTOps.h"
 #include "megatron/Utils/FunctionAttributeEditor.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -77,7 +78,7 @@ public:
         builder(OpBuilder::atBlockBegin(&function.getBody().front())) {}
 
   LogicalResult run() {
-    if (failed(readRoles()) || failed(pinArguments()))
+    if (failed(readRoles()) || failed(pinArguments()) || failed(pinConstants()))
       return failure();
     pinGradients();
     if (sequenceParallel)
@@ -252,6 +253,34 @@ private:
         if (isa<AdamWOp, GlobalNormOp>(use.getOwner()))
           pinUse(use, dim);
     }
+  }
+
+  /// The shard dialect partitions a tensor constant only from the sharding
+  /// of its result, and only a splat (arith's sharding model fails, without
+  /// a message, otherwise); propagation gives a constant that feeds a
+  /// replicated activation none. So every tensor constant is pinned
+  /// replicated: a user that splits it takes its share locally. A constant
+  /// that is not a splat is refused: neither the partition nor the runtime
+  /// (mt-lower-to-runtime) holds one.
+  LogicalResult pinConstants() {
+    SmallVector<Value> constants;
+    for (auto constant : body().getOps<arith::ConstantOp>()) {
+      auto type = dyn_cast<RankedTensorType>(constant.getType());
+      if (!type || type.getRank() == 0)
+        continue;
+      auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!value || !value.isSplat())
+        return constant.emitOpError()
+               << "is a tensor constant that is not a splat: mt-parallelize "
+                  "cannot partition it over tp "
+               << tp
+               << " ranks; only splat tensor constants are supported (as in "
+                  "mt-lower-to-runtime)";
+      constants.push_back(constant.getResult());
+    }
+    for (Value constant : constants)
+      pinDefinition(constant, std::nullopt);
+    return success();
   }
 
   /// Sequence parallelism: the activations between tensor-parallel regions,
