@@ -9,6 +9,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools  # LLVM/MLIR 22, shared libMLIR.so, mlir-tblgen
   llvm-22-tools                              # lit, FileCheck, not, split-file
   libopenblas-dev nlohmann-json3-dev         # the runtime: BLAS GEMMs, JSON artifacts
+  zlib1g-dev                                 # the runtime: checkpoint checksums
   libopenmpi-dev openmpi-bin                 # CPU ranks: MPI collectives, mpirun
   libgtest-dev                               # runtime unit tests
   python3-torch python3-numpy                # the independent numerical reference

@@ -346,6 +346,32 @@ TEST(Safetensors, OffsetsOutOfOrderOrBeyondTheFile) {
                 {"'a'", "'b'", "overlap"});
 }
 
+// As safetensors' own validate(): the tensors fill the data section.
+TEST(Safetensors, BytesOfNoTensor) {
+  TempDir dir;
+  expectBadFile(
+      dir,
+      safetensorsBytes("{\"t\": {\"dtype\": \"F32\", \"shape\": [1], "
+                       "\"data_offsets\": [4, 8]}}",
+                       std::string(8, 'x')),
+      {"bytes [0, 4)", "before the first tensor 't'", "belong to no tensor"});
+  expectBadFile(
+      dir,
+      safetensorsBytes("{\"a\": {\"dtype\": \"F32\", \"shape\": [1], "
+                       "\"data_offsets\": [0, 4]}, \"b\": "
+                       "{\"dtype\": \"F32\", \"shape\": [1], "
+                       "\"data_offsets\": [8, 12]}}",
+                       std::string(12, 'x')),
+      {"bytes [4, 8)", "between tensors 'a' and 'b'", "belong to no tensor"});
+  expectBadFile(dir,
+                safetensorsBytes("{\"t\": {\"dtype\": \"F32\", \"shape\": [1], "
+                                 "\"data_offsets\": [0, 4]}}",
+                                 std::string(9, 'x')),
+                {"the last 5 bytes", "after tensor 't'", "appended"});
+  expectBadFile(dir, safetensorsBytes("{}", "xy"),
+                {"the last 2 bytes", "belong to no tensor"});
+}
+
 TEST(Safetensors, ByteSizeNotMatchingTheShape) {
   TempDir dir;
   expectBadFile(dir,

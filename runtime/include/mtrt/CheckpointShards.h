@@ -13,7 +13,11 @@
 //     __metadata__            the same on every shard: the format, the
 //                              number of shards, a save id, and the run's
 //                              own metadata (iteration, seed, schedule);
-//                              and "shape:T" = "d0,d1,..." per tensor held
+//                              "shape:T" = "d0,d1,..." per tensor held;
+//                              "crc32:T" and "crc32:T#runs", the CRC-32
+//                              (zlib's) of each stored tensor's bytes; and
+//                              "metadata_crc32", that of every other entry
+//                              as "key\0value\0" in key order
 //
 // Replicas (data-parallel copies, a tied embedding on two stages) are
 // written once. Padding rows of a vocabulary are not part of any piece, so a
@@ -32,6 +36,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,7 +88,9 @@ class CheckpointShards final : public TensorSource {
 public:
   /// Opens every shard of `dir` and checks that they belong together (one
   /// format, shard count and save id) and that every piece lies inside its
-  /// tensor without overlapping another.
+  /// tensor without overlapping another. Each shard's metadata and runs are
+  /// checked against their checksums now, a piece's values the first time
+  /// readRuns reads any of them.
   static Status open(const std::string &dir, const std::string &format,
                      CheckpointShards &source);
 
@@ -122,6 +129,8 @@ private:
   std::vector<SafetensorsFile> files;
   std::map<std::string, Tensor> tensors;
   std::map<std::string, std::string> runMetadata;
+  /// The pieces of each file whose checksum readRuns has checked.
+  mutable std::vector<std::set<std::string>> verified;
 };
 
 } // namespace mtrt

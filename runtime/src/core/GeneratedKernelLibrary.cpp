@@ -122,6 +122,16 @@ Status syncFile(const std::string &path) {
   return Status::ok();
 }
 
+/// What an error about the cache directory ends with: where it came from
+/// and how to choose another (an unset or read-only HOME failed every run
+/// without saying MEGATRON_KERNEL_CACHE).
+std::string cacheDirectoryHint() {
+  return " (the kernel cache is $MEGATRON_KERNEL_CACHE, else "
+         "$XDG_CACHE_HOME/megatron-mlir/kernels, else "
+         "$HOME/.cache/megatron-mlir/kernels: set MEGATRON_KERNEL_CACHE to a "
+         "directory this user can write)";
+}
+
 /// mkdir -p.
 Status makeDirectories(const std::string &path) {
   for (size_t at = 1; at <= path.size(); ++at) {
@@ -130,7 +140,8 @@ Status makeDirectories(const std::string &path) {
     std::string prefix = path.substr(0, at);
     if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
       return Status::error("cannot create the kernel cache directory " +
-                           prefix + ": " + std::strerror(errno));
+                           prefix + ": " + std::strerror(errno) +
+                           cacheDirectoryHint());
   }
   return Status::ok();
 }
@@ -500,7 +511,8 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
         open((base + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock < 0)
       return Status::error("cannot open the kernel cache lock " + base +
-                           ".lock: " + std::strerror(errno));
+                           ".lock: " + std::strerror(errno) +
+                           cacheDirectoryHint());
     auto waitStart = std::chrono::steady_clock::now();
     while (flock(lock, LOCK_EX) != 0 && errno == EINTR) {
     }
@@ -516,7 +528,8 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
         std::ofstream out(source, std::ios::binary | std::ios::trunc);
         out << kernelSource;
         if (!out.flush())
-          built = Status::error("cannot write " + source);
+          built = Status::error("cannot write " + source +
+                                cacheDirectoryHint());
       }
       std::string partial = base + ".so.part" + std::to_string(getpid());
       if (built) {

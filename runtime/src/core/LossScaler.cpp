@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 using namespace mtrt;
 
@@ -13,6 +15,14 @@ namespace {
 /// The largest finite f16 is 65504, but the scale multiplies fp32 values in
 /// the training step: it must be a finite f32.
 constexpr double kMaxScale = 3.4e38;
+
+/// `value` in at most 7 significant digits (std::to_string printed 1e300
+/// as 301 digits).
+std::string shown(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.7g", value);
+  return text;
+}
 } // namespace
 
 Status LossScaler::start() {
@@ -21,16 +31,16 @@ Status LossScaler::start() {
       return Status::ok();
     return Status::error(std::string("flag ") + flag +
                          " must be a positive 32-bit float, got " +
-                         std::to_string(value));
+                         shown(value));
   };
   if (constantScale != 0)
     MTRT_RETURN_IF_ERROR(inRange("--loss-scale", constantScale));
   MTRT_RETURN_IF_ERROR(inRange("--initial-loss-scale", initialScale));
   MTRT_RETURN_IF_ERROR(inRange("--min-loss-scale", minScale));
   if (minScale > initialScale)
-    return Status::error("flag --min-loss-scale (" + std::to_string(minScale) +
+    return Status::error("flag --min-loss-scale (" + shown(minScale) +
                          ") exceeds --initial-loss-scale (" +
-                         std::to_string(initialScale) + ")");
+                         shown(initialScale) + ")");
   if (window < 1)
     return Status::error("flag --loss-scale-window must be at least 1, got " +
                          std::to_string(window));

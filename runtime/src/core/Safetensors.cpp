@@ -286,6 +286,31 @@ Status SafetensorsFile::open(const std::string &path, SafetensorsFile &file) {
           formatRange(next.begin - dataStart, next.end - dataStart) +
           ") overlap");
   }
+  // The tensors fill the data section exactly, as the format's reference
+  // reader requires (safetensors' validate: InvalidOffset,
+  // MetadataIncompleteBuffer): bytes that belong to no tensor mean a header
+  // that lost an entry, or a file appended to, which no writer produces.
+  int64_t covered = 0;
+  const std::string *previous = nullptr;
+  for (const auto &[name, entry] : byOffset) {
+    if (entry->begin - dataStart > covered)
+      return Status::error(
+          path + ": bytes [" + std::to_string(covered) + ", " +
+          std::to_string(entry->begin - dataStart) + ") of the data section, " +
+          (previous ? "between tensors '" + *previous + "' and '" + *name + "'"
+                    : "before the first tensor '" + *name + "'") +
+          ", belong to no tensor (a safetensors file's tensors fill its data "
+          "section)");
+    covered = entry->end - dataStart;
+    previous = name;
+  }
+  if (covered != dataSize)
+    return Status::error(
+        path + ": the last " + std::to_string(dataSize - covered) +
+        " bytes of the data section " +
+        (previous ? "(after tensor '" + *previous + "') " : "") +
+        "belong to no tensor (a safetensors file's tensors fill its data "
+        "section; was the file appended to?)");
 
   file.filePath = path;
   file.handle = std::move(handle);

@@ -219,6 +219,14 @@ Status TokenData::open(const std::string &path, TokenData &data) {
       return Status::error(
           binPath + ": token file has " + std::to_string(size) +
           " bytes, an odd number, so it is not a sequence of 16-bit tokens");
+    // The index of an indexed dataset, named instead of its prefix, would
+    // read as tokens.
+    if (size >= int64_t(sizeof(kIndexMagic)) &&
+        std::memcmp(opened.bytes, kIndexMagic, sizeof(kIndexMagic)) == 0)
+      return Status::error(
+          binPath + ": is the index of a Megatron-LM indexed dataset (it "
+                    "starts with MMIDIDX), not tokens: give --data its "
+                    "prefix (PREFIX, or PREFIX.bin beside PREFIX.idx)");
     opened.count = size / 2;
     opened.formatName = "uint16 token file";
     // 32-bit ids (a tokenizer's int32 output, numpy's default) read as

@@ -75,18 +75,48 @@ void removeTemporaryFiles(const std::string &dir) {
 Status readMarkedIteration(const std::string &dir, int64_t &iteration) {
   std::string marker = dir + "/" + kLatestFile;
   std::ifstream in(marker);
-  if (!in)
+  if (!in) {
+    // A save killed after publishing its directory, before marking it,
+    // leaves the directory unmarked: it is whole, but only the user can
+    // say to resume from it.
+    std::string newest;
+    for (const std::string &name : entriesOf(dir))
+      if (name.rfind("iter_", 0) == 0 && name.find('.') == std::string::npos &&
+          isDirectory(dir + "/" + name))
+        newest = std::max(newest, name);
+    if (!newest.empty())
+      return Status::error(
+          dir + ": holds " + newest + " but no " + kLatestFile +
+          " (a save killed before marking it?); write the iteration to "
+          "resume from into that file");
     return Status::error(dir + ": no " + kLatestFile +
                          " (not a directory --save wrote)");
+  }
   std::string text;
   std::getline(in, text);
   char *end = nullptr;
+  errno = 0;
   long long parsed = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || parsed <= 0)
+  // Beyond 2^40 (--steps' bound) it is no iteration of a run: 2^64 read
+  // as iter_9223372036854775807.
+  if (text.empty() || *end != '\0' || errno || parsed <= 0 ||
+      parsed > (int64_t(1) << 40))
     return Status::error(marker + ": '" + text +
-                         "' is not an iteration number");
+                         "' is not an iteration number (1 to 2^40)");
   iteration = parsed;
   return Status::ok();
+}
+
+bool holdsNoCheckpoint(const std::string &dir) {
+  struct stat info;
+  if (::stat(dir.c_str(), &info) != 0)
+    return errno == ENOENT;
+  if (!S_ISDIR(info.st_mode))
+    return false;
+  for (const std::string &name : entriesOf(dir))
+    if (name == kLatestFile || name.rfind("iter_", 0) == 0)
+      return false;
+  return true;
 }
 
 std::string iterationDir(const std::string &dir, int64_t iteration) {

@@ -38,6 +38,10 @@ inline constexpr const char *kLatestFile = "latest_checkpointed_iteration.txt";
 /// what is wrong (missing, or not a positive iteration number).
 Status readMarkedIteration(const std::string &dir, int64_t &iteration);
 
+/// Whether `dir` holds no checkpoint yet: it does not exist, or holds no
+/// marker and no iteration directory.
+bool holdsNoCheckpoint(const std::string &dir);
+
 /// DIR/iter_NNNNNNN: where the checkpoint of `iteration` lies.
 std::string iterationDir(const std::string &dir, int64_t iteration);
 

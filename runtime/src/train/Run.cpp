@@ -140,13 +140,36 @@ jobFingerprint(const Options &o, const Artifact &artifact) {
   return items;
 }
 
-/// All ranks run the same job: the same artifact, training flags and data.
-/// A difference is an error naming the ranks and what differs.
-Status checkSameJob(const Options &options, const Artifact &artifact,
-                    const Launcher &comm) {
+/// What every rank must agree on before its first collective after the
+/// flags: what decides which collectives it calls. A launch giving ranks
+/// different flags (mpirun's MPMD form, a wrapper adding a flag on some
+/// nodes) otherwise failed as MPI_ERR_TRUNCATE, in mismatched
+/// collectives, or lost the outputs a flag asked of rank 1 only.
+std::vector<std::pair<std::string, std::string>>
+controlFlowFingerprint(const Options &o) {
+  auto given = [](bool yes) {
+    return std::string(yes ? "given" : "not given");
+  };
+  return {
+      {"--help", given(o.help)},
+      {"--memory-report", given(o.memoryReport || !o.memoryReportJson.empty() ||
+                                !o.memoryReportSvg.empty())},
+      {"--load", given(!o.load.empty())},
+      {"--log", given(!o.log.empty())},
+      {"--save-params", given(!o.saveParams.empty())},
+      {"--trace", given(!o.trace.empty())},
+      {"--profile", given(o.profile)},
+  };
+}
+
+/// All ranks agree on `items`: the same artifact, training flags and data
+/// (jobFingerprint), or the same control flow (controlFlowFingerprint). A
+/// difference is an error naming the ranks and what differs.
+Status
+checkSameJob(const std::vector<std::pair<std::string, std::string>> &items,
+             const Launcher &comm) {
   if (comm.size() == 1)
     return Status::ok();
-  auto items = jobFingerprint(options, artifact);
   std::string mine;
   for (const auto &[key, value] : items)
     mine += key + "=" + value + "\n";
@@ -227,6 +250,9 @@ int openSession(int argc, char **argv, Session &session) {
   Options &options = session.options;
   if (int code = failAgreed(parseOptions(argc, argv, options)))
     return code;
+  if (int code =
+          failAgreed(checkSameJob(controlFlowFingerprint(options), comm)))
+    return code;
   if (options.help) {
     session.helpOnly = true;
     return 0;
@@ -255,14 +281,41 @@ int openSession(int argc, char **argv, Session &session) {
     return failAgreed(reportMemory(options, artifact));
   }
   Checkpoint &checkpoint = session.checkpoint;
+  // Every rank must see the directory alike, or they would go on to
+  // different collectives.
+  bool fresh = loadsFromNoCheckpointYet(options);
+  bool allFresh = comm.allAgree(fresh), noneFresh = comm.allAgree(!fresh);
+  if (!allFresh && !noneFresh)
+    return failOnce(Status::error(
+        options.load + ": some ranks find a checkpoint here and some none "
+                       "(is it on a file system every node shares?)"));
+  if (allFresh) {
+    if (speak)
+      std::printf("load: %s holds no checkpoint yet; training from scratch "
+                  "(--load is --save: a job's first launch, or one "
+                  "restarted before its first save)\n",
+                  options.load.c_str());
+    options.load.clear();
+    options.noLoadOptim = options.noLoadRng = false;
+  }
   if (!options.load.empty()) {
     if (int code = failAgreed(resolveCheckpoint(options.load, checkpoint)))
       return code;
     // The dropout masks are keyed by seed and step: resuming them means
     // taking the checkpoint's seed.
-    if (!options.noLoadRng)
-      options.seed =
+    // A different --seed given is refused rather than ignored.
+    if (!options.noLoadRng) {
+      int64_t saved =
           std::strtoll(checkpoint.metadata["seed"].c_str(), nullptr, 10);
+      if (options.seedGiven && options.seed != saved)
+        return failOnce(Status::error(
+            "flag --seed " + std::to_string(options.seed) +
+            " differs from the seed " + std::to_string(saved) + " of " +
+            checkpoint.dir +
+            ", whose random streams a resumed run continues (--no-load-rng "
+            "takes --seed instead)"));
+      options.seed = saved;
+    }
     for (const auto &[key, value] : scheduleOf(options)) {
       auto it = checkpoint.metadata.find(key);
       if (it != checkpoint.metadata.end() && it->second != value)
@@ -278,7 +331,8 @@ int openSession(int argc, char **argv, Session &session) {
           std::to_string(checkpoint.iteration) + ", not before --steps " +
           std::to_string(options.steps) + ": nothing left to train"));
   }
-  if (int code = failAgreed(checkSameJob(options, artifact, comm)))
+  if (int code =
+          failAgreed(checkSameJob(jobFingerprint(options, artifact), comm)))
     return code;
   if (artifact.worldSize != comm.size())
     return failOnce(

@@ -64,7 +64,8 @@ static const char *kUsageTemplate = R"(usage: megatron-run MODEL.mtx [flags]
 
 Trains with a compiled artifact (megatron-translate --export-artifact).
 
-  --steps N, --train-iters N   training steps (default 10)
+  --steps N, --train-iters N   training steps (default 10); a flag given
+                               twice takes its last value
   --data FILE                  token file: raw little-endian uint16 (nanoGPT's
                                train.bin), or Megatron-LM's indexed dataset
                                (PREFIX or PREFIX.bin beside PREFIX.idx; its
@@ -78,7 +79,8 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --corpus-vocab N             synthetic corpus: tokens used (default 64, or
                                the model's vocabulary if smaller)
   --corpus-order K             synthetic corpus: Markov order (default 1)
-  --seed N                     initialization, dropout and corpus seed (1234)
+  --seed N                     initialization, dropout and corpus seed (1234;
+                               with --load, the checkpoint's)
   --lr X                       peak learning rate (6e-4)
   --min-lr X                   learning rate after decay (0)
   --lr-warmup-iters N          linear warmup steps from 0 (0); as in
@@ -157,10 +159,13 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --bf16, --fp16               check that the artifact stores activations
                                in that precision (compile with
                                --mt-train-pipeline="precision=bf16|fp16")
-  --loss-scale X               fp16: a constant loss scale (default:
-                               dynamic); a step whose scaled gradients
-                               overflow is skipped either way
+  --loss-scale X               fp16: a constant loss scale (default, or 0:
+                               dynamic, as Megatron-LM's); a step whose
+                               scaled gradients overflow is skipped either
+                               way
   --initial-loss-scale X       fp16 dynamic scaling: first scale (2^32)
+                               (this and the next three: not with a
+                               constant --loss-scale)
   --min-loss-scale X           fp16 dynamic scaling: floor (1)
   --loss-scale-window N        fp16: overflow-free steps before the scale
                                doubles (1000)
@@ -205,6 +210,9 @@ static Status parseInt(const std::string &flag, const std::string &text,
   char *end = nullptr;
   errno = 0;
   long long parsed = std::strtoll(text.c_str(), &end, 10);
+  if (!text.empty() && *end == '\0' && errno == ERANGE)
+    return Status::error("flag " + flag + " is " + text +
+                         ", beyond a 64-bit integer");
   if (text.empty() || *end != '\0' || errno)
     return Status::error("flag " + flag + " expects an integer, got '" + text +
                          "'");
@@ -277,6 +285,12 @@ static Status checkDistinctFiles(const Options &options) {
   return Status::ok();
 }
 
+bool loadsFromNoCheckpointYet(const Options &options) {
+  return !options.load.empty() && !options.save.empty() &&
+         canonicalPath(options.load) == canonicalPath(options.save) &&
+         holdsNoCheckpoint(options.load);
+}
+
 Status parseOptions(int argc, char **argv, Options &options) {
   std::map<std::string, std::function<Status(const std::string &)>> flags;
   auto intFlag = [&](const char *name, int64_t &field) {
@@ -304,7 +318,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
   intFlag("--train-iters", options.steps);
   stringFlag("--data", options.data);
   stringFlag("--data-path", options.data); // Megatron-LM's name (one prefix)
-  intFlag("--seed", options.seed);
+  flags["--seed"] = [&options](const std::string &v) {
+    options.seedGiven = true;
+    return parseInt("--seed", v, options.seed);
+  };
   doubleFlag("--lr", options.lr);
   doubleFlag("--min-lr", options.minLr);
   intFlag("--lr-warmup-iters", options.warmupIters);
@@ -363,6 +380,12 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.lossScaleFlag = name;
       return parseInt(name, v, *field);
     };
+
+  // Spellings of one setting: giving both is giving it twice.
+  const std::map<std::string, std::string> aliasOf = {
+      {"--train-iters", "--steps"}, {"--data-path", "--data"}};
+  // Each setting given, by its first spelling, with the spelling and value.
+  std::map<std::string, std::pair<std::string, std::string>> given;
 
   // A C API caller may pass a NULL (a Python list holding None: an unset
   // environment variable).
@@ -442,6 +465,20 @@ Status parseOptions(int argc, char **argv, Options &options) {
         return Status::error("flag " + name + " needs a value");
       value = argv[++i];
     }
+    // A flag repeated takes its last value, as argparse's (Megatron-LM's)
+    // do: a script's common flags, then the ones that override them. Both
+    // spellings of one setting with different values are refused: a
+    // `--data-path` after `--data` is no override anyone writes on purpose.
+    auto alias = aliasOf.find(name);
+    const std::string &setting = alias == aliasOf.end() ? name : alias->second;
+    auto [earlier, first] = given.insert({setting, {name, value}});
+    if (!first && earlier->second.first != name &&
+        earlier->second.second != value)
+      return Status::error(
+          "flag " + name + " '" + value + "' contradicts the earlier " +
+          earlier->second.first + " '" + earlier->second.second +
+          "' (two spellings of one setting)");
+    earlier->second = {name, value};
     MTRT_RETURN_IF_ERROR(it->second(value));
   }
   if (options.artifact.empty())
@@ -457,20 +494,50 @@ Status parseOptions(int argc, char **argv, Options &options) {
                : Status::error(std::string("flag ") + flag +
                                " must not be negative, got " + number(value));
   };
-  MTRT_RETURN_IF_ERROR(positive("--steps", double(options.steps)));
+  // Errors name the spelling given.
+  auto spelling = [&given](const std::string &setting) {
+    auto it = given.find(setting);
+    return it == given.end() ? setting : it->second.first;
+  };
+  const std::string steps = spelling("--steps");
+  MTRT_RETURN_IF_ERROR(positive(steps.c_str(), double(options.steps)));
   // Far beyond any run, and small enough that the counts derived from it
   // (samples, tokens, the data's coverage) cannot overflow 64 bits.
   if (options.steps > (int64_t(1) << 40))
-    return Status::error("flag --steps must be at most 2^40, got " +
+    return Status::error("flag " + steps + " must be at most 2^40, got " +
                          std::to_string(options.steps));
   MTRT_RETURN_IF_ERROR(positive("--lr", options.lr));
   MTRT_RETURN_IF_ERROR(positive("--adam-eps", options.eps));
-  MTRT_RETURN_IF_ERROR(
-      positive("--distributed-timeout-minutes", options.timeoutMinutes));
+  // A second at least: below it every collective of a real step would
+  // time out (1e-30 was accepted).
+  if (!(options.timeoutMinutes >= 1.0 / 60))
+    return Status::error(
+        "flag --distributed-timeout-minutes must be at least one second "
+        "(0.0167), got " +
+        number(options.timeoutMinutes));
   if (!std::isnan(options.peakTflops))
     MTRT_RETURN_IF_ERROR(positive("--peak-tflops", options.peakTflops));
   MTRT_RETURN_IF_ERROR(
       nonNegative("--save-interval", double(options.saveInterval)));
+  // Flags that something else given makes meaningless are refused, not
+  // ignored.
+  if (given.count("--save-interval") && options.save.empty())
+    return Status::error("flag --save-interval needs --save (the directory "
+                         "the checkpoints go to)");
+  for (const char *corpusFlag : {"--corpus-vocab", "--corpus-order"})
+    if (given.count(corpusFlag) && !options.data.empty())
+      return Status::error(std::string("flag ") + corpusFlag +
+                           " shapes the built-in synthetic corpus, which " +
+                           spelling("--data") + " replaces");
+  if (options.lossScaler.constantScale != 0)
+    for (const char *dynamicFlag : {"--initial-loss-scale", "--min-loss-scale",
+                                    "--loss-scale-window", "--hysteresis"})
+      if (given.count(dynamicFlag))
+        return Status::error(std::string("flag ") + dynamicFlag +
+                             " sets dynamic loss scaling, which the constant "
+                             "--loss-scale " +
+                             number(options.lossScaler.constantScale) +
+                             " replaces");
   // What they change comes from a checkpoint: without one they would be
   // ignored.
   for (auto [flag, given] : {std::pair{"--no-load-optim", options.noLoadOptim},

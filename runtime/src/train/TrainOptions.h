@@ -57,6 +57,9 @@ struct Options {
   /// Whether --corpus-vocab was given: the default is capped at the
   /// model's vocabulary, a value given must fit in it.
   bool corpusVocabGiven = false;
+  /// Whether --seed was given: a resumed run takes its checkpoint's, which
+  /// a different --seed must not be mistaken for.
+  bool seedGiven = false;
   int64_t corpusOrder = 1;
   bool quiet = false;
   /// --help or -h: the usage is asked for, nothing else.
@@ -111,6 +114,12 @@ struct Checkpoint {
 };
 
 Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint);
+
+/// Whether --load names the --save directory and that holds no checkpoint
+/// yet: a job's first launch, or one restarted before its first save,
+/// with Megatron-LM's recipe of one command (--load DIR --save DIR) for
+/// both. It trains from scratch, as Megatron-LM does.
+bool loadsFromNoCheckpointYet(const Options &options);
 
 /// Parses megatron-run's command line (argv[0] is the program).
 Status parseOptions(int argc, char **argv, Options &options);

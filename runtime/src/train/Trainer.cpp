@@ -405,11 +405,16 @@ public:
         if (!known && !isKnownNonParameter(name))
           unexpected.push_back(name);
       }
+      // --no-strict-load is for a parameter file; a training checkpoint
+      // holds exactly its model's state.
+      const std::string remedy = source == &paramsFile
+                                     ? "--no-strict-load ignores them"
+                                     : "the checkpoint is of another model";
       if (!unexpected.empty() && !options.nonStrictLoad) {
         return Status::error(
             source->location() + ": " + std::to_string(unexpected.size()) +
             " tensor(s) the model does not have: " + firstNames(unexpected) +
-            " (--no-strict-load ignores them)");
+            " (" + remedy + ")");
       }
       if (!unexpected.empty() && comm.rank() == 0)
         std::printf("load: ignoring %zu tensor(s) the model does not have "
@@ -458,9 +463,13 @@ public:
         continue;
       }
       if (!source->contains(name))
-        return Status::error(source->location() + ": missing tensor '" + name +
-                             "' that the model needs (--no-strict-load "
-                             "initializes it instead)");
+        return Status::error(
+            source->location() + ": missing tensor '" + name +
+            "' that the model needs (" +
+            (source == &paramsFile
+                 ? std::string("--no-strict-load initializes it instead")
+                 : "the checkpoint is of another model") +
+            ")");
       // Filled on the host, then uploaded to the device whole.
       std::vector<float> host(size_t(buffer.numElements()), 0.0f);
       float *values = host.data();
@@ -788,14 +797,41 @@ public:
       std::ifstream previous(options.log);
       if (previous) {
         std::string kept, line;
+        int64_t lineNumber = 0, lastKept = 0;
+        bool unfinished = false;
         while (std::getline(previous, line)) {
+          ++lineNumber;
           long long step = 0;
+          bool record =
+              std::sscanf(line.c_str(), "{\"step\": %lld", &step) == 1;
+          // Only the last line may be one the killed run left unfinished;
+          // any other line that is no step record means the file is not
+          // a log this run wrote, which rewriting it would destroy.
+          if (unfinished || (!record && !line.empty()))
+            return Status::error(
+                options.log + ": line " +
+                std::to_string(lineNumber - (unfinished ? 1 : 0)) +
+                " is no step record: not a log megatron-run wrote, which "
+                "the resumed run would rewrite (give --log another file)");
+          unfinished = record && line.back() != '}';
           // A line the killed run left unfinished is not kept.
-          if (std::sscanf(line.c_str(), "{\"step\": %lld", &step) == 1 &&
-              step <= checkpoint.iteration && line.back() == '}')
+          if (record && !unfinished && step <= checkpoint.iteration) {
             kept += line + "\n";
+            lastKept = std::max<int64_t>(lastKept, step);
+          }
         }
         previous.close();
+        // Steps the log lacks (it was cut, or written by a run that was
+        // killed before logging them) stay missing: said, not hidden.
+        if (lastKept < checkpoint.iteration)
+          std::fprintf(stderr,
+                       "megatron-run: warning: %s holds steps up to %lld, "
+                       "but the checkpoint is at iteration %lld: steps "
+                       "%lld to %lld are missing from the log\n",
+                       options.log.c_str(), static_cast<long long>(lastKept),
+                       static_cast<long long>(checkpoint.iteration),
+                       static_cast<long long>(lastKept + 1),
+                       static_cast<long long>(checkpoint.iteration));
         const std::string temporary = options.log + ".tmp";
         std::FILE *out = std::fopen(temporary.c_str(), "w");
         bool written = out && std::fputs(kept.c_str(), out) >= 0;
