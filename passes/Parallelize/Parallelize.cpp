@@ -404,6 +404,35 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       partition.addPass(shard::createPartition());
       if (failed(runPipeline(partition, function)))
         return failure();
+      // A value split along one dimension and needed split along another
+      // partitions to an all-to-all, which the runtime has no collective
+      // for (Megatron's layouts never need one: a replicated tensor
+      // constant standing where a split weight goes does, under sp). Said
+      // here, where what needs it is known, not in the lowering.
+      WalkResult allToAll = function.walk([&](shard::AllToAllOp op) {
+        // The op that reads it, past the partition's own shard ops and
+        // casts.
+        Operation *user = op;
+        while (user && (isa<shard::ShardDialect>(user->getDialect()) ||
+                        isa<tensor::CastOp>(user)))
+          user = user->use_empty() ? nullptr
+                                   : *user->getResult(0).getUsers().begin();
+        Operation *producer = op.getInput().getDefiningOp();
+        InFlightDiagnostic diagnostic =
+            (user ? user : op.getOperation())->emitError()
+            << "mt-parallelize: under tp=" << int64_t(tp) << (sp ? " sp=1" : "")
+            << ", '" << (user ? user : op.getOperation())->getName()
+            << "' needs its operand resplit from one dimension to "
+               "another (an all-to-all), which the runtime has no collective "
+               "for; a tensor constant used as a weight is kept replicated "
+               "(make it a parameter, or compile without sp)";
+        if (producer)
+          diagnostic.attachNote(producer->getLoc())
+              << "the operand is '" << producer->getName() << "' here";
+        return WalkResult::interrupt();
+      });
+      if (allToAll.wasInterrupted())
+        return failure();
       int64_t count = 0;
       finishTensorParallel(function, count);
       numCollectives += count;

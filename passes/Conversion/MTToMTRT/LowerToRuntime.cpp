@@ -638,6 +638,49 @@ struct LowerToRuntimePass
             elements * microbatches, elements * microbatch);
   }
 
+  /// A mask element's random index is its offset (the single-device
+  /// elements before this rank's share and microbatch, addRankParams) plus
+  /// its place in the share: bounded here by the share's elements times
+  /// every grid axis and the microbatches, which must stay below 2^62, or
+  /// the offsets would wrap and two ranks draw the same masks.
+  static LogicalResult checkMaskIndicesFit(Operation *op,
+                                           ArrayRef<int64_t> gridShape) {
+    auto check = [&](Operation *masked) -> LogicalResult {
+      int64_t bound;
+      if (auto dropout = dyn_cast<DropoutOp>(masked)) {
+        bound = dropout.getType().getNumElements();
+      } else if (std::optional<AttentionExtent> attention =
+                     attentionExtent(masked)) {
+        if (__builtin_mul_overflow(attention->batch, attention->heads,
+                                   &bound) ||
+            __builtin_mul_overflow(bound, attention->seq, &bound) ||
+            __builtin_mul_overflow(bound, attention->seq, &bound))
+          bound = -1;
+      } else {
+        return success();
+      }
+      SmallVector<int64_t> factors(gridShape);
+      if (auto count = masked->getAttrOfType<IntegerAttr>(
+              MTDialect::getMicrobatchesAttrName()))
+        factors.push_back(count.getInt());
+      for (int64_t factor : factors)
+        if (bound < 0 || __builtin_mul_overflow(bound, factor, &bound))
+          bound = -1;
+      if (bound >= 0 && bound < (int64_t(1) << 62))
+        return success();
+      return masked->emitOpError()
+             << "draws random masks over more than 2^62 elements across its "
+                "ranks and microbatches: their random indices would wrap";
+    };
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      for (Operation &inner : fusion.getBody().front().without_terminator())
+        if (failed(check(&inner)))
+          return failure();
+      return success();
+    }
+    return check(op);
+  }
+
   /// A fusion's dropouts' parameters, `dropout<k>_<name>` for its k-th
   /// dropout: what the unfused dropout command would carry (probability,
   /// rng_stream and the rank's offsets) and the tensor's extents, from
@@ -899,6 +942,8 @@ struct LowerToRuntimePass
         kernel = "copy_prefix";
         params.clear();
       }
+      if (failed(checkMaskIndicesFit(op, gridShape)))
+        return failure();
       addRankParams(op, gridShape, builder, params);
       if (auto fusion = dyn_cast<FusionOp>(op)) {
         addFusedDropoutParams(fusion, gridShape, builder, params);
