@@ -425,7 +425,7 @@ func.func @negative_attention_without_stream(%q: tensor<1x2x4x4xf32> {mt.param =
 // Only splat constants have a fill command.
 
 func.func @negative_non_splat_constant(%x: tensor<2xf32> {mt.param = "x"}) -> tensor<2xf32> {
-  // expected-error @below {{'arith.constant' op cannot be lowered to the runtime: only splat float tensor constants are supported}}
+  // expected-error @below {{'arith.constant' op cannot be lowered to the runtime: only splat float tensor constants are supported, got a non-splat 'tensor<2xf32>'}}
   %c = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %y = mt.add %x, %c : tensor<2xf32>
   return %y : tensor<2xf32>
@@ -433,11 +433,25 @@ func.func @negative_non_splat_constant(%x: tensor<2xf32> {mt.param = "x"}) -> te
 
 // -----
 
-// A scalar (non-tensor) constant has no buffer.
+// A scalar (non-tensor) constant has no buffer: refused where it is read,
+// dropped where nothing reads it (hand-written IR's `arith.constant true`
+// was refused).
 
-func.func @negative_scalar_constant(%x: tensor<2xf32> {mt.param = "x"}) -> tensor<2xf32> {
-  // expected-error @below {{'arith.constant' op cannot be lowered to the runtime: only splat float tensor constants are supported}}
-  %c = arith.constant 1.0 : f32
+func.func @negative_scalar_constant(%x: tensor<2xf32> {mt.param = "x"}) -> (tensor<2xf32>, i1) {
+  // expected-error @below {{'arith.constant' op cannot be lowered to the runtime: only splat float tensor constants are supported, got 'i1'}}
+  %c = arith.constant true
+  return %x, %c : tensor<2xf32>, i1
+}
+
+// -----
+
+// CHECK-LABEL: mtrt.program @stage0
+// CHECK-NEXT:    mtrt.buffer {kind = "param", name = "unused_constants_x"
+// CHECK-NEXT:    mtrt.output "loss"
+func.func @unused_constants(%x: tensor<2xf32> {mt.param = "unused_constants_x"}) -> (tensor<2xf32> {mt.output = "loss"}) {
+  %t = arith.constant true
+  %f = arith.constant 1.0 : f32
+  %s = arith.constant dense<2.0> : tensor<2xf32>
   return %x : tensor<2xf32>
 }
 

@@ -918,6 +918,53 @@ TEST(CheckpointShardsDeathTest, NamesAHardLimitOfOpenFilesTooLow) {
               "raise it with ulimit -Hn");
 }
 
+// A piece's checksums are per 1 MiB chunk: a read checks the chunks it
+// touches, across their boundaries, and a damaged chunk fails only the
+// reads that touch it, naming its bytes.
+TEST(CheckpointShards, ChecksumsPerChunkCheckWhatIsRead) {
+  TempDir dir;
+  const int64_t count = 700000; // 2.8 MB: chunks of 1 MiB, the last short
+  std::vector<float> values(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    values[size_t(i)] = float(i) * 0.5f;
+  TensorPiece piece{"w", {count}, {{0, count}}, values.data()};
+  ASSERT_TRUE(
+      writeCheckpointShard(dir.path(""), 0, 1, 7, {piece}, {{"format", "t"}}));
+  auto readBack = [&](int64_t offset, int64_t length) {
+    CheckpointShards checkpoint;
+    Status status = CheckpointShards::open(dir.path(""), "t", checkpoint);
+    std::vector<float> got(static_cast<size_t>(length));
+    if (status)
+      status = checkpoint.readRuns("w", {{offset, length}}, got.data());
+    for (int64_t i = 0; status && i < length; ++i)
+      if (got[size_t(i)] != values[size_t(offset + i)])
+        status = Status::error("element " + std::to_string(offset + i));
+    return status;
+  };
+  // Whole, across the first boundary (element 262144 starts byte 2^20),
+  // and within the last chunk.
+  for (auto [offset, length] : {std::pair<int64_t, int64_t>{0, count},
+                                {262000, 1000},
+                                {600000, 100000}})
+    EXPECT_TRUE(readBack(offset, length)) << offset;
+
+  // One byte of the third chunk changed (bytes [2097152, 2800000)).
+  std::string path = checkpointShardPath(dir.path(""), 0);
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  uint64_t headerBytes = 0;
+  file.read(reinterpret_cast<char *>(&headerBytes), 8);
+  file.seekp(std::streamoff(8 + headerBytes + 2500000));
+  file.put('\x7f');
+  file.close();
+  EXPECT_TRUE(readBack(0, 500000));
+  Status damaged = readBack(520000, 10000);
+  ASSERT_FALSE(damaged);
+  EXPECT_NE(damaged.message().find("tensor 'w': checksum mismatch in bytes "
+                                   "[2097152, 2800000)"),
+            std::string::npos)
+      << damaged.message();
+}
+
 // ZeRO's pieces of a tensor dp does not divide are padded to equal
 // lengths: the runs name only the real elements, so the last pieces hold
 // fewer (or none), and the rest of their buffer is padding.

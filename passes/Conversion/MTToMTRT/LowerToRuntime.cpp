@@ -304,6 +304,13 @@ struct LowerToRuntimePass
       newAlloc(arg, std::move(alloc));
     }
 
+    // An unused constant (hand-written IR, a pass's leftover) needs no
+    // buffer: `arith.constant true` was refused as no splat float tensor.
+    for (Operation &op :
+         llvm::make_early_inc_range(body.without_terminator()))
+      if (isa<arith::ConstantOp>(op) && op.use_empty())
+        op.erase();
+
     // Results of ops: new transient allocations or views.
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator()) {
@@ -1037,7 +1044,11 @@ struct LowerToRuntimePass
         return success();
       return op->emitOpError()
              << "cannot be lowered to the runtime: only splat float tensor "
-                "constants are supported";
+                "constants are supported, got "
+             << (type && !isa<SplatElementsAttr>(constant.getValue())
+                     ? "a non-splat "
+                     : "")
+             << constant.getType();
     }
     if (isa<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
             shard::AllSliceOp>(op)) {

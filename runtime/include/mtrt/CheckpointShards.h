@@ -14,10 +14,12 @@
 //                              number of shards, a save id, and the run's
 //                              own metadata (iteration, seed, schedule);
 //                              "shape:T" = "d0,d1,..." per tensor held;
-//                              "crc32:T" and "crc32:T#runs", the CRC-32
-//                              (zlib's) of each stored tensor's bytes; and
-//                              "metadata_crc32", that of every other entry
-//                              as "key\0value\0" in key order
+//                              "crc32:T" and "crc32:T#runs", the CRC-32s
+//                              (zlib's) of each stored tensor's bytes in
+//                              chunks of "crc32_chunk_bytes" (1 MiB), as
+//                              "c0,c1,..."; and "metadata_crc32", that of
+//                              every other entry as "key\0value\0" in key
+//                              order
 //
 // Replicas (data-parallel copies, a tied embedding on two stages) are
 // written once. Padding rows of a vocabulary are not part of any piece, so a
@@ -34,9 +36,9 @@
 #include "mtrt/Sharding.h"
 #include "mtrt/Status.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -89,8 +91,8 @@ public:
   /// Opens every shard of `dir` and checks that they belong together (one
   /// format, shard count and save id) and that every piece lies inside its
   /// tensor without overlapping another. Each shard's metadata and runs are
-  /// checked against their checksums now, a piece's values the first time
-  /// readRuns reads any of them.
+  /// checked against their checksums now, a piece's values chunk by chunk
+  /// as readRuns reads them.
   static Status open(const std::string &dir, const std::string &format,
                      CheckpointShards &source);
 
@@ -110,6 +112,11 @@ public:
     return runMetadata;
   }
   int64_t shardCount() const { return int64_t(files.size()); }
+  /// How many shards were saved without checksums (before they were kept):
+  /// read unchecked.
+  int64_t uncheckedShardCount() const {
+    return std::count(chunkBytes.begin(), chunkBytes.end(), 0);
+  }
 
 private:
   /// A run of a full tensor held by shard `file`, at element `pieceOffset`
@@ -129,8 +136,20 @@ private:
   std::vector<SafetensorsFile> files;
   std::map<std::string, Tensor> tensors;
   std::map<std::string, std::string> runMetadata;
-  /// The pieces of each file whose checksum readRuns has checked.
-  mutable std::vector<std::set<std::string>> verified;
+  /// A piece's CRC-32 per chunk, and which chunks readRuns has checked.
+  struct PieceChecksums {
+    std::vector<uint32_t> chunks;
+    std::vector<bool> verified;
+  };
+  /// Reads `sizeBytes` bytes at `offsetBytes` of piece `name` of shard
+  /// `file`, checking each chunk they touch the first time it is read.
+  Status readChecked(size_t file, const std::string &name, int64_t offsetBytes,
+                     int64_t sizeBytes, void *dst) const;
+
+  /// Per shard: its checksums' chunk size (0: saved without checksums,
+  /// read unchecked), and each piece's checksums.
+  std::vector<int64_t> chunkBytes;
+  mutable std::vector<std::map<std::string, PieceChecksums>> checksums;
 };
 
 } // namespace mtrt

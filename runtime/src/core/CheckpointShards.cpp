@@ -20,18 +20,24 @@ const char *const kRunsSuffix = "#runs";
 const char *const kShapePrefix = "shape:";
 const char *const kShardsKey = "shards";
 const char *const kSaveIdKey = "save_id";
-/// Each stored tensor's checksum is metadata "crc32:<tensor>"; the
+/// Each stored tensor's checksums are metadata "crc32:<tensor>", the
+/// CRC-32s of its consecutive chunks of "crc32_chunk_bytes" bytes; the
 /// metadata's own (over every other entry) is "metadata_crc32". A flipped
 /// bit in a moment, or an edited consumed_samples, would otherwise load and
 /// train on: a bit of an exponent made a loss of 4e34, an edited count
 /// shifted the data the run reads. CRC-32 (zlib's, as zip and PNG use it)
 /// finds every burst of errors up to 32 bits, and zlib computes it at
 /// about 2.2 GB/s where FNV-1a (mtrt/Hash.h) managed 0.7 on this machine's
-/// Xeon: a checkpoint is hashed whole at every save and load.
+/// Xeon. Chunks let a rank check only the bytes it reads, as it reads them:
+/// one checksum per piece made every rank read every piece it touched
+/// whole, and twice (the whole checkpoint per rank where fewer ranks saved
+/// it).
 const char *const kTensorChecksumPrefix = "crc32:";
 const char *const kMetadataChecksumKey = "metadata_crc32";
-/// The bytes hashed at a time while a piece is checked.
-const int64_t kChecksumChunkBytes = int64_t(1) << 22;
+const char *const kChunkBytesKey = "crc32_chunk_bytes";
+const int64_t kChecksumChunkBytes = int64_t(1) << 20;
+/// A chunk size read from a file is at most this (a reader's buffer).
+const int64_t kMaxChecksumChunkBytes = int64_t(1) << 30;
 
 /// Open files kept for what else the process holds (MPI, the artifact, the
 /// data) beside a checkpoint's shards.
@@ -141,47 +147,72 @@ uint32_t metadataCrc(const std::map<std::string, std::string> &metadata) {
 const char *const kChangedAfterSave =
     ": the shard was changed or damaged after it was saved";
 
+/// "c0,c1,...": the CRC-32s of `size` bytes at `data`, `chunk` at a time.
+std::string chunkChecksums(const uint8_t *data, int64_t size, int64_t chunk) {
+  std::string text;
+  for (int64_t at = 0; at < size; at += chunk)
+    text += (at ? "," : "") +
+            hex8(crc32Of(data + at, size_t(std::min(chunk, size - at))));
+  return text;
+}
+
+/// The CRC-32s "c0,c1,..." of a piece of `bytes` bytes in chunks of
+/// `chunk`: one per chunk, each 8 hex digits.
+bool parseChunkChecksums(const std::string &text, int64_t bytes, int64_t chunk,
+                         std::vector<uint32_t> &crcs) {
+  crcs.clear();
+  for (size_t at = 0; at < text.size(); at += 9) {
+    std::string field = text.substr(at, 8);
+    if (field.size() != 8 ||
+        field.find_first_not_of("0123456789abcdef") != std::string::npos ||
+        (at + 8 < text.size() && text[at + 8] != ','))
+      return false;
+    crcs.push_back(uint32_t(std::strtoul(field.c_str(), nullptr, 16)));
+  }
+  return int64_t(crcs.size()) == (bytes + chunk - 1) / chunk;
+}
+
 /// Checks `file`'s metadata against its checksum, before anything in it is
-/// trusted.
-Status verifyMetadataChecksum(const SafetensorsFile &file) {
-  auto stored = file.metadata().find(kMetadataChecksumKey);
-  if (stored == file.metadata().end())
-    return Status::error(file.path() + ": no metadata checksum ('" +
-                         kMetadataChecksumKey +
-                         "'): not a shard megatron-run saved, or saved by a "
-                         "version before checkpoints were checksummed");
-  std::string computed = hex8(metadataCrc(file.metadata()));
+/// trusted, and reads its chunk size into `chunkBytes`: 0 for a shard saved
+/// before checkpoints carried checksums (no checksum key at all), which is
+/// read unchecked.
+Status verifyMetadataChecksum(const SafetensorsFile &file,
+                              int64_t &chunkBytes) {
+  chunkBytes = 0;
+  const auto &metadata = file.metadata();
+  auto stored = metadata.find(kMetadataChecksumKey);
+  if (stored == metadata.end()) {
+    bool anyChecksum =
+        metadata.count(kChunkBytesKey) ||
+        std::any_of(metadata.begin(), metadata.end(), [](const auto &entry) {
+          return entry.first.rfind(kTensorChecksumPrefix, 0) == 0;
+        });
+    if (anyChecksum)
+      return Status::error(file.path() +
+                           ": has tensor checksums but no "
+                           "metadata checksum ('" +
+                           kMetadataChecksumKey + "')" + kChangedAfterSave);
+    return Status::ok();
+  }
+  std::string computed = hex8(metadataCrc(metadata));
   if (stored->second != computed)
     return Status::error(file.path() +
                          ": metadata checksum mismatch (the "
                          "shard says '" +
                          stored->second + "', its metadata gives " + computed +
                          ")" + kChangedAfterSave);
-  return Status::ok();
-}
-
-/// Checks stored tensor `name` of `file` against its checksum, reading it
-/// a chunk at a time.
-Status verifyTensorChecksum(const SafetensorsFile &file,
-                            const std::string &name) {
-  auto stored = file.metadata().find(kTensorChecksumPrefix + name);
-  if (stored == file.metadata().end())
-    return Status::error(file.path() + ": tensor '" + name + "' has no '" +
-                         kTensorChecksumPrefix + name + "' checksum");
-  int64_t bytes = 0;
-  MTRT_RETURN_IF_ERROR(file.byteSize(name, bytes));
-  uint32_t crc = 0;
-  std::vector<uint8_t> chunk(size_t(std::min(bytes, kChecksumChunkBytes)));
-  for (int64_t at = 0; at < bytes; at += kChecksumChunkBytes) {
-    int64_t size = std::min(kChecksumChunkBytes, bytes - at);
-    MTRT_RETURN_IF_ERROR(file.readSlice(name, at, size, chunk.data()));
-    crc = crc32Of(chunk.data(), size_t(size), crc);
-  }
-  if (stored->second != hex8(crc))
-    return Status::error(file.path() + ": tensor '" + name +
-                         "': checksum mismatch (the shard says '" +
-                         stored->second + "', its bytes give " + hex8(crc) +
-                         ")" + kChangedAfterSave);
+  auto chunk = metadata.find(kChunkBytesKey);
+  char *end = nullptr;
+  long long parsed = chunk == metadata.end()
+                         ? 0
+                         : std::strtoll(chunk->second.c_str(), &end, 10);
+  if (chunk == metadata.end() || chunk->second.empty() || *end != '\0' ||
+      parsed < 1 || parsed > kMaxChecksumChunkBytes)
+    return Status::error(
+        file.path() + ": metadata '" + kChunkBytesKey + "' is '" +
+        (chunk == metadata.end() ? std::string() : chunk->second) +
+        "', not a chunk size from 1 to 2^30 bytes");
+  chunkBytes = parsed;
   return Status::ok();
 }
 
@@ -231,13 +262,15 @@ mtrt::writeCheckpointShard(const std::string &dir, int64_t rank, int64_t shards,
     if (!runs.empty())
       std::memcpy(where.bytes.data(), runs.data(), where.bytes.size());
     fileMetadata[kShapePrefix + piece.name] = joinShape(piece.shape);
-    fileMetadata[kTensorChecksumPrefix + piece.name] =
-        hex8(crc32Of(values.bytes.data(), values.bytes.size()));
+    fileMetadata[kTensorChecksumPrefix + piece.name] = chunkChecksums(
+        values.bytes.data(), int64_t(values.bytes.size()), kChecksumChunkBytes);
     fileMetadata[kTensorChecksumPrefix + piece.name + kRunsSuffix] =
-        hex8(crc32Of(where.bytes.data(), where.bytes.size()));
+        chunkChecksums(where.bytes.data(), int64_t(where.bytes.size()),
+                       kChecksumChunkBytes);
     tensors.emplace_back(piece.name, std::move(values));
     tensors.emplace_back(piece.name + kRunsSuffix, std::move(where));
   }
+  fileMetadata[kChunkBytesKey] = std::to_string(kChecksumChunkBytes);
   fileMetadata[kMetadataChecksumKey] = hex8(metadataCrc(fileMetadata));
   return writeSafetensors(path, tensors, fileMetadata);
 }
@@ -258,7 +291,9 @@ Status CheckpointShards::open(const std::string &dir, const std::string &format,
                          ": not a megatron-mlir training checkpoint (its "
                          "metadata names format '" +
                          field(first, "format") + "')");
-  MTRT_RETURN_IF_ERROR(verifyMetadataChecksum(first));
+  int64_t chunkBytes = 0;
+  MTRT_RETURN_IF_ERROR(verifyMetadataChecksum(first, chunkBytes));
+  opened.chunkBytes.push_back(chunkBytes);
   char *end = nullptr;
   std::string shardsText = field(first, kShardsKey);
   long long shards = std::strtoll(shardsText.c_str(), &end, 10);
@@ -294,7 +329,8 @@ Status CheckpointShards::open(const std::string &dir, const std::string &format,
                            std::to_string(rank) + " of " + shardsText +
                            "; the checkpoint is incomplete)");
     }
-    MTRT_RETURN_IF_ERROR(verifyMetadataChecksum(file));
+    MTRT_RETURN_IF_ERROR(verifyMetadataChecksum(file, chunkBytes));
+    opened.chunkBytes.push_back(chunkBytes);
     if (field(file, kShardsKey) != shardsText ||
         field(file, kSaveIdKey) != saveId || field(file, "format") != format)
       return Status::error(
@@ -306,9 +342,10 @@ Status CheckpointShards::open(const std::string &dir, const std::string &format,
   for (const auto &[key, value] : first.metadata())
     if (key.rfind(kShapePrefix, 0) != 0 &&
         key.rfind(kTensorChecksumPrefix, 0) != 0 && key != kShardsKey &&
-        key != kSaveIdKey && key != kMetadataChecksumKey)
+        key != kSaveIdKey && key != kMetadataChecksumKey &&
+        key != kChunkBytesKey)
       opened.runMetadata[key] = value;
-  opened.verified.resize(opened.files.size());
+  opened.checksums.resize(opened.files.size());
 
   // The index: every stored run of every tensor, checked against its shape.
   for (size_t f = 0; f < opened.files.size(); ++f) {
@@ -337,13 +374,36 @@ Status CheckpointShards::open(const std::string &dir, const std::string &format,
         return bad("a piece must be F32 and one-dimensional");
       if (runsDtype != "I64" || runsShape.size() != 2 || runsShape[1] != 2)
         return bad("its runs must be I64 of shape [k, 2]");
-      // Where the pieces lie is checked now; their values when first read.
-      MTRT_RETURN_IF_ERROR(verifyTensorChecksum(file, name + kRunsSuffix));
-      if (!file.metadata().count(kTensorChecksumPrefix + name))
-        return bad(std::string("has no '") + kTensorChecksumPrefix + name +
-                   "' checksum");
       std::vector<uint8_t> bytes;
       MTRT_RETURN_IF_ERROR(file.read(name + kRunsSuffix, bytes));
+      // Where the pieces lie is checked now; their values as they are read.
+      if (int64_t chunk = opened.chunkBytes[f]) {
+        auto listed = [&](const std::string &stored, int64_t size,
+                          std::vector<uint32_t> &crcs) {
+          auto entry = file.metadata().find(kTensorChecksumPrefix + stored);
+          if (entry == file.metadata().end())
+            return bad("has no '" + std::string(kTensorChecksumPrefix) +
+                       stored + "' checksums");
+          if (!parseChunkChecksums(entry->second, size, chunk, crcs))
+            return bad("'" + std::string(kTensorChecksumPrefix) + stored +
+                       "' is not the " +
+                       std::to_string((size + chunk - 1) / chunk) +
+                       " chunk checksums of its " + std::to_string(size) +
+                       " bytes" + kChangedAfterSave);
+          return Status::ok();
+        };
+        std::vector<uint32_t> runsCrcs;
+        MTRT_RETURN_IF_ERROR(
+            listed(name + kRunsSuffix, int64_t(bytes.size()), runsCrcs));
+        if (chunkChecksums(bytes.data(), int64_t(bytes.size()), chunk) !=
+            file.metadata().at(kTensorChecksumPrefix + name + kRunsSuffix))
+          return bad("where its piece lies ('" + name + kRunsSuffix +
+                     "'): checksum mismatch" + kChangedAfterSave);
+        PieceChecksums &sums = opened.checksums[f][name];
+        MTRT_RETURN_IF_ERROR(
+            listed(name, pieceShape[0] * int64_t(sizeof(float)), sums.chunks));
+        sums.verified.assign(sums.chunks.size(), false);
+      }
       std::vector<int64_t> runs(bytes.size() / sizeof(int64_t));
       std::memcpy(runs.data(), bytes.data(), bytes.size());
       Tensor &tensor = opened.tensors[name];
@@ -434,19 +494,59 @@ Status CheckpointShards::readRuns(const std::string &name,
                                  ? stop
                                  : std::min(stop, next->offset)) +
             " are in no shard (the checkpoint is incomplete)");
-      // A piece is checked whole the first time any of it is read: a
-      // rank reads only its part, but a part cannot be checked alone.
-      if (verified[next->file].insert(name).second)
-        MTRT_RETURN_IF_ERROR(verifyTensorChecksum(files[next->file], name));
       int64_t take = std::min(stop, next->offset + next->count) - at;
       int64_t within = next->pieceOffset + (at - next->offset);
-      MTRT_RETURN_IF_ERROR(
-          files[next->file].readSlice(name, within * int64_t(sizeof(float)),
-                                      take * int64_t(sizeof(float)), dst));
+      MTRT_RETURN_IF_ERROR(readChecked(next->file, name,
+                                       within * int64_t(sizeof(float)),
+                                       take * int64_t(sizeof(float)), dst));
       dst += take;
       at += take;
       ++next;
     }
+  }
+  return Status::ok();
+}
+
+Status CheckpointShards::readChecked(size_t file, const std::string &name,
+                                     int64_t offsetBytes, int64_t sizeBytes,
+                                     void *dst) const {
+  const SafetensorsFile &shard = files[file];
+  int64_t chunk = chunkBytes[file];
+  if (chunk == 0)
+    return shard.readSlice(name, offsetBytes, sizeBytes, dst);
+  PieceChecksums &sums = checksums[file].at(name);
+  int64_t pieceBytes = 0;
+  MTRT_RETURN_IF_ERROR(shard.byteSize(name, pieceBytes));
+  auto *out = static_cast<uint8_t *>(dst);
+  std::vector<uint8_t> buffer;
+  for (int64_t at = offsetBytes, stop = offsetBytes + sizeBytes; at < stop;) {
+    size_t k = size_t(at / chunk);
+    int64_t chunkBegin = int64_t(k) * chunk;
+    int64_t chunkEnd = std::min(chunkBegin + chunk, pieceBytes);
+    int64_t take = std::min(stop, chunkEnd) - at;
+    if (k >= sums.verified.size())
+      return shard.readSlice(name, at, take, out); // refused, as outside
+    if (sums.verified[k]) {
+      MTRT_RETURN_IF_ERROR(shard.readSlice(name, at, take, out));
+    } else {
+      // The chunk is read whole once, checked, and what was asked of it
+      // copied out: the bytes a rank reads are read once.
+      buffer.resize(size_t(chunkEnd - chunkBegin));
+      MTRT_RETURN_IF_ERROR(shard.readSlice(
+          name, chunkBegin, chunkEnd - chunkBegin, buffer.data()));
+      uint32_t crc = crc32Of(buffer.data(), buffer.size());
+      if (crc != sums.chunks[k])
+        return Status::error(shard.path() + ": tensor '" + name +
+                             "': checksum mismatch in bytes [" +
+                             std::to_string(chunkBegin) + ", " +
+                             std::to_string(chunkEnd) + ") (the shard says '" +
+                             hex8(sums.chunks[k]) + "', its bytes give " +
+                             hex8(crc) + ")" + kChangedAfterSave);
+      sums.verified[k] = true;
+      std::memcpy(out, buffer.data() + (at - chunkBegin), size_t(take));
+    }
+    out += take;
+    at += take;
   }
   return Status::ok();
 }

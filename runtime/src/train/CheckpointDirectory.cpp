@@ -94,6 +94,12 @@ Status readMarkedIteration(const std::string &dir, int64_t &iteration) {
   }
   std::string text;
   std::getline(in, text);
+  // Whitespace around the number (an editor's CRLF, a space) is no part of
+  // it, as Megatron-LM's strip() has it.
+  size_t first = text.find_first_not_of(" \t\r");
+  text = first == std::string::npos
+             ? std::string()
+             : text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
   char *end = nullptr;
   errno = 0;
   long long parsed = std::strtoll(text.c_str(), &end, 10);
@@ -113,8 +119,11 @@ bool holdsNoCheckpoint(const std::string &dir) {
     return errno == ENOENT;
   if (!S_ISDIR(info.st_mode))
     return false;
+  // A staging directory (iter_N.saving) is a first save that was killed:
+  // no checkpoint, and the next save sweeps it.
   for (const std::string &name : entriesOf(dir))
-    if (name == kLatestFile || name.rfind("iter_", 0) == 0)
+    if (name == kLatestFile ||
+        (name.rfind("iter_", 0) == 0 && name.find('.') == std::string::npos))
       return false;
   return true;
 }

@@ -16,6 +16,7 @@
 #include "mtrt/Launcher.h"
 
 #include "mtrt/AtomicFile.h"
+#include "mtrt/CheckpointShards.h"
 #include "mtrt/Hash.h"
 #include "mtrt/MemoryReport.h"
 #include "mtrt/ThreadPool.h"
@@ -81,7 +82,8 @@ std::string fileDigest(const std::string &path, int64_t limit) {
 /// artifact's bytes, the flags that shape the training, and the data. Each
 /// line is "key: value".
 std::vector<std::pair<std::string, std::string>>
-jobFingerprint(const Options &o, const Artifact &artifact) {
+jobFingerprint(const Options &o, const Artifact &artifact,
+               const Checkpoint &checkpoint) {
   std::vector<std::pair<std::string, std::string>> items = {
       {"artifact", hexDigest(artifact.contentDigest)},
       {"--steps", std::to_string(o.steps)},
@@ -101,8 +103,15 @@ jobFingerprint(const Options &o, const Artifact &artifact) {
       {"--load-params", o.loadParams.empty()
                             ? std::string("none")
                             : fileDigest(o.loadParams, 1 << 20)},
-      {"--load", o.load.empty() ? std::string("none")
-                                : fileDigest(o.load + "/" + kLatestFile, -1)},
+      // The checkpoint read, not only its iteration: the header of its
+      // first shard holds the save's id and every tensor's checksum (two
+      // checkpoints of one iteration trained a mix of both).
+      {"--load",
+       o.load.empty()
+           ? std::string("none")
+           : "iteration " + std::to_string(checkpoint.iteration) +
+                 ", first shard's first MiB " +
+                 fileDigest(checkpointShardPath(checkpoint.dir, 0), 1 << 20)},
       {"--no-load-optim", o.noLoadOptim ? "yes" : "no"},
       {"--no-load-rng", o.noLoadRng ? "yes" : "no"},
       {"--no-strict-load", o.nonStrictLoad ? "yes" : "no"},
@@ -187,11 +196,15 @@ checkSameJob(const std::vector<std::pair<std::string, std::string>> &items,
         if (lineA != lineB)
           break;
       size_t eq = lineA.find('=');
+      auto shown = [](std::string value) {
+        return value.empty() ? std::string("not given") : value;
+      };
       result = Status::error(
           "ranks 0 and " + std::to_string(r) +
           " were not launched with the same job: " + lineA.substr(0, eq) +
-          " is " + lineA.substr(eq + 1) + " on rank 0 but " +
-          lineB.substr(lineB.find('=') + 1) + " on rank " + std::to_string(r));
+          " is " + shown(lineA.substr(eq + 1)) + " on rank 0 but " +
+          shown(lineB.substr(lineB.find('=') + 1)) + " on rank " +
+          std::to_string(r));
     }
   }
   // Every rank learns the outcome; rank 0 reports it.
@@ -199,6 +212,42 @@ checkSameJob(const std::vector<std::pair<std::string, std::string>> &items,
     return Status::ok();
   return comm.rank() == 0 ? result
                           : Status::error("the ranks disagree (see rank 0)");
+}
+
+/// What a resumed run must agree with its checkpoint on: the seed (the
+/// dropout masks are keyed by seed and step, so resuming them takes the
+/// checkpoint's; a different --seed given is refused rather than
+/// ignored), the learning-rate schedule, and an iteration before --steps.
+Status checkResume(Options &options, const Checkpoint &checkpoint) {
+  auto field = [&](const std::string &key) {
+    auto it = checkpoint.metadata.find(key);
+    return it == checkpoint.metadata.end() ? std::string() : it->second;
+  };
+  if (!options.noLoadRng) {
+    int64_t saved = std::strtoll(field("seed").c_str(), nullptr, 10);
+    if (options.seedGiven && options.seed != saved)
+      return Status::error(
+          "flag --seed " + std::to_string(options.seed) +
+          " differs from the seed " + std::to_string(saved) + " of " +
+          checkpoint.dir +
+          ", whose random streams a resumed run continues (--no-load-rng "
+          "takes --seed instead)");
+    options.seed = saved;
+  }
+  for (const auto &[key, value] : scheduleOf(options)) {
+    std::string saved = field(key);
+    if (!saved.empty() && saved != value)
+      return Status::error(checkpoint.dir + ": trained with " + key + " " +
+                           saved + ", but this run has " + value +
+                           " (the learning-rate schedule continues only "
+                           "unchanged; lr_decay_iters defaults to --steps)");
+  }
+  if (checkpoint.iteration >= options.steps)
+    return Status::error(
+        options.load + ": the checkpoint is at iteration " +
+        std::to_string(checkpoint.iteration) + ", not before --steps " +
+        std::to_string(options.steps) + ": nothing left to train");
+  return Status::ok();
 }
 
 /// --memory-report: the plan of every stage, printed and written as asked;
@@ -301,38 +350,22 @@ int openSession(int argc, char **argv, Session &session) {
   if (!options.load.empty()) {
     if (int code = failAgreed(resolveCheckpoint(options.load, checkpoint)))
       return code;
-    // The dropout masks are keyed by seed and step: resuming them means
-    // taking the checkpoint's seed.
-    // A different --seed given is refused rather than ignored.
-    if (!options.noLoadRng) {
-      int64_t saved =
-          std::strtoll(checkpoint.metadata["seed"].c_str(), nullptr, 10);
-      if (options.seedGiven && options.seed != saved)
-        return failOnce(Status::error(
-            "flag --seed " + std::to_string(options.seed) +
-            " differs from the seed " + std::to_string(saved) + " of " +
-            checkpoint.dir +
-            ", whose random streams a resumed run continues (--no-load-rng "
-            "takes --seed instead)"));
-      options.seed = saved;
-    }
-    for (const auto &[key, value] : scheduleOf(options)) {
-      auto it = checkpoint.metadata.find(key);
-      if (it != checkpoint.metadata.end() && it->second != value)
-        return failOnce(Status::error(
-            checkpoint.dir + ": trained with " + key + " " + it->second +
-            ", but this run has " + value +
-            " (the learning-rate schedule continues only unchanged; "
-            "lr_decay_iters defaults to --steps)"));
-    }
-    if (checkpoint.iteration >= options.steps)
-      return failOnce(Status::error(
-          options.load + ": the checkpoint is at iteration " +
-          std::to_string(checkpoint.iteration) + ", not before --steps " +
-          std::to_string(options.steps) + ": nothing left to train"));
+    // Checked on every rank and agreed on: ranks launched with different
+    // flags reach the job check below only together (one failing alone
+    // left the others waiting in their next collective).
+    if (int code = failAgreed(checkResume(options, checkpoint)))
+      return code;
+    if (checkpoint.uncheckedShards > 0 && speak)
+      std::fprintf(stderr,
+                   "megatron-run: warning: %s: %lld of its %lld shards carry "
+                   "no checksums (saved before megatron-run kept them): "
+                   "read unchecked\n",
+                   checkpoint.dir.c_str(),
+                   static_cast<long long>(checkpoint.uncheckedShards),
+                   static_cast<long long>(checkpoint.shardCount));
   }
-  if (int code =
-          failAgreed(checkSameJob(jobFingerprint(options, artifact), comm)))
+  if (int code = failAgreed(
+          checkSameJob(jobFingerprint(options, artifact, checkpoint), comm)))
     return code;
   if (artifact.worldSize != comm.size())
     return failOnce(

@@ -38,6 +38,7 @@ Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint) {
   MTRT_RETURN_IF_ERROR(CheckpointShards::open(checkpoint.dir, kCheckpointFormat,
                                               *checkpoint.shards));
   checkpoint.metadata = checkpoint.shards->metadata();
+  checkpoint.uncheckedShards = checkpoint.shards->uncheckedShardCount();
   checkpoint.shardCount = checkpoint.shards->shardCount();
   auto field = [&](const char *key) {
     auto it = checkpoint.metadata.find(key);
@@ -240,15 +241,20 @@ static std::string canonicalPath(const std::string &path) {
     std::free(resolved);
     return canonical;
   }
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (char *resolved = ::realpath(dir.empty() ? "/" : dir.c_str(), nullptr)) {
-    std::string canonical = std::string(resolved) + "/" + name;
-    std::free(resolved);
-    return canonical;
-  }
-  return path;
+  // Not there (yet): its parent's spelling and its name, without trailing
+  // slashes ("d/" is "d"), through every missing parent ("./a/b" is
+  // "a/b" while neither exists).
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/')
+    trimmed.pop_back();
+  size_t slash = trimmed.rfind('/');
+  if (slash == std::string::npos)
+    return canonicalPath(".") + "/" + trimmed;
+  std::string dir = trimmed.substr(0, slash);
+  std::string name = trimmed.substr(slash + 1);
+  if (name == ".")
+    return canonicalPath(dir.empty() ? "/" : dir);
+  return (dir.empty() ? std::string() : canonicalPath(dir)) + "/" + name;
 }
 
 /// No file the run writes is one it reads, or another it writes: `--log
@@ -472,8 +478,16 @@ Status parseOptions(int argc, char **argv, Options &options) {
     auto alias = aliasOf.find(name);
     const std::string &setting = alias == aliasOf.end() ? name : alias->second;
     auto [earlier, first] = given.insert({setting, {name, value}});
+    // (Compared as what they mean: "02" is 2, "./train.bin" is train.bin.)
+    auto meaning = [&setting](const std::string &text) {
+      if (setting == "--data")
+        return canonicalPath(text);
+      char *end = nullptr;
+      long long number = std::strtoll(text.c_str(), &end, 10);
+      return *end == '\0' && !text.empty() ? std::to_string(number) : text;
+    };
     if (!first && earlier->second.first != name &&
-        earlier->second.second != value)
+        meaning(earlier->second.second) != meaning(value))
       return Status::error(
           "flag " + name + " '" + value + "' contradicts the earlier " +
           earlier->second.first + " '" + earlier->second.second +

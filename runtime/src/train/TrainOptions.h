@@ -110,6 +110,8 @@ struct Checkpoint {
   /// released once the trainer is set up.
   std::shared_ptr<CheckpointShards> shards;
   int64_t shardCount = 0;
+  /// Shards saved before checkpoints carried checksums: read unchecked.
+  int64_t uncheckedShards = 0;
   std::map<std::string, std::string> metadata;
 };
 

@@ -241,6 +241,7 @@ public:
 
     auto parametersStart = std::chrono::steady_clock::now();
     startup.prepareSeconds = secondsBetween(prepareStart, parametersStart);
+    MTRT_RETURN_IF_ERROR(readResumedLog());
     MTRT_RETURN_IF_ERROR(planParameterCopies());
     MTRT_RETURN_IF_ERROR(bindParameters());
     startupPool.reset(); // its threads are done
@@ -793,59 +794,88 @@ public:
   /// README's recipe) logs each step once: the steps a killed run logged
   /// past its last checkpoint are dropped, as they are trained again.
   Status openLog(std::FILE *&log) {
-    if (checkpoint.iteration > 0) {
-      std::ifstream previous(options.log);
-      if (previous) {
-        std::string kept, line;
-        int64_t lineNumber = 0, lastKept = 0;
-        bool unfinished = false;
-        while (std::getline(previous, line)) {
-          ++lineNumber;
-          long long step = 0;
-          bool record =
-              std::sscanf(line.c_str(), "{\"step\": %lld", &step) == 1;
-          // Only the last line may be one the killed run left unfinished;
-          // any other line that is no step record means the file is not
-          // a log this run wrote, which rewriting it would destroy.
-          if (unfinished || (!record && !line.empty()))
-            return Status::error(
-                options.log + ": line " +
-                std::to_string(lineNumber - (unfinished ? 1 : 0)) +
-                " is no step record: not a log megatron-run wrote, which "
-                "the resumed run would rewrite (give --log another file)");
-          unfinished = record && line.back() != '}';
-          // A line the killed run left unfinished is not kept.
-          if (record && !unfinished && step <= checkpoint.iteration) {
-            kept += line + "\n";
-            lastKept = std::max<int64_t>(lastKept, step);
-          }
-        }
-        previous.close();
-        // Steps the log lacks (it was cut, or written by a run that was
-        // killed before logging them) stay missing: said, not hidden.
-        if (lastKept < checkpoint.iteration)
-          std::fprintf(stderr,
-                       "megatron-run: warning: %s holds steps up to %lld, "
-                       "but the checkpoint is at iteration %lld: steps "
-                       "%lld to %lld are missing from the log\n",
-                       options.log.c_str(), static_cast<long long>(lastKept),
-                       static_cast<long long>(checkpoint.iteration),
-                       static_cast<long long>(lastKept + 1),
-                       static_cast<long long>(checkpoint.iteration));
-        const std::string temporary = options.log + ".tmp";
-        std::FILE *out = std::fopen(temporary.c_str(), "w");
-        bool written = out && std::fputs(kept.c_str(), out) >= 0;
-        if (out && std::fclose(out) != 0)
-          written = false;
-        if (!written || std::rename(temporary.c_str(), options.log.c_str()))
-          return Status::error(options.log + ": cannot rewrite the log (" +
-                               std::strerror(errno) + ")");
-      }
+    if (resumedLog) {
+      std::string kept;
+      for (const auto &[step, text] : *resumedLog)
+        kept += text + "\n";
+      const std::string temporary = options.log + ".tmp";
+      std::FILE *out = std::fopen(temporary.c_str(), "w");
+      bool written = out && std::fputs(kept.c_str(), out) >= 0;
+      if (out && std::fclose(out) != 0)
+        written = false;
+      if (!written || std::rename(temporary.c_str(), options.log.c_str()))
+        return Status::error(options.log + ": cannot rewrite the log (" +
+                             std::strerror(errno) + ")");
     }
     log = std::fopen(options.log.c_str(), checkpoint.iteration > 0 ? "a" : "w");
     if (!log)
       return Status::error(options.log + ": cannot open the log for writing (" +
                            std::strerror(errno) + ")");
+    return Status::ok();
+  }
+
+  /// On a resume, the --log file's records up to the checkpoint (rank 0),
+  /// read before the parameters load: a file that is no log is refused
+  /// then, by every rank together, not after minutes of loading.
+  Status readResumedLog() {
+    if (options.log.empty() || comm.rank() != 0 || checkpoint.iteration <= 0)
+      return Status::ok();
+    std::ifstream previous(options.log);
+    if (!previous)
+      return Status::ok();
+    // The records kept, by step: rewritten in step order, the last of a
+    // step's records winning.
+    std::map<int64_t, std::string> records;
+    std::string line;
+    int64_t lineNumber = 0;
+    bool unfinished = false;
+    while (std::getline(previous, line)) {
+      ++lineNumber;
+      // A log edited where lines end in CRLF is still the log.
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+      long long step = 0;
+      bool record = std::sscanf(line.c_str(), "{\"step\": %lld", &step) == 1;
+      // Only the last line may be one the killed run left unfinished; any
+      // other line that is no step record means the file is not a log
+      // this run wrote, which rewriting it would destroy.
+      if (unfinished || (!record && !line.empty()))
+        return Status::error(
+            options.log + ": line " +
+            std::to_string(lineNumber - (unfinished ? 1 : 0)) +
+            " is no step record: not a log megatron-run wrote, which the "
+            "resumed run would rewrite (give --log another file)");
+      unfinished = record && line.back() != '}';
+      // A line the killed run left unfinished is not kept.
+      if (record && !unfinished && step >= 1 && step <= checkpoint.iteration)
+        records[step] = line;
+    }
+    // Steps the log lacks (it was cut, or written by a run killed
+    // before logging them) stay missing: said, not hidden.
+    int64_t missing = checkpoint.iteration - int64_t(records.size());
+    if (missing > 0) {
+      int64_t gapStart = 1;
+      for (const auto &[step, text] : records) {
+        if (step > gapStart)
+          break;
+        gapStart = step + 1;
+      }
+      int64_t gapEnd = checkpoint.iteration;
+      if (auto next = records.upper_bound(gapStart); next != records.end())
+        gapEnd = next->first - 1;
+      std::string first = gapStart == gapEnd
+                              ? "step " + std::to_string(gapStart)
+                              : "steps " + std::to_string(gapStart) + " to " +
+                                    std::to_string(gapEnd);
+      std::fprintf(stderr,
+                   "megatron-run: warning: %s lacks %lld of the %lld "
+                   "steps before the checkpoint (%s%s): they stay "
+                   "missing from the log\n",
+                   options.log.c_str(), static_cast<long long>(missing),
+                   static_cast<long long>(checkpoint.iteration), first.c_str(),
+                   missing > gapEnd - gapStart + 1 ? ", and others" : "");
+    }
+    resumedLog = std::move(records);
     return Status::ok();
   }
 
@@ -1479,6 +1509,8 @@ public:
   /// and the start's thread pool (hostPool).
   std::map<std::string, const BufferDesc *> copyOf;
   std::unique_ptr<ThreadPool> startupPool;
+  /// readResumedLog's records of the --log file, which openLog rewrites.
+  std::optional<std::map<int64_t, std::string>> resumedLog;
   /// The 16-bit copies' values on the host before their upload, one
   /// buffer reused by every parameter (uploadParameter).
   std::vector<uint16_t> startupHalves;

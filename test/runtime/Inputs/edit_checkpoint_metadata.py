@@ -14,7 +14,8 @@ their order and fill the data section, as a safetensors file's must.
 The shards' checksums (runtime/include/mtrt/CheckpointShards.h) are computed
 again, so that the edit reaches the check it tests; --keep-checksums leaves
 them, as a hand edit or a damaged disk would; --drop-checksums removes
-them, as in a shard saved before they were kept. --flip xors bit 6 of byte
+them, as in a shard saved before they were kept. (A tensor's checksums
+are the CRC-32s of its chunks of "crc32_chunk_bytes" bytes.) --flip xors bit 6 of byte
 BYTE of TENSOR's stored values (a float's exponent, at BYTE % 4 == 3) in
 the first shard holding it, keeping the checksums.
 """
@@ -77,11 +78,14 @@ for name in sorted(os.listdir(directory)):
         if tensor in runs:
             entry["shape"] = [len(stored) // 16, 2]
             if not keep:
-                metadata["crc32:" + tensor] = "%08x" % zlib.crc32(stored)
+                chunk = int(metadata["crc32_chunk_bytes"])
+                metadata["crc32:" + tensor] = ",".join(
+                    "%08x" % zlib.crc32(stored[at:at + chunk])
+                    for at in range(0, len(stored), chunk))
         entry["data_offsets"] = [len(rebuilt), len(rebuilt) + len(stored)]
         rebuilt += stored
     if drop:
-        for key in [k for k in metadata if k.startswith("crc32:")
+        for key in [k for k in metadata if k.startswith("crc32")
                     or k == "metadata_crc32"]:
             del metadata[key]
     elif not keep:
