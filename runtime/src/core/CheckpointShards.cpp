@@ -3,6 +3,7 @@
 #include "mtrt/CheckpointShards.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -161,6 +162,9 @@ std::string chunkChecksums(const uint8_t *data, int64_t size, int64_t chunk) {
 bool parseChunkChecksums(const std::string &text, int64_t bytes, int64_t chunk,
                          std::vector<uint32_t> &crcs) {
   crcs.clear();
+  // n checksums are 9n - 1 characters: no trailing comma.
+  if (!text.empty() && (text.size() + 1) % 9 != 0)
+    return false;
   for (size_t at = 0; at < text.size(); at += 9) {
     std::string field = text.substr(at, 8);
     if (field.size() != 8 ||
@@ -206,8 +210,9 @@ Status verifyMetadataChecksum(const SafetensorsFile &file,
   long long parsed = chunk == metadata.end()
                          ? 0
                          : std::strtoll(chunk->second.c_str(), &end, 10);
-  if (chunk == metadata.end() || chunk->second.empty() || *end != '\0' ||
-      parsed < 1 || parsed > kMaxChecksumChunkBytes)
+  if (chunk == metadata.end() || chunk->second.empty() ||
+      !std::isdigit(static_cast<unsigned char>(chunk->second[0])) ||
+      *end != '\0' || parsed < 1 || parsed > kMaxChecksumChunkBytes)
     return Status::error(
         file.path() + ": metadata '" + kChunkBytesKey + "' is '" +
         (chunk == metadata.end() ? std::string() : chunk->second) +
@@ -346,6 +351,21 @@ Status CheckpointShards::open(const std::string &dir, const std::string &format,
         key != kChunkBytesKey)
       opened.runMetadata[key] = value;
   opened.checksums.resize(opened.files.size());
+  // The shards of one save are written by one version: some without
+  // checksums beside some with them were stripped, or written by two
+  // builds at once, and cannot be trusted as "saved before checksums".
+  auto unchecked =
+      std::find(opened.chunkBytes.begin(), opened.chunkBytes.end(), int64_t(0));
+  auto checked =
+      std::find_if(opened.chunkBytes.begin(), opened.chunkBytes.end(),
+                   [](int64_t chunk) { return chunk != 0; });
+  if (unchecked != opened.chunkBytes.end() &&
+      checked != opened.chunkBytes.end())
+    return Status::error(
+        opened.files[size_t(unchecked - opened.chunkBytes.begin())].path() +
+        ": carries no checksums, but " +
+        opened.files[size_t(checked - opened.chunkBytes.begin())].path() +
+        " of the same save does" + kChangedAfterSave);
 
   // The index: every stored run of every tensor, checked against its shape.
   for (size_t f = 0; f < opened.files.size(); ++f) {
@@ -386,10 +406,10 @@ Status CheckpointShards::open(const std::string &dir, const std::string &format,
                        stored + "' checksums");
           if (!parseChunkChecksums(entry->second, size, chunk, crcs))
             return bad("'" + std::string(kTensorChecksumPrefix) + stored +
-                       "' is not the " +
+                       "' is not the checksums of the " +
                        std::to_string((size + chunk - 1) / chunk) +
-                       " chunk checksums of its " + std::to_string(size) +
-                       " bytes" + kChangedAfterSave);
+                       " chunk(s) of its " + std::to_string(size) + " bytes" +
+                       kChangedAfterSave);
           return Status::ok();
         };
         std::vector<uint32_t> runsCrcs;

@@ -123,7 +123,7 @@ bool holdsNoCheckpoint(const std::string &dir) {
   // no checkpoint, and the next save sweeps it.
   for (const std::string &name : entriesOf(dir))
     if (name == kLatestFile ||
-        (name.rfind("iter_", 0) == 0 && name.find('.') == std::string::npos))
+        (name.rfind("iter_", 0) == 0 && !endsWith(name, kStagingSuffix)))
       return false;
   return true;
 }

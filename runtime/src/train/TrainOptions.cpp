@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -241,20 +242,38 @@ static std::string canonicalPath(const std::string &path) {
     std::free(resolved);
     return canonical;
   }
-  // Not there (yet): its parent's spelling and its name, without trailing
-  // slashes ("d/" is "d"), through every missing parent ("./a/b" is
-  // "a/b" while neither exists).
-  std::string trimmed = path;
-  while (trimmed.size() > 1 && trimmed.back() == '/')
-    trimmed.pop_back();
-  size_t slash = trimmed.rfind('/');
-  if (slash == std::string::npos)
-    return canonicalPath(".") + "/" + trimmed;
-  std::string dir = trimmed.substr(0, slash);
-  std::string name = trimmed.substr(slash + 1);
-  if (name == ".")
-    return canonicalPath(dir.empty() ? "/" : dir);
-  return (dir.empty() ? std::string() : canonicalPath(dir)) + "/" + name;
+  // No file can be opened by a longer name: compared as spelled.
+  if (path.size() > PATH_MAX)
+    return path;
+  // Not there (yet): the longest prefix that exists, resolved, and the
+  // names after it, without "." and empty ones ("d/" is "d", "./a/b" is
+  // "a/b", "//x" is "/x" while they do not exist).
+  std::vector<std::string> names;
+  std::string head = path;
+  for (;;) {
+    size_t slash = head.rfind('/');
+    std::string name =
+        slash == std::string::npos ? head : head.substr(slash + 1);
+    if (!name.empty() && name != ".")
+      names.push_back(name);
+    if (slash == std::string::npos)
+      head = ".";
+    else
+      head.erase(slash == 0 ? 1 : slash);
+    char *resolved = ::realpath(head.c_str(), nullptr);
+    if (resolved) {
+      std::string canonical = resolved;
+      std::free(resolved);
+      if (canonical == "/")
+        canonical.clear();
+      for (auto name = names.rbegin(); name != names.rend(); ++name)
+        canonical += "/" + *name;
+      return canonical.empty() ? "/" : canonical;
+    }
+    // The working directory removed, or root unreadable: as spelled.
+    if (head == "." || head == "/")
+      return path;
+  }
 }
 
 /// No file the run writes is one it reads, or another it writes: `--log

@@ -292,6 +292,13 @@ public:
       std::remove(probePath.c_str());
       return true;
     };
+    // The log is opened as it is (a device, a terminal): only a directory
+    // cannot be.
+    struct stat logInfo;
+    if (!options.log.empty() && stat(options.log.c_str(), &logInfo) == 0 &&
+        S_ISDIR(logInfo.st_mode))
+      return Status::error(options.log +
+                           ": is a directory, not a file to write");
     for (const std::string &path : {options.saveParams, options.trace}) {
       if (path.empty())
         continue;
@@ -798,12 +805,19 @@ public:
       std::string kept;
       for (const auto &[step, text] : *resumedLog)
         kept += text + "\n";
-      const std::string temporary = options.log + ".tmp";
+      // Through a symbolic link, its target is rewritten (the rename
+      // would replace the link by a file, leaving the target stale).
+      std::string target = options.log;
+      if (char *resolved = ::realpath(options.log.c_str(), nullptr)) {
+        target = resolved;
+        std::free(resolved);
+      }
+      const std::string temporary = target + ".tmp";
       std::FILE *out = std::fopen(temporary.c_str(), "w");
       bool written = out && std::fputs(kept.c_str(), out) >= 0;
       if (out && std::fclose(out) != 0)
         written = false;
-      if (!written || std::rename(temporary.c_str(), options.log.c_str()))
+      if (!written || std::rename(temporary.c_str(), target.c_str()))
         return Status::error(options.log + ": cannot rewrite the log (" +
                              std::strerror(errno) + ")");
     }
@@ -820,9 +834,24 @@ public:
   Status readResumedLog() {
     if (options.log.empty() || comm.rank() != 0 || checkpoint.iteration <= 0)
       return Status::ok();
+    struct stat info;
+    if (::stat(options.log.c_str(), &info) != 0)
+      return errno == ENOENT ? Status::ok()
+                             : Status::error(options.log +
+                                             ": cannot read the log to "
+                                             "resume it (" +
+                                             std::strerror(errno) + ")");
+    if (S_ISDIR(info.st_mode))
+      return Status::error(options.log +
+                           ": is a directory, not a file to write");
+    // A device, a FIFO or a terminal is appended to as it is: reading a
+    // FIFO would wait forever, and the rewrite's rename would replace
+    // /dev/null by a file.
+    if (!S_ISREG(info.st_mode))
+      return Status::ok();
     std::ifstream previous(options.log);
     if (!previous)
-      return Status::ok();
+      return Status::error(options.log + ": cannot read the log to resume it");
     // The records kept, by step: rewritten in step order, the last of a
     // step's records winning.
     std::map<int64_t, std::string> records;
