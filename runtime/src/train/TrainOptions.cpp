@@ -150,7 +150,9 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                (parameters, optimizer state, stashed
                                activations, gradients, communication
                                buffers, the largest buffers at the peak)
-                               and exit without training; no launcher needed
+                               and exit without training; no launcher
+                               needed; it reads the artifact only, so a
+                               training command's other flags may stay
   --memory-report-json FILE    the same as JSON (implies --memory-report)
   --memory-report-svg FILE     the same as an SVG bar chart per stage
   --distributed-timeout-minutes X
