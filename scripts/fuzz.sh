@@ -12,7 +12,7 @@
 #   BUILD_DIR      build directory (default build-fuzz; build-fuzz-runtime
 #                  with FUZZ_RUNTIME_ONLY=1)
 #   FUZZ_RUNTIME_ONLY=1
-#                  configure fuzz/ on its own: the four runtime fuzzers,
+#                  configure fuzz/ on its own: the five runtime fuzzers,
 #                  without LLVM or MLIR
 #   FUZZ_OUT       where crashing inputs and logs go (default
 #                  $BUILD_DIR/fuzz-out/<fuzzer>/)
@@ -33,12 +33,14 @@ seconds="${FUZZ_SECONDS:-60}"
 jobs="${JOBS:-$(nproc)}"
 cc="${CC:-clang-22}"
 cxx="${CXX:-clang++-22}"
-all=(artifact-loader safetensors token-data indexed-dataset hf-config-import)
+all=(artifact-loader safetensors token-data indexed-dataset checkpoint-shards
+     hf-config-import)
 
 if [ "${FUZZ_RUNTIME_ONLY:-0}" = 1 ]; then
   build="${BUILD_DIR:-$root/build-fuzz-runtime}"
   source_dir="$root/fuzz"
-  all=(artifact-loader safetensors token-data indexed-dataset)
+  all=(artifact-loader safetensors token-data indexed-dataset
+       checkpoint-shards)
   extra=()
 else
   build="${BUILD_DIR:-$root/build-fuzz}"
