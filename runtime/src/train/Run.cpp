@@ -115,7 +115,8 @@ jobFingerprint(const Options &o, const Artifact &artifact,
       {"--no-load-optim", o.noLoadOptim ? "yes" : "no"},
       {"--no-load-rng", o.noLoadRng ? "yes" : "no"},
       {"--no-strict-load", o.nonStrictLoad ? "yes" : "no"},
-      {"--save", o.save},
+      // One directory however spelled ("ck", "ck/", "./ck").
+      {"--save", o.save.empty() ? std::string() : canonicalPath(o.save)},
       {"--save-interval", std::to_string(o.saveInterval)},
       // Each rank scales its own loss: ranks scaling differently would
       // add gradients of different scales in their reductions.

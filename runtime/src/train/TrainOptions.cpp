@@ -238,7 +238,7 @@ static Status parseDouble(const std::string &flag, const std::string &text,
 
 /// `path` as one spelling per file: resolved through links where it exists,
 /// else its resolved directory and its name (a file a run will create).
-static std::string canonicalPath(const std::string &path) {
+std::string canonicalPath(const std::string &path) {
   if (char *resolved = ::realpath(path.c_str(), nullptr)) {
     std::string canonical = resolved;
     std::free(resolved);

@@ -123,6 +123,10 @@ Status resolveCheckpoint(const std::string &dir, Checkpoint &checkpoint);
 /// both. It trains from scratch, as Megatron-LM does.
 bool loadsFromNoCheckpointYet(const Options &options);
 
+/// `path` as one spelling per file: resolved through links where it
+/// exists, else its longest existing prefix resolved and the names after it.
+std::string canonicalPath(const std::string &path);
+
 /// Parses megatron-run's command line (argv[0] is the program).
 Status parseOptions(int argc, char **argv, Options &options);
 
