@@ -139,10 +139,19 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     WalkResult parallel = function.walk([&](Operation *op) {
       if (!isa<shard::ShardDialect>(op->getDialect()))
         return WalkResult::advance();
-      op->emitError() << "mt-parallelize: @" << function.getName()
-                      << " is already parallelized (it holds '" << op->getName()
-                      << "'); apply mt-parallelize once, to a step for one "
-                         "device";
+      // A pipeline stage's transfers: the passes ran out of order.
+      if (isa<shard::SendOp, shard::RecvOp>(op))
+        op->emitError() << "mt-parallelize: @" << function.getName()
+                        << " is already a pipeline stage (it holds '"
+                        << op->getName()
+                        << "'); run mt-parallelize before mt-pipeline, as "
+                           "--mt-train-pipeline does";
+      else
+        op->emitError() << "mt-parallelize: @" << function.getName()
+                        << " is already parallelized (it holds '"
+                        << op->getName()
+                        << "'); apply mt-parallelize once, to a step for one "
+                           "device";
       return WalkResult::interrupt();
     });
     return failure(parallel.wasInterrupted());
