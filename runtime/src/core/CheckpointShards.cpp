@@ -29,10 +29,11 @@ const char *const kSaveIdKey = "save_id";
 /// shifted the data the run reads. CRC-32 (zlib's, as zip and PNG use it)
 /// finds every burst of errors up to 32 bits, and zlib computes it at
 /// about 2.2 GB/s where FNV-1a (mtrt/Hash.h) managed 0.7 on this machine's
-/// Xeon. Chunks let a rank check only the bytes it reads, as it reads them:
-/// one checksum per piece made every rank read every piece it touched
-/// whole, and twice (the whole checkpoint per rank where fewer ranks saved
-/// it).
+/// Xeon, over freshly written memory (4.4 GB/s over a checkpoint in the page
+/// cache, bench/checkpoint_io.py). Chunks let a rank check only the bytes it
+/// reads, as it reads them: one checksum per piece made every rank read every
+/// piece it touched whole, and twice (the whole checkpoint per rank where fewer
+/// ranks saved it).
 const char *const kTensorChecksumPrefix = "crc32:";
 const char *const kMetadataChecksumKey = "metadata_crc32";
 const char *const kChunkBytesKey = "crc32_chunk_bytes";
@@ -148,12 +149,20 @@ uint32_t metadataCrc(const std::map<std::string, std::string> &metadata) {
 const char *const kChangedAfterSave =
     ": the shard was changed or damaged after it was saved";
 
-/// "c0,c1,...": the CRC-32s of `size` bytes at `data`, `chunk` at a time.
-std::string chunkChecksums(const uint8_t *data, int64_t size, int64_t chunk) {
-  std::string text;
+/// The CRC-32s of `size` bytes at `data`, `chunk` at a time.
+std::vector<uint32_t> chunkCrcs(const uint8_t *data, int64_t size,
+                                int64_t chunk) {
+  std::vector<uint32_t> crcs;
   for (int64_t at = 0; at < size; at += chunk)
-    text += (at ? "," : "") +
-            hex8(crc32Of(data + at, size_t(std::min(chunk, size - at))));
+    crcs.push_back(crc32Of(data + at, size_t(std::min(chunk, size - at))));
+  return crcs;
+}
+
+/// "c0,c1,...": the metadata's spelling of `crcs`.
+std::string joinCrcs(const std::vector<uint32_t> &crcs) {
+  std::string text;
+  for (size_t k = 0; k < crcs.size(); ++k)
+    text += (k ? "," : "") + hex8(crcs[k]);
   return text;
 }
 
@@ -267,11 +276,12 @@ mtrt::writeCheckpointShard(const std::string &dir, int64_t rank, int64_t shards,
     if (!runs.empty())
       std::memcpy(where.bytes.data(), runs.data(), where.bytes.size());
     fileMetadata[kShapePrefix + piece.name] = joinShape(piece.shape);
-    fileMetadata[kTensorChecksumPrefix + piece.name] = chunkChecksums(
-        values.bytes.data(), int64_t(values.bytes.size()), kChecksumChunkBytes);
+    fileMetadata[kTensorChecksumPrefix + piece.name] =
+        joinCrcs(chunkCrcs(values.bytes.data(), int64_t(values.bytes.size()),
+                           kChecksumChunkBytes));
     fileMetadata[kTensorChecksumPrefix + piece.name + kRunsSuffix] =
-        chunkChecksums(where.bytes.data(), int64_t(where.bytes.size()),
-                       kChecksumChunkBytes);
+        joinCrcs(chunkCrcs(where.bytes.data(), int64_t(where.bytes.size()),
+                           kChecksumChunkBytes));
     tensors.emplace_back(piece.name, std::move(values));
     tensors.emplace_back(piece.name + kRunsSuffix, std::move(where));
   }
@@ -415,8 +425,7 @@ Status CheckpointShards::open(const std::string &dir, const std::string &format,
         std::vector<uint32_t> runsCrcs;
         MTRT_RETURN_IF_ERROR(
             listed(name + kRunsSuffix, int64_t(bytes.size()), runsCrcs));
-        if (chunkChecksums(bytes.data(), int64_t(bytes.size()), chunk) !=
-            file.metadata().at(kTensorChecksumPrefix + name + kRunsSuffix))
+        if (chunkCrcs(bytes.data(), int64_t(bytes.size()), chunk) != runsCrcs)
           return bad("where its piece lies ('" + name + kRunsSuffix +
                      "'): checksum mismatch" + kChangedAfterSave);
         PieceChecksums &sums = opened.checksums[f][name];

@@ -125,12 +125,11 @@ Status syncFile(const std::string &path) {
 /// What an error about the cache directory ends with: where it came from
 /// and how to choose another (an unset or read-only HOME failed every run
 /// without saying MEGATRON_KERNEL_CACHE).
-std::string cacheDirectoryHint() {
-  return " (the kernel cache is $MEGATRON_KERNEL_CACHE, else "
-         "$XDG_CACHE_HOME/megatron-mlir/kernels, else "
-         "$HOME/.cache/megatron-mlir/kernels: set MEGATRON_KERNEL_CACHE to a "
-         "directory this user can write)";
-}
+const char *const kCacheDirectoryHint =
+    " (the kernel cache is $MEGATRON_KERNEL_CACHE, else "
+    "$XDG_CACHE_HOME/megatron-mlir/kernels, else "
+    "$HOME/.cache/megatron-mlir/kernels: set MEGATRON_KERNEL_CACHE to a "
+    "directory this user can write)";
 
 /// mkdir -p.
 Status makeDirectories(const std::string &path) {
@@ -141,7 +140,7 @@ Status makeDirectories(const std::string &path) {
     if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
       return Status::error("cannot create the kernel cache directory " +
                            prefix + ": " + std::strerror(errno) +
-                           cacheDirectoryHint());
+                           kCacheDirectoryHint);
   }
   return Status::ok();
 }
@@ -512,7 +511,7 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
     if (lock < 0)
       return Status::error("cannot open the kernel cache lock " + base +
                            ".lock: " + std::strerror(errno) +
-                           cacheDirectoryHint());
+                           kCacheDirectoryHint);
     auto waitStart = std::chrono::steady_clock::now();
     while (flock(lock, LOCK_EX) != 0 && errno == EINTR) {
     }
@@ -528,8 +527,7 @@ Status GeneratedKernelLibrary::loadSource(const std::string &kernelSource,
         std::ofstream out(source, std::ios::binary | std::ios::trunc);
         out << kernelSource;
         if (!out.flush())
-          built = Status::error("cannot write " + source +
-                                cacheDirectoryHint());
+          built = Status::error("cannot write " + source + kCacheDirectoryHint);
       }
       std::string partial = base + ".so.part" + std::to_string(getpid());
       if (built) {

@@ -1,6 +1,7 @@
 //===- LearningRate.cpp - Megatron-LM's learning-rate schedule ------------===//
 
 #include "mtrt/LearningRate.h"
+#include "mtrt/Strings.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -32,20 +33,6 @@ double LearningRateSchedule::at(int64_t numSteps) const {
                      : 0.5 * (std::cos(kPi * decayRatio) + 1.0);
   return minLr + coeff * deltaLr;
 }
-
-namespace {
-/// Shortest round-trip spelling: "1e-07", not std::to_string's "0.000000".
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof(text), "%.*g", digits, value);
-    if (std::strtod(text, nullptr) == value)
-      break;
-  }
-  return text;
-}
-} // namespace
 
 Status LearningRateSchedule::validate() const {
   auto fail = [](const std::string &what) {

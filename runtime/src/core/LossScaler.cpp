@@ -1,6 +1,7 @@
 //===- LossScaler.cpp - Megatron-LM's loss scaling for fp16 ---------------===//
 
 #include "mtrt/LossScaler.h"
+#include "mtrt/Strings.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,14 +16,6 @@ namespace {
 /// The largest finite f16 is 65504, but the scale multiplies fp32 values in
 /// the training step: it must be a finite f32.
 constexpr double kMaxScale = 3.4e38;
-
-/// `value` in at most 7 significant digits (std::to_string printed 1e300
-/// as 301 digits).
-std::string shown(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.7g", value);
-  return text;
-}
 } // namespace
 
 Status LossScaler::start() {
@@ -31,16 +24,16 @@ Status LossScaler::start() {
       return Status::ok();
     return Status::error(std::string("flag ") + flag +
                          " must be a positive 32-bit float, got " +
-                         shown(value));
+                         number(value));
   };
   if (constantScale != 0)
     MTRT_RETURN_IF_ERROR(inRange("--loss-scale", constantScale));
   MTRT_RETURN_IF_ERROR(inRange("--initial-loss-scale", initialScale));
   MTRT_RETURN_IF_ERROR(inRange("--min-loss-scale", minScale));
   if (minScale > initialScale)
-    return Status::error("flag --min-loss-scale (" + shown(minScale) +
+    return Status::error("flag --min-loss-scale (" + number(minScale) +
                          ") exceeds --initial-loss-scale (" +
-                         shown(initialScale) + ")");
+                         number(initialScale) + ")");
   if (window < 1)
     return Status::error("flag --loss-scale-window must be at least 1, got " +
                          std::to_string(window));

@@ -187,17 +187,6 @@ std::string usageText() {
   return usage;
 }
 
-/// Shortest round-trip spelling of a number: "1e-07", "0", "0.9".
-std::string number(double value) {
-  char text[32];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof(text), "%.*g", digits, value);
-    if (std::strtod(text, nullptr) == value)
-      break;
-  }
-  return text;
-}
-
 /// The learning-rate schedule a checkpoint was trained with: resuming under
 /// another would not continue the same run (Megatron-LM checks this too).
 std::map<std::string, std::string> scheduleOf(const Options &o) {
@@ -236,8 +225,6 @@ static Status parseDouble(const std::string &flag, const std::string &text,
   return Status::ok();
 }
 
-/// `path` as one spelling per file: resolved through links where it exists,
-/// else its resolved directory and its name (a file a run will create).
 std::string canonicalPath(const std::string &path) {
   if (char *resolved = ::realpath(path.c_str(), nullptr)) {
     std::string canonical = resolved;
@@ -345,10 +332,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
   intFlag("--train-iters", options.steps);
   stringFlag("--data", options.data);
   stringFlag("--data-path", options.data); // Megatron-LM's name (one prefix)
-  flags["--seed"] = [&options](const std::string &v) {
-    options.seedGiven = true;
-    return parseInt("--seed", v, options.seed);
-  };
+  intFlag("--seed", options.seed);
   doubleFlag("--lr", options.lr);
   doubleFlag("--min-lr", options.minLr);
   intFlag("--lr-warmup-iters", options.warmupIters);
@@ -379,10 +363,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--save", options.save);
   intFlag("--save-interval", options.saveInterval);
   stringFlag("--load", options.load);
-  flags["--corpus-vocab"] = [&options](const std::string &v) {
-    options.corpusVocabGiven = true;
-    return parseInt("--corpus-vocab", v, options.corpusVocab);
-  };
+  intFlag("--corpus-vocab", options.corpusVocab);
   intFlag("--corpus-order", options.corpusOrder);
   // Checked as it is read: -1, the default's mark, is no value to give.
   flags["--threads"] = [&options](const std::string &v) {
@@ -516,6 +497,8 @@ Status parseOptions(int argc, char **argv, Options &options) {
     earlier->second = {name, value};
     MTRT_RETURN_IF_ERROR(it->second(value));
   }
+  options.corpusVocabGiven = given.count("--corpus-vocab") != 0;
+  options.seedGiven = given.count("--seed") != 0;
   if (options.artifact.empty())
     return Status::error("no artifact given (see --help)");
   auto positive = [](const char *flag, double value) {

@@ -12,6 +12,7 @@
 #include "mtrt/CheckpointShards.h"
 #include "mtrt/LossScaler.h"
 #include "mtrt/Status.h"
+#include "mtrt/Strings.h"
 #include "train/CheckpointDirectory.h"
 
 #include <cstdint>
@@ -135,9 +136,6 @@ std::string usageText();
 
 /// The learning-rate schedule's flags as a checkpoint records them.
 std::map<std::string, std::string> scheduleOf(const Options &options);
-
-/// A number as errors and checkpoints print it.
-std::string number(double value);
 
 } // namespace mtrt::train
 

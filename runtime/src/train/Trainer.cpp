@@ -241,7 +241,7 @@ public:
 
     auto parametersStart = std::chrono::steady_clock::now();
     startup.prepareSeconds = secondsBetween(prepareStart, parametersStart);
-    MTRT_RETURN_IF_ERROR(readResumedLog());
+    MTRT_RETURN_IF_ERROR(prepareLog());
     MTRT_RETURN_IF_ERROR(planParameterCopies());
     MTRT_RETURN_IF_ERROR(bindParameters());
     startupPool.reset(); // its threads are done
@@ -292,13 +292,6 @@ public:
       std::remove(probePath.c_str());
       return true;
     };
-    // The log is opened as it is (a device, a terminal): only a directory
-    // cannot be.
-    struct stat logInfo;
-    if (!options.log.empty() && stat(options.log.c_str(), &logInfo) == 0 &&
-        S_ISDIR(logInfo.st_mode))
-      return Status::error(options.log +
-                           ": is a directory, not a file to write");
     for (const std::string &path : {options.saveParams, options.trace}) {
       if (path.empty())
         continue;
@@ -828,22 +821,25 @@ public:
     return Status::ok();
   }
 
-  /// On a resume, the --log file's records up to the checkpoint (rank 0),
-  /// read before the parameters load: a file that is no log is refused
-  /// then, by every rank together, not after minutes of loading.
-  Status readResumedLog() {
-    if (options.log.empty() || comm.rank() != 0 || checkpoint.iteration <= 0)
+  /// The --log file (rank 0), before the parameters load, so that what
+  /// is wrong with it is refused by every rank together, not after minutes
+  /// of loading: a directory; on a resume, a file that is no log. A
+  /// resume's records up to the checkpoint are kept for openLog.
+  Status prepareLog() {
+    if (options.log.empty() || comm.rank() != 0)
       return Status::ok();
     struct stat info;
     if (::stat(options.log.c_str(), &info) != 0)
-      return errno == ENOENT ? Status::ok()
-                             : Status::error(options.log +
-                                             ": cannot read the log to "
-                                             "resume it (" +
-                                             std::strerror(errno) + ")");
+      return errno == ENOENT || checkpoint.iteration <= 0
+                 ? Status::ok()
+                 : Status::error(options.log +
+                                 ": cannot read the log to resume it (" +
+                                 std::strerror(errno) + ")");
     if (S_ISDIR(info.st_mode))
       return Status::error(options.log +
                            ": is a directory, not a file to write");
+    if (checkpoint.iteration <= 0)
+      return Status::ok();
     // A device, a FIFO or a terminal is appended to as it is: reading a
     // FIFO would wait forever, and the rewrite's rename would replace
     // /dev/null by a file.
@@ -851,7 +847,9 @@ public:
       return Status::ok();
     std::ifstream previous(options.log);
     if (!previous)
-      return Status::error(options.log + ": cannot read the log to resume it");
+      return Status::error(options.log +
+                           ": cannot read the log to resume it (" +
+                           std::strerror(errno) + ")");
     // The records kept, by step: rewritten in step order, the last of a
     // step's records winning.
     std::map<int64_t, std::string> records;
@@ -1538,7 +1536,7 @@ public:
   /// and the start's thread pool (hostPool).
   std::map<std::string, const BufferDesc *> copyOf;
   std::unique_ptr<ThreadPool> startupPool;
-  /// readResumedLog's records of the --log file, which openLog rewrites.
+  /// prepareLog's records of the --log file, which openLog rewrites.
   std::optional<std::map<int64_t, std::string>> resumedLog;
   /// The 16-bit copies' values on the host before their upload, one
   /// buffer reused by every parameter (uploadParameter).
