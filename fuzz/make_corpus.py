@@ -21,6 +21,9 @@ Seeds are small valid inputs, the starting points libFuzzer mutates:
                       and int64 ids, several documents, a multimodal index.
   hf-config-import    the GPT-2 and LLaMA-family configs of examples/,
                       test/integration/Inputs and test/runtime/Inputs.
+  compile             forward graphs of a tiny GPT-2 and LLaMA, and two
+                      lowered modules of them (pipeline stages, tp2 bf16),
+                      from the tools in --bin.
 
 Only the standard library is used.
 """
@@ -218,6 +221,38 @@ def indexed_dataset():
     write(name, "empty", indexed_dataset_input([], "H", 8, documents=0))
 
 
+def compile_inputs(bindir):
+    """Forward graphs of the tiny GPT-2 and LLaMA (two layers, so that pp=2
+    compiles; two key/value heads, so that tp=2 does), and two lowered
+    modules: GPT-2 over two pipeline stages unfused, LLaMA tp2 in bf16."""
+    name = "compile"
+    translate = os.path.join(bindir, "megatron-translate")
+    opt = os.path.join(bindir, "megatron-opt")
+    if not (os.access(translate, os.X_OK) and os.access(opt, os.X_OK)):
+        print(f"make_corpus: no megatron-translate/megatron-opt in {bindir}: "
+              "no compile seeds", file=sys.stderr)
+        return
+    gpt2 = dict(TINY_GPT2, n_layer=2)
+    llama = dict(TINY_LLAMA, num_hidden_layers=2, num_key_value_heads=2)
+    with tempfile.TemporaryDirectory() as tmp:
+        for model, config, lowered, pipeline in [
+                ("gpt2", gpt2, "gpt2-pp2-lowered.mlir",
+                 "pp=2 microbatches=2 fuse=false"),
+                ("llama", llama, "llama-tp2-bf16-lowered.mlir",
+                 "tp=2 precision=bf16")]:
+            config_path = os.path.join(tmp, "config.json")
+            with open(config_path, "w") as f:
+                json.dump(config, f)
+            forward = subprocess.run(
+                [translate, "--import-hf-config", config_path,
+                 "--micro-batch-size", "2", "--seq-length", "2"],
+                check=True, capture_output=True).stdout
+            write(name, f"{model}-forward.mlir", forward)
+            write(name, lowered, subprocess.run(
+                [opt, f"--mt-train-pipeline={pipeline}"], input=forward,
+                check=True, capture_output=True).stdout)
+
+
 def hf_configs():
     name = "hf-config-import"
     for directory in ["examples/gpt2", "examples/llama",
@@ -237,12 +272,13 @@ def main():
     parser.add_argument("--only", action="append",
                         choices=["artifact-loader", "safetensors",
                                  "token-data", "indexed-dataset",
-                                 "hf-config-import"])
+                                 "hf-config-import", "compile"])
     args = parser.parse_args()
     makers = {"artifact-loader": lambda: artifacts(args.bin),
               "safetensors": safetensors, "token-data": token_data,
               "indexed-dataset": indexed_dataset,
-              "hf-config-import": hf_configs}
+              "hf-config-import": hf_configs,
+              "compile": lambda: compile_inputs(args.bin)}
     for name, make in makers.items():
         if not args.only or name in args.only:
             os.makedirs(os.path.join(CORPUS, name), exist_ok=True)

@@ -4,8 +4,8 @@
 # docs/fuzzing.md.
 #
 #   scripts/fuzz.sh [FUZZER...]       artifact-loader safetensors token-data
-#                                     indexed-dataset hf-config-import
-#                                     (default: all)
+#                                     indexed-dataset checkpoint-shards
+#                                     hf-config-import compile (default: all)
 #
 # Environment:
 #   FUZZ_SECONDS   seconds per fuzzer (default 60; libFuzzer -max_total_time)
@@ -34,7 +34,7 @@ jobs="${JOBS:-$(nproc)}"
 cc="${CC:-clang-22}"
 cxx="${CXX:-clang++-22}"
 all=(artifact-loader safetensors token-data indexed-dataset checkpoint-shards
-     hf-config-import)
+     hf-config-import compile)
 
 if [ "${FUZZ_RUNTIME_ONLY:-0}" = 1 ]; then
   build="${BUILD_DIR:-$root/build-fuzz-runtime}"

@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/JSON.h"
 
 #include <cmath>
 #include <map>
@@ -257,7 +258,31 @@ static std::vector<std::string> axisNames(size_t axes) {
   return {"dp", "tp"};
 }
 
+/// The artifact is JSON, whose strings are UTF-8: a name or kernel source
+/// holding other bytes (a string attribute written with an escape such as
+/// "\99") is refused at its op, where the JSON writer would abort.
+static LogicalResult checkStringsAreUtf8(ModuleOp module) {
+  WalkResult walked = module.walk([](Operation *op) {
+    StringAttr bad;
+    op->getAttrDictionary().walk([&](StringAttr text) {
+      if (!bad && !llvm::json::isUTF8(text.getValue()))
+        bad = text;
+    });
+    if (!bad)
+      return WalkResult::advance();
+    size_t at = 0;
+    llvm::json::isUTF8(bad.getValue(), &at);
+    op->emitOpError() << "holds a string that is not UTF-8 (byte " << at
+                      << " of " << bad.getValue().size()
+                      << "), which an artifact, a JSON document, cannot hold";
+    return WalkResult::interrupt();
+  });
+  return failure(walked.wasInterrupted());
+}
+
 LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
+  if (failed(checkStringsAreUtf8(module)))
+    return failure();
   ::mtrt::Artifact artifact;
   // The parameter table: every parameter once, with its full shape (a
   // sharded buffer knows it).
@@ -338,6 +363,27 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
            << " programs for " << stages << " pipeline stage(s)";
   std::ostringstream text;
   ::mtrt::writeArtifact(artifact, text);
+  // What the runtime checks at load (the plan's lifetimes, each command
+  // against its kernel's signature, the parameter table) is checked here
+  // too, by the same code: an IR file edited into a plan whose live
+  // buffers overlap is refused now, not by every rank at launch.
+  ::mtrt::Artifact loaded;
+  if (::mtrt::Status status =
+          ::mtrt::parseArtifact(text.str(), "the exported artifact", loaded);
+      !status) {
+    // At the program the message names ("programs[S]" is stage S's).
+    std::string message = status.message();
+    Operation *at = module;
+    if (size_t found = message.find("programs["); found != std::string::npos)
+      for (auto program : module.getOps<mlir::mtrt::ProgramOp>()) {
+        std::string key =
+            "programs[" + std::to_string(program.getStage()) + "]";
+        if (message.compare(found, key.size(), key) == 0)
+          at = program;
+      }
+    return at->emitError()
+           << "cannot export an artifact the runtime would refuse: " << message;
+  }
   os << text.str();
   return success();
 }

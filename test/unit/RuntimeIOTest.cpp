@@ -10,6 +10,7 @@
 #include "mtrt/ParamInit.h"
 #include "mtrt/Safetensors.h"
 #include "mtrt/Sharding.h"
+#include "mtrt/Strings.h"
 #include "mtrt/SyntheticCorpus.h"
 #include "mtrt/TokenData.h"
 
@@ -1011,6 +1012,17 @@ TEST(Sharding, PaddedPiecesOfASplit) {
   EXPECT_EQ(runsOf(1, 1), (Runs{{9, 3}}));
   EXPECT_EQ(runsOf(0, 3), (Runs{{18, 3}}));
   EXPECT_TRUE(runsOf(0, 4).empty());
+}
+
+// A file's text in a message stays on one line and shows what the file holds
+// (a tracker of "4\n5" printed its newline raw, splitting the error).
+TEST(Strings, QuotedShowsEveryByteOnOneLine) {
+  EXPECT_EQ(mtrt::quoted("seven"), "'seven'");
+  EXPECT_EQ(mtrt::quoted("4\n5\r\t"), "'4\\n5\\r\\t'");
+  EXPECT_EQ(mtrt::quoted("it's a\\b"), "'it\\'s a\\\\b'");
+  EXPECT_EQ(mtrt::quoted(std::string("\0\x7f\xff", 3)), "'\\x00\\x7f\\xff'");
+  EXPECT_EQ(mtrt::quoted("abcdef", 3), "'abc...'");
+  EXPECT_EQ(mtrt::quoted("abc", 3), "'abc'");
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include "dialects/MT/IR/MTDialect.h"
 #include "dialects/MT/IR/MTOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 using namespace mlir::mt;
@@ -259,6 +260,14 @@ static LogicalResult verifyParamAttr(Operation *op, Type type, bool isResult,
     return op->emitOpError()
            << what << " #" << index << ": '" << name
            << "' must be a non-empty string, got " << attr.getValue();
+  // It names the tensor in checkpoints and the artifact, JSON documents,
+  // whose strings are UTF-8.
+  if (size_t bad = 0; !llvm::json::isUTF8(paramName.getValue(), &bad))
+    return op->emitOpError()
+           << what << " #" << index << ": '" << name
+           << "' must be UTF-8 (it names the parameter in checkpoints and "
+              "the artifact), but byte "
+           << bad << " is not";
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape() ||
       !isa<FloatType>(tensor.getElementType()))

@@ -264,6 +264,13 @@ struct Artifact {
 /// the offending program, buffer or command.
 Status loadArtifact(const std::string &path, Artifact &artifact);
 
+/// What `loadArtifact` does once the file is read: `bytes` are an artifact's
+/// text, `name` says where they come from in errors. The compiler's export
+/// reads back what it wrote with it, so that it never writes an artifact
+/// the runtime refuses.
+Status parseArtifact(const std::string &bytes, const std::string &name,
+                     Artifact &artifact);
+
 /// Writes `artifact` as JSON, the format `loadArtifact` reads.
 void writeArtifact(const Artifact &artifact, std::ostream &os);
 

@@ -1,7 +1,7 @@
 //===- Strings.h - Small string helpers C++17 lacks -----------*- C++ -*-===//
 //
 // std::string::ends_with is C++20; the runtime builds as C++17. And the
-// spelling of a number in a message.
+// spelling of a number, or of a file's text, in a message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +30,44 @@ inline std::string number(double value) {
       break;
   }
   return text;
+}
+
+/// `text` in single quotes for a message, on one line whatever it holds:
+/// a newline, a tab, a quote or a backslash escaped as C writes them, any
+/// other byte outside printable ASCII as \xNN, and more than `limit` bytes
+/// cut with "...".
+inline std::string quoted(const std::string &text, size_t limit = 64) {
+  std::string out = "'";
+  for (size_t i = 0; i < text.size() && i < limit; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    switch (c) {
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\'':
+    case '\\':
+      out += '\\';
+      out += char(c);
+      break;
+    default:
+      if (c >= 0x20 && c < 0x7f) {
+        out += char(c);
+      } else {
+        char hex[8];
+        std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+        out += hex;
+      }
+    }
+  }
+  if (text.size() > limit)
+    out += "...";
+  return out + "'";
 }
 
 } // namespace mtrt

@@ -358,7 +358,12 @@ Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
     return Status::error(path + ": cannot open the artifact");
   std::stringstream text;
   text << in.rdbuf();
-  std::string bytes = text.str();
+  return parseArtifact(text.str(), path, artifact);
+}
+
+Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
+                           Artifact &artifact) {
+  artifact = Artifact();
   artifact.contentDigest = fnv1a(bytes.data(), bytes.size());
   json document = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded())

@@ -92,14 +92,23 @@ Status readMarkedIteration(const std::string &dir, int64_t &iteration) {
     return Status::error(dir + ": no " + kLatestFile +
                          " (not a directory --save wrote)");
   }
-  std::string text;
-  std::getline(in, text);
-  // Whitespace around the number (an editor's CRLF, a space) is no part of
-  // it, as Megatron-LM's strip() has it.
-  size_t first = text.find_first_not_of(" \t\r");
+  // The whole file is the number, whitespace around it (an editor's CRLF,
+  // blank lines, a space) no part of it, as Megatron-LM reads it
+  // (int(f.read().strip())). A tracker is a few bytes: more than
+  // kMaxTrackerBytes is no tracker, and is not read whole.
+  constexpr std::streamsize kMaxTrackerBytes = 4096;
+  std::string text(size_t(kMaxTrackerBytes) + 1, '\0');
+  in.read(text.data(), kMaxTrackerBytes + 1);
+  text.resize(size_t(in.gcount()));
+  if (in.gcount() > kMaxTrackerBytes)
+    return Status::error(marker + ": longer than " +
+                         std::to_string(kMaxTrackerBytes) +
+                         " bytes, not an iteration number");
+  const char *kSpace = " \t\r\n\v\f";
+  size_t first = text.find_first_not_of(kSpace);
   text = first == std::string::npos
              ? std::string()
-             : text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+             : text.substr(first, text.find_last_not_of(kSpace) - first + 1);
   char *end = nullptr;
   errno = 0;
   long long parsed = std::strtoll(text.c_str(), &end, 10);
@@ -107,8 +116,8 @@ Status readMarkedIteration(const std::string &dir, int64_t &iteration) {
   // as iter_9223372036854775807.
   if (text.empty() || *end != '\0' || errno || parsed <= 0 ||
       parsed > (int64_t(1) << 40))
-    return Status::error(marker + ": '" + text +
-                         "' is not an iteration number (1 to 2^40)");
+    return Status::error(marker + ": " + quoted(text) +
+                         " is not an iteration number (1 to 2^40)");
   iteration = parsed;
   return Status::ok();
 }

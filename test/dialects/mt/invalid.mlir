@@ -1328,6 +1328,17 @@ func.func @negative_param_not_string(%w: tensor<4xf32> {mt.param = 3}) {
 
 // -----
 
+// A parameter name is UTF-8: it names the tensor in checkpoints and the
+// artifact, JSON documents (a name written "w\99" passed every pass and
+// aborted the export).
+
+// expected-error @below {{'func.func' op argument #0: 'mt.param' must be UTF-8 (it names the parameter in checkpoints and the artifact), but byte 1 is not}}
+func.func @negative_param_not_utf8(%w: tensor<4xf32> {mt.param = "w\99"}) {
+  return
+}
+
+// -----
+
 // A parameter has a float element type.
 
 // expected-error @below {{'func.func' op argument #1 ('wte.weight') is a parameter and must be a statically shaped float tensor, got 'tensor<64x16xi32>'}}

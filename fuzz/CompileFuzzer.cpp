@@ -1,0 +1,159 @@
+//===- CompileFuzzer.cpp - Fuzz the compiler from IR to artifact
+//-----------===//
+//
+// Feeds arbitrary bytes to the compiler as a user's IR file reaches it: parsed
+// as MLIR with the project's dialects, then
+//  - a module of mt functions (a forward graph) through --mt-train-pipeline
+//    with options chosen by the input's bytes among a fixed set (data,
+//    tensor, sequence and pipeline parallelism, ZeRO 3, mixed precision,
+//    rematerialization, the memory budget), then --export-artifact;
+//  - a module of mtrt programs (an edited lowered file) through
+//    --export-artifact alone.
+// A reported diagnostic is a correct answer. A finding is a crash, a
+// sanitizer report, or a broken property:
+//  - a module the pipeline compiles exports as an artifact;
+//  - an artifact the exporter writes loads in the runtime (mtrt::loadArtifact),
+//    the compiler and the runtime agreeing on every field.
+// Found by a first mutation probe: a string attribute holding a byte that is
+// not UTF-8 aborted the export in the JSON writer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzFile.h"
+
+#include "megatron/InitAll.h"
+#include "megatron/Pipelines/TrainPipeline.h"
+#include "megatron/Target/ArtifactExport.h"
+
+#include "dialects/MTRT/IR/MTRTDialect.h"
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "mtrt/Artifact.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <memory>
+#include <string>
+
+using namespace mlir;
+using megatron::fuzz::verbose;
+
+namespace {
+
+/// Contexts unique every location and attribute they see; a fresh one now
+/// and then keeps a long run's memory flat.
+constexpr unsigned kInputsPerContext = 512;
+
+/// The option sets a forward graph is compiled with, one per input (by a
+/// hash of its bytes): each part of the pipeline is reached by some.
+constexpr const char *kPipelineOptions[] = {
+    "",
+    "dp=2 tp=2",
+    "tp=2 sp=true remat=full",
+    "dp=2 zero=3 precision=bf16",
+    "pp=2 microbatches=2",
+    "pp=2 microbatches=4 schedule=1f1b tp=2",
+    "remat=selective precision=fp16",
+    "dp=2 zero=1 fuse=false",
+};
+
+std::unique_ptr<MLIRContext> makeContext() {
+  DialectRegistry registry;
+  mt::registerAllMegatronDialects(registry);
+  registry.insert<shard::ShardDialect>();
+  auto context =
+      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+[[noreturn]] void violated(const std::string &what, const std::string &options,
+                           const std::string &diagnostics) {
+  std::fprintf(stderr,
+               "==FUZZ PROPERTY VIOLATED== %s (pipeline options '%s')\n%s\n",
+               what.c_str(), options.c_str(), diagnostics.c_str());
+  std::abort();
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static std::unique_ptr<MLIRContext> context;
+  static unsigned inputs = 0;
+  static megatron::fuzz::FuzzFile file("artifact");
+  if (!context || ++inputs % kInputsPerContext == 0)
+    context = makeContext();
+
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << diag << "\n";
+    return success();
+  });
+
+  // MLIR's lexer reads up to a terminating NUL, which every file the tools
+  // read has (llvm::MemoryBuffer adds it) and libFuzzer's bytes have not:
+  // parsed from a copy that has it, as megatron-opt parses a file.
+  const std::string copy(reinterpret_cast<const char *>(data), size);
+  llvm::StringRef text(copy);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(context.get()));
+  if (!module) {
+    if (verbose())
+      std::fprintf(stderr, "not parsed:\n%s", diagnostics.c_str());
+    return 0;
+  }
+
+  // A lowered module is exported as it is; a forward graph compiled first.
+  bool lowered = !module->getOps<mlir::mtrt::ProgramOp>().empty();
+  std::string options;
+  if (!lowered) {
+    uint64_t hash = 1469598103934665603ull;
+    for (unsigned char c : text)
+      hash = (hash ^ c) * 1099511628211ull;
+    options = kPipelineOptions[hash % std::size(kPipelineOptions)];
+    auto parsed = mt::TrainPipelineOptions::createFromString(options);
+    if (!parsed)
+      violated("the harness's options do not parse", options, diagnostics);
+    PassManager pm(context.get(), ModuleOp::getOperationName());
+    mt::buildTrainPipeline(pm, *parsed);
+    if (failed(pm.run(*module))) {
+      if (verbose())
+        std::fprintf(stderr, "refused by the pipeline ('%s'):\n%s",
+                     options.c_str(), diagnostics.c_str());
+      return 0;
+    }
+  }
+
+  std::string artifactText;
+  llvm::raw_string_ostream os(artifactText);
+  if (failed(mt::exportArtifact(*module, os))) {
+    if (!lowered)
+      violated("a module the pipeline compiled does not export", options,
+               diagnostics);
+    if (verbose())
+      std::fprintf(stderr, "refused by the export:\n%s", diagnostics.c_str());
+    return 0;
+  }
+  os.flush();
+
+  file.write(artifactText.data(), artifactText.size());
+  ::mtrt::Artifact artifact;
+  if (::mtrt::Status status = ::mtrt::loadArtifact(file.path(), artifact);
+      !status)
+    violated("the runtime refuses an artifact the exporter wrote: " +
+                 status.message(),
+             options, diagnostics);
+  if (verbose())
+    std::fprintf(stderr, "compiled ('%s') and loaded: %zu program(s)\n",
+                 lowered ? "lowered input" : options.c_str(),
+                 artifact.programs.size());
+  return 0;
+}
