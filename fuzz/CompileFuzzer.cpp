@@ -12,8 +12,13 @@
 // A reported diagnostic is a correct answer. A finding is a crash, a
 // sanitizer report, or a broken property:
 //  - a module the pipeline compiles exports as an artifact;
-//  - an artifact the exporter writes loads in the runtime (mtrt::loadArtifact),
-//    the compiler and the runtime agreeing on every field.
+//  - an artifact the exporter writes loads in the runtime (mtrt::loadArtifact)
+//    and holds what the module does: its programs by stage, each with the
+//    module's buffers, commands, outputs and generated kernels, and a
+//    parameter for each parameter name. (The export itself reads back what
+//    it writes with the loader's checks, so an mtrt module it refuses is a
+//    correct answer; what this compares is what a writer and reader agreeing
+//    with each other could still lose.)
 // Found by a first mutation probe: a string attribute holding a byte that is
 // not UTF-8 aborted the export in the JSON writer.
 //
@@ -40,6 +45,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 
 using namespace mlir;
@@ -72,6 +78,57 @@ std::unique_ptr<MLIRContext> makeContext() {
       std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
   context->loadAllAvailableDialects();
   return context;
+}
+
+[[noreturn]] void violated(const std::string &what, const std::string &options,
+                           const std::string &diagnostics);
+
+/// What the module says the artifact holds, against what the runtime read.
+void checkHoldsTheModule(ModuleOp module, const ::mtrt::Artifact &artifact,
+                         const std::string &options) {
+  auto programs = llvm::to_vector(module.getOps<mlir::mtrt::ProgramOp>());
+  auto mismatch = [&](const std::string &what, size_t inModule,
+                      size_t inArtifact) {
+    if (inModule != inArtifact)
+      violated("the artifact holds " + std::to_string(inArtifact) + " " + what +
+                   ", the module " + std::to_string(inModule),
+               options, "");
+  };
+  mismatch("programs", programs.size(), artifact.programs.size());
+  std::set<std::string> paramNames;
+  for (auto program : programs) {
+    size_t stage = size_t(program.getStage());
+    if (stage >= artifact.programs.size())
+      violated("no program for stage " + std::to_string(stage), options, "");
+    const ::mtrt::RankProgram &loaded = artifact.programs[stage];
+    size_t buffers = 0, commands = 0, outputs = 0, generated = 0;
+    for (Operation &op : program.getBody().front()) {
+      if (auto buffer = dyn_cast<mlir::mtrt::BufferOp>(op)) {
+        ++buffers;
+        if (buffer.getKind() == "param" && buffer.getName())
+          paramNames.insert(buffer.getName()->str());
+      } else if (isa<mlir::mtrt::OutputOp>(op)) {
+        ++outputs;
+      } else if (isa<mlir::mtrt::GeneratedKernelOp>(op)) {
+        ++generated;
+      } else {
+        ++commands;
+      }
+    }
+    std::string of = " of stage " + std::to_string(stage);
+    mismatch("buffers" + of, buffers, loaded.buffers.size());
+    mismatch("commands" + of, commands, loaded.commands.size());
+    mismatch("outputs" + of, outputs, loaded.outputs.size());
+    mismatch("generated kernels" + of, generated,
+             loaded.generatedKernels.size());
+  }
+  std::set<std::string> loadedNames;
+  for (const ::mtrt::ParamDesc &param : artifact.params)
+    loadedNames.insert(param.name);
+  if (loadedNames != paramNames)
+    violated("the artifact's parameter table names other parameters than "
+             "the module's param buffers",
+             options, "");
 }
 
 [[noreturn]] void violated(const std::string &what, const std::string &options,
@@ -151,6 +208,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     violated("the runtime refuses an artifact the exporter wrote: " +
                  status.message(),
              options, diagnostics);
+  checkHoldsTheModule(*module, artifact, options);
   if (verbose())
     std::fprintf(stderr, "compiled ('%s') and loaded: %zu program(s)\n",
                  lowered ? "lowered input" : options.c_str(),

@@ -262,7 +262,8 @@ static std::vector<std::string> axisNames(size_t axes) {
 /// holding other bytes (a string attribute written with an escape such as
 /// "\99") is refused at its op, where the JSON writer would abort.
 static LogicalResult checkStringsAreUtf8(ModuleOp module) {
-  WalkResult walked = module.walk([](Operation *op) {
+  // The programs are what is written (a module's own attributes are not).
+  auto check = [](Operation *op) {
     StringAttr bad;
     op->getAttrDictionary().walk([&](StringAttr text) {
       if (!bad && !llvm::json::isUTF8(text.getValue()))
@@ -276,8 +277,11 @@ static LogicalResult checkStringsAreUtf8(ModuleOp module) {
                       << " of " << bad.getValue().size()
                       << "), which an artifact, a JSON document, cannot hold";
     return WalkResult::interrupt();
-  });
-  return failure(walked.wasInterrupted());
+  };
+  for (auto program : module.getOps<mlir::mtrt::ProgramOp>())
+    if (program->walk(check).wasInterrupted())
+      return failure();
+  return success();
 }
 
 LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {

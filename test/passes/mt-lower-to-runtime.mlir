@@ -51,7 +51,10 @@ func.func @persistent_layout(%ids: tensor<2x3xi32> {mt.input = "tokens"},
                              %v: tensor<4x4xf32> {mt.param = "w", mt.state = "exp_avg_sq"},
                              %lr: tensor<f32> {mt.input = "lr"},
                              %b: tensor<3xf32> {mt.param = "b"}) -> tensor<4x4xf32> {
-  %y = mt.gelu %w : tensor<4x4xf32>
+  // A discardable attribute of another dialect describes the op, not the
+  // kernel: it is no kernel parameter (a string one was carried into the
+  // kernel, which --export-artifact then refused; the CHECK's `{}`).
+  %y = mt.gelu %w {user.tag = "hello", user.n = 3 : i64} : tensor<4x4xf32>
   return %y : tensor<4x4xf32>
 }
 

@@ -306,8 +306,7 @@ struct LowerToRuntimePass
 
     // An unused constant (hand-written IR, a pass's leftover) needs no
     // buffer: `arith.constant true` was refused as no splat float tensor.
-    for (Operation &op :
-         llvm::make_early_inc_range(body.without_terminator()))
+    for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
       if (isa<arith::ConstantOp>(op) && op.use_empty())
         op.erase();
 
@@ -923,14 +922,20 @@ struct LowerToRuntimePass
         generated = FlatSymbolRefAttr::get(builder.getContext(), name);
         kernel = "fused";
       }
-      // The op's own attributes are the kernel's parameters; the `mt.`
-      // ones are the passes' annotations, of which the schedule's phase and
-      // microbatch become the kernel's (typed) trace attributes.
+      // The op's own (inherent) attributes are the kernel's parameters.
+      // Discardable ones are not: the `mt.` ones are the passes'
+      // annotations, of which the schedule's phase and microbatch become
+      // the kernel's (typed) trace attributes, and any other (a user's
+      // `user.tag = "x"`) describes the op to someone else (a string
+      // became a parameter the artifact cannot encode, an integer one the
+      // runtime ignored).
       SmallVector<NamedAttribute> params;
       // (Operand and result segment sizes describe the op, not the
       // kernel: its operand counts say them.)
+      std::optional<RegisteredOperationName> info = op->getRegisteredInfo();
       for (NamedAttribute attr : op->getAttrs())
-        if (!attr.getName().getValue().starts_with("mt.") &&
+        if (info &&
+            llvm::is_contained(info->getAttributeNames(), attr.getName()) &&
             attr.getName() != "operandSegmentSizes" &&
             attr.getName() != "resultSegmentSizes")
           params.push_back(attr);

@@ -74,6 +74,16 @@ void removeTemporaryFiles(const std::string &dir) {
 
 Status readMarkedIteration(const std::string &dir, int64_t &iteration) {
   std::string marker = dir + "/" + kLatestFile;
+  // Checked before opening: opening a FIFO would wait for a writer forever.
+  if (struct stat info; ::stat(marker.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode))
+      return Status::error(marker + ": is a directory, not the file naming "
+                                    "the iteration to resume from");
+    if (!S_ISREG(info.st_mode))
+      return Status::error(marker + ": is not a regular file (a FIFO or a "
+                                    "device?); it names the iteration to "
+                                    "resume from");
+  }
   std::ifstream in(marker);
   if (!in) {
     // A save killed after publishing its directory, before marking it,
@@ -94,8 +104,9 @@ Status readMarkedIteration(const std::string &dir, int64_t &iteration) {
   }
   // The whole file is the number, whitespace around it (an editor's CRLF,
   // blank lines, a space) no part of it, as Megatron-LM reads it
-  // (int(f.read().strip())). A tracker is a few bytes: more than
-  // kMaxTrackerBytes is no tracker, and is not read whole.
+  // (int(f.read().strip()); Python's int and strip take a little more:
+  // "4_0", Unicode spaces, which are refused here). A tracker is a few bytes:
+  // more than kMaxTrackerBytes is no tracker, and is not read whole.
   constexpr std::streamsize kMaxTrackerBytes = 4096;
   std::string text(size_t(kMaxTrackerBytes) + 1, '\0');
   in.read(text.data(), kMaxTrackerBytes + 1);
@@ -114,8 +125,10 @@ Status readMarkedIteration(const std::string &dir, int64_t &iteration) {
   long long parsed = std::strtoll(text.c_str(), &end, 10);
   // Beyond 2^40 (--steps' bound) it is no iteration of a run: 2^64 read
   // as iter_9223372036854775807.
-  if (text.empty() || *end != '\0' || errno || parsed <= 0 ||
-      parsed > (int64_t(1) << 40))
+  // (The whole text: a NUL inside it ends strtoll's reading, not the
+  // number.)
+  if (text.empty() || end != text.c_str() + text.size() || errno ||
+      parsed <= 0 || parsed > (int64_t(1) << 40))
     return Status::error(marker + ": " + quoted(text) +
                          " is not an iteration number (1 to 2^40)");
   iteration = parsed;
