@@ -118,6 +118,13 @@ jobFingerprint(const Options &o, const Artifact &artifact,
       // One directory however spelled ("ck", "ck/", "./ck").
       {"--save", o.save.empty() ? std::string() : canonicalPath(o.save)},
       {"--save-interval", std::to_string(o.saveInterval)},
+      // When the ranks stop early (and save), and whether they agree each
+      // step on stopping (a collective only the ranks given these call).
+      {"--exit-interval", std::to_string(o.exitInterval)},
+      {"--exit-duration-in-mins", o.exitDurationMinutes > 0
+                                      ? std::string("given")
+                                      : std::string("not given")},
+      {"--exit-signal-handler", o.exitSignalHandler ? o.exitSignal : "no"},
       // Each rank scales its own loss: ranks scaling differently would
       // add gradients of different scales in their reductions.
       {"--loss-scale", number(o.lossScaler.constantScale)},
@@ -311,10 +318,12 @@ int openSession(int argc, char **argv, Session &session) {
   // A test hook: MEGATRON_RUN_TEST_STALL="rank:step" makes that rank stop
   // answering before that step, as a stopped or wedged peer would.
   // MEGATRON_RUN_TEST_DIE="rank:step" kills that rank there, as a crash
-  // or an out-of-memory kill would.
+  // or an out-of-memory kill would. MEGATRON_RUN_TEST_SIGNAL="rank:step"
+  // raises --exit-signal on that rank there, as a scheduler would.
   for (auto [variable, field] :
        {std::pair{"MEGATRON_RUN_TEST_STALL", &options.stallAtStep},
-        std::pair{"MEGATRON_RUN_TEST_DIE", &options.dieAtStep}})
+        std::pair{"MEGATRON_RUN_TEST_DIE", &options.dieAtStep},
+        std::pair{"MEGATRON_RUN_TEST_SIGNAL", &options.signalAtStep}})
     if (const char *value = std::getenv(variable)) {
       int rank = -1;
       long long step = 0;

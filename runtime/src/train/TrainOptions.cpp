@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -155,6 +156,19 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                training command's other flags may stay
   --memory-report-json FILE    the same as JSON (implies --memory-report)
   --memory-report-svg FILE     the same as an SVG bar chart per stage
+  --exit-interval N            stop after a step N divides, saving a
+                               checkpoint first when --save is given (the
+                               job then resumes with --load)
+  --exit-duration-in-mins X    stop after the first step that ends X
+                               minutes after the run started (on any rank),
+                               saving first with --save: within a
+                               scheduler's time limit
+  --exit-signal-handler        on --exit-signal (any rank's), stop after the
+                               step under way, saving first with --save:
+                               Slurm sends SIGTERM before it kills a job
+                               (under mpirun, which forwards SIGUSR1 and
+                               SIGUSR2 only, use one of those)
+  --exit-signal NAME           SIGTERM (default), SIGINT, SIGUSR1 or SIGUSR2
   --distributed-timeout-minutes X
                                how long a rank waits for its peers in a
                                collective or transfer before every rank
@@ -299,6 +313,15 @@ static Status checkDistinctFiles(const Options &options) {
   return Status::ok();
 }
 
+int exitSignalNumber(const std::string &name) {
+  for (auto [known, number] :
+       {std::pair{"SIGTERM", SIGTERM}, std::pair{"SIGINT", SIGINT},
+        std::pair{"SIGUSR1", SIGUSR1}, std::pair{"SIGUSR2", SIGUSR2}})
+    if (name == known)
+      return number;
+  return 0;
+}
+
 bool loadsFromNoCheckpointYet(const Options &options) {
   return !options.load.empty() && !options.save.empty() &&
          canonicalPath(options.load) == canonicalPath(options.save) &&
@@ -362,6 +385,9 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--memory-report-svg", options.memoryReportSvg);
   stringFlag("--save", options.save);
   intFlag("--save-interval", options.saveInterval);
+  intFlag("--exit-interval", options.exitInterval);
+  doubleFlag("--exit-duration-in-mins", options.exitDurationMinutes);
+  stringFlag("--exit-signal", options.exitSignal);
   stringFlag("--load", options.load);
   intFlag("--corpus-vocab", options.corpusVocab);
   intFlag("--corpus-order", options.corpusOrder);
@@ -433,6 +459,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.profile = true;
       continue;
     }
+    if (arg == "--exit-signal-handler") {
+      options.exitSignalHandler = true;
+      continue;
+    }
     if (arg == "--tf32") {
       options.tf32 = true;
       continue;
@@ -444,8 +474,9 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.precision = precision;
       continue;
     }
-    for (const char *flag : {"--quiet", "--profile", "--bf16", "--fp16",
-                             "--memory-report", "--tf32"})
+    for (const char *flag :
+         {"--quiet", "--profile", "--bf16", "--fp16", "--memory-report",
+          "--tf32", "--exit-signal-handler"})
       if (arg.rfind(std::string(flag) + "=", 0) == 0)
         return Status::error(std::string("flag ") + flag + " takes no value");
     if (arg.size() > 1 && arg[0] == '-' && arg.rfind("--", 0) != 0)
@@ -537,6 +568,23 @@ Status parseOptions(int argc, char **argv, Options &options) {
     MTRT_RETURN_IF_ERROR(positive("--peak-tflops", options.peakTflops));
   MTRT_RETURN_IF_ERROR(
       nonNegative("--save-interval", double(options.saveInterval)));
+  if (given.count("--exit-interval"))
+    MTRT_RETURN_IF_ERROR(
+        positive("--exit-interval", double(options.exitInterval)));
+  if (given.count("--exit-duration-in-mins") &&
+      !(options.exitDurationMinutes > 0 &&
+        std::isfinite(options.exitDurationMinutes)))
+    return Status::error(
+        "flag --exit-duration-in-mins must be a positive number of minutes, "
+        "got " +
+        number(options.exitDurationMinutes));
+  if (exitSignalNumber(options.exitSignal) == 0)
+    return Status::error("flag --exit-signal must be SIGTERM, SIGINT, "
+                         "SIGUSR1 or SIGUSR2, got '" +
+                         options.exitSignal + "'");
+  if (given.count("--exit-signal") && !options.exitSignalHandler)
+    return Status::error("flag --exit-signal needs --exit-signal-handler "
+                         "(which stops the run on that signal)");
   // Flags that something else given makes meaningless are refused, not
   // ignored.
   if (given.count("--save-interval") && options.save.empty())

@@ -15,6 +15,7 @@
 #include "mtrt/Strings.h"
 #include "train/CheckpointDirectory.h"
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -78,6 +79,22 @@ struct Options {
   int64_t stallAtStep = 0;
   /// Test hook: this rank dies (SIGKILL) before that step.
   int64_t dieAtStep = 0;
+  /// Test hook (MEGATRON_RUN_TEST_SIGNAL): this rank raises --exit-signal
+  /// before that step, as a scheduler's preemption notice would.
+  int64_t signalAtStep = 0;
+  /// Megatron-LM's ways to stop a run early, with a checkpoint when --save
+  /// is given: after a step that --exit-interval divides, once
+  /// --exit-duration-in-mins have passed since the run started (on any
+  /// rank), or, with --exit-signal-handler, once any rank received
+  /// --exit-signal (SIGTERM: Slurm's notice before it kills a job).
+  int64_t exitInterval = 0;
+  double exitDurationMinutes = 0;
+  bool exitSignalHandler = false;
+  std::string exitSignal = "SIGTERM";
+  /// When the run started (this process's Options were made), for
+  /// --exit-duration-in-mins.
+  std::chrono::steady_clock::time_point started =
+      std::chrono::steady_clock::now();
   /// Full training checkpoints, as Megatron-LM's --save, --save-interval,
   /// --load, --no-load-optim and --no-load-rng.
   std::string save;
@@ -94,6 +111,10 @@ struct Options {
   /// The loss-scaling flag given last ("": none), for its error.
   std::string lossScaleFlag;
 };
+
+/// The number of --exit-signal NAME (SIGTERM, SIGINT, SIGUSR1, SIGUSR2),
+/// or 0 for another name.
+int exitSignalNumber(const std::string &name);
 
 /// A checkpoint directory holds one shard per rank of the saving run
 /// (mtrt/CheckpointShards.h); the optimizer state of parameter P is the

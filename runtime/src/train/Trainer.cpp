@@ -114,6 +114,27 @@ double secondsBetween(std::chrono::steady_clock::time_point from,
   return std::chrono::duration<double>(to - from).count();
 }
 
+/// Set by --exit-signal's handler, read after each step: a flag is all a
+/// handler may safely touch.
+volatile std::sig_atomic_t exitSignalReceived = 0;
+
+void noteExitSignal(int) { exitSignalReceived = 1; }
+
+/// --exit-signal-handler: the signal no longer ends the process; the
+/// training loop stops after the step under way (Trainer::Impl::exitReason).
+Status installExitSignalHandler(int signal) {
+  struct sigaction action = {};
+  action.sa_handler = noteExitSignal;
+  sigemptyset(&action.sa_mask);
+  // Interrupted system calls (a wait in a collective) resume.
+  action.sa_flags = SA_RESTART;
+  if (::sigaction(signal, &action, nullptr) != 0)
+    return Status::error(std::string("--exit-signal-handler: cannot handle "
+                                     "the signal (") +
+                         std::strerror(errno) + ")");
+  return Status::ok();
+}
+
 /// Everything one training run binds to the program's buffers.
 class Trainer::Impl {
 public:
@@ -951,12 +972,17 @@ public:
                   static_cast<long long>(consumedAtResume),
                   options.noLoadOptim ? ", fresh optimizer state" : "",
                   options.noLoadRng ? ", seed from --seed" : "");
+    if (options.exitSignalHandler)
+      MTRT_RETURN_IF_ERROR(
+          installExitSignalHandler(exitSignalNumber(options.exitSignal)));
     for (int64_t step = checkpoint.iteration + 1; step <= options.steps;
          ++step) {
       if (step == options.stallAtStep)
         std::this_thread::sleep_for(std::chrono::hours(1));
       if (step == options.dieAtStep)
         std::raise(SIGKILL);
+      if (step == options.signalAtStep)
+        std::raise(exitSignalNumber(options.exitSignal));
       auto start = std::chrono::steady_clock::now();
       MTRT_RETURN_IF_ERROR(fillBatch(samplesBefore(step)));
       // Megatron's update k runs with the schedule at k - 1 completed
@@ -1090,10 +1116,31 @@ public:
           return Status::error(options.log + ": cannot write the log (" +
                                std::strerror(errno) + ")");
       }
-      if (!options.save.empty() &&
+      bool saved =
+          !options.save.empty() &&
           (step == options.steps ||
-           (options.saveInterval > 0 && step % options.saveInterval == 0)))
+           (options.saveInterval > 0 && step % options.saveInterval == 0));
+      if (saved)
         MTRT_RETURN_IF_ERROR(saveCheckpoint(step));
+      if (step == options.steps)
+        break;
+      std::string stopping = exitReason(step);
+      if (stopping.empty())
+        continue;
+      if (!options.save.empty() && !saved)
+        MTRT_RETURN_IF_ERROR(saveCheckpoint(step));
+      if (speak) {
+        std::printf("exiting at iteration %lld of %lld: %s; %s\n",
+                    static_cast<long long>(step),
+                    static_cast<long long>(options.steps), stopping.c_str(),
+                    options.save.empty()
+                        ? "no --save, so nothing was saved"
+                        : ("saved " + iterationDir(options.save, step) +
+                           " (resume with --load " + options.save + ")")
+                              .c_str());
+        std::fflush(stdout);
+      }
+      break;
     }
     if (log)
       std::fclose(log);
@@ -1362,6 +1409,30 @@ public:
   /// shards are written into a staging directory and published with renames
   /// (train/CheckpointDirectory.h), so that saving an iteration again, even
   /// the marked one, never leaves it a mix of two saves.
+  /// Why the run stops after `step` short of --steps ("": it goes on),
+  /// the same on every rank: --exit-interval divides it, or some rank saw
+  /// --exit-duration-in-mins pass or received --exit-signal (agreed, as
+  /// Megatron-LM all-reduces its flags, only when those flags are given,
+  /// which every rank's are: the job check).
+  std::string exitReason(int64_t step) {
+    std::string reason;
+    if (options.exitInterval > 0 && step % options.exitInterval == 0)
+      reason = "--exit-interval " + std::to_string(options.exitInterval);
+    if (options.exitDurationMinutes > 0) {
+      double minutes =
+          secondsBetween(options.started, std::chrono::steady_clock::now()) /
+          60.0;
+      if (!comm.allAgree(!(minutes > options.exitDurationMinutes)) &&
+          reason.empty())
+        reason = "--exit-duration-in-mins " +
+                 number(options.exitDurationMinutes) + " passed";
+    }
+    if (options.exitSignalHandler && !comm.allAgree(exitSignalReceived == 0) &&
+        reason.empty())
+      reason = options.exitSignal + " received (--exit-signal-handler)";
+    return reason;
+  }
+
   Status saveCheckpoint(int64_t iteration) {
     std::string dir = iterationDir(options.save, iteration);
     std::string staging = stagingDirOf(options.save, iteration);
