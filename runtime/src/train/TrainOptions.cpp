@@ -122,6 +122,10 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                peak_bytes, tflops (and mfu with a peak);
                                with --load it keeps FILE's steps up to the
                                checkpoint and appends the resumed ones
+  --log-interval N             print a console line every N steps (and at
+                               the last): the mean loss of the interval's
+                               applied steps, the mean step time, the last
+                               step's lr and grad norm (1)
   --trace FILE                 write every rank's measured timeline as
                                Chrome trace JSON (Perfetto): per rank, one
                                slice per schedule action (F3, B3, optimizer)
@@ -385,6 +389,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--memory-report-svg", options.memoryReportSvg);
   stringFlag("--save", options.save);
   intFlag("--save-interval", options.saveInterval);
+  intFlag("--log-interval", options.logInterval);
   intFlag("--exit-interval", options.exitInterval);
   doubleFlag("--exit-duration-in-mins", options.exitDurationMinutes);
   stringFlag("--exit-signal", options.exitSignal);
@@ -568,6 +573,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
     MTRT_RETURN_IF_ERROR(positive("--peak-tflops", options.peakTflops));
   MTRT_RETURN_IF_ERROR(
       nonNegative("--save-interval", double(options.saveInterval)));
+  MTRT_RETURN_IF_ERROR(positive("--log-interval", double(options.logInterval)));
   if (given.count("--exit-interval"))
     MTRT_RETURN_IF_ERROR(
         positive("--exit-interval", double(options.exitInterval)));

@@ -87,6 +87,9 @@ struct Options {
   /// --exit-duration-in-mins have passed since the run started (on any
   /// rank), or, with --exit-signal-handler, once any rank received
   /// --exit-signal (SIGTERM: Slurm's notice before it kills a job).
+  /// Megatron-LM's --log-interval: steps per console line (--log keeps
+  /// every step).
+  int64_t logInterval = 1;
   int64_t exitInterval = 0;
   double exitDurationMinutes = 0;
   bool exitSignalHandler = false;

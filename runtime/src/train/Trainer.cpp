@@ -1068,23 +1068,22 @@ public:
       double mfu = peakTeraflops > 0
                        ? teraflops / (double(comm.size()) * peakTeraflops)
                        : std::nan("");
-      if (!options.quiet && comm.rank() == 0) {
-        std::printf("step %5lld/%lld | loss %.4f", static_cast<long long>(step),
-                    static_cast<long long>(options.steps), loss);
-        if (corpus)
-          std::printf(" (floor %.4f)", floor);
-        std::printf(" | lr %.3e | grad norm %.4f", lr, norm);
-        if (lossScaling)
-          std::printf(" | loss scale %g%s", scaleUsed,
-                      overflow ? " | skipped: gradients overflowed" : "");
-        std::printf(" | %.3f s | %.0f tokens/s", seconds, tokensPerSecond);
-        if (std::isfinite(teraflops))
-          std::printf(" | %.4f TFLOP/s", teraflops);
-        if (std::isfinite(mfu))
-          std::printf(" | MFU %.1f%%", 100.0 * mfu);
-        std::printf("\n");
-        std::fflush(stdout);
+      // The console line, every --log-interval steps (and at the last),
+      // with the loss averaged over the interval's applied steps and the
+      // time over all of them, as Megatron-LM's (--log keeps every step).
+      interval.steps += 1;
+      interval.seconds += seconds;
+      interval.lossSumAll += loss;
+      if (!overflow) {
+        interval.applied += 1;
+        interval.lossSum += loss;
       }
+      interval.lr = lr;
+      interval.norm = norm;
+      interval.scale = scaleUsed;
+      interval.overflowed = overflow;
+      if (step % options.logInterval == 0 || step == options.steps)
+        printInterval(step, corpus != nullptr, floor, lossScaling);
       if (log) {
         // JSON has no inf or nan: a non-finite value is written as null.
         auto json = [](double value, const char *format) {
@@ -1127,6 +1126,8 @@ public:
       std::string stopping = exitReason(step);
       if (stopping.empty())
         continue;
+      // The steps since the last console line, before the exit's.
+      printInterval(step, corpus != nullptr, floor, lossScaling);
       if (!options.save.empty() && !saved)
         MTRT_RETURN_IF_ERROR(saveCheckpoint(step));
       if (speak) {
@@ -1409,6 +1410,70 @@ public:
   /// shards are written into a staging directory and published with renames
   /// (train/CheckpointDirectory.h), so that saving an iteration again, even
   /// the marked one, never leaves it a mix of two saves.
+  /// The steps since the console last printed (--log-interval).
+  struct Interval {
+    int64_t steps = 0, applied = 0;
+    /// Losses of the applied steps, and of all.
+    double lossSum = 0, lossSumAll = 0;
+    double seconds = 0, lr = 0, norm = 0, scale = 0;
+    bool overflowed = false;
+  } interval;
+
+  /// Rank 0's console line for the interval ending at `step`, the step just
+  /// run, then a new interval. One step's line is as it always was; a
+  /// longer interval's loss is the mean of its applied steps, its time and
+  /// throughput the mean step's.
+  void printInterval(int64_t step, bool corpus, double floor,
+                     bool lossScaling) {
+    Interval done = interval;
+    interval = Interval();
+    if (options.quiet || comm.rank() != 0 || done.steps == 0)
+      return;
+    double seconds = done.seconds / double(done.steps);
+    double tokensPerSecond = double(globalBatch() * seqLen) / seconds;
+    double teraflops =
+        program.flopsPerToken > 0
+            ? double(program.flopsPerToken) * tokensPerSecond / 1e12
+            : std::nan("");
+    double mfu = peakTeraflops > 0
+                     ? teraflops / (double(comm.size()) * peakTeraflops)
+                     : std::nan("");
+    std::printf("step %5lld/%lld | loss ", static_cast<long long>(step),
+                static_cast<long long>(options.steps));
+    // Megatron-LM averages the applied steps' losses; an interval whose
+    // steps were all skipped shows theirs.
+    if (done.steps == 1)
+      std::printf("%.4f", done.lossSumAll);
+    else if (done.applied > 0)
+      std::printf(
+          "%.4f (mean of %lld step%s)", done.lossSum / double(done.applied),
+          static_cast<long long>(done.applied), done.applied == 1 ? "" : "s");
+    else
+      std::printf("%.4f (mean of %lld skipped steps)",
+                  done.lossSumAll / double(done.steps),
+                  static_cast<long long>(done.steps));
+    if (corpus)
+      std::printf(" (floor %.4f)", floor);
+    std::printf(" | lr %.3e | grad norm %.4f", done.lr, done.norm);
+    if (lossScaling) {
+      std::printf(" | loss scale %g", done.scale);
+      if (done.steps == 1 && done.overflowed)
+        std::printf(" | skipped: gradients overflowed");
+      else if (done.steps > done.applied)
+        std::printf(" | skipped %lld of %lld: gradients overflowed",
+                    static_cast<long long>(done.steps - done.applied),
+                    static_cast<long long>(done.steps));
+    }
+    std::printf(" | %.3f s%s | %.0f tokens/s", seconds,
+                done.steps > 1 ? " per step" : "", tokensPerSecond);
+    if (std::isfinite(teraflops))
+      std::printf(" | %.4f TFLOP/s", teraflops);
+    if (std::isfinite(mfu))
+      std::printf(" | MFU %.1f%%", 100.0 * mfu);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+
   /// Why the run stops after `step` short of --steps ("": it goes on),
   /// the same on every rank: --exit-interval divides it, or some rank saw
   /// --exit-duration-in-mins pass or received --exit-signal (agreed, as
