@@ -1056,18 +1056,7 @@ public:
             "; stopping without saving");
       }
       stepLosses.push_back(loss);
-      double tokensPerSecond = double(globalBatch() * seqLen) / seconds;
-      // Model FLOPs of the whole run (all ranks) per second, as Megatron-LM
-      // reports them; unknown (NaN) when the artifact does not say.
-      double teraflops =
-          program.flopsPerToken > 0
-              ? double(program.flopsPerToken) * tokensPerSecond / 1e12
-              : std::nan("");
-      // Model FLOPs utilization: per device (one per rank), against its
-      // dense peak (setupPeak); unknown (NaN) without one.
-      double mfu = peakTeraflops > 0
-                       ? teraflops / (double(comm.size()) * peakTeraflops)
-                       : std::nan("");
+      auto [tokensPerSecond, teraflops, mfu] = ratesOf(seconds);
       // The console line, every --log-interval steps (and at the last),
       // with the loss averaged over the interval's applied steps and the
       // time over all of them, as Megatron-LM's (--log keeps every step).
@@ -1410,6 +1399,26 @@ public:
   /// shards are written into a staging directory and published with renames
   /// (train/CheckpointDirectory.h), so that saving an iteration again, even
   /// the marked one, never leaves it a mix of two saves.
+  /// A step of `seconds`: tokens per second; the model FLOPs of the whole
+  /// run (all ranks) per second in TFLOP/s, as Megatron-LM reports them
+  /// (NaN when the artifact does not say); and the model FLOPs utilization
+  /// per device (one per rank) against its dense peak (setupPeak; NaN
+  /// without one).
+  struct Rates {
+    double tokensPerSecond, teraflops, mfu;
+  };
+  Rates ratesOf(double seconds) const {
+    double tokensPerSecond = double(globalBatch() * seqLen) / seconds;
+    double teraflops =
+        program.flopsPerToken > 0
+            ? double(program.flopsPerToken) * tokensPerSecond / 1e12
+            : std::nan("");
+    double mfu = peakTeraflops > 0
+                     ? teraflops / (double(comm.size()) * peakTeraflops)
+                     : std::nan("");
+    return {tokensPerSecond, teraflops, mfu};
+  }
+
   /// The steps since the console last printed (--log-interval).
   struct Interval {
     int64_t steps = 0, applied = 0;
@@ -1430,14 +1439,7 @@ public:
     if (options.quiet || comm.rank() != 0 || done.steps == 0)
       return;
     double seconds = done.seconds / double(done.steps);
-    double tokensPerSecond = double(globalBatch() * seqLen) / seconds;
-    double teraflops =
-        program.flopsPerToken > 0
-            ? double(program.flopsPerToken) * tokensPerSecond / 1e12
-            : std::nan("");
-    double mfu = peakTeraflops > 0
-                     ? teraflops / (double(comm.size()) * peakTeraflops)
-                     : std::nan("");
+    auto [tokensPerSecond, teraflops, mfu] = ratesOf(seconds);
     std::printf("step %5lld/%lld | loss ", static_cast<long long>(step),
                 static_cast<long long>(options.steps));
     // Megatron-LM averages the applied steps' losses; an interval whose
