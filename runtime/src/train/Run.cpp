@@ -22,6 +22,7 @@
 #include "mtrt/ThreadPool.h"
 #include "mtrt/TokenData.h"
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -124,7 +125,7 @@ jobFingerprint(const Options &o, const Artifact &artifact,
       {"--exit-duration-in-mins", o.exitDurationMinutes > 0
                                       ? std::string("given")
                                       : std::string("not given")},
-      {"--exit-signal-handler", o.exitSignalHandler ? o.exitSignal : "no"},
+      {"--exit-signal", o.exitSignalHandler ? o.exitSignal : "none"},
       // Each rank scales its own loss: ranks scaling differently would
       // add gradients of different scales in their reductions.
       {"--loss-scale", number(o.lossScaler.constantScale)},
@@ -176,6 +177,8 @@ controlFlowFingerprint(const Options &o) {
       {"--save-params", given(!o.saveParams.empty())},
       {"--trace", given(!o.trace.empty())},
       {"--profile", given(o.profile)},
+      // Its handler is installed (and agreed on) before the job check.
+      {"--exit-signal-handler", given(o.exitSignalHandler)},
   };
 }
 
@@ -314,6 +317,14 @@ int openSession(int argc, char **argv, Session &session) {
     session.helpOnly = true;
     return 0;
   }
+  // Before anything slow (kernels compiled, a checkpoint read): a signal
+  // during setup stops the run after its first step instead of killing it.
+  if (options.exitSignalHandler) {
+    session.exitSignal = std::make_unique<ExitSignalHandler>();
+    if (int code = failAgreed(
+            session.exitSignal->install(exitSignalNumber(options.exitSignal))))
+      return code;
+  }
   comm.setTimeout(options.timeoutMinutes * 60.0);
   // A test hook: MEGATRON_RUN_TEST_STALL="rank:step" makes that rank stop
   // answering before that step, as a stopped or wedged peer would.
@@ -330,6 +341,15 @@ int openSession(int argc, char **argv, Session &session) {
       if (std::sscanf(value, "%d:%lld", &rank, &step) == 2 &&
           rank == comm.rank())
         *field = step;
+    }
+  // MEGATRON_RUN_TEST_SIGNAL="rank:0": the signal arrives during setup.
+  if (options.signalAtStep == 0 && options.exitSignalHandler)
+    if (const char *value = std::getenv("MEGATRON_RUN_TEST_SIGNAL")) {
+      int rank = -1;
+      long long step = -1;
+      if (std::sscanf(value, "%d:%lld", &rank, &step) == 2 &&
+          rank == comm.rank() && step == 0)
+        std::raise(exitSignalNumber(options.exitSignal));
     }
   Artifact &artifact = session.artifact;
   if (int code = failAgreed(loadArtifact(options.artifact, artifact)))

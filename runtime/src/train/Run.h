@@ -3,6 +3,7 @@
 #ifndef MTRT_TRAIN_RUN_H
 #define MTRT_TRAIN_RUN_H
 
+#include "train/ExitSignal.h"
 #include "train/Trainer.h"
 
 #include "mtrt/Artifact.h"
@@ -24,6 +25,8 @@ struct Session {
   Artifact artifact;
   Checkpoint checkpoint;
   std::unique_ptr<Trainer> trainer;
+  /// --exit-signal-handler's, from the flags' reading to the session's end.
+  std::unique_ptr<ExitSignalHandler> exitSignal;
   /// Rank 0: reports errors every rank sees alike, and the header.
   bool speak = false;
   /// --memory-report: the plan was reported; there is nothing to train.

@@ -167,11 +167,12 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                minutes after the run started (on any rank),
                                saving first with --save: within a
                                scheduler's time limit
-  --exit-signal-handler        on --exit-signal (any rank's), stop after the
-                               step under way, saving first with --save:
-                               Slurm sends SIGTERM before it kills a job
-                               (under mpirun, which forwards SIGUSR1 and
-                               SIGUSR2 only, use one of those)
+  --exit-signal-handler        on --exit-signal (any rank's, from the start,
+                               setup included), stop after the step under
+                               way, saving first with --save: Slurm sends
+                               SIGTERM before it kills a job (Open MPI's
+                               mpirun passes SIGTERM on but then exits 1;
+                               it forwards SIGUSR1 and SIGUSR2 and exits 0)
   --exit-signal NAME           SIGTERM (default), SIGINT, SIGUSR1 or SIGUSR2
   --distributed-timeout-minutes X
                                how long a rank waits for its peers in a

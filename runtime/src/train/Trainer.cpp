@@ -1,6 +1,7 @@
 //===- Trainer.cpp - One rank's training run over the device seam ---------===//
 
 #include "train/Trainer.h"
+#include "train/ExitSignal.h"
 
 #include "train/Devices.h"
 
@@ -112,27 +113,6 @@ void printPlan(const RankProgram &program) {
 double secondsBetween(std::chrono::steady_clock::time_point from,
                       std::chrono::steady_clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
-}
-
-/// Set by --exit-signal's handler, read after each step: a flag is all a
-/// handler may safely touch.
-volatile std::sig_atomic_t exitSignalReceived = 0;
-
-void noteExitSignal(int) { exitSignalReceived = 1; }
-
-/// --exit-signal-handler: the signal no longer ends the process; the
-/// training loop stops after the step under way (Trainer::Impl::exitReason).
-Status installExitSignalHandler(int signal) {
-  struct sigaction action = {};
-  action.sa_handler = noteExitSignal;
-  sigemptyset(&action.sa_mask);
-  // Interrupted system calls (a wait in a collective) resume.
-  action.sa_flags = SA_RESTART;
-  if (::sigaction(signal, &action, nullptr) != 0)
-    return Status::error(std::string("--exit-signal-handler: cannot handle "
-                                     "the signal (") +
-                         std::strerror(errno) + ")");
-  return Status::ok();
 }
 
 /// Everything one training run binds to the program's buffers.
@@ -972,9 +952,6 @@ public:
                   static_cast<long long>(consumedAtResume),
                   options.noLoadOptim ? ", fresh optimizer state" : "",
                   options.noLoadRng ? ", seed from --seed" : "");
-    if (options.exitSignalHandler)
-      MTRT_RETURN_IF_ERROR(
-          installExitSignalHandler(exitSignalNumber(options.exitSignal)));
     for (int64_t step = checkpoint.iteration + 1; step <= options.steps;
          ++step) {
       if (step == options.stallAtStep)
@@ -1104,6 +1081,7 @@ public:
           return Status::error(options.log + ": cannot write the log (" +
                                std::strerror(errno) + ")");
       }
+      lastStep = step;
       bool saved =
           !options.save.empty() &&
           (step == options.steps ||
@@ -1124,7 +1102,7 @@ public:
                     static_cast<long long>(step),
                     static_cast<long long>(options.steps), stopping.c_str(),
                     options.save.empty()
-                        ? "no --save, so nothing was saved"
+                        ? "no --save, so no checkpoint was saved"
                         : ("saved " + iterationDir(options.save, step) +
                            " (resume with --load " + options.save + ")")
                               .c_str());
@@ -1237,7 +1215,7 @@ public:
     int64_t first = checkpoint.iteration + 1, counted = 0;
     // The first step warms caches and allocates staging copies: left out
     // unless it is the only one.
-    int64_t skip = options.steps > first ? first : first - 1;
+    int64_t skip = lastStep > first ? first : first - 1;
     std::vector<KernelProfileRow> rows =
         profileKernels(program, trace.recorded(), skip, counted);
     std::fputs(formatKernelProfile(rows, counted, 12).c_str(), stdout);
@@ -1268,9 +1246,11 @@ public:
     std::string document = ExecutionTrace::chromeDocument(fragments);
     MTRT_RETURN_IF_ERROR(writeFileAtomically(
         options.trace, {{document.data(), document.size()}}));
+    // The steps this run trained (a resumed or early-stopped run's are
+    // not --steps).
     std::printf("trace: %s (%d rank%s, %lld steps)\n", options.trace.c_str(),
                 comm.size(), comm.size() == 1 ? "" : "s",
-                static_cast<long long>(options.steps));
+                static_cast<long long>(lastStep - checkpoint.iteration));
     return Status::ok();
   }
 
@@ -1383,22 +1363,12 @@ public:
     }
     MTRT_RETURN_IF_ERROR(writeTensors(options.saveParams, tensors, {}));
     if (comm.rank() == 0)
-      std::printf("saved %zu parameters to %s\n", tensors.size(),
+      std::printf("saved %zu parameters (after step %lld) to %s\n",
+                  tensors.size(), static_cast<long long>(lastStep),
                   options.saveParams.c_str());
     return Status::ok();
   }
 
-  /// A full training checkpoint after step `iteration`, as Megatron-LM
-  /// lays them out: DIR/iter_NNNNNNN/ holds one shard per rank, each with
-  /// the pieces of the parameters and their optimizer state that the rank
-  /// holds and where they lie in the full tensors (any layout loads them),
-  /// and, as metadata, the step and the seed (the dropout masks are keyed
-  /// by seed and step, and the data position follows from the step). Once
-  /// every shard is complete, DIR/latest_checkpointed_iteration.txt names
-  /// it: a crash at any moment leaves the previous checkpoint loadable. The
-  /// shards are written into a staging directory and published with renames
-  /// (train/CheckpointDirectory.h), so that saving an iteration again, even
-  /// the marked one, never leaves it a mix of two saves.
   /// A step of `seconds`: tokens per second; the model FLOPs of the whole
   /// run (all ranks) per second in TFLOP/s, as Megatron-LM reports them
   /// (NaN when the artifact does not say); and the model FLOPs utilization
@@ -1418,6 +1388,9 @@ public:
                      : std::nan("");
     return {tokensPerSecond, teraflops, mfu};
   }
+
+  /// The last step this run trained (--steps, or where it stopped early).
+  int64_t lastStep = 0;
 
   /// The steps since the console last printed (--log-interval).
   struct Interval {
@@ -1494,12 +1467,23 @@ public:
         reason = "--exit-duration-in-mins " +
                  number(options.exitDurationMinutes) + " passed";
     }
-    if (options.exitSignalHandler && !comm.allAgree(exitSignalReceived == 0) &&
-        reason.empty())
+    if (options.exitSignalHandler &&
+        !comm.allAgree(!ExitSignalHandler::received()) && reason.empty())
       reason = options.exitSignal + " received (--exit-signal-handler)";
     return reason;
   }
 
+  /// A full training checkpoint after step `iteration`, as Megatron-LM
+  /// lays them out: DIR/iter_NNNNNNN/ holds one shard per rank, each with
+  /// the pieces of the parameters and their optimizer state that the rank
+  /// holds and where they lie in the full tensors (any layout loads them),
+  /// and, as metadata, the step and the seed (the dropout masks are keyed
+  /// by seed and step, and the data position follows from the step). Once
+  /// every shard is complete, DIR/latest_checkpointed_iteration.txt names
+  /// it: a crash at any moment leaves the previous checkpoint loadable. The
+  /// shards are written into a staging directory and published with renames
+  /// (train/CheckpointDirectory.h), so that saving an iteration again, even
+  /// the marked one, never leaves it a mix of two saves.
   Status saveCheckpoint(int64_t iteration) {
     std::string dir = iterationDir(options.save, iteration);
     std::string staging = stagingDirOf(options.save, iteration);

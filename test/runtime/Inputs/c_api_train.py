@@ -9,13 +9,20 @@ losses must equal those megatron-run logged for the same flags (one JSON
 object per step): it prints "same losses as megatron-run: N steps" or the
 first difference and exits 1. With --repeat N, N trainers are created,
 trained and destroyed one after another in this process (MPI starts once),
-and each must train the same losses. A failed call prints "error: MESSAGE"
-and exits 1. An argument @NULL is passed as a NULL pointer.
+and each must train the same losses. With --then-signal NAME, the host
+handles signal NAME itself from the start, raises it after its trainers are
+gone, and its own handler must run (a trainer's --exit-signal-handler is
+the session's, not the process's): it prints "the host's NAME handler is
+back". A failed call prints
+"error: MESSAGE" and exits 1. An argument @NULL is passed as a NULL
+pointer.
 """
 
 import ctypes
 import json
+import signal
 import sys
+import time
 
 
 def main():
@@ -36,7 +43,12 @@ def main():
             sys.exit(1)
 
     rest = sys.argv[2:]
-    repeat, compare = 1, None
+    repeat, compare, then_signal = 1, None, None
+    if rest[:1] == ["--then-signal"]:
+        then_signal, rest = rest[1], rest[2:]
+        handled = []
+        signal.signal(getattr(signal, then_signal),
+                      lambda number, frame: handled.append(number))
     if rest[:1] == ["--repeat"]:
         repeat, rest = int(rest[1]), rest[2:]
     if rest[:1] == ["--compare-log"]:
@@ -81,6 +93,13 @@ def main():
             sys.exit(1)
     if repeat > 1:
         print("%d trainers in one process: the same losses" % repeat)
+    if then_signal:
+        signal.raise_signal(getattr(signal, then_signal))
+        time.sleep(0.1)  # Python runs its handlers between bytecodes
+        if not handled:
+            print("%s raised, and the host's handler did not run" % then_signal)
+            sys.exit(1)
+        print("the host's %s handler is back" % then_signal)
     for step, loss in enumerate(losses, start=1):
         print("loss %d %.9g" % (step, loss))
     if compare:
