@@ -5,7 +5,8 @@
 // as MLIR with the project's dialects, then
 //  - a module of mt functions (a forward graph) through --mt-train-pipeline
 //    with options chosen by the input's bytes among a fixed set (data,
-//    tensor, sequence and pipeline parallelism, ZeRO 3, mixed precision,
+//    tensor, sequence and pipeline parallelism with GPipe, 1F1B and
+//    interleaved schedules, ZeRO 1 and 3, mixed precision,
 //    rematerialization, the memory budget), then --export-artifact;
 //  - a module of mtrt programs (an edited lowered file) through
 //    --export-artifact alone.
@@ -68,6 +69,8 @@ constexpr const char *kPipelineOptions[] = {
     "pp=2 microbatches=4 schedule=1f1b tp=2",
     "remat=selective precision=fp16",
     "dp=2 zero=1 fuse=false",
+    "pp=2 microbatches=2 schedule=interleaved virtual-stages=2",
+    "remat=budget remat-budget=16000",
 };
 
 std::unique_ptr<MLIRContext> makeContext() {

@@ -21,7 +21,8 @@ Seeds are small valid inputs, the starting points libFuzzer mutates:
                       and int64 ids, several documents, a multimodal index.
   hf-config-import    the GPT-2 and LLaMA-family configs of examples/,
                       test/integration/Inputs and test/runtime/Inputs.
-  compile             forward graphs of a tiny GPT-2 and LLaMA, and two
+  compile             forward graphs of a tiny GPT-2 (two and four
+                      layers) and LLaMA, and two
                       lowered modules of them (pipeline stages, tp2 bf16),
                       from the tools in --bin.
 
@@ -248,6 +249,14 @@ def compile_inputs(bindir):
                  "--micro-batch-size", "2", "--seq-length", "2"],
                 check=True, capture_output=True).stdout
             write(name, f"{model}-forward.mlir", forward)
+            if model == "gpt2":
+                # Four layers: pp=2 with two virtual stages (interleaved).
+                with open(config_path, "w") as f:
+                    json.dump(dict(config, n_layer=4), f)
+                write(name, "gpt2-4layer-forward.mlir", subprocess.run(
+                    [translate, "--import-hf-config", config_path,
+                     "--micro-batch-size", "2", "--seq-length", "2"],
+                    check=True, capture_output=True).stdout)
             write(name, lowered, subprocess.run(
                 [opt, f"--mt-train-pipeline={pipeline}"], input=forward,
                 check=True, capture_output=True).stdout)
