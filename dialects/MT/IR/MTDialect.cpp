@@ -11,6 +11,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::mt;
 
@@ -160,7 +162,10 @@ std::optional<ParamInitializer> ParamInitializer::fromAttr(Attribute attr) {
   if (dict.size() != (result.kind == Kind::Normal ? 2u : 1u))
     return std::nullopt;
   if (result.kind == Kind::Normal) {
-    if (!std || !(std.getValueAsDouble() > 0.0))
+    // Finite: the artifact (JSON) has no infinity, and a normal of
+    // infinite spread initializes nothing trainable.
+    if (!std || !(std.getValueAsDouble() > 0.0) ||
+        !std::isfinite(std.getValueAsDouble()))
       return std::nullopt;
     result.std = std.getValueAsDouble();
   }
@@ -184,7 +189,8 @@ static LogicalResult verifyStructureAttr(Operation *op, Type type,
     if (!ParamInitializer::fromAttr(attr.getValue()))
       return op->emitOpError()
              << where << ": '" << name
-             << "' must be {kind = \"normal\", std = S > 0}, {kind = "
+             << "' must be {kind = \"normal\", std = S} with a finite S > 0, "
+                "{kind = "
                 "\"zeros\"} or {kind = \"ones\"}, got "
              << attr.getValue();
     return success();

@@ -1540,12 +1540,21 @@ func.func private @negative_parallel_on_state(tensor<4xf32> {mt.param = "w", mt.
 
 // A normal initializer needs a positive standard deviation.
 
-// expected-error @below {{'func.func' op argument #0: 'mt.init' must be {kind = "normal", std = S > 0}, {kind = "zeros"} or {kind = "ones"}, got {kind = "normal", std = 0.000000e+00 : f64}}}
+// expected-error @below {{'func.func' op argument #0: 'mt.init' must be {kind = "normal", std = S} with a finite S > 0, {kind = "zeros"} or {kind = "ones"}, got {kind = "normal", std = 0.000000e+00 : f64}}}
 func.func private @negative_init_std(tensor<4xf32> {mt.param = "w", mt.init = {kind = "normal", std = 0.0 : f64}})
 
 // -----
 
-// expected-error @below {{'func.func' op argument #0: 'mt.init' must be {kind = "normal", std = S > 0}, {kind = "zeros"} or {kind = "ones"}, got {kind = "uniform"}}}
+// ... and a finite one: 2e702 reads as infinity, which the artifact (JSON)
+// cannot hold (the compile fuzzer's finding: it compiled, then the export
+// wrote null and refused it).
+
+// expected-error @below {{'func.func' op argument #0: 'mt.init' must be {kind = "normal", std = S} with a finite S > 0, {kind = "zeros"} or {kind = "ones"}, got {kind = "normal", std = 0x7FF0000000000000 : f64}}}
+func.func private @negative_init_std_infinite(tensor<4xf32> {mt.param = "w", mt.init = {kind = "normal", std = 2.0e702 : f64}})
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'mt.init' must be {kind = "normal", std = S} with a finite S > 0, {kind = "zeros"} or {kind = "ones"}, got {kind = "uniform"}}}
 func.func private @negative_init_kind(tensor<4xf32> {mt.param = "w", mt.init = {kind = "uniform"}})
 
 // -----
