@@ -182,8 +182,11 @@ static LogicalResult verifyLayerNormShapes(Operation *op, Value input,
           verifyDimsMatch(op, weight, "weight", 0, input, "input", rank - 1)) ||
       failed(verifyElementTypesMatch(op, weight, "weight", input, "input")))
     return failure();
-  if (!(epsilon > 0.0))
-    return op->emitOpError() << "epsilon must be positive, got " << epsilon;
+  // Finite, as every float attribute a kernel reads: the artifact (JSON)
+  // has no infinity (2e702 parses as one).
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
+    return op->emitOpError()
+           << "epsilon must be positive and finite, got " << epsilon;
   return success();
 }
 
@@ -319,8 +322,9 @@ LogicalResult RopeOp::verify() {
     return emitOpError() << "input must be [batch, heads, seq, head_dim] "
                             "with an even head_dim, got "
                          << type;
-  if (!(getTheta().convertToDouble() > 1.0))
-    return emitOpError() << "theta must be greater than 1, got "
+  if (!(getTheta().convertToDouble() > 1.0) ||
+      !std::isfinite(getTheta().convertToDouble()))
+    return emitOpError() << "theta must be greater than 1 and finite, got "
                          << getTheta().convertToDouble();
   int given = int(bool(getLlama3Factor())) +
               int(bool(getLlama3LowFreqFactor())) +
@@ -330,6 +334,15 @@ LogicalResult RopeOp::verify() {
     return emitOpError() << "llama3 rope scaling needs all of llama3_factor, "
                             "llama3_low_freq_factor, llama3_high_freq_factor "
                             "and llama3_original_max_positions";
+  if (given == 4)
+    for (auto [name, factor] :
+         {std::pair{"llama3_factor", getLlama3Factor()},
+          std::pair{"llama3_low_freq_factor", getLlama3LowFreqFactor()},
+          std::pair{"llama3_high_freq_factor", getLlama3HighFreqFactor()}})
+      if (!(factor->convertToDouble() > 0.0) ||
+          !std::isfinite(factor->convertToDouble()))
+        return emitOpError() << name << " must be positive and finite, got "
+                             << factor->convertToDouble();
   if (given == 4 && !(getLlama3HighFreqFactor()->convertToDouble() >
                       getLlama3LowFreqFactor()->convertToDouble()))
     return emitOpError() << "llama3_high_freq_factor must exceed "
@@ -676,9 +689,10 @@ static LogicalResult verifyAttention(Operation *op, Value query, Value key,
     return op->emitOpError()
            << "key and value have " << kvHeads
            << " heads, which do not divide the query's " << heads;
-  if (scale && !(scale->convertToDouble() > 0.0))
-    return op->emitOpError()
-           << "scale must be positive, got " << scale->convertToDouble();
+  if (scale && (!(scale->convertToDouble() > 0.0) ||
+                !std::isfinite(scale->convertToDouble())))
+    return op->emitOpError() << "scale must be positive and finite, got "
+                             << scale->convertToDouble();
   return verifyWindow(op, window);
 }
 
@@ -723,9 +737,10 @@ static LogicalResult verifyQKVAttention(Operation *op, Value qkv, Value merged,
   if (fused != 3 * width)
     return op->emitOpError() << "qkv dimension 2 is " << fused << " but 3 x "
                              << mergedName << " dimension 2 is " << 3 * width;
-  if (scale && !(scale->convertToDouble() > 0.0))
-    return op->emitOpError()
-           << "scale must be positive, got " << scale->convertToDouble();
+  if (scale && (!(scale->convertToDouble() > 0.0) ||
+                !std::isfinite(scale->convertToDouble())))
+    return op->emitOpError() << "scale must be positive and finite, got "
+                             << scale->convertToDouble();
   return success();
 }
 

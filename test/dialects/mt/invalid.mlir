@@ -278,8 +278,19 @@ func.func @negative_layer_norm_weight_element_type(%x: tensor<2x16xbf16>, %w: te
 // The layer norm epsilon is positive.
 
 func.func @negative_layer_norm_epsilon(%x: tensor<2x16xf32>, %w: tensor<16xf32>) -> tensor<2x16xf32> {
-  // expected-error @+1 {{'mt.layer_norm' op epsilon must be positive, got 0.000000e+00}}
+  // expected-error @+1 {{'mt.layer_norm' op epsilon must be positive and finite, got 0.000000e+00}}
   %y = mt.layer_norm %x, %w, %w {epsilon = 0.0 : f64} : tensor<2x16xf32>, tensor<16xf32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+// ... and finite: 2e702 parses as infinity, which compiled and then the
+// artifact (JSON) could not hold.
+
+func.func @negative_layer_norm_epsilon_infinite(%x: tensor<2x16xf32>, %w: tensor<16xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'mt.layer_norm' op epsilon must be positive and finite, got INF}}
+  %y = mt.layer_norm %x, %w, %w {epsilon = 2.0e702 : f64} : tensor<2x16xf32>, tensor<16xf32>
   return %y : tensor<2x16xf32>
 }
 
@@ -706,8 +717,16 @@ func.func @negative_attention_dropout(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4
 // The attention scale is positive.
 
 func.func @negative_attention_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
-  // expected-error @+1 {{'mt.attention' op scale must be positive, got -5.000000e-01}}
+  // expected-error @+1 {{'mt.attention' op scale must be positive and finite, got -5.000000e-01}}
   %a = mt.attention %q, %q, %q {scale = -0.5 : f64} : tensor<1x2x8x4xf32>
+  return %a : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @negative_attention_scale_infinite(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'mt.attention' op scale must be positive and finite, got INF}}
+  %a = mt.attention %q, %q, %q {scale = 2.0e702 : f64} : tensor<1x2x8x4xf32>
   return %a : tensor<1x2x8x4xf32>
 }
 
@@ -1071,7 +1090,7 @@ func.func @negative_layer_norm_grad_weight_element_type(%dy: tensor<2x16xf16>, %
 // The layer norm gradient's epsilon is positive.
 
 func.func @negative_layer_norm_grad_epsilon(%dy: tensor<2x16xf32>, %w: tensor<16xf32>) -> tensor<2x16xf32> {
-  // expected-error @+1 {{'mt.layer_norm_grad' op epsilon must be positive, got -1.000000e-05}}
+  // expected-error @+1 {{'mt.layer_norm_grad' op epsilon must be positive and finite, got -1.000000e-05}}
   %dx, %dw, %db = mt.layer_norm_grad %dy, %dy, %w {epsilon = -1.0e-05 : f64} : tensor<2x16xf32>, tensor<16xf32>
   return %dx : tensor<2x16xf32>
 }
@@ -1139,7 +1158,7 @@ func.func @negative_attention_grad_dropout(%q: tensor<1x2x8x4xf32>) -> tensor<1x
 // The attention gradient's scale is positive.
 
 func.func @negative_attention_grad_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
-  // expected-error @+1 {{'mt.attention_grad' op scale must be positive, got 0.000000e+00}}
+  // expected-error @+1 {{'mt.attention_grad' op scale must be positive and finite, got 0.000000e+00}}
   %dq, %dk, %dv = mt.attention_grad %q, %q, %q, %q {scale = 0.0 : f64} : tensor<1x2x8x4xf32>
   return %dq : tensor<1x2x8x4xf32>
 }
@@ -1580,8 +1599,24 @@ func.func @negative_rope_scaling(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
 // -----
 
 func.func @negative_rope_theta(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
-  // expected-error @below {{'mt.rope' op theta must be greater than 1, got 5.000000e-01}}
+  // expected-error @below {{'mt.rope' op theta must be greater than 1 and finite, got 5.000000e-01}}
   %y = mt.rope %x {theta = 0.5 : f64} : tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @negative_rope_theta_infinite(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @below {{'mt.rope' op theta must be greater than 1 and finite, got INF}}
+  %y = mt.rope %x {theta = 2.0e702 : f64} : tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @negative_rope_llama3_factor_infinite(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @below {{'mt.rope' op llama3_factor must be positive and finite, got INF}}
+  %y = mt.rope %x {llama3_factor = 2.0e702 : f64, llama3_low_freq_factor = 1.0 : f64, llama3_high_freq_factor = 4.0 : f64, llama3_original_max_positions = 8 : i64} : tensor<1x2x4x8xf32>
   return %y : tensor<1x2x4x8xf32>
 }
 
