@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuzzFile.h"
+#include "MlirFuzzContext.h"
 
 #include "megatron/InitAll.h"
 #include "megatron/Pipelines/TrainPipeline.h"
@@ -50,12 +51,13 @@
 #include <string>
 
 using namespace mlir;
+using megatron::fuzz::CollectedDiagnostics;
+using megatron::fuzz::MlirFuzzContext;
 using megatron::fuzz::verbose;
 
 namespace {
 
-/// Contexts unique every location and attribute they see; a fresh one now
-/// and then keeps a long run's memory flat.
+/// Inputs per MLIR context (MlirFuzzContext.h).
 constexpr unsigned kInputsPerContext = 512;
 
 /// The option sets a forward graph is compiled with, one per input (by a
@@ -73,14 +75,9 @@ constexpr const char *kPipelineOptions[] = {
     "remat=budget remat-budget=16000",
 };
 
-std::unique_ptr<MLIRContext> makeContext() {
-  DialectRegistry registry;
+void registerDialects(DialectRegistry &registry) {
   mt::registerAllMegatronDialects(registry);
   registry.insert<shard::ShardDialect>();
-  auto context =
-      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
-  context->loadAllAvailableDialects();
-  return context;
 }
 
 [[noreturn]] void violated(const std::string &what, const std::string &options,
@@ -145,18 +142,10 @@ void checkHoldsTheModule(ModuleOp module, const ::mtrt::Artifact &artifact,
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static std::unique_ptr<MLIRContext> context;
-  static unsigned inputs = 0;
+  static MlirFuzzContext contexts(kInputsPerContext, registerDialects);
   static megatron::fuzz::FuzzFile file("artifact");
-  if (!context || ++inputs % kInputsPerContext == 0)
-    context = makeContext();
-
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << diag << "\n";
-    return success();
-  });
+  MLIRContext &context = contexts.next();
+  CollectedDiagnostics diagnostics(context);
 
   // MLIR's lexer reads up to a terminating NUL, which every file the tools
   // read has (llvm::MemoryBuffer adds it) and libFuzzer's bytes have not:
@@ -164,10 +153,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const std::string copy(reinterpret_cast<const char *>(data), size);
   llvm::StringRef text(copy);
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, ParserConfig(context.get()));
+      parseSourceString<ModuleOp>(text, ParserConfig(&context));
   if (!module) {
     if (verbose())
-      std::fprintf(stderr, "not parsed:\n%s", diagnostics.c_str());
+      std::fprintf(stderr, "not parsed:\n%s", diagnostics.text().c_str());
     return 0;
   }
 
@@ -181,13 +170,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     options = kPipelineOptions[hash % std::size(kPipelineOptions)];
     auto parsed = mt::TrainPipelineOptions::createFromString(options);
     if (!parsed)
-      violated("the harness's options do not parse", options, diagnostics);
-    PassManager pm(context.get(), ModuleOp::getOperationName());
+      violated("the harness's options do not parse", options,
+               diagnostics.text());
+    PassManager pm(&context, ModuleOp::getOperationName());
     mt::buildTrainPipeline(pm, *parsed);
     if (failed(pm.run(*module))) {
       if (verbose())
         std::fprintf(stderr, "refused by the pipeline ('%s'):\n%s",
-                     options.c_str(), diagnostics.c_str());
+                     options.c_str(), diagnostics.text().c_str());
       return 0;
     }
   }
@@ -197,9 +187,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (failed(mt::exportArtifact(*module, os))) {
     if (!lowered)
       violated("a module the pipeline compiled does not export", options,
-               diagnostics);
+               diagnostics.text());
     if (verbose())
-      std::fprintf(stderr, "refused by the export:\n%s", diagnostics.c_str());
+      std::fprintf(stderr, "refused by the export:\n%s",
+                   diagnostics.text().c_str());
     return 0;
   }
   os.flush();
@@ -210,7 +201,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       !status)
     violated("the runtime refuses an artifact the exporter wrote: " +
                  status.message(),
-             options, diagnostics);
+             options, diagnostics.text());
   checkHoldsTheModule(*module, artifact, options);
   if (verbose())
     std::fprintf(stderr, "compiled ('%s') and loaded: %zu program(s)\n",

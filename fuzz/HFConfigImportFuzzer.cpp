@@ -15,7 +15,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzFile.h"
 #include "JsonMutator.h"
+#include "MlirFuzzContext.h"
 
 #include "megatron/Import/HFConfigImport.h"
 #include "megatron/Import/LlamaConfigImport.h"
@@ -37,29 +39,18 @@
 
 using namespace mlir;
 using namespace mlir::mt;
+using megatron::fuzz::CollectedDiagnostics;
+using megatron::fuzz::MlirFuzzContext;
+using megatron::fuzz::verbose;
 
 namespace {
 
 constexpr int64_t kMaxLayers = 3;
-/// Contexts unique every location and attribute they see; a fresh one now
-/// and then keeps a long run's memory flat.
+/// Inputs per MLIR context (MlirFuzzContext.h).
 constexpr unsigned kInputsPerContext = 4096;
 
-bool verbose() {
-  static const bool on = [] {
-    const char *value = std::getenv("FUZZ_VERBOSE");
-    return value && *value && *value != '0';
-  }();
-  return on;
-}
-
-std::unique_ptr<MLIRContext> makeContext() {
-  DialectRegistry registry;
+void registerDialects(DialectRegistry &registry) {
   registry.insert<MTDialect, func::FuncDialect>();
-  auto context =
-      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
-  context->loadAllAvailableDialects();
-  return context;
 }
 
 /// A micro-batch shape for the config's `positions`, chosen by the input's
@@ -94,20 +85,12 @@ MicroBatchShape shapeFor(llvm::StringRef bytes, int64_t positions) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static std::unique_ptr<MLIRContext> context;
-  static unsigned inputs = 0;
-  if (!context || ++inputs % kInputsPerContext == 0)
-    context = makeContext();
-
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << diag << "\n";
-    return success();
-  });
+  static MlirFuzzContext contexts(kInputsPerContext, registerDialects);
+  MLIRContext &context = contexts.next();
+  CollectedDiagnostics diagnostics(context);
 
   llvm::StringRef json(reinterpret_cast<const char *>(data), size);
-  Location loc = FileLineColLoc::get(context.get(), "config.json", 1, 1);
+  Location loc = FileLineColLoc::get(&context, "config.json", 1, 1);
 
   // As the translation does: the model family decides the importer.
   std::string modelType = configModelType(json);
@@ -133,7 +116,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::fprintf(stderr, "model_type '%s', micro-batch %lldx%lld: %s\n%s",
                  modelType.c_str(), (long long)shape.batchSize,
                  (long long)shape.seqLength,
-                 succeeded(module) ? "built" : "refused", diagnostics.c_str());
+                 succeeded(module) ? "built" : "refused",
+                 diagnostics.text().c_str());
   if (failed(module))
     return 0;
   if (failed(verify(**module))) {
@@ -141,7 +125,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  "==FUZZ PROPERTY VIOLATED== the importer built a module "
                  "that does not verify (micro-batch %lldx%lld)\n%s\n",
                  (long long)shape.batchSize, (long long)shape.seqLength,
-                 diagnostics.c_str());
+                 diagnostics.text().c_str());
     std::abort();
   }
   return 0;

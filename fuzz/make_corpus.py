@@ -84,6 +84,31 @@ TINY_LLAMA = {"model_type": "llama", "vocab_size": 8, "hidden_size": 4,
               "max_position_embeddings": 4, "tie_word_embeddings": True}
 
 
+def compiler_tools(bindir, missing):
+    """megatron-translate and megatron-opt in `bindir`, or None (saying
+    `missing`, what the corpus then lacks) where they are not built."""
+    translate = os.path.join(bindir, "megatron-translate")
+    opt = os.path.join(bindir, "megatron-opt")
+    if not (os.access(translate, os.X_OK) and os.access(opt, os.X_OK)):
+        print(f"make_corpus: no megatron-translate/megatron-opt in {bindir}: "
+              + missing, file=sys.stderr)
+        return None
+    return translate, opt
+
+
+def forward_graph(translate, config, batch, seq):
+    """`config` imported as megatron-translate --import-hf-config does: the
+    forward graph's text."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "config.json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+        return subprocess.run(
+            [translate, "--import-hf-config", path, "--micro-batch-size",
+             str(batch), "--seq-length", str(seq)],
+            check=True, capture_output=True).stdout
+
+
 def artifacts(bindir):
     name = "artifact-loader"
     minimal = {
@@ -98,12 +123,10 @@ def artifacts(bindir):
                       "commands": [], "outputs": {}}]}
     write(name, "minimal.mtx", with_checksum(minimal))
 
-    translate = os.path.join(bindir, "megatron-translate")
-    opt = os.path.join(bindir, "megatron-opt")
-    if not (os.access(translate, os.X_OK) and os.access(opt, os.X_OK)):
-        print(f"make_corpus: no megatron-translate/megatron-opt in {bindir}: "
-              "only the hand-written artifact seed", file=sys.stderr)
+    tools = compiler_tools(bindir, "only the hand-written artifact seed")
+    if not tools:
         return
+    translate, opt = tools
     two_layers = dict(TINY_GPT2, n_layer=2)
     cases = [("gpt2-1rank.mtx", TINY_GPT2, 1, ""),
              ("gpt2-tp2-dp2-zero1.mtx", TINY_GPT2, 2, "tp=2 dp=2 zero=1"),
@@ -115,13 +138,7 @@ def artifacts(bindir):
               "precision=bf16 microbatches=2")]
     with tempfile.TemporaryDirectory() as tmp:
         for file, config, batch, pipeline in cases:
-            config_path = os.path.join(tmp, "config.json")
-            with open(config_path, "w") as f:
-                json.dump(config, f)
-            model = subprocess.run(
-                [translate, "--import-hf-config", config_path,
-                 "--micro-batch-size", str(batch), "--seq-length", "2"],
-                check=True, capture_output=True).stdout
+            model = forward_graph(translate, config, batch, 2)
             flag = "--mt-train-pipeline" + (f"={pipeline}" if pipeline else "")
             trained = subprocess.run([opt, flag], input=model, check=True,
                                      capture_output=True).stdout
@@ -227,40 +244,25 @@ def compile_inputs(bindir):
     compiles; two key/value heads, so that tp=2 does), and two lowered
     modules: GPT-2 over two pipeline stages unfused, LLaMA tp2 in bf16."""
     name = "compile"
-    translate = os.path.join(bindir, "megatron-translate")
-    opt = os.path.join(bindir, "megatron-opt")
-    if not (os.access(translate, os.X_OK) and os.access(opt, os.X_OK)):
-        print(f"make_corpus: no megatron-translate/megatron-opt in {bindir}: "
-              "no compile seeds", file=sys.stderr)
+    tools = compiler_tools(bindir, "no compile seeds")
+    if not tools:
         return
+    translate, opt = tools
     gpt2 = dict(TINY_GPT2, n_layer=2)
     llama = dict(TINY_LLAMA, num_hidden_layers=2, num_key_value_heads=2)
-    with tempfile.TemporaryDirectory() as tmp:
-        for model, config, lowered, pipeline in [
-                ("gpt2", gpt2, "gpt2-pp2-lowered.mlir",
-                 "pp=2 microbatches=2 fuse=false"),
-                ("llama", llama, "llama-tp2-bf16-lowered.mlir",
-                 "tp=2 precision=bf16")]:
-            config_path = os.path.join(tmp, "config.json")
-            with open(config_path, "w") as f:
-                json.dump(config, f)
-            forward = subprocess.run(
-                [translate, "--import-hf-config", config_path,
-                 "--micro-batch-size", "2", "--seq-length", "2"],
-                check=True, capture_output=True).stdout
-            write(name, f"{model}-forward.mlir", forward)
-            if model == "gpt2":
-                # Four layers: pp=2 with two virtual stages (interleaved).
-                with open(config_path, "w") as f:
-                    json.dump(dict(config, n_layer=4), f)
-                write(name, "gpt2-4layer-forward.mlir", subprocess.run(
-                    [translate, "--import-hf-config", config_path,
-                     "--micro-batch-size", "2", "--seq-length", "2"],
-                    check=True, capture_output=True).stdout)
-            write(name, lowered, subprocess.run(
-                [opt, f"--mt-train-pipeline={pipeline}"], input=forward,
-                check=True, capture_output=True).stdout)
-
+    # Four layers: pp=2 with two virtual stages (interleaved).
+    write(name, "gpt2-4layer-forward.mlir",
+          forward_graph(translate, dict(gpt2, n_layer=4), 2, 2))
+    for model, config, lowered, pipeline in [
+            ("gpt2", gpt2, "gpt2-pp2-lowered.mlir",
+             "pp=2 microbatches=2 fuse=false"),
+            ("llama", llama, "llama-tp2-bf16-lowered.mlir",
+             "tp=2 precision=bf16")]:
+        forward = forward_graph(translate, config, 2, 2)
+        write(name, f"{model}-forward.mlir", forward)
+        write(name, lowered, subprocess.run(
+            [opt, f"--mt-train-pipeline={pipeline}"], input=forward,
+            check=True, capture_output=True).stdout)
 
 def hf_configs():
     name = "hf-config-import"

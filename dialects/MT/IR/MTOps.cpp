@@ -72,6 +72,16 @@ static LogicalResult verifySameOrWidened(Operation *op, Value wide,
   return verifyElementTypesMatch(op, wide, wideName, narrow, narrowName);
 }
 
+/// Fails unless `value` is positive and finite: a float attribute a kernel
+/// reads (the artifact, JSON, has no infinity, and 2e702 parses as one).
+static LogicalResult verifyPositiveFinite(Operation *op, StringRef name,
+                                          double value) {
+  if (value > 0.0 && std::isfinite(value))
+    return success();
+  return op->emitOpError() << name << " must be positive and finite, got "
+                           << value;
+}
+
 /// Fails unless `probability` is in [0, 1).
 static LogicalResult verifyProbability(Operation *op, StringRef name,
                                        double probability) {
@@ -182,12 +192,7 @@ static LogicalResult verifyLayerNormShapes(Operation *op, Value input,
           verifyDimsMatch(op, weight, "weight", 0, input, "input", rank - 1)) ||
       failed(verifyElementTypesMatch(op, weight, "weight", input, "input")))
     return failure();
-  // Finite, as every float attribute a kernel reads: the artifact (JSON)
-  // has no infinity (2e702 parses as one).
-  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
-    return op->emitOpError()
-           << "epsilon must be positive and finite, got " << epsilon;
-  return success();
+  return verifyPositiveFinite(op, "epsilon", epsilon);
 }
 
 LogicalResult LayerNormOp::verify() {
@@ -339,10 +344,8 @@ LogicalResult RopeOp::verify() {
          {std::pair{"llama3_factor", getLlama3Factor()},
           std::pair{"llama3_low_freq_factor", getLlama3LowFreqFactor()},
           std::pair{"llama3_high_freq_factor", getLlama3HighFreqFactor()}})
-      if (!(factor->convertToDouble() > 0.0) ||
-          !std::isfinite(factor->convertToDouble()))
-        return emitOpError() << name << " must be positive and finite, got "
-                             << factor->convertToDouble();
+      if (failed(verifyPositiveFinite(*this, name, factor->convertToDouble())))
+        return failure();
   if (given == 4 && !(getLlama3HighFreqFactor()->convertToDouble() >
                       getLlama3LowFreqFactor()->convertToDouble()))
     return emitOpError() << "llama3_high_freq_factor must exceed "
@@ -689,10 +692,9 @@ static LogicalResult verifyAttention(Operation *op, Value query, Value key,
     return op->emitOpError()
            << "key and value have " << kvHeads
            << " heads, which do not divide the query's " << heads;
-  if (scale && (!(scale->convertToDouble() > 0.0) ||
-                !std::isfinite(scale->convertToDouble())))
-    return op->emitOpError() << "scale must be positive and finite, got "
-                             << scale->convertToDouble();
+  if (scale &&
+      failed(verifyPositiveFinite(op, "scale", scale->convertToDouble())))
+    return failure();
   return verifyWindow(op, window);
 }
 
@@ -737,10 +739,9 @@ static LogicalResult verifyQKVAttention(Operation *op, Value qkv, Value merged,
   if (fused != 3 * width)
     return op->emitOpError() << "qkv dimension 2 is " << fused << " but 3 x "
                              << mergedName << " dimension 2 is " << 3 * width;
-  if (scale && (!(scale->convertToDouble() > 0.0) ||
-                !std::isfinite(scale->convertToDouble())))
-    return op->emitOpError() << "scale must be positive and finite, got "
-                             << scale->convertToDouble();
+  if (scale &&
+      failed(verifyPositiveFinite(op, "scale", scale->convertToDouble())))
+    return failure();
   return success();
 }
 

@@ -6,6 +6,7 @@
 #include "mtrt/ArenaLifetimes.h"
 #include "mtrt/Hash.h"
 #include "mtrt/KernelSignatures.h"
+#include "mtrt/RegularFile.h"
 
 #include "mtrt/Sharding.h"
 
@@ -21,7 +22,6 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
-#include <sys/stat.h>
 
 using namespace mtrt;
 using json = nlohmann::json;
@@ -346,13 +346,8 @@ RankProgram mtrt::specializeProgram(const Artifact &artifact, int64_t rank) {
 
 Status mtrt::loadArtifact(const std::string &path, Artifact &artifact) {
   artifact = Artifact();
-  // Checked before opening: opening a FIFO would wait for a writer forever.
-  struct stat info;
-  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-    return Status::error(path + ": is a directory, not an artifact");
-  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
-    return Status::error(path + ": is not a regular file (a FIFO or a "
-                                "device?); an artifact is read from a file");
+  MTRT_RETURN_IF_ERROR(refuseIrregularFile(path, "an artifact",
+                                           "an artifact is read from a file"));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Status::error(path + ": cannot open the artifact");

@@ -3,6 +3,7 @@
 #include "train/CheckpointDirectory.h"
 
 #include "mtrt/AtomicFile.h"
+#include "mtrt/RegularFile.h"
 #include "mtrt/Strings.h"
 
 #include <cerrno>
@@ -74,16 +75,9 @@ void removeTemporaryFiles(const std::string &dir) {
 
 Status readMarkedIteration(const std::string &dir, int64_t &iteration) {
   std::string marker = dir + "/" + kLatestFile;
-  // Checked before opening: opening a FIFO would wait for a writer forever.
-  if (struct stat info; ::stat(marker.c_str(), &info) == 0) {
-    if (S_ISDIR(info.st_mode))
-      return Status::error(marker + ": is a directory, not the file naming "
-                                    "the iteration to resume from");
-    if (!S_ISREG(info.st_mode))
-      return Status::error(marker + ": is not a regular file (a FIFO or a "
-                                    "device?); it names the iteration to "
-                                    "resume from");
-  }
+  MTRT_RETURN_IF_ERROR(refuseIrregularFile(
+      marker, "the file naming the iteration to resume from",
+      "it names the iteration to resume from"));
   std::ifstream in(marker);
   if (!in) {
     // A save killed after publishing its directory, before marking it,

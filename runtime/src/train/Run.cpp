@@ -343,14 +343,8 @@ int openSession(int argc, char **argv, Session &session) {
         *field = step;
     }
   // MEGATRON_RUN_TEST_SIGNAL="rank:0": the signal arrives during setup.
-  if (options.signalAtStep == 0 && options.exitSignalHandler)
-    if (const char *value = std::getenv("MEGATRON_RUN_TEST_SIGNAL")) {
-      int rank = -1;
-      long long step = -1;
-      if (std::sscanf(value, "%d:%lld", &rank, &step) == 2 &&
-          rank == comm.rank() && step == 0)
-        std::raise(exitSignalNumber(options.exitSignal));
-    }
+  if (options.signalAtStep == 0)
+    std::raise(exitSignalNumber(options.exitSignal));
   Artifact &artifact = session.artifact;
   if (int code = failAgreed(loadArtifact(options.artifact, artifact)))
     return code;

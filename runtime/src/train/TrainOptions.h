@@ -80,16 +80,17 @@ struct Options {
   /// Test hook: this rank dies (SIGKILL) before that step.
   int64_t dieAtStep = 0;
   /// Test hook (MEGATRON_RUN_TEST_SIGNAL): this rank raises --exit-signal
-  /// before that step, as a scheduler's preemption notice would.
-  int64_t signalAtStep = 0;
+  /// before that step, as a scheduler's preemption notice would; at 0,
+  /// during setup (-1: never).
+  int64_t signalAtStep = -1;
+  /// Megatron-LM's --log-interval: steps per console line (--log keeps
+  /// every step).
+  int64_t logInterval = 1;
   /// Megatron-LM's ways to stop a run early, with a checkpoint when --save
   /// is given: after a step that --exit-interval divides, once
   /// --exit-duration-in-mins have passed since the run started (on any
   /// rank), or, with --exit-signal-handler, once any rank received
   /// --exit-signal (SIGTERM: Slurm's notice before it kills a job).
-  /// Megatron-LM's --log-interval: steps per console line (--log keeps
-  /// every step).
-  int64_t logInterval = 1;
   int64_t exitInterval = 0;
   double exitDurationMinutes = 0;
   bool exitSignalHandler = false;

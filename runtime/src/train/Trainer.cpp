@@ -1,9 +1,9 @@
 //===- Trainer.cpp - One rank's training run over the device seam ---------===//
 
 #include "train/Trainer.h"
-#include "train/ExitSignal.h"
 
 #include "train/Devices.h"
+#include "train/ExitSignal.h"
 
 #include "mtrt/Artifact.h"
 #include "mtrt/AtomicFile.h"
@@ -1047,7 +1047,6 @@ public:
       interval.lr = lr;
       interval.norm = norm;
       interval.scale = scaleUsed;
-      interval.overflowed = overflow;
       if (step % options.logInterval == 0 || step == options.steps)
         printInterval(step, corpus != nullptr, floor, lossScaling);
       if (log) {
@@ -1398,7 +1397,6 @@ public:
     /// Losses of the applied steps, and of all.
     double lossSum = 0, lossSumAll = 0;
     double seconds = 0, lr = 0, norm = 0, scale = 0;
-    bool overflowed = false;
   } interval;
 
   /// Rank 0's console line for the interval ending at `step`, the step just
@@ -1432,7 +1430,7 @@ public:
     std::printf(" | lr %.3e | grad norm %.4f", done.lr, done.norm);
     if (lossScaling) {
       std::printf(" | loss scale %g", done.scale);
-      if (done.steps == 1 && done.overflowed)
+      if (done.steps == 1 && done.applied == 0)
         std::printf(" | skipped: gradients overflowed");
       else if (done.steps > done.applied)
         std::printf(" | skipped %lld of %lld: gradients overflowed",
