@@ -439,13 +439,19 @@ int runSession(Session &session) {
   Launcher &comm = *session.launcher;
   Trainer &trainer = *session.trainer;
   if (Status status = trainer.train(); !status) {
-    // Other ranks may be waiting in a collective: end them all.
     fail(Status::error((comm.size() == 1
                             ? std::string()
                             : "rank " + std::to_string(comm.rank()) + ": ") +
                        status.message()));
-    if (comm.size() > 1)
-      comm.abort(1);
+    // Other ranks may be waiting in a collective: end them all. An error
+    // every rank met at the same step ends each rank by itself, so that
+    // no rank's abort cuts off another's report of it.
+    if (comm.size() > 1) {
+      if (!trainer.failedOnEveryRank())
+        comm.abort(1);
+      // Each rank has reported it before any leaves.
+      comm.allAgree(false);
+    }
     return 1;
   }
   trainer.printProfile();

@@ -1005,32 +1005,36 @@ public:
         ++updates;
         ++adamSteps;
       }
+      // The loss was broadcast and the norm reduced over every rank: each
+      // stops here, at this step.
       if (!std::isfinite(loss) && !overflow)
-        return Status::error("step " + std::to_string(step) +
-                             ": the loss is not finite (" + number(loss) + ")");
+        return failEverywhere(Status::error("step " + std::to_string(step) +
+                                            ": the loss is not finite (" +
+                                            number(loss) + ")"));
       // Without loss scaling a non-finite gradient stops the run (the step
       // applied nothing); a finite one that made a non-finite update stops
       // it before it is trained on or saved, naming the first parameter it
       // reached.
       if (!std::isfinite(norm) && !overflow)
-        return Status::error("step " + std::to_string(step) +
-                             ": the gradient norm is " + number(norm) +
-                             " (a gradient holds inf or NaN); the update was "
-                             "not applied; stopping without saving");
+        return failEverywhere(
+            Status::error("step " + std::to_string(step) +
+                          ": the gradient norm is " + number(norm) +
+                          " (a gradient holds inf or NaN); the update was "
+                          "not applied; stopping without saving"));
       std::string where;
       Status scanned = overflow ? Status::ok() : firstNonFiniteParameter(where);
       if (!scanned)
         return Status::error("step " + std::to_string(step) +
                              ": checking the parameters: " + scanned.message());
       if (!overflow && !comm.allAgree(where.empty())) {
-        return Status::error(
+        return failEverywhere(Status::error(
             "step " + std::to_string(step) + ": the gradient norm is " +
             number(norm) + "; " +
             (where.empty()
                  ? std::string("the update is not finite on "
                                "another rank")
                  : "the update made parameter '" + where + "' non-finite") +
-            "; stopping without saving");
+            "; stopping without saving"));
       }
       stepLosses.push_back(loss);
       auto [tokensPerSecond, teraflops, mfu] = ratesOf(seconds);
@@ -1652,6 +1656,12 @@ public:
   /// and whether any parameter was initialized (not loaded) on them.
   int hostThreads = 1;
   bool parametersInitialized = false;
+  /// train()'s error reached every rank at the same step (failedOnEveryRank).
+  bool failedOnEveryRank = false;
+  Status failEverywhere(Status status) {
+    failedOnEveryRank = true;
+    return status;
+  }
   /// The parameters' 16-bit copies by parameter name (planParameterCopies),
   /// and the start's thread pool (hostPool).
   std::map<std::string, const BufferDesc *> copyOf;
@@ -1840,6 +1850,7 @@ Trainer::Trainer(const Options &options, const Artifact &artifact,
 Trainer::~Trainer() = default;
 Status Trainer::setup() { return impl->setup(); }
 Status Trainer::train() { return impl->train(); }
+bool Trainer::failedOnEveryRank() const { return impl->failedOnEveryRank; }
 void Trainer::printProfile() const { impl->printProfile(); }
 Status Trainer::writeTrace() { return impl->writeTrace(); }
 Status Trainer::save() { return impl->save(); }

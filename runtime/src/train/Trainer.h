@@ -39,6 +39,11 @@ public:
   Status setup();
   /// Runs the steps --steps asks for (after --load's iteration).
   Status train();
+  /// Whether the error train() returned reached every rank at the same
+  /// step (a non-finite loss, gradient norm or update: values all ranks
+  /// share or agreed on), so no rank waits in a collective and each can
+  /// report it and exit instead of aborting the others mid-message.
+  bool failedOnEveryRank() const;
   /// --profile: rank 0's time per kernel.
   void printProfile() const;
   /// --trace FILE.
