@@ -30,4 +30,5 @@ echo "   wrote $out/model.mtx"
 echo "== train $steps steps on the CPU"
 "$build/bin/megatron-run" "$out/model.mtx" --steps "$steps" --lr 3e-3 \
   --lr-warmup-iters 20 --lr-decay-style cosine --min-lr 3e-4 \
+  --eval-interval 100 --eval-iters 10 \
   --log "$out/train.jsonl" --save-params "$out/model.safetensors"

@@ -64,6 +64,15 @@ public:
   /// dropout masks.
   virtual Status executeStep(uint64_t seed, uint64_t step) = 0;
 
+  /// Runs the commands `slice` marks (one flag per command: a program's
+  /// evaluation slice, mtrt/EvaluationSlice.h) in program order, with every
+  /// dropout off, as Megatron-LM's evaluation runs the model (model.eval()):
+  /// the loss of the inputs as they are, the parameters and optimizer state
+  /// left as they were. Not traced. A backend without it refuses.
+  virtual Status executeEvaluation(const std::vector<bool> &slice);
+  /// Whether executeEvaluation is built for this backend.
+  virtual bool evaluates() const { return false; }
+
   /// The first of `bufferIds` (f32 buffers) holding an inf or NaN, or -1:
   /// scanned where the data lies, so that checking the parameters after
   /// every step moves no tensor to the host.

@@ -137,6 +137,14 @@ public:
     }
   }
 
+  /// Every dropout's probability 0, as an evaluation runs them (each
+  /// keeps every element, scaled by 1).
+  void disable() {
+    double zero = 0.0;
+    for (size_t at = 0; at < words.size(); at += kFusedDropoutWords)
+      std::memcpy(&words[at + kDropoutProbability], &zero, sizeof zero);
+  }
+
   /// Writes the step's key into every block.
   void setStep(uint64_t seed, uint64_t step) {
     for (size_t at = 0; at < words.size(); at += kFusedDropoutWords) {

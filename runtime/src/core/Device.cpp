@@ -16,6 +16,12 @@ Status Device::prepare(const RankProgram &program) {
   return prepared;
 }
 
+Status Device::executeEvaluation(const std::vector<bool> &) {
+  return Status::error(std::string("evaluation (--eval-interval) is not "
+                                   "built for the ") +
+                       backendName() + " backend");
+}
+
 Status Device::checkPrepared(const char *what) const {
   if (!prog)
     return Status::error(std::string(what) +

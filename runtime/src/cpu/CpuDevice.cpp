@@ -325,6 +325,8 @@ Status CpuDevice::prepareProgram(const RankProgram &program) {
   geluGradEpilogue =
       geluEpilogues ? generated->function(epilogues + 1) : nullptr;
   dropoutBlocks.prepare(program);
+  noDropoutBlocks = dropoutBlocks;
+  noDropoutBlocks.disable();
   std::free(arena);
   size_t bytes = std::max<int64_t>(program.arenaBytes, 64);
   bytes = (bytes + 63) / 64 * 64;
@@ -497,7 +499,32 @@ Status CpuDevice::executeStep(uint64_t seed, uint64_t step) {
   // The runtime filled the persistent buffers (parameters, state, inputs).
   measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
   dropoutBlocks.setStep(seed, step);
+  return runCommands(seed, step, nullptr);
+}
+
+Status CpuDevice::executeEvaluation(const std::vector<bool> &slice) {
+  MTRT_RETURN_IF_ERROR(checkPrepared("an evaluation"));
+  if (slice.size() != prog->commands.size())
+    return Status::error("an evaluation slice of " +
+                         std::to_string(slice.size()) +
+                         " commands for a "
+                         "program of " +
+                         std::to_string(prog->commands.size()));
+  evaluating = true;
+  ExecutionTrace *traced = trace;
+  trace = nullptr;
+  // No dropout runs: its key is never read.
+  Status status = runCommands(0, 0, &slice);
+  trace = traced;
+  evaluating = false;
+  return status;
+}
+
+Status CpuDevice::runCommands(uint64_t seed, uint64_t step,
+                              const std::vector<bool> *slice) {
   for (size_t i = 0; i < prog->commands.size(); ++i) {
+    if (slice && !(*slice)[i])
+      continue;
     const Command &command = prog->commands[i];
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
     double begin = trace ? trace->nowUs() : 0.0;
@@ -550,7 +577,10 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
         dropoutBlocks.offset(size_t(&command - prog->commands.data()));
     GeneratedKernelArgs args = generatedKernelArgs(
         command, [&](int64_t buffer) { return data(buffer); },
-        blocks < 0 ? nullptr : dropoutBlocks.all().data() + blocks);
+        blocks < 0
+            ? nullptr
+            : (evaluating ? noDropoutBlocks : dropoutBlocks).all().data() +
+                  blocks);
     GeneratedKernelFn function = generated->function(index);
     int64_t grain =
         std::max<int64_t>(1, 32768 / std::max<int64_t>(1, kernel.rowLength));
@@ -664,14 +694,15 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
         uint64_t index =
             rngOffset + uint64_t((b * seqTotal + seqOffset + t) * inner);
         cpu::dropout(in(0) + row, out(0) + row, inner,
-                     command.get("probability", 0.0), stream, key, index);
+                     dropoutProbability(command, "probability"), stream, key,
+                     index);
       }
   } else if (id == KernelId::dropout) {
     // Counter-based: any range draws its own part of the mask.
     ThreadPool::global().parallelFor(
         outDesc(0).numElements(), 16384, [&](int64_t begin, int64_t end) {
           cpu::dropout(in(0) + begin, out(0) + begin, end - begin,
-                       command.get("probability", 0.0), stream, key,
+                       dropoutProbability(command, "probability"), stream, key,
                        rngOffset + uint64_t(begin));
         });
   } else if (isGemm(id)) {
@@ -743,7 +774,7 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     int64_t batch = extent.batch, heads = extent.heads, seq = extent.seq,
             headDim = extent.headDim;
     double scale = command.get("scale", 1.0 / std::sqrt(double(headDim)));
-    double p = command.get("dropout", 0.0);
+    double p = dropoutProbability(command, "dropout");
     int64_t headOffset = int64_t(command.get("rng_head_offset", 0));
     int64_t headsTotal = int64_t(command.get("rng_heads", double(heads)));
     // Blocked float attention (BlockedAttention.h); the (batch, head)

@@ -45,6 +45,8 @@ public:
   Status download(int64_t bufferId, void *host, int64_t bytes,
                   int64_t offset = 0) const override;
   Status executeStep(uint64_t seed, uint64_t step) override;
+  Status executeEvaluation(const std::vector<bool> &slice) override;
+  bool evaluates() const override { return true; }
   Status findNonFinite(const std::vector<int64_t> &bufferIds,
                        int64_t &first) const override;
   int64_t measuredPeakBytes() const override { return measuredPeak; }
@@ -68,6 +70,14 @@ private:
   }
   Status runCommand(KernelId id, const Command &command, uint64_t seed,
                     uint64_t step);
+  /// Runs the commands `slice` marks (all when null), traced when a trace
+  /// is set.
+  Status runCommands(uint64_t seed, uint64_t step,
+                     const std::vector<bool> *slice);
+  /// A command's dropout probability `name`: 0 while evaluating.
+  double dropoutProbability(const Command &command, const char *name) const {
+    return evaluating ? 0.0 : command.get(name, 0.0);
+  }
   Status runCollective(KernelId id, const Command &command);
   Status runVocabParallelCrossEntropy(KernelId id, const Command &command);
   /// An fp32 view of a floating-point operand: the buffer itself when it is
@@ -97,6 +107,10 @@ private:
 
   /// The fused dropouts' parameter blocks, resolved once by `init`.
   FusedDropoutBlocks dropoutBlocks;
+  /// The same blocks with every probability 0, and whether the commands
+  /// running now are an evaluation's (executeEvaluation): dropout off.
+  FusedDropoutBlocks noDropoutBlocks;
+  bool evaluating = false;
   /// Each command's kernel, resolved once by `init`.
   std::vector<const KernelInfo *> resolved;
   const Communicator *communicator = nullptr;

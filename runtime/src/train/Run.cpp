@@ -126,6 +126,9 @@ jobFingerprint(const Options &o, const Artifact &artifact,
                                       ? std::string("given")
                                       : std::string("not given")},
       {"--exit-signal", o.exitSignalHandler ? o.exitSignal : "none"},
+      // Evaluations run collectives and transfers: every rank runs the same.
+      {"--eval-interval", std::to_string(o.evalInterval)},
+      {"--eval-iters", std::to_string(o.evalIters)},
       // Each rank scales its own loss: ranks scaling differently would
       // add gradients of different scales in their reductions.
       {"--loss-scale", number(o.lossScaler.constantScale)},
@@ -139,22 +142,27 @@ jobFingerprint(const Options &o, const Artifact &artifact,
       // node with a GPU, one without) would not compute the same step.
       {"--device", o.device.empty() ? defaultBackend() : o.device},
   };
-  if (!o.data.empty()) {
-    // The token file (PREFIX.bin of an indexed dataset named by PREFIX).
-    std::string tokens = TokenData::tokenFileOf(o.data);
+  // A token file by its size and first MiB (PREFIX.bin of an indexed
+  // dataset named by PREFIX), and an indexed dataset's index, which says
+  // how to read those bytes.
+  auto addTokens = [&](const std::string &flag, const std::string &path) {
+    std::string tokens = TokenData::tokenFileOf(path);
     struct stat info;
     std::string size = stat(tokens.c_str(), &info) == 0
                            ? std::to_string(int64_t(info.st_size))
                            : "unreadable";
     items.push_back(
-        {"--data", size + " bytes, first MiB " + fileDigest(tokens, 1 << 20)});
-    // An indexed dataset's index says how to read those bytes.
-    if (std::string index = TokenData::indexFileOf(o.data); !index.empty())
+        {flag, size + " bytes, first MiB " + fileDigest(tokens, 1 << 20)});
+    if (std::string index = TokenData::indexFileOf(path); !index.empty())
       items.push_back(
-          {"--data (index)", "first MiB " + fileDigest(index, 1 << 20)});
-  } else {
+          {flag + " (index)", "first MiB " + fileDigest(index, 1 << 20)});
+  };
+  if (!o.data.empty())
+    addTokens("--data", o.data);
+  else
     items.push_back({"--data", "synthetic corpus"});
-  }
+  if (!o.validData.empty())
+    addTokens("--valid-data-path", o.validData);
   return items;
 }
 

@@ -126,6 +126,16 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                the last): the mean loss of the interval's
                                applied steps, the mean step time, the last
                                step's lr and grad norm (1)
+  --eval-interval N            after every step N divides and after the
+                               last, print the validation loss: the mean
+                               over --eval-iters global batches, forward
+                               only and without dropout (Megatron-LM's);
+                               parameters and optimizer state untouched
+  --eval-iters N               global batches per evaluation (100)
+  --valid-data-path PATH       the validation tokens (a token file or an
+                               indexed dataset's prefix, as --data-path),
+                               needed with --data-path; the synthetic
+                               corpus holds out a stream of its own
   --trace FILE                 write every rank's measured timeline as
                                Chrome trace JSON (Perfetto): per rank, one
                                slice per schedule action (F3, B3, optimizer)
@@ -391,6 +401,9 @@ Status parseOptions(int argc, char **argv, Options &options) {
   stringFlag("--save", options.save);
   intFlag("--save-interval", options.saveInterval);
   intFlag("--log-interval", options.logInterval);
+  intFlag("--eval-interval", options.evalInterval);
+  intFlag("--eval-iters", options.evalIters);
+  stringFlag("--valid-data-path", options.validData);
   intFlag("--exit-interval", options.exitInterval);
   doubleFlag("--exit-duration-in-mins", options.exitDurationMinutes);
   stringFlag("--exit-signal", options.exitSignal);
@@ -575,6 +588,24 @@ Status parseOptions(int argc, char **argv, Options &options) {
   MTRT_RETURN_IF_ERROR(
       nonNegative("--save-interval", double(options.saveInterval)));
   MTRT_RETURN_IF_ERROR(positive("--log-interval", double(options.logInterval)));
+  if (given.count("--eval-interval"))
+    MTRT_RETURN_IF_ERROR(
+        positive("--eval-interval", double(options.evalInterval)));
+  MTRT_RETURN_IF_ERROR(positive("--eval-iters", double(options.evalIters)));
+  for (const char *evalFlag : {"--eval-iters", "--valid-data-path"})
+    if (given.count(evalFlag) && options.evalInterval == 0)
+      return Status::error(std::string("flag ") + evalFlag +
+                           " needs --eval-interval (how often to evaluate)");
+  if (options.evalInterval > 0 && !options.data.empty() &&
+      options.validData.empty())
+    return Status::error(
+        "flag --eval-interval with " + spelling("--data") +
+        " needs --valid-data-path (the validation tokens; without --data "
+        "the synthetic corpus holds out a stream of its own)");
+  if (!options.validData.empty() && options.data.empty())
+    return Status::error("flag --valid-data-path needs --data-path (the "
+                         "training tokens; the synthetic corpus holds out "
+                         "its own validation stream)");
   if (given.count("--exit-interval"))
     MTRT_RETURN_IF_ERROR(
         positive("--exit-interval", double(options.exitInterval)));

@@ -86,6 +86,14 @@ struct Options {
   /// Megatron-LM's --log-interval: steps per console line (--log keeps
   /// every step).
   int64_t logInterval = 1;
+  /// Megatron-LM's evaluation: after every step --eval-interval divides
+  /// (0: never) and after the last, the mean loss of --eval-iters global
+  /// batches of validation data, forward only with dropout off (the
+  /// artifact's evaluation slice, mtrt/EvaluationSlice.h): from
+  /// --valid-data-path, or a held-out stream of the synthetic corpus.
+  int64_t evalInterval = 0;
+  int64_t evalIters = 100;
+  std::string validData;
   /// Megatron-LM's ways to stop a run early, with a checkpoint when --save
   /// is given: after a step that --exit-interval divides, once
   /// --exit-duration-in-mins have passed since the run started (on any

@@ -10,6 +10,7 @@
 #include "mtrt/CheckpointShards.h"
 #include "mtrt/Communicator.h"
 #include "mtrt/Device.h"
+#include "mtrt/EvaluationSlice.h"
 #include "mtrt/ExecutionTrace.h"
 #include "mtrt/HalfFloat.h"
 #include "mtrt/Hash.h"
@@ -251,6 +252,8 @@ public:
     startup.parameterSeconds = secondsBetween(parametersStart, dataStart);
     MTRT_RETURN_IF_ERROR(checkOutputsWritable());
     Status bound = bindData();
+    if (bound)
+      bound = setupEvaluation();
     startup.dataSeconds =
         secondsBetween(dataStart, std::chrono::steady_clock::now());
     return bound;
@@ -741,20 +744,9 @@ public:
         return Status::error(status.message() +
                              " (set by --corpus-vocab, --corpus-order and the "
                              "model's vocabulary)");
-      // In $TMPDIR, as other tools' temporary files (/tmp without it).
-      const char *tmp = std::getenv("TMPDIR");
-      std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") +
-                            "/megatron-run-corpus-XXXXXX";
-      std::vector<char> name(pattern.begin(), pattern.end());
-      name.push_back('\0');
-      int fd = mkstemp(name.data());
-      if (fd < 0)
-        return Status::error("cannot create the synthetic corpus's temporary "
-                             "file " +
-                             pattern + ": " + std::strerror(errno) +
-                             " (TMPDIR chooses its folder)");
-      close(fd);
-      temporaryCorpus = name.data();
+      MTRT_RETURN_IF_ERROR(createTemporaryFile(
+          "megatron-run-corpus", "the synthetic corpus's temporary file",
+          temporaryCorpus));
       // The corpus's tokens for every step (read in the step's order),
       // generated in memory and written whole: at most kMaxSyntheticTokens
       // (1 GiB of memory while it is written), beyond which a run needs a
@@ -1085,6 +1077,10 @@ public:
                                std::strerror(errno) + ")");
       }
       lastStep = step;
+      // Megatron-LM's order: evaluate, then save, then the exit checks.
+      if (options.evalInterval > 0 &&
+          (step % options.evalInterval == 0 || step == options.steps))
+        MTRT_RETURN_IF_ERROR(evaluate(step, lossId));
       bool saved =
           !options.save.empty() &&
           (step == options.steps ||
@@ -1739,6 +1735,12 @@ private:
   /// r * b * m + j * b. Every layout therefore reads the same tokens for
   /// sample i.
   Status fillBatch(int64_t firstSample) {
+    return fillBatchFrom(data, firstSample, 0);
+  }
+  /// The same from `source`, its samples read cyclically over the first
+  /// `cycle` of them (0: no cycle).
+  Status fillBatchFrom(const TokenData &source, int64_t firstSample,
+                       int64_t cycle) {
     for (int64_t id : dataInputs) {
       const BufferDesc &buffer = program.buffers[id];
       bool labels = buffer.name == "labels";
@@ -1748,12 +1750,148 @@ private:
       for (int64_t i = 0; i < batchSize; ++i) {
         int64_t sample =
             dataRank * batchSize * microbatches + micro * batchSize + i;
-        int64_t start = (firstSample + sample) * seqLen;
+        int64_t index = firstSample + sample;
+        if (cycle > 0)
+          index %= cycle;
+        int64_t start = index * seqLen;
         for (int64_t t = 0; t < seqLen; ++t)
           values[i * seqLen + t] =
-              static_cast<int32_t>(data.token(start + t + (labels ? 1 : 0)));
+              static_cast<int32_t>(source.token(start + t + (labels ? 1 : 0)));
       }
       MTRT_RETURN_IF_ERROR(device->uploadValues(id, batchTokens));
+    }
+    return Status::ok();
+  }
+
+  /// A new empty file `stem`-XXXXXX in $TMPDIR, as other tools' temporary
+  /// files (/tmp without it); `what` names it in the error.
+  static Status createTemporaryFile(const char *stem, const char *what,
+                                    std::string &path) {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/" + stem + "-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    int fd = mkstemp(name.data());
+    if (fd < 0)
+      return Status::error(std::string("cannot create ") + what + " " +
+                           pattern + ": " + std::strerror(errno) +
+                           " (TMPDIR chooses its folder)");
+    close(fd);
+    path = name.data();
+    return Status::ok();
+  }
+
+  /// The synthetic corpus's stream that evaluations read (training reads
+  /// stream 0).
+  static constexpr uint64_t kValidationStream = 1;
+
+  /// --eval-interval: this stage's evaluation slice (the commands the loss
+  /// depends on, mtrt/EvaluationSlice.h) and the validation tokens:
+  /// --valid-data-path, or a stream of the synthetic corpus that training
+  /// never reads, as long as every evaluation of the run needs.
+  Status setupEvaluation() {
+    if (options.evalInterval <= 0)
+      return Status::ok();
+    if (!device->evaluates())
+      return Status::error("flag --eval-interval: evaluation is not built "
+                           "for the " +
+                           std::string(device->backendName()) +
+                           " backend (--device cpu runs it)");
+    std::vector<std::vector<bool>> slices;
+    if (Status status = evaluationSlices(artifact, slices); !status)
+      return Status::error("flag --eval-interval: " + options.artifact + ": " +
+                           status.message());
+    evalSlice = slices[size_t(program.stage)];
+    int64_t perEvaluation = options.evalIters * globalBatch();
+    std::string path = options.validData;
+    if (path.empty()) {
+      // Every evaluation's own batches: one per --eval-interval and one
+      // after the last step.
+      int64_t evaluations = options.steps / options.evalInterval + 1;
+      constexpr int64_t kMaxSyntheticTokens = int64_t(1) << 28;
+      int64_t needed = 0;
+      if (__builtin_mul_overflow(perEvaluation, evaluations, &needed) ||
+          __builtin_mul_overflow(needed, seqLen, &needed) ||
+          __builtin_add_overflow(needed, int64_t(1), &needed) ||
+          needed > kMaxSyntheticTokens)
+        return Status::error(
+            "flag --eval-iters " + std::to_string(options.evalIters) +
+            ": its evaluations need more than the built-in corpus's " +
+            std::to_string(kMaxSyntheticTokens) +
+            " validation tokens: evaluate on a token file (--data-path and "
+            "--valid-data-path)");
+      MTRT_RETURN_IF_ERROR(
+          createTemporaryFile("megatron-run-validation",
+                              "the synthetic corpus's validation file", path));
+      Status written = corpus->writeTokenFile(path, needed, kValidationStream);
+      if (written)
+        written = TokenData::open(path, validData);
+      std::remove(path.c_str());
+      MTRT_RETURN_IF_ERROR(written);
+      validSamples = 0; // enough for every evaluation: no cycle
+      return Status::ok();
+    }
+    if (Status status = TokenData::open(path, validData); !status)
+      return Status::error("flag --valid-data-path: " + status.message());
+    // Read cyclically over its whole samples, as Megatron-LM's validation
+    // iterator cycles.
+    validSamples = (validData.numTokens() - 1) / seqLen;
+    if (validSamples < globalBatch())
+      return Status::error("flag --valid-data-path: " + validData.path() +
+                           " holds " +
+                           std::to_string(std::max<int64_t>(validSamples, 0)) +
+                           " samples of " + std::to_string(seqLen + 1) +
+                           " tokens, fewer than one global batch of " +
+                           std::to_string(globalBatch()));
+    if (Status status =
+            validData.checkCovers(validSamples, 1, seqLen, vocabSize, 0);
+        !status)
+      return Status::error("flag --valid-data-path: " + status.message());
+    return Status::ok();
+  }
+
+  /// The validation loss after `iteration`: the mean loss of --eval-iters
+  /// global batches, run forward only (the evaluation slice) with dropout
+  /// off. Evaluation k of the run (k = iteration / --eval-interval - 1,
+  /// or the one after the last periodic one for the final) reads the
+  /// validation samples from k * --eval-iters global batches on, so a
+  /// resumed run evaluates on the batches the first would have.
+  Status evaluate(int64_t iteration, int64_t lossId) {
+    int64_t k = iteration % options.evalInterval == 0
+                    ? iteration / options.evalInterval - 1
+                    : iteration / options.evalInterval;
+    auto start = std::chrono::steady_clock::now();
+    double sum = 0;
+    for (int64_t i = 0; i < options.evalIters; ++i) {
+      MTRT_RETURN_IF_ERROR(
+          fillBatchFrom(validData, (k * options.evalIters + i) * globalBatch(),
+                        validSamples));
+      if (Status status = device->executeEvaluation(evalSlice); !status)
+        return Status::error("evaluation at iteration " +
+                             std::to_string(iteration) + ": " +
+                             status.message());
+      double loss = 0;
+      if (lossId >= 0)
+        if (Status status = readScalar(lossId, loss); !status)
+          return Status::error("evaluation at iteration " +
+                               std::to_string(iteration) +
+                               ": reading the loss: " + status.message());
+      MTRT_RETURN_IF_ERROR(comm.broadcast(lossRoot, loss));
+      sum += loss;
+    }
+    double mean = sum / double(options.evalIters);
+    double seconds = secondsBetween(start, std::chrono::steady_clock::now());
+    if (comm.rank() == 0) {
+      // Megatron-LM's line, with how much it read and how long it took.
+      std::printf("validation loss at iteration %lld | lm loss value: "
+                  "%.6E | lm loss PPL: %.6E | %lld batches of %lld "
+                  "samples, %.3f s\n",
+                  static_cast<long long>(iteration), mean,
+                  std::exp(std::min(mean, 20.0)),
+                  static_cast<long long>(options.evalIters),
+                  static_cast<long long>(globalBatch()), seconds);
+      std::fflush(stdout);
     }
     return Status::ok();
   }
@@ -1834,6 +1972,11 @@ private:
   /// The samples the resumed checkpoint's run read (0 for a fresh run).
   int64_t consumedAtResume = 0;
   TokenData data;
+  /// --eval-interval: this stage's evaluation slice, the validation tokens
+  /// and how many of their samples are read cyclically (0: no cycle).
+  std::vector<bool> evalSlice;
+  TokenData validData;
+  int64_t validSamples = 0;
   std::unique_ptr<SyntheticCorpus> corpus;
   std::string temporaryCorpus;
   bool sweptTemporaryFiles = false;

@@ -1,0 +1,110 @@
+//===- EvaluationSlice.cpp - The commands a loss depends on ---------------===//
+
+#include "mtrt/EvaluationSlice.h"
+
+#include "mtrt/ArenaLifetimes.h"
+
+#include <map>
+#include <tuple>
+
+using namespace mtrt;
+
+namespace {
+bool isCollective(const std::string &kernel) {
+  return kernel == "all_reduce" || kernel == "all_gather" ||
+         kernel == "reduce_scatter" || kernel == "all_to_all";
+}
+} // namespace
+
+Status mtrt::evaluationSlices(const Artifact &artifact,
+                              std::vector<std::vector<bool>> &slices) {
+  const std::vector<RankProgram> &programs = artifact.programs;
+  size_t stages = programs.size();
+  int64_t pipelineAxis = artifact.axis("pp");
+  auto where = [&](size_t s, size_t c) {
+    const Command &command = programs[s].commands[c];
+    return "programs[" + std::to_string(s) + "].commands[" + std::to_string(c) +
+           "] ('" + command.kernel + "')";
+  };
+
+  // Per program: each allocation's writers in program order, and each send
+  // by (peer stage, tag).
+  std::vector<ArenaTimeline> timelines(stages);
+  std::vector<std::map<int64_t, std::vector<size_t>>> writers(stages);
+  std::map<std::tuple<size_t, int64_t, int64_t>, size_t> sends;
+  for (size_t s = 0; s < stages; ++s) {
+    const RankProgram &program = programs[s];
+    if (Status status = buildArenaTimeline(program, timelines[s]); !status)
+      return Status::error("programs[" + std::to_string(s) +
+                           "]: " + status.message());
+    for (size_t c = 0; c < program.commands.size(); ++c) {
+      const Command &command = program.commands[c];
+      for (int64_t out : command.outs)
+        writers[s][timelines[s].owner[size_t(out)]].push_back(c);
+      if (command.kernel == "send")
+        sends[{s, int64_t(command.get("peer_stage", -1)),
+               int64_t(command.get("tag", -1))}] = c;
+    }
+  }
+
+  slices.assign(stages, {});
+  std::vector<std::pair<size_t, size_t>> work;
+  bool anyLoss = false;
+  for (size_t s = 0; s < stages; ++s) {
+    slices[s].assign(programs[s].commands.size(), false);
+    auto loss = programs[s].outputs.find("loss");
+    if (loss == programs[s].outputs.end())
+      continue;
+    anyLoss = true;
+    for (size_t c : writers[s][timelines[s].owner[size_t(loss->second)]])
+      work.push_back({s, c});
+  }
+  if (!anyLoss)
+    return Status::error("no program has a loss output");
+
+  while (!work.empty()) {
+    auto [s, c] = work.back();
+    work.pop_back();
+    if (slices[s][c])
+      continue;
+    slices[s][c] = true;
+    const RankProgram &program = programs[s];
+    const Command &command = program.commands[c];
+    for (int64_t out : command.outs) {
+      const BufferDesc &buffer = program.buffers[size_t(out)];
+      if (isPersistentKind(buffer.kind))
+        return Status::error(
+            where(s, c) + ", which the loss depends on, writes " + buffer.kind +
+            (buffer.name.empty() ? "" : " '" + buffer.name + "'") +
+            " (buffer " + std::to_string(out) +
+            "): evaluating would change the training state");
+    }
+    if (isCollective(command.kernel) && pipelineAxis >= 0 &&
+        int64_t(command.get("grid_axis", -1)) == pipelineAxis)
+      return Status::error(where(s, c) +
+                           ", which the loss depends on, is a collective over "
+                           "the pipeline axis, which evaluation does not run");
+    if (command.kernel == "recv") {
+      int64_t peer = int64_t(command.get("peer_stage", -1));
+      int64_t tag = int64_t(command.get("tag", -1));
+      auto send = peer >= 0 && size_t(peer) < stages
+                      ? sends.find({size_t(peer), int64_t(s), tag})
+                      : sends.end();
+      if (send == sends.end())
+        return Status::error(where(s, c) + ": no send of stage " +
+                             std::to_string(peer) + " has its tag " +
+                             std::to_string(tag));
+      work.push_back({size_t(peer), send->second});
+    }
+    // Every earlier writer of what it reads: the bytes as the step left
+    // them when it ran. Persistent buffers nothing earlier writes hold what
+    // the runtime or the previous step put there.
+    for (int64_t in : command.ins)
+      for (size_t writer : writers[s][timelines[s].owner[size_t(in)]]) {
+        if (writer >= c)
+          break;
+        work.push_back({s, writer});
+      }
+  }
+  return Status::ok();
+}
