@@ -119,7 +119,8 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
   --save-params FILE           write the trained parameters as safetensors
   --log FILE                   one JSON object per step: step, loss, lr,
                                grad_norm, step_time_s, tokens_per_s,
-                               peak_bytes, tflops (and mfu with a peak);
+                               peak_bytes, tflops (and mfu with a peak,
+                               validation_loss after an evaluation);
                                with --load it keeps FILE's steps up to the
                                checkpoint and appends the resumed ones
   --log-interval N             print a console line every N steps (and at

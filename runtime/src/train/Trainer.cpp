@@ -1045,6 +1045,14 @@ public:
       interval.scale = scaleUsed;
       if (step % options.logInterval == 0 || step == options.steps)
         printInterval(step, corpus != nullptr, floor, lossScaling);
+      // Megatron-LM's order: log the step, evaluate, save, then the exit
+      // checks. The validation loss joins the step's --log record.
+      std::optional<double> validation;
+      if (options.evalInterval > 0 &&
+          (step % options.evalInterval == 0 || step == options.steps)) {
+        validation.emplace();
+        MTRT_RETURN_IF_ERROR(evaluate(step, lossId, *validation));
+      }
       if (log) {
         // JSON has no inf or nan: a non-finite value is written as null.
         auto json = [](double value, const char *format) {
@@ -1059,7 +1067,7 @@ public:
             "{\"step\": %lld, \"loss\": %s, \"lr\": %s, "
             "\"grad_norm\": %s, \"step_time_s\": %s, "
             "\"tokens_per_s\": %s, \"peak_bytes\": %lld, "
-            "\"tflops\": %s%s%s}\n",
+            "\"tflops\": %s%s%s%s}\n",
             static_cast<long long>(step), json(loss, "%.9g").c_str(),
             json(lr, "%.9g").c_str(), json(norm, "%.9g").c_str(),
             json(seconds, "%.6f").c_str(),
@@ -1071,16 +1079,15 @@ public:
             lossScaling ? (", \"loss_scale\": " + json(scaleUsed, "%.17g") +
                            ", \"skipped\": " + (overflow ? "true" : "false"))
                               .c_str()
-                        : "");
+                        : "",
+            validation ? (", \"validation_loss\": " + json(*validation, "%.9g"))
+                             .c_str()
+                       : "");
         if (std::fflush(log) != 0 || std::ferror(log))
           return Status::error(options.log + ": cannot write the log (" +
                                std::strerror(errno) + ")");
       }
       lastStep = step;
-      // Megatron-LM's order: evaluate, then save, then the exit checks.
-      if (options.evalInterval > 0 &&
-          (step % options.evalInterval == 0 || step == options.steps))
-        MTRT_RETURN_IF_ERROR(evaluate(step, lossId));
       bool saved =
           !options.save.empty() &&
           (step == options.steps ||
@@ -1857,7 +1864,7 @@ private:
   /// or the one after the last periodic one for the final) reads the
   /// validation samples from k * --eval-iters global batches on, so a
   /// resumed run evaluates on the batches the first would have.
-  Status evaluate(int64_t iteration, int64_t lossId) {
+  Status evaluate(int64_t iteration, int64_t lossId, double &mean) {
     int64_t k = iteration % options.evalInterval == 0
                     ? iteration / options.evalInterval - 1
                     : iteration / options.evalInterval;
@@ -1880,7 +1887,7 @@ private:
       MTRT_RETURN_IF_ERROR(comm.broadcast(lossRoot, loss));
       sum += loss;
     }
-    double mean = sum / double(options.evalIters);
+    mean = sum / double(options.evalIters);
     double seconds = secondsBetween(start, std::chrono::steady_clock::now());
     if (comm.rank() == 0) {
       // Megatron-LM's line, with how much it read and how long it took.
