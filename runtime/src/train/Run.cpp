@@ -129,6 +129,10 @@ jobFingerprint(const Options &o, const Artifact &artifact,
       // Evaluations run collectives and transfers: every rank runs the same.
       {"--eval-interval", std::to_string(o.evalInterval)},
       {"--eval-iters", std::to_string(o.evalIters)},
+      {"--split", o.split.empty()
+                      ? std::string("none")
+                      : number(o.split[0]) + "," + number(o.split[1]) + "," +
+                            number(o.split[2])},
       // Each rank scales its own loss: ranks scaling differently would
       // add gradients of different scales in their reductions.
       {"--loss-scale", number(o.lossScaler.constantScale)},

@@ -134,9 +134,16 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                parameters and optimizer state untouched
   --eval-iters N               global batches per evaluation (100)
   --valid-data-path PATH       the validation tokens (a token file or an
-                               indexed dataset's prefix, as --data-path),
-                               needed with --data-path; the synthetic
-                               corpus holds out a stream of its own
+                               indexed dataset's prefix, as --data-path);
+                               with --data-path, it or --split is needed;
+                               the synthetic corpus holds out a stream of
+                               its own
+  --split T,V,E                divide --data-path's samples in order into
+                               training, validation and test parts by these
+                               weights (Megatron-LM's; by samples, not by
+                               documents): training reads the first,
+                               --eval-interval the second (default: train
+                               on all)
   --trace FILE                 write every rank's measured timeline as
                                Chrome trace JSON (Perfetto): per rank, one
                                slice per schedule action (F3, B3, optimizer)
@@ -253,6 +260,21 @@ static Status parseDouble(const std::string &flag, const std::string &text,
                          "'");
   value = parsed;
   return Status::ok();
+}
+
+std::vector<int64_t> splitSamples(const std::vector<double> &weights,
+                                  int64_t samples) {
+  double sum = 0;
+  for (double weight : weights)
+    sum += weight;
+  std::vector<int64_t> index = {0};
+  for (double weight : weights)
+    index.push_back(index.back() +
+                    int64_t(std::nearbyint(weight / sum * double(samples))));
+  int64_t excess = index.back() - samples;
+  for (size_t i = 1; i < index.size(); ++i)
+    index[i] -= excess;
+  return index;
 }
 
 std::string canonicalPath(const std::string &path) {
@@ -405,6 +427,32 @@ Status parseOptions(int argc, char **argv, Options &options) {
   intFlag("--eval-interval", options.evalInterval);
   intFlag("--eval-iters", options.evalIters);
   stringFlag("--valid-data-path", options.validData);
+  // "969,30,1" (or with '/'): up to three weights, the missing ones 0.
+  flags["--split"] = [&options](const std::string &v) {
+    options.split.clear();
+    std::string rest = v;
+    double sum = 0;
+    while (true) {
+      size_t cut = rest.find_first_of(",/");
+      double weight = 0;
+      MTRT_RETURN_IF_ERROR(parseDouble("--split", rest.substr(0, cut), weight));
+      if (weight < 0)
+        return Status::error("flag --split has a negative weight in '" + v +
+                             "'");
+      options.split.push_back(weight);
+      sum += weight;
+      if (cut == std::string::npos)
+        break;
+      rest = rest.substr(cut + 1);
+    }
+    if (options.split.size() > 3 || !(sum > 0))
+      return Status::error("flag --split expects up to three non-negative "
+                           "weights (train,valid,test) with a positive sum, "
+                           "got '" +
+                           v + "'");
+    options.split.resize(3, 0.0);
+    return Status::ok();
+  };
   intFlag("--exit-interval", options.exitInterval);
   doubleFlag("--exit-duration-in-mins", options.exitDurationMinutes);
   stringFlag("--exit-signal", options.exitSignal);
@@ -597,12 +645,21 @@ Status parseOptions(int argc, char **argv, Options &options) {
     if (given.count(evalFlag) && options.evalInterval == 0)
       return Status::error(std::string("flag ") + evalFlag +
                            " needs --eval-interval (how often to evaluate)");
+  if (!options.split.empty() && options.data.empty())
+    return Status::error("flag --split divides --data-path's samples; the "
+                         "synthetic corpus holds out its own validation "
+                         "stream");
+  if (!options.split.empty() && !options.validData.empty())
+    return Status::error("flags --split and --valid-data-path exclude each "
+                         "other (the validation tokens come from one)");
   if (options.evalInterval > 0 && !options.data.empty() &&
-      options.validData.empty())
+      options.validData.empty() &&
+      (options.split.empty() || options.split[1] == 0))
     return Status::error(
         "flag --eval-interval with " + spelling("--data") +
-        " needs --valid-data-path (the validation tokens; without --data "
-        "the synthetic corpus holds out a stream of its own)");
+        " needs --valid-data-path or a --split with a validation part (the "
+        "validation tokens; without --data the synthetic corpus holds out a "
+        "stream of its own)");
   if (!options.validData.empty() && options.data.empty())
     return Status::error("flag --valid-data-path needs --data-path (the "
                          "training tokens; the synthetic corpus holds out "

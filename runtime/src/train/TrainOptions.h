@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mtrt::train {
 
@@ -94,6 +95,10 @@ struct Options {
   int64_t evalInterval = 0;
   int64_t evalIters = 100;
   std::string validData;
+  /// Megatron-LM's --split "train,valid,test" weights (empty: not given):
+  /// --data-path's samples divided in order, training reading the first
+  /// part and evaluations the second (splitSamples).
+  std::vector<double> split;
   /// Megatron-LM's ways to stop a run early, with a checkpoint when --save
   /// is given: after a step that --exit-interval divides, once
   /// --exit-duration-in-mins have passed since the run started (on any
@@ -123,6 +128,13 @@ struct Options {
   /// The loss-scaling flag given last ("": none), for its error.
   std::string lossScaleFlag;
 };
+
+/// The first sample of each part of --split `weights` over `samples`
+/// samples, and one past the last: Megatron-LM's
+/// get_train_valid_test_split_ (the weights normalized, each part's size
+/// rounded, the rounding's excess taken from every boundary).
+std::vector<int64_t> splitSamples(const std::vector<double> &weights,
+                                  int64_t samples);
 
 /// The number of --exit-signal NAME (SIGTERM, SIGINT, SIGUSR1, SIGUSR2),
 /// or 0 for another name.

@@ -776,6 +776,20 @@ public:
       std::remove(temporaryCorpus.c_str());
       temporaryCorpus.clear();
     }
+    if (!options.split.empty()) {
+      // --split: training reads the first part of the samples only.
+      std::vector<int64_t> parts =
+          splitSamples(options.split, (data.numTokens() - 1) / seqLen);
+      int64_t trainSamples = parts[1];
+      if (samplesBefore(options.steps + 1) > trainSamples)
+        return Status::error(
+            "flag --split: its training part of " + data.path() + " holds " +
+            std::to_string(trainSamples) + " of the " +
+            std::to_string(parts[3]) + " samples of " +
+            std::to_string(seqLen + 1) + " tokens, but --steps " +
+            std::to_string(options.steps) + " read " +
+            std::to_string(samplesBefore(options.steps + 1)));
+    }
     return data.checkCovers(options.steps - checkpoint.iteration, globalBatch(),
                             seqLen, vocabSize,
                             samplesBefore(checkpoint.iteration + 1));
@@ -1742,12 +1756,12 @@ private:
   /// r * b * m + j * b. Every layout therefore reads the same tokens for
   /// sample i.
   Status fillBatch(int64_t firstSample) {
-    return fillBatchFrom(data, firstSample, 0);
+    return fillBatchFrom(data, firstSample, 0, 0);
   }
-  /// The same from `source`, its samples read cyclically over the first
-  /// `cycle` of them (0: no cycle).
+  /// The same from `source`, its samples read cyclically over `cycle` of
+  /// them from sample `origin` on (0: no cycle).
   Status fillBatchFrom(const TokenData &source, int64_t firstSample,
-                       int64_t cycle) {
+                       int64_t origin, int64_t cycle) {
     for (int64_t id : dataInputs) {
       const BufferDesc &buffer = program.buffers[id];
       bool labels = buffer.name == "labels";
@@ -1760,6 +1774,7 @@ private:
         int64_t index = firstSample + sample;
         if (cycle > 0)
           index %= cycle;
+        index += origin;
         int64_t start = index * seqLen;
         for (int64_t t = 0; t < seqLen; ++t)
           values[i * seqLen + t] =
@@ -1812,6 +1827,22 @@ private:
     evalSlice = slices[size_t(program.stage)];
     int64_t perEvaluation = options.evalIters * globalBatch();
     std::string path = options.validData;
+    if (!options.split.empty()) {
+      // The validation part of --data-path's samples, after training's.
+      std::vector<int64_t> parts =
+          splitSamples(options.split, (data.numTokens() - 1) / seqLen);
+      validSource = &data;
+      validFirst = parts[1];
+      validSamples = parts[2] - parts[1];
+      if (validSamples < globalBatch())
+        return Status::error("flag --split: its validation part of " +
+                             data.path() + " holds " +
+                             std::to_string(validSamples) + " samples of " +
+                             std::to_string(seqLen + 1) +
+                             " tokens, fewer than one global batch of " +
+                             std::to_string(globalBatch()));
+      return data.checkCovers(validSamples, 1, seqLen, vocabSize, validFirst);
+    }
     if (path.empty()) {
       // Every evaluation's own batches: one per --eval-interval and one
       // after the last step.
@@ -1871,9 +1902,9 @@ private:
     auto start = std::chrono::steady_clock::now();
     double sum = 0;
     for (int64_t i = 0; i < options.evalIters; ++i) {
-      MTRT_RETURN_IF_ERROR(
-          fillBatchFrom(validData, (k * options.evalIters + i) * globalBatch(),
-                        validSamples));
+      MTRT_RETURN_IF_ERROR(fillBatchFrom(
+          *validSource, (k * options.evalIters + i) * globalBatch(), validFirst,
+          validSamples));
       if (Status status = device->executeEvaluation(evalSlice); !status)
         return Status::error("evaluation at iteration " +
                              std::to_string(iteration) + ": " +
@@ -1983,7 +2014,8 @@ private:
   /// and how many of their samples are read cyclically (0: no cycle).
   std::vector<bool> evalSlice;
   TokenData validData;
-  int64_t validSamples = 0;
+  const TokenData *validSource = &validData;
+  int64_t validFirst = 0, validSamples = 0;
   std::unique_ptr<SyntheticCorpus> corpus;
   std::string temporaryCorpus;
   bool sweptTemporaryFiles = false;
