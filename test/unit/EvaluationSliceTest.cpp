@@ -108,8 +108,41 @@ TEST(EvaluationSlice, FollowsTransfersAcrossStages) {
   // A receive whose send is missing.
   last.commands[0].params["tag"] = 7;
   EXPECT_EQ(refusal(artifactOf({first, last})),
-            "programs[1].commands[0] ('recv'): no send of stage 0 has its "
-            "tag 7");
+            "programs[1].commands[0] ('recv'): stage 0 has no send to stage "
+            "1 with its tag 7");
+}
+
+// Transfers of one tag match in order: the second receive of tag 0 takes
+// the second send of tag 0 (an edited artifact reusing a tag trains alike,
+// and its evaluation must not wait on a send that never comes).
+TEST(EvaluationSlice, TransfersOfOneTagMatchInOrder) {
+  RankProgram first =
+      stageOf({"input", "activation", "activation", "activation"});
+  add(first, "fill", {}, {1});       // 0: what the optimizer would send
+  add(first, "embedding", {0}, {2}); // 1
+  add(first, "send", {1}, {}).params = {{"peer_stage", 1}, {"tag", 0}};
+  add(first, "send", {2}, {}).params = {{"peer_stage", 1}, {"tag", 0}};
+  RankProgram last =
+      stageOf({"input", "activation", "activation", "activation"});
+  add(last, "recv", {}, {1}).params = {{"peer_stage", 0}, {"tag", 0}};
+  add(last, "recv", {}, {2}).params = {{"peer_stage", 0}, {"tag", 0}};
+  add(last, "cross_entropy", {2, 0}, {3});
+  last.outputs["loss"] = 3;
+  std::vector<std::vector<bool>> slices;
+  ASSERT_TRUE(evaluationSlices(artifactOf({first, last}), slices).isOk());
+  EXPECT_EQ(slices[0], (std::vector<bool>{false, true, false, true}));
+  EXPECT_EQ(slices[1], (std::vector<bool>{false, true, true}));
+
+  // A third receive of the tag has no send.
+  RankProgram third = stageOf(
+      {"input", "activation", "activation", "activation", "activation"});
+  for (int64_t buffer : {1, 2, 3})
+    add(third, "recv", {}, {buffer}).params = {{"peer_stage", 0}, {"tag", 0}};
+  add(third, "cross_entropy", {3, 0}, {4});
+  third.outputs["loss"] = 4;
+  EXPECT_EQ(refusal(artifactOf({first, third})),
+            "programs[1].commands[2] ('recv'): stage 0 has no send number 3 "
+            "to stage 1 with its tag 0");
 }
 
 // A collective over the pipeline axis would need every stage to join it.

@@ -1025,4 +1025,20 @@ TEST(Strings, QuotedShowsEveryByteOnOneLine) {
   EXPECT_EQ(mtrt::quoted("abc", 3), "'abc'");
 }
 
+// Numbers in messages: the shortest spelling that reads back as the value,
+// whole numbers below 10^15 with every digit ("90", not "9e+01").
+TEST(Strings, NumberIsShortAndReadsBack) {
+  EXPECT_EQ(mtrt::number(90), "90");
+  EXPECT_EQ(mtrt::number(1500), "1500");
+  EXPECT_EQ(mtrt::number(0.9), "0.9");
+  EXPECT_EQ(mtrt::number(1e-7), "1e-07");
+  EXPECT_EQ(mtrt::number(6e-4), "0.0006");
+  EXPECT_EQ(mtrt::number(123456789012345.0), "123456789012345");
+  EXPECT_EQ(mtrt::number(1e15), "1e+15");
+  EXPECT_EQ(mtrt::number(1e39), "1e+39");
+  EXPECT_EQ(mtrt::number(-250), "-250");
+  EXPECT_EQ(mtrt::number(0), "0");
+  EXPECT_EQ(mtrt::number(0.1 + 0.2), "0.30000000000000004");
+}
+
 } // namespace

@@ -9,7 +9,9 @@
 // whose results the loss reads, transitively, following aliases to their
 // allocation (ArenaLifetimes.h), every earlier writer of a bytes it reads
 // (an accumulation writes its buffer more than once), and a receive's
-// matching send on its peer stage (by tag), until nothing is added.
+// matching send on its peer stage (the k-th receive of a tag from a peer
+// takes the k-th send of that tag to it, as the transfers match), until
+// nothing is added.
 //
 // Running the slice alone computes the loss the step would, leaving the
 // training state as it was; a slice that would write a parameter,

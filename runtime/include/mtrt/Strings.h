@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace mtrt {
@@ -20,7 +21,7 @@ inline bool endsWith(const std::string &text, const std::string &suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// Shortest round-trip spelling of `value` ("1e-07", "0", "0.9",
+/// Shortest round-trip spelling of `value` ("1e-07", "0", "0.9", "90",
 /// "1e+300"), not std::to_string's six decimals (or 301 digits).
 inline std::string number(double value) {
   char text[32];
@@ -28,6 +29,13 @@ inline std::string number(double value) {
     std::snprintf(text, sizeof(text), "%.*g", digits, value);
     if (std::strtod(text, nullptr) == value)
       break;
+  }
+  // The shortest form of 90 is "9e+01": below 10^15 a number is written
+  // with all its integer digits ("90", "1500").
+  if (const char *exponent = std::strchr(text, 'e')) {
+    int power = std::atoi(exponent + 1);
+    if (power >= 0 && power < 15)
+      std::snprintf(text, sizeof(text), "%.*g", power + 1, value);
   }
   return text;
 }

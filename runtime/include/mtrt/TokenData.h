@@ -95,6 +95,13 @@ public:
   Status checkCovers(int64_t steps, int64_t batchSize, int64_t seqLen,
                      int64_t vocabSize, int64_t consumed = 0) const;
 
+  /// Checks that samples `first` .. `first + samples - 1` (sample i: seqLen +
+  /// 1 tokens from token i * seqLen) lie in the file and hold ids below
+  /// `vocabSize`; errors name the file and `what` reads them ("the
+  /// validation part's 20 samples").
+  Status checkSamples(int64_t first, int64_t samples, int64_t seqLen,
+                      int64_t vocabSize, const std::string &what) const;
+
 private:
   class Mapping;
 

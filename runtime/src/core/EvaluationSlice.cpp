@@ -27,11 +27,16 @@ Status mtrt::evaluationSlices(const Artifact &artifact,
            "] ('" + command.kernel + "')";
   };
 
-  // Per program: each allocation's writers in program order, and each send
-  // by (peer stage, tag).
+  // Per program: each allocation's writers in program order; the sends of
+  // each (stage, peer stage, tag) in program order, and each receive's
+  // place among the receives of its own: the k-th receive of a tag from a
+  // peer takes the k-th send of that tag to it, as the transfers match.
   std::vector<ArenaTimeline> timelines(stages);
   std::vector<std::map<int64_t, std::vector<size_t>>> writers(stages);
-  std::map<std::tuple<size_t, int64_t, int64_t>, size_t> sends;
+  using TransferKey = std::tuple<size_t, int64_t, int64_t>;
+  std::map<TransferKey, std::vector<size_t>> sends;
+  std::map<TransferKey, size_t> receivesSeen;
+  std::vector<std::map<size_t, size_t>> receiveOrdinal(stages);
   for (size_t s = 0; s < stages; ++s) {
     const RankProgram &program = programs[s];
     if (Status status = buildArenaTimeline(program, timelines[s]); !status)
@@ -41,9 +46,12 @@ Status mtrt::evaluationSlices(const Artifact &artifact,
       const Command &command = program.commands[c];
       for (int64_t out : command.outs)
         writers[s][timelines[s].owner[size_t(out)]].push_back(c);
+      TransferKey key{s, int64_t(command.get("peer_stage", -1)),
+                      int64_t(command.get("tag", -1))};
       if (command.kernel == "send")
-        sends[{s, int64_t(command.get("peer_stage", -1)),
-               int64_t(command.get("tag", -1))}] = c;
+        sends[key].push_back(c);
+      else if (command.kernel == "recv")
+        receiveOrdinal[s][c] = receivesSeen[key]++;
     }
   }
 
@@ -87,14 +95,18 @@ Status mtrt::evaluationSlices(const Artifact &artifact,
     if (command.kernel == "recv") {
       int64_t peer = int64_t(command.get("peer_stage", -1));
       int64_t tag = int64_t(command.get("tag", -1));
+      size_t ordinal = receiveOrdinal[s][c];
       auto send = peer >= 0 && size_t(peer) < stages
                       ? sends.find({size_t(peer), int64_t(s), tag})
                       : sends.end();
-      if (send == sends.end())
-        return Status::error(where(s, c) + ": no send of stage " +
-                             std::to_string(peer) + " has its tag " +
-                             std::to_string(tag));
-      work.push_back({size_t(peer), send->second});
+      if (send == sends.end() || send->second.size() <= ordinal)
+        return Status::error(
+            where(s, c) + ": stage " + std::to_string(peer) + " has no " +
+            (ordinal == 0 ? std::string("send")
+                          : "send number " + std::to_string(ordinal + 1)) +
+            " to stage " + std::to_string(s) + " with its tag " +
+            std::to_string(tag));
+      work.push_back({size_t(peer), send->second[ordinal]});
     }
     // Every earlier writer of what it reads: the bytes as the step left
     // them when it ran. Persistent buffers nothing earlier writes hold what

@@ -293,6 +293,30 @@ Status TokenData::batch(int64_t step, int64_t batchSize, int64_t seqLen,
   return Status::ok();
 }
 
+Status TokenData::checkSamples(int64_t first, int64_t samples, int64_t seqLen,
+                               int64_t vocabSize,
+                               const std::string &what) const {
+  MTRT_RETURN_IF_ERROR(checkShape(1, seqLen));
+  int64_t begin = 0, end = 0;
+  if (first < 0 || samples < 1 || vocabSize < 1 ||
+      __builtin_mul_overflow(first, seqLen, &begin) ||
+      __builtin_add_overflow(first, samples, &end) ||
+      __builtin_mul_overflow(end, seqLen, &end) ||
+      __builtin_add_overflow(end, int64_t(1), &end) || end > numTokens())
+    return Status::error(filePath + ": has " + std::to_string(numTokens()) +
+                         " tokens, too few for " + what);
+  for (int64_t i = begin; i < end; ++i) {
+    int64_t id = token(i);
+    if (id < 0 || id >= vocabSize)
+      return Status::error(filePath + ": token id " + std::to_string(id) +
+                           " at position " + std::to_string(i) +
+                           " is not below the vocabulary size " +
+                           std::to_string(vocabSize) +
+                           " (the first such token that " + what + " read)");
+  }
+  return Status::ok();
+}
+
 Status TokenData::checkCovers(int64_t steps, int64_t batchSize, int64_t seqLen,
                               int64_t vocabSize, int64_t consumed) const {
   MTRT_RETURN_IF_ERROR(checkShape(batchSize, seqLen));

@@ -82,6 +82,13 @@ std::string fileDigest(const std::string &path, int64_t limit) {
 /// What every rank of one job must agree on before the first step: the
 /// artifact's bytes, the flags that shape the training, and the data. Each
 /// line is "key: value".
+/// --split's weights over their sum ("0.9,0.1,0").
+std::string splitFractions(const Options &o) {
+  double sum = o.split[0] + o.split[1] + o.split[2];
+  return number(o.split[0] / sum) + "," + number(o.split[1] / sum) + "," +
+         number(o.split[2] / sum);
+}
+
 std::vector<std::pair<std::string, std::string>>
 jobFingerprint(const Options &o, const Artifact &artifact,
                const Checkpoint &checkpoint) {
@@ -129,10 +136,9 @@ jobFingerprint(const Options &o, const Artifact &artifact,
       // Evaluations run collectives and transfers: every rank runs the same.
       {"--eval-interval", std::to_string(o.evalInterval)},
       {"--eval-iters", std::to_string(o.evalIters)},
-      {"--split", o.split.empty()
-                      ? std::string("none")
-                      : number(o.split[0]) + "," + number(o.split[1]) + "," +
-                            number(o.split[2])},
+      {"--skip-train", o.skipTrain ? "yes" : "no"},
+      // As fractions: 90,10 and 9,1 are one split.
+      {"--split", o.split.empty() ? std::string("none") : splitFractions(o)},
       // Each rank scales its own loss: ranks scaling differently would
       // add gradients of different scales in their reductions.
       {"--loss-scale", number(o.lossScaler.constantScale)},
@@ -257,7 +263,10 @@ Status checkResume(Options &options, const Checkpoint &checkpoint) {
           "takes --seed instead)");
     options.seed = saved;
   }
+  // --skip-train runs no schedule.
   for (const auto &[key, value] : scheduleOf(options)) {
+    if (options.skipTrain)
+      break;
     std::string saved = field(key);
     if (!saved.empty() && saved != value)
       return Status::error(checkpoint.dir + ": trained with " + key + " " +
@@ -265,7 +274,7 @@ Status checkResume(Options &options, const Checkpoint &checkpoint) {
                            " (the learning-rate schedule continues only "
                            "unchanged; lr_decay_iters defaults to --steps)");
   }
-  if (checkpoint.iteration >= options.steps)
+  if (checkpoint.iteration >= options.steps && !options.skipTrain)
     return Status::error(
         options.load + ": the checkpoint is at iteration " +
         std::to_string(checkpoint.iteration) + ", not before --steps " +

@@ -133,6 +133,9 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                only and without dropout (Megatron-LM's);
                                parameters and optimizer state untouched
   --eval-iters N               global batches per evaluation (100)
+  --skip-train                 train nothing: print the validation loss of
+                               the parameters as loaded (--load,
+                               --load-params) or initialized, and exit
   --valid-data-path PATH       the validation tokens (a token file or an
                                indexed dataset's prefix, as --data-path);
                                with --data-path, it or --split is needed;
@@ -535,6 +538,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.tf32 = true;
       continue;
     }
+    if (arg == "--skip-train") {
+      options.skipTrain = true;
+      continue;
+    }
     if (arg == "--bf16" || arg == "--fp16") {
       std::string precision = arg.substr(2);
       if (!options.precision.empty() && options.precision != precision)
@@ -544,7 +551,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
     }
     for (const char *flag :
          {"--quiet", "--profile", "--bf16", "--fp16", "--memory-report",
-          "--tf32", "--exit-signal-handler"})
+          "--tf32", "--exit-signal-handler", "--skip-train"})
       if (arg.rfind(std::string(flag) + "=", 0) == 0)
         return Status::error(std::string("flag ") + flag + " takes no value");
     if (arg.size() > 1 && arg[0] == '-' && arg.rfind("--", 0) != 0)
@@ -642,9 +649,27 @@ Status parseOptions(int argc, char **argv, Options &options) {
         positive("--eval-interval", double(options.evalInterval)));
   MTRT_RETURN_IF_ERROR(positive("--eval-iters", double(options.evalIters)));
   for (const char *evalFlag : {"--eval-iters", "--valid-data-path"})
-    if (given.count(evalFlag) && options.evalInterval == 0)
+    if (given.count(evalFlag) && !options.evaluates())
       return Status::error(std::string("flag ") + evalFlag +
-                           " needs --eval-interval (how often to evaluate)");
+                           " needs --eval-interval (how often to evaluate) "
+                           "or --skip-train");
+  if (options.skipTrain) {
+    // Nothing trains: what only training reads or writes is refused.
+    for (const char *trainFlag :
+         {"--eval-interval", "--save", "--save-interval", "--save-params",
+          "--log", "--trace", "--exit-interval", "--exit-duration-in-mins"})
+      if (given.count(trainFlag))
+        return Status::error(std::string("flag ") + trainFlag +
+                             " is read only by training, which --skip-train "
+                             "skips");
+    for (auto [flag, set] :
+         {std::pair{"--profile", options.profile},
+          std::pair{"--exit-signal-handler", options.exitSignalHandler}})
+      if (set)
+        return Status::error(std::string("flag ") + flag +
+                             " is read only by training, which --skip-train "
+                             "skips");
+  }
   if (!options.split.empty() && options.data.empty())
     return Status::error("flag --split divides --data-path's samples; the "
                          "synthetic corpus holds out its own validation "
@@ -652,11 +677,13 @@ Status parseOptions(int argc, char **argv, Options &options) {
   if (!options.split.empty() && !options.validData.empty())
     return Status::error("flags --split and --valid-data-path exclude each "
                          "other (the validation tokens come from one)");
-  if (options.evalInterval > 0 && !options.data.empty() &&
+  if (options.evaluates() && !options.data.empty() &&
       options.validData.empty() &&
       (options.split.empty() || options.split[1] == 0))
     return Status::error(
-        "flag --eval-interval with " + spelling("--data") +
+        std::string(options.skipTrain ? "flag --skip-train"
+                                      : "flag --eval-interval") +
+        " with " + spelling("--data") +
         " needs --valid-data-path or a --split with a validation part (the "
         "validation tokens; without --data the synthetic corpus holds out a "
         "stream of its own)");

@@ -99,6 +99,11 @@ struct Options {
   /// --data-path's samples divided in order, training reading the first
   /// part and evaluations the second (splitSamples).
   std::vector<double> split;
+  /// Megatron-LM's --skip-train: no step; the validation loss of the
+  /// parameters as loaded (--load, --load-params, or initialized).
+  bool skipTrain = false;
+  /// Whether the run evaluates at all.
+  bool evaluates() const { return evalInterval > 0 || skipTrain; }
   /// Megatron-LM's ways to stop a run early, with a checkpoint when --save
   /// is given: after a step that --exit-interval divides, once
   /// --exit-duration-in-mins have passed since the run started (on any

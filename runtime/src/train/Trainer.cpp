@@ -744,6 +744,9 @@ public:
         return Status::error(status.message() +
                              " (set by --corpus-vocab, --corpus-order and the "
                              "model's vocabulary)");
+      // --skip-train reads its validation stream only.
+      if (options.skipTrain)
+        return Status::ok();
       MTRT_RETURN_IF_ERROR(createTemporaryFile(
           "megatron-run-corpus", "the synthetic corpus's temporary file",
           temporaryCorpus));
@@ -776,6 +779,8 @@ public:
       std::remove(temporaryCorpus.c_str());
       temporaryCorpus.clear();
     }
+    if (options.skipTrain)
+      return Status::ok();
     if (!options.split.empty()) {
       // --split: training reads the first part of the samples only.
       std::vector<int64_t> parts =
@@ -936,6 +941,12 @@ public:
     int64_t normId = program.outputs.count("grad_norm")
                          ? program.outputs.at("grad_norm")
                          : -1;
+    // --skip-train: the parameters as loaded, evaluated once, as
+    // Megatron-LM's "on validation set" after its (skipped) training.
+    if (options.skipTrain) {
+      double validation = 0;
+      return evaluate(checkpoint.iteration, lossId, validation);
+    }
     if (options.profile)
       device->setTrace(&trace);
     if (!options.trace.empty()) {
@@ -1813,16 +1824,17 @@ private:
   /// --valid-data-path, or a stream of the synthetic corpus that training
   /// never reads, as long as every evaluation of the run needs.
   Status setupEvaluation() {
-    if (options.evalInterval <= 0)
+    if (!options.evaluates())
       return Status::ok();
+    std::string flag =
+        options.skipTrain ? "flag --skip-train" : "flag --eval-interval";
     if (!device->evaluates())
-      return Status::error("flag --eval-interval: evaluation is not built "
-                           "for the " +
+      return Status::error(flag + ": evaluation is not built for the " +
                            std::string(device->backendName()) +
                            " backend (--device cpu runs it)");
     std::vector<std::vector<bool>> slices;
     if (Status status = evaluationSlices(artifact, slices); !status)
-      return Status::error("flag --eval-interval: " + options.artifact + ": " +
+      return Status::error(flag + ": " + options.artifact + ": " +
                            status.message());
     evalSlice = slices[size_t(program.stage)];
     int64_t perEvaluation = options.evalIters * globalBatch();
@@ -1841,12 +1853,19 @@ private:
                              std::to_string(seqLen + 1) +
                              " tokens, fewer than one global batch of " +
                              std::to_string(globalBatch()));
-      return data.checkCovers(validSamples, 1, seqLen, vocabSize, validFirst);
+      if (Status status =
+              data.checkSamples(validFirst, validSamples, seqLen, vocabSize,
+                                "the validation part's " +
+                                    std::to_string(validSamples) + " samples");
+          !status)
+        return Status::error("flag --split: " + status.message());
+      return Status::ok();
     }
     if (path.empty()) {
       // Every evaluation's own batches: one per --eval-interval and one
-      // after the last step.
-      int64_t evaluations = options.steps / options.evalInterval + 1;
+      // after the last step (--skip-train's one).
+      int64_t evaluations =
+          options.skipTrain ? 1 : options.steps / options.evalInterval + 1;
       constexpr int64_t kMaxSyntheticTokens = int64_t(1) << 28;
       int64_t needed = 0;
       if (__builtin_mul_overflow(perEvaluation, evaluations, &needed) ||
@@ -1882,8 +1901,9 @@ private:
                            " samples of " + std::to_string(seqLen + 1) +
                            " tokens, fewer than one global batch of " +
                            std::to_string(globalBatch()));
-    if (Status status =
-            validData.checkCovers(validSamples, 1, seqLen, vocabSize, 0);
+    if (Status status = validData.checkSamples(
+            0, validSamples, seqLen, vocabSize,
+            "the " + std::to_string(validSamples) + " validation samples");
         !status)
       return Status::error("flag --valid-data-path: " + status.message());
     return Status::ok();
@@ -1892,19 +1912,27 @@ private:
   /// The validation loss after `iteration`: the mean loss of --eval-iters
   /// global batches, run forward only (the evaluation slice) with dropout
   /// off. Evaluation k of the run (k = iteration / --eval-interval - 1,
-  /// or the one after the last periodic one for the final) reads the
+  /// or the one after the last periodic one for the final; 0 for
+  /// --skip-train) reads the
   /// validation samples from k * --eval-iters global batches on, so a
   /// resumed run evaluates on the batches the first would have.
   Status evaluate(int64_t iteration, int64_t lossId, double &mean) {
-    int64_t k = iteration % options.evalInterval == 0
+    int64_t k = options.skipTrain ? 0
+                : iteration % options.evalInterval == 0
                     ? iteration / options.evalInterval - 1
                     : iteration / options.evalInterval;
     auto start = std::chrono::steady_clock::now();
     double sum = 0;
     for (int64_t i = 0; i < options.evalIters; ++i) {
-      MTRT_RETURN_IF_ERROR(fillBatchFrom(
-          *validSource, (k * options.evalIters + i) * globalBatch(), validFirst,
-          validSamples));
+      // Sample (k * --eval-iters + i) * the global batch, within the cycle
+      // (in 128 bits: huge --eval-iters reach past 64).
+      unsigned __int128 first =
+          ((unsigned __int128)k * uint64_t(options.evalIters) + uint64_t(i)) *
+          uint64_t(globalBatch());
+      if (validSamples > 0)
+        first %= uint64_t(validSamples);
+      MTRT_RETURN_IF_ERROR(fillBatchFrom(*validSource, int64_t(first),
+                                         validFirst, validSamples));
       if (Status status = device->executeEvaluation(evalSlice); !status)
         return Status::error("evaluation at iteration " +
                              std::to_string(iteration) + ": " +
@@ -1922,10 +1950,11 @@ private:
     double seconds = secondsBetween(start, std::chrono::steady_clock::now());
     if (comm.rank() == 0) {
       // Megatron-LM's line, with how much it read and how long it took.
-      std::printf("validation loss at iteration %lld | lm loss value: "
+      std::printf("validation loss at iteration %lld%s | lm loss value: "
                   "%.6E | lm loss PPL: %.6E | %lld batches of %lld "
                   "samples, %.3f s\n",
-                  static_cast<long long>(iteration), mean,
+                  static_cast<long long>(iteration),
+                  options.skipTrain ? " on validation set" : "", mean,
                   std::exp(std::min(mean, 20.0)),
                   static_cast<long long>(options.evalIters),
                   static_cast<long long>(globalBatch()), seconds);
