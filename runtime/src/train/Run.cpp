@@ -173,6 +173,8 @@ jobFingerprint(const Options &o, const Artifact &artifact,
     items.push_back({"--data", "synthetic corpus"});
   if (!o.validData.empty())
     addTokens("--valid-data-path", o.validData);
+  if (!o.testData.empty())
+    addTokens("--test-data-path", o.testData);
   return items;
 }
 

@@ -133,6 +133,11 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                only and without dropout (Megatron-LM's);
                                parameters and optimizer state untouched
   --eval-iters N               global batches per evaluation (100)
+  --test-data-path PATH        test tokens (as --valid-data-path): after the
+                               last step (or with --skip-train), the loss of
+                               their first --eval-iters global batches, "on
+                               test set" as Megatron-LM's; --split's third
+                               part is the same
   --skip-train                 train nothing: print the validation loss of
                                the parameters as loaded (--load,
                                --load-params) or initialized, and exit
@@ -430,6 +435,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
   intFlag("--eval-interval", options.evalInterval);
   intFlag("--eval-iters", options.evalIters);
   stringFlag("--valid-data-path", options.validData);
+  stringFlag("--test-data-path", options.testData);
   // "969,30,1" (or with '/'): up to three weights, the missing ones 0.
   flags["--split"] = [&options](const std::string &v) {
     options.split.clear();
@@ -648,7 +654,8 @@ Status parseOptions(int argc, char **argv, Options &options) {
     MTRT_RETURN_IF_ERROR(
         positive("--eval-interval", double(options.evalInterval)));
   MTRT_RETURN_IF_ERROR(positive("--eval-iters", double(options.evalIters)));
-  for (const char *evalFlag : {"--eval-iters", "--valid-data-path"})
+  for (const char *evalFlag :
+       {"--eval-iters", "--valid-data-path", "--test-data-path"})
     if (given.count(evalFlag) && !options.evaluates())
       return Status::error(std::string("flag ") + evalFlag +
                            " needs --eval-interval (how often to evaluate) "
@@ -674,9 +681,15 @@ Status parseOptions(int argc, char **argv, Options &options) {
     return Status::error("flag --split divides --data-path's samples; the "
                          "synthetic corpus holds out its own validation "
                          "stream");
-  if (!options.split.empty() && !options.validData.empty())
-    return Status::error("flags --split and --valid-data-path exclude each "
-                         "other (the validation tokens come from one)");
+  for (const char *path : {"--valid-data-path", "--test-data-path"})
+    if (!options.split.empty() && given.count(path))
+      return Status::error(std::string("flags --split and ") + path +
+                           " exclude each other (the evaluation tokens come "
+                           "from one)");
+  if (!options.testData.empty() && options.data.empty())
+    return Status::error("flag --test-data-path needs --data-path (the "
+                         "training tokens; the synthetic corpus has no test "
+                         "set)");
   if (options.evaluates() && !options.data.empty() &&
       options.validData.empty() &&
       (options.split.empty() || options.split[1] == 0))

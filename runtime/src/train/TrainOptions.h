@@ -95,6 +95,8 @@ struct Options {
   int64_t evalInterval = 0;
   int64_t evalIters = 100;
   std::string validData;
+  /// --test-data-path: the test tokens, evaluated after the last step.
+  std::string testData;
   /// Megatron-LM's --split "train,valid,test" weights (empty: not given):
   /// --data-path's samples divided in order, training reading the first
   /// part and evaluations the second (splitSamples).

@@ -944,8 +944,11 @@ public:
     // --skip-train: the parameters as loaded, evaluated once, as
     // Megatron-LM's "on validation set" after its (skipped) training.
     if (options.skipTrain) {
-      double validation = 0;
-      return evaluate(checkpoint.iteration, lossId, validation);
+      double validationLoss = 0;
+      std::optional<double> testLoss;
+      MTRT_RETURN_IF_ERROR(
+          evaluateValidation(checkpoint.iteration, lossId, validationLoss));
+      return evaluateTest(checkpoint.iteration, lossId, testLoss);
     }
     if (options.profile)
       device->setTrace(&trace);
@@ -1071,13 +1074,16 @@ public:
       if (step % options.logInterval == 0 || step == options.steps)
         printInterval(step, corpus != nullptr, floor, lossScaling);
       // Megatron-LM's order: log the step, evaluate, save, then the exit
-      // checks. The validation loss joins the step's --log record.
-      std::optional<double> validation;
+      // checks. The validation (and after the last step the test) loss
+      // joins the step's --log record.
+      std::optional<double> validationLoss, testLoss;
       if (options.evalInterval > 0 &&
           (step % options.evalInterval == 0 || step == options.steps)) {
-        validation.emplace();
-        MTRT_RETURN_IF_ERROR(evaluate(step, lossId, *validation));
+        validationLoss.emplace();
+        MTRT_RETURN_IF_ERROR(evaluateValidation(step, lossId, *validationLoss));
       }
+      if (options.evalInterval > 0 && step == options.steps)
+        MTRT_RETURN_IF_ERROR(evaluateTest(step, lossId, testLoss));
       if (log) {
         // JSON has no inf or nan: a non-finite value is written as null.
         auto json = [](double value, const char *format) {
@@ -1092,7 +1098,7 @@ public:
             "{\"step\": %lld, \"loss\": %s, \"lr\": %s, "
             "\"grad_norm\": %s, \"step_time_s\": %s, "
             "\"tokens_per_s\": %s, \"peak_bytes\": %lld, "
-            "\"tflops\": %s%s%s%s}\n",
+            "\"tflops\": %s%s%s%s%s}\n",
             static_cast<long long>(step), json(loss, "%.9g").c_str(),
             json(lr, "%.9g").c_str(), json(norm, "%.9g").c_str(),
             json(seconds, "%.6f").c_str(),
@@ -1105,9 +1111,12 @@ public:
                            ", \"skipped\": " + (overflow ? "true" : "false"))
                               .c_str()
                         : "",
-            validation ? (", \"validation_loss\": " + json(*validation, "%.9g"))
-                             .c_str()
-                       : "");
+            validationLoss
+                ? (", \"validation_loss\": " + json(*validationLoss, "%.9g"))
+                      .c_str()
+                : "",
+            testLoss ? (", \"test_loss\": " + json(*testLoss, "%.9g")).c_str()
+                     : "");
         if (std::fflush(log) != 0 || std::ferror(log))
           return Status::error(options.log + ": cannot write the log (" +
                                std::strerror(errno) + ")");
@@ -1819,10 +1828,19 @@ private:
   /// stream 0).
   static constexpr uint64_t kValidationStream = 1;
 
-  /// --eval-interval: this stage's evaluation slice (the commands the loss
-  /// depends on, mtrt/EvaluationSlice.h) and the validation tokens:
-  /// --valid-data-path, or a stream of the synthetic corpus that training
-  /// never reads, as long as every evaluation of the run needs.
+  /// Tokens an evaluation reads: `samples` samples of `tokens` from sample
+  /// `first` on, read cyclically (0: as many as asked, no cycle).
+  struct EvaluationData {
+    const TokenData *tokens = nullptr;
+    int64_t first = 0, samples = 0;
+  };
+
+  /// --eval-interval (or --skip-train): this stage's evaluation slice (the
+  /// commands the loss depends on, mtrt/EvaluationSlice.h), the validation
+  /// tokens (--valid-data-path, --split's second part, or a stream of the
+  /// synthetic corpus that training never reads, as long as every
+  /// evaluation of the run needs) and the test tokens (--test-data-path or
+  /// --split's third part, when given).
   Status setupEvaluation() {
     if (!options.evaluates())
       return Status::ok();
@@ -1837,111 +1855,132 @@ private:
       return Status::error(flag + ": " + options.artifact + ": " +
                            status.message());
     evalSlice = slices[size_t(program.stage)];
-    int64_t perEvaluation = options.evalIters * globalBatch();
-    std::string path = options.validData;
     if (!options.split.empty()) {
-      // The validation part of --data-path's samples, after training's.
+      // The parts of --data-path's samples after training's.
       std::vector<int64_t> parts =
           splitSamples(options.split, (data.numTokens() - 1) / seqLen);
-      validSource = &data;
-      validFirst = parts[1];
-      validSamples = parts[2] - parts[1];
-      if (validSamples < globalBatch())
-        return Status::error("flag --split: its validation part of " +
-                             data.path() + " holds " +
-                             std::to_string(validSamples) + " samples of " +
-                             std::to_string(seqLen + 1) +
-                             " tokens, fewer than one global batch of " +
-                             std::to_string(globalBatch()));
-      if (Status status =
-              data.checkSamples(validFirst, validSamples, seqLen, vocabSize,
-                                "the validation part's " +
-                                    std::to_string(validSamples) + " samples");
-          !status)
-        return Status::error("flag --split: " + status.message());
-      return Status::ok();
-    }
-    if (path.empty()) {
-      // Every evaluation's own batches: one per --eval-interval and one
-      // after the last step (--skip-train's one).
-      int64_t evaluations =
-          options.skipTrain ? 1 : options.steps / options.evalInterval + 1;
-      constexpr int64_t kMaxSyntheticTokens = int64_t(1) << 28;
-      int64_t needed = 0;
-      if (__builtin_mul_overflow(perEvaluation, evaluations, &needed) ||
-          __builtin_mul_overflow(needed, seqLen, &needed) ||
-          __builtin_add_overflow(needed, int64_t(1), &needed) ||
-          needed > kMaxSyntheticTokens)
-        return Status::error(
-            "flag --eval-iters " + std::to_string(options.evalIters) +
-            ": its evaluations need more than the built-in corpus's " +
-            std::to_string(kMaxSyntheticTokens) +
-            " validation tokens: evaluate on a token file (--data-path and "
-            "--valid-data-path)");
       MTRT_RETURN_IF_ERROR(
-          createTemporaryFile("megatron-run-validation",
-                              "the synthetic corpus's validation file", path));
-      Status written = corpus->writeTokenFile(path, needed, kValidationStream);
-      if (written)
-        written = TokenData::open(path, validData);
-      std::remove(path.c_str());
-      MTRT_RETURN_IF_ERROR(written);
-      validSamples = 0; // enough for every evaluation: no cycle
+          splitPart(parts[1], parts[2], "validation", validation));
+      if (parts[3] > parts[2])
+        MTRT_RETURN_IF_ERROR(splitPart(parts[2], parts[3], "test", test));
       return Status::ok();
     }
-    if (Status status = TokenData::open(path, validData); !status)
-      return Status::error("flag --valid-data-path: " + status.message());
-    // Read cyclically over its whole samples, as Megatron-LM's validation
-    // iterator cycles.
-    validSamples = (validData.numTokens() - 1) / seqLen;
-    if (validSamples < globalBatch())
-      return Status::error("flag --valid-data-path: " + validData.path() +
-                           " holds " +
-                           std::to_string(std::max<int64_t>(validSamples, 0)) +
-                           " samples of " + std::to_string(seqLen + 1) +
-                           " tokens, fewer than one global batch of " +
-                           std::to_string(globalBatch()));
-    if (Status status = validData.checkSamples(
-            0, validSamples, seqLen, vocabSize,
-            "the " + std::to_string(validSamples) + " validation samples");
-        !status)
-      return Status::error("flag --valid-data-path: " + status.message());
+    if (!options.testData.empty())
+      MTRT_RETURN_IF_ERROR(openEvaluationFile(
+          "--test-data-path", options.testData, testData, "test", test));
+    if (!options.validData.empty())
+      return openEvaluationFile("--valid-data-path", options.validData,
+                                validData, "validation", validation);
+    // Every evaluation's own batches: one per --eval-interval and one after
+    // the last step (--skip-train's one).
+    int64_t evaluations =
+        options.skipTrain ? 1 : options.steps / options.evalInterval + 1;
+    constexpr int64_t kMaxSyntheticTokens = int64_t(1) << 28;
+    int64_t needed = 0;
+    if (__builtin_mul_overflow(options.evalIters * globalBatch(), evaluations,
+                               &needed) ||
+        __builtin_mul_overflow(needed, seqLen, &needed) ||
+        __builtin_add_overflow(needed, int64_t(1), &needed) ||
+        needed > kMaxSyntheticTokens)
+      return Status::error(
+          "flag --eval-iters " + std::to_string(options.evalIters) +
+          ": its evaluations need more than the built-in corpus's " +
+          std::to_string(kMaxSyntheticTokens) +
+          " validation tokens: evaluate on a token file (--data-path and "
+          "--valid-data-path)");
+    std::string path;
+    MTRT_RETURN_IF_ERROR(
+        createTemporaryFile("megatron-run-validation",
+                            "the synthetic corpus's validation file", path));
+    Status written = corpus->writeTokenFile(path, needed, kValidationStream);
+    if (written)
+      written = TokenData::open(path, validData);
+    std::remove(path.c_str());
+    MTRT_RETURN_IF_ERROR(written);
+    // Enough for every evaluation: no cycle.
+    validation = {&validData, 0, 0};
     return Status::ok();
   }
 
-  /// The validation loss after `iteration`: the mean loss of --eval-iters
-  /// global batches, run forward only (the evaluation slice) with dropout
-  /// off. Evaluation k of the run (k = iteration / --eval-interval - 1,
-  /// or the one after the last periodic one for the final; 0 for
-  /// --skip-train) reads the
-  /// validation samples from k * --eval-iters global batches on, so a
-  /// resumed run evaluates on the batches the first would have.
-  Status evaluate(int64_t iteration, int64_t lossId, double &mean) {
+  /// Samples `first` .. `end - 1` of --data-path, --split's `what` part.
+  Status splitPart(int64_t first, int64_t end, const char *what,
+                   EvaluationData &out) {
+    out = {&data, first, end - first};
+    if (out.samples < globalBatch())
+      return Status::error(std::string("flag --split: its ") + what +
+                           " part of " + data.path() + " holds " +
+                           std::to_string(out.samples) + " samples of " +
+                           std::to_string(seqLen + 1) +
+                           " tokens, fewer than one global batch of " +
+                           std::to_string(globalBatch()));
+    if (Status status =
+            data.checkSamples(first, out.samples, seqLen, vocabSize,
+                              std::string("the ") + what + " part's " +
+                                  std::to_string(out.samples) + " samples");
+        !status)
+      return Status::error("flag --split: " + status.message());
+    return Status::ok();
+  }
+
+  /// The tokens of `flag`'s `path`, read cyclically over their whole
+  /// samples as Megatron-LM's evaluation iterators cycle.
+  Status openEvaluationFile(const std::string &flag, const std::string &path,
+                            TokenData &file, const char *what,
+                            EvaluationData &out) {
+    if (Status status = TokenData::open(path, file); !status)
+      return Status::error("flag " + flag + ": " + status.message());
+    out = {&file, 0, (file.numTokens() - 1) / seqLen};
+    if (out.samples < globalBatch())
+      return Status::error("flag " + flag + ": " + file.path() + " holds " +
+                           std::to_string(std::max<int64_t>(out.samples, 0)) +
+                           " samples of " + std::to_string(seqLen + 1) +
+                           " tokens, fewer than one global batch of " +
+                           std::to_string(globalBatch()));
+    if (Status status = file.checkSamples(0, out.samples, seqLen, vocabSize,
+                                          "the " + std::to_string(out.samples) +
+                                              " " + what + " samples");
+        !status)
+      return Status::error("flag " + flag + ": " + status.message());
+    return Status::ok();
+  }
+
+  /// Evaluation k of the run's validation batches after `iteration`
+  /// (k = iteration / --eval-interval - 1, or the one after the last
+  /// periodic one for the final; 0 for --skip-train): a resumed run
+  /// evaluates on the batches the first would have.
+  Status evaluateValidation(int64_t iteration, int64_t lossId, double &mean) {
     int64_t k = options.skipTrain ? 0
                 : iteration % options.evalInterval == 0
                     ? iteration / options.evalInterval - 1
                     : iteration / options.evalInterval;
+    std::string at = "iteration " + std::to_string(iteration) +
+                     (options.skipTrain ? " on validation set" : "");
+    return evaluate(at, validation, k, lossId, mean);
+  }
+
+  /// The mean loss of --eval-iters global batches of `source`, evaluation
+  /// `k`'s (from sample k * --eval-iters * the global batch on), run
+  /// forward only (the evaluation slice) with dropout off, printed as
+  /// Megatron-LM's "validation loss at `at`" line.
+  Status evaluate(const std::string &at, const EvaluationData &source,
+                  int64_t k, int64_t lossId, double &mean) {
     auto start = std::chrono::steady_clock::now();
     double sum = 0;
     for (int64_t i = 0; i < options.evalIters; ++i) {
-      // Sample (k * --eval-iters + i) * the global batch, within the cycle
-      // (in 128 bits: huge --eval-iters reach past 64).
+      // Within the cycle, in 128 bits: huge --eval-iters reach past 64.
       unsigned __int128 first =
           ((unsigned __int128)k * uint64_t(options.evalIters) + uint64_t(i)) *
           uint64_t(globalBatch());
-      if (validSamples > 0)
-        first %= uint64_t(validSamples);
-      MTRT_RETURN_IF_ERROR(fillBatchFrom(*validSource, int64_t(first),
-                                         validFirst, validSamples));
+      if (source.samples > 0)
+        first %= uint64_t(source.samples);
+      MTRT_RETURN_IF_ERROR(fillBatchFrom(*source.tokens, int64_t(first),
+                                         source.first, source.samples));
       if (Status status = device->executeEvaluation(evalSlice); !status)
-        return Status::error("evaluation at iteration " +
-                             std::to_string(iteration) + ": " +
-                             status.message());
+        return Status::error("evaluation at " + at + ": " + status.message());
       double loss = 0;
       if (lossId >= 0)
         if (Status status = readScalar(lossId, loss); !status)
-          return Status::error("evaluation at iteration " +
-                               std::to_string(iteration) +
+          return Status::error("evaluation at " + at +
                                ": reading the loss: " + status.message());
       MTRT_RETURN_IF_ERROR(comm.broadcast(lossRoot, loss));
       sum += loss;
@@ -1950,17 +1989,26 @@ private:
     double seconds = secondsBetween(start, std::chrono::steady_clock::now());
     if (comm.rank() == 0) {
       // Megatron-LM's line, with how much it read and how long it took.
-      std::printf("validation loss at iteration %lld%s | lm loss value: "
-                  "%.6E | lm loss PPL: %.6E | %lld batches of %lld "
-                  "samples, %.3f s\n",
-                  static_cast<long long>(iteration),
-                  options.skipTrain ? " on validation set" : "", mean,
-                  std::exp(std::min(mean, 20.0)),
+      std::printf("validation loss at %s | lm loss value: %.6E | lm loss "
+                  "PPL: %.6E | %lld batches of %lld samples, %.3f s\n",
+                  at.c_str(), mean, std::exp(std::min(mean, 20.0)),
                   static_cast<long long>(options.evalIters),
                   static_cast<long long>(globalBatch()), seconds);
       std::fflush(stdout);
     }
     return Status::ok();
+  }
+
+  /// After the last step (and for --skip-train), the test tokens' loss, as
+  /// Megatron-LM's "on test set" (its first --eval-iters batches); `mean`
+  /// stays empty when the run has no test tokens.
+  Status evaluateTest(int64_t iteration, int64_t lossId,
+                      std::optional<double> &mean) {
+    if (!test.tokens)
+      return Status::ok();
+    mean.emplace();
+    return evaluate("iteration " + std::to_string(iteration) + " on test set",
+                    test, 0, lossId, *mean);
   }
 
   /// The artifact's activation precision: the 16-bit type its buffers use,
@@ -2042,9 +2090,8 @@ private:
   /// --eval-interval: this stage's evaluation slice, the validation tokens
   /// and how many of their samples are read cyclically (0: no cycle).
   std::vector<bool> evalSlice;
-  TokenData validData;
-  const TokenData *validSource = &validData;
-  int64_t validFirst = 0, validSamples = 0;
+  EvaluationData validation, test;
+  TokenData validData, testData;
   std::unique_ptr<SyntheticCorpus> corpus;
   std::string temporaryCorpus;
   bool sweptTemporaryFiles = false;
