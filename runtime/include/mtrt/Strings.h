@@ -30,11 +30,11 @@ inline std::string number(double value) {
     if (std::strtod(text, nullptr) == value)
       break;
   }
-  // The shortest form of 90 is "9e+01": below 10^15 a number is written
+  // The shortest form of 90 is "9e+01": below 10^9 a number is written
   // with all its integer digits ("90", "1500").
   if (const char *exponent = std::strchr(text, 'e')) {
     int power = std::atoi(exponent + 1);
-    if (power >= 0 && power < 15)
+    if (power >= 0 && power < 9)
       std::snprintf(text, sizeof(text), "%.*g", power + 1, value);
   }
   return text;

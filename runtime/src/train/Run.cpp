@@ -270,7 +270,14 @@ Status checkResume(Options &options, const Checkpoint &checkpoint) {
     if (options.skipTrain)
       break;
     std::string saved = field(key);
-    if (!saved.empty() && saved != value)
+    // Numbers compared as numbers: a checkpoint written when 10 was spelled
+    // "1e+01" resumes.
+    char *savedEnd = nullptr, *valueEnd = nullptr;
+    double savedNumber = std::strtod(saved.c_str(), &savedEnd);
+    double valueNumber = std::strtod(value.c_str(), &valueEnd);
+    bool sameNumber = !saved.empty() && !value.empty() && *savedEnd == '\0' &&
+                      *valueEnd == '\0' && savedNumber == valueNumber;
+    if (!saved.empty() && saved != value && !sameNumber)
       return Status::error(checkpoint.dir + ": trained with " + key + " " +
                            saved + ", but this run has " + value +
                            " (the learning-rate schedule continues only "
@@ -437,16 +444,17 @@ int openSession(int argc, char **argv, Session &session) {
   checkpoint.shards.reset();
   if (speak) {
     int threads = ThreadPool::global().threads();
-    std::printf("megatron-run: %s, %d rank%s, micro-batch %lld x %lld tokens "
-                "per rank, vocab %lld, %lld steps, %d thread%s per "
-                "rank\n",
-                options.artifact.c_str(), comm.size(),
-                comm.size() == 1 ? "" : "s",
-                static_cast<long long>(trainer.batchSize()),
-                static_cast<long long>(trainer.seqLen()),
-                static_cast<long long>(trainer.vocabSize()),
-                static_cast<long long>(options.steps), threads,
-                threads == 1 ? "" : "s");
+    std::printf(
+        "megatron-run: %s, %d rank%s, micro-batch %lld x %lld tokens "
+        "per rank, vocab %lld, %s, %d thread%s per "
+        "rank\n",
+        options.artifact.c_str(), comm.size(), comm.size() == 1 ? "" : "s",
+        static_cast<long long>(trainer.batchSize()),
+        static_cast<long long>(trainer.seqLen()),
+        static_cast<long long>(trainer.vocabSize()),
+        options.skipTrain ? "no steps (--skip-train)"
+                          : (std::to_string(options.steps) + " steps").c_str(),
+        threads, threads == 1 ? "" : "s");
     for (const RankProgram &program : artifact.programs)
       printPlan(program);
     for (const std::string &choice : trainer.deviceChoices())

@@ -272,16 +272,24 @@ static Status parseDouble(const std::string &flag, const std::string &text,
 
 std::vector<int64_t> splitSamples(const std::vector<double> &weights,
                                   int64_t samples) {
+  // Over the largest weight first, so that huge weights sum to no infinity.
+  double largest = 0;
+  for (double weight : weights)
+    largest = std::max(largest, weight);
   double sum = 0;
   for (double weight : weights)
-    sum += weight;
+    sum += weight / largest;
   std::vector<int64_t> index = {0};
   for (double weight : weights)
-    index.push_back(index.back() +
-                    int64_t(std::nearbyint(weight / sum * double(samples))));
+    index.push_back(
+        index.back() +
+        int64_t(std::nearbyint(weight / largest / sum * double(samples))));
   int64_t excess = index.back() - samples;
+  // Megatron-LM moves every boundary by the rounding's excess, which can
+  // put one before 0 (0,1,1 over 7 samples: -1, reading the last sample
+  // as the first): here each stays between the one before it and the end.
   for (size_t i = 1; i < index.size(); ++i)
-    index[i] -= excess;
+    index[i] = std::min(samples, std::max(index[i - 1], index[i] - excess));
   return index;
 }
 
@@ -436,15 +444,22 @@ Status parseOptions(int argc, char **argv, Options &options) {
   intFlag("--eval-iters", options.evalIters);
   stringFlag("--valid-data-path", options.validData);
   stringFlag("--test-data-path", options.testData);
-  // "969,30,1" (or with '/'): up to three weights, the missing ones 0.
+  // "969,30,1" (or "969/30/1", as Megatron-LM reads '/' where there is no
+  // ','): up to three weights, the missing ones 0, spaces around each.
   flags["--split"] = [&options](const std::string &v) {
     options.split.clear();
+    char separator = v.find(',') != std::string::npos ? ',' : '/';
     std::string rest = v;
     double sum = 0;
     while (true) {
-      size_t cut = rest.find_first_of(",/");
+      size_t cut = rest.find(separator);
+      std::string text = rest.substr(0, cut);
+      size_t begin = text.find_first_not_of(' ');
+      size_t end = text.find_last_not_of(' ');
+      text =
+          begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
       double weight = 0;
-      MTRT_RETURN_IF_ERROR(parseDouble("--split", rest.substr(0, cut), weight));
+      MTRT_RETURN_IF_ERROR(parseDouble("--split", text, weight));
       if (weight < 0)
         return Status::error("flag --split has a negative weight in '" + v +
                              "'");
@@ -663,8 +678,9 @@ Status parseOptions(int argc, char **argv, Options &options) {
   if (options.skipTrain) {
     // Nothing trains: what only training reads or writes is refused.
     for (const char *trainFlag :
-         {"--eval-interval", "--save", "--save-interval", "--save-params",
-          "--log", "--trace", "--exit-interval", "--exit-duration-in-mins"})
+         {"--steps", "--eval-interval", "--save", "--save-interval",
+          "--save-params", "--log", "--trace", "--exit-interval",
+          "--exit-duration-in-mins"})
       if (given.count(trainFlag))
         return Status::error(std::string("flag ") + trainFlag +
                              " is read only by training, which --skip-train "

@@ -1877,8 +1877,8 @@ private:
         options.skipTrain ? 1 : options.steps / options.evalInterval + 1;
     constexpr int64_t kMaxSyntheticTokens = int64_t(1) << 28;
     int64_t needed = 0;
-    if (__builtin_mul_overflow(options.evalIters * globalBatch(), evaluations,
-                               &needed) ||
+    if (__builtin_mul_overflow(options.evalIters, globalBatch(), &needed) ||
+        __builtin_mul_overflow(needed, evaluations, &needed) ||
         __builtin_mul_overflow(needed, seqLen, &needed) ||
         __builtin_add_overflow(needed, int64_t(1), &needed) ||
         needed > kMaxSyntheticTokens)
