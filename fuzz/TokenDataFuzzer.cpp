@@ -4,9 +4,9 @@
 // it: FuzzedDataProvider takes the step, batch size, sequence length, steps
 // and vocabulary size from the end of the input (small values mostly, any
 // int64 sometimes, for the overflow checks), and the rest is the file.
-// TokenData::open, batch and checkCovers are checked against a reference
-// computed here with 128-bit arithmetic: a Status error is a correct answer
-// only where the reference says so.
+// TokenData::open, batch, checkCovers and checkSamples are checked against a
+// reference computed here with 128-bit arithmetic: a Status error is a correct
+// answer only where the reference says so.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,5 +147,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fail(covers ? "checkCovers refuses a file that covers the run"
                 : "checkCovers accepts a file that does not cover the run",
          checked ? std::string("ok") : checked.message());
+
+  // checkSamples (evaluation's: samples `step` .. `step + steps - 1`): ok
+  // exactly when the sequence length, the count and the vocabulary are
+  // positive, the first sample is not negative, and tokens
+  // [first * S, (first + count) * S + 1) lie in the file, all below the
+  // vocabulary size.
+  bool holds = seqLen >= 1 && step >= 0 && steps >= 1 && vocabSize >= 1;
+  __int128 begin = 0, end = 0;
+  if (holds) {
+    begin = __int128(step) * seqLen;             // < 2^126
+    end = (__int128(step) + steps) * seqLen + 1; // < 2^127
+    holds = end <= count;
+  }
+  for (__int128 i = begin; holds && i < end; ++i)
+    holds = tokenAt(bytes, i) < vocabSize;
+  mtrt::Status sampled =
+      tokens.checkSamples(step, steps, seqLen, vocabSize, "the samples");
+  if (verbose())
+    std::fprintf(stderr, "checkSamples: %s\n",
+                 sampled ? "ok" : sampled.message().c_str());
+  if (bool(sampled) != holds)
+    fail(holds ? "checkSamples refuses samples the file holds"
+               : "checkSamples accepts samples the file does not hold",
+         sampled ? std::string("ok") : sampled.message());
   return 0;
 }
