@@ -72,6 +72,53 @@ TEST(CpuDevice, RunsAStepThroughTheSeam) {
   EXPECT_EQ(second, 22);
 }
 
+// An evaluation runs the commands its slice marks, with dropout off: here
+// c = a + b, then d = dropout(c, 0.5), then b = d + c (a command the
+// slice leaves out, which would change a parameter).
+TEST(CpuDevice, EvaluatesTheSliceWithoutDropout) {
+  RankProgram program = addProgram();
+  program.arenaBytes = 64;
+  BufferDesc d = program.buffers[2];
+  d.id = 3;
+  d.offset = 48;
+  d.name = "d";
+  program.buffers.push_back(d);
+  Command dropout;
+  dropout.kernel = "dropout";
+  dropout.ins = {2};
+  dropout.outs = {3};
+  dropout.params["probability"] = 0.5;
+  program.commands.push_back(dropout);
+  Command update;
+  update.kernel = "add";
+  update.ins = {3, 2};
+  update.outs = {1};
+  program.commands.push_back(update);
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  EXPECT_TRUE(device->evaluates());
+  ASSERT_TRUE(device->prepare(program));
+  ASSERT_TRUE(device->uploadValues<float>(0, {1, 2, 3, 4}));
+  ASSERT_TRUE(device->uploadValues<float>(1, {10, 20, 30, 40}));
+  ASSERT_TRUE(device->executeEvaluation({true, true, false}));
+  std::vector<float> out, b;
+  ASSERT_TRUE(device->downloadValues(3, out, 4));
+  EXPECT_EQ(out, (std::vector<float>{11, 22, 33, 44}));
+  ASSERT_TRUE(device->downloadValues(1, b, 4));
+  EXPECT_EQ(b, (std::vector<float>{10, 20, 30, 40}));
+  // A step drops some elements (and doubles the rest) and runs them all.
+  ASSERT_TRUE(device->executeStep(1234, 1));
+  ASSERT_TRUE(device->downloadValues(3, out, 4));
+  EXPECT_NE(out, (std::vector<float>{11, 22, 33, 44}));
+  ASSERT_TRUE(device->downloadValues(1, b, 4));
+  EXPECT_NE(b, (std::vector<float>{10, 20, 30, 40}));
+  // A slice of another program's length.
+  Status mismatched = device->executeEvaluation({true});
+  ASSERT_FALSE(mismatched);
+  EXPECT_EQ(mismatched.message(),
+            "an evaluation slice of 1 commands for a program of 3");
+}
+
 TEST(CpuDevice, TransfersAreCheckedAgainstTheBuffer) {
   RankProgram program = addProgram();
   std::unique_ptr<Device> device = cpuDevice();
