@@ -49,6 +49,14 @@ MTRT_API mtrt_status *mtrt_trainer_train(mtrt_trainer *trainer);
 MTRT_API mtrt_status *mtrt_trainer_losses(const mtrt_trainer *trainer,
                                           double *losses, int64_t capacity,
                                           int64_t *out_count);
+/* The validation evaluations so far (--eval-interval, --skip-train):
+ * *out_count of them, of which the first `capacity` are written, each as
+ * the iteration it followed and its validation loss (either array may be
+ * NULL). */
+MTRT_API mtrt_status *mtrt_trainer_evaluations(const mtrt_trainer *trainer,
+                                               int64_t *iterations,
+                                               double *losses, int64_t capacity,
+                                               int64_t *out_count);
 MTRT_API void mtrt_trainer_destroy(mtrt_trainer *trainer);
 
 /* megatron-run itself: its exit status. */

@@ -121,6 +121,23 @@ mtrt_status *mtrt_trainer_losses(const mtrt_trainer *trainer, double *losses,
   return nullptr;
 }
 
+mtrt_status *mtrt_trainer_evaluations(const mtrt_trainer *trainer,
+                                      int64_t *iterations, double *losses,
+                                      int64_t capacity, int64_t *out_count) {
+  if (!trainer || !out_count)
+    return makeStatus("mtrt_trainer_evaluations: trainer or out_count is NULL");
+  const std::vector<std::pair<int64_t, double>> &all =
+      trainer->session.trainer->evaluations();
+  *out_count = int64_t(all.size());
+  for (int64_t i = 0; i < capacity && i < *out_count; ++i) {
+    if (iterations)
+      iterations[i] = all[size_t(i)].first;
+    if (losses)
+      losses[i] = all[size_t(i)].second;
+  }
+  return nullptr;
+}
+
 void mtrt_trainer_destroy(mtrt_trainer *trainer) { delete trainer; }
 
 int mtrt_main(int argc, char **argv) {

@@ -1757,6 +1757,8 @@ public:
   std::string peakSource;
   /// The loss of every step this run trained, in order.
   std::vector<double> stepLosses;
+  /// Each validation evaluation's iteration and loss (the C API's).
+  std::vector<std::pair<int64_t, double>> validationLosses;
 
 private:
   /// Sequences per step over all data-parallel ranks.
@@ -1955,7 +1957,9 @@ private:
                     : iteration / options.evalInterval;
     std::string at = "iteration " + std::to_string(iteration) +
                      (options.skipTrain ? " on validation set" : "");
-    return evaluate(at, validation, k, lossId, mean);
+    MTRT_RETURN_IF_ERROR(evaluate(at, validation, k, lossId, mean));
+    validationLosses.push_back({iteration, mean});
+    return Status::ok();
   }
 
   /// The mean loss of --eval-iters global batches of `source`, evaluation
@@ -2121,5 +2125,8 @@ int64_t Trainer::batchSize() const { return impl->batchSize; }
 int64_t Trainer::seqLen() const { return impl->seqLen; }
 int64_t Trainer::vocabSize() const { return impl->vocabSize; }
 const std::vector<double> &Trainer::losses() const { return impl->stepLosses; }
+const std::vector<std::pair<int64_t, double>> &Trainer::evaluations() const {
+  return impl->validationLosses;
+}
 
 } // namespace mtrt::train

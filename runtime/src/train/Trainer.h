@@ -19,6 +19,7 @@
 #include "mtrt/Launcher.h"
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace mtrt::train {
@@ -63,6 +64,9 @@ public:
   int64_t vocabSize() const;
   /// The loss of every step trained so far, in order.
   const std::vector<double> &losses() const;
+  /// Every validation evaluation so far: the iteration it followed and its
+  /// loss, in order.
+  const std::vector<std::pair<int64_t, double>> &evaluations() const;
 
 private:
   class Impl;

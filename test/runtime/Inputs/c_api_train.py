@@ -4,10 +4,12 @@ usage: c_api_train.py LIBMTRT [--repeat N] [--compare-log LOG] ARTIFACT
                        [flags...]
 
 Creates a trainer from megatron-run's command line, trains, and prints one
-line per step, "loss STEP VALUE" (VALUE as %.9g). With --compare-log, the
-losses must equal those megatron-run logged for the same flags (one JSON
-object per step): it prints "same losses as megatron-run: N steps" or the
-first difference and exits 1. With --repeat N, N trainers are created,
+line per step, "loss STEP VALUE" (VALUE as %.9g), then one per validation
+evaluation, "validation ITERATION VALUE" (mtrt_trainer_evaluations). With
+--compare-log, the losses (and validation losses) must equal those
+megatron-run logged for the same flags (one JSON object per step): it
+prints "same losses as megatron-run: N steps" (and "same validation losses
+as megatron-run: N evaluations") or the first difference and exits 1. With --repeat N, N trainers are created,
 trained and destroyed one after another in this process (MPI starts once),
 and each must train the same losses. With --then-signal NAME, the host
 handles signal NAME itself from the start, raises it after its trainers are
@@ -31,7 +33,7 @@ def main():
     lib.mtrt_status_message.argtypes = [ctypes.c_void_p]
     lib.mtrt_status_free.argtypes = [ctypes.c_void_p]
     for name in ("mtrt_trainer_create", "mtrt_trainer_train",
-                 "mtrt_trainer_losses"):
+                 "mtrt_trainer_losses", "mtrt_trainer_evaluations"):
         getattr(lib, name).restype = ctypes.c_void_p
     lib.mtrt_trainer_destroy.argtypes = [ctypes.c_void_p]
 
@@ -77,13 +79,24 @@ def main():
         values = (ctypes.c_double * count.value)()
         check(lib.mtrt_trainer_losses(trainer, values, count,
                                       ctypes.byref(count)))
+        evaluated = ctypes.c_int64()
+        check(lib.mtrt_trainer_evaluations(trainer, None, None,
+                                           ctypes.c_int64(0),
+                                           ctypes.byref(evaluated)))
+        iterations = (ctypes.c_int64 * evaluated.value)()
+        validation = (ctypes.c_double * evaluated.value)()
+        check(lib.mtrt_trainer_evaluations(trainer, iterations, validation,
+                                           evaluated, ctypes.byref(evaluated)))
+        evaluations.append(list(zip(iterations, validation)))
         lib.mtrt_trainer_destroy(trainer)
-        if total.value != count.value or first[0] != values[0]:
+        if total.value != count.value or \
+                (count.value > 0 and first[0] != values[0]):
             print("mtrt_trainer_losses with one slot: %d, %r" %
                   (total.value, first[0]))
             sys.exit(1)
         return list(values)
 
+    evaluations = []
     losses = train()
     for attempt in range(1, repeat):
         again = train()
@@ -102,6 +115,8 @@ def main():
         print("the host's %s handler is back" % then_signal)
     for step, loss in enumerate(losses, start=1):
         print("loss %d %.9g" % (step, loss))
+    for iteration, loss in evaluations[0]:
+        print("validation %d %.9g" % (iteration, loss))
     if compare:
         logged = [json.loads(line)["loss"] for line in open(compare)]
         if len(logged) != len(losses):
@@ -113,6 +128,21 @@ def main():
                 print("step %d: C API %.9g, megatron-run %.9g" % (step, a, b))
                 sys.exit(1)
         print("same losses as megatron-run: %d steps" % len(losses))
+        logged = [(row["step"], row["validation_loss"])
+                  for row in map(json.loads, open(compare))
+                  if "validation_loss" in row]
+        for (step, b), (iteration, a) in zip(logged, evaluations[0]):
+            if step != iteration or abs(a - b) > 1e-7 * abs(b):
+                print("evaluation: C API %d %.9g, megatron-run %d %.9g"
+                      % (iteration, a, step, b))
+                sys.exit(1)
+        if len(logged) != len(evaluations[0]):
+            print("megatron-run logged %d evaluations, the C API ran %d"
+                  % (len(logged), len(evaluations[0])))
+            sys.exit(1)
+        if logged:
+            print("same validation losses as megatron-run: %d evaluations"
+                  % len(logged))
 
 
 if __name__ == "__main__":
