@@ -133,25 +133,25 @@ Trains with a compiled artifact (megatron-translate --export-artifact).
                                only and without dropout (Megatron-LM's);
                                parameters and optimizer state untouched
   --eval-iters N               global batches per evaluation (100)
-  --test-data-path PATH        test tokens (as --valid-data-path): after the
-                               last step (or with --skip-train), the loss of
-                               their first --eval-iters global batches, "on
-                               test set" as Megatron-LM's; --split's third
-                               part is the same
-  --skip-train                 train nothing: print the validation loss of
-                               the parameters as loaded (--load,
-                               --load-params) or initialized, and exit
   --valid-data-path PATH       the validation tokens (a token file or an
                                indexed dataset's prefix, as --data-path);
                                with --data-path, it or --split is needed;
                                the synthetic corpus holds out a stream of
                                its own
+  --test-data-path PATH        test tokens (as --valid-data-path): after the
+                               last step (or with --skip-train), the loss of
+                               their first --eval-iters global batches, "on
+                               test set" as Megatron-LM's; --split's third
+                               part is the same
   --split T,V,E                divide --data-path's samples in order into
                                training, validation and test parts by these
                                weights (Megatron-LM's; by samples, not by
-                               documents): training reads the first,
-                               --eval-interval the second (default: train
-                               on all)
+                               documents): training reads the first, the
+                               validation the second, the test the third
+                               (default: train on all)
+  --skip-train                 train nothing: print the validation loss of
+                               the parameters as loaded (--load,
+                               --load-params) or initialized, and exit
   --trace FILE                 write every rank's measured timeline as
                                Chrome trace JSON (Perfetto): per rank, one
                                slice per schedule action (F3, B3, optimizer)
