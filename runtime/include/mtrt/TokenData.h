@@ -122,6 +122,10 @@ private:
                           TokenData &data);
 
   Status checkShape(int64_t batchSize, int64_t seqLen) const;
+  /// Tokens [begin, end) are all ids below `vocabSize`; the error names the
+  /// first that is not, its position, and `which` it is.
+  Status checkIdsBelow(int64_t begin, int64_t end, int64_t vocabSize,
+                       const std::string &which) const;
 
   std::string filePath, formatName;
   std::shared_ptr<Mapping> mapping;

@@ -3,18 +3,12 @@
 #include "mtrt/EvaluationSlice.h"
 
 #include "mtrt/ArenaLifetimes.h"
+#include "mtrt/Kernels.h"
 
 #include <map>
 #include <tuple>
 
 using namespace mtrt;
-
-namespace {
-bool isCollective(const std::string &kernel) {
-  return kernel == "all_reduce" || kernel == "all_gather" ||
-         kernel == "reduce_scatter" || kernel == "all_to_all";
-}
-} // namespace
 
 Status mtrt::evaluationSlices(const Artifact &artifact,
                               std::vector<std::vector<bool>> &slices) {
@@ -87,7 +81,8 @@ Status mtrt::evaluationSlices(const Artifact &artifact,
             " (buffer " + std::to_string(out) +
             "): evaluating would change the training state");
     }
-    if (isCollective(command.kernel) && pipelineAxis >= 0 &&
+    const KernelInfo *kernel = findKernel(command.kernel);
+    if (kernel && isCollective(kernel->id) && pipelineAxis >= 0 &&
         int64_t(command.get("grid_axis", -1)) == pipelineAxis)
       return Status::error(where(s, c) +
                            ", which the loss depends on, is a collective over "

@@ -305,14 +305,19 @@ Status TokenData::checkSamples(int64_t first, int64_t samples, int64_t seqLen,
       __builtin_add_overflow(end, int64_t(1), &end) || end > numTokens())
     return Status::error(filePath + ": has " + std::to_string(numTokens()) +
                          " tokens, too few for " + what);
+  return checkIdsBelow(begin, end, vocabSize,
+                       "the first such token that " + what + " read");
+}
+
+Status TokenData::checkIdsBelow(int64_t begin, int64_t end, int64_t vocabSize,
+                                const std::string &which) const {
   for (int64_t i = begin; i < end; ++i) {
     int64_t id = token(i);
     if (id < 0 || id >= vocabSize)
       return Status::error(filePath + ": token id " + std::to_string(id) +
                            " at position " + std::to_string(i) +
                            " is not below the vocabulary size " +
-                           std::to_string(vocabSize) +
-                           " (the first such token that " + what + " read)");
+                           std::to_string(vocabSize) + " (" + which + ")");
   }
   return Status::ok();
 }
@@ -353,14 +358,7 @@ Status TokenData::checkCovers(int64_t steps, int64_t batchSize, int64_t seqLen,
         (overflow ? std::string("more than 2^63") : std::to_string(needed)) +
         " tokens");
 
-  for (int64_t i = 0; i < needed; ++i) {
-    int64_t id = token(i);
-    if (id < 0 || id >= vocabSize)
-      return Status::error(
-          filePath + ": token id " + std::to_string(id) + " at position " +
-          std::to_string(i) + " is not below the vocabulary size " +
-          std::to_string(vocabSize) + " (first such token among the " +
-          std::to_string(needed) + " that " + what + " read)");
-  }
-  return Status::ok();
+  return checkIdsBelow(0, needed, vocabSize,
+                       "first such token among the " + std::to_string(needed) +
+                           " that " + what + " read");
 }

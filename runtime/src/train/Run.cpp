@@ -266,9 +266,9 @@ Status checkResume(Options &options, const Checkpoint &checkpoint) {
     options.seed = saved;
   }
   // --skip-train runs no schedule.
-  for (const auto &[key, value] : scheduleOf(options)) {
-    if (options.skipTrain)
-      break;
+  for (const auto &[key, value] : options.skipTrain
+                                      ? std::map<std::string, std::string>()
+                                      : scheduleOf(options)) {
     std::string saved = field(key);
     // Numbers compared as numbers: a checkpoint written when 10 was spelled
     // "1e+01" resumes.

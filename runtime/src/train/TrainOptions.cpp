@@ -710,9 +710,8 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.validData.empty() &&
       (options.split.empty() || options.split[1] == 0))
     return Status::error(
-        std::string(options.skipTrain ? "flag --skip-train"
-                                      : "flag --eval-interval") +
-        " with " + spelling("--data") +
+        std::string("flag ") + options.evaluationFlag() + " with " +
+        spelling("--data") +
         " needs --valid-data-path or a --split with a validation part (the "
         "validation tokens; without --data the synthetic corpus holds out a "
         "stream of its own)");

@@ -106,6 +106,10 @@ struct Options {
   bool skipTrain = false;
   /// Whether the run evaluates at all.
   bool evaluates() const { return evalInterval > 0 || skipTrain; }
+  /// The flag that asked for evaluation, as errors name it.
+  const char *evaluationFlag() const {
+    return skipTrain ? "--skip-train" : "--eval-interval";
+  }
   /// Megatron-LM's ways to stop a run early, with a checkpoint when --save
   /// is given: after a step that --exit-interval divides, once
   /// --exit-duration-in-mins have passed since the run started (on any

@@ -751,10 +751,8 @@ public:
           "megatron-run-corpus", "the synthetic corpus's temporary file",
           temporaryCorpus));
       // The corpus's tokens for every step (read in the step's order),
-      // generated in memory and written whole: at most kMaxSyntheticTokens
-      // (1 GiB of memory while it is written), beyond which a run needs a
-      // token file.
-      constexpr int64_t kMaxSyntheticTokens = int64_t(1) << 28;
+      // generated in memory and written whole: at most kMaxSyntheticTokens,
+      // beyond which a run needs a token file.
       int64_t needed = 0;
       if (__builtin_mul_overflow(samplesBefore(options.steps + 1), seqLen,
                                  &needed) ||
@@ -1829,6 +1827,9 @@ private:
   /// The synthetic corpus's stream that evaluations read (training reads
   /// stream 0).
   static constexpr uint64_t kValidationStream = 1;
+  /// The most tokens of the synthetic corpus a run writes, for training or
+  /// for evaluation (1 GiB of memory while they are written).
+  static constexpr int64_t kMaxSyntheticTokens = int64_t(1) << 28;
 
   /// Tokens an evaluation reads: `samples` samples of `tokens` from sample
   /// `first` on, read cyclically (0: as many as asked, no cycle).
@@ -1846,8 +1847,7 @@ private:
   Status setupEvaluation() {
     if (!options.evaluates())
       return Status::ok();
-    std::string flag =
-        options.skipTrain ? "flag --skip-train" : "flag --eval-interval";
+    std::string flag = std::string("flag ") + options.evaluationFlag();
     if (!device->evaluates())
       return Status::error(flag + ": evaluation is not built for the " +
                            std::string(device->backendName()) +
@@ -1877,7 +1877,6 @@ private:
     // the last step (--skip-train's one).
     int64_t evaluations =
         options.skipTrain ? 1 : options.steps / options.evalInterval + 1;
-    constexpr int64_t kMaxSyntheticTokens = int64_t(1) << 28;
     int64_t needed = 0;
     if (__builtin_mul_overflow(options.evalIters, globalBatch(), &needed) ||
         __builtin_mul_overflow(needed, evaluations, &needed) ||
@@ -1908,20 +1907,11 @@ private:
   Status splitPart(int64_t first, int64_t end, const char *what,
                    EvaluationData &out) {
     out = {&data, first, end - first};
-    if (out.samples < globalBatch())
-      return Status::error(std::string("flag --split: its ") + what +
-                           " part of " + data.path() + " holds " +
-                           std::to_string(out.samples) + " samples of " +
-                           std::to_string(seqLen + 1) +
-                           " tokens, fewer than one global batch of " +
-                           std::to_string(globalBatch()));
-    if (Status status =
-            data.checkSamples(first, out.samples, seqLen, vocabSize,
-                              std::string("the ") + what + " part's " +
-                                  std::to_string(out.samples) + " samples");
-        !status)
-      return Status::error("flag --split: " + status.message());
-    return Status::ok();
+    return checkEvaluationPart(out, "flag --split: ",
+                               std::string("its ") + what + " part of " +
+                                   data.path(),
+                               std::string("the ") + what + " part's " +
+                                   std::to_string(out.samples) + " samples");
   }
 
   /// The tokens of `flag`'s `path`, read cyclically over their whole
@@ -1931,18 +1921,28 @@ private:
                             EvaluationData &out) {
     if (Status status = TokenData::open(path, file); !status)
       return Status::error("flag " + flag + ": " + status.message());
-    out = {&file, 0, (file.numTokens() - 1) / seqLen};
-    if (out.samples < globalBatch())
-      return Status::error("flag " + flag + ": " + file.path() + " holds " +
-                           std::to_string(std::max<int64_t>(out.samples, 0)) +
-                           " samples of " + std::to_string(seqLen + 1) +
+    out = {&file, 0, std::max<int64_t>((file.numTokens() - 1) / seqLen, 0)};
+    return checkEvaluationPart(out, "flag " + flag + ": ", file.path(),
+                               "the " + std::to_string(out.samples) + " " +
+                                   what + " samples");
+  }
+
+  /// `part` holds a global batch at least, of ids the vocabulary has; errors
+  /// start with `flag` and name the part as `where` (its holder) and `what`
+  /// (its samples).
+  Status checkEvaluationPart(const EvaluationData &part,
+                             const std::string &flag, const std::string &where,
+                             const std::string &what) {
+    if (part.samples < globalBatch())
+      return Status::error(flag + where + " holds " +
+                           std::to_string(part.samples) + " samples of " +
+                           std::to_string(seqLen + 1) +
                            " tokens, fewer than one global batch of " +
                            std::to_string(globalBatch()));
-    if (Status status = file.checkSamples(0, out.samples, seqLen, vocabSize,
-                                          "the " + std::to_string(out.samples) +
-                                              " " + what + " samples");
+    if (Status status = part.tokens->checkSamples(part.first, part.samples,
+                                                  seqLen, vocabSize, what);
         !status)
-      return Status::error("flag " + flag + ": " + status.message());
+      return Status::error(flag + status.message());
     return Status::ok();
   }
 
