@@ -82,8 +82,30 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
            << "cannot summarize model @" << function.getName()
            << ": no integer tensor argument holds the token ids";
 
+  // The experts' weights of a mixture of experts: each token multiplies k
+  // of them (the grouped matmul's rows per token), not all.
+  CheckedCount expertWeights, activeExpertWeights;
   std::set<uint64_t> layers;
   function.walk([&](Operation *op) {
+    if (auto grouped = dyn_cast<GroupedMatmulOp>(op);
+        grouped && !op->hasAttr(MTDialect::getRecomputedAttrName()) &&
+        summary.tokensPerMicroBatch > 0 &&
+        llvm::all_of(grouped.getWeights(), [](Value weight) {
+          // A parameter, or its 16-bit cast (mt-mixed-precision's).
+          if (auto cast = weight.getDefiningOp<CastOp>())
+            weight = cast.getInput();
+          return isa<BlockArgument>(weight);
+        })) {
+      int64_t rowsPerToken = grouped.getInput().getType().getDimSize(0) /
+                             summary.tokensPerMicroBatch;
+      for (Value weight : grouped.getWeights()) {
+        auto type = cast<RankedTensorType>(weight.getType());
+        expertWeights.add(CheckedCount::elements(type.getShape()));
+      }
+      auto one = cast<RankedTensorType>(grouped.getWeights()[0].getType());
+      activeExpertWeights.add(CheckedCount::product(
+          {rowsPerToken, one.getDimSize(0), one.getDimSize(1)}));
+    }
     if (std::optional<int64_t> layer = MTDialect::getLayer(op))
       layers.insert(*layer);
     // Each layer's forward attention (a recomputed clone is the same
@@ -98,8 +120,13 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
   });
   summary.numLayers = layers.size();
   CheckedCount perToken, perMicroBatch;
+  std::optional<int64_t> activeParameters =
+      parameters.value && expertWeights.value && activeExpertWeights.value
+          ? llvm::checkedAdd(*parameters.value - *expertWeights.value,
+                             *activeExpertWeights.value)
+          : std::nullopt;
   std::optional<int64_t> parameterFlops =
-      parameters.value ? llvm::checkedMul<int64_t>(6, *parameters.value)
+      activeParameters ? llvm::checkedMul<int64_t>(6, *activeParameters)
                        : std::nullopt;
   perToken.add(parameterFlops);
   perToken.add(attentionFlops.value);

@@ -70,12 +70,14 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
   if (!object->get("model_type") && !object->get("n_embd") &&
       (object->get("hidden_size") || object->get("num_hidden_layers")))
     return emitError(loc) << "config has no 'model_type' (\"gpt2\", "
-                             "\"llama\", \"mistral\" or \"qwen2\"), and "
+                             "\"llama\", \"mistral\", \"mixtral\" or "
+                             "\"qwen2\"), and "
                              "its keys are not GPT-2's (hidden_size, not "
                              "n_embd)";
   if (failed(reader.oneOf("model_type", {"gpt2"},
                           "supported are GPT-2 (\"gpt2\") and the LLaMA "
-                          "family (\"llama\", \"mistral\", \"qwen2\")")) ||
+                          "family (\"llama\", \"mistral\", \"mixtral\", "
+                          "\"qwen2\")")) ||
       failed(reader.oneOf("activation_function",
                           {"gelu_new", "gelu_pytorch_tanh"},
                           "only GPT-2's tanh GELU (\"gelu_new\" or "

@@ -24,7 +24,40 @@ static std::string shown(double value) {
 }
 
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
-  return modelType == "llama" || modelType == "mistral" || modelType == "qwen2";
+  return modelType == "llama" || modelType == "mistral" ||
+         modelType == "mixtral" || modelType == "qwen2";
+}
+
+/// Mixtral's experts: how many, how many per token, and the router's
+/// options MixtralConfig has beside them.
+static LogicalResult parseExperts(ConfigReader &reader, LlamaConfig &config) {
+  FailureOr<int64_t> experts =
+      reader.optionalPositiveInt("num_local_experts", 8);
+  FailureOr<int64_t> perToken =
+      reader.optionalPositiveInt("num_experts_per_tok", 2);
+  FailureOr<double> jitter = reader.probability("router_jitter_noise", 0.0);
+  FailureOr<bool> routerLogits = reader.boolean("output_router_logits", false);
+  if (failed(experts) || failed(perToken) || failed(jitter) ||
+      failed(routerLogits))
+    return failure();
+  if (*perToken > *experts)
+    return reader.error("num_experts_per_tok")
+           << "is " << *perToken << ", more than num_local_experts "
+           << *experts;
+  // Both change the training step Hugging Face computes: jitter multiplies
+  // the router's input by noise, and output_router_logits adds
+  // router_aux_loss_coef times the load-balancing loss to the loss.
+  if (*jitter != 0.0)
+    return reader.error("router_jitter_noise")
+           << "is " << shown(*jitter) << "; only 0 (no noise) is supported";
+  if (*routerLogits)
+    return reader.error("output_router_logits")
+           << "is true: the auxiliary load-balancing loss it adds is not "
+              "supported (the loss is the language model's alone, as "
+              "Megatron-LM's with --moe-aux-loss-coeff 0)";
+  config.numExperts = *experts;
+  config.expertsPerToken = *perToken;
+  return success();
 }
 
 FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
@@ -41,7 +74,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     config.modelType = type->str();
   if (!isLlamaFamily(config.modelType))
     return reader.error("model_type")
-           << "is not a LLaMA-family model (llama, mistral, qwen2)";
+           << "is not a LLaMA-family model (llama, mistral, mixtral, qwen2)";
   if (failed(reader.oneOf("hidden_act", {"silu"},
                           "only SwiGLU MLPs (\"silu\") are supported")))
     return failure();
@@ -54,6 +87,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   };
   bool qwen2 = config.modelType == "qwen2";
   bool llama = config.modelType == "llama";
+  bool mixtral = config.modelType == "mixtral";
   bool attentionBias = false;
   double attentionDropout = 0.0, partialRotary = 1.0;
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
@@ -65,8 +99,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       !assign(config.maxPositions,
               reader.positiveInt("max_position_embeddings")) ||
       !assign(config.rmsNormEpsilon,
-              reader.positiveNumber("rms_norm_eps", 1e-6)) ||
-      !assign(config.ropeTheta, reader.positiveNumber("rope_theta", 10000.0)) ||
+              reader.positiveNumber("rms_norm_eps", mixtral ? 1e-5 : 1e-6)) ||
+      !assign(config.ropeTheta,
+              reader.positiveNumber("rope_theta", mixtral ? 1e6 : 10000.0)) ||
       !assign(config.initializerRange,
               reader.positiveNumber("initializer_range", 0.02)) ||
       !assign(config.tieWordEmbeddings,
@@ -148,7 +183,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   bool sliding = config.modelType != "llama";
   if (qwen2 && !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
-  int64_t defaultWindow = object->get("sliding_window") ? 0 : 4096;
+  // (MixtralConfig's default is None: no window.)
+  int64_t defaultWindow = object->get("sliding_window") || mixtral ? 0 : 4096;
   if (sliding &&
       !assign(config.slidingWindow,
               reader.optionalPositiveInt("sliding_window", defaultWindow)))
@@ -176,6 +212,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       config.windowedLayers.push_back(*name == "sliding_attention");
     }
   }
+
+  if (mixtral && failed(parseExperts(reader, config)))
+    return failure();
 
   // The rotary embedding: rope_theta and rope_scaling, or, in configs that
   // transformers 5 writes, both in one rope_parameters object.
@@ -295,6 +334,10 @@ private:
       declareLinear(p + "self_attn.o_proj", d, config.numHeads * hd, false,
                     config.outputBias);
       declareNorm(p + "post_attention_layernorm.weight");
+      if (config.numExperts > 0) {
+        declareExperts(p + "block_sparse_moe.");
+        continue;
+      }
       declareLinear(p + "mlp.gate_proj", config.intermediateSize, d, true,
                     config.mlpBias);
       declareLinear(p + "mlp.up_proj", config.intermediateSize, d, true,
@@ -306,6 +349,22 @@ private:
     if (!config.tieWordEmbeddings)
       declare("lm_head.weight", {config.vocabSize, d},
               {ParallelRole::Kind::Vocab, 0, 1}, normal());
+  }
+
+  /// Mixtral's router (`gate`, [experts, hidden]) and each expert's
+  /// SwiGLU: w1 (gate) and w3 (up) [intermediate, hidden], w2 (down)
+  /// [hidden, intermediate]. The router is replicated; each expert's
+  /// projections state Megatron's column and row roles, as a dense MLP's.
+  void declareExperts(const std::string &p) {
+    int64_t d = config.hiddenSize, inter = config.intermediateSize;
+    declare(p + "gate.weight", {config.numExperts, d},
+            {ParallelRole::Kind::Replicated, -1, 1}, normal());
+    for (int64_t e = 0; e < config.numExperts; ++e) {
+      std::string expert = p + "experts." + std::to_string(e) + ".";
+      declareLinear(expert + "w1", inter, d, true, false);
+      declareLinear(expert + "w2", d, inter, false, false);
+      declareLinear(expert + "w3", inter, d, true, false);
+    }
   }
 
   RankedTensorType heads(int64_t count) {
@@ -404,6 +463,52 @@ private:
     return linear(gated, p + "mlp.down_proj", config.hiddenSize);
   }
 
+  /// Mixtral's sparse MoE MLP (MixtralSparseMoeBlock): the router's
+  /// top-k experts per token, each token's rows through its experts'
+  /// SwiGLU, summed back weighted by the softmax of the chosen logits.
+  Value moeBlock(Value x, const std::string &p) {
+    std::string q = p + "block_sparse_moe.";
+    int64_t experts = config.numExperts, k = config.expertsPerToken;
+    int64_t rows = shape.batchSize * shape.seqLength * k;
+    Value n = rmsNorm(x, p + "post_attention_layernorm.weight");
+    Value logits = linear(n, q + "gate", experts);
+    RankedTensorType choices = activation(k);
+    auto routing =
+        RankedTensorType::get(choices.getShape(), builder.getI32Type());
+    auto gating = inLayer(
+        TopKGatingOp::create(builder, loc, choices, routing, logits, k));
+    auto route = inLayer(MoeRouteOp::create(
+        builder, loc, routing,
+        RankedTensorType::get({experts + 1}, builder.getI32Type()),
+        gating.getExperts(), experts));
+    auto rowType = [&](int64_t width) {
+      return RankedTensorType::get({rows, width}, floatType);
+    };
+    Value tokenRows = inLayer(MoePermuteOp::create(
+                                  builder, loc, rowType(config.hiddenSize), n,
+                                  route.getPositions(), /*weights=*/Value()))
+                          .getRows();
+    auto expertLinear = [&](Value input, StringRef name, int64_t width) {
+      SmallVector<Value> weights;
+      for (int64_t e = 0; e < experts; ++e)
+        weights.push_back(param(q + "experts." + std::to_string(e) + "." +
+                                name.str() + ".weight"));
+      return inLayer(GroupedMatmulOp::create(builder, loc, rowType(width),
+                                             input, route.getOffsets(), weights,
+                                             /*transpose_b=*/true))
+          .getResult();
+    };
+    Value gate = expertLinear(tokenRows, "w1", config.intermediateSize);
+    Value up = expertLinear(tokenRows, "w3", config.intermediateSize);
+    Value act = inLayer(SiluOp::create(builder, loc, gate)).getResult();
+    Value gated = inLayer(MulOp::create(builder, loc, act, up)).getResult();
+    Value down = expertLinear(gated, "w2", config.hiddenSize);
+    return inLayer(MoeUnpermuteOp::create(
+                       builder, loc, activation(config.hiddenSize), down,
+                       route.getPositions(), gating.getWeights()))
+        .getResult();
+  }
+
   Value add(Value a, Value b) {
     return inLayer(AddOp::create(builder, loc, a, b)).getResult();
   }
@@ -415,7 +520,7 @@ private:
       currentLayer = layer;
       std::string p = "model.layers." + std::to_string(layer) + ".";
       x = add(x, attentionBlock(x, p));
-      x = add(x, mlpBlock(x, p));
+      x = add(x, config.numExperts > 0 ? moeBlock(x, p) : mlpBlock(x, p));
     }
     currentLayer = -1;
     x = rmsNorm(x, "model.norm.weight");

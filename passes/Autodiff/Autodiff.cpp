@@ -111,7 +111,8 @@ private:
     // Ops with several results may have gradients for only some of them.
     resultGrads.clear();
     for (Value result : op->getResults())
-      resultGrads.push_back(gradientOf(result));
+      resultGrads.push_back(active.contains(result) ? gradientOf(result)
+                                                    : Value());
     if (auto rule = dyn_cast<DifferentiableOpInterface>(op))
       return rule.buildGradients(*this);
     // Reshapes (upstream ops) invert each other.
@@ -235,9 +236,12 @@ struct AutodiffPass : public mt::impl::AutodiffPassBase<AutodiffPass> {
       forwardOps.push_back(&op);
       if (isa<DropoutOp, AttentionOp>(op))
         op.setAttr("rng_stream", builder.getI64IntegerAttr(stream++));
+      // Integer results (a mixture of experts' routing) have no gradient.
       if (llvm::any_of(op.getOperands(),
                        [&](Value v) { return active.contains(v); }))
-        active.insert(op.getResults().begin(), op.getResults().end());
+        for (Value result : op.getResults())
+          if (isa<FloatType>(getElementTypeOrSelf(result.getType())))
+            active.insert(result);
     }
 
     builder.setInsertionPoint(ret);

@@ -578,3 +578,51 @@ func.func @negative_per_position_losses(%x: tensor<2x4x16xf32> {mt.input = "toke
   %loss = mt.mean %losses : tensor<2x4xf32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// A mixture of experts: the routing (top_k_gating's experts, moe_route's
+// positions and offsets) is integer and gets no gradient; the gate
+// weights' gradient is a moe_weights_grad of the combine, and reaches the
+// router's logits through top_k_gating_grad. The rows' gradient comes back
+// through the grouped matmul (the non-transposed product with the same
+// weights, and one weight gradient per expert) and the permutation's
+// gradient, an unweighted unpermute.
+
+// CHECK-LABEL: func.func @mixture_of_experts
+// CHECK-SAME:    %[[W0:[^:]+]]: tensor<6x8xf32> {mt.param = "expert0.weight"}
+// CHECK-SAME:    %[[W1:[^:]+]]: tensor<6x8xf32> {mt.param = "expert1.weight"}
+// CHECK:         %[[GW:[^,]+]], %[[E:.+]] = mt.top_k_gating %[[LOGITS:[^ ]+]] {k = 2 : i64}
+// CHECK:         %[[POS:[^,]+]], %[[OFF:.+]] = mt.moe_route %[[E]] {num_experts = 2 : i64}
+// CHECK:         %[[ROWS:.+]] = mt.moe_permute %[[N:[^,]+]], %[[POS]] :
+// CHECK:         %[[H:.+]] = mt.grouped_matmul %[[ROWS]], %[[OFF]], %[[W0]], %[[W1]] transpose_b :
+// CHECK:         %[[Y:.+]] = mt.moe_unpermute %[[H]], %[[POS]] weights(%[[GW]] : tensor<2x4x2xf32>) :
+// CHECK:         mt.cross_entropy_grad
+// CHECK:         %[[DY:.+]] = mt.matmul %{{.*}}, %{{.*}} transpose_b {mt.phase = "backward"} : (tensor<2x4x32xf32>, tensor<6x32xf32>) -> tensor<2x4x6xf32>
+// CHECK:         %[[DH:.+]] = mt.moe_permute %[[DY]], %[[POS]] weights(%[[GW]] : tensor<2x4x2xf32>) {mt.phase = "backward"}
+// CHECK-NEXT:    %[[DGW:.+]] = mt.moe_weights_grad %[[DY]], %[[H]], %[[POS]] {mt.phase = "backward"}
+// CHECK-NEXT:    %[[DROWS:.+]] = mt.grouped_matmul %[[DH]], %[[OFF]], %[[W0]], %[[W1]] {mt.phase = "backward"}
+// CHECK-NEXT:    %[[DW:.+]]:2 = mt.grouped_matmul_weight_grad %[[DH]], %[[ROWS]], %[[OFF]] transpose_b {mt.phase = "backward"}
+// CHECK-NEXT:    %[[DN:.+]] = mt.moe_unpermute %[[DROWS]], %[[POS]] {mt.phase = "backward"}
+// CHECK-NEXT:    %[[DLOGITS:.+]] = mt.top_k_gating_grad %[[DGW]], %[[GW]], %[[E]] {mt.phase = "backward", num_experts = 2 : i64}
+// CHECK:         mt.global_norm {{.*}}%[[DW]]#0, %[[DW]]#1
+func.func @mixture_of_experts(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                              %labels: tensor<2x4xi32> {mt.input = "labels"},
+                              %wte: tensor<32x8xf32> {mt.param = "wte.weight"},
+                              %router: tensor<8x2xf32> {mt.param = "router.weight"},
+                              %w0: tensor<6x8xf32> {mt.param = "expert0.weight"},
+                              %w1: tensor<6x8xf32> {mt.param = "expert1.weight"},
+                              %head: tensor<6x32xf32> {mt.param = "head.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x8xf32>, tensor<2x4xi32>) -> tensor<2x4x8xf32>
+  %logits = mt.matmul %x, %router : (tensor<2x4x8xf32>, tensor<8x2xf32>) -> tensor<2x4x2xf32>
+  %w, %e = mt.top_k_gating %logits {k = 2 : i64} : tensor<2x4x2xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>
+  %pos, %offsets = mt.moe_route %e {num_experts = 2 : i64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<3xi32>
+  %rows = mt.moe_permute %x, %pos : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<16x8xf32>
+  %h = mt.grouped_matmul %rows, %offsets, %w0, %w1 transpose_b
+      : (tensor<16x8xf32>, tensor<3xi32>, tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<16x6xf32>
+  %y = mt.moe_unpermute %h, %pos weights(%w : tensor<2x4x2xf32>)
+      : tensor<16x6xf32>, tensor<2x4x2xi32> -> tensor<2x4x6xf32>
+  %out = mt.matmul %y, %head : (tensor<2x4x6xf32>, tensor<6x32xf32>) -> tensor<2x4x32xf32>
+  %loss = mt.cross_entropy %out, %labels : (tensor<2x4x32xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -15,6 +15,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -218,6 +219,117 @@ TEST(CpuDevice, ScansOnlyFloatBuffers) {
   int64_t first = 0;
   EXPECT_EQ(device->findNonFinite({1, 0}, first).message(),
             "findNonFinite: buffer 0 ('tokens') is not f32");
+}
+
+/// A mixture of experts' forward over 3 tokens of width 2, 3 experts, 2
+/// per token: the router's choice, the rows in expert order, each
+/// expert's [1, 2] weight (transpose_b), and the weighted sum back.
+RankProgram mixtureProgram() {
+  RankProgram program;
+  struct Buffer {
+    std::vector<int64_t> shape;
+    DType dtype;
+  };
+  const Buffer buffers[] = {
+      {{3, 3}, DType::F32}, // 0 logits
+      {{3, 2}, DType::F32}, // 1 gate weights
+      {{3, 2}, DType::I32}, // 2 experts
+      {{3, 2}, DType::I32}, // 3 positions
+      {{4}, DType::I32},    // 4 offsets
+      {{3, 2}, DType::F32}, // 5 tokens
+      {{6, 2}, DType::F32}, // 6 rows
+      {{1, 2}, DType::F32}, // 7 expert 0's weight
+      {{1, 2}, DType::F32}, // 8 expert 1's
+      {{1, 2}, DType::F32}, // 9 expert 2's
+      {{6, 1}, DType::F32}, // 10 products
+      {{3, 1}, DType::F32}, // 11 result
+  };
+  int64_t offset = 0;
+  for (const Buffer &spec : buffers) {
+    BufferDesc buffer;
+    buffer.id = int64_t(program.buffers.size());
+    buffer.offset = offset;
+    buffer.shape = spec.shape;
+    buffer.dtype = spec.dtype;
+    buffer.kind = "activation";
+    buffer.name = "b" + std::to_string(buffer.id);
+    offset += buffer.bytes();
+    program.buffers.push_back(buffer);
+  }
+  program.arenaBytes = offset;
+  auto command = [&](const char *kernel, std::vector<int64_t> ins,
+                     std::vector<int64_t> outs,
+                     std::map<std::string, double> params = {}) {
+    Command c;
+    c.kernel = kernel;
+    c.ins = std::move(ins);
+    c.outs = std::move(outs);
+    c.params = std::move(params);
+    program.commands.push_back(c);
+  };
+  command("top_k_gating", {0}, {1, 2}, {{"k", 2}});
+  command("moe_route", {2}, {3, 4}, {{"num_experts", 3}});
+  command("moe_permute", {5, 3}, {6});
+  command("grouped_matmul", {6, 4, 7, 8, 9}, {10}, {{"transpose_b", 1}});
+  command("moe_unpermute", {10, 3, 1}, {11});
+  return program;
+}
+
+TEST(CpuDevice, RoutesTokensToTheirExperts) {
+  RankProgram program = mixtureProgram();
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(device->prepare(program));
+  // Token 0 prefers experts 2 then 0, token 1 experts 0 then 1 (a tie
+  // with 2, which the lower expert wins), token 2 experts 1 then 2.
+  ASSERT_TRUE(device->uploadValues<float>(
+      0, {1, 0, 1 + std::log(3.0f), 2, 1, 1, 0, 5, 4}));
+  ASSERT_TRUE(device->uploadValues<float>(5, {1, 2, 3, 4, 5, 6}));
+  ASSERT_TRUE(device->uploadValues<float>(7, {1, 0})); // x0
+  ASSERT_TRUE(device->uploadValues<float>(8, {0, 1})); // x1
+  ASSERT_TRUE(device->uploadValues<float>(9, {1, 1})); // x0 + x1
+  ASSERT_TRUE(device->executeStep(0, 0));
+  std::vector<int32_t> experts, positions, offsets;
+  ASSERT_TRUE(device->downloadValues(2, experts, 6));
+  EXPECT_EQ(experts, (std::vector<int32_t>{2, 0, 0, 1, 1, 2}));
+  // Expert 0's rows (token 0, token 1), expert 1's (1, 2), expert 2's
+  // (0, 2).
+  ASSERT_TRUE(device->downloadValues(4, offsets, 4));
+  EXPECT_EQ(offsets, (std::vector<int32_t>{0, 2, 4, 6}));
+  ASSERT_TRUE(device->downloadValues(3, positions, 6));
+  EXPECT_EQ(positions, (std::vector<int32_t>{4, 0, 1, 2, 3, 5}));
+  std::vector<float> weights, result;
+  ASSERT_TRUE(device->downloadValues(1, weights, 6));
+  EXPECT_NEAR(weights[0], 0.75f, 1e-6f);
+  EXPECT_NEAR(weights[1], 0.25f, 1e-6f);
+  EXPECT_NEAR(weights[4], 1 / (1 + std::exp(-1.0f)), 1e-6f);
+  ASSERT_TRUE(device->downloadValues(11, result, 3));
+  // Token 0: 0.75 * (1 + 2) + 0.25 * 1; token 2: w * 6 + (1 - w) * 11.
+  EXPECT_NEAR(result[0], 2.5f, 1e-5f);
+  EXPECT_NEAR(result[1], weights[2] * 3 + weights[3] * 4, 1e-5f);
+  EXPECT_NEAR(result[2], weights[4] * 6 + weights[5] * 11, 1e-5f);
+}
+
+// A routing read at run time is checked before it indexes anything: an
+// expert outside the experts (a routing buffer some other command wrote),
+// and offsets that are not ranges of the rows.
+TEST(CpuDevice, RefusesARoutingOutOfRange) {
+  RankProgram program = mixtureProgram();
+  program.commands.erase(program.commands.begin()); // the experts are inputs
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(device->prepare(program));
+  ASSERT_TRUE(device->uploadValues<int32_t>(2, {0, 1, 3, 0, 1, 2}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('moe_route'): choice 2 is expert 3, outside [0, 3)");
+
+  RankProgram grouped = mixtureProgram();
+  grouped.commands = {grouped.commands[3]};
+  ASSERT_TRUE(device->prepare(grouped));
+  ASSERT_TRUE(device->uploadValues<int32_t>(4, {0, 4, 2, 6}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('grouped_matmul'): expert 1's rows [4, 2) are not an "
+            "ordered range of the 6 rows");
 }
 
 TEST(Devices, UnknownAndMissingBackendsAreNamed) {

@@ -207,6 +207,66 @@ LogicalResult RepeatKVOp::buildGradients(GradientEmitter &g) {
   return success();
 }
 
+// Mixture of experts: the gradients of the permutations are each other
+// (a weighted copy's input gradient is the weighted sum, and back), the
+// gate weights' a row dot product. The choice of experts and the row
+// numbering are integers, without gradients.
+
+LogicalResult TopKGatingOp::buildGradients(GradientEmitter &g) {
+  g.accumulate(getLogits(), g.create<TopKGatingGradOp>(
+                                getLogits().getType(), g.resultGradient(0),
+                                getWeights(), getExperts(),
+                                g.getBuilder().getI64IntegerAttr(
+                                    getLogits().getType().getShape().back())));
+  return success();
+}
+
+LogicalResult MoePermuteOp::buildGradients(GradientEmitter &g) {
+  Value dRows = g.resultGradient(0);
+  if (g.needsGradient(getInput()))
+    g.accumulate(getInput(),
+                 g.create<MoeUnpermuteOp>(getInput().getType(), dRows,
+                                          getPositions(), getWeights()));
+  if (getWeights() && g.needsGradient(getWeights()))
+    g.accumulate(getWeights(),
+                 g.create<MoeWeightsGradOp>(getWeights().getType(), getInput(),
+                                            dRows, getPositions()));
+  return success();
+}
+
+LogicalResult MoeUnpermuteOp::buildGradients(GradientEmitter &g) {
+  Value dy = g.resultGradient(0);
+  if (g.needsGradient(getRows()))
+    g.accumulate(getRows(),
+                 g.create<MoePermuteOp>(getRows().getType(), dy, getPositions(),
+                                        getWeights()));
+  if (getWeights() && g.needsGradient(getWeights()))
+    g.accumulate(getWeights(),
+                 g.create<MoeWeightsGradOp>(getWeights().getType(), dy,
+                                            getRows(), getPositions()));
+  return success();
+}
+
+LogicalResult GroupedMatmulOp::buildGradients(GradientEmitter &g) {
+  Value dy = g.resultGradient(0);
+  // d(input) for rows of expert e: dy_e W_e (W_e^T without transpose_b).
+  if (g.needsGradient(getInput()))
+    g.accumulate(
+        getInput(),
+        g.create<GroupedMatmulOp>(
+            getInput().getType(), dy, getOffsets(), getWeights(),
+            getTransposeB() ? UnitAttr() : g.getBuilder().getUnitAttr()));
+  if (llvm::none_of(getWeights(),
+                    [&](Value weight) { return g.needsGradient(weight); }))
+    return success();
+  auto grads = g.create<GroupedMatmulWeightGradOp>(getWeights().getTypes(), dy,
+                                                   getInput(), getOffsets(),
+                                                   getTransposeBAttr());
+  for (auto [weight, grad] : llvm::zip(getWeights(), grads.getGradWeights()))
+    g.accumulate(weight, grad);
+  return success();
+}
+
 LogicalResult CrossEntropyOp::buildGradients(GradientEmitter &g) {
   if (getType().getRank() != 0)
     return emitOpError() << "returns per-position losses; only the mean "

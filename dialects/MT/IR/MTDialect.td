@@ -238,6 +238,10 @@ def MT_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
 /// Token ids and labels.
 def MT_TokenTensor : StaticShapeTensorOf<[I32, I64]>;
 
+/// A mixture of experts' routing: the experts each token chose, where its
+/// rows lie among the experts' rows, and where each expert's rows begin.
+def MT_RoutingTensor : StaticShapeTensorOf<[I32]>;
+
 /// What an mt.fusion passes: float values, and the labels a fused
 /// cross-entropy reads.
 def MT_FusionTensor : StaticShapeTensorOf<[F32, BF16, F16, I32]>;

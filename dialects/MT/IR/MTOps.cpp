@@ -832,6 +832,226 @@ double AttentionOp::getEffectiveScale() {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+/// The leading dimensions of `value` (all but the last): the tokens.
+static ArrayRef<int64_t> tokenDims(Value value) {
+  return tensorType(value).getShape().drop_back();
+}
+
+/// The number of tokens `value` holds ([tokens..., x]).
+static int64_t tokenCount(Value value) {
+  int64_t count = 1;
+  for (int64_t dim : tokenDims(value))
+    count *= dim;
+  return count;
+}
+
+/// Fails unless `value` has rank 2 or more ([tokens..., x]).
+static LogicalResult verifyTokenRows(Operation *op, Value value,
+                                     StringRef what) {
+  if (tensorType(value).getRank() >= 2)
+    return success();
+  return op->emitOpError() << what
+                           << " must have rank 2 or more ([tokens..., "
+                              "features]), got "
+                           << value.getType();
+}
+
+/// Fails unless `value` is `[tokens..., last]` with the tokens of `like`.
+static LogicalResult verifyPerToken(Operation *op, Value value, StringRef what,
+                                    Value like, StringRef likeName,
+                                    int64_t last) {
+  RankedTensorType type = tensorType(value);
+  if (tokenDims(value) == tokenDims(like) && type.getShape().back() == last)
+    return success();
+  SmallVector<int64_t> expected(tokenDims(like));
+  expected.push_back(last);
+  InFlightDiagnostic diag = op->emitOpError() << what << " must be [";
+  llvm::interleave(expected, diag, "x");
+  return diag << "] (the tokens of " << likeName << ", then " << last
+              << "), got " << value.getType();
+}
+
+/// Fails unless the rows `rows` are `[tokens * k, width]` for the
+/// `positions` `[tokens..., k]`.
+static LogicalResult verifyExpertRows(Operation *op, Value rows, StringRef what,
+                                      Value positions, int64_t width) {
+  RankedTensorType type = tensorType(rows);
+  int64_t expected =
+      tokenCount(positions) * tensorType(positions).getShape().back();
+  if (type.getRank() == 2 && type.getDimSize(0) == expected &&
+      type.getDimSize(1) == width)
+    return success();
+  return op->emitOpError() << what << " must be [" << expected << "x" << width
+                           << "] (a row per token and choice of positions "
+                           << positions.getType() << "), got " << type;
+}
+
+LogicalResult TopKGatingOp::verify() {
+  if (failed(verifyTokenRows(*this, getLogits(), "logits")))
+    return failure();
+  int64_t experts = getLogits().getType().getShape().back();
+  int64_t k = int64_t(getK());
+  if (k < 1 || k > experts)
+    return emitOpError() << "k must be between 1 and the number of experts "
+                         << experts << ", got " << k;
+  if (failed(verifyPerToken(*this, getWeights(), "weights", getLogits(),
+                            "logits", k)) ||
+      failed(verifyPerToken(*this, getExperts(), "experts", getLogits(),
+                            "logits", k)))
+    return failure();
+  return verifyElementTypesMatch(*this, getWeights(), "weights", getLogits(),
+                                 "logits");
+}
+
+LogicalResult TopKGatingGradOp::verify() {
+  int64_t experts = int64_t(getNumExperts());
+  if (failed(verifyTokenRows(*this, getWeights(), "weights")))
+    return failure();
+  int64_t k = getWeights().getType().getShape().back();
+  if (k < 1 || k > experts)
+    return emitOpError() << "num_experts must be at least k = " << k << ", got "
+                         << experts;
+  if (failed(verifyPerToken(*this, getExperts(), "experts", getWeights(),
+                            "weights", k)) ||
+      failed(verifyPerToken(*this, getGradLogits(), "grad_logits", getWeights(),
+                            "weights", experts)))
+    return failure();
+  return verifyElementTypesMatch(*this, getGradLogits(), "grad_logits",
+                                 getWeights(), "weights");
+}
+
+LogicalResult MoeRouteOp::verify() {
+  int64_t experts = int64_t(getNumExperts());
+  if (experts < 1)
+    return emitOpError() << "num_experts must be positive, got " << experts;
+  if (failed(verifyTokenRows(*this, getExperts(), "experts")))
+    return failure();
+  if (getPositions().getType() != getExperts().getType())
+    return emitOpError() << "positions must have the experts' type "
+                         << getExperts().getType() << ", got "
+                         << getPositions().getType();
+  RankedTensorType offsets = getOffsets().getType();
+  if (offsets.getRank() != 1 || offsets.getDimSize(0) != experts + 1)
+    return emitOpError() << "offsets must be [" << experts + 1
+                         << "] (where each of " << experts
+                         << " experts' rows begin, then the end), got "
+                         << offsets;
+  return success();
+}
+
+/// The checks `mt.moe_permute` and `mt.moe_unpermute` share: `tokens`
+/// `[tokens..., hidden]`, positions `[tokens..., k]`, weights like them,
+/// rows `[tokens * k, hidden]`, one float type.
+static LogicalResult verifyPermutation(Operation *op, Value tokens,
+                                       StringRef tokensName, Value positions,
+                                       Value weights, Value rows) {
+  if (failed(verifyTokenRows(op, tokens, tokensName)) ||
+      failed(verifyTokenRows(op, positions, "positions")))
+    return failure();
+  if (tokenDims(positions) != tokenDims(tokens))
+    return op->emitOpError()
+           << "positions " << positions.getType() << " must have the tokens of "
+           << tokensName << " " << tokens.getType();
+  if (weights &&
+      tensorType(weights).getShape() != tensorType(positions).getShape())
+    return op->emitOpError()
+           << "weights must have the positions' shape, got "
+           << weights.getType() << " and " << positions.getType();
+  if (weights && failed(verifyElementTypesMatch(op, weights, "weights", tokens,
+                                                tokensName)))
+    return failure();
+  if (failed(verifyExpertRows(op, rows, "rows", positions,
+                              tensorType(tokens).getShape().back())))
+    return failure();
+  return verifyElementTypesMatch(op, rows, "rows", tokens, tokensName);
+}
+
+LogicalResult MoePermuteOp::verify() {
+  return verifyPermutation(*this, getInput(), "input", getPositions(),
+                           getWeights(), getRows());
+}
+
+LogicalResult MoeUnpermuteOp::verify() {
+  return verifyPermutation(*this, getResult(), "result", getPositions(),
+                           getWeights(), getRows());
+}
+
+LogicalResult MoeWeightsGradOp::verify() {
+  return verifyPermutation(*this, getGradOutput(), "grad_output",
+                           getPositions(), getGradWeights(), getRows());
+}
+
+/// `weight` is expert `e`'s `[n, k]` (transposed) or `[k, n]`.
+static LogicalResult verifyExpertWeight(Operation *op, Value weight,
+                                        StringRef what, size_t e, int64_t k,
+                                        int64_t n, bool transposed,
+                                        Value input) {
+  RankedTensorType type = tensorType(weight);
+  SmallVector<int64_t> expected =
+      transposed ? SmallVector<int64_t>{n, k} : SmallVector<int64_t>{k, n};
+  if (type.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError()
+           << what << " " << e << " must be [" << expected[0] << "x"
+           << expected[1] << "]" << (transposed ? " (transpose_b)" : "")
+           << ", got " << type;
+  return verifyElementTypesMatch(op, weight, what, input, "input");
+}
+
+/// `offsets` is `[experts + 1]`.
+static LogicalResult verifyOffsets(Operation *op, Value offsets,
+                                   size_t experts) {
+  RankedTensorType type = tensorType(offsets);
+  if (experts == 0)
+    return op->emitOpError() << "needs one weight per expert, got none";
+  if (type.getRank() == 1 && type.getDimSize(0) == int64_t(experts) + 1)
+    return success();
+  return op->emitOpError() << "offsets must be [" << experts + 1 << "] for "
+                           << experts << " experts, got " << type;
+}
+
+LogicalResult GroupedMatmulOp::verify() {
+  RankedTensorType input = getInput().getType(), result = getType();
+  if (input.getRank() != 2 || result.getRank() != 2)
+    return emitOpError() << "input and result must be [rows, features], got "
+                         << input << " and " << result;
+  if (failed(verifyOffsets(*this, getOffsets(), getWeights().size())))
+    return failure();
+  if (failed(verifyDimsMatch(*this, getResult(), "result", 0, getInput(),
+                             "input", 0)))
+    return failure();
+  for (auto [e, weight] : llvm::enumerate(getWeights()))
+    if (failed(verifyExpertWeight(*this, weight, "weight", e,
+                                  input.getDimSize(1), result.getDimSize(1),
+                                  getTransposeB(), getInput())))
+      return failure();
+  return verifyElementTypesMatch(*this, getResult(), "result", getInput(),
+                                 "input");
+}
+
+LogicalResult GroupedMatmulWeightGradOp::verify() {
+  RankedTensorType dy = getGradOutput().getType(), input = getInput().getType();
+  if (input.getRank() != 2 || dy.getRank() != 2)
+    return emitOpError()
+           << "grad_output and input must be [rows, features], got " << dy
+           << " and " << input;
+  if (failed(verifyOffsets(*this, getOffsets(), getGradWeights().size())) ||
+      failed(verifyDimsMatch(*this, getGradOutput(), "grad_output", 0,
+                             getInput(), "input", 0)) ||
+      failed(verifyElementTypesMatch(*this, getGradOutput(), "grad_output",
+                                     getInput(), "input")))
+    return failure();
+  for (auto [e, weight] : llvm::enumerate(getGradWeights()))
+    if (failed(verifyExpertWeight(*this, weight, "grad_weight", e,
+                                  input.getDimSize(1), dy.getDimSize(1),
+                                  getTransposeB(), getInput())))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // CrossEntropyOp
 //===----------------------------------------------------------------------===//
 

@@ -847,6 +847,210 @@ def MT_RepeatKVGradOp : MT_Op<"repeat_kv_grad", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixture of experts
+//
+// A sparse MoE MLP (Mixtral's, Megatron-LM's dropless MoE) as static
+// shapes: every token chooses k experts, so the experts' rows together are
+// always tokens * k, in expert order, however they divide among experts.
+// `mt.moe_route` numbers them, `mt.moe_permute` copies each token to its k
+// rows, `mt.grouped_matmul` multiplies each expert's rows by that expert's
+// weight (the row offsets are run-time values), and `mt.moe_unpermute`
+// sums each token's k rows back, weighted by the gate. The gradient of each
+// is another of them, which keeps the backward in these ops too.
+//===----------------------------------------------------------------------===//
+
+def MT_TopKGatingOp : MT_Op<"top_k_gating", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
+  let summary = "Chooses each token's k experts and their gate weights.";
+  let description = [{
+    For the router's logits `[tokens..., num_experts]`, the `k` largest of
+    each row (the lower expert first among equal logits) as `experts`
+    `[tokens..., k]` (i32, in decreasing order of logit), and `weights`
+    `[tokens..., k]`: the softmax of those k logits. That is Mixtral's
+    routing (`softmax` over all experts, `topk`, then the k probabilities
+    divided by their sum) computed without the other experts' terms.
+
+    ```mlir
+    %w, %e = mt.top_k_gating %logits {k = 2 : i64}
+        : tensor<8x1024x8xf32> -> tensor<8x1024x2xf32>, tensor<8x1024x2xi32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$logits, I64Attr:$k);
+  let results = (outs MT_FloatTensor:$weights, MT_RoutingTensor:$experts);
+  let assemblyFormat = [{
+    $logits attr-dict `:` type($logits) `->` type($weights) `,` type($experts)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_TopKGatingGradOp : MT_Op<"top_k_gating_grad",
+    [Pure, AllTypesMatch<["grad_weights", "weights"]>]> {
+  let summary = "Computes the gradient of the router's logits.";
+  let description = [{
+    The gradient of `mt.top_k_gating`'s weights through their softmax:
+    `grad_logits[t, experts[t, j]] = w[t, j] * (grad_weights[t, j] -
+    sum_i w[t, i] * grad_weights[t, i])`, zero for the experts a token did
+    not choose (the choice itself has no gradient).
+
+    ```mlir
+    %dlogits = mt.top_k_gating_grad %dw, %w, %e {num_experts = 8 : i64}
+        : tensor<8x1024x2xf32>, tensor<8x1024x2xi32> -> tensor<8x1024x8xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_weights, MT_FloatTensor:$weights,
+                       MT_RoutingTensor:$experts, I64Attr:$num_experts);
+  let results = (outs MT_FloatTensor:$grad_logits);
+  let assemblyFormat = [{
+    $grad_weights `,` $weights `,` $experts attr-dict `:` type($weights) `,`
+    type($experts) `->` type($grad_logits)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_MoeRouteOp : MT_Op<"moe_route", [Pure]> {
+  let summary = "Numbers the experts' rows: each token's k rows, in expert order.";
+  let description = [{
+    For `experts` `[tokens..., k]` (values in `[0, num_experts)`), the rows
+    of all experts as one `[tokens * k, ...]` list sorted by expert (and,
+    within an expert, by token and choice): `positions[t, j]` is the row of
+    token `t`'s `j`-th choice, and `offsets` `[num_experts + 1]` where each
+    expert's rows begin (`offsets[num_experts]` is `tokens * k`). An expert
+    id out of range is an error at run time.
+
+    ```mlir
+    %pos, %offsets = mt.moe_route %e {num_experts = 8 : i64}
+        : tensor<8x1024x2xi32> -> tensor<8x1024x2xi32>, tensor<9xi32>
+    ```
+  }];
+  let arguments = (ins MT_RoutingTensor:$experts, I64Attr:$num_experts);
+  let results = (outs MT_RoutingTensor:$positions, MT_RoutingTensor:$offsets);
+  let assemblyFormat = [{
+    $experts attr-dict `:` type($experts) `->` type($positions) `,`
+    type($offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_MoePermuteOp : MT_Op<"moe_permute", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
+  let summary = "Copies each token to its k experts' rows.";
+  let description = [{
+    `rows[positions[t, j], :] = input[t, :]` for input `[tokens..., hidden]`
+    and positions `[tokens..., k]` (`mt.moe_route`'s), into
+    `[tokens * k, hidden]`; with `weights` `[tokens..., k]`, times
+    `weights[t, j]` (the gradient of `mt.moe_unpermute`).
+
+    ```mlir
+    %rows = mt.moe_permute %x, %pos
+        : tensor<8x1024x4096xf32>, tensor<8x1024x2xi32> -> tensor<16384x4096xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, MT_RoutingTensor:$positions,
+                       Optional<MT_FloatTensor>:$weights);
+  let results = (outs MT_FloatTensor:$rows);
+  let assemblyFormat = [{
+    $input `,` $positions (`weights` `(` $weights^ `:` type($weights) `)`)?
+    attr-dict `:` type($input) `,` type($positions) `->` type($rows)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_MoeUnpermuteOp : MT_Op<"moe_unpermute", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
+  let summary = "Sums each token's k expert rows, weighted by its gate.";
+  let description = [{
+    `result[t, :] = sum_j weights[t, j] * rows[positions[t, j], :]` for rows
+    `[tokens * k, hidden]` and positions and weights `[tokens..., k]`, into
+    `[tokens..., hidden]`; without `weights`, the plain sum (the gradient of
+    `mt.moe_permute`). The k rows are added in choice order.
+
+    ```mlir
+    %y = mt.moe_unpermute %rows, %pos weights(%w : tensor<8x1024x2xf32>)
+        : tensor<16384x4096xf32>, tensor<8x1024x2xi32> -> tensor<8x1024x4096xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$rows, MT_RoutingTensor:$positions,
+                       Optional<MT_FloatTensor>:$weights);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $rows `,` $positions (`weights` `(` $weights^ `:` type($weights) `)`)?
+    attr-dict `:` type($rows) `,` type($positions) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_MoeWeightsGradOp : MT_Op<"moe_weights_grad", [Pure]> {
+  let summary = "Computes the gradient of the weights of a permute or unpermute.";
+  let description = [{
+    `grad_weights[t, j] = dot(grad_output[t, :], rows[positions[t, j], :])`:
+    for `mt.moe_unpermute`, its result's gradient against its rows; for
+    `mt.moe_permute`, its input against its rows' gradient.
+
+    ```mlir
+    %dw = mt.moe_weights_grad %dy, %rows, %pos
+        : tensor<8x1024x4096xf32>, tensor<16384x4096xf32>, tensor<8x1024x2xi32>
+          -> tensor<8x1024x2xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$rows,
+                       MT_RoutingTensor:$positions);
+  let results = (outs MT_FloatTensor:$grad_weights);
+  let assemblyFormat = [{
+    $grad_output `,` $rows `,` $positions attr-dict `:` type($grad_output)
+    `,` type($rows) `,` type($positions) `->` type($grad_weights)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_GroupedMatmulOp : MT_Op<"grouped_matmul", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
+  let summary = "Multiplies each expert's rows by that expert's weight.";
+  let description = [{
+    `input` is `[rows, k]`, its rows grouped by expert: rows `offsets[e]`
+    to `offsets[e + 1]` (`mt.moe_route`'s, read at run time) are expert
+    `e`'s, and multiply `weights[e]`: `[n, k]` transposed with
+    `transpose_b` (an `nn.Linear` weight), else `[k, n]`. The result is
+    `[rows, n]`. One weight per expert, each a parameter of its own (as
+    Hugging Face's checkpoints store them). An expert with no rows
+    computes nothing.
+
+    ```mlir
+    %h = mt.grouped_matmul %rows, %offsets, %w0, %w1 transpose_b
+        : (tensor<16384x4096xf32>, tensor<3xi32>, tensor<14336x4096xf32>,
+           tensor<14336x4096xf32>) -> tensor<16384x14336xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, MT_RoutingTensor:$offsets,
+                       Variadic<MT_FloatTensor>:$weights,
+                       UnitAttr:$transpose_b);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $offsets `,` $weights (`transpose_b` $transpose_b^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_GroupedMatmulWeightGradOp : MT_Op<"grouped_matmul_weight_grad", [Pure]> {
+  let summary = "Computes each expert's weight gradient from its rows.";
+  let description = [{
+    The weight gradients of `mt.grouped_matmul`: for each expert `e`, over
+    its rows, `grad_output_e^T input_e` (`[n, k]`) with `transpose_b`, else
+    `input_e^T grad_output_e` (`[k, n]`); zeros for an expert with no rows.
+
+    ```mlir
+    %dw0, %dw1 = mt.grouped_matmul_weight_grad %dh, %rows, %offsets transpose_b
+        : (tensor<16384x14336xf32>, tensor<16384x4096xf32>, tensor<3xi32>)
+          -> (tensor<14336x4096xf32>, tensor<14336x4096xf32>)
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input,
+                       MT_RoutingTensor:$offsets, UnitAttr:$transpose_b);
+  let results = (outs Variadic<MT_FloatTensor>:$grad_weights);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $offsets (`transpose_b` $transpose_b^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//
 

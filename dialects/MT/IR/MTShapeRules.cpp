@@ -162,6 +162,64 @@ Types RepeatKVGradOp::inferResultTypesFromOperands() {
   return SmallVector<Type>{withShape(getType(), shape)};
 }
 
+// Mixture of experts: per-token results follow the tokens; the experts'
+// rows are a row per token and choice.
+
+/// `like`'s tokens, then `last`, of `element`'s element type.
+static RankedTensorType perToken(Value like, int64_t last, Type element) {
+  SmallVector<int64_t> shape(typeOf(like).getShape().drop_back());
+  shape.push_back(last);
+  return RankedTensorType::get(
+      shape, cast<RankedTensorType>(element).getElementType());
+}
+
+/// `[tokens * k, width]` for positions `[tokens..., k]`.
+static RankedTensorType expertRows(Value positions, int64_t width,
+                                   Type element) {
+  return withShape(element, {typeOf(positions).getNumElements(), width});
+}
+
+Types TopKGatingOp::inferResultTypesFromOperands() {
+  int64_t k = int64_t(getK());
+  return SmallVector<Type>{perToken(getLogits(), k, getWeights().getType()),
+                           perToken(getLogits(), k, getExperts().getType())};
+}
+
+Types TopKGatingGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{perToken(getWeights(), int64_t(getNumExperts()),
+                                    getGradLogits().getType())};
+}
+
+Types MoeRouteOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{getExperts().getType(), getOffsets().getType()};
+}
+
+Types MoePermuteOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{expertRows(getPositions(),
+                                      getInput().getType().getShape().back(),
+                                      getRows().getType())};
+}
+
+Types MoeUnpermuteOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{
+      perToken(getPositions(), getRows().getType().getDimSize(1), getType())};
+}
+
+Types MoeWeightsGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{
+      withShape(getType(), getPositions().getType().getShape())};
+}
+
+Types GroupedMatmulOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{
+      withShape(getType(),
+                {getInput().getType().getDimSize(0), getType().getDimSize(1)})};
+}
+
+Types GroupedMatmulWeightGradOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+
 // mt-fuse runs after every pass that retypes ops; a fusion, a multi-tensor
 // update and an attention folded with its layout ops keep their types.
 Types FusionOp::inferResultTypesFromOperands() { return unchanged(*this); }

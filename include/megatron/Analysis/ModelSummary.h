@@ -22,7 +22,9 @@ struct ModelSummary {
   int64_t numParameters = 0;
   /// Elements of the token-id argument: tokens per micro-batch.
   int64_t tokensPerMicroBatch = 0;
-  /// `6 N`: forward and backward FLOPs of the parameters' multiply-adds.
+  /// `6 N`: forward and backward FLOPs of the parameters' multiply-adds,
+  /// `N` the parameters a token uses: of a mixture of experts' weights,
+  /// only its k experts' (Megatron-LM's MoE FLOPs count them so).
   int64_t parameterFlopsPerToken = 0;
   /// `12 L S D`: forward and backward FLOPs of attention scores and sums
   /// (`S` the keys per query: the sequence, or a sliding window under it).

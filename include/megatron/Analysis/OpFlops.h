@@ -118,6 +118,14 @@ inline double opFlops(Operation *op) {
     return product(matmul) + numel(matmul.getResult());
   if (auto matmul = dyn_cast<MatmulBiasGradOp>(op))
     return product(matmul) + numel(matmul.getRhs());
+  // Each expert's rows times its weight: 2 per multiply-add, over all
+  // rows together.
+  if (auto grouped = dyn_cast<GroupedMatmulOp>(op))
+    return 2.0 * numel(grouped.getResult()) *
+           double(grouped.getInput().getType().getDimSize(1));
+  if (auto grouped = dyn_cast<GroupedMatmulWeightGradOp>(op))
+    return 2.0 * numel(grouped.getGradOutput()) *
+           double(grouped.getInput().getType().getDimSize(1));
   if (std::optional<double> flops = attentionFlops(op))
     return *flops;
   double total = 0;

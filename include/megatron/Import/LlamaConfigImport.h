@@ -1,9 +1,10 @@
 //===- LlamaConfigImport.h - LLaMA-family config.json to mt -----*- C++ -*-===//
 //
 // Reads a Hugging Face `config.json` of the LLaMA family (`LlamaForCausalLM`,
-// `MistralForCausalLM`, `Qwen2ForCausalLM`) and builds the model's forward
-// graph in the mt dialect: RMSNorm, grouped-query attention with rotary
-// embedding, SwiGLU MLP, tied or untied head, with parameters named and laid
+// `MistralForCausalLM`, `MixtralForCausalLM`, `Qwen2ForCausalLM`) and builds
+// the model's forward graph in the mt dialect: RMSNorm, grouped-query
+// attention with rotary embedding, SwiGLU MLP (Mixtral's: a sparse mixture
+// of SwiGLU experts), tied or untied head, with parameters named and laid
 // out as in the Hugging Face checkpoint (`nn.Linear`'s [out, in]).
 //
 //===----------------------------------------------------------------------===//
@@ -29,7 +30,7 @@ struct Llama3RopeScaling {
 
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
-  std::string modelType; // llama, mistral or qwen2
+  std::string modelType; // llama, mistral, mixtral or qwen2
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
   int64_t intermediateSize = 0;
@@ -49,6 +50,10 @@ struct LlamaConfig {
   /// Biases on the MLP projections (Llama's mlp_bias).
   bool mlpBias = false;
   double initializerRange = 0.02;
+  /// Mixtral's sparse MoE MLP: each token's MLP is the gate-weighted sum
+  /// of `expertsPerToken` of `numExperts` SwiGLU experts (0: a dense MLP).
+  int64_t numExperts = 0;
+  int64_t expertsPerToken = 0;
   /// The sliding attention window (0: none) of Mistral, or of Qwen2 with
   /// use_sliding_window: a query sees the `slidingWindow` keys up to its
   /// own, in the layers from `firstWindowedLayer` on (Qwen2's

@@ -77,6 +77,14 @@ enum class KernelId {
   all_slice,
   send,
   recv,
+  top_k_gating,
+  top_k_gating_grad,
+  moe_route,
+  moe_permute,
+  moe_unpermute,
+  moe_weights_grad,
+  grouped_matmul,
+  grouped_matmul_weight_grad,
   fused
 };
 
@@ -86,94 +94,121 @@ struct KernelInfo {
   /// Operand counts; -1 means any number (at least one).
   int ins;
   int outs;
-  /// The input holding i32 token ids (-1: none); every other operand is
-  /// floating point.
-  int indexInput;
+  /// The inputs holding i32 values (token ids, a mixture of experts'
+  /// routing), bit j for input j; every other input is floating point.
+  unsigned indexInputs;
+  /// The outputs holding i32 values (a routing), as indexInputs.
+  unsigned indexOutputs = 0;
+
+  bool isIndexInput(size_t j) const {
+    return j < 32 && ((indexInputs >> j) & 1u);
+  }
+  bool isIndexOutput(size_t j) const {
+    return j < 32 && ((indexOutputs >> j) & 1u);
+  }
 };
+
+/// Bit j of KernelInfo's index masks: operand j.
+constexpr unsigned operand(unsigned j) { return 1u << j; }
 
 inline const KernelInfo *kernelTable(size_t &count) {
   static constexpr KernelInfo table[] = {
-      {KernelId::embedding, "embedding", 2, 1, 1},
+      {KernelId::embedding, "embedding", 2, 1, operand(1)},
       // A third input is an accumulator, output 0 updated in place.
-      {KernelId::embedding_grad, "embedding_grad", -1, 1, 1},
-      {KernelId::position_embedding, "position_embedding", 1, 1, -1},
-      {KernelId::position_embedding_grad, "position_embedding_grad", 1, 1, -1},
-      {KernelId::layer_norm, "layer_norm", 3, 1, -1},
-      {KernelId::layer_norm_grad, "layer_norm_grad", 3, 3, -1},
-      {KernelId::add, "add", 2, 1, -1},
-      {KernelId::bias_add, "bias_add", 2, 1, -1},
-      {KernelId::bias_add_grad, "bias_add_grad", 1, 1, -1},
-      {KernelId::gelu, "gelu", 1, 1, -1},
-      {KernelId::rms_norm, "rms_norm", 2, 1, -1},
-      {KernelId::rms_norm_grad, "rms_norm_grad", 3, 2, -1},
-      {KernelId::silu, "silu", 1, 1, -1},
-      {KernelId::silu_grad, "silu_grad", 2, 1, -1},
-      {KernelId::mul, "mul", 2, 1, -1},
-      {KernelId::rope, "rope", 1, 1, -1},
-      {KernelId::repeat_kv, "repeat_kv", 1, 1, -1},
-      {KernelId::repeat_kv_grad, "repeat_kv_grad", 1, 1, -1},
-      {KernelId::gelu_grad, "gelu_grad", 2, 1, -1},
-      {KernelId::dropout, "dropout", 1, 1, -1},
+      {KernelId::embedding_grad, "embedding_grad", -1, 1, operand(1)},
+      {KernelId::position_embedding, "position_embedding", 1, 1, 0},
+      {KernelId::position_embedding_grad, "position_embedding_grad", 1, 1, 0},
+      {KernelId::layer_norm, "layer_norm", 3, 1, 0},
+      {KernelId::layer_norm_grad, "layer_norm_grad", 3, 3, 0},
+      {KernelId::add, "add", 2, 1, 0},
+      {KernelId::bias_add, "bias_add", 2, 1, 0},
+      {KernelId::bias_add_grad, "bias_add_grad", 1, 1, 0},
+      {KernelId::gelu, "gelu", 1, 1, 0},
+      {KernelId::rms_norm, "rms_norm", 2, 1, 0},
+      {KernelId::rms_norm_grad, "rms_norm_grad", 3, 2, 0},
+      {KernelId::silu, "silu", 1, 1, 0},
+      {KernelId::silu_grad, "silu_grad", 2, 1, 0},
+      {KernelId::mul, "mul", 2, 1, 0},
+      {KernelId::rope, "rope", 1, 1, 0},
+      {KernelId::repeat_kv, "repeat_kv", 1, 1, 0},
+      {KernelId::repeat_kv_grad, "repeat_kv_grad", 1, 1, 0},
+      {KernelId::gelu_grad, "gelu_grad", 2, 1, 0},
+      {KernelId::dropout, "dropout", 1, 1, 0},
       // A third input is an accumulator: output 0 is it updated in place,
       // plus the product (cuBLAS's beta = 1; mt.matmul's accumulate).
-      {KernelId::matmul, "matmul", -1, 1, -1},
+      {KernelId::matmul, "matmul", -1, 1, 0},
       // A matmul with its bias (the result's last dimension) added in the
       // GEMM's epilogue.
-      {KernelId::matmul_bias, "matmul_bias", 3, 1, -1},
+      {KernelId::matmul_bias, "matmul_bias", 3, 1, 0},
       // matmul_bias whose epilogue also applies GeLU: outputs the sum (the
       // GeLU's input, which the backward reads) and its GeLU.
-      {KernelId::matmul_bias_gelu, "matmul_bias_gelu", 3, 2, -1},
+      {KernelId::matmul_bias_gelu, "matmul_bias_gelu", 3, 2, 0},
       // A matmul whose product is a GeLU's output gradient, times GeLU's
       // derivative at input 2 (the GeLU's input) in its epilogue.
-      {KernelId::matmul_gelu_grad, "matmul_gelu_grad", 3, 1, -1},
+      {KernelId::matmul_gelu_grad, "matmul_gelu_grad", 3, 1, 0},
       // A weight gradient's matmul (rhs [k, n], not transposed) that also
       // writes the sum of the rhs's rows: the bias gradient, output 1.
       // A third input accumulates the weight gradient, as matmul's.
-      {KernelId::matmul_bias_grad, "matmul_bias_grad", -1, 2, -1},
-      {KernelId::split_heads, "split_heads", 1, -1, -1},
-      {KernelId::merge_heads, "merge_heads", -1, 1, -1},
-      {KernelId::attention, "attention", 3, 1, -1},
-      {KernelId::attention_grad, "attention_grad", 4, 3, -1},
+      {KernelId::matmul_bias_grad, "matmul_bias_grad", -1, 2, 0},
+      {KernelId::split_heads, "split_heads", 1, -1, 0},
+      {KernelId::merge_heads, "merge_heads", -1, 1, 0},
+      {KernelId::attention, "attention", 3, 1, 0},
+      {KernelId::attention_grad, "attention_grad", 4, 3, 0},
       // Attention reading a fused [batch, seq, 3 * heads * head_dim] QKV
       // tensor in place and writing merged heads (mtrt/HeadLayout.h), and
       // its rows' log-sum-exp [batch, heads, seq] in f32; the gradient
       // reads dOut, QKV, the output and those stats.
-      {KernelId::qkv_attention, "qkv_attention", 1, 2, -1},
-      {KernelId::qkv_attention_grad, "qkv_attention_grad", 4, 1, -1},
+      {KernelId::qkv_attention, "qkv_attention", 1, 2, 0},
+      {KernelId::qkv_attention_grad, "qkv_attention_grad", 4, 1, 0},
       // Attention over head-major q, k and v (keys and values possibly of
       // fewer heads) writing merged heads and the rows' log-sum-exp; the
       // gradient reads dOut (merged), q, k, v, the output and the stats.
-      {KernelId::merged_attention, "merged_attention", 3, 2, -1},
-      {KernelId::merged_attention_grad, "merged_attention_grad", 6, 3, -1},
-      {KernelId::cross_entropy, "cross_entropy", 2, 1, 1},
-      {KernelId::cross_entropy_grad, "cross_entropy_grad", 3, 1, 2},
-      {KernelId::global_norm, "global_norm", -1, 1, -1},
-      {KernelId::clip_scale, "clip_scale", 2, 1, -1},
-      {KernelId::div, "div", 2, 1, -1},
-      {KernelId::cast, "cast", 1, 1, -1},
+      {KernelId::merged_attention, "merged_attention", 3, 2, 0},
+      {KernelId::merged_attention_grad, "merged_attention_grad", 6, 3, 0},
+      {KernelId::cross_entropy, "cross_entropy", 2, 1, operand(1)},
+      {KernelId::cross_entropy_grad, "cross_entropy_grad", 3, 1, operand(2)},
+      {KernelId::global_norm, "global_norm", -1, 1, 0},
+      {KernelId::clip_scale, "clip_scale", 2, 1, 0},
+      {KernelId::div, "div", 2, 1, 0},
+      {KernelId::cast, "cast", 1, 1, 0},
       // N tensors of one element type cast to N of another, each its
       // input's shape.
-      {KernelId::multi_cast, "multi_cast", -1, -1, -1},
-      {KernelId::adamw, "adamw", 11, 3, -1},
+      {KernelId::multi_cast, "multi_cast", -1, -1, 0},
+      {KernelId::adamw, "adamw", 11, 3, 0},
       // N parameters, gradients, first and second moments, the seven
       // scalars of adamw; N of each updated in place.
-      {KernelId::multi_adamw, "multi_adamw", -1, -1, -1},
-      {KernelId::fill, "fill", 0, 1, -1},
+      {KernelId::multi_adamw, "multi_adamw", -1, -1, 0},
+      {KernelId::fill, "fill", 0, 1, 0},
       // The input's leading elements, then zeros to the output's length:
       // ZeRO's padding to equal pieces and its cut after a gather.
-      {KernelId::copy_prefix, "copy_prefix", 1, 1, -1},
-      {KernelId::sum_squares, "sum_squares", -1, 1, -1},
-      {KernelId::mean, "mean", 1, 1, -1},
-      {KernelId::sqrt, "sqrt", 1, 1, -1},
-      {KernelId::scale, "scale", 1, 1, -1},
-      {KernelId::all_reduce, "all_reduce", 1, 1, -1},
-      {KernelId::reduce_scatter, "reduce_scatter", 1, 1, -1},
-      {KernelId::all_gather, "all_gather", 1, 1, -1},
-      {KernelId::all_slice, "all_slice", 1, 1, -1},
-      {KernelId::send, "send", 1, 0, -1},
-      {KernelId::recv, "recv", 0, 1, -1},
+      {KernelId::copy_prefix, "copy_prefix", 1, 1, 0},
+      {KernelId::sum_squares, "sum_squares", -1, 1, 0},
+      {KernelId::mean, "mean", 1, 1, 0},
+      {KernelId::sqrt, "sqrt", 1, 1, 0},
+      {KernelId::scale, "scale", 1, 1, 0},
+      {KernelId::all_reduce, "all_reduce", 1, 1, 0},
+      {KernelId::reduce_scatter, "reduce_scatter", 1, 1, 0},
+      {KernelId::all_gather, "all_gather", 1, 1, 0},
+      {KernelId::all_slice, "all_slice", 1, 1, 0},
+      {KernelId::send, "send", 1, 0, 0},
+      {KernelId::recv, "recv", 0, 1, 0},
+      // A mixture of experts (mt.top_k_gating and the ops after it):
+      // routings are i32.
+      {KernelId::top_k_gating, "top_k_gating", 1, 2, 0, operand(1)},
+      {KernelId::top_k_gating_grad, "top_k_gating_grad", 3, 1, operand(2)},
+      {KernelId::moe_route, "moe_route", 1, 2, operand(0),
+       operand(0) | operand(1)},
+      // A third input, the weights, is optional.
+      {KernelId::moe_permute, "moe_permute", -1, 1, operand(1)},
+      {KernelId::moe_unpermute, "moe_unpermute", -1, 1, operand(1)},
+      {KernelId::moe_weights_grad, "moe_weights_grad", 3, 1, operand(2)},
+      // The rows, their offsets, then one weight per expert.
+      {KernelId::grouped_matmul, "grouped_matmul", -1, 1, operand(1)},
+      // One weight gradient per expert.
+      {KernelId::grouped_matmul_weight_grad, "grouped_matmul_weight_grad", 3,
+       -1, operand(2)},
       // A kernel the compiler generated (RankProgram::generatedKernels).
-      {KernelId::fused, "fused", -1, -1, -1},
+      {KernelId::fused, "fused", -1, -1, 0},
   };
   count = sizeof(table) / sizeof(table[0]);
   return table;

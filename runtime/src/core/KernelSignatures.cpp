@@ -19,6 +19,14 @@ std::string countOf(int64_t count, const std::string &noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
+/// What a kernel's i32 operands hold, for its errors.
+const char *indexWhat(KernelId id) {
+  bool tokens = id == KernelId::embedding || id == KernelId::embedding_grad ||
+                id == KernelId::cross_entropy ||
+                id == KernelId::cross_entropy_grad;
+  return tokens ? "i32 token ids" : "an i32 routing";
+}
+
 /// One command's operands, with the error of the first relation that
 /// fails (later checks are skipped once one has failed).
 class Signature {
@@ -601,6 +609,100 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
            "1/" + std::to_string(parts) + " of the whole");
     break;
   }
+  case KernelId::top_k_gating:
+  case KernelId::top_k_gating_grad: {
+    bool forward = id == KernelId::top_k_gating;
+    const Shape &logits = forward ? s.in(0) : s.out(0);
+    const Shape &weights = forward ? s.out(0) : s.in(1);
+    s.require(logits.size() >= 2 && weights.size() == logits.size() &&
+                  std::equal(logits.begin(), logits.end() - 1, weights.begin()),
+              "the logits " + shapeString(logits) + " and the weights " +
+                  shapeString(weights) +
+                  " are not [tokens..., experts] and "
+                  "[tokens..., k]");
+    if (!s.error.empty())
+      break;
+    int64_t experts = logits.back(), k = weights.back();
+    s.require(k >= 1 && k <= experts, "k = " + std::to_string(k) +
+                                          " is not between 1 and the " +
+                                          std::to_string(experts) + " experts");
+    s.same(forward ? s.out(1) : s.in(2), "the experts", weights, "the weights");
+    if (!forward)
+      s.same(s.in(0), "the weights' gradient", weights, "the weights");
+    break;
+  }
+  case KernelId::moe_route:
+    s.require(!s.in(0).empty(), "the experts are a scalar");
+    s.same(s.out(0), "the positions", s.in(0), "the experts");
+    s.positive("num_experts");
+    s.require(s.out(1) == Shape{int64_t(c.get("num_experts", 0)) + 1},
+              "the offsets have shape " + shapeString(s.out(1)) +
+                  ", expected [num_experts + 1]");
+    break;
+  case KernelId::moe_permute:
+  case KernelId::moe_unpermute:
+  case KernelId::moe_weights_grad: {
+    // Tokens [tokens..., hidden], positions [tokens..., k] (and weights
+    // like them), rows [tokens * k, hidden].
+    bool permute = id == KernelId::moe_permute;
+    s.require(id == KernelId::moe_weights_grad || c.ins.size() == 2 ||
+                  c.ins.size() == 3,
+              "takes 2 inputs, or 3 with weights, got " +
+                  countOf(int64_t(c.ins.size()), "input"));
+    if (!s.error.empty())
+      break;
+    const Shape &tokens = permute                         ? s.in(0)
+                          : id == KernelId::moe_unpermute ? s.out(0)
+                                                          : s.in(0);
+    const Shape &rows = permute                         ? s.out(0)
+                        : id == KernelId::moe_unpermute ? s.in(0)
+                                                        : s.in(1);
+    const Shape &positions =
+        id == KernelId::moe_weights_grad ? s.in(2) : s.in(1);
+    s.require(
+        tokens.size() >= 2 && positions.size() == tokens.size() &&
+            std::equal(tokens.begin(), tokens.end() - 1, positions.begin()),
+        "the tokens " + shapeString(tokens) + " and the positions " +
+            shapeString(positions) +
+            " are not [tokens..., hidden] and [tokens..., k]");
+    if (!s.error.empty())
+      break;
+    s.same(rows, "the rows", {s.elements(positions), tokens.back()},
+           "[tokens * k, hidden]");
+    if (id == KernelId::moe_weights_grad)
+      s.same(s.out(0), "the weights' gradient", positions, "the positions");
+    else if (c.ins.size() == 3)
+      s.same(s.in(2), "the weights", positions, "the positions");
+    break;
+  }
+  case KernelId::grouped_matmul:
+  case KernelId::grouped_matmul_weight_grad: {
+    bool forward = id == KernelId::grouped_matmul;
+    s.flag("transpose_b");
+    bool tb = c.get("transpose_b", 0) != 0;
+    size_t experts = forward ? c.ins.size() - std::min<size_t>(c.ins.size(), 2)
+                             : c.outs.size();
+    s.require(experts >= 1, "no weight per expert");
+    if (!s.error.empty())
+      break;
+    const Shape &input = forward ? s.in(0) : s.in(1);
+    const Shape &product = forward ? s.out(0) : s.in(0);
+    s.require(input.size() == 2 && product.size() == 2 &&
+                  input[0] == product[0],
+              "the rows " + shapeString(input) + " and their product " +
+                  shapeString(product) + " are not [rows, k] and [rows, n]");
+    s.same(forward ? s.in(1) : s.in(2), "the offsets", {int64_t(experts) + 1},
+           "[experts + 1]");
+    if (!s.error.empty())
+      break;
+    Shape weight =
+        tb ? Shape{product[1], input[1]} : Shape{input[1], product[1]};
+    for (size_t e = 0; e < experts; ++e)
+      s.same(forward ? s.in(2 + e) : s.out(e),
+             "expert " + std::to_string(e) + "'s weight", weight,
+             tb ? "[n, k]" : "[k, n]");
+    break;
+  }
   case KernelId::send:
   case KernelId::recv:
   case KernelId::fused: // against its generated kernel, below
@@ -731,20 +833,24 @@ mtrt::checkKernelSignature(const Command &command,
   // for a row kernel): checked against it below.
   for (size_t j = 0; j < command.ins.size() && kernel->id != KernelId::fused;
        ++j) {
-    bool index = int(j) == kernel->indexInput;
+    bool index = kernel->isIndexInput(j);
     DType actual = buffers[command.ins[j]].dtype;
     bool floating =
         actual == DType::F32 || actual == DType::F16 || actual == DType::BF16;
     if (index ? actual != DType::I32 : !floating)
       return Status::error("input " + std::to_string(j) + " is " +
                            dtypeName(actual) + ", expected " +
-                           (index ? "i32 token ids" : "floating point"));
+                           (index ? indexWhat(kernel->id) : "floating point"));
   }
-  for (size_t j = 0; j < command.outs.size(); ++j)
-    if (DType dtype = buffers[command.outs[j]].dtype;
-        dtype == DType::I32 || dtype == DType::I64)
+  for (size_t j = 0; j < command.outs.size(); ++j) {
+    bool index = kernel->isIndexOutput(j);
+    DType dtype = buffers[command.outs[j]].dtype;
+    if (index ? dtype != DType::I32
+              : dtype == DType::I32 || dtype == DType::I64)
       return Status::error("output " + std::to_string(j) + " is " +
-                           dtypeName(dtype) + ", expected floating point");
+                           dtypeName(dtype) + ", expected " +
+                           (index ? indexWhat(kernel->id) : "floating point"));
+  }
   // The optimizer updates fp32 master weights and moments, and run-time
   // scalars are fp32: 16-bit values there would round every update.
   bool allF32 =

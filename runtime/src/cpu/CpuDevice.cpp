@@ -296,12 +296,12 @@ Status CpuDevice::prepareProgram(const RankProgram &program) {
     // the kernel's typed signature at load (mtrt/KernelSignatures.h);
     // 16-bit operands are staged through fp32 (stageOperands).
     for (size_t j = 0; j < command.ins.size(); ++j)
-      if (int(j) == kernel->indexInput &&
+      if (kernel->isIndexInput(j) &&
           program.buffers[command.ins[j]].dtype != DType::I32)
         return Status::error(describe(i, command) + ": input " +
                              std::to_string(j) + " is " +
                              dtypeName(program.buffers[command.ins[j]].dtype) +
-                             ", the CPU backend expects i32 token ids");
+                             ", the CPU backend expects i32 indices");
   }
   // Generated kernels are compiled (or found in the cache) once, here,
   // with the GeLU epilogues' where GEMMs have them: the prelude's GeLU, as
@@ -443,11 +443,12 @@ void CpuDevice::stageOperands(const KernelInfo &kernel,
     total += size_t(prog->buffers[bufferId].numElements());
   };
   for (size_t j = 0; j < command.ins.size(); ++j)
-    if (int(j) != kernel.indexInput)
+    if (!kernel.isIndexInput(j))
       add(command.ins[j]);
   size_t inputs = numStaged;
-  for (int64_t out : command.outs)
-    add(out);
+  for (size_t j = 0; j < command.outs.size(); ++j)
+    if (!kernel.isIndexOutput(j))
+      add(command.outs[j]);
   if (total > stagingCapacity) {
     stagingPool.reset(new float[total]);
     stagingCapacity = total;
@@ -541,6 +542,32 @@ Status CpuDevice::runCommands(uint64_t seed, uint64_t step,
   // Sends copied their bytes out: wait for them before the next step.
   if (communicator && pipelineAxis >= 0)
     return communicator->finishSends();
+  return Status::ok();
+}
+
+/// A mixture of experts' routing read at run time: each position a row
+/// of the `choices` rows (mt.moe_route's, unless a kernel before it wrote
+/// the buffer wrong).
+static Status checkPositions(const int32_t *positions, int64_t choices) {
+  for (int64_t i = 0; i < choices; ++i)
+    if (positions[i] < 0 || positions[i] >= choices)
+      return Status::error("position " + std::to_string(i) + " is row " +
+                           std::to_string(positions[i]) + ", outside [0, " +
+                           std::to_string(choices) + ")");
+  return Status::ok();
+}
+
+/// Each expert's rows, offsets[e] to offsets[e + 1], lie in [0, rows) in
+/// order.
+static Status checkOffsets(const int32_t *offsets, int64_t experts,
+                           int64_t rows) {
+  for (int64_t e = 0; e < experts; ++e)
+    if (offsets[e] < 0 || offsets[e] > offsets[e + 1] || offsets[e + 1] > rows)
+      return Status::error("expert " + std::to_string(e) + "'s rows [" +
+                           std::to_string(offsets[e]) + ", " +
+                           std::to_string(offsets[e + 1]) +
+                           ") are not an ordered range of the " +
+                           std::to_string(rows) + " rows");
   return Status::ok();
 }
 
@@ -667,6 +694,77 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
       cpu::repeatKV(in(0), out(0), kv.shape[0], kv.shape[1], groups, inner);
     else
       cpu::repeatKVGrad(in(0), out(0), kv.shape[0], kv.shape[1], groups, inner);
+  } else if (id == KernelId::top_k_gating) {
+    const BufferDesc &logits = inDesc(0);
+    int64_t experts = lastDim(logits), k = lastDim(outDesc(0));
+    cpu::topKGating(in(0), out(0), as<int32_t>(command.outs[1]),
+                    logits.numElements() / experts, experts, k);
+  } else if (id == KernelId::top_k_gating_grad) {
+    const BufferDesc &logits = outDesc(0);
+    int64_t experts = lastDim(logits), k = lastDim(inDesc(1));
+    cpu::topKGatingGrad(in(0), in(1), ids(2), out(0),
+                        logits.numElements() / experts, experts, k);
+  } else if (id == KernelId::moe_route) {
+    int64_t experts = int64_t(command.get("num_experts", 0));
+    int64_t bad = cpu::moeRoute(ids(0), as<int32_t>(command.outs[0]),
+                                as<int32_t>(command.outs[1]),
+                                inDesc(0).numElements(), experts);
+    if (bad >= 0)
+      return Status::error("choice " + std::to_string(bad) + " is expert " +
+                           std::to_string(ids(0)[bad]) + ", outside [0, " +
+                           std::to_string(experts) + ")");
+  } else if (id == KernelId::moe_permute || id == KernelId::moe_unpermute ||
+             id == KernelId::moe_weights_grad) {
+    // Positions [tokens..., k] and rows [tokens * k, hidden].
+    const bool gradient = id == KernelId::moe_weights_grad;
+    const BufferDesc &positions = inDesc(gradient ? 2 : 1);
+    const BufferDesc &rows = id == KernelId::moe_permute     ? outDesc(0)
+                             : id == KernelId::moe_unpermute ? inDesc(0)
+                                                             : inDesc(1);
+    int64_t k = lastDim(positions), hidden = lastDim(rows);
+    int64_t tokens = positions.numElements() / k;
+    MTRT_RETURN_IF_ERROR(
+        checkPositions(ids(gradient ? 2 : 1), positions.numElements()));
+    const float *weights =
+        !gradient && command.ins.size() == 3 ? in(2) : nullptr;
+    if (id == KernelId::moe_permute)
+      cpu::moePermute(in(0), ids(1), weights, out(0), tokens, k, hidden);
+    else if (id == KernelId::moe_unpermute)
+      cpu::moeUnpermute(in(0), ids(1), weights, out(0), tokens, k, hidden);
+    else
+      cpu::moeWeightsGrad(in(0), in(1), ids(2), out(0), tokens, k, hidden);
+  } else if (id == KernelId::grouped_matmul ||
+             id == KernelId::grouped_matmul_weight_grad) {
+    // Rows offsets[e] to offsets[e + 1] are expert e's.
+    const bool forward = id == KernelId::grouped_matmul;
+    const bool tb = command.get("transpose_b", 0) != 0;
+    const BufferDesc &input = inDesc(forward ? 0 : 1);
+    const BufferDesc &product = forward ? outDesc(0) : inDesc(0);
+    const int32_t *offsets = ids(forward ? 1 : 2);
+    int64_t rows = input.shape[0], k = input.shape[1], n = product.shape[1];
+    int64_t experts = forward ? int64_t(command.ins.size()) - 2
+                              : int64_t(command.outs.size());
+    MTRT_RETURN_IF_ERROR(checkOffsets(offsets, experts, rows));
+    for (int64_t e = 0; e < experts; ++e) {
+      int64_t begin = offsets[e], count = offsets[e + 1] - begin;
+      if (forward) {
+        if (count > 0)
+          gemm(false, tb, count, n, k, in(0) + begin * k, in(2 + size_t(e)),
+               out(0) + begin * n);
+        continue;
+      }
+      float *grad = out(size_t(e));
+      if (count == 0) {
+        std::fill_n(grad, n * k, 0.0f);
+        continue;
+      }
+      // [n, k] = dy_e^T x_e with transpose_b, else [k, n] = x_e^T dy_e.
+      const float *dy = in(0) + begin * n, *x = in(1) + begin * k;
+      if (tb)
+        gemm(true, false, n, k, count, dy, x, grad);
+      else
+        gemm(true, false, k, n, count, x, dy, grad);
+    }
   } else if (id == KernelId::add) {
     cpu::add(in(0), in(1), out(0), outDesc(0).numElements());
   } else if (id == KernelId::bias_add) {

@@ -411,6 +411,119 @@ inline std::vector<double> ropeInverseFrequencies(int64_t headDim, double theta,
   return inv;
 }
 
+/// A mixture of experts' routing: the `k` largest of each token's
+/// `numExperts` logits (the lower expert first among equal ones), in
+/// decreasing order, and the softmax of those k.
+template <typename T>
+void topKGating(const T *logits, T *weights, int32_t *experts, int64_t tokens,
+                int64_t numExperts, int64_t k) {
+  std::vector<int32_t> order(size_t(numExperts), 0);
+  for (int64_t t = 0; t < tokens; ++t) {
+    const T *row = logits + t * numExperts;
+    for (int64_t e = 0; e < numExperts; ++e)
+      order[size_t(e)] = int32_t(e);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int32_t a, int32_t b) {
+                        return row[a] > row[b] || (row[a] == row[b] && a < b);
+                      });
+    double top = double(row[order[0]]), sum = 0;
+    for (int64_t j = 0; j < k; ++j)
+      sum += std::exp(double(row[order[size_t(j)]]) - top);
+    for (int64_t j = 0; j < k; ++j) {
+      experts[t * k + j] = order[size_t(j)];
+      weights[t * k + j] =
+          T(std::exp(double(row[order[size_t(j)]]) - top) / sum);
+    }
+  }
+}
+
+/// The gradient of topKGating's weights through their softmax, into the
+/// chosen experts' logits (the others' are zero).
+template <typename T>
+void topKGatingGrad(const T *dWeights, const T *weights, const int32_t *experts,
+                    T *dLogits, int64_t tokens, int64_t numExperts, int64_t k) {
+  for (int64_t t = 0; t < tokens; ++t) {
+    const T *w = weights + t * k, *dw = dWeights + t * k;
+    double dot = 0;
+    for (int64_t j = 0; j < k; ++j)
+      dot += double(w[j]) * double(dw[j]);
+    T *row = dLogits + t * numExperts;
+    std::fill(row, row + numExperts, T(0));
+    for (int64_t j = 0; j < k; ++j)
+      row[experts[t * k + j]] = T(double(w[j]) * (double(dw[j]) - dot));
+  }
+}
+
+/// Numbers the experts' rows: `positions[i]` for choice i (token i / k),
+/// sorted by expert, then token and choice; `offsets[e]` where expert e's
+/// rows begin. Returns the index of a choice outside [0, numExperts), or
+/// -1.
+inline int64_t moeRoute(const int32_t *experts, int32_t *positions,
+                        int32_t *offsets, int64_t choices, int64_t numExperts) {
+  std::vector<int64_t> next(size_t(numExperts) + 1, 0);
+  for (int64_t i = 0; i < choices; ++i) {
+    if (experts[i] < 0 || experts[i] >= numExperts)
+      return i;
+    ++next[size_t(experts[i]) + 1];
+  }
+  for (int64_t e = 0; e < numExperts; ++e)
+    next[size_t(e) + 1] += next[size_t(e)];
+  for (int64_t e = 0; e <= numExperts; ++e)
+    offsets[e] = int32_t(next[size_t(e)]);
+  for (int64_t i = 0; i < choices; ++i)
+    positions[i] = int32_t(next[size_t(experts[i])]++);
+  return -1;
+}
+
+/// rows[positions[t, j]] = x[t] (times weights[t, j] when given).
+template <typename T>
+void moePermute(const T *x, const int32_t *positions, const T *weights, T *rows,
+                int64_t tokens, int64_t k, int64_t hidden) {
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t j = 0; j < k; ++j) {
+      T *row = rows + int64_t(positions[t * k + j]) * hidden;
+      const T *in = x + t * hidden;
+      if (!weights) {
+        std::copy_n(in, hidden, row);
+        continue;
+      }
+      T w = weights[t * k + j];
+      for (int64_t h = 0; h < hidden; ++h)
+        row[h] = in[h] * w;
+    }
+}
+
+/// y[t] = sum over j of rows[positions[t, j]] (times weights[t, j] when
+/// given), added in choice order.
+template <typename T>
+void moeUnpermute(const T *rows, const int32_t *positions, const T *weights,
+                  T *y, int64_t tokens, int64_t k, int64_t hidden) {
+  for (int64_t t = 0; t < tokens; ++t) {
+    T *out = y + t * hidden;
+    std::fill(out, out + hidden, T(0));
+    for (int64_t j = 0; j < k; ++j) {
+      const T *row = rows + int64_t(positions[t * k + j]) * hidden;
+      T w = weights ? weights[t * k + j] : T(1);
+      for (int64_t h = 0; h < hidden; ++h)
+        out[h] += row[h] * w;
+    }
+  }
+}
+
+/// dWeights[t, j] = dot(dY[t], rows[positions[t, j]]).
+template <typename T>
+void moeWeightsGrad(const T *dY, const T *rows, const int32_t *positions,
+                    T *dWeights, int64_t tokens, int64_t k, int64_t hidden) {
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t j = 0; j < k; ++j) {
+      const T *row = rows + int64_t(positions[t * k + j]) * hidden;
+      double dot = 0;
+      for (int64_t h = 0; h < hidden; ++h)
+        dot += double(dY[t * hidden + h]) * double(row[h]);
+      dWeights[t * k + j] = T(dot);
+    }
+}
+
 /// Grouped-query attention: head h of `y` [batch, kvHeads * groups, seq,
 /// headDim] is head h / groups of `x`.
 template <typename T>

@@ -2171,3 +2171,143 @@ func.func private @negative_input_role_twice_same_microbatch(tensor<2x8xi32> {mt
 
 // expected-error @below {{'func.func' op argument #1 is both input 'lr' and parameter 'w'}}
 func.func private @negative_input_and_parameter(tensor<2x8xi32> {mt.input = "tokens"}, tensor<f32> {mt.input = "lr", mt.param = "w"})
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+// The router chooses at most every expert.
+
+func.func @negative_top_k_gating_k(%logits: tensor<2x4x3xf32>) -> tensor<2x4x4xf32> {
+  // expected-error @+1 {{'mt.top_k_gating' op k must be between 1 and the number of experts 3, got 4}}
+  %w, %e = mt.top_k_gating %logits {k = 4 : i64} : tensor<2x4x3xf32> -> tensor<2x4x4xf32>, tensor<2x4x4xi32>
+  return %w : tensor<2x4x4xf32>
+}
+
+// -----
+
+func.func @negative_top_k_gating_tokens(%logits: tensor<2x4x3xf32>) -> tensor<2x5x2xf32> {
+  // expected-error @+1 {{'mt.top_k_gating' op weights must be [2x4x2] (the tokens of logits, then 2), got 'tensor<2x5x2xf32>'}}
+  %w, %e = mt.top_k_gating %logits {k = 2 : i64} : tensor<2x4x3xf32> -> tensor<2x5x2xf32>, tensor<2x4x2xi32>
+  return %w : tensor<2x5x2xf32>
+}
+
+// -----
+
+func.func @negative_top_k_gating_rank(%logits: tensor<3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'mt.top_k_gating' op logits must have rank 2 or more ([tokens..., features]), got 'tensor<3xf32>'}}
+  %w, %e = mt.top_k_gating %logits {k = 2 : i64} : tensor<3xf32> -> tensor<2xf32>, tensor<2xi32>
+  return %w : tensor<2xf32>
+}
+
+// -----
+
+// The choice is an i32 routing.
+
+func.func @negative_top_k_gating_experts_type(%logits: tensor<2x4x3xf32>) -> tensor<2x4x2xf32> {
+  // expected-error @+1 {{'mt.top_k_gating' op result #1 must be statically shaped tensor of 32-bit signless integer values, but got 'tensor<2x4x2xf32>'}}
+  %w, %e = mt.top_k_gating %logits {k = 2 : i64} : tensor<2x4x3xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xf32>
+  return %w : tensor<2x4x2xf32>
+}
+
+// -----
+
+func.func @negative_top_k_gating_grad_experts(%dw: tensor<2x4x2xf32>, %w: tensor<2x4x2xf32>, %e: tensor<2x4x2xi32>) -> tensor<2x4x1xf32> {
+  // expected-error @+1 {{'mt.top_k_gating_grad' op num_experts must be at least k = 2, got 1}}
+  %d = mt.top_k_gating_grad %dw, %w, %e {num_experts = 1 : i64} : tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x1xf32>
+  return %d : tensor<2x4x1xf32>
+}
+
+// -----
+
+func.func @negative_moe_route_offsets(%e: tensor<2x4x2xi32>) -> tensor<3xi32> {
+  // expected-error @+1 {{'mt.moe_route' op offsets must be [4] (where each of 3 experts' rows begin, then the end), got 'tensor<3xi32>'}}
+  %pos, %offsets = mt.moe_route %e {num_experts = 3 : i64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<3xi32>
+  return %offsets : tensor<3xi32>
+}
+
+// -----
+
+func.func @negative_moe_route_experts(%e: tensor<2x4x2xi32>) -> tensor<1xi32> {
+  // expected-error @+1 {{'mt.moe_route' op num_experts must be positive, got 0}}
+  %pos, %offsets = mt.moe_route %e {num_experts = 0 : i64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<1xi32>
+  return %offsets : tensor<1xi32>
+}
+
+// -----
+
+// A row per token and choice.
+
+func.func @negative_moe_permute_rows(%x: tensor<2x4x8xf32>, %pos: tensor<2x4x2xi32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'mt.moe_permute' op rows must be [16x8] (a row per token and choice of positions 'tensor<2x4x2xi32>'), got 'tensor<8x8xf32>'}}
+  %rows = mt.moe_permute %x, %pos : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<8x8xf32>
+  return %rows : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @negative_moe_permute_tokens(%x: tensor<2x4x8xf32>, %pos: tensor<4x2x2xi32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'mt.moe_permute' op positions 'tensor<4x2x2xi32>' must have the tokens of input 'tensor<2x4x8xf32>'}}
+  %rows = mt.moe_permute %x, %pos : tensor<2x4x8xf32>, tensor<4x2x2xi32> -> tensor<16x8xf32>
+  return %rows : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @negative_moe_unpermute_weights(%rows: tensor<16x8xf32>, %pos: tensor<2x4x2xi32>, %w: tensor<2x4x1xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{'mt.moe_unpermute' op weights must have the positions' shape, got 'tensor<2x4x1xf32>' and 'tensor<2x4x2xi32>'}}
+  %y = mt.moe_unpermute %rows, %pos weights(%w : tensor<2x4x1xf32>) : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @negative_moe_weights_grad_type(%dy: tensor<2x4x8xf32>, %rows: tensor<16x8xbf16>, %pos: tensor<2x4x2xi32>) -> tensor<2x4x2xf32> {
+  // expected-error @+1 {{'mt.moe_weights_grad' op rows element type 'bf16' does not match grad_output element type 'f32'}}
+  %dw = mt.moe_weights_grad %dy, %rows, %pos : tensor<2x4x8xf32>, tensor<16x8xbf16>, tensor<2x4x2xi32> -> tensor<2x4x2xf32>
+  return %dw : tensor<2x4x2xf32>
+}
+
+// -----
+
+// One weight per expert, each [n, k] with transpose_b.
+
+func.func @negative_grouped_matmul_offsets(%rows: tensor<16x8xf32>, %offsets: tensor<3xi32>, %w0: tensor<6x8xf32>, %w1: tensor<6x8xf32>, %w2: tensor<6x8xf32>) -> tensor<16x6xf32> {
+  // expected-error @+1 {{'mt.grouped_matmul' op offsets must be [4] for 3 experts, got 'tensor<3xi32>'}}
+  %h = mt.grouped_matmul %rows, %offsets, %w0, %w1, %w2 transpose_b : (tensor<16x8xf32>, tensor<3xi32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<16x6xf32>
+  return %h : tensor<16x6xf32>
+}
+
+// -----
+
+func.func @negative_grouped_matmul_weight(%rows: tensor<16x8xf32>, %offsets: tensor<3xi32>, %w0: tensor<6x8xf32>, %w1: tensor<8x6xf32>) -> tensor<16x6xf32> {
+  // expected-error @+1 {{'mt.grouped_matmul' op weight 1 must be [6x8] (transpose_b), got 'tensor<8x6xf32>'}}
+  %h = mt.grouped_matmul %rows, %offsets, %w0, %w1 transpose_b : (tensor<16x8xf32>, tensor<3xi32>, tensor<6x8xf32>, tensor<8x6xf32>) -> tensor<16x6xf32>
+  return %h : tensor<16x6xf32>
+}
+
+// -----
+
+func.func @negative_grouped_matmul_no_weights(%rows: tensor<16x8xf32>, %offsets: tensor<1xi32>) -> tensor<16x6xf32> {
+  // expected-error @+1 {{'mt.grouped_matmul' op needs one weight per expert, got none}}
+  %h = mt.grouped_matmul %rows, %offsets, transpose_b : (tensor<16x8xf32>, tensor<1xi32>) -> tensor<16x6xf32>
+  return %h : tensor<16x6xf32>
+}
+
+// -----
+
+func.func @negative_grouped_matmul_rows(%rows: tensor<16x8xf32>, %offsets: tensor<2xi32>, %w0: tensor<6x8xf32>) -> tensor<12x6xf32> {
+  // expected-error @+1 {{'mt.grouped_matmul' op result dimension 0 is 12 but input dimension 0 is 16}}
+  %h = mt.grouped_matmul %rows, %offsets, %w0 transpose_b : (tensor<16x8xf32>, tensor<2xi32>, tensor<6x8xf32>) -> tensor<12x6xf32>
+  return %h : tensor<12x6xf32>
+}
+
+// -----
+
+func.func @negative_grouped_matmul_weight_grad_shape(%dy: tensor<16x6xf32>, %rows: tensor<16x8xf32>, %offsets: tensor<2xi32>) -> tensor<8x6xf32> {
+  // expected-error @+1 {{'mt.grouped_matmul_weight_grad' op grad_weight 0 must be [6x8] (transpose_b), got 'tensor<8x6xf32>'}}
+  %dw = mt.grouped_matmul_weight_grad %dy, %rows, %offsets transpose_b : (tensor<16x6xf32>, tensor<16x8xf32>, tensor<2xi32>) -> tensor<8x6xf32>
+  return %dw : tensor<8x6xf32>
+}

@@ -532,3 +532,56 @@ func.func private @train_step_decl(tensor<2x8xi32> {mt.input = "tokens"},
 // distinct inputs.
 // CHECK-LABEL: func.func private @input_role_per_microbatch
 func.func private @input_role_per_microbatch(tensor<2x8xi32> {mt.input = "tokens", mt.microbatch = 0 : i64}, tensor<2x8xi32> {mt.input = "tokens", mt.microbatch = 1 : i64})
+
+// -----
+
+// A mixture of experts: the router's choice, the rows in expert order, each
+// expert's SwiGLU as grouped matmuls, and the weighted sum back; then the
+// gradients of each.
+
+// CHECK-LABEL: func.func @mixture_of_experts
+// CHECK:         mt.top_k_gating %{{.*}} {k = 2 : i64} : tensor<2x4x3xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>
+// CHECK:         mt.moe_route %{{.*}} {num_experts = 3 : i64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<4xi32>
+// CHECK:         mt.moe_permute %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<16x8xf32>
+// CHECK:         mt.grouped_matmul %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} transpose_b : (tensor<16x8xf32>, tensor<4xi32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<16x6xf32>
+// CHECK:         mt.grouped_matmul %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<16x6xf32>, tensor<4xi32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<16x8xf32>
+// CHECK:         mt.grouped_matmul_weight_grad %{{.*}}, %{{.*}}, %{{.*}} transpose_b : (tensor<16x6xf32>, tensor<16x8xf32>, tensor<4xi32>) -> (tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>)
+// CHECK:         mt.moe_unpermute %{{.*}}, %{{.*}} weights(%{{.*}} : tensor<2x4x2xf32>) : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+// CHECK:         mt.moe_permute %{{.*}}, %{{.*}} weights(%{{.*}} : tensor<2x4x2xf32>) : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<16x8xf32>
+// CHECK:         mt.moe_unpermute %{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+// CHECK:         mt.moe_weights_grad %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x2xf32>
+// CHECK:         mt.top_k_gating_grad %{{.*}}, %{{.*}}, %{{.*}} {num_experts = 3 : i64} : tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x3xf32>
+func.func @mixture_of_experts(%x: tensor<2x4x8xf32>, %logits: tensor<2x4x3xf32>,
+                              %w0: tensor<6x8xf32>, %w1: tensor<6x8xf32>,
+                              %w2: tensor<6x8xf32>, %dy: tensor<2x4x8xf32>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>,
+        tensor<2x4x2xf32>, tensor<2x4x3xf32>, tensor<6x8xf32>) {
+  %w, %e = mt.top_k_gating %logits {k = 2 : i64}
+      : tensor<2x4x3xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>
+  %pos, %offsets = mt.moe_route %e {num_experts = 3 : i64}
+      : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<4xi32>
+  %rows = mt.moe_permute %x, %pos
+      : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<16x8xf32>
+  %h = mt.grouped_matmul %rows, %offsets, %w0, %w1, %w2 transpose_b
+      : (tensor<16x8xf32>, tensor<4xi32>, tensor<6x8xf32>, tensor<6x8xf32>,
+         tensor<6x8xf32>) -> tensor<16x6xf32>
+  %dx = mt.grouped_matmul %h, %offsets, %w0, %w1, %w2
+      : (tensor<16x6xf32>, tensor<4xi32>, tensor<6x8xf32>, tensor<6x8xf32>,
+         tensor<6x8xf32>) -> tensor<16x8xf32>
+  %dw0, %dw1, %dw2 = mt.grouped_matmul_weight_grad %h, %rows, %offsets transpose_b
+      : (tensor<16x6xf32>, tensor<16x8xf32>, tensor<4xi32>)
+        -> (tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>)
+  %y = mt.moe_unpermute %dx, %pos weights(%w : tensor<2x4x2xf32>)
+      : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+  %drows = mt.moe_permute %dy, %pos weights(%w : tensor<2x4x2xf32>)
+      : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<16x8xf32>
+  %sum = mt.moe_unpermute %drows, %pos
+      : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+  %dw = mt.moe_weights_grad %dy, %drows, %pos
+      : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x2xf32>
+  %dlogits = mt.top_k_gating_grad %dw, %w, %e {num_experts = 3 : i64}
+      : tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x3xf32>
+  return %y, %sum, %x, %dw, %dlogits, %dw0
+      : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>,
+        tensor<2x4x2xf32>, tensor<2x4x3xf32>, tensor<6x8xf32>
+}
