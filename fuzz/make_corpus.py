@@ -5,7 +5,7 @@
 
 Seeds are small valid inputs, the starting points libFuzzer mutates:
 
-  artifact-loader     artifacts of a tiny GPT-2 and LLaMA compiled by
+  artifact-loader     artifacts of a tiny GPT-2, LLaMA and Mixtral compiled by
                       megatron-translate and megatron-opt from --bin
                       (default build/bin): one rank, tp2 x dp2 with ZeRO-1,
                       two pipeline stages; and a minimal hand-written one
@@ -22,8 +22,9 @@ Seeds are small valid inputs, the starting points libFuzzer mutates:
   hf-config-import    the GPT-2 and LLaMA-family configs of examples/,
                       test/integration/Inputs and test/runtime/Inputs.
   compile             forward graphs of a tiny GPT-2 (two and four
-                      layers) and LLaMA, and two
-                      lowered modules of them (pipeline stages, tp2 bf16),
+                      layers), LLaMA and Mixtral, and three
+                      lowered modules of them (pipeline stages, tp2 bf16,
+                      pp2 of a Mixtral),
                       from the tools in --bin.
 
 Only the standard library is used.
@@ -82,6 +83,9 @@ TINY_LLAMA = {"model_type": "llama", "vocab_size": 8, "hidden_size": 4,
               "intermediate_size": 8, "num_hidden_layers": 1,
               "num_attention_heads": 2, "num_key_value_heads": 1,
               "max_position_embeddings": 4, "tie_word_embeddings": True}
+# Three experts, two per token: the mixture of experts' kernels and ops.
+TINY_MIXTRAL = dict(TINY_LLAMA, model_type="mixtral", num_local_experts=3,
+                    num_experts_per_tok=2)
 
 
 def compiler_tools(bindir, missing):
@@ -132,6 +136,7 @@ def artifacts(bindir):
              ("gpt2-tp2-dp2-zero1.mtx", TINY_GPT2, 2, "tp=2 dp=2 zero=1"),
              ("gpt2-pp2.mtx", two_layers, 2, "pp=2 microbatches=2"),
              ("llama-1rank.mtx", TINY_LLAMA, 1, ""),
+             ("mixtral-1rank.mtx", TINY_MIXTRAL, 2, ""),
              # Accumulating weight-gradient GEMMs (a third input written
              # in place) and the bf16 kernels.
              ("gpt2-bf16-accumulate.mtx", TINY_GPT2, 2,
@@ -257,7 +262,9 @@ def compile_inputs(bindir):
             ("gpt2", gpt2, "gpt2-pp2-lowered.mlir",
              "pp=2 microbatches=2 fuse=false"),
             ("llama", llama, "llama-tp2-bf16-lowered.mlir",
-             "tp=2 precision=bf16")]:
+             "tp=2 precision=bf16"),
+            ("mixtral", dict(TINY_MIXTRAL, num_hidden_layers=2),
+             "mixtral-pp2-lowered.mlir", "pp=2 microbatches=2")]:
         forward = forward_graph(translate, config, 2, 2)
         write(name, f"{model}-forward.mlir", forward)
         write(name, lowered, subprocess.run(
@@ -275,6 +282,8 @@ def hf_configs():
                             os.path.join(CORPUS, name, file))
     write(name, "tiny-gpt2.json", json.dumps(TINY_GPT2, indent=2) + "\n")
     write(name, "tiny-llama.json", json.dumps(TINY_LLAMA, indent=2) + "\n")
+    write(name, "tiny-mixtral.json",
+          json.dumps(TINY_MIXTRAL, indent=2) + "\n")
 
 
 def main():

@@ -141,6 +141,7 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
            << "cannot summarize model @" << function.getName()
            << ": its parameter or FLOP count does not fit in 64 bits";
   summary.numParameters = *parameters.value;
+  summary.activeParameters = *activeParameters;
   summary.parameterFlopsPerToken = *parameterFlops;
   summary.attentionFlopsPerToken = *attentionFlops.value;
   summary.trainingFlopsPerToken = *perToken.value;

@@ -34,8 +34,11 @@ struct PrintModelSummaryPass
         return signalPassFailure();
       os << "model @" << function.getName() << "\n"
          << "  layers: " << summary->numLayers << "\n"
-         << "  parameters: " << summary->numParameters << "\n"
-         << "  tokens per micro-batch: " << summary->tokensPerMicroBatch << "\n"
+         << "  parameters: " << summary->numParameters << "\n";
+      if (summary->activeParameters != summary->numParameters)
+        os << "  parameters a token uses: " << summary->activeParameters
+           << " (its experts of each mixture)\n";
+      os << "  tokens per micro-batch: " << summary->tokensPerMicroBatch << "\n"
          << "  training FLOPs per token: " << summary->trainingFlopsPerToken
          << " (6N = " << summary->parameterFlopsPerToken
          << ", attention = " << summary->attentionFlopsPerToken << ")\n"

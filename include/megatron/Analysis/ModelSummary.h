@@ -20,6 +20,9 @@ struct ModelSummary {
   int64_t numLayers = 0;
   /// Elements of all `mt.param` arguments.
   int64_t numParameters = 0;
+  /// Those a token multiplies: all but a mixture of experts' weights, and
+  /// of those the k experts each token is routed to.
+  int64_t activeParameters = 0;
   /// Elements of the token-id argument: tokens per micro-batch.
   int64_t tokensPerMicroBatch = 0;
   /// `6 N`: forward and backward FLOPs of the parameters' multiply-adds,
