@@ -310,6 +310,22 @@ TEST(CpuDevice, RoutesTokensToTheirExperts) {
   EXPECT_NEAR(result[2], weights[4] * 6 + weights[5] * 11, 1e-5f);
 }
 
+// A NaN logit is never preferred (the sort's order stays strict): the token
+// takes its other experts, here exactly as without it.
+TEST(CpuDevice, RoutesAroundANaNLogit) {
+  RankProgram program = mixtureProgram();
+  program.commands.resize(1);
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(device->prepare(program));
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  ASSERT_TRUE(device->uploadValues<float>(0, {nan, 1, 2, 3, nan, 1, 0, 1, 2}));
+  ASSERT_TRUE(device->executeStep(0, 0));
+  std::vector<int32_t> experts;
+  ASSERT_TRUE(device->downloadValues(2, experts, 6));
+  EXPECT_EQ(experts, (std::vector<int32_t>{2, 1, 0, 2, 2, 1}));
+}
+
 // A routing read at run time is checked before it indexes anything: an
 // expert outside the experts (a routing buffer some other command wrote),
 // and offsets that are not ranges of the rows.
@@ -329,7 +345,23 @@ TEST(CpuDevice, RefusesARoutingOutOfRange) {
   ASSERT_TRUE(device->uploadValues<int32_t>(4, {0, 4, 2, 6}));
   EXPECT_EQ(device->executeStep(0, 0).message(),
             "command 0 ('grouped_matmul'): expert 1's rows [4, 2) are not an "
-            "ordered range of the 6 rows");
+            "ordered range");
+  ASSERT_TRUE(device->uploadValues<int32_t>(4, {0, 2, 4, 5}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('grouped_matmul'): the offsets run from 0 to 5, not "
+            "over the 6 rows");
+
+  // Two choices on one row: the row of the other would be left unwritten.
+  RankProgram permute = mixtureProgram();
+  permute.commands = {permute.commands[2]};
+  ASSERT_TRUE(device->prepare(permute));
+  ASSERT_TRUE(device->uploadValues<int32_t>(3, {4, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('moe_permute'): position 5 is row 4 again (each row "
+            "is one token's choice)");
+  ASSERT_TRUE(device->uploadValues<int32_t>(3, {4, 0, 1, 2, 3, 6}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('moe_permute'): position 5 is row 6, outside [0, 6)");
 }
 
 TEST(Devices, UnknownAndMissingBackendsAreNamed) {

@@ -545,29 +545,39 @@ Status CpuDevice::runCommands(uint64_t seed, uint64_t step,
   return Status::ok();
 }
 
-/// A mixture of experts' routing read at run time: each position a row
-/// of the `choices` rows (mt.moe_route's, unless a kernel before it wrote
-/// the buffer wrong).
+/// A mixture of experts' routing read at run time (mt.moe_route's, unless
+/// a command before it wrote the buffer wrong), checked before it indexes
+/// anything: the positions number each of the `choices` rows once.
 static Status checkPositions(const int32_t *positions, int64_t choices) {
-  for (int64_t i = 0; i < choices; ++i)
+  std::vector<bool> seen(size_t(choices), false);
+  for (int64_t i = 0; i < choices; ++i) {
     if (positions[i] < 0 || positions[i] >= choices)
       return Status::error("position " + std::to_string(i) + " is row " +
                            std::to_string(positions[i]) + ", outside [0, " +
                            std::to_string(choices) + ")");
+    if (seen[size_t(positions[i])])
+      return Status::error("position " + std::to_string(i) + " is row " +
+                           std::to_string(positions[i]) +
+                           " again (each row is one token's choice)");
+    seen[size_t(positions[i])] = true;
+  }
   return Status::ok();
 }
 
-/// Each expert's rows, offsets[e] to offsets[e + 1], lie in [0, rows) in
-/// order.
+/// The experts' rows, offsets[e] to offsets[e + 1], are ordered ranges that
+/// cover the `rows` rows.
 static Status checkOffsets(const int32_t *offsets, int64_t experts,
                            int64_t rows) {
+  if (offsets[0] != 0 || offsets[experts] != rows)
+    return Status::error("the offsets run from " + std::to_string(offsets[0]) +
+                         " to " + std::to_string(offsets[experts]) +
+                         ", not over the " + std::to_string(rows) + " rows");
   for (int64_t e = 0; e < experts; ++e)
-    if (offsets[e] < 0 || offsets[e] > offsets[e + 1] || offsets[e + 1] > rows)
+    if (offsets[e] > offsets[e + 1])
       return Status::error("expert " + std::to_string(e) + "'s rows [" +
                            std::to_string(offsets[e]) + ", " +
                            std::to_string(offsets[e + 1]) +
-                           ") are not an ordered range of the " +
-                           std::to_string(rows) + " rows");
+                           ") are not an ordered range");
   return Status::ok();
 }
 
@@ -694,16 +704,24 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
       cpu::repeatKV(in(0), out(0), kv.shape[0], kv.shape[1], groups, inner);
     else
       cpu::repeatKVGrad(in(0), out(0), kv.shape[0], kv.shape[1], groups, inner);
-  } else if (id == KernelId::top_k_gating) {
-    const BufferDesc &logits = inDesc(0);
-    int64_t experts = lastDim(logits), k = lastDim(outDesc(0));
-    cpu::topKGating(in(0), out(0), as<int32_t>(command.outs[1]),
-                    logits.numElements() / experts, experts, k);
-  } else if (id == KernelId::top_k_gating_grad) {
-    const BufferDesc &logits = outDesc(0);
-    int64_t experts = lastDim(logits), k = lastDim(inDesc(1));
-    cpu::topKGatingGrad(in(0), in(1), ids(2), out(0),
-                        logits.numElements() / experts, experts, k);
+  } else if (id == KernelId::top_k_gating ||
+             id == KernelId::top_k_gating_grad) {
+    // Each token's row on its own: tokens split over the pool.
+    const bool forward = id == KernelId::top_k_gating;
+    const BufferDesc &logits = forward ? inDesc(0) : outDesc(0);
+    int64_t experts = lastDim(logits);
+    int64_t k = lastDim(forward ? outDesc(0) : inDesc(1));
+    int32_t *chosen = forward ? as<int32_t>(command.outs[1]) : nullptr;
+    ThreadPool::global().parallelFor(
+        logits.numElements() / experts, 256, [&](int64_t begin, int64_t end) {
+          if (forward)
+            cpu::topKGating(in(0) + begin * experts, out(0) + begin * k,
+                            chosen + begin * k, end - begin, experts, k);
+          else
+            cpu::topKGatingGrad(in(0) + begin * k, in(1) + begin * k,
+                                ids(2) + begin * k, out(0) + begin * experts,
+                                end - begin, experts, k);
+        });
   } else if (id == KernelId::moe_route) {
     int64_t experts = int64_t(command.get("num_experts", 0));
     int64_t bad = cpu::moeRoute(ids(0), as<int32_t>(command.outs[0]),
@@ -727,12 +745,23 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
         checkPositions(ids(gradient ? 2 : 1), positions.numElements()));
     const float *weights =
         !gradient && command.ins.size() == 3 ? in(2) : nullptr;
-    if (id == KernelId::moe_permute)
-      cpu::moePermute(in(0), ids(1), weights, out(0), tokens, k, hidden);
-    else if (id == KernelId::moe_unpermute)
-      cpu::moeUnpermute(in(0), ids(1), weights, out(0), tokens, k, hidden);
-    else
-      cpu::moeWeightsGrad(in(0), in(1), ids(2), out(0), tokens, k, hidden);
+    // Tokens split over the pool: each writes its own rows (a permute) or
+    // its own result (an unpermute, the weights' gradient).
+    ThreadPool::global().parallelFor(
+        tokens, std::max<int64_t>(1, 16384 / hidden),
+        [&](int64_t begin, int64_t end) {
+          const int32_t *at = ids(gradient ? 2 : 1) + begin * k;
+          const float *scale = weights ? weights + begin * k : nullptr;
+          if (id == KernelId::moe_permute)
+            cpu::moePermute(in(0) + begin * hidden, at, scale, out(0),
+                            end - begin, k, hidden);
+          else if (id == KernelId::moe_unpermute)
+            cpu::moeUnpermute(in(0), at, scale, out(0) + begin * hidden,
+                              end - begin, k, hidden);
+          else
+            cpu::moeWeightsGrad(in(0) + begin * hidden, in(1), at,
+                                out(0) + begin * k, end - begin, k, hidden);
+        });
   } else if (id == KernelId::grouped_matmul ||
              id == KernelId::grouped_matmul_weight_grad) {
     // Rows offsets[e] to offsets[e + 1] are expert e's.

@@ -413,18 +413,25 @@ inline std::vector<double> ropeInverseFrequencies(int64_t headDim, double theta,
 
 /// A mixture of experts' routing: the `k` largest of each token's
 /// `numExperts` logits (the lower expert first among equal ones), in
-/// decreasing order, and the softmax of those k.
+/// decreasing order, and the softmax of those k. A NaN logit sorts last
+/// (the order stays a strict one) and makes its token's weights NaN if
+/// chosen, which the step's non-finite checks report.
 template <typename T>
 void topKGating(const T *logits, T *weights, int32_t *experts, int64_t tokens,
                 int64_t numExperts, int64_t k) {
   std::vector<int32_t> order(size_t(numExperts), 0);
   for (int64_t t = 0; t < tokens; ++t) {
     const T *row = logits + t * numExperts;
+    auto key = [&](int32_t e) {
+      double value = double(row[e]);
+      return std::isnan(value) ? -std::numeric_limits<double>::infinity()
+                               : value;
+    };
     for (int64_t e = 0; e < numExperts; ++e)
       order[size_t(e)] = int32_t(e);
     std::partial_sort(order.begin(), order.begin() + k, order.end(),
                       [&](int32_t a, int32_t b) {
-                        return row[a] > row[b] || (row[a] == row[b] && a < b);
+                        return key(a) > key(b) || (key(a) == key(b) && a < b);
                       });
     double top = double(row[order[0]]), sum = 0;
     for (int64_t j = 0; j < k; ++j)
