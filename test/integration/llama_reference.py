@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """An independent LLaMA-family training reference in PyTorch, for equivalence
-tests: Llama, Mistral and Qwen2 configs (Hugging Face config.json keys).
+tests: Llama, Mistral, Mixtral and Qwen2 configs (Hugging Face config.json
+keys).
 
 Subcommands:
   init CONFIG OUT.safetensors --seed N
@@ -27,8 +28,8 @@ Subcommands:
       Llama-3-8B 8,030,261,248, Mistral-7B-v0.1 7,241,732,096, Qwen2-0.5B
       494,032,768 (examples/llama/)
 
-The model is written from Hugging Face's modeling_llama.py, modeling_mistral.py
-and modeling_qwen2.py (LlamaRMSNorm, rotate_half / apply_rotary_pos_emb,
+The model is written from Hugging Face's modeling_llama.py, modeling_mistral.py,
+modeling_mixtral.py and modeling_qwen2.py (LlamaRMSNorm, rotate_half / apply_rotary_pos_emb,
 _compute_default_rope_parameters and _compute_llama3_parameters in
 modeling_rope_utils.py, repeat_kv, eager attention, LlamaMLP, _init_weights),
 not from megatron-mlir's code. Per layer
@@ -41,7 +42,13 @@ float32 on the CPU.
 
 Biases as Hugging Face builds them: Llama's attention_bias puts one on q, k, v
 and o (and mlp_bias on gate, up and down); Qwen2 always has q, k and v biases
-and none on o; Mistral has none. A config's pad_token_id makes that embedding
+and none on o; Mistral has none. Mixtral replaces the MLP by MixtralSparseMoeBlock: router logits
+m @ gate.weight^T, softmax over all num_local_experts in float32, topk of
+num_experts_per_tok, those probabilities divided by their sum; each expert e
+computes w2(silu(w1(x)) * w3(x)) for the tokens that chose it, times their
+weight, added back with index_add_ (no jitter, no load-balancing loss: both
+refused; Mixtral's defaults: rope_theta 1e6, rms_norm_eps 1e-5, 8 key/value
+heads, no sliding window). A config's pad_token_id makes that embedding
 row nn.Embedding's padding_idx: zero at init and no gradient through the
 lookup (a tied head still trains it), as in Hugging Face. Refused: another
 hidden_act than silu, attention_dropout other than 0 (masks cannot match) and
@@ -66,7 +73,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 
 torch.set_default_dtype(torch.float32)
 
-MODEL_TYPES = ("llama", "mistral", "qwen2")
+MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2")
 
 
 def fail(message):
@@ -86,6 +93,17 @@ def load_config(path):
         fail(f"hidden_act must be silu, not {c['hidden_act']!r}")
     if c.get("attention_dropout", 0.0) != 0:
         fail("attention_dropout must be 0 (dropout masks cannot match)")
+    mixtral = kind == "mixtral"
+    if mixtral:
+        if c.get("router_jitter_noise", 0.0) != 0:
+            fail("router_jitter_noise must be 0")
+        if c.get("output_router_logits", False):
+            fail("output_router_logits must be false (no load-balancing loss)")
+        c.setdefault("num_local_experts", 8)
+        c.setdefault("num_experts_per_tok", 2)
+        c.setdefault("num_key_value_heads", 8)
+        c.setdefault("rms_norm_eps", 1e-5)
+        c.setdefault("rope_theta", 1e6)
     if c.get("num_key_value_heads") is None:
         c["num_key_value_heads"] = c["num_attention_heads"]
     if c.get("head_dim") is None:
@@ -104,6 +122,8 @@ def load_config(path):
     layers = c["num_hidden_layers"]
     if kind == "mistral":
         c["windows"] = [c.get("sliding_window", 4096)] * layers
+    elif mixtral:
+        c["windows"] = [c.get("sliding_window")] * layers
     elif kind == "qwen2" and c.get("use_sliding_window", False):
         first = c.get("max_window_layers", 28)
         c["windows"] = [c.get("sliding_window", 4096) if l >= first else None for l in range(layers)]
@@ -132,6 +152,14 @@ def parameter_shapes(c):
         linear(p + "self_attn.v_proj", kv * hd, d, c["qkv_bias"])
         linear(p + "self_attn.o_proj", d, h * hd, c["o_bias"])
         shapes[p + "post_attention_layernorm.weight"] = (d,)
+        if c["model_type"] == "mixtral":
+            q = p + "block_sparse_moe."
+            shapes[q + "gate.weight"] = (c["num_local_experts"], d)
+            for e in range(c["num_local_experts"]):
+                linear(q + f"experts.{e}.w1", inter, d, False)
+                linear(q + f"experts.{e}.w2", d, inter, False)
+                linear(q + f"experts.{e}.w3", inter, d, False)
+            continue
         linear(p + "mlp.gate_proj", inter, d, c["mlp_bias"])
         linear(p + "mlp.up_proj", inter, d, c["mlp_bias"])
         linear(p + "mlp.down_proj", d, inter, c["mlp_bias"])
@@ -190,6 +218,25 @@ def repeat_kv(x, groups):
     return x[:, :, None, :, :].expand(b, kv, groups, s, hd).reshape(b, kv * groups, s, hd)
 
 
+def sparse_moe(y, p, linear, c):
+    """MixtralSparseMoeBlock.forward (no jitter) on y [B, S, D]."""
+    b, s, d = y.shape
+    tokens = y.reshape(b * s, d)
+    router_logits = linear(tokens, p + "gate")
+    routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+    routing_weights, selected = torch.topk(routing_weights, c["num_experts_per_tok"], dim=-1)
+    routing_weights = routing_weights / routing_weights.sum(dim=-1, keepdim=True)
+    final = torch.zeros_like(tokens)
+    expert_mask = F.one_hot(selected, num_classes=c["num_local_experts"]).permute(2, 1, 0)
+    for e in range(c["num_local_experts"]):
+        idx, top_x = torch.where(expert_mask[e])
+        current = tokens[top_x]
+        name = p + f"experts.{e}."
+        out = linear(F.silu(linear(current, name + "w1")) * linear(current, name + "w3"), name + "w2")
+        final = final.index_add(0, top_x, out * routing_weights[top_x, idx, None])
+    return final.reshape(b, s, d)
+
+
 def forward(params, ids, labels, c):
     """The mean cross-entropy loss of `ids` [B, S] against `labels` [B, S]."""
     b, s = ids.shape
@@ -233,6 +280,9 @@ def forward(params, ids, labels, c):
         y = (probs @ v).transpose(1, 2).reshape(b, s, h * hd)
         x = x + linear(y, p + "self_attn.o_proj")
         y = rms_norm(x, params[p + "post_attention_layernorm.weight"], eps)
+        if c["model_type"] == "mixtral":
+            x = x + sparse_moe(y, p + "block_sparse_moe.", linear, c)
+            continue
         y = F.silu(linear(y, p + "mlp.gate_proj")) * linear(y, p + "mlp.up_proj")
         x = x + linear(y, p + "mlp.down_proj")
     x = rms_norm(x, params["model.norm.weight"], eps)
