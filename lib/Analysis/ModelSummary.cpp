@@ -83,12 +83,15 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
            << ": no integer tensor argument holds the token ids";
 
   // The experts' weights of a mixture of experts: each token multiplies k
-  // of them (the grouped matmul's rows per token), not all.
+  // of them (the grouped matmul's rows per token), not all. Counted at the
+  // forward's grouped matmuls (a training step's backward and optimizer
+  // ops state their phase; the forward's do not).
   CheckedCount expertWeights, activeExpertWeights;
   std::set<uint64_t> layers;
   function.walk([&](Operation *op) {
     if (auto grouped = dyn_cast<GroupedMatmulOp>(op);
         grouped && !op->hasAttr(MTDialect::getRecomputedAttrName()) &&
+        !op->hasAttr(MTDialect::getPhaseAttrName()) &&
         summary.tokensPerMicroBatch > 0 &&
         llvm::all_of(grouped.getWeights(), [](Value weight) {
           // A parameter, or its 16-bit cast (mt-mixed-precision's).
