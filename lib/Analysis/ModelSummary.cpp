@@ -5,6 +5,7 @@
 #include "dialects/MT/IR/MTOps.h"
 #include "megatron/Analysis/OpFlops.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <set>
@@ -87,6 +88,9 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
   // forward's grouped matmuls (a training step's backward and optimizer
   // ops state their phase; the forward's do not).
   CheckedCount expertWeights, activeExpertWeights;
+  // Each parameter subtracted once, however many experts or grouped
+  // matmuls read it.
+  llvm::DenseSet<Value> counted;
   std::set<uint64_t> layers;
   function.walk([&](Operation *op) {
     if (auto grouped = dyn_cast<GroupedMatmulOp>(op);
@@ -102,6 +106,10 @@ FailureOr<ModelSummary> mlir::mt::summarizeModel(FunctionOpInterface function) {
       int64_t rowsPerToken = grouped.getInput().getType().getDimSize(0) /
                              summary.tokensPerMicroBatch;
       for (Value weight : grouped.getWeights()) {
+        if (auto cast = weight.getDefiningOp<CastOp>())
+          weight = cast.getInput();
+        if (!counted.insert(weight).second)
+          continue;
         auto type = cast<RankedTensorType>(weight.getType());
         expertWeights.add(CheckedCount::elements(type.getShape()));
       }

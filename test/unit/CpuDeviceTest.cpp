@@ -339,6 +339,21 @@ TEST(CpuDevice, RefusesARoutingOutOfRange) {
   EXPECT_EQ(device->executeStep(0, 0).message(),
             "command 0 ('moe_route'): choice 2 is expert 3, outside [0, 3)");
 
+  // The router's gradient writes each chosen expert's logit: an expert id
+  // beyond the logits is refused before anything is written.
+  RankProgram gradient = mixtureProgram();
+  Command grad;
+  grad.kernel = "top_k_gating_grad";
+  grad.ins = {1, 1, 2};
+  grad.outs = {0};
+  grad.params = {{"num_experts", 3}};
+  gradient.commands = {grad};
+  ASSERT_TRUE(device->prepare(gradient));
+  ASSERT_TRUE(device->uploadValues<int32_t>(2, {0, 1, 2, 0, 1, 9}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('top_k_gating_grad'): choice 5 is expert 9, outside "
+            "[0, 3)");
+
   RankProgram grouped = mixtureProgram();
   grouped.commands = {grouped.commands[3]};
   ASSERT_TRUE(device->prepare(grouped));

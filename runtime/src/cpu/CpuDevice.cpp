@@ -712,6 +712,14 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     int64_t experts = lastDim(logits);
     int64_t k = lastDim(forward ? outDesc(0) : inDesc(1));
     int32_t *chosen = forward ? as<int32_t>(command.outs[1]) : nullptr;
+    // The gradient writes each token's chosen experts' logits: a choice
+    // outside them (a routing some other command wrote) is refused first.
+    if (!forward)
+      for (int64_t i = 0, n = inDesc(2).numElements(); i < n; ++i)
+        if (ids(2)[i] < 0 || ids(2)[i] >= experts)
+          return Status::error("choice " + std::to_string(i) + " is expert " +
+                               std::to_string(ids(2)[i]) + ", outside [0, " +
+                               std::to_string(experts) + ")");
     ThreadPool::global().parallelFor(
         logits.numElements() / experts, 256, [&](int64_t begin, int64_t end) {
           if (forward)
