@@ -200,6 +200,20 @@ public:
     return value;
   }
 
+  /// An optional finite number >= 0 (a loss's weight); null or absent
+  /// gives `fallback`.
+  FailureOr<double> nonNegativeNumber(StringRef key, double fallback) {
+    const llvm::json::Value *value = object.get(key);
+    if (!value || value->getAsNull())
+      return fallback;
+    FailureOr<double> result = number(key, fallback);
+    if (failed(result))
+      return failure();
+    if (!(*result >= 0.0) || !std::isfinite(*result))
+      return error(key) << "must be a finite number >= 0, got " << show(*value);
+    return result;
+  }
+
   FailureOr<bool> boolean(StringRef key, bool fallback) {
     const llvm::json::Value *value = object.get(key);
     if (!value)

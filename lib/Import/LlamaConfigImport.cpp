@@ -28,6 +28,10 @@ bool mlir::mt::isLlamaFamily(StringRef modelType) {
          modelType == "mixtral" || modelType == "qwen2";
 }
 
+/// The most experts a mixture may have: four times the 256 of the largest
+/// published ones (each expert is three parameters of its own).
+static constexpr int64_t kMaxExperts = 1024;
+
 /// Mixtral's experts: how many, how many per token, and the router's
 /// options MixtralConfig has beside them.
 static LogicalResult parseExperts(ConfigReader &reader, LlamaConfig &config) {
@@ -37,26 +41,29 @@ static LogicalResult parseExperts(ConfigReader &reader, LlamaConfig &config) {
       reader.optionalPositiveInt("num_experts_per_tok", 2);
   FailureOr<double> jitter = reader.probability("router_jitter_noise", 0.0);
   FailureOr<bool> routerLogits = reader.boolean("output_router_logits", false);
+  FailureOr<double> auxCoef =
+      reader.nonNegativeNumber("router_aux_loss_coef", 0.001);
   if (failed(experts) || failed(perToken) || failed(jitter) ||
-      failed(routerLogits))
+      failed(routerLogits) || failed(auxCoef))
     return failure();
+  if (*experts > kMaxExperts)
+    return reader.error("num_local_experts")
+           << "is " << *experts << ", more than the largest supported "
+           << "number of experts " << kMaxExperts;
   if (*perToken > *experts)
     return reader.error("num_experts_per_tok")
            << "is " << *perToken << ", more than num_local_experts "
            << *experts;
-  // Both change the training step Hugging Face computes: jitter multiplies
-  // the router's input by noise, and output_router_logits adds
-  // router_aux_loss_coef times the load-balancing loss to the loss.
+  // Jitter changes the training step Hugging Face computes: it multiplies
+  // the router's input by noise.
   if (*jitter != 0.0)
     return reader.error("router_jitter_noise")
            << "is " << shown(*jitter) << "; only 0 (no noise) is supported";
-  if (*routerLogits)
-    return reader.error("output_router_logits")
-           << "is true: the auxiliary load-balancing loss it adds is not "
-              "supported (the loss is the language model's alone, as "
-              "Megatron-LM's with --moe-aux-loss-coeff 0)";
   config.numExperts = *experts;
   config.expertsPerToken = *perToken;
+  // output_router_logits adds router_aux_loss_coef times the load-balancing
+  // loss of all layers' routers to the loss (MixtralForCausalLM).
+  config.routerAuxLossCoef = *routerLogits ? *auxCoef : 0.0;
   return success();
 }
 
@@ -477,6 +484,15 @@ private:
         RankedTensorType::get(choices.getShape(), builder.getI32Type());
     auto gating = inLayer(
         TopKGatingOp::create(builder, loc, choices, routing, logits, k));
+    // The router's statistics for the load-balancing loss, which sums
+    // every layer's after the head.
+    if (config.routerAuxLossCoef > 0.0) {
+      auto perExpert = RankedTensorType::get({experts}, floatType);
+      auto statistics = inLayer(RouterStatisticsOp::create(
+          builder, loc, perExpert, perExpert, logits, gating.getExperts()));
+      routerLoads.push_back(statistics.getLoad());
+      routerProbabilities.push_back(statistics.getProbability());
+    }
     auto route = inLayer(MoeRouteOp::create(
         builder, loc, routing,
         RankedTensorType::get({experts + 1}, builder.getI32Type()),
@@ -524,13 +540,23 @@ private:
     }
     currentLayer = -1;
     x = rmsNorm(x, "model.norm.weight");
-    return headAndLoss(x,
-                       config.tieWordEmbeddings ? "model.embed_tokens.weight"
-                                                : "lm_head.weight",
-                       config.vocabSize, labels);
+    Value loss =
+        headAndLoss(x,
+                    config.tieWordEmbeddings ? "model.embed_tokens.weight"
+                                             : "lm_head.weight",
+                    config.vocabSize, labels);
+    if (routerLoads.empty())
+      return loss;
+    // Hugging Face's: one loss over all layers' routers, weighted.
+    Value balance = LoadBalancingLossOp::create(
+        builder, loc, loss.getType(), routerLoads, routerProbabilities,
+        builder.getF64FloatAttr(config.routerAuxLossCoef));
+    return AddOp::create(builder, loc, loss, balance);
   }
 
   const LlamaConfig &config;
+  /// Each MoE layer's router statistics, for the load-balancing loss.
+  SmallVector<Value> routerLoads, routerProbabilities;
 };
 } // namespace
 

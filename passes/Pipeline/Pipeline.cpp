@@ -68,6 +68,16 @@ bool isOptimizerOp(Operation *op) {
       op);
 }
 
+/// Whether `operand` of `op` is the loss's gradient seed: the gradient the
+/// loss's terms start from (the cross-entropy's, and the load-balancing
+/// loss's added to it), which each microbatch divides by their number.
+/// Until 2026-11-29 only the cross-entropy's was divided, which made a
+/// load-balancing loss's gradient M times too large under M microbatches.
+bool isLossGradientSeed(Operation *op, Value operand) {
+  return isa<CrossEntropyGradOp, LoadBalancingLossGradOp>(op) &&
+         operand == op->getOperand(0);
+}
+
 /// Ops that are backward work by what they are: the derivatives.
 
 struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
@@ -400,12 +410,16 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         phaseOf[&op] = Phase::Optimizer;
         continue;
       }
-      // Forward work runs where its last input is made; backward work that
-      // combines stages (the gradient of a connection that skips stages)
-      // where the gradient flows on to, the earliest.
-      stageOf[&op] = phaseOf[&op] == Phase::Backward && from.size() > 1
-                         ? *from.begin()
-                         : *from.rbegin();
+      // Forward work runs where its last input is made; a backward sum of
+      // stages' gradients (of a connection that skips stages) where the
+      // gradient flows on to, the earliest. Other backward work reading
+      // several stages (the load-balancing loss's gradient, from every
+      // layer's router loads) runs where its gradient arrives, the latest,
+      // and its result flows back from there.
+      stageOf[&op] =
+          phaseOf[&op] == Phase::Backward && from.size() > 1 && isa<AddOp>(op)
+              ? *from.begin()
+              : *from.rbegin();
     }
     for (Operation *op : llvm::reverse(undecided)) {
       std::optional<int64_t> stage;
@@ -996,8 +1010,7 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                                       int64_t micro) -> FailureOr<Operation *> {
           IRMapping mapping;
           for (Value operand : op->getOperands()) {
-            if (isa<CrossEntropyGradOp>(op) && operand == op->getOperand(0) &&
-                numMicro > 1) {
+            if (isLossGradientSeed(op, operand) && numMicro > 1) {
               mapping.map(operand, seedFor(operand));
               continue;
             }
@@ -1093,7 +1106,12 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         Value acc = accumulators.lookup(value);
         if (!acc)
           continue;
-        if (isa<CrossEntropyOp>(value.getDefiningOp()) && numMicro > 1)
+        // A forward value (the loss, whichever op makes it: the
+        // cross-entropy, or its sum with the load-balancing loss) is the
+        // mean over the microbatches; gradients, whose seed was divided by
+        // their number, the sum.
+        if (phaseOf.lookup(value.getDefiningOp()) == Phase::Forward &&
+            numMicro > 1)
           acc = ScaleOp::create(builder, value.getLoc(), acc,
                                 b.getF64FloatAttr(1.0 / double(numMicro)));
         flushValues[value] = acc;

@@ -46,9 +46,12 @@ and none on o; Mistral has none. Mixtral replaces the MLP by MixtralSparseMoeBlo
 m @ gate.weight^T, softmax over all num_local_experts in float32, topk of
 num_experts_per_tok, those probabilities divided by their sum; each expert e
 computes w2(silu(w1(x)) * w3(x)) for the tokens that chose it, times their
-weight, added back with index_add_ (no jitter, no load-balancing loss: both
-refused; Mixtral's defaults: rope_theta 1e6, rms_norm_eps 1e-5, 8 key/value
-heads, no sliding window). A config's pad_token_id makes that embedding
+weight, added back with index_add_ (no jitter: refused; Mixtral's defaults:
+rope_theta 1e6, rms_norm_eps 1e-5, 8 key/value heads, no sliding window).
+With output_router_logits, MixtralForCausalLM adds router_aux_loss_coef
+(default 0.001) times load_balancing_loss_func over all layers' router logits
+concatenated: num_experts * sum over experts of the fraction of (token,
+choice) pairs routed to it times its mean softmax probability. A config's pad_token_id makes that embedding
 row nn.Embedding's padding_idx: zero at init and no gradient through the
 lookup (a tied head still trains it), as in Hugging Face. Refused: another
 hidden_act than silu, attention_dropout other than 0 (masks cannot match) and
@@ -97,8 +100,8 @@ def load_config(path):
     if mixtral:
         if c.get("router_jitter_noise", 0.0) != 0:
             fail("router_jitter_noise must be 0")
-        if c.get("output_router_logits", False):
-            fail("output_router_logits must be false (no load-balancing loss)")
+        c.setdefault("output_router_logits", False)
+        c.setdefault("router_aux_loss_coef", 0.001)
         c.setdefault("num_local_experts", 8)
         c.setdefault("num_experts_per_tok", 2)
         c.setdefault("num_key_value_heads", 8)
@@ -218,11 +221,26 @@ def repeat_kv(x, groups):
     return x[:, :, None, :, :].expand(b, kv, groups, s, hd).reshape(b, kv * groups, s, hd)
 
 
-def sparse_moe(y, p, linear, c):
-    """MixtralSparseMoeBlock.forward (no jitter) on y [B, S, D]."""
+def load_balancing_loss_func(gate_logits, num_experts, top_k):
+    """Hugging Face's, without an attention mask: the router logits of every
+    layer concatenated along the tokens."""
+    concatenated = torch.cat(gate_logits, dim=0)
+    routing_weights = F.softmax(concatenated, dim=-1)
+    _, selected_experts = torch.topk(routing_weights, top_k, dim=-1)
+    expert_mask = F.one_hot(selected_experts, num_experts)
+    tokens_per_expert = torch.mean(expert_mask.float(), dim=0)
+    router_prob_per_expert = torch.mean(routing_weights, dim=0)
+    overall_loss = torch.sum(tokens_per_expert * router_prob_per_expert.unsqueeze(0))
+    return overall_loss * num_experts
+
+
+def sparse_moe(y, p, linear, c, router_logits_out):
+    """MixtralSparseMoeBlock.forward (no jitter) on y [B, S, D]; appends the
+    router logits [B*S, E] to router_logits_out."""
     b, s, d = y.shape
     tokens = y.reshape(b * s, d)
     router_logits = linear(tokens, p + "gate")
+    router_logits_out.append(router_logits)
     routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
     routing_weights, selected = torch.topk(routing_weights, c["num_experts_per_tok"], dim=-1)
     routing_weights = routing_weights / routing_weights.sum(dim=-1, keepdim=True)
@@ -261,6 +279,7 @@ def forward(params, ids, labels, c):
             return causal
         return causal | torch.tril(torch.ones(s, s, dtype=torch.bool), diagonal=-window)
 
+    router_logits = []
     table = params["model.embed_tokens.weight"]
     pad = c["pad_token_id"]
     if pad is not None:  # nn.Embedding(padding_idx=pad): no gradient through that row
@@ -281,14 +300,18 @@ def forward(params, ids, labels, c):
         x = x + linear(y, p + "self_attn.o_proj")
         y = rms_norm(x, params[p + "post_attention_layernorm.weight"], eps)
         if c["model_type"] == "mixtral":
-            x = x + sparse_moe(y, p + "block_sparse_moe.", linear, c)
+            x = x + sparse_moe(y, p + "block_sparse_moe.", linear, c, router_logits)
             continue
         y = F.silu(linear(y, p + "mlp.gate_proj")) * linear(y, p + "mlp.up_proj")
         x = x + linear(y, p + "mlp.down_proj")
     x = rms_norm(x, params["model.norm.weight"], eps)
     head = params["model.embed_tokens.weight" if c["tie_word_embeddings"] else "lm_head.weight"]
     logits = x @ head.t()
-    return F.cross_entropy(logits.reshape(b * s, -1), labels.reshape(-1))
+    loss = F.cross_entropy(logits.reshape(b * s, -1), labels.reshape(-1))
+    if router_logits and c["output_router_logits"]:
+        loss = loss + c["router_aux_loss_coef"] * load_balancing_loss_func(
+            router_logits, c["num_local_experts"], c["num_experts_per_tok"])
+    return loss
 
 
 def initial_parameters(c, seed):

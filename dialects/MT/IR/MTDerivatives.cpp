@@ -221,6 +221,28 @@ LogicalResult TopKGatingOp::buildGradients(GradientEmitter &g) {
   return success();
 }
 
+/// Only the mean probability has a gradient: the load counts choices.
+LogicalResult RouterStatisticsOp::buildGradients(GradientEmitter &g) {
+  if (Value dProbability = g.resultGradient(1))
+    g.accumulate(getLogits(),
+                 g.create<RouterProbabilityGradOp>(getLogits().getType(),
+                                                   dProbability, getLogits()));
+  return success();
+}
+
+/// Every router's probability gets the same gradient: the mean load.
+LogicalResult LoadBalancingLossOp::buildGradients(GradientEmitter &g) {
+  if (llvm::none_of(getProbabilities(),
+                    [&](Value p) { return g.needsGradient(p); }))
+    return success();
+  Value dProbability = g.create<LoadBalancingLossGradOp>(
+      getProbabilities().front().getType(), g.resultGradient(0), getLoads(),
+      getCoefficientAttr());
+  for (Value probability : getProbabilities())
+    g.accumulate(probability, dProbability);
+  return success();
+}
+
 LogicalResult MoePermuteOp::buildGradients(GradientEmitter &g) {
   Value dRows = g.resultGradient(0);
   if (g.needsGradient(getInput()))

@@ -1051,6 +1051,103 @@ LogicalResult GroupedMatmulWeightGradOp::verify() {
   return success();
 }
 
+/// Fails unless `value` is `[experts]`, the experts of a router.
+static LogicalResult verifyPerExpert(Operation *op, Value value, StringRef what,
+                                     int64_t experts) {
+  RankedTensorType type = tensorType(value);
+  if (type.getRank() == 1 && type.getDimSize(0) == experts)
+    return success();
+  return op->emitOpError() << what << " must be [" << experts << "] (one per "
+                           << "expert), got " << type;
+}
+
+LogicalResult RouterStatisticsOp::verify() {
+  if (failed(verifyTokenRows(*this, getLogits(), "logits")) ||
+      failed(verifyTokenRows(*this, getExperts(), "experts")))
+    return failure();
+  int64_t experts = getLogits().getType().getShape().back();
+  int64_t k = getExperts().getType().getShape().back();
+  if (tokenDims(getExperts()) != tokenDims(getLogits()))
+    return emitOpError() << "experts " << getExperts().getType()
+                         << " must have the tokens of logits "
+                         << getLogits().getType();
+  if (k > experts)
+    return emitOpError() << "experts choose " << k << " of " << experts
+                         << " experts per token";
+  if (failed(verifyPerExpert(*this, getLoad(), "load", experts)) ||
+      failed(verifyPerExpert(*this, getProbability(), "probability", experts)))
+    return failure();
+  if (failed(verifyElementTypesMatch(*this, getLoad(), "load", getLogits(),
+                                     "logits")))
+    return failure();
+  return verifyElementTypesMatch(*this, getProbability(), "probability",
+                                 getLogits(), "logits");
+}
+
+LogicalResult RouterProbabilityGradOp::verify() {
+  if (failed(verifyTokenRows(*this, getLogits(), "logits")) ||
+      failed(verifyPerExpert(*this, getGradProbability(), "grad_probability",
+                             getLogits().getType().getShape().back())) ||
+      failed(verifyElementTypesMatch(*this, getGradProbability(),
+                                     "grad_probability", getLogits(),
+                                     "logits")))
+    return failure();
+  if (getGradLogits().getType() != getLogits().getType())
+    return emitOpError() << "grad_logits must have the logits' type "
+                         << getLogits().getType() << ", got "
+                         << getGradLogits().getType();
+  return success();
+}
+
+/// The checks the load-balancing loss and its gradient share: one or more
+/// per-expert vectors of one type (that of `values`' first) and a positive
+/// coefficient.
+static LogicalResult verifyRouterVectors(Operation *op, ValueRange values,
+                                         StringRef what, double coefficient) {
+  if (failed(verifyPositiveFinite(op, "coefficient", coefficient)))
+    return failure();
+  if (values.empty())
+    return op->emitOpError() << "needs the " << what << " of one router or "
+                             << "more";
+  RankedTensorType first = tensorType(values.front());
+  if (first.getRank() != 1)
+    return op->emitOpError() << what << " must be [experts], got " << first;
+  for (auto [index, value] : llvm::enumerate(values))
+    if (value.getType() != first)
+      return op->emitOpError()
+             << what << " #" << index << " has type " << value.getType()
+             << ", expected " << first << " as #0";
+  return success();
+}
+
+LogicalResult LoadBalancingLossOp::verify() {
+  if (getLoads().size() != getProbabilities().size())
+    return emitOpError() << "has " << getLoads().size() << " loads but "
+                         << getProbabilities().size()
+                         << " probabilities (one of each per router)";
+  if (failed(verifyRouterVectors(*this, getLoads(), "loads",
+                                 getCoefficient().convertToDouble())) ||
+      failed(verifyRouterVectors(*this, getProbabilities(), "probabilities",
+                                 getCoefficient().convertToDouble())))
+    return failure();
+  if (getLoads().front().getType() != getProbabilities().front().getType())
+    return emitOpError() << "probabilities have type "
+                         << getProbabilities().front().getType()
+                         << " but loads " << getLoads().front().getType();
+  return success();
+}
+
+LogicalResult LoadBalancingLossGradOp::verify() {
+  if (failed(verifyRouterVectors(*this, getLoads(), "loads",
+                                 getCoefficient().convertToDouble())))
+    return failure();
+  if (getGradProbability().getType() != getLoads().front().getType())
+    return emitOpError() << "grad_probability must have the loads' type "
+                         << getLoads().front().getType() << ", got "
+                         << getGradProbability().getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // CrossEntropyOp
 //===----------------------------------------------------------------------===//

@@ -1050,6 +1050,111 @@ def MT_GroupedMatmulWeightGradOp : MT_Op<"grouped_matmul_weight_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+// The auxiliary load-balancing loss (Switch Transformer's, as Hugging
+// Face's Mixtral adds it with `output_router_logits`): each router's share
+// of tokens per expert and mean probability per expert, then
+// `coefficient * num_experts * sum_e load_e * probability_e` of their means
+// over the routers. Only the probabilities carry a gradient.
+
+def MT_RouterStatisticsOp : MT_Op<"router_statistics", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
+  let summary = "Measures a router's load and mean probability per expert.";
+  let description = [{
+    For the router's logits `[tokens..., num_experts]` and its choices
+    `experts` `[tokens..., k]` (`mt.top_k_gating`'s): `load[e]`, the number
+    of choices of expert `e` divided by the number of tokens (the loads sum
+    to k), and `probability[e]`, the mean over tokens of the softmax of the
+    logits over all experts (they sum to 1). Both are `[num_experts]` and
+    accumulated in double precision. A choice out of range is an error at
+    run time.
+
+    ```mlir
+    %load, %prob = mt.router_statistics %logits, %e
+        : tensor<8x1024x8xf32>, tensor<8x1024x2xi32>
+          -> tensor<8xf32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$logits, MT_RoutingTensor:$experts);
+  let results = (outs MT_FloatTensor:$load, MT_FloatTensor:$probability);
+  let assemblyFormat = [{
+    $logits `,` $experts attr-dict `:` type($logits) `,` type($experts) `->`
+    type($load) `,` type($probability)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_RouterProbabilityGradOp : MT_Op<"router_probability_grad", [Pure]> {
+  let summary = "Computes the logits' gradient of a router's mean probability.";
+  let description = [{
+    With `s[t]` the softmax of `logits[t, :]` over the T tokens:
+    `grad_logits[t, j] = s[t, j] * (grad[j] - sum_e grad[e] * s[t, e]) / T`,
+    the gradient of `mt.router_statistics`'s `probability`.
+
+    ```mlir
+    %dlogits = mt.router_probability_grad %dprob, %logits
+        : tensor<8xf32>, tensor<8x1024x8xf32> -> tensor<8x1024x8xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_probability,
+                       MT_FloatTensor:$logits);
+  let results = (outs MT_FloatTensor:$grad_logits);
+  let assemblyFormat = [{
+    $grad_probability `,` $logits attr-dict `:` type($grad_probability) `,`
+    type($logits) `->` type($grad_logits)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_LoadBalancingLossOp : MT_Op<"load_balancing_loss",
+    [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure,
+     AttrSizedOperandSegments]> {
+  let summary = "Computes the auxiliary load-balancing loss of the routers.";
+  let description = [{
+    `coefficient * num_experts * sum_e mean_l(loads[l][e]) *
+    mean_l(probabilities[l][e])` over the routers `l` (one load and one
+    probability per router, `[num_experts]` each, `mt.router_statistics`'s):
+    Hugging Face's `load_balancing_loss_func` over all layers' routers
+    concatenated, times `router_aux_loss_coef`. One router's loss alone,
+    times its coefficient, is Megatron-LM's per layer. Balanced routing
+    gives `coefficient * k`. The result is an f32 scalar.
+
+    ```mlir
+    %aux = mt.load_balancing_loss loads(%l0, %l1 : tensor<8xf32>, tensor<8xf32>)
+        probabilities(%p0, %p1 : tensor<8xf32>, tensor<8xf32>)
+        {coefficient = 1.000000e-03 : f64}
+    ```
+  }];
+  let arguments = (ins Variadic<MT_FloatTensor>:$loads,
+                       Variadic<MT_FloatTensor>:$probabilities,
+                       F64Attr:$coefficient);
+  let results = (outs MT_ScalarF32Tensor:$loss);
+  let assemblyFormat = [{
+    `loads` `(` $loads `:` type($loads) `)` `probabilities` `(`
+    $probabilities `:` type($probabilities) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_LoadBalancingLossGradOp : MT_Op<"load_balancing_loss_grad", [Pure]> {
+  let summary = "Computes the probabilities' gradient of the load-balancing loss.";
+  let description = [{
+    `grad_probability[e] = grad * coefficient * num_experts *
+    mean_l(loads[l][e]) / L` for the L routers: the gradient of each of
+    `mt.load_balancing_loss`'s probabilities (the same for all of them).
+
+    ```mlir
+    %dprob = mt.load_balancing_loss_grad %dloss, %l0, %l1
+        {coefficient = 1.000000e-03 : f64} : tensor<8xf32> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins MT_ScalarF32Tensor:$grad, Variadic<MT_FloatTensor>:$loads,
+                       F64Attr:$coefficient);
+  let results = (outs MT_FloatTensor:$grad_probability);
+  let assemblyFormat = [{
+    $grad `,` $loads attr-dict `:` type($loads) `->` type($grad_probability)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//

@@ -190,6 +190,21 @@ Types TopKGatingGradOp::inferResultTypesFromOperands() {
                                     getGradLogits().getType())};
 }
 
+// The routers' statistics and their loss are per expert, whatever the
+// tokens.
+Types RouterStatisticsOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+Types RouterProbabilityGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{getLogits().getType()};
+}
+Types LoadBalancingLossOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+Types LoadBalancingLossGradOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+
 Types MoeRouteOp::inferResultTypesFromOperands() {
   return SmallVector<Type>{getExperts().getType(), getOffsets().getType()};
 }

@@ -54,6 +54,9 @@ struct LlamaConfig {
   /// of `expertsPerToken` of `numExperts` SwiGLU experts (0: a dense MLP).
   int64_t numExperts = 0;
   int64_t expertsPerToken = 0;
+  /// The auxiliary load-balancing loss's weight in the loss (Mixtral's
+  /// router_aux_loss_coef with output_router_logits; 0: none).
+  double routerAuxLossCoef = 0.0;
   /// The sliding attention window (0: none) of Mistral, or of Qwen2 with
   /// use_sliding_window: a query sees the `slidingWindow` keys up to its
   /// own, in the layers from `firstWindowedLayer` on (Qwen2's

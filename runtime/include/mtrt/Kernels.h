@@ -85,6 +85,10 @@ enum class KernelId {
   moe_weights_grad,
   grouped_matmul,
   grouped_matmul_weight_grad,
+  router_statistics,
+  router_probability_grad,
+  load_balancing_loss,
+  load_balancing_loss_grad,
   fused
 };
 
@@ -207,6 +211,15 @@ inline const KernelInfo *kernelTable(size_t &count) {
       // One weight gradient per expert.
       {KernelId::grouped_matmul_weight_grad, "grouped_matmul_weight_grad", 3,
        -1, operand(2)},
+      // The auxiliary load-balancing loss: a router's per-expert load and
+      // mean probability; the loss reads every router's loads, then their
+      // probabilities (two equal halves); its gradient reads the loss's
+      // gradient, then the loads.
+      {KernelId::router_statistics, "router_statistics", 2, 2, operand(1)},
+      {KernelId::router_probability_grad, "router_probability_grad", 2, 1, 0},
+      {KernelId::load_balancing_loss, "load_balancing_loss", -1, 1, 0},
+      {KernelId::load_balancing_loss_grad, "load_balancing_loss_grad", -1, 1,
+       0},
       // A kernel the compiler generated (RankProgram::generatedKernels).
       {KernelId::fused, "fused", -1, -1, 0},
   };

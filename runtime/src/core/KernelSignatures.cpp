@@ -675,6 +675,62 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
       s.same(s.in(2), "the weights", positions, "the positions");
     break;
   }
+  case KernelId::router_statistics:
+  case KernelId::router_probability_grad: {
+    bool forward = id == KernelId::router_statistics;
+    const Shape &logits = s.in(forward ? 0 : 1);
+    s.require(logits.size() >= 2, "the logits " + shapeString(logits) +
+                                      " are not [tokens..., experts]");
+    if (!s.error.empty())
+      break;
+    Shape perExpert{logits.back()};
+    if (forward) {
+      const Shape &experts = s.in(1);
+      s.require(
+          experts.size() == logits.size() &&
+              std::equal(logits.begin(), logits.end() - 1, experts.begin()) &&
+              experts.back() >= 1 && experts.back() <= logits.back(),
+          "the experts " + shapeString(experts) +
+              " are not [tokens..., k] for the logits " + shapeString(logits));
+      s.same(s.out(0), "the load", perExpert, "[experts]");
+      s.same(s.out(1), "the probability", perExpert, "[experts]");
+    } else {
+      s.same(s.in(0), "the probability's gradient", perExpert, "[experts]");
+      s.same(s.out(0), "the logits' gradient", logits, "the logits");
+    }
+    break;
+  }
+  case KernelId::load_balancing_loss:
+  case KernelId::load_balancing_loss_grad: {
+    // The loss: loads, then probabilities; its gradient: the loss's
+    // gradient, then the loads. Each [experts].
+    bool forward = id == KernelId::load_balancing_loss;
+    size_t first = forward ? 0 : 1;
+    size_t vectors = c.ins.size() - first;
+    s.require(vectors >= 1 && (!forward || vectors % 2 == 0),
+              forward ? "takes the loads then the probabilities (an even "
+                        "number of inputs), got " +
+                            countOf(int64_t(c.ins.size()), "input")
+                      : "takes the loss's gradient and one or more loads, "
+                        "got " +
+                            countOf(int64_t(c.ins.size()), "input"));
+    s.positive("coefficient");
+    s.require(c.has("coefficient"), "has no attribute 'coefficient'");
+    if (!s.error.empty())
+      break;
+    const Shape &vector = s.in(first);
+    s.rank(vector, 1, "input " + std::to_string(first));
+    for (size_t j = first + 1; j < c.ins.size(); ++j)
+      s.same(s.in(j), "input " + std::to_string(j), vector,
+             "input " + std::to_string(first));
+    if (forward) {
+      s.scalar(s.out(0), "the loss");
+    } else {
+      s.scalar(s.in(0), "the loss's gradient");
+      s.same(s.out(0), "the probabilities' gradient", vector, "the loads");
+    }
+    break;
+  }
   case KernelId::grouped_matmul:
   case KernelId::grouped_matmul_weight_grad: {
     bool forward = id == KernelId::grouped_matmul;

@@ -730,6 +730,44 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                                 ids(2) + begin * k, out(0) + begin * experts,
                                 end - begin, experts, k);
         });
+  } else if (id == KernelId::router_statistics) {
+    int64_t experts = lastDim(inDesc(0)), k = lastDim(inDesc(1));
+    int64_t bad =
+        cpu::routerStatistics(in(0), ids(1), out(0), out(1),
+                              inDesc(0).numElements() / experts, experts, k);
+    if (bad >= 0)
+      return Status::error("choice " + std::to_string(bad) + " is expert " +
+                           std::to_string(ids(1)[bad]) + ", outside [0, " +
+                           std::to_string(experts) + ")");
+  } else if (id == KernelId::router_probability_grad) {
+    // Each token's row on its own: tokens split over the pool.
+    int64_t experts = lastDim(inDesc(1));
+    int64_t tokens = inDesc(1).numElements() / experts;
+    ThreadPool::global().parallelFor(
+        tokens, 256, [&](int64_t begin, int64_t end) {
+          cpu::routerProbabilityGrad(in(0), in(1) + begin * experts,
+                                     out(0) + begin * experts, end - begin,
+                                     tokens, experts);
+        });
+  } else if (id == KernelId::load_balancing_loss ||
+             id == KernelId::load_balancing_loss_grad) {
+    const bool forward = id == KernelId::load_balancing_loss;
+    size_t first = forward ? 0 : 1;
+    int64_t routers = int64_t(command.ins.size() - first) / (forward ? 2 : 1);
+    int64_t experts = lastDim(inDesc(first));
+    double coefficient = command.get("coefficient", 0.0);
+    std::vector<const float *> loads, probabilities;
+    for (int64_t l = 0; l < routers; ++l) {
+      loads.push_back(in(first + size_t(l)));
+      if (forward)
+        probabilities.push_back(in(size_t(routers + l)));
+    }
+    if (forward)
+      out(0)[0] = float(cpu::loadBalancingLoss(
+          loads.data(), probabilities.data(), routers, experts, coefficient));
+    else
+      cpu::loadBalancingLossGrad(double(in(0)[0]), loads.data(), out(0),
+                                 routers, experts, coefficient);
   } else if (id == KernelId::moe_route) {
     int64_t experts = int64_t(command.get("num_experts", 0));
     int64_t bad = cpu::moeRoute(ids(0), as<int32_t>(command.outs[0]),

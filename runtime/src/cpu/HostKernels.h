@@ -461,6 +461,94 @@ void topKGatingGrad(const T *dWeights, const T *weights, const int32_t *experts,
   }
 }
 
+/// A router's statistics over its tokens: `load[e]`, the choices of expert
+/// e per token, and `probability[e]`, the mean softmax of the logits over
+/// all experts; summed in double, in token order. Returns the index of a
+/// choice outside [0, numExperts) (nothing written), or -1.
+template <typename T>
+int64_t routerStatistics(const T *logits, const int32_t *experts, T *load,
+                         T *probability, int64_t tokens, int64_t numExperts,
+                         int64_t k) {
+  for (int64_t i = 0; i < tokens * k; ++i)
+    if (experts[i] < 0 || experts[i] >= numExperts)
+      return i;
+  std::vector<double> count(size_t(numExperts), 0.0);
+  std::vector<double> sum(size_t(numExperts), 0.0);
+  std::vector<double> row(static_cast<size_t>(numExperts));
+  for (int64_t i = 0; i < tokens * k; ++i)
+    count[size_t(experts[i])] += 1.0;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const T *x = logits + t * numExperts;
+    double top = double(x[0]), total = 0;
+    for (int64_t e = 1; e < numExperts; ++e)
+      top = std::max(top, double(x[e]));
+    for (int64_t e = 0; e < numExperts; ++e)
+      total += row[size_t(e)] = std::exp(double(x[e]) - top);
+    for (int64_t e = 0; e < numExperts; ++e)
+      sum[size_t(e)] += row[size_t(e)] / total;
+  }
+  for (int64_t e = 0; e < numExperts; ++e) {
+    load[e] = T(count[size_t(e)] / double(tokens));
+    probability[e] = T(sum[size_t(e)] / double(tokens));
+  }
+  return -1;
+}
+
+/// The logits' gradient of routerStatistics's probability, for rows
+/// `[0, rows)` of the `tokens` it averaged: each row's softmax `s`,
+/// `dLogits[j] = s[j] * (dProbability[j] - dot(dProbability, s)) / tokens`.
+template <typename T>
+void routerProbabilityGrad(const T *dProbability, const T *logits, T *dLogits,
+                           int64_t rows, int64_t tokens, int64_t numExperts) {
+  std::vector<double> s(static_cast<size_t>(numExperts));
+  for (int64_t t = 0; t < rows; ++t) {
+    const T *x = logits + t * numExperts;
+    double top = double(x[0]), total = 0, dot = 0;
+    for (int64_t e = 1; e < numExperts; ++e)
+      top = std::max(top, double(x[e]));
+    for (int64_t e = 0; e < numExperts; ++e)
+      total += s[size_t(e)] = std::exp(double(x[e]) - top);
+    for (int64_t e = 0; e < numExperts; ++e)
+      dot += double(dProbability[e]) * (s[size_t(e)] /= total);
+    for (int64_t e = 0; e < numExperts; ++e)
+      dLogits[t * numExperts + e] =
+          T(s[size_t(e)] * (double(dProbability[e]) - dot) / double(tokens));
+  }
+}
+
+/// The load-balancing loss of `routers` routers:
+/// `coefficient * numExperts * dot(mean load, mean probability)`.
+template <typename T>
+double loadBalancingLoss(const T *const *loads, const T *const *probabilities,
+                         int64_t routers, int64_t numExperts,
+                         double coefficient) {
+  double dot = 0;
+  for (int64_t e = 0; e < numExperts; ++e) {
+    double load = 0, probability = 0;
+    for (int64_t l = 0; l < routers; ++l) {
+      load += double(loads[l][e]);
+      probability += double(probabilities[l][e]);
+    }
+    dot += (load / double(routers)) * (probability / double(routers));
+  }
+  return coefficient * double(numExperts) * dot;
+}
+
+/// Every router's probability gradient of loadBalancingLoss:
+/// `grad * coefficient * numExperts * mean load / routers`.
+template <typename T>
+void loadBalancingLossGrad(double grad, const T *const *loads, T *dProbability,
+                           int64_t routers, int64_t numExperts,
+                           double coefficient) {
+  for (int64_t e = 0; e < numExperts; ++e) {
+    double load = 0;
+    for (int64_t l = 0; l < routers; ++l)
+      load += double(loads[l][e]);
+    dProbability[e] = T(grad * coefficient * double(numExperts) * load /
+                        (double(routers) * double(routers)));
+  }
+}
+
 /// Numbers the experts' rows: `positions[i]` for choice i (token i / k),
 /// sorted by expert, then token and choice; `offsets[e]` where expert e's
 /// rows begin. Returns the index of a choice outside [0, numExperts), or

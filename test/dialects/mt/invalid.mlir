@@ -2222,6 +2222,86 @@ func.func @negative_top_k_gating_grad_experts(%dw: tensor<2x4x2xf32>, %w: tensor
 
 // -----
 
+func.func @negative_router_statistics_tokens(%l: tensor<2x4x3xf32>, %e: tensor<2x3x2xi32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'mt.router_statistics' op experts 'tensor<2x3x2xi32>' must have the tokens of logits 'tensor<2x4x3xf32>'}}
+  %load, %p = mt.router_statistics %l, %e : tensor<2x4x3xf32>, tensor<2x3x2xi32> -> tensor<3xf32>, tensor<3xf32>
+  return %load : tensor<3xf32>
+}
+
+// -----
+
+func.func @negative_router_statistics_k(%l: tensor<8x3xf32>, %e: tensor<8x4xi32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'mt.router_statistics' op experts choose 4 of 3 experts per token}}
+  %load, %p = mt.router_statistics %l, %e : tensor<8x3xf32>, tensor<8x4xi32> -> tensor<3xf32>, tensor<3xf32>
+  return %load : tensor<3xf32>
+}
+
+// -----
+
+func.func @negative_router_statistics_per_expert(%l: tensor<8x3xf32>, %e: tensor<8x2xi32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.router_statistics' op probability must be [3] (one per expert), got 'tensor<4xf32>'}}
+  %load, %p = mt.router_statistics %l, %e : tensor<8x3xf32>, tensor<8x2xi32> -> tensor<3xf32>, tensor<4xf32>
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+func.func @negative_router_statistics_type(%l: tensor<8x3xf32>, %e: tensor<8x2xi32>) -> tensor<3xbf16> {
+  // expected-error @+1 {{'mt.router_statistics' op load element type 'bf16' does not match logits element type 'f32'}}
+  %load, %p = mt.router_statistics %l, %e : tensor<8x3xf32>, tensor<8x2xi32> -> tensor<3xbf16>, tensor<3xf32>
+  return %load : tensor<3xbf16>
+}
+
+// -----
+
+func.func @negative_router_probability_grad(%dp: tensor<3xf32>, %l: tensor<8x3xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'mt.router_probability_grad' op grad_logits must have the logits' type 'tensor<8x3xf32>', got 'tensor<8x4xf32>'}}
+  %d = mt.router_probability_grad %dp, %l : tensor<3xf32>, tensor<8x3xf32> -> tensor<8x4xf32>
+  return %d : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @negative_load_balancing_loss_counts(%l: tensor<3xf32>, %p: tensor<3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.load_balancing_loss' op has 2 loads but 1 probabilities (one of each per router)}}
+  %aux = mt.load_balancing_loss loads(%l, %l : tensor<3xf32>, tensor<3xf32>) probabilities(%p : tensor<3xf32>) {coefficient = 1.0e-02 : f64}
+  return %aux : tensor<f32>
+}
+
+// -----
+
+func.func @negative_load_balancing_loss_experts(%l: tensor<3xf32>, %m: tensor<4xf32>, %p: tensor<3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.load_balancing_loss' op loads #1 has type 'tensor<4xf32>', expected 'tensor<3xf32>' as #0}}
+  %aux = mt.load_balancing_loss loads(%l, %m : tensor<3xf32>, tensor<4xf32>) probabilities(%p, %p : tensor<3xf32>, tensor<3xf32>) {coefficient = 1.0e-02 : f64}
+  return %aux : tensor<f32>
+}
+
+// -----
+
+func.func @negative_load_balancing_loss_coefficient(%l: tensor<3xf32>, %p: tensor<3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.load_balancing_loss' op coefficient must be positive and finite, got -1.000000e+00}}
+  %aux = mt.load_balancing_loss loads(%l : tensor<3xf32>) probabilities(%p : tensor<3xf32>) {coefficient = -1.0 : f64}
+  return %aux : tensor<f32>
+}
+
+// -----
+
+func.func @negative_load_balancing_loss_empty() -> tensor<f32> {
+  // expected-error @+1 {{'mt.load_balancing_loss' op needs the loads of one router or more}}
+  %aux = "mt.load_balancing_loss"() {coefficient = 1.0e-02 : f64, operandSegmentSizes = array<i32: 0, 0>} : () -> tensor<f32>
+  return %aux : tensor<f32>
+}
+
+// -----
+
+func.func @negative_load_balancing_loss_grad(%g: tensor<f32>, %l: tensor<3xf32>) -> tensor<3xbf16> {
+  // expected-error @+1 {{'mt.load_balancing_loss_grad' op grad_probability must have the loads' type 'tensor<3xf32>', got 'tensor<3xbf16>'}}
+  %d = mt.load_balancing_loss_grad %g, %l {coefficient = 1.0e-02 : f64} : tensor<3xf32> -> tensor<3xbf16>
+  return %d : tensor<3xbf16>
+}
+
+// -----
+
 func.func @negative_moe_route_offsets(%e: tensor<2x4x2xi32>) -> tensor<3xi32> {
   // expected-error @+1 {{'mt.moe_route' op offsets must be [4] (where each of 3 experts' rows begin, then the end), got 'tensor<3xi32>'}}
   %pos, %offsets = mt.moe_route %e {num_experts = 3 : i64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<3xi32>

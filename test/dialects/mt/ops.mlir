@@ -585,3 +585,32 @@ func.func @mixture_of_experts(%x: tensor<2x4x8xf32>, %logits: tensor<2x4x3xf32>,
       : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>,
         tensor<2x4x2xf32>, tensor<2x4x3xf32>, tensor<6x8xf32>
 }
+
+// -----
+
+// The load-balancing loss of two routers (Hugging Face's over all layers),
+// and its gradient down to the first router's logits.
+
+// CHECK-LABEL: func.func @load_balancing_loss
+// CHECK:         mt.router_statistics %{{.*}}, %{{.*}} : tensor<2x4x3xf32>, tensor<2x4x2xi32> -> tensor<3xf32>, tensor<3xf32>
+// CHECK:         mt.load_balancing_loss loads(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>) probabilities(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>) {coefficient = 2.000000e-02 : f64}
+// CHECK:         mt.load_balancing_loss_grad %{{.*}}, %{{.*}}, %{{.*}} {coefficient = 2.000000e-02 : f64} : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+// CHECK:         mt.router_probability_grad %{{.*}}, %{{.*}} : tensor<3xf32>, tensor<2x4x3xf32> -> tensor<2x4x3xf32>
+func.func @load_balancing_loss(%l0: tensor<2x4x3xf32>, %e0: tensor<2x4x2xi32>,
+                               %l1: tensor<8x3xbf16>, %e1: tensor<8x1xi32>,
+                               %seed: tensor<f32>)
+    -> (tensor<f32>, tensor<2x4x3xf32>, tensor<3xbf16>, tensor<3xbf16>) {
+  %load0, %p0 = mt.router_statistics %l0, %e0
+      : tensor<2x4x3xf32>, tensor<2x4x2xi32> -> tensor<3xf32>, tensor<3xf32>
+  %load1, %p1 = mt.router_statistics %l1, %e1
+      : tensor<8x3xbf16>, tensor<8x1xi32> -> tensor<3xbf16>, tensor<3xbf16>
+  %aux = mt.load_balancing_loss loads(%load0, %load0 : tensor<3xf32>, tensor<3xf32>)
+      probabilities(%p0, %p0 : tensor<3xf32>, tensor<3xf32>)
+      {coefficient = 2.000000e-02 : f64}
+  %dp = mt.load_balancing_loss_grad %seed, %load0, %load0
+      {coefficient = 2.000000e-02 : f64} : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  %dlogits = mt.router_probability_grad %dp, %l0
+      : tensor<3xf32>, tensor<2x4x3xf32> -> tensor<2x4x3xf32>
+  return %aux, %dlogits, %load1, %p1
+      : tensor<f32>, tensor<2x4x3xf32>, tensor<3xbf16>, tensor<3xbf16>
+}
