@@ -310,6 +310,40 @@ TEST(CpuDevice, RoutesTokensToTheirExperts) {
   EXPECT_NEAR(result[2], weights[4] * 6 + weights[5] * 11, 1e-5f);
 }
 
+// A router's statistics for the load-balancing loss: each expert's choices
+// per token, and its mean softmax probability over all experts; a choice
+// outside the experts is refused before anything is counted.
+TEST(CpuDevice, MeasuresARoutersLoad) {
+  RankProgram program = mixtureProgram();
+  Command statistics;
+  statistics.kernel = "router_statistics";
+  statistics.ins = {0, 2};
+  statistics.outs = {11, 10}; // [3] load, the first 3 of 6 probabilities
+  program.commands = {statistics};
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(device->prepare(program));
+  float ln2 = std::log(2.0f);
+  ASSERT_TRUE(device->uploadValues<float>(0, {0, 0, 0, 0, 0, 0, ln2, 0, 0}));
+  ASSERT_TRUE(device->uploadValues<int32_t>(2, {0, 1, 0, 2, 0, 1}));
+  ASSERT_TRUE(device->executeStep(0, 0));
+  std::vector<float> load, probability;
+  ASSERT_TRUE(device->downloadValues(11, load, 3));
+  ASSERT_TRUE(device->downloadValues(10, probability, 3));
+  EXPECT_NEAR(load[0], 1.0f, 1e-6f);
+  EXPECT_NEAR(load[1], 2.0f / 3, 1e-6f);
+  EXPECT_NEAR(load[2], 1.0f / 3, 1e-6f);
+  // Rows 0 and 1 are uniform; row 2 is {1/2, 1/4, 1/4}.
+  EXPECT_NEAR(probability[0], (2.0f / 3 + 0.5f) / 3, 1e-6f);
+  EXPECT_NEAR(probability[1], (2.0f / 3 + 0.25f) / 3, 1e-6f);
+  EXPECT_NEAR(probability[2], (2.0f / 3 + 0.25f) / 3, 1e-6f);
+
+  ASSERT_TRUE(device->uploadValues<int32_t>(2, {0, 1, 0, 3, 0, 1}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('router_statistics'): choice 3 is expert 3, outside "
+            "[0, 3)");
+}
+
 // A NaN logit is never preferred (the sort's order stays strict): the token
 // takes its other experts, here exactly as without it.
 TEST(CpuDevice, RoutesAroundANaNLogit) {
