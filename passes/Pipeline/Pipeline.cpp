@@ -68,14 +68,13 @@ bool isOptimizerOp(Operation *op) {
       op);
 }
 
-/// Whether `operand` of `op` is the loss's gradient seed: the gradient the
-/// loss's terms start from (the cross-entropy's, and the load-balancing
-/// loss's added to it), which each microbatch divides by their number.
-/// Until 2026-11-29 only the cross-entropy's was divided, which made a
-/// load-balancing loss's gradient M times too large under M microbatches.
+/// Whether `operand` of `op` is the loss's gradient seed, which each
+/// microbatch divides by their number: operand 0 of every loss term's
+/// gradient op (MT_LossGradient). Until 2026-11-29 only the
+/// cross-entropy's was divided, which made a load-balancing loss's
+/// gradient M times too large under M microbatches.
 bool isLossGradientSeed(Operation *op, Value operand) {
-  return isa<CrossEntropyGradOp, LoadBalancingLossGradOp>(op) &&
-         operand == op->getOperand(0);
+  return op->hasTrait<LossGradient>() && operand == op->getOperand(0);
 }
 
 /// Ops that are backward work by what they are: the derivatives.

@@ -222,6 +222,14 @@ def MT_Dialect : Dialect {
   }];
 }
 
+// Operand 0 of the op is the gradient of the step's loss, the backward
+// pass's seed: the gradient op of a term of the loss (the cross-entropy, the
+// load-balancing loss). mt-pipeline divides it by the number of
+// microbatches, each microbatch's loss being a part of their mean.
+def MT_LossGradient : NativeOpTrait<"LossGradient"> {
+  let cppNamespace = "::mlir::mt";
+}
+
 /// Every mt op states its shape rule (MTInterfaces.td).
 class MT_Op<string mnemonic, list<Trait> traits = []>
     : Op<MT_Dialect, mnemonic,

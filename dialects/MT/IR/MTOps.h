@@ -12,6 +12,13 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir::mt {
+/// Operand 0 is the gradient of the step's loss (MT_LossGradient in
+/// MTDialect.td).
+template <typename ConcreteType>
+class LossGradient : public OpTrait::TraitBase<ConcreteType, LossGradient> {};
+} // namespace mlir::mt
+
 #define GET_OP_CLASSES
 #include "dialects/MT/IR/MTOps.h.inc"
 

@@ -1134,7 +1134,8 @@ def MT_LoadBalancingLossOp : MT_Op<"load_balancing_loss",
   let hasVerifier = 1;
 }
 
-def MT_LoadBalancingLossGradOp : MT_Op<"load_balancing_loss_grad", [Pure]> {
+def MT_LoadBalancingLossGradOp : MT_Op<"load_balancing_loss_grad",
+    [Pure, MT_LossGradient]> {
   let summary = "Computes the probabilities' gradient of the load-balancing loss.";
   let description = [{
     `grad_probability[e] = grad * coefficient * num_experts *
@@ -1369,7 +1370,7 @@ def MT_AttentionGradOp : MT_Op<"attention_grad",
 }
 
 def MT_CrossEntropyGradOp : MT_Op<"cross_entropy_grad",
-    [Pure, AllTypesMatch<["logits", "grad_logits"]>]> {
+    [Pure, MT_LossGradient, AllTypesMatch<["logits", "grad_logits"]>]> {
   let summary = "Computes the gradient of the mean cross-entropy.";
   let description = [{
     `grad_logits = grad_loss * (softmax(logits) - onehot(labels)) / N` where

@@ -545,6 +545,15 @@ Status CpuDevice::runCommands(uint64_t seed, uint64_t step,
   return Status::ok();
 }
 
+/// The error of a routing's choice `choice` naming an expert outside the
+/// `experts` (a routing some other command wrote wrong).
+static Status choiceOutOfRange(int64_t choice, int32_t expert,
+                               int64_t experts) {
+  return Status::error("choice " + std::to_string(choice) + " is expert " +
+                       std::to_string(expert) + ", outside [0, " +
+                       std::to_string(experts) + ")");
+}
+
 /// A mixture of experts' routing read at run time (mt.moe_route's, unless
 /// a command before it wrote the buffer wrong), checked before it indexes
 /// anything: the positions number each of the `choices` rows once.
@@ -717,9 +726,7 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     if (!forward)
       for (int64_t i = 0, n = inDesc(2).numElements(); i < n; ++i)
         if (ids(2)[i] < 0 || ids(2)[i] >= experts)
-          return Status::error("choice " + std::to_string(i) + " is expert " +
-                               std::to_string(ids(2)[i]) + ", outside [0, " +
-                               std::to_string(experts) + ")");
+          return choiceOutOfRange(i, ids(2)[i], experts);
     ThreadPool::global().parallelFor(
         logits.numElements() / experts, 256, [&](int64_t begin, int64_t end) {
           if (forward)
@@ -736,9 +743,7 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
         cpu::routerStatistics(in(0), ids(1), out(0), out(1),
                               inDesc(0).numElements() / experts, experts, k);
     if (bad >= 0)
-      return Status::error("choice " + std::to_string(bad) + " is expert " +
-                           std::to_string(ids(1)[bad]) + ", outside [0, " +
-                           std::to_string(experts) + ")");
+      return choiceOutOfRange(bad, ids(1)[bad], experts);
   } else if (id == KernelId::router_probability_grad) {
     // Each token's row on its own: tokens split over the pool.
     int64_t experts = lastDim(inDesc(1));
@@ -774,9 +779,7 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                                 as<int32_t>(command.outs[1]),
                                 inDesc(0).numElements(), experts);
     if (bad >= 0)
-      return Status::error("choice " + std::to_string(bad) + " is expert " +
-                           std::to_string(ids(0)[bad]) + ", outside [0, " +
-                           std::to_string(experts) + ")");
+      return choiceOutOfRange(bad, ids(0)[bad], experts);
   } else if (id == KernelId::moe_permute || id == KernelId::moe_unpermute ||
              id == KernelId::moe_weights_grad) {
     // Positions [tokens..., k] and rows [tokens * k, hidden].

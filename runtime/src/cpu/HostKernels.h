@@ -461,6 +461,17 @@ void topKGatingGrad(const T *dWeights, const T *weights, const int32_t *experts,
   }
 }
 
+/// The softmax of `x[0, n)` in double, into `s`.
+template <typename T> void softmaxInDouble(const T *x, double *s, int64_t n) {
+  double top = double(x[0]), total = 0;
+  for (int64_t e = 1; e < n; ++e)
+    top = std::max(top, double(x[e]));
+  for (int64_t e = 0; e < n; ++e)
+    total += s[e] = std::exp(double(x[e]) - top);
+  for (int64_t e = 0; e < n; ++e)
+    s[e] /= total;
+}
+
 /// A router's statistics over its tokens: `load[e]`, the choices of expert
 /// e per token, and `probability[e]`, the mean softmax of the logits over
 /// all experts; summed in double, in token order. Returns the index of a
@@ -478,14 +489,9 @@ int64_t routerStatistics(const T *logits, const int32_t *experts, T *load,
   for (int64_t i = 0; i < tokens * k; ++i)
     count[size_t(experts[i])] += 1.0;
   for (int64_t t = 0; t < tokens; ++t) {
-    const T *x = logits + t * numExperts;
-    double top = double(x[0]), total = 0;
-    for (int64_t e = 1; e < numExperts; ++e)
-      top = std::max(top, double(x[e]));
+    softmaxInDouble(logits + t * numExperts, row.data(), numExperts);
     for (int64_t e = 0; e < numExperts; ++e)
-      total += row[size_t(e)] = std::exp(double(x[e]) - top);
-    for (int64_t e = 0; e < numExperts; ++e)
-      sum[size_t(e)] += row[size_t(e)] / total;
+      sum[size_t(e)] += row[size_t(e)];
   }
   for (int64_t e = 0; e < numExperts; ++e) {
     load[e] = T(count[size_t(e)] / double(tokens));
@@ -502,14 +508,10 @@ void routerProbabilityGrad(const T *dProbability, const T *logits, T *dLogits,
                            int64_t rows, int64_t tokens, int64_t numExperts) {
   std::vector<double> s(static_cast<size_t>(numExperts));
   for (int64_t t = 0; t < rows; ++t) {
-    const T *x = logits + t * numExperts;
-    double top = double(x[0]), total = 0, dot = 0;
-    for (int64_t e = 1; e < numExperts; ++e)
-      top = std::max(top, double(x[e]));
+    softmaxInDouble(logits + t * numExperts, s.data(), numExperts);
+    double dot = 0;
     for (int64_t e = 0; e < numExperts; ++e)
-      total += s[size_t(e)] = std::exp(double(x[e]) - top);
-    for (int64_t e = 0; e < numExperts; ++e)
-      dot += double(dProbability[e]) * (s[size_t(e)] /= total);
+      dot += double(dProbability[e]) * s[size_t(e)];
     for (int64_t e = 0; e < numExperts; ++e)
       dLogits[t * numExperts + e] =
           T(s[size_t(e)] * (double(dProbability[e]) - dot) / double(tokens));

@@ -2278,6 +2278,14 @@ func.func @negative_load_balancing_loss_experts(%l: tensor<3xf32>, %m: tensor<4x
 
 // -----
 
+func.func @negative_load_balancing_loss_types(%l: tensor<3xf32>, %p: tensor<3xbf16>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.load_balancing_loss' op probabilities have type 'tensor<3xbf16>' but loads 'tensor<3xf32>'}}
+  %aux = mt.load_balancing_loss loads(%l : tensor<3xf32>) probabilities(%p : tensor<3xbf16>) {coefficient = 1.0e-02 : f64}
+  return %aux : tensor<f32>
+}
+
+// -----
+
 func.func @negative_load_balancing_loss_coefficient(%l: tensor<3xf32>, %p: tensor<3xf32>) -> tensor<f32> {
   // expected-error @+1 {{'mt.load_balancing_loss' op coefficient must be positive and finite, got -1.000000e+00}}
   %aux = mt.load_balancing_loss loads(%l : tensor<3xf32>) probabilities(%p : tensor<3xf32>) {coefficient = -1.0 : f64}
