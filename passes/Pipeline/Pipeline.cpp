@@ -116,8 +116,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     if (steps.empty() || (pp == 1 && numMicro == 1))
       return;
     step = steps.front();
-    if (failed(classify()) || failed(placeOnStages()) ||
-        failed(checkDataFlowFollowsStages()))
+    if (failed(classify()) || failed(checkLossGradientSeeds()) ||
+        failed(placeOnStages()) || failed(checkDataFlowFollowsStages()))
       return signalPassFailure();
     if (pp > 1)
       addPipelineAxis(module);
@@ -130,6 +130,51 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       return signalPassFailure();
     orderReceivesAsSent();
     step.erase();
+  }
+
+  /// The step's loss gradient seed (1, the loss_scale input or
+  /// mt-parallelize's 1/dp share of it) as operand 0 of a loss term's
+  /// gradient op reads it, or null where that operand is computed from it.
+  static Value seedRoot(Operation *lossGradient) {
+    Value seed = lossGradient->getOperand(0);
+    if (auto share = seed.getDefiningOp<ScaleOp>())
+      if (isa<BlockArgument>(share.getInput()))
+        return share.getInput();
+    if (isa<BlockArgument>(seed))
+      return seed;
+    DenseFPElementsAttr splat;
+    if (matchPattern(seed, m_Constant(&splat)) && splat.isSplat())
+      return seed;
+    return Value();
+  }
+
+  /// Each microbatch's backward starts from the seed divided by their
+  /// number, read where the loss terms' gradient ops read it. A loss
+  /// computed from its terms (a product, a weight that is a tensor) passes
+  /// the seed through other backward ops first, and dividing there would
+  /// be wrong: until 2026-11-29 mt-pipeline replaced that operand by 1/M,
+  /// silently dropping what it was multiplied by (loss = ce * ce trained
+  /// with a gradient norm 7 times too small under 2 microbatches).
+  LogicalResult checkLossGradientSeeds() {
+    if (numMicro == 1)
+      return success();
+    WalkResult walk = step.walk([&](Operation *op) {
+      if (!op->hasTrait<LossGradient>() || seedRoot(op))
+        return WalkResult::advance();
+      Operation *via = op->getOperand(0).getDefiningOp();
+      InFlightDiagnostic diag =
+          op->emitOpError()
+          << "reads the loss's gradient through '"
+          << (via ? via->getName().getStringRef() : StringRef("?"))
+          << "': mt-pipeline splits into microbatches=" << numMicro
+          << " only a loss that is a sum of loss terms (mt.cross_entropy, "
+             "mt.load_balancing_loss), whose gradient ops read the step's "
+             "seed itself";
+      if (via)
+        diag.attachNote(via->getLoc()) << "the seed passes through here";
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
   }
 
   //===--------------------------------------------------------------------===//
@@ -915,10 +960,11 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                             b.getStringAttr("backward"));
             seed = scaled;
           } else {
+            // A splat constant (checkLossGradientSeeds).
             auto type = cast<RankedTensorType>(original.getType());
-            double one = 1.0;
             DenseFPElementsAttr splat;
-            if (matchPattern(original, m_Constant(&splat)) && splat.isSplat())
+            double one = 1.0;
+            if (matchPattern(original, m_Constant(&splat)))
               one = splat.getSplatValue<APFloat>().convertToDouble();
             seed = arith::ConstantOp::create(
                 builder, original.getLoc(), type,

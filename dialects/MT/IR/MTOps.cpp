@@ -13,6 +13,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::mt;
@@ -927,6 +928,11 @@ LogicalResult MoeRouteOp::verify() {
   int64_t experts = int64_t(getNumExperts());
   if (experts < 1)
     return emitOpError() << "num_experts must be positive, got " << experts;
+  // Expert ids are i32 (and experts + 1 below cannot overflow).
+  if (experts > std::numeric_limits<int32_t>::max())
+    return emitOpError() << "num_experts must be at most "
+                         << std::numeric_limits<int32_t>::max()
+                         << " (expert ids are i32), got " << experts;
   if (failed(verifyTokenRows(*this, getExperts(), "experts")))
     return failure();
   if (getPositions().getType() != getExperts().getType())

@@ -85,6 +85,18 @@ public:
     require(holds, os.str());
   }
   void flag(const char *name) { range(name, 0, 1); }
+  /// Attribute `name` is present and equals `size`, the size of `where`.
+  void matchesDimension(const char *name, int64_t size,
+                        const std::string &where) {
+    if (!command.has(name)) {
+      require(false, std::string("has no attribute '") + name + "'");
+      return;
+    }
+    std::ostringstream os;
+    os << "attribute '" << name << "' is " << command.get(name, 0.0) << ", but "
+       << where << " is " << size;
+    require(command.get(name, 0.0) == double(size), os.str());
+  }
   /// A sliding window (attention's `window`): a whole number of keys, at
   /// least the query's own.
   void window() {
@@ -626,6 +638,16 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     s.require(k >= 1 && k <= experts, "k = " + std::to_string(k) +
                                           " is not between 1 and the " +
                                           std::to_string(experts) + " experts");
+    // The kernels read k and the experts from the shapes; the op's
+    // attribute states them too, and an artifact where the two disagree
+    // was not written by the lowering.
+    if (forward)
+      s.matchesDimension(
+          "k", k, "the last dimension of the weights " + shapeString(weights));
+    else
+      s.matchesDimension("num_experts", experts,
+                         "the last dimension of the logits' gradient " +
+                             shapeString(logits));
     s.same(forward ? s.out(1) : s.in(2), "the experts", weights, "the weights");
     if (!forward)
       s.same(s.in(0), "the weights' gradient", weights, "the weights");
@@ -634,7 +656,13 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::moe_route:
     s.require(!s.in(0).empty(), "the experts are a scalar");
     s.same(s.out(0), "the positions", s.in(0), "the experts");
-    s.positive("num_experts");
+    s.require(c.has("num_experts"), "has no attribute 'num_experts'");
+    // Expert ids are i32.
+    s.range("num_experts", 1, 2147483647);
+    s.require(c.get("num_experts", 0) == std::floor(c.get("num_experts", 0)),
+              "attribute 'num_experts' is not an integer");
+    if (!s.error.empty())
+      break;
     s.require(s.out(1) == Shape{int64_t(c.get("num_experts", 0)) + 1},
               "the offsets have shape " + shapeString(s.out(1)) +
                   ", expected [num_experts + 1]");

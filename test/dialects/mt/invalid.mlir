@@ -2326,6 +2326,16 @@ func.func @negative_moe_route_experts(%e: tensor<2x4x2xi32>) -> tensor<1xi32> {
 
 // -----
 
+// Expert ids are i32; INT64_MAX experts overflowed the offsets' expected
+// size in this message.
+func.func @negative_moe_route_too_many_experts(%e: tensor<2x4x2xi32>) -> tensor<3xi32> {
+  // expected-error @+1 {{'mt.moe_route' op num_experts must be at most 2147483647 (expert ids are i32), got 9223372036854775807}}
+  %pos, %offsets = mt.moe_route %e {num_experts = 9223372036854775807 : i64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<3xi32>
+  return %offsets : tensor<3xi32>
+}
+
+// -----
+
 // A row per token and choice.
 
 func.func @negative_moe_permute_rows(%x: tensor<2x4x8xf32>, %pos: tensor<2x4x2xi32>) -> tensor<8x8xf32> {
