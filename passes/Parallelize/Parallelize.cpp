@@ -202,17 +202,6 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       return false;
     };
     WalkResult walk = module.walk([&](Operation *op) {
-      // Megatron-LM splits a mixture of experts by experts (expert
-      // parallelism, an all-to-all of the tokens) or each expert as a
-      // dense MLP (expert tensor parallelism); neither is built.
-      if (isa<TopKGatingOp>(op)) {
-        op->emitOpError() << "routes tokens to experts, and a mixture of "
-                             "experts under tensor parallelism (tp = "
-                          << tp.getValue()
-                          << ") is not supported: its experts are "
-                             "replicated (use dp, zero and pp)";
-        return WalkResult::interrupt();
-      }
       if (auto repeat = dyn_cast<RepeatKVOp>(op))
         if (!kvHeadsSplit(op, repeat.getInput().getType().getDimSize(1)))
           return WalkResult::interrupt();

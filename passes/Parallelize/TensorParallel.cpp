@@ -25,7 +25,14 @@
 // (all-reduce) in the forward pass, the column-parallel projections' input
 // gradients in the backward pass; with sequence parallelism an all-gather
 // before each tensor-parallel region and, since an all-reduce followed by
-// the rank's slice is a reduce-scatter, reduce-scatters after them.
+// the rank's slice is a reduce-scatter, reduce-scatters after them. Where
+// the partition reduces more than Megatron-LM would (each term of a sum, the
+// k rows of a token routed to experts), the sum is formed first
+// (sumBeforeReducing).
+//
+// A mixture of experts splits each expert as a dense MLP (Megatron-LM's
+// expert tensor parallelism: its projections' roles are column and row) and
+// runs the routing whole on every rank.
 //
 // A vocabulary not divisible by `tp` has been padded before
 // (PadVocabulary.cpp): its tables split into equal row ranges.
@@ -41,6 +48,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::mt;
@@ -335,6 +343,114 @@ LogicalResult mlir::mt::annotateTensorParallel(func::FuncOp function,
   return Annotator(function, tp, sequenceParallel, gridAxis, grid).run();
 }
 
+/// `value`'s all-reduce (a sum) if it is read by nothing else.
+static shard::AllReduceOp soleSum(Value value) {
+  auto sum = value.getDefiningOp<shard::AllReduceOp>();
+  if (!sum || !sum->hasOneUse() ||
+      sum.getReduction() != shard::ReductionKind::Sum)
+    return shard::AllReduceOp();
+  return sum;
+}
+
+/// A term of a sum as the partition leaves it: all-reduced, then (to a
+/// sequence-split value, under sp) the rank's slice of that.
+struct ReducedTerm {
+  shard::AllReduceOp sum;
+  shard::AllSliceOp slice;
+
+  static std::optional<ReducedTerm> of(Value value) {
+    auto slice = value.getDefiningOp<shard::AllSliceOp>();
+    if (slice) {
+      if (!slice->hasOneUse())
+        return std::nullopt;
+      value = slice.getInput();
+    }
+    shard::AllReduceOp sum = soleSum(value);
+    if (!sum || (slice && (slice.getGrid() != sum.getGrid() ||
+                           slice.getGridAxes() != sum.getGridAxes())))
+      return std::nullopt;
+    return ReducedTerm{sum, slice};
+  }
+  /// Whether the sum of this and `other` is reduced (and sliced) alike.
+  bool matches(ReducedTerm other) {
+    if (sum == other.sum || sum.getGrid() != other.sum.getGrid() ||
+        sum.getGridAxes() != other.sum.getGridAxes() ||
+        bool(slice) != bool(other.slice))
+      return false;
+    return !slice || slice.getSliceAxis() == other.slice.getSliceAxis();
+  }
+};
+
+/// An all-reduce (a sum) of `value` right after its definition, stated as
+/// `like`'s (same grid and axes, same marks).
+static Value reduceLike(OpBuilder &b, shard::AllReduceOp like, Value value) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfterValue(value);
+  auto whole = shard::AllReduceOp::create(b, value.getLoc(), value.getType(),
+                                          like.getGrid(), like.getGridAxes(),
+                                          value, shard::ReductionKind::Sum);
+  whole->setDiscardableAttrs(like->getDiscardableAttrDictionary());
+  value.replaceAllUsesExcept(whole, whole);
+  return whole;
+}
+
+/// The partition completes every partial sum where it is made (MLIR 22
+/// shardings have no partial state); two rewrites then reduce less, as
+/// Megatron-LM does:
+///   - a sum of all-reduced values (or of slices of them, under sp) is the
+///     all-reduce (reduce-scatter) of their sum: one collective for the
+///     input gradient of separate projections reading one input (q, k and
+///     v; gate and up), where Megatron-LM runs one fused GEMM and reduces
+///     once;
+///   - an all-reduce read only by ops linear in it that shrink it is done
+///     after them: the experts' rows, k per token, are combined into their
+///     tokens first (mt.moe_unpermute, and the gate weights' gradient that
+///     reads the same rows), k times fewer bytes, as Megatron-LM reduces
+///     the experts' output after unpermuting it.
+static void sumBeforeReducing(Block &body) {
+  for (AddOp add : llvm::make_early_inc_range(body.getOps<AddOp>())) {
+    std::optional<ReducedTerm> lhs = ReducedTerm::of(add.getLhs());
+    std::optional<ReducedTerm> rhs = ReducedTerm::of(add.getRhs());
+    if (!lhs || !rhs || !lhs->matches(*rhs))
+      continue;
+    OpBuilder b(add);
+    auto total = AddOp::create(b, add.getLoc(), lhs->sum.getInput(),
+                               rhs->sum.getInput());
+    total->setDiscardableAttrs(add->getDiscardableAttrDictionary());
+    Value result = reduceLike(b, lhs->sum, total.getResult());
+    if (lhs->slice) {
+      b.setInsertionPointAfterValue(result);
+      IRMapping mapping;
+      mapping.map(lhs->slice.getInput(), result);
+      result = b.clone(*lhs->slice, mapping)->getResult(0);
+    }
+    add.getResult().replaceAllUsesWith(result);
+    add.erase();
+    for (ReducedTerm term : {*lhs, *rhs}) {
+      if (term.slice)
+        term.slice.erase();
+      term.sum.erase();
+    }
+  }
+  auto shrinksLinearly = [](OpOperand &use) {
+    Operation *user = use.getOwner();
+    return (isa<MoeUnpermuteOp>(user) && use.getOperandNumber() == 0) ||
+           (isa<MoeWeightsGradOp>(user) && use.getOperandNumber() == 1);
+  };
+  for (auto sum :
+       llvm::make_early_inc_range(body.getOps<shard::AllReduceOp>())) {
+    if (sum.getReduction() != shard::ReductionKind::Sum || sum->use_empty() ||
+        !llvm::all_of(sum->getUses(), shrinksLinearly))
+      continue;
+    OpBuilder b(sum);
+    for (OpOperand &use : llvm::make_early_inc_range(sum->getUses())) {
+      use.set(sum.getInput());
+      reduceLike(b, sum, use.getOwner()->getResult(0));
+    }
+    sum.erase();
+  }
+}
+
 void mlir::mt::finishTensorParallel(func::FuncOp function,
                                     int64_t &numCollectives) {
   Block &body = function.getBody().front();
@@ -383,6 +499,7 @@ void mlir::mt::finishTensorParallel(func::FuncOp function,
         gathers[index] = nullptr;
         break;
       }
+  sumBeforeReducing(body);
   // An all-reduce whose only use is the rank's slice of it is a
   // reduce-scatter (upstream reshards a whole value to a split one by
   // slicing, after the op that produced it completed its sum).

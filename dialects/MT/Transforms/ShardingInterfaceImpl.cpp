@@ -51,6 +51,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::mt;
 using shard::GridAxis;
@@ -704,6 +706,75 @@ struct GlobalNormModel : public OpModel<GlobalNormModel, GlobalNormOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+/// Every dimension of every operand and result its own loop, none of them
+/// split: the routing (each token's choices, the rows' order, the copies of
+/// tokens to rows and back), the router's statistics and the load-balancing
+/// loss run whole on every tensor-parallel rank, as Megatron-LM's router
+/// does; an operand split elsewhere (the sequence, under sp) is gathered.
+template <typename Op> struct WholeModel : public OpModel<WholeModel<Op>, Op> {
+  static unsigned numLoops(Op op) {
+    unsigned total = 0;
+    for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
+      total += rankOf(value);
+    return total;
+  }
+  LoopNest nest(Op op) const {
+    unsigned total = numLoops(op), next = 0;
+    LoopNest nest{SmallVector<IteratorType>(total, IteratorType::parallel), {}};
+    for (Value value :
+         llvm::concat<Value>(op->getOperands(), op->getResults())) {
+      unsigned rank = rankOf(value);
+      nest.maps.push_back(
+          mapOf(op->getContext(), total, iota(next, next + rank)));
+      next += rank;
+    }
+    return nest;
+  }
+  SmallVector<unsigned> unsplittable(Op op) const {
+    return iota(0, numLoops(op));
+  }
+};
+
+/// The experts' projections. Loops (rows, n, k, offsets): the rows never
+/// split (the offsets, read at run time, say which expert each is), and
+/// every expert's weight splits as a dense projection's does (experts
+/// under tensor parallelism, Megatron-LM's expert tensor parallelism):
+/// along n, column-parallel, or along k, row-parallel, whose partial sums
+/// are all-reduced.
+template <typename Op>
+struct GroupedMatmulModelBase : public OpModel<GroupedMatmulModelBase<Op>, Op> {
+  static constexpr unsigned kRows = 0, kN = 1, kK = 2, kOffsets = 3;
+  LoopNest nest(Op op) const {
+    MLIRContext *ctx = op.getContext();
+    bool forward = std::is_same_v<Op, GroupedMatmulOp>;
+    AffineMap weight =
+        mapOf(ctx, 4,
+              op.getTransposeB() ? SmallVector<unsigned>{kN, kK}
+                                 : SmallVector<unsigned>{kK, kN});
+    AffineMap input = mapOf(ctx, 4, {kRows, kK});
+    AffineMap product = mapOf(ctx, 4, {kRows, kN});
+    AffineMap offsets = mapOf(ctx, 4, {kOffsets});
+    // The forward pass sums over k, the weights' gradient over the rows.
+    SmallVector<IteratorType> loops(4, IteratorType::parallel);
+    loops[forward ? kK : kRows] = IteratorType::reduction;
+    LoopNest nest{loops, {}};
+    if (forward) {
+      nest.maps = {input, offsets};
+      nest.maps.append(op->getNumOperands() - 2, weight);
+      nest.maps.push_back(product);
+    } else {
+      nest.maps = {product, input, offsets};
+      nest.maps.append(op->getNumResults(), weight);
+    }
+    return nest;
+  }
+  SmallVector<unsigned> unsplittable(Op) const { return {kRows, kOffsets}; }
+};
+
+//===----------------------------------------------------------------------===//
 // tensor.collapse_shape
 //===----------------------------------------------------------------------===//
 
@@ -772,6 +843,22 @@ void mlir::mt::registerShardingInterfaceExternalModels(
     AdamWOp::attachInterface<ElementwiseModel<AdamWOp>>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
+    TopKGatingOp::attachInterface<WholeModel<TopKGatingOp>>(*ctx);
+    TopKGatingGradOp::attachInterface<WholeModel<TopKGatingGradOp>>(*ctx);
+    MoeRouteOp::attachInterface<WholeModel<MoeRouteOp>>(*ctx);
+    MoePermuteOp::attachInterface<WholeModel<MoePermuteOp>>(*ctx);
+    MoeUnpermuteOp::attachInterface<WholeModel<MoeUnpermuteOp>>(*ctx);
+    MoeWeightsGradOp::attachInterface<WholeModel<MoeWeightsGradOp>>(*ctx);
+    RouterStatisticsOp::attachInterface<WholeModel<RouterStatisticsOp>>(*ctx);
+    RouterProbabilityGradOp::attachInterface<
+        WholeModel<RouterProbabilityGradOp>>(*ctx);
+    LoadBalancingLossOp::attachInterface<WholeModel<LoadBalancingLossOp>>(*ctx);
+    LoadBalancingLossGradOp::attachInterface<
+        WholeModel<LoadBalancingLossGradOp>>(*ctx);
+    GroupedMatmulOp::attachInterface<GroupedMatmulModelBase<GroupedMatmulOp>>(
+        *ctx);
+    GroupedMatmulWeightGradOp::attachInterface<
+        GroupedMatmulModelBase<GroupedMatmulWeightGradOp>>(*ctx);
     tensor::CollapseShapeOp::attachInterface<CollapseShapeModel>(*ctx);
   });
   func::registerShardingInterfaceExternalModels(registry);
