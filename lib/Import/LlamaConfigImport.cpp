@@ -25,7 +25,8 @@ static std::string shown(double value) {
 
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return modelType == "llama" || modelType == "mistral" ||
-         modelType == "mixtral" || modelType == "qwen2";
+         modelType == "mixtral" || modelType == "qwen2" ||
+         modelType == "qwen3" || modelType == "qwen3_moe";
 }
 
 /// The most experts a mixture may have: four times the 256 of the largest
@@ -61,8 +62,75 @@ static LogicalResult parseExperts(ConfigReader &reader, LlamaConfig &config) {
            << "is " << shown(*jitter) << "; only 0 (no noise) is supported";
   config.numExperts = *experts;
   config.expertsPerToken = *perToken;
+  config.expertIntermediateSize = config.intermediateSize;
   // output_router_logits adds router_aux_loss_coef times the load-balancing
   // loss of all layers' routers to the loss (MixtralForCausalLM).
+  config.routerAuxLossCoef = *routerLogits ? *auxCoef : 0.0;
+  return success();
+}
+
+/// Qwen3-MoE's experts (Qwen3MoeConfig): Mixtral's routing under other
+/// keys and names, an intermediate size of their own, and the layers that
+/// are sparse: every decoder_sparse_step-th, except mlp_only_layers
+/// (Qwen3MoeDecoderLayer's rule; the others have a dense MLP).
+static LogicalResult parseQwen3Experts(ConfigReader &reader,
+                                       LlamaConfig &config) {
+  FailureOr<int64_t> experts =
+      reader.optionalNonNegativeInt("num_experts", 128);
+  FailureOr<int64_t> perToken =
+      reader.optionalPositiveInt("num_experts_per_tok", 8);
+  FailureOr<int64_t> intermediate =
+      reader.optionalPositiveInt("moe_intermediate_size", 768);
+  FailureOr<int64_t> step =
+      reader.optionalPositiveInt("decoder_sparse_step", 1);
+  FailureOr<bool> normalized = reader.boolean("norm_topk_prob", false);
+  FailureOr<bool> routerLogits = reader.boolean("output_router_logits", false);
+  FailureOr<double> auxCoef =
+      reader.nonNegativeNumber("router_aux_loss_coef", 0.001);
+  if (failed(experts) || failed(perToken) || failed(intermediate) ||
+      failed(step) || failed(normalized) || failed(routerLogits) ||
+      failed(auxCoef))
+    return failure();
+  if (*experts > kMaxExperts)
+    return reader.error("num_experts")
+           << "is " << *experts << ", more than the largest supported "
+           << "number of experts " << kMaxExperts;
+  if (*experts > 0 && *perToken > *experts)
+    return reader.error("num_experts_per_tok")
+           << "is " << *perToken << ", more than num_experts " << *experts;
+  // Without the renormalization a token's weights are its chosen experts'
+  // probabilities among all experts, whose gradient reaches every logit:
+  // mt.top_k_gating computes the renormalized weights only.
+  if (*experts > 0 && !*normalized)
+    return reader.error("norm_topk_prob")
+           << "is false (Hugging Face's default); only true, the top-k "
+              "weights renormalized as in Qwen3-MoE's published configs, "
+              "is supported";
+  std::vector<bool> sparse(size_t(config.numLayers), *experts > 0);
+  for (int64_t layer = 0; layer < config.numLayers; ++layer)
+    if ((layer + 1) % *step != 0)
+      sparse[size_t(layer)] = false;
+  if (const llvm::json::Value *dense = reader.json().get("mlp_only_layers");
+      dense && !dense->getAsNull()) {
+    const llvm::json::Array *list = dense->getAsArray();
+    if (!list)
+      return reader.error("mlp_only_layers")
+             << "must be a list of layer indices";
+    for (const llvm::json::Value &entry : *list) {
+      std::optional<int64_t> layer = entry.getAsInteger();
+      if (!layer || *layer < 0 || *layer >= config.numLayers)
+        return reader.error("mlp_only_layers")
+               << "holds " << llvm::formatv("{0}", entry).str()
+               << ", not a layer index below num_hidden_layers "
+               << config.numLayers;
+      sparse[size_t(*layer)] = false;
+    }
+  }
+  config.numExperts = *experts;
+  config.expertsPerToken = *perToken;
+  config.expertIntermediateSize = *intermediate;
+  config.sparseLayers = std::move(sparse);
+  config.expertNames = {"mlp", "gate_proj", "up_proj", "down_proj"};
   config.routerAuxLossCoef = *routerLogits ? *auxCoef : 0.0;
   return success();
 }
@@ -81,7 +149,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     config.modelType = type->str();
   if (!isLlamaFamily(config.modelType))
     return reader.error("model_type")
-           << "is not a LLaMA-family model (llama, mistral, mixtral, qwen2)";
+           << "is not a LLaMA-family model (llama, mistral, mixtral, qwen2, "
+              "qwen3, qwen3_moe)";
   if (failed(reader.oneOf("hidden_act", {"silu"},
                           "only SwiGLU MLPs (\"silu\") are supported")))
     return failure();
@@ -95,6 +164,11 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   bool qwen2 = config.modelType == "qwen2";
   bool llama = config.modelType == "llama";
   bool mixtral = config.modelType == "mixtral";
+  bool qwen3Moe = config.modelType == "qwen3_moe";
+  bool qwen3 = config.modelType == "qwen3" || qwen3Moe;
+  // Qwen2's and Qwen3's windowed layers (use_sliding_window,
+  // max_window_layers, layer_types).
+  bool qwenWindows = qwen2 || config.modelType == "qwen3";
   bool attentionBias = false;
   double attentionDropout = 0.0, partialRotary = 1.0;
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
@@ -129,32 +203,40 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
            "megatron-mlir trains it, as Megatron-LM does";
   // Hugging Face's default of each family for an absent
   // num_key_value_heads: LlamaConfig's is num_attention_heads,
-  // MistralConfig's 8 and Qwen2Config's 32. An explicit null is
-  // num_attention_heads in all three ("for backward compatibility").
+  // MistralConfig's 8, Qwen2Config's and Qwen3Config's 32, Qwen3MoeConfig's
+  // 4. An explicit null is num_attention_heads in all ("for backward
+  // compatibility").
   const llvm::json::Value *kvHeads = object->get("num_key_value_heads");
   bool explicitNull = kvHeads && kvHeads->getAsNull().has_value();
   if (!assign(config.numKeyValueHeads,
               reader.optionalPositiveInt("num_key_value_heads",
                                          llama || explicitNull ? config.numHeads
-                                         : qwen2               ? 32
+                                         : qwen3Moe            ? 4
+                                         : qwen2 || qwen3      ? 32
                                                                : 8)))
     return failure();
-  // attention_bias and mlp_bias are Llama's: Hugging Face's Mistral and
-  // Qwen2 modules hard-code their biases and never read them.
-  if (llama &&
-      (!assign(attentionBias, reader.boolean("attention_bias", false)) ||
-       !assign(config.mlpBias, reader.boolean("mlp_bias", false))))
+  // attention_bias and mlp_bias are Llama's (Qwen3 reads attention_bias
+  // too): Hugging Face's Mistral and Qwen2 modules hard-code their biases
+  // and never read them.
+  if ((llama || qwen3) &&
+      !assign(attentionBias, reader.boolean("attention_bias", false)))
+    return failure();
+  if (llama && !assign(config.mlpBias, reader.boolean("mlp_bias", false)))
     return failure();
   // Without head_dim, the heads split hidden_size evenly (LlamaConfig
   // refuses a hidden size that is not a multiple of the heads).
-  if (!object->get("head_dim") && config.hiddenSize % config.numHeads != 0)
+  // Qwen3Config's default head_dim is 128 whatever the hidden size.
+  bool defaultHeadDim = config.modelType == "qwen3";
+  if (!object->get("head_dim") && !defaultHeadDim &&
+      config.hiddenSize % config.numHeads != 0)
     return reader.error("hidden_size")
            << "is " << config.hiddenSize
            << ", not a multiple of num_attention_heads " << config.numHeads
            << " (and no head_dim is given)";
   if (!assign(config.headDim,
-              reader.optionalPositiveInt("head_dim",
-                                         config.hiddenSize / config.numHeads)))
+              reader.optionalPositiveInt(
+                  "head_dim",
+                  defaultHeadDim ? 128 : config.hiddenSize / config.numHeads)))
     return failure();
   if (partialRotary != 1.0) {
     return reader.error("partial_rotary_factor")
@@ -165,6 +247,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // attention_bias puts a bias on all four; Mistral has none.
   config.qkvBias = qwen2 || attentionBias;
   config.outputBias = !qwen2 && attentionBias;
+  config.qkNorm = qwen3;
   if (attentionDropout != 0.0) {
     return reader.error("attention_dropout")
            << "is " << shown(attentionDropout)
@@ -188,22 +271,28 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // max_window_layers on (Hugging Face's default 28). A plain Llama has
   // none.
   bool sliding = config.modelType != "llama";
-  if (qwen2 && !assign(sliding, reader.boolean("use_sliding_window", false)))
+  if ((qwenWindows || qwen3Moe) &&
+      !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
+  // Qwen3-MoE's attention reads sliding_window apart from the layer types
+  // Qwen2 and Qwen3 window by; not built.
+  if (qwen3Moe && sliding)
+    return reader.error("use_sliding_window")
+           << "is true; only false (no window) is supported for qwen3_moe";
   // (MixtralConfig's default is None: no window.)
   int64_t defaultWindow = object->get("sliding_window") || mixtral ? 0 : 4096;
   if (sliding &&
       !assign(config.slidingWindow,
               reader.optionalPositiveInt("sliding_window", defaultWindow)))
     return failure();
-  if (sliding && qwen2 &&
+  if (sliding && qwenWindows &&
       !assign(config.firstWindowedLayer,
               reader.optionalNonNegativeInt("max_window_layers", 28)))
     return failure();
   // Hugging Face's Qwen2 windows the layers its layer_types names
   // "sliding_attention" (derived from max_window_layers when absent).
   if (const llvm::json::Value *types = object->get("layer_types");
-      sliding && qwen2 && types && !types->getAsNull()) {
+      sliding && qwenWindows && types && !types->getAsNull()) {
     const llvm::json::Array *list = types->getAsArray();
     if (!list || int64_t(list->size()) != config.numLayers)
       return reader.error("layer_types")
@@ -221,6 +310,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   }
 
   if (mixtral && failed(parseExperts(reader, config)))
+    return failure();
+  if (qwen3Moe && failed(parseQwen3Experts(reader, config)))
     return failure();
 
   // The rotary embedding: rope_theta and rope_scaling, or, in configs that
@@ -319,9 +410,17 @@ private:
     return {ParamInitializer::Kind::Normal, config.initializerRange};
   }
 
-  void declareNorm(const std::string &name) {
-    declare(name, {config.hiddenSize}, {ParallelRole::Kind::Replicated, -1, 1},
+  void declareNorm(const std::string &name, int64_t width = 0) {
+    declare(name, {width ? width : config.hiddenSize},
+            {ParallelRole::Kind::Replicated, -1, 1},
             {ParamInitializer::Kind::Ones, 0});
+  }
+
+  /// Whether `layer`'s MLP is a mixture of experts.
+  bool isSparse(int64_t layer) const {
+    if (config.numExperts == 0)
+      return false;
+    return config.sparseLayers.empty() || config.sparseLayers[size_t(layer)];
   }
 
   /// Parameters in the order of Hugging Face's state dict.
@@ -340,9 +439,13 @@ private:
                     true, config.qkvBias);
       declareLinear(p + "self_attn.o_proj", d, config.numHeads * hd, false,
                     config.outputBias);
+      if (config.qkNorm) {
+        declareNorm(p + "self_attn.q_norm.weight", hd);
+        declareNorm(p + "self_attn.k_norm.weight", hd);
+      }
       declareNorm(p + "post_attention_layernorm.weight");
-      if (config.numExperts > 0) {
-        declareExperts(p + "block_sparse_moe.");
+      if (isSparse(layer)) {
+        declareExperts(p + config.expertNames.block + ".");
         continue;
       }
       declareLinear(p + "mlp.gate_proj", config.intermediateSize, d, true,
@@ -358,19 +461,26 @@ private:
               {ParallelRole::Kind::Vocab, 0, 1}, normal());
   }
 
-  /// Mixtral's router (`gate`, [experts, hidden]) and each expert's
-  /// SwiGLU: w1 (gate) and w3 (up) [intermediate, hidden], w2 (down)
-  /// [hidden, intermediate]. The router is replicated; each expert's
-  /// projections state Megatron's column and row roles, as a dense MLP's.
+  /// The router (`gate`, [experts, hidden]) and each expert's SwiGLU:
+  /// gate and up [intermediate, hidden], down [hidden, intermediate]
+  /// (Mixtral's w1, w3 and w2, declared in that checkpoint's order w1, w2,
+  /// w3; Qwen3-MoE's gate_proj, up_proj, down_proj). The router is
+  /// replicated; each expert's projections state Megatron's column and row
+  /// roles, as a dense MLP's.
   void declareExperts(const std::string &p) {
-    int64_t d = config.hiddenSize, inter = config.intermediateSize;
+    int64_t d = config.hiddenSize, inter = config.expertIntermediateSize;
+    const LlamaConfig::ExpertNames &names = config.expertNames;
     declare(p + "gate.weight", {config.numExperts, d},
             {ParallelRole::Kind::Replicated, -1, 1}, normal());
+    bool downSecond = names.down == "w2";
     for (int64_t e = 0; e < config.numExperts; ++e) {
       std::string expert = p + "experts." + std::to_string(e) + ".";
-      declareLinear(expert + "w1", inter, d, true, false);
-      declareLinear(expert + "w2", d, inter, false, false);
-      declareLinear(expert + "w3", inter, d, true, false);
+      declareLinear(expert + names.gate, inter, d, true, false);
+      if (downSecond)
+        declareLinear(expert + names.down, d, inter, false, false);
+      declareLinear(expert + names.up, inter, d, true, false);
+      if (!downSecond)
+        declareLinear(expert + names.down, d, inter, false, false);
     }
   }
 
@@ -391,6 +501,12 @@ private:
                                     param(name + ".bias")))
               .getResult();
     return y;
+  }
+
+  /// Qwen3's RMSNorm of each head ([batch, heads, seq, head_dim]) over its
+  /// head dimension, with the weight `name`.
+  Value headNorm(Value x, const std::string &name) {
+    return config.qkNorm ? rmsNorm(x, name) : x;
   }
 
   Value rmsNorm(Value x, const std::string &name) {
@@ -439,8 +555,11 @@ private:
                                           projected))
           .getResult(0);
     };
-    Value q = rope(split(linear(n, p + "self_attn.q_proj", h * hd), h));
-    Value k = rope(split(linear(n, p + "self_attn.k_proj", kv * hd), kv));
+    Value q = rope(headNorm(split(linear(n, p + "self_attn.q_proj", h * hd), h),
+                            p + "self_attn.q_norm.weight"));
+    Value k =
+        rope(headNorm(split(linear(n, p + "self_attn.k_proj", kv * hd), kv),
+                      p + "self_attn.k_norm.weight"));
     Value v = split(linear(n, p + "self_attn.v_proj", kv * hd), kv);
     if (kv != h) {
       IntegerAttr groups = builder.getI64IntegerAttr(h / kv);
@@ -470,11 +589,13 @@ private:
     return linear(gated, p + "mlp.down_proj", config.hiddenSize);
   }
 
-  /// Mixtral's sparse MoE MLP (MixtralSparseMoeBlock): the router's
-  /// top-k experts per token, each token's rows through its experts'
-  /// SwiGLU, summed back weighted by the softmax of the chosen logits.
+  /// Mixtral's sparse MoE MLP (MixtralSparseMoeBlock; Qwen3-MoE's with
+  /// norm_topk_prob): the router's top-k experts per token, each token's
+  /// rows through its experts' SwiGLU, summed back weighted by the softmax
+  /// of the chosen logits.
   Value moeBlock(Value x, const std::string &p) {
-    std::string q = p + "block_sparse_moe.";
+    const LlamaConfig::ExpertNames &names = config.expertNames;
+    std::string q = p + names.block + ".";
     int64_t experts = config.numExperts, k = config.expertsPerToken;
     int64_t rows = shape.batchSize * shape.seqLength * k;
     Value n = rmsNorm(x, p + "post_attention_layernorm.weight");
@@ -514,11 +635,12 @@ private:
                                              /*transpose_b=*/true))
           .getResult();
     };
-    Value gate = expertLinear(tokenRows, "w1", config.intermediateSize);
-    Value up = expertLinear(tokenRows, "w3", config.intermediateSize);
+    Value gate =
+        expertLinear(tokenRows, names.gate, config.expertIntermediateSize);
+    Value up = expertLinear(tokenRows, names.up, config.expertIntermediateSize);
     Value act = inLayer(SiluOp::create(builder, loc, gate)).getResult();
     Value gated = inLayer(MulOp::create(builder, loc, act, up)).getResult();
-    Value down = expertLinear(gated, "w2", config.hiddenSize);
+    Value down = expertLinear(gated, names.down, config.hiddenSize);
     return inLayer(MoeUnpermuteOp::create(
                        builder, loc, activation(config.hiddenSize), down,
                        route.getPositions(), gating.getWeights()))
@@ -536,7 +658,7 @@ private:
       currentLayer = layer;
       std::string p = "model.layers." + std::to_string(layer) + ".";
       x = add(x, attentionBlock(x, p));
-      x = add(x, config.numExperts > 0 ? moeBlock(x, p) : mlpBlock(x, p));
+      x = add(x, isSparse(layer) ? moeBlock(x, p) : mlpBlock(x, p));
     }
     currentLayer = -1;
     x = rmsNorm(x, "model.norm.weight");

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """An independent LLaMA-family training reference in PyTorch, for equivalence
-tests: Llama, Mistral, Mixtral and Qwen2 configs (Hugging Face config.json
-keys).
+tests: Llama, Mistral, Mixtral, Qwen2, Qwen3 and Qwen3-MoE configs (Hugging
+Face config.json keys).
 
 Subcommands:
   init CONFIG OUT.safetensors --seed N
@@ -59,6 +59,18 @@ a rope_scaling other than llama3. A sliding window (Mistral's, 4096 when
 unset; Qwen2's only with use_sliding_window, from layer max_window_layers on)
 shorter than the sequence masks the keys that many positions or more before
 each query, as Hugging Face's sliding-window mask does.
+
+Qwen3 (modeling_qwen3.py) adds q_norm and k_norm: an RMSNorm over each head's
+query and key (weight [head_dim]) before the rotary embedding, as
+q_norm(q_proj(n).view(b, s, h, hd)); attention_bias puts a bias on q, k, v and
+o; head_dim defaults to 128. Qwen3-MoE (modeling_qwen3_moe.py) has Qwen3's
+attention and, in the layers where (l + 1) % decoder_sparse_step == 0 and l is
+not in mlp_only_layers, Qwen3MoeSparseMoeBlock: Mixtral's routing (here only
+with norm_topk_prob true; the key defaults to false and is refused so) over
+num_experts experts of moe_intermediate_size named mlp.experts.E.gate_proj,
+up_proj and down_proj, router mlp.gate; the other layers a dense MLP of
+intermediate_size. Its load-balancing loss takes the sparse layers' router
+logits.
 """
 
 import json
@@ -76,7 +88,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 
 torch.set_default_dtype(torch.float32)
 
-MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2")
+MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe")
 
 
 def fail(message):
@@ -97,7 +109,35 @@ def load_config(path):
     if c.get("attention_dropout", 0.0) != 0:
         fail("attention_dropout must be 0 (dropout masks cannot match)")
     mixtral = kind == "mixtral"
+    qwen3 = kind in ("qwen3", "qwen3_moe")
+    c["qk_norm"] = qwen3
+    layers = c["num_hidden_layers"]
+    # Each layer's MLP: "moe" (with the checkpoint's names) or "dense".
+    c["sparse"] = [mixtral] * layers
+    c["expert_names"] = ("block_sparse_moe.", "w1", "w3", "w2")
+    if kind == "qwen3_moe":
+        c.setdefault("num_experts", 128)
+        c.setdefault("num_experts_per_tok", 8)
+        c.setdefault("moe_intermediate_size", 768)
+        c.setdefault("decoder_sparse_step", 1)
+        c.setdefault("output_router_logits", False)
+        c.setdefault("router_aux_loss_coef", 0.001)
+        c.setdefault("num_key_value_heads", 4)
+        if not c.get("norm_topk_prob", False):
+            fail("norm_topk_prob must be true")
+        if c.get("use_sliding_window", False):
+            fail("use_sliding_window must be false for qwen3_moe")
+        dense = c.get("mlp_only_layers") or []
+        c["sparse"] = [l not in dense and c["num_experts"] > 0 and (l + 1) % c["decoder_sparse_step"] == 0
+                       for l in range(layers)]
+        c["num_local_experts"] = c["num_experts"]
+        c["expert_intermediate_size"] = c["moe_intermediate_size"]
+        c["expert_names"] = ("mlp.", "gate_proj", "up_proj", "down_proj")
+    if kind == "qwen3":
+        c.setdefault("num_key_value_heads", 32)
+        c.setdefault("head_dim", 128)
     if mixtral:
+        c["expert_intermediate_size"] = c["intermediate_size"]
         if c.get("router_jitter_noise", 0.0) != 0:
             fail("router_jitter_noise must be 0")
         c.setdefault("output_router_logits", False)
@@ -119,15 +159,14 @@ def load_config(path):
     c.setdefault("tie_word_embeddings", False)
     c.setdefault("initializer_range", 0.02)
     c.setdefault("pad_token_id", None)
-    c["qkv_bias"] = kind == "qwen2" or (kind == "llama" and c.get("attention_bias", False))
-    c["o_bias"] = kind == "llama" and c.get("attention_bias", False)
+    c["qkv_bias"] = kind == "qwen2" or (kind in ("llama", "qwen3", "qwen3_moe") and c.get("attention_bias", False))
+    c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe") and c.get("attention_bias", False)
     c["mlp_bias"] = kind == "llama" and c.get("mlp_bias", False)
-    layers = c["num_hidden_layers"]
     if kind == "mistral":
         c["windows"] = [c.get("sliding_window", 4096)] * layers
     elif mixtral:
         c["windows"] = [c.get("sliding_window")] * layers
-    elif kind == "qwen2" and c.get("use_sliding_window", False):
+    elif kind in ("qwen2", "qwen3") and c.get("use_sliding_window", False):
         first = c.get("max_window_layers", 28)
         c["windows"] = [c.get("sliding_window", 4096) if l >= first else None for l in range(layers)]
     else:
@@ -154,14 +193,24 @@ def parameter_shapes(c):
         linear(p + "self_attn.k_proj", kv * hd, d, c["qkv_bias"])
         linear(p + "self_attn.v_proj", kv * hd, d, c["qkv_bias"])
         linear(p + "self_attn.o_proj", d, h * hd, c["o_bias"])
+        if c["qk_norm"]:
+            shapes[p + "self_attn.q_norm.weight"] = (hd,)
+            shapes[p + "self_attn.k_norm.weight"] = (hd,)
         shapes[p + "post_attention_layernorm.weight"] = (d,)
-        if c["model_type"] == "mixtral":
-            q = p + "block_sparse_moe."
+        if c["sparse"][l]:
+            block, gate, up, down = c["expert_names"]
+            q = p + block
+            expert = c["expert_intermediate_size"]
             shapes[q + "gate.weight"] = (c["num_local_experts"], d)
             for e in range(c["num_local_experts"]):
-                linear(q + f"experts.{e}.w1", inter, d, False)
-                linear(q + f"experts.{e}.w2", d, inter, False)
-                linear(q + f"experts.{e}.w3", inter, d, False)
+                # Each checkpoint's order: Mixtral's w1, w2, w3; Qwen3-MoE's
+                # gate_proj, up_proj, down_proj.
+                order = (gate, down, up) if c["model_type"] == "mixtral" else (gate, up, down)
+                for name in order:
+                    if name == down:
+                        linear(q + f"experts.{e}.{name}", d, expert, False)
+                    else:
+                        linear(q + f"experts.{e}.{name}", expert, d, False)
             continue
         linear(p + "mlp.gate_proj", inter, d, c["mlp_bias"])
         linear(p + "mlp.up_proj", inter, d, c["mlp_bias"])
@@ -235,8 +284,10 @@ def load_balancing_loss_func(gate_logits, num_experts, top_k):
 
 
 def sparse_moe(y, p, linear, c, router_logits_out):
-    """MixtralSparseMoeBlock.forward (no jitter) on y [B, S, D]; appends the
-    router logits [B*S, E] to router_logits_out."""
+    """MixtralSparseMoeBlock.forward (no jitter; Qwen3MoeSparseMoeBlock's with
+    norm_topk_prob) on y [B, S, D]; appends the router logits [B*S, E] to
+    router_logits_out."""
+    _, gate, up, down = c["expert_names"]
     b, s, d = y.shape
     tokens = y.reshape(b * s, d)
     router_logits = linear(tokens, p + "gate")
@@ -250,7 +301,7 @@ def sparse_moe(y, p, linear, c, router_logits_out):
         idx, top_x = torch.where(expert_mask[e])
         current = tokens[top_x]
         name = p + f"experts.{e}."
-        out = linear(F.silu(linear(current, name + "w1")) * linear(current, name + "w3"), name + "w2")
+        out = linear(F.silu(linear(current, name + gate)) * linear(current, name + up), name + down)
         final = final.index_add(0, top_x, out * routing_weights[top_x, idx, None])
     return final.reshape(b, s, d)
 
@@ -288,8 +339,12 @@ def forward(params, ids, labels, c):
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
         y = rms_norm(x, params[p + "input_layernorm.weight"], eps)
-        q = linear(y, p + "self_attn.q_proj").view(b, s, h, hd).transpose(1, 2)
-        k = linear(y, p + "self_attn.k_proj").view(b, s, kv, hd).transpose(1, 2)
+        q = linear(y, p + "self_attn.q_proj").view(b, s, h, hd)
+        k = linear(y, p + "self_attn.k_proj").view(b, s, kv, hd)
+        if c["qk_norm"]:  # Qwen3Attention: q_norm, k_norm over head_dim
+            q = rms_norm(q, params[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, params[p + "self_attn.k_norm.weight"], eps)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = linear(y, p + "self_attn.v_proj").view(b, s, kv, hd).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
@@ -299,8 +354,8 @@ def forward(params, ids, labels, c):
         y = (probs @ v).transpose(1, 2).reshape(b, s, h * hd)
         x = x + linear(y, p + "self_attn.o_proj")
         y = rms_norm(x, params[p + "post_attention_layernorm.weight"], eps)
-        if c["model_type"] == "mixtral":
-            x = x + sparse_moe(y, p + "block_sparse_moe.", linear, c, router_logits)
+        if c["sparse"][l]:
+            x = x + sparse_moe(y, p + c["expert_names"][0], linear, c, router_logits)
             continue
         y = F.silu(linear(y, p + "mlp.gate_proj")) * linear(y, p + "mlp.up_proj")
         x = x + linear(y, p + "mlp.down_proj")

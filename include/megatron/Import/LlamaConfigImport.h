@@ -30,7 +30,8 @@ struct Llama3RopeScaling {
 
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
-  std::string modelType; // llama, mistral, mixtral or qwen2
+  /// llama, mistral, mixtral, qwen2, qwen3 or qwen3_moe.
+  std::string modelType;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
   int64_t intermediateSize = 0;
@@ -49,11 +50,28 @@ struct LlamaConfig {
   bool outputBias = false;
   /// Biases on the MLP projections (Llama's mlp_bias).
   bool mlpBias = false;
+  /// Qwen3's q_norm and k_norm: an RMSNorm over each head's query and key
+  /// (weights [head_dim]) before the rotary embedding.
+  bool qkNorm = false;
   double initializerRange = 0.02;
   /// Mixtral's sparse MoE MLP: each token's MLP is the gate-weighted sum
   /// of `expertsPerToken` of `numExperts` SwiGLU experts (0: a dense MLP).
   int64_t numExperts = 0;
   int64_t expertsPerToken = 0;
+  /// Each expert's intermediate size (Mixtral's intermediate_size,
+  /// Qwen3-MoE's moe_intermediate_size).
+  int64_t expertIntermediateSize = 0;
+  /// Which layers are sparse (Qwen3-MoE's decoder_sparse_step and
+  /// mlp_only_layers; the others have a dense MLP of intermediateSize).
+  /// Empty: every layer, when numExperts > 0.
+  std::vector<bool> sparseLayers;
+  /// The names of a sparse block and of each expert's projections in the
+  /// checkpoint: Mixtral's block_sparse_moe with w1 (gate), w3 (up) and w2
+  /// (down); Qwen3-MoE's mlp with gate_proj, up_proj and down_proj.
+  struct ExpertNames {
+    std::string block = "block_sparse_moe";
+    std::string gate = "w1", up = "w3", down = "w2";
+  } expertNames;
   /// The auxiliary load-balancing loss's weight in the loss (Mixtral's
   /// router_aux_loss_coef with output_router_logits; 0: none).
   double routerAuxLossCoef = 0.0;
