@@ -98,14 +98,6 @@ static LogicalResult parseQwen3Experts(ConfigReader &reader,
   if (*experts > 0 && *perToken > *experts)
     return reader.error("num_experts_per_tok")
            << "is " << *perToken << ", more than num_experts " << *experts;
-  // Without the renormalization a token's weights are its chosen experts'
-  // probabilities among all experts, whose gradient reaches every logit:
-  // mt.top_k_gating computes the renormalized weights only.
-  if (*experts > 0 && !*normalized)
-    return reader.error("norm_topk_prob")
-           << "is false (Hugging Face's default); only true, the top-k "
-              "weights renormalized as in Qwen3-MoE's published configs, "
-              "is supported";
   std::vector<bool> sparse(size_t(config.numLayers), *experts > 0);
   for (int64_t layer = 0; layer < config.numLayers; ++layer)
     if ((layer + 1) % *step != 0)
@@ -129,6 +121,7 @@ static LogicalResult parseQwen3Experts(ConfigReader &reader,
   config.numExperts = *experts;
   config.expertsPerToken = *perToken;
   config.expertIntermediateSize = *intermediate;
+  config.renormalizeWeights = *normalized;
   config.sparseLayers = std::move(sparse);
   config.expertNames = {"mlp", "gate_proj", "up_proj", "down_proj"};
   config.routerAuxLossCoef = *routerLogits ? *auxCoef : 0.0;
@@ -589,10 +582,11 @@ private:
     return linear(gated, p + "mlp.down_proj", config.hiddenSize);
   }
 
-  /// Mixtral's sparse MoE MLP (MixtralSparseMoeBlock; Qwen3-MoE's with
-  /// norm_topk_prob): the router's top-k experts per token, each token's
-  /// rows through its experts' SwiGLU, summed back weighted by the softmax
-  /// of the chosen logits.
+  /// Mixtral's sparse MoE MLP (MixtralSparseMoeBlock; Qwen3-MoE's
+  /// Qwen3MoeSparseMoeBlock): the router's top-k experts per token, each
+  /// token's rows through its experts' SwiGLU, summed back weighted by the
+  /// softmax of the chosen logits (or, without norm_topk_prob, by the chosen
+  /// experts' probabilities among all).
   Value moeBlock(Value x, const std::string &p) {
     const LlamaConfig::ExpertNames &names = config.expertNames;
     std::string q = p + names.block + ".";
@@ -604,7 +598,8 @@ private:
     auto routing =
         RankedTensorType::get(choices.getShape(), builder.getI32Type());
     auto gating = inLayer(
-        TopKGatingOp::create(builder, loc, choices, routing, logits, k));
+        TopKGatingOp::create(builder, loc, choices, routing, logits, k,
+                             /*unnormalized=*/!config.renormalizeWeights));
     // The router's statistics for the load-balancing loss, which sums
     // every layer's after the head.
     if (config.routerAuxLossCoef > 0.0) {

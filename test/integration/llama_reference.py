@@ -65,8 +65,9 @@ query and key (weight [head_dim]) before the rotary embedding, as
 q_norm(q_proj(n).view(b, s, h, hd)); attention_bias puts a bias on q, k, v and
 o; head_dim defaults to 128. Qwen3-MoE (modeling_qwen3_moe.py) has Qwen3's
 attention and, in the layers where (l + 1) % decoder_sparse_step == 0 and l is
-not in mlp_only_layers, Qwen3MoeSparseMoeBlock: Mixtral's routing (here only
-with norm_topk_prob true; the key defaults to false and is refused so) over
+not in mlp_only_layers, Qwen3MoeSparseMoeBlock: Mixtral's routing (without
+norm_topk_prob, Hugging Face's default, the top-k probabilities are the
+weights as they are, not divided by their sum) over
 num_experts experts of moe_intermediate_size named mlp.experts.E.gate_proj,
 up_proj and down_proj, router mlp.gate; the other layers a dense MLP of
 intermediate_size. Its load-balancing loss takes the sparse layers' router
@@ -123,8 +124,7 @@ def load_config(path):
         c.setdefault("output_router_logits", False)
         c.setdefault("router_aux_loss_coef", 0.001)
         c.setdefault("num_key_value_heads", 4)
-        if not c.get("norm_topk_prob", False):
-            fail("norm_topk_prob must be true")
+        c.setdefault("norm_topk_prob", False)
         if c.get("use_sliding_window", False):
             fail("use_sliding_window must be false for qwen3_moe")
         dense = c.get("mlp_only_layers") or []
@@ -138,6 +138,7 @@ def load_config(path):
         c.setdefault("head_dim", 128)
     if mixtral:
         c["expert_intermediate_size"] = c["intermediate_size"]
+        c["norm_topk_prob"] = True
         if c.get("router_jitter_noise", 0.0) != 0:
             fail("router_jitter_noise must be 0")
         c.setdefault("output_router_logits", False)
@@ -294,7 +295,8 @@ def sparse_moe(y, p, linear, c, router_logits_out):
     router_logits_out.append(router_logits)
     routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
     routing_weights, selected = torch.topk(routing_weights, c["num_experts_per_tok"], dim=-1)
-    routing_weights = routing_weights / routing_weights.sum(dim=-1, keepdim=True)
+    if c["norm_topk_prob"]:
+        routing_weights = routing_weights / routing_weights.sum(dim=-1, keepdim=True)
     final = torch.zeros_like(tokens)
     expert_mask = F.one_hot(selected, num_classes=c["num_local_experts"]).permute(2, 1, 0)
     for e in range(c["num_local_experts"]):

@@ -212,12 +212,15 @@ LogicalResult RepeatKVOp::buildGradients(GradientEmitter &g) {
 // gate weights' a row dot product. The choice of experts and the row
 // numbering are integers, without gradients.
 
+/// Unnormalized weights are probabilities over every expert: their
+/// gradient reads the logits and reaches the experts not chosen.
 LogicalResult TopKGatingOp::buildGradients(GradientEmitter &g) {
-  g.accumulate(getLogits(), g.create<TopKGatingGradOp>(
-                                getLogits().getType(), g.resultGradient(0),
-                                getWeights(), getExperts(),
-                                g.getBuilder().getI64IntegerAttr(
-                                    getLogits().getType().getShape().back())));
+  g.accumulate(getLogits(),
+               g.create<TopKGatingGradOp>(
+                   getLogits().getType(), g.resultGradient(0), getWeights(),
+                   getExperts(), getUnnormalized() ? getLogits() : Value(),
+                   g.getBuilder().getI64IntegerAttr(
+                       getLogits().getType().getShape().back())));
   return success();
 }
 

@@ -920,6 +920,10 @@ LogicalResult TopKGatingGradOp::verify() {
       failed(verifyPerToken(*this, getGradLogits(), "grad_logits", getWeights(),
                             "weights", experts)))
     return failure();
+  if (getLogits() && getLogits().getType() != getGradLogits().getType())
+    return emitOpError() << "logits must have grad_logits' type "
+                         << getGradLogits().getType() << ", got "
+                         << getLogits().getType();
   return verifyElementTypesMatch(*this, getGradLogits(), "grad_logits",
                                  getWeights(), "weights");
 }

@@ -867,17 +867,22 @@ def MT_TopKGatingOp : MT_Op<"top_k_gating", [DeclareOpInterfaceMethods<MT_Differ
     `[tokens..., k]` (i32, in decreasing order of logit), and `weights`
     `[tokens..., k]`: the softmax of those k logits. That is Mixtral's
     routing (`softmax` over all experts, `topk`, then the k probabilities
-    divided by their sum) computed without the other experts' terms.
+    divided by their sum) computed without the other experts' terms. With
+    `unnormalized`, the weights are the k probabilities themselves, of the
+    softmax over all experts (Hugging Face's `norm_topk_prob = false`, as
+    in Qwen2-MoE and OLMoE): they sum to less than 1.
 
     ```mlir
     %w, %e = mt.top_k_gating %logits {k = 2 : i64}
         : tensor<8x1024x8xf32> -> tensor<8x1024x2xf32>, tensor<8x1024x2xi32>
     ```
   }];
-  let arguments = (ins MT_FloatTensor:$logits, I64Attr:$k);
+  let arguments = (ins MT_FloatTensor:$logits, I64Attr:$k,
+                       UnitAttr:$unnormalized);
   let results = (outs MT_FloatTensor:$weights, MT_RoutingTensor:$experts);
   let assemblyFormat = [{
-    $logits attr-dict `:` type($logits) `->` type($weights) `,` type($experts)
+    $logits (`unnormalized` $unnormalized^)? attr-dict `:` type($logits) `->`
+    type($weights) `,` type($experts)
   }];
   let hasVerifier = 1;
 }
@@ -889,19 +894,28 @@ def MT_TopKGatingGradOp : MT_Op<"top_k_gating_grad",
     The gradient of `mt.top_k_gating`'s weights through their softmax:
     `grad_logits[t, experts[t, j]] = w[t, j] * (grad_weights[t, j] -
     sum_i w[t, i] * grad_weights[t, i])`, zero for the experts a token did
-    not choose (the choice itself has no gradient).
+    not choose (the choice itself has no gradient). For `unnormalized`
+    weights, probabilities of the softmax `p` over all experts, it reads the
+    `logits` too and reaches every expert: `grad_logits[t, e] = p[t, e] *
+    (G[t, e] - sum_i w[t, i] * grad_weights[t, i])`, with `G[t, e]` the
+    weight's gradient where `e` was chosen and 0 elsewhere.
 
     ```mlir
     %dlogits = mt.top_k_gating_grad %dw, %w, %e {num_experts = 8 : i64}
         : tensor<8x1024x2xf32>, tensor<8x1024x2xi32> -> tensor<8x1024x8xf32>
+    %dlogits = mt.top_k_gating_grad %dw, %w, %e logits(%l : tensor<8x1024x8xf32>)
+        {num_experts = 8 : i64}
+        : tensor<8x1024x2xf32>, tensor<8x1024x2xi32> -> tensor<8x1024x8xf32>
     ```
   }];
   let arguments = (ins MT_FloatTensor:$grad_weights, MT_FloatTensor:$weights,
-                       MT_RoutingTensor:$experts, I64Attr:$num_experts);
+                       MT_RoutingTensor:$experts,
+                       Optional<MT_FloatTensor>:$logits, I64Attr:$num_experts);
   let results = (outs MT_FloatTensor:$grad_logits);
   let assemblyFormat = [{
-    $grad_weights `,` $weights `,` $experts attr-dict `:` type($weights) `,`
-    type($experts) `->` type($grad_logits)
+    $grad_weights `,` $weights `,` $experts
+    (`logits` `(` $logits^ `:` type($logits) `)`)? attr-dict `:`
+    type($weights) `,` type($experts) `->` type($grad_logits)
   }];
   let hasVerifier = 1;
 }

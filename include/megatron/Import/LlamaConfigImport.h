@@ -58,6 +58,10 @@ struct LlamaConfig {
   /// of `expertsPerToken` of `numExperts` SwiGLU experts (0: a dense MLP).
   int64_t numExperts = 0;
   int64_t expertsPerToken = 0;
+  /// Whether a token's k weights are renormalized to sum to 1 (Mixtral's;
+  /// Qwen3-MoE's norm_topk_prob), or are its experts' probabilities among
+  /// all experts.
+  bool renormalizeWeights = true;
   /// Each expert's intermediate size (Mixtral's intermediate_size,
   /// Qwen3-MoE's moe_intermediate_size).
   int64_t expertIntermediateSize = 0;

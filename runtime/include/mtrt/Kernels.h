@@ -199,7 +199,8 @@ inline const KernelInfo *kernelTable(size_t &count) {
       // A mixture of experts (mt.top_k_gating and the ops after it):
       // routings are i32.
       {KernelId::top_k_gating, "top_k_gating", 1, 2, 0, operand(1)},
-      {KernelId::top_k_gating_grad, "top_k_gating_grad", 3, 1, operand(2)},
+      // A fourth input, the logits, for unnormalized weights.
+      {KernelId::top_k_gating_grad, "top_k_gating_grad", -1, 1, operand(2)},
       {KernelId::moe_route, "moe_route", 1, 2, operand(0),
        operand(0) | operand(1)},
       // A third input, the weights, is optional.

@@ -624,6 +624,15 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::top_k_gating:
   case KernelId::top_k_gating_grad: {
     bool forward = id == KernelId::top_k_gating;
+    if (forward)
+      s.flag("unnormalized");
+    else
+      s.require(c.ins.size() == 3 || c.ins.size() == 4,
+                "takes 3 inputs, or 4 with the logits of unnormalized "
+                "weights, got " +
+                    countOf(int64_t(c.ins.size()), "input"));
+    if (!s.error.empty())
+      break;
     const Shape &logits = forward ? s.in(0) : s.out(0);
     const Shape &weights = forward ? s.out(0) : s.in(1);
     s.require(logits.size() >= 2 && weights.size() == logits.size() &&
@@ -651,6 +660,8 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     s.same(forward ? s.out(1) : s.in(2), "the experts", weights, "the weights");
     if (!forward)
       s.same(s.in(0), "the weights' gradient", weights, "the weights");
+    if (!forward && c.ins.size() == 4)
+      s.same(s.in(3), "the logits", logits, "their gradient");
     break;
   }
   case KernelId::moe_route:

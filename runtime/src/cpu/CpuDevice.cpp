@@ -731,11 +731,13 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
         logits.numElements() / experts, 256, [&](int64_t begin, int64_t end) {
           if (forward)
             cpu::topKGating(in(0) + begin * experts, out(0) + begin * k,
-                            chosen + begin * k, end - begin, experts, k);
+                            chosen + begin * k, end - begin, experts, k,
+                            command.get("unnormalized", 0.0) != 0.0);
           else
-            cpu::topKGatingGrad(in(0) + begin * k, in(1) + begin * k,
-                                ids(2) + begin * k, out(0) + begin * experts,
-                                end - begin, experts, k);
+            cpu::topKGatingGrad(
+                in(0) + begin * k, in(1) + begin * k, ids(2) + begin * k,
+                command.ins.size() == 4 ? in(3) + begin * experts : nullptr,
+                out(0) + begin * experts, end - begin, experts, k);
         });
   } else if (id == KernelId::router_statistics) {
     int64_t experts = lastDim(inDesc(0)), k = lastDim(inDesc(1));

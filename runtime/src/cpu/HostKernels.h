@@ -411,6 +411,17 @@ inline std::vector<double> ropeInverseFrequencies(int64_t headDim, double theta,
   return inv;
 }
 
+/// The softmax of `x[0, n)` in double, into `s`.
+template <typename T> void softmaxInDouble(const T *x, double *s, int64_t n) {
+  double top = double(x[0]), total = 0;
+  for (int64_t e = 1; e < n; ++e)
+    top = std::max(top, double(x[e]));
+  for (int64_t e = 0; e < n; ++e)
+    total += s[e] = std::exp(double(x[e]) - top);
+  for (int64_t e = 0; e < n; ++e)
+    s[e] /= total;
+}
+
 /// A mixture of experts' routing: the `k` largest of each token's
 /// `numExperts` logits (the lower expert first among equal ones), in
 /// decreasing order, and the softmax of those k. A NaN logit sorts last
@@ -418,7 +429,7 @@ inline std::vector<double> ropeInverseFrequencies(int64_t headDim, double theta,
 /// chosen, which the step's non-finite checks report.
 template <typename T>
 void topKGating(const T *logits, T *weights, int32_t *experts, int64_t tokens,
-                int64_t numExperts, int64_t k) {
+                int64_t numExperts, int64_t k, bool unnormalized) {
   std::vector<int32_t> order(size_t(numExperts), 0);
   for (int64_t t = 0; t < tokens; ++t) {
     const T *row = logits + t * numExperts;
@@ -433,9 +444,11 @@ void topKGating(const T *logits, T *weights, int32_t *experts, int64_t tokens,
                       [&](int32_t a, int32_t b) {
                         return key(a) > key(b) || (key(a) == key(b) && a < b);
                       });
+    // Renormalized, the softmax of the k chosen logits; unnormalized, their
+    // probabilities among all experts.
     double top = double(row[order[0]]), sum = 0;
-    for (int64_t j = 0; j < k; ++j)
-      sum += std::exp(double(row[order[size_t(j)]]) - top);
+    for (int64_t e = 0; e < (unnormalized ? numExperts : k); ++e)
+      sum += std::exp(double(row[order[size_t(e)]]) - top);
     for (int64_t j = 0; j < k; ++j) {
       experts[t * k + j] = order[size_t(j)];
       weights[t * k + j] =
@@ -445,31 +458,34 @@ void topKGating(const T *logits, T *weights, int32_t *experts, int64_t tokens,
 }
 
 /// The gradient of topKGating's weights through their softmax, into the
-/// chosen experts' logits (the others' are zero).
+/// chosen experts' logits (the others' are zero). With `logits`
+/// (unnormalized weights, probabilities `p` over all experts), into every
+/// expert's: `p[e] * (dw of e where chosen, else 0, - dot(w, dw))`.
 template <typename T>
 void topKGatingGrad(const T *dWeights, const T *weights, const int32_t *experts,
-                    T *dLogits, int64_t tokens, int64_t numExperts, int64_t k) {
+                    const T *logits, T *dLogits, int64_t tokens,
+                    int64_t numExperts, int64_t k) {
+  std::vector<double> p(logits ? size_t(numExperts) : 0);
+  std::vector<double> chosen(p.size());
   for (int64_t t = 0; t < tokens; ++t) {
     const T *w = weights + t * k, *dw = dWeights + t * k;
     double dot = 0;
     for (int64_t j = 0; j < k; ++j)
       dot += double(w[j]) * double(dw[j]);
     T *row = dLogits + t * numExperts;
-    std::fill(row, row + numExperts, T(0));
+    if (!logits) {
+      std::fill(row, row + numExperts, T(0));
+      for (int64_t j = 0; j < k; ++j)
+        row[experts[t * k + j]] = T(double(w[j]) * (double(dw[j]) - dot));
+      continue;
+    }
+    softmaxInDouble(logits + t * numExperts, p.data(), numExperts);
+    std::fill(chosen.begin(), chosen.end(), 0.0);
     for (int64_t j = 0; j < k; ++j)
-      row[experts[t * k + j]] = T(double(w[j]) * (double(dw[j]) - dot));
+      chosen[size_t(experts[t * k + j])] += double(dw[j]);
+    for (int64_t e = 0; e < numExperts; ++e)
+      row[e] = T(p[size_t(e)] * (chosen[size_t(e)] - dot));
   }
-}
-
-/// The softmax of `x[0, n)` in double, into `s`.
-template <typename T> void softmaxInDouble(const T *x, double *s, int64_t n) {
-  double top = double(x[0]), total = 0;
-  for (int64_t e = 1; e < n; ++e)
-    top = std::max(top, double(x[e]));
-  for (int64_t e = 0; e < n; ++e)
-    total += s[e] = std::exp(double(x[e]) - top);
-  for (int64_t e = 0; e < n; ++e)
-    s[e] /= total;
 }
 
 /// A router's statistics over its tokens: `load[e]`, the choices of expert

@@ -2214,6 +2214,14 @@ func.func @negative_top_k_gating_experts_type(%logits: tensor<2x4x3xf32>) -> ten
 
 // -----
 
+func.func @negative_top_k_gating_grad_logits(%dw: tensor<2x4x2xf32>, %w: tensor<2x4x2xf32>, %e: tensor<2x4x2xi32>, %l: tensor<2x4x4xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{'mt.top_k_gating_grad' op logits must have grad_logits' type 'tensor<2x4x3xf32>', got 'tensor<2x4x4xf32>'}}
+  %d = mt.top_k_gating_grad %dw, %w, %e logits(%l : tensor<2x4x4xf32>) {num_experts = 3 : i64} : tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x3xf32>
+  return %d : tensor<2x4x3xf32>
+}
+
+// -----
+
 func.func @negative_top_k_gating_grad_experts(%dw: tensor<2x4x2xf32>, %w: tensor<2x4x2xf32>, %e: tensor<2x4x2xi32>) -> tensor<2x4x1xf32> {
   // expected-error @+1 {{'mt.top_k_gating_grad' op num_experts must be at least k = 2, got 1}}
   %d = mt.top_k_gating_grad %dw, %w, %e {num_experts = 1 : i64} : tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x1xf32>

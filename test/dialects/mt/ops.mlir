@@ -588,6 +588,24 @@ func.func @mixture_of_experts(%x: tensor<2x4x8xf32>, %logits: tensor<2x4x3xf32>,
 
 // -----
 
+// Unnormalized weights (Hugging Face's norm_topk_prob = false): the gradient
+// reads the logits.
+
+// CHECK-LABEL: func.func @unnormalized_gating
+// CHECK:         %[[W:.+]], %[[E:.+]] = mt.top_k_gating %[[L:.+]] unnormalized {k = 2 : i64} : tensor<2x4x3xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>
+// CHECK:         mt.top_k_gating_grad %{{.*}}, %[[W]], %[[E]] logits(%[[L]] : tensor<2x4x3xf32>) {num_experts = 3 : i64} : tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x3xf32>
+func.func @unnormalized_gating(%logits: tensor<2x4x3xf32>, %dw: tensor<2x4x2xf32>)
+    -> tensor<2x4x3xf32> {
+  %w, %e = mt.top_k_gating %logits unnormalized {k = 2 : i64}
+      : tensor<2x4x3xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>
+  %dlogits = mt.top_k_gating_grad %dw, %w, %e logits(%logits : tensor<2x4x3xf32>)
+      {num_experts = 3 : i64}
+      : tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x3xf32>
+  return %dlogits : tensor<2x4x3xf32>
+}
+
+// -----
+
 // The load-balancing loss of two routers (Hugging Face's over all layers),
 // and its gradient down to the first router's logits.
 
