@@ -69,15 +69,17 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
   // otherwise be reported as a GPT-2 config missing n_positions.
   if (!object->get("model_type") && !object->get("n_embd") &&
       (object->get("hidden_size") || object->get("num_hidden_layers")))
-    return emitError(loc) << "config has no 'model_type' (\"gpt2\", "
-                             "\"llama\", \"mistral\", \"mixtral\", "
-                             "\"qwen2\", \"qwen3\" or \"qwen3_moe\"), and "
-                             "its keys are not GPT-2's (hidden_size, not "
-                             "n_embd)";
+    return emitError(loc)
+           << "config has no 'model_type' (\"gpt2\", "
+              "\"llama\", \"mistral\", \"mixtral\", "
+              "\"qwen2\", \"qwen3\", \"qwen3_moe\" or \"olmoe\"), "
+              "and "
+              "its keys are not GPT-2's (hidden_size, not "
+              "n_embd)";
   if (failed(reader.oneOf("model_type", {"gpt2"},
                           "supported are GPT-2 (\"gpt2\") and the LLaMA "
                           "family (\"llama\", \"mistral\", \"mixtral\", "
-                          "\"qwen2\", \"qwen3\", \"qwen3_moe\")")) ||
+                          "\"qwen2\", \"qwen3\", \"qwen3_moe\", \"olmoe\")")) ||
       failed(reader.oneOf("activation_function",
                           {"gelu_new", "gelu_pytorch_tanh"},
                           "only GPT-2's tanh GELU (\"gelu_new\" or "

@@ -26,7 +26,8 @@ static std::string shown(double value) {
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return modelType == "llama" || modelType == "mistral" ||
          modelType == "mixtral" || modelType == "qwen2" ||
-         modelType == "qwen3" || modelType == "qwen3_moe";
+         modelType == "qwen3" || modelType == "qwen3_moe" ||
+         modelType == "olmoe";
 }
 
 /// The most experts a mixture may have: four times the 256 of the largest
@@ -72,21 +73,26 @@ static LogicalResult parseExperts(ConfigReader &reader, LlamaConfig &config) {
 /// Qwen3-MoE's experts (Qwen3MoeConfig): Mixtral's routing under other
 /// keys and names, an intermediate size of their own, and the layers that
 /// are sparse: every decoder_sparse_step-th, except mlp_only_layers
-/// (Qwen3MoeDecoderLayer's rule; the others have a dense MLP).
-static LogicalResult parseQwen3Experts(ConfigReader &reader,
-                                       LlamaConfig &config) {
+/// (Qwen3MoeDecoderLayer's rule; the others have a dense MLP). OLMoE's
+/// (OlmoeConfig): the same keys and names, every layer sparse, experts of
+/// intermediate_size, its own defaults.
+static LogicalResult parseNamedExperts(ConfigReader &reader,
+                                       LlamaConfig &config, bool olmoe) {
   FailureOr<int64_t> experts =
-      reader.optionalNonNegativeInt("num_experts", 128);
+      olmoe ? reader.optionalPositiveInt("num_experts", 64)
+            : reader.optionalNonNegativeInt("num_experts", 128);
   FailureOr<int64_t> perToken =
       reader.optionalPositiveInt("num_experts_per_tok", 8);
   FailureOr<int64_t> intermediate =
-      reader.optionalPositiveInt("moe_intermediate_size", 768);
+      olmoe ? FailureOr<int64_t>(config.intermediateSize)
+            : reader.optionalPositiveInt("moe_intermediate_size", 768);
   FailureOr<int64_t> step =
-      reader.optionalPositiveInt("decoder_sparse_step", 1);
+      olmoe ? FailureOr<int64_t>(1)
+            : reader.optionalPositiveInt("decoder_sparse_step", 1);
   FailureOr<bool> normalized = reader.boolean("norm_topk_prob", false);
   FailureOr<bool> routerLogits = reader.boolean("output_router_logits", false);
   FailureOr<double> auxCoef =
-      reader.nonNegativeNumber("router_aux_loss_coef", 0.001);
+      reader.nonNegativeNumber("router_aux_loss_coef", olmoe ? 0.01 : 0.001);
   if (failed(experts) || failed(perToken) || failed(intermediate) ||
       failed(step) || failed(normalized) || failed(routerLogits) ||
       failed(auxCoef))
@@ -103,7 +109,7 @@ static LogicalResult parseQwen3Experts(ConfigReader &reader,
     if ((layer + 1) % *step != 0)
       sparse[size_t(layer)] = false;
   if (const llvm::json::Value *dense = reader.json().get("mlp_only_layers");
-      dense && !dense->getAsNull()) {
+      !olmoe && dense && !dense->getAsNull()) {
     const llvm::json::Array *list = dense->getAsArray();
     if (!list)
       return reader.error("mlp_only_layers")
@@ -143,7 +149,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   if (!isLlamaFamily(config.modelType))
     return reader.error("model_type")
            << "is not a LLaMA-family model (llama, mistral, mixtral, qwen2, "
-              "qwen3, qwen3_moe)";
+              "qwen3, qwen3_moe, olmoe)";
   if (failed(reader.oneOf("hidden_act", {"silu"},
                           "only SwiGLU MLPs (\"silu\") are supported")))
     return failure();
@@ -162,6 +168,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // Qwen2's and Qwen3's windowed layers (use_sliding_window,
   // max_window_layers, layer_types).
   bool qwenWindows = qwen2 || config.modelType == "qwen3";
+  bool olmoe = config.modelType == "olmoe";
   bool attentionBias = false;
   double attentionDropout = 0.0, partialRotary = 1.0;
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
@@ -173,7 +180,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       !assign(config.maxPositions,
               reader.positiveInt("max_position_embeddings")) ||
       !assign(config.rmsNormEpsilon,
-              reader.positiveNumber("rms_norm_eps", mixtral ? 1e-5 : 1e-6)) ||
+              reader.positiveNumber("rms_norm_eps",
+                                    mixtral || olmoe ? 1e-5 : 1e-6)) ||
       !assign(config.ropeTheta,
               reader.positiveNumber("rope_theta", mixtral ? 1e6 : 10000.0)) ||
       !assign(config.initializerRange,
@@ -203,15 +211,16 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   bool explicitNull = kvHeads && kvHeads->getAsNull().has_value();
   if (!assign(config.numKeyValueHeads,
               reader.optionalPositiveInt("num_key_value_heads",
-                                         llama || explicitNull ? config.numHeads
-                                         : qwen3Moe            ? 4
-                                         : qwen2 || qwen3      ? 32
-                                                               : 8)))
+                                         llama || olmoe || explicitNull
+                                             ? config.numHeads
+                                         : qwen3Moe       ? 4
+                                         : qwen2 || qwen3 ? 32
+                                                          : 8)))
     return failure();
   // attention_bias and mlp_bias are Llama's (Qwen3 reads attention_bias
   // too): Hugging Face's Mistral and Qwen2 modules hard-code their biases
   // and never read them.
-  if ((llama || qwen3) &&
+  if ((llama || qwen3 || olmoe) &&
       !assign(attentionBias, reader.boolean("attention_bias", false)))
     return failure();
   if (llama && !assign(config.mlpBias, reader.boolean("mlp_bias", false)))
@@ -240,7 +249,21 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // attention_bias puts a bias on all four; Mistral has none.
   config.qkvBias = qwen2 || attentionBias;
   config.outputBias = !qwen2 && attentionBias;
-  config.qkNorm = qwen3;
+  config.qkNorm = qwen3   ? LlamaConfig::QKNorm::PerHead
+                  : olmoe ? LlamaConfig::QKNorm::Projection
+                          : LlamaConfig::QKNorm::None;
+  // OLMoE's q_norm has hidden_size weights: its heads must fill it.
+  if (olmoe && config.numHeads * config.headDim != config.hiddenSize)
+    return reader.error("head_dim")
+           << "is " << config.headDim << "; OLMoE's q_norm spans hidden_size "
+           << config.hiddenSize << ", so num_attention_heads x head_dim must "
+           << "equal it";
+  // clip_qkv clamps the projections (OLMoE's, when set): not built.
+  if (const llvm::json::Value *clip = object->get("clip_qkv");
+      clip && !clip->getAsNull())
+    return reader.error("clip_qkv")
+           << "is " << llvm::formatv("{0}", *clip).str()
+           << "; only null (no clamping) is supported";
   if (attentionDropout != 0.0) {
     return reader.error("attention_dropout")
            << "is " << shown(attentionDropout)
@@ -263,7 +286,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // (false in its published configs) and windows only the layers from
   // max_window_layers on (Hugging Face's default 28). A plain Llama has
   // none.
-  bool sliding = config.modelType != "llama";
+  // (OLMoE's attention reads a sliding_window its config never sets.)
+  bool sliding = config.modelType != "llama" && !olmoe;
   if ((qwenWindows || qwen3Moe) &&
       !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
@@ -304,7 +328,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
 
   if (mixtral && failed(parseExperts(reader, config)))
     return failure();
-  if (qwen3Moe && failed(parseQwen3Experts(reader, config)))
+  if ((qwen3Moe || olmoe) && failed(parseNamedExperts(reader, config, olmoe)))
     return failure();
 
   // The rotary embedding: rope_theta and rope_scaling, or, in configs that
@@ -432,9 +456,12 @@ private:
                     true, config.qkvBias);
       declareLinear(p + "self_attn.o_proj", d, config.numHeads * hd, false,
                     config.outputBias);
-      if (config.qkNorm) {
-        declareNorm(p + "self_attn.q_norm.weight", hd);
-        declareNorm(p + "self_attn.k_norm.weight", hd);
+      if (config.qkNorm != LlamaConfig::QKNorm::None) {
+        bool perHead = config.qkNorm == LlamaConfig::QKNorm::PerHead;
+        declareNorm(p + "self_attn.q_norm.weight",
+                    perHead ? hd : config.numHeads * hd);
+        declareNorm(p + "self_attn.k_norm.weight",
+                    perHead ? hd : config.numKeyValueHeads * hd);
       }
       declareNorm(p + "post_attention_layernorm.weight");
       if (isSparse(layer)) {
@@ -499,7 +526,14 @@ private:
   /// Qwen3's RMSNorm of each head ([batch, heads, seq, head_dim]) over its
   /// head dimension, with the weight `name`.
   Value headNorm(Value x, const std::string &name) {
-    return config.qkNorm ? rmsNorm(x, name) : x;
+    return config.qkNorm == LlamaConfig::QKNorm::PerHead ? rmsNorm(x, name) : x;
+  }
+
+  /// OLMoE's RMSNorm of a whole query or key projection
+  /// ([batch, seq, heads * head_dim]) before it splits into heads.
+  Value projectionNorm(Value x, const std::string &name) {
+    return config.qkNorm == LlamaConfig::QKNorm::Projection ? rmsNorm(x, name)
+                                                            : x;
   }
 
   Value rmsNorm(Value x, const std::string &name) {
@@ -548,11 +582,16 @@ private:
                                           projected))
           .getResult(0);
     };
-    Value q = rope(headNorm(split(linear(n, p + "self_attn.q_proj", h * hd), h),
-                            p + "self_attn.q_norm.weight"));
-    Value k =
-        rope(headNorm(split(linear(n, p + "self_attn.k_proj", kv * hd), kv),
-                      p + "self_attn.k_norm.weight"));
+    std::string qNorm = p + "self_attn.q_norm.weight";
+    std::string kNorm = p + "self_attn.k_norm.weight";
+    Value q = rope(headNorm(
+        split(projectionNorm(linear(n, p + "self_attn.q_proj", h * hd), qNorm),
+              h),
+        qNorm));
+    Value k = rope(headNorm(
+        split(projectionNorm(linear(n, p + "self_attn.k_proj", kv * hd), kNorm),
+              kv),
+        kNorm));
     Value v = split(linear(n, p + "self_attn.v_proj", kv * hd), kv);
     if (kv != h) {
       IntegerAttr groups = builder.getI64IntegerAttr(h / kv);

@@ -71,7 +71,11 @@ weights as they are, not divided by their sum) over
 num_experts experts of moe_intermediate_size named mlp.experts.E.gate_proj,
 up_proj and down_proj, router mlp.gate; the other layers a dense MLP of
 intermediate_size. Its load-balancing loss takes the sparse layers' router
-logits.
+logits. OLMoE (modeling_olmoe.py) normalizes the whole query and key
+projections (q_norm over hidden_size, k_norm over the key/value width) before
+they split into heads, and every layer is Qwen3-MoE's sparse block with experts
+of intermediate_size (defaults: 64 experts, 8 per token, norm_topk_prob false,
+router_aux_loss_coef 0.01, rms_norm_eps 1e-5; clip_qkv refused).
 """
 
 import json
@@ -89,7 +93,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 
 torch.set_default_dtype(torch.float32)
 
-MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe")
+MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "olmoe")
 
 
 def fail(message):
@@ -111,7 +115,8 @@ def load_config(path):
         fail("attention_dropout must be 0 (dropout masks cannot match)")
     mixtral = kind == "mixtral"
     qwen3 = kind in ("qwen3", "qwen3_moe")
-    c["qk_norm"] = qwen3
+    # Qwen3's q_norm and k_norm are per head, OLMoE's over the projection.
+    c["qk_norm"] = "head" if qwen3 else "projection" if kind == "olmoe" else None
     layers = c["num_hidden_layers"]
     # Each layer's MLP: "moe" (with the checkpoint's names) or "dense".
     c["sparse"] = [mixtral] * layers
@@ -132,6 +137,19 @@ def load_config(path):
                        for l in range(layers)]
         c["num_local_experts"] = c["num_experts"]
         c["expert_intermediate_size"] = c["moe_intermediate_size"]
+        c["expert_names"] = ("mlp.", "gate_proj", "up_proj", "down_proj")
+    if kind == "olmoe":
+        if c.get("clip_qkv") is not None:
+            fail("clip_qkv must be null")
+        c.setdefault("num_experts", 64)
+        c.setdefault("num_experts_per_tok", 8)
+        c.setdefault("norm_topk_prob", False)
+        c.setdefault("output_router_logits", False)
+        c.setdefault("router_aux_loss_coef", 0.01)
+        c.setdefault("rms_norm_eps", 1e-5)
+        c["sparse"] = [True] * layers
+        c["num_local_experts"] = c["num_experts"]
+        c["expert_intermediate_size"] = c["intermediate_size"]
         c["expert_names"] = ("mlp.", "gate_proj", "up_proj", "down_proj")
     if kind == "qwen3":
         c.setdefault("num_key_value_heads", 32)
@@ -160,8 +178,8 @@ def load_config(path):
     c.setdefault("tie_word_embeddings", False)
     c.setdefault("initializer_range", 0.02)
     c.setdefault("pad_token_id", None)
-    c["qkv_bias"] = kind == "qwen2" or (kind in ("llama", "qwen3", "qwen3_moe") and c.get("attention_bias", False))
-    c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe") and c.get("attention_bias", False)
+    c["qkv_bias"] = kind == "qwen2" or (kind in ("llama", "qwen3", "qwen3_moe", "olmoe") and c.get("attention_bias", False))
+    c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe", "olmoe") and c.get("attention_bias", False)
     c["mlp_bias"] = kind == "llama" and c.get("mlp_bias", False)
     if kind == "mistral":
         c["windows"] = [c.get("sliding_window", 4096)] * layers
@@ -195,8 +213,9 @@ def parameter_shapes(c):
         linear(p + "self_attn.v_proj", kv * hd, d, c["qkv_bias"])
         linear(p + "self_attn.o_proj", d, h * hd, c["o_bias"])
         if c["qk_norm"]:
-            shapes[p + "self_attn.q_norm.weight"] = (hd,)
-            shapes[p + "self_attn.k_norm.weight"] = (hd,)
+            per_head = c["qk_norm"] == "head"
+            shapes[p + "self_attn.q_norm.weight"] = (hd if per_head else h * hd,)
+            shapes[p + "self_attn.k_norm.weight"] = (hd if per_head else kv * hd,)
         shapes[p + "post_attention_layernorm.weight"] = (d,)
         if c["sparse"][l]:
             block, gate, up, down = c["expert_names"]
@@ -341,9 +360,13 @@ def forward(params, ids, labels, c):
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
         y = rms_norm(x, params[p + "input_layernorm.weight"], eps)
-        q = linear(y, p + "self_attn.q_proj").view(b, s, h, hd)
-        k = linear(y, p + "self_attn.k_proj").view(b, s, kv, hd)
-        if c["qk_norm"]:  # Qwen3Attention: q_norm, k_norm over head_dim
+        q = linear(y, p + "self_attn.q_proj")
+        k = linear(y, p + "self_attn.k_proj")
+        if c["qk_norm"] == "projection":  # OlmoeAttention: over the projection
+            q = rms_norm(q, params[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, params[p + "self_attn.k_norm.weight"], eps)
+        q, k = q.view(b, s, h, hd), k.view(b, s, kv, hd)
+        if c["qk_norm"] == "head":  # Qwen3Attention: q_norm, k_norm over head_dim
             q = rms_norm(q, params[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, params[p + "self_attn.k_norm.weight"], eps)
         q, k = q.transpose(1, 2), k.transpose(1, 2)

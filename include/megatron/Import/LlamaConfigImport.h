@@ -30,7 +30,7 @@ struct Llama3RopeScaling {
 
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
-  /// llama, mistral, mixtral, qwen2, qwen3 or qwen3_moe.
+  /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe or olmoe.
   std::string modelType;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
@@ -50,9 +50,10 @@ struct LlamaConfig {
   bool outputBias = false;
   /// Biases on the MLP projections (Llama's mlp_bias).
   bool mlpBias = false;
-  /// Qwen3's q_norm and k_norm: an RMSNorm over each head's query and key
-  /// (weights [head_dim]) before the rotary embedding.
-  bool qkNorm = false;
+  /// q_norm and k_norm, RMSNorms of the queries and keys before the rotary
+  /// embedding: Qwen3's over each head (weights [head_dim]), OLMoE's over
+  /// the whole projection (weights [heads * head_dim]).
+  enum class QKNorm { None, PerHead, Projection } qkNorm = QKNorm::None;
   double initializerRange = 0.02;
   /// Mixtral's sparse MoE MLP: each token's MLP is the gate-weighted sum
   /// of `expertsPerToken` of `numExperts` SwiGLU experts (0: a dense MLP).
