@@ -429,7 +429,15 @@ struct LowerToRuntimePass
 
     // A returned parameter (or state) computed into a fresh buffer, as after
     // a ZeRO all-gather, is written over the argument it replaces: nothing
-    // reads the argument by then.
+    // reads the argument by then. (The arguments by parameter and state,
+    // found once: a search per result was quadratic in the parameters.)
+    DenseMap<std::pair<Attribute, Attribute>, BlockArgument> argOfParam;
+    for (BlockArgument arg : body.getArguments())
+      if (Attribute param = function.getArgAttr(arg.getArgNumber(),
+                                                MTDialect::getParamAttrName()))
+        argOfParam[{param,
+                    function.getArgAttr(arg.getArgNumber(),
+                                        MTDialect::getStateAttrName())}] = arg;
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
       auto param = function.getResultAttrOfType<StringAttr>(
           index, MTDialect::getParamAttrName());
@@ -438,12 +446,8 @@ struct LowerToRuntimePass
       auto state = function.getResultAttrOfType<StringAttr>(
           index, MTDialect::getStateAttrName());
       std::optional<unsigned> argAlloc;
-      for (BlockArgument arg : body.getArguments())
-        if (function.getArgAttr(arg.getArgNumber(),
-                                MTDialect::getParamAttrName()) == param &&
-            function.getArgAttr(arg.getArgNumber(),
-                                MTDialect::getStateAttrName()) == state)
-          argAlloc = allocOf.lookup(arg);
+      if (BlockArgument arg = argOfParam.lookup({param, state}))
+        argAlloc = allocOf.lookup(arg);
       unsigned resultAlloc = allocOf.lookup(value);
       if (!argAlloc || *argAlloc == resultAlloc)
         continue;
