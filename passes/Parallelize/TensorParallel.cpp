@@ -201,10 +201,8 @@ private:
     FunctionAttributeEditor attrs(function);
     for (BlockArgument arg : body().getArguments()) {
       auto type = cast<RankedTensorType>(arg.getType());
-      if (type.getRank() == 0) {
-        pinScalar(arg);
+      if (type.getRank() == 0)
         continue;
-      }
       unsigned index = arg.getArgNumber();
       std::optional<ParamSplit> split = splitOfArg(index);
       std::optional<int64_t> dim;
@@ -250,29 +248,23 @@ private:
     return success();
   }
 
-  /// A scalar input (the step, learning rate, loss scale) or constant is
+  /// The scalars every update reads (the step, learning rate and betas,
+  /// inputs or constants, and the clipping scale the step computes) are
   /// replicated at every use. Propagation would annotate each use itself,
-  /// rewriting the scalar's uses (all of them, one update per parameter) once
-  /// per use: quadratic in the parameters (112 s for Qwen3-30B-A3B's 18,000 at
+  /// rewriting all of the scalar's uses, one update per parameter, once per
+  /// use: quadratic in the parameters (112 s for Qwen3-30B-A3B's 18,000 at
   /// tp=2).
-  void pinScalar(Value scalar) {
-    Value pinned = pinDefinition(scalar, std::nullopt);
-    for (OpOperand &use : llvm::make_early_inc_range(pinned.getUses()))
-      pinUse(use, std::nullopt);
-  }
-
-  /// The scalars every update reads that the step computes (the clipping
-  /// scale from the global norm): replicated at every use, as pinScalar
-  /// says why.
   void pinUpdateScalars() {
     llvm::SetVector<Value> scalars;
     for (AdamWOp update : body().getOps<AdamWOp>())
       for (Value operand : update->getOperands())
-        if (cast<RankedTensorType>(operand.getType()).getRank() == 0 &&
-            !operand.getDefiningOp<shard::ShardOp>())
+        if (cast<RankedTensorType>(operand.getType()).getRank() == 0)
           scalars.insert(operand);
-    for (Value scalar : scalars)
-      pinScalar(scalar);
+    for (Value scalar : scalars) {
+      Value pinned = pinDefinition(scalar, std::nullopt);
+      for (OpOperand &use : llvm::make_early_inc_range(pinned.getUses()))
+        pinUse(use, std::nullopt);
+    }
   }
 
   std::optional<int64_t> dimOf(Value param) {
@@ -296,12 +288,12 @@ private:
   void pinGradients() {
     for (AdamWOp update : llvm::to_vector(body().getOps<AdamWOp>())) {
       std::optional<int64_t> dim = dimOf(unpinned(update.getParam()));
-      // A gradient among many results of one op (each expert's weight
-      // gradient) is pinned where it is made too: propagation tries every
-      // combination of an op's unannotated results' shardings (64 experts
-      // at tp=2 took 24 GB).
-      if (isa_and_present<GroupedMatmulWeightGradOp>(
-              update.getGrad().getDefiningOp()))
+      // A gradient among several results of one op (each expert's weight
+      // gradient, a norm's weight gradient) is pinned where it is made too:
+      // propagation tries every combination of an op's unannotated results'
+      // shardings (64 experts at tp=2 took 24 GB).
+      if (Operation *producer = update.getGrad().getDefiningOp();
+          producer && producer->getNumResults() > 1)
         pinDefinition(update.getGrad(), dim);
       Value grad = update.getGrad();
       for (OpOperand &use : llvm::make_early_inc_range(grad.getUses()))
@@ -318,16 +310,11 @@ private:
   /// that is not a splat is refused: neither the partition nor the runtime
   /// (mt-lower-to-runtime) holds one.
   LogicalResult pinConstants() {
-    SmallVector<Value> constants, scalars;
+    SmallVector<Value> constants;
     for (auto constant : body().getOps<arith::ConstantOp>()) {
       auto type = dyn_cast<RankedTensorType>(constant.getType());
-      if (!type)
+      if (!type || type.getRank() == 0)
         continue;
-      // (A scalar constant, AdamW's betas say, is read by every update.)
-      if (type.getRank() == 0) {
-        scalars.push_back(constant.getResult());
-        continue;
-      }
       auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
       if (!value || !value.isSplat())
         return constant.emitOpError()
@@ -340,8 +327,6 @@ private:
     }
     for (Value constant : constants)
       pinDefinition(constant, std::nullopt);
-    for (Value scalar : scalars)
-      pinScalar(scalar);
     return success();
   }
 

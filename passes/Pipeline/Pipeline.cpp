@@ -938,8 +938,12 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
       // the mean. Until 2026-11-28 it was the constant 1/M, which dropped
       // the loss scale: with loss scaling and microbatches the gradients
       // came out divided by the scale.
-      Value seed;
+      // One per seed a loss term's gradient reads (checkLossGradientSeeds
+      // accepts several): the first one's for all of them divided only the
+      // first correctly.
+      DenseMap<Value, Value> seeds;
       auto seedFor = [&](Value original) -> Value {
+        Value &seed = seeds[original];
         if (!seed) {
           OpBuilder::InsertionGuard guard(builder);
           builder.setInsertionPointToStart(entry);
