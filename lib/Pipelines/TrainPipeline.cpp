@@ -114,6 +114,7 @@ void mlir::mt::addParallelAndLowering(OpPassManager &pm,
   parallel.tp = options.tp;
   parallel.sp = options.sp;
   parallel.zero = options.zero;
+  parallel.ep = options.ep;
   parallel.vocabDivisibleBy = options.vocabDivisibleBy;
   parallel.gradsInFp32 = options.gradsInFp32;
   pm.addPass(createParallelizePass(parallel));

@@ -141,6 +141,11 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
         desc.microbatch = int64_t(*microbatch);
       if (std::optional<uint64_t> valid = buffer.getValidRows())
         desc.validRows = int64_t(*valid);
+      if (std::optional<uint64_t> axis = buffer.getExpertAxis()) {
+        desc.expertAxis = int64_t(*axis);
+        for (Attribute name : buffer.getExpertNamesAttr())
+          desc.expertNames.push_back(cast<StringAttr>(name).str());
+      }
       if (auto fullShape = buffer.getFullShapeAttr()) {
         desc.fullShape = toVector(fullShape.asArrayRef());
         desc.shardAxis = int64_t(buffer.getShardAxis().value_or(0));
@@ -318,7 +323,7 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
              << "is a second program of stage " << program.getStage();
     for (auto buffer : program.getOps<mlir::mtrt::BufferOp>()) {
       if (buffer.getKind() != "param" || !buffer.getName() ||
-          !seen.insert(*buffer.getName()).second)
+          seen.contains(*buffer.getName()))
         continue;
       MemRefType type = buffer.getType();
       ::mtrt::ParamDesc param;
@@ -341,7 +346,20 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
                                         : ::mtrt::ParamInitSpec::Kind::Ones;
         param.init.std = spec->std;
       }
-      artifact.params.push_back(std::move(param));
+      // Under expert parallelism the buffer is one expert per rank: each
+      // is a parameter of the model.
+      SmallVector<std::string> names = {param.name};
+      if (ArrayAttr experts = buffer.getExpertNamesAttr()) {
+        names.clear();
+        for (Attribute name : experts)
+          names.push_back(cast<StringAttr>(name).str());
+      }
+      for (const std::string &name : names) {
+        if (!seen.insert(name).second)
+          continue;
+        param.name = name;
+        artifact.params.push_back(param);
+      }
     }
   }
   if (byStage.empty())

@@ -26,6 +26,7 @@
 #include "dialects/MT/Transforms/ShardingInterfaceImpl.h"
 #include "megatron/Analysis/ShapeInference.h"
 #include "megatron/Utils/FunctionAttributeEditor.h"
+#include "passes/Parallelize/ExpertParallel.h"
 #include "passes/Parallelize/PadVocabulary.h"
 #include "passes/Parallelize/TensorParallel.h"
 
@@ -126,6 +127,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       add("sp", "true");
     if (zero > 0)
       add("zero", std::to_string(zero));
+    if (ep > 1)
+      add("ep", std::to_string(ep));
     if (vocabDivisibleBy > 1)
       add("make-vocab-size-divisible-by", std::to_string(vocabDivisibleBy));
     if (!gradsInFp32)
@@ -175,6 +178,22 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       return error() << "zero must be 0, 1, 2 or 3, got " << zero.getValue();
     if (sp && tp == 1)
       return error() << "sp (sequence parallelism) needs tp > 1";
+    if (ep < 1)
+      return error() << "ep must be positive, got " << ep.getValue();
+    // Megatron-LM carves the expert-parallel groups out of the
+    // data-parallel ranks; a part of them (expert data parallelism over the
+    // rest) needs collectives over two grid axes, which are not built.
+    if (ep > 1 && ep != dp)
+      return error() << "ep=" << ep.getValue() << " must equal dp (got dp="
+                     << dp.getValue()
+                     << "): the experts are split over all the "
+                        "data-parallel ranks";
+    if (ep > 1 && tp > 1)
+      return error() << "ep=" << ep.getValue() << " with tp="
+                     << tp.getValue()
+                     << " is not built (experts split over the "
+                        "data-parallel ranks and within each over the "
+                        "tensor-parallel ones)";
     // It moves the data-parallel reduction of the gradients (and their
     // accumulation over microbatches with it) to 16 bits: with one
     // data-parallel rank there is none, and microbatches alone still
@@ -488,6 +507,11 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     if (failed(splitBatch(function)))
       return failure();
     divideLossScale(function);
+    // Before the updates are collected: the other ranks' experts' go.
+    llvm::DenseSet<Operation *> expertUpdates;
+    if (ep > 1 && failed(distributeExperts(function, ep, kDataAxis, kGridName,
+                                           expertUpdates)))
+      return failure();
 
     auto globalNorms = llvm::to_vector(body.getOps<GlobalNormOp>());
     auto updates = llvm::to_vector(body.getOps<AdamWOp>());
@@ -528,11 +552,23 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
           widen->erase();
     };
     FunctionAttributeEditor attrs(function);
+    // The rank's experts' gradients (ep): complete on their rank, every
+    // rank's rows having come to it; their average over the ranks, as
+    // every other gradient's, is their sum divided by dp.
+    SmallVector<Value> expertGrads;
     for (AdamWOp update : updates) {
       Value grad = update.getGrad();
       OpBuilder g(function.getContext());
       g.setInsertionPointAfterValue(grad);
       Location gradLoc = grad.getLoc();
+      if (expertUpdates.contains(update)) {
+        Value average = ScaleOp::create(g, gradLoc, grad,
+                                        g.getF64FloatAttr(1.0 / dp));
+        markOptimizerPhase(average);
+        reduced.push_back(average);
+        expertGrads.push_back(average);
+        continue;
+      }
       // Without --accumulate-allreduce-grads-in-fp32, a gradient that
       // mixed precision widened from 16 bits (its cast back to the fp32
       // master) is reduced, and accumulated over microbatches, before the
@@ -596,7 +632,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
             b, sqrt.getLoc(), sqrt.getInput(), shard::ReductionKind::Sum));
       }
       for (auto [update, grad] : llvm::zip_equal(updates, reduced))
-        if (failed(updateParameter(function, attrs, update, grad)))
+        if (failed(updateParameter(function, attrs, update, grad,
+                                   expertUpdates.contains(update))))
           return failure();
       attrs.commit();
       eraseUnusedWidenings();
@@ -611,10 +648,25 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     Location loc = globalNorm.getLoc();
     Value norm;
     if (zero >= 2) {
-      // Pieces: the global norm sums their squares over the ranks.
+      // Pieces: the global norm sums their squares over the ranks (and so
+      // the ranks' experts').
       Value local = SumSquaresOp::create(b, loc, reduced);
       norm = SqrtOp::create(
           b, loc, allReduce(b, loc, local, shard::ReductionKind::Sum));
+    } else if (!expertGrads.empty()) {
+      // Replicated gradients once, the ranks' experts' summed over them.
+      llvm::DenseSet<Value> ofExperts(expertGrads.begin(), expertGrads.end());
+      SmallVector<Value> replicated;
+      for (Value grad : reduced)
+        if (!ofExperts.contains(grad))
+          replicated.push_back(grad);
+      Value experts = allReduce(b, loc, SumSquaresOp::create(b, loc, expertGrads),
+                                shard::ReductionKind::Sum);
+      Value sum = experts;
+      if (!replicated.empty())
+        sum = AddOp::create(b, loc, SumSquaresOp::create(b, loc, replicated),
+                            experts);
+      norm = SqrtOp::create(b, loc, sum);
     } else {
       norm = GlobalNormOp::create(b, loc, reduced);
     }
@@ -622,7 +674,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     globalNorm.erase();
 
     for (auto [update, grad] : llvm::zip_equal(updates, reduced))
-      if (failed(updateParameter(function, attrs, update, grad)))
+      if (failed(updateParameter(function, attrs, update, grad,
+                                 expertUpdates.contains(update))))
         return failure();
     attrs.commit();
     eraseUnusedWidenings();
@@ -665,8 +718,10 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   /// ZeRO 0, on the rank's pieces for ZeRO >= 1.
   LogicalResult updateParameter(func::FuncOp function,
                                 FunctionAttributeEditor &attrs, AdamWOp update,
-                                Value grad) {
-    if (zero == 0) {
+                                Value grad, bool expert) {
+    // An expert is whole on its rank under expert parallelism: no ZeRO
+    // piece of it (its data-parallel group is the rank alone).
+    if (zero == 0 || expert) {
       update.getGradMutable().assign(grad);
       return success();
     }

@@ -124,6 +124,11 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 0 (none), 1 (optimizer state), 2 (and gradients), "
            "3 (and parameters)">,
+    Option<"ep", "ep", "int64_t", /*default=*/"1",
+           "Expert-parallel ranks: the experts of a mixture of experts are "
+           "split over this many data-parallel ranks (equal to dp), each "
+           "holding its share, and the tokens travel to their experts by "
+           "all-to-all, as Megatron-LM's --expert-model-parallel-size">,
     Option<"gradsInFp32", "accumulate-allreduce-grads-in-fp32", "bool",
            /*default=*/"true",
            "Mixed precision: reduce (and, under mt-pipeline, accumulate) "

@@ -525,7 +525,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
     {
       FunctionAttributeEditor attrs(step);
       for (StringRef name : {MTDialect::getShardAxisAttrName(),
-                             MTDialect::getPieceAxisAttrName()}) {
+                             MTDialect::getPieceAxisAttrName(),
+                             MTDialect::getExpertAxisAttrName()}) {
         for (unsigned i = 0; i < step.getNumArguments(); ++i)
           if (auto axis = attrs.getArgOfType<IntegerAttr>(i, name))
             attrs.setArg(i, name, shifted(axis));
@@ -541,6 +542,9 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                              MTDialect::getTpVocabAxisAttrName()})
         if (auto axis = op->getAttrOfType<IntegerAttr>(name))
           op->setAttr(name, shifted(axis));
+      // The experts' all-to-alls (mt.expert_dispatch, mt.expert_combine).
+      if (auto axis = op->getAttrOfType<IntegerAttr>("grid_axis"))
+        op->setAttr("grid_axis", shifted(axis));
       if (auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes")) {
         SmallVector<int16_t> moved(axes.asArrayRef());
         for (int16_t &axis : moved)

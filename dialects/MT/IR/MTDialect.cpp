@@ -334,7 +334,8 @@ bool MTDialect::isShardAttrName(StringRef name) {
          name == MTDialect::getShardDimAttrName() ||
          name == MTDialect::getShardChunksAttrName() ||
          name == MTDialect::getPieceAxisAttrName() ||
-         name == MTDialect::getValidRowsAttrName();
+         name == MTDialect::getValidRowsAttrName() ||
+         name == MTDialect::getExpertAxisAttrName();
 }
 
 /// `mt.full_shape` (positive dimensions) and the other sharding attributes
@@ -432,6 +433,27 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
   DictionaryAttr attrs;
   if (function && regionIndex == 0)
     attrs = function.getArgAttrDict(argIndex);
+  if (name == getExpertNamesAttrName()) {
+    // One checkpoint name per coordinate of the expert axis, beside the
+    // parameter and the axis.
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!names || names.empty() ||
+        !llvm::all_of(names, [](Attribute name) {
+          auto string = dyn_cast<StringAttr>(name);
+          return string && !string.getValue().empty();
+        }))
+      return op->emitOpError()
+             << "argument #" << argIndex << ": '" << name
+             << "' must be a non-empty array of parameter names, got "
+             << attr.getValue();
+    if (!attrs || !attrs.get(getParamAttrName()) ||
+        !attrs.get(getExpertAxisAttrName()))
+      return op->emitOpError()
+             << "argument #" << argIndex << ": '" << name << "' needs '"
+             << getParamAttrName() << "' and '" << getExpertAxisAttrName()
+             << "' beside it";
+    return success();
+  }
   if (name == getParallelAttrName() || name == getInitAttrName())
     return verifyStructureAttr(op, type, attrs, attr,
                                "argument #" + Twine(argIndex));

@@ -115,6 +115,15 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPieceAxisAttrName() {
       return ::llvm::StringLiteral("mt.piece_axis");
     }
+    /// Expert parallelism: the argument holds a different expert on each
+    /// coordinate of grid axis `mt.expert_axis`, the one `mt.expert_names`
+    /// names at that coordinate (its `mt.param` is coordinate 0's).
+    static constexpr ::llvm::StringLiteral getExpertAxisAttrName() {
+      return ::llvm::StringLiteral("mt.expert_axis");
+    }
+    static constexpr ::llvm::StringLiteral getExpertNamesAttrName() {
+      return ::llvm::StringLiteral("mt.expert_names");
+    }
     /// With `mt.full_shape`: only the first rows of the full tensor are
     /// real; the rest pad a vocabulary to a multiple of tp.
     static constexpr ::llvm::StringLiteral getValidRowsAttrName() {

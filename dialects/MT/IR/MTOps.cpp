@@ -1061,6 +1061,59 @@ LogicalResult GroupedMatmulWeightGradOp::verify() {
   return success();
 }
 
+/// Fails unless the shapes of an expert dispatch or combine agree: `rows`
+/// `[rows, features]` on the sending side, `received` `[ranks * rows,
+/// features]` on the receiving one, `counts` `[ranks, local]` and `offsets`
+/// `[ranks * local + 1]`.
+static LogicalResult verifyExpertExchange(Operation *op, Value rows,
+                                          Value received, Value counts,
+                                          Value offsets, int64_t gridAxis) {
+  RankedTensorType rowsType = tensorType(rows),
+                   receivedType = tensorType(received),
+                   countsType = tensorType(counts);
+  if (gridAxis < 0)
+    return op->emitOpError() << "grid_axis must be non-negative, got "
+                             << gridAxis;
+  if (rowsType.getRank() != 2 || receivedType.getRank() != 2)
+    return op->emitOpError()
+           << "the rows sent and received must be [rows, features], got "
+           << rowsType << " and " << receivedType;
+  if (countsType.getRank() != 2)
+    return op->emitOpError()
+           << "counts must be [ranks, local experts], got " << countsType;
+  int64_t ranks = countsType.getDimSize(0), local = countsType.getDimSize(1);
+  if (ranks < 1 || local < 1)
+    return op->emitOpError() << "counts " << countsType
+                             << " must have a rank and an expert";
+  if (failed(verifyOffsets(op, offsets, size_t(ranks * local))))
+    return failure();
+  if (receivedType.getDimSize(0) != ranks * rowsType.getDimSize(0) ||
+      receivedType.getDimSize(1) != rowsType.getDimSize(1))
+    return op->emitOpError()
+           << "the rows received must be [" << ranks << " x "
+           << rowsType.getDimSize(0) << ", " << rowsType.getDimSize(1)
+           << "] (every row of " << ranks << " ranks), got " << receivedType;
+  return verifyElementTypesMatch(op, rows, "rows", received, "received");
+}
+
+LogicalResult ExpertDispatchOp::verify() {
+  if (failed(verifyExpertExchange(*this, getRows(), getReceived(), getCounts(),
+                                  getOffsets(), getGridAxis())))
+    return failure();
+  int64_t local = getCounts().getType().getDimSize(1);
+  if (getLocalOffsets().getType().getRank() != 1 ||
+      getLocalOffsets().getType().getDimSize(0) != local + 1)
+    return emitOpError() << "local_offsets must be [" << local + 1 << "] for "
+                         << local << " local experts, got "
+                         << getLocalOffsets().getType();
+  return success();
+}
+
+LogicalResult ExpertCombineOp::verify() {
+  return verifyExpertExchange(*this, getRows(), getReceived(), getCounts(),
+                              getOffsets(), getGridAxis());
+}
+
 /// Fails unless `value` is `[experts]`, the experts of a router.
 static LogicalResult verifyPerExpert(Operation *op, Value value, StringRef what,
                                      int64_t experts) {

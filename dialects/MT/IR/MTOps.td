@@ -1064,6 +1064,73 @@ def MT_GroupedMatmulWeightGradOp : MT_Op<"grouped_matmul_weight_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+// Expert parallelism (Megatron-LM's alltoall token dispatcher): the experts
+// are split over the ranks of a grid axis, each holding `local` of them, and
+// each rank's rows travel to the rank of their expert and back. The number
+// of rows a rank receives is known only at run time; its buffer holds the
+// most it can receive (every row of every rank), as a static shape must.
+
+def MT_ExpertDispatchOp : MT_Op<"expert_dispatch", [Pure]> {
+  let summary = "Sends each expert's rows to the rank holding the expert.";
+  let description = [{
+    `rows` `[rows, hidden]` are grouped by expert as `offsets` `[experts + 1]`
+    says (`mt.moe_route`'s); the `ranks` ranks of `grid_axis` of `grid` each
+    hold `local` consecutive experts (rank `r` the experts `r * local` to
+    `(r + 1) * local - 1`). An all-to-all exchanges first the row counts,
+    then the rows: the result `received` `[ranks * rows, hidden]` holds this
+    rank's experts' rows from every rank, grouped by local expert (and
+    within one, by source rank), `local_offsets` `[local + 1]` where each
+    local expert's rows begin, and `counts` `[ranks, local]` how many rows
+    each rank sent for each local expert, which `mt.expert_combine` needs
+    to send them back. Rows past `local_offsets[local]` are zeros.
+
+    ```mlir
+    %r, %lo, %c = mt.expert_dispatch %rows, %offsets
+        {grid = @grid, grid_axis = 0 : i64}
+        : tensor<16384x4096xf32>, tensor<9xi32>
+          -> tensor<32768x4096xf32>, tensor<5xi32>, tensor<2x4xi32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$rows, MT_RoutingTensor:$offsets,
+                       FlatSymbolRefAttr:$grid, I64Attr:$grid_axis);
+  let results = (outs MT_FloatTensor:$received,
+                      MT_RoutingTensor:$local_offsets,
+                      MT_RoutingTensor:$counts);
+  let assemblyFormat = [{
+    $rows `,` $offsets attr-dict `:` type($rows) `,` type($offsets) `->`
+    type($received) `,` type($local_offsets) `,` type($counts)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_ExpertCombineOp : MT_Op<"expert_combine", [Pure]> {
+  let summary = "Returns the experts' rows to the ranks they came from.";
+  let description = [{
+    The inverse of `mt.expert_dispatch`: `received` `[ranks * rows, n]`
+    holds this rank's experts' rows as the dispatch grouped them (`counts`
+    `[ranks, local]`, its third result), and each goes back to the rank
+    that sent it, where it takes its row's place: the result `[rows, n]`
+    is grouped by expert as `offsets` `[experts + 1]` (the dispatch's
+    operand) says.
+
+    ```mlir
+    %rows = mt.expert_combine %y, %c, %offsets
+        {grid = @grid, grid_axis = 0 : i64}
+        : tensor<32768x4096xf32>, tensor<2x4xi32>, tensor<9xi32>
+          -> tensor<16384x4096xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$received, MT_RoutingTensor:$counts,
+                       MT_RoutingTensor:$offsets, FlatSymbolRefAttr:$grid,
+                       I64Attr:$grid_axis);
+  let results = (outs MT_FloatTensor:$rows);
+  let assemblyFormat = [{
+    $received `,` $counts `,` $offsets attr-dict `:` type($received) `,`
+    type($counts) `,` type($offsets) `->` type($rows)
+  }];
+  let hasVerifier = 1;
+}
+
 // The auxiliary load-balancing loss (Switch Transformer's, as Hugging
 // Face's Mixtral adds it with `output_router_logits`): each router's share
 // of tokens per expert and mean probability per expert, then

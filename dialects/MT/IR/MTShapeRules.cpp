@@ -235,6 +235,23 @@ Types GroupedMatmulWeightGradOp::inferResultTypesFromOperands() {
   return unchanged(*this);
 }
 
+// Every rank's rows may reach this rank's experts: [ranks x rows, hidden].
+Types ExpertDispatchOp::inferResultTypesFromOperands() {
+  RankedTensorType rows = getRows().getType();
+  int64_t ranks = getCounts().getType().getDimSize(0);
+  return SmallVector<Type>{
+      withShape(getReceived().getType(),
+                {ranks * rows.getDimSize(0), rows.getDimSize(1)}),
+      getLocalOffsets().getType(), getCounts().getType()};
+}
+
+Types ExpertCombineOp::inferResultTypesFromOperands() {
+  RankedTensorType received = getReceived().getType();
+  int64_t ranks = getCounts().getType().getDimSize(0);
+  return SmallVector<Type>{withShape(
+      getType(), {received.getDimSize(0) / ranks, received.getDimSize(1)})};
+}
+
 // mt-fuse runs after every pass that retypes ops; a fusion, a multi-tensor
 // update and an attention folded with its layout ops keep their types.
 Types FusionOp::inferResultTypesFromOperands() { return unchanged(*this); }

@@ -47,6 +47,11 @@ LogicalResult BufferOp::verify() {
     return emitOpError() << "bytes [" << offset << ", " << offset << " + "
                          << bytes << ") lie outside the arena of " << arena
                          << " bytes";
+  if (bool(getExpertNames()) != bool(getExpertAxis()))
+    return emitOpError() << "expert_names and expert_axis go together";
+  if (getExpertNames() && (getExpertNames()->empty() || !getName() ||
+                           getExpertNames()->getValue()[0] != getNameAttr()))
+    return emitOpError() << "expert_names must start with the buffer's name";
   if (std::optional<uint64_t> valid = getValidRows()) {
     // The padded vocabulary's true rows, at most the full tensor's (the
     // attribute is read signed, as the artifact stores it).

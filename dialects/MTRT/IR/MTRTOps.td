@@ -93,7 +93,10 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
     `labels` of microbatch i of the step).
     `valid_rows` marks a vocabulary padded to a multiple of tp: rows of the
     full tensor from `valid_rows` on are padding. `init` is a parameter's
-    initializer, as its `mt.init` states it.
+    initializer, as its `mt.init` states it. Under expert parallelism a
+    parameter or state holds a different expert on each coordinate of grid
+    axis `expert_axis`: the one `expert_names` names at that coordinate
+    (`name` is coordinate 0's).
 
     ```mlir
     %x = mtrt.buffer {offset = 4096 : i64, kind = "activation"} : memref<2x8x16xf32>
@@ -110,7 +113,9 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
                        OptionalAttr<I64Attr>:$piece_count,
                        OptionalAttr<I64Attr>:$valid_rows,
                        OptionalAttr<I64Attr>:$microbatch,
-                       OptionalAttr<DictionaryAttr>:$init);
+                       OptionalAttr<DictionaryAttr>:$init,
+                       OptionalAttr<StrArrayAttr>:$expert_names,
+                       OptionalAttr<I64Attr>:$expert_axis);
   let results = (outs MTRT_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
   let hasVerifier = 1;

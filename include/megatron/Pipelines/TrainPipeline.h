@@ -25,6 +25,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   PassOptions::Option<int64_t> zero{*this, "zero",
                                     llvm::cl::desc("ZeRO stage 0, 1, 2 or 3"),
                                     llvm::cl::init(0)};
+  PassOptions::Option<int64_t> ep{
+      *this, "ep",
+      llvm::cl::desc("Expert-parallel ranks (equal to dp): the experts are "
+                     "split over the data-parallel ranks"),
+      llvm::cl::init(1)};
   PassOptions::Option<int64_t> pp{*this, "pp",
                                   llvm::cl::desc("Pipeline-parallel stages"),
                                   llvm::cl::init(1)};

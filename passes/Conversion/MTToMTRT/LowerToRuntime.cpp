@@ -62,6 +62,9 @@ struct Allocation {
   std::optional<int64_t> microbatch;
   /// A parameter's initializer (`mt.init`).
   DictionaryAttr init;
+  /// Expert parallelism: the expert each coordinate of the axis holds.
+  ArrayAttr expertNames;
+  std::optional<int64_t> expertAxis;
 };
 
 /// An arena plans at most mtrt::kMaxArenaBytes (2^60), which the loader
@@ -287,6 +290,9 @@ struct LowerToRuntimePass
       alloc.pieceAxis = intAttr(MTDialect::getPieceAxisAttrName());
       alloc.validRows = intAttr(MTDialect::getValidRowsAttrName());
       alloc.microbatch = intAttr(MTDialect::getMicrobatchAttrName());
+      alloc.expertAxis = intAttr(MTDialect::getExpertAxisAttrName());
+      alloc.expertNames = function.getArgAttrOfType<ArrayAttr>(
+          index, MTDialect::getExpertNamesAttrName());
       if (param) {
         alloc.kind = state ? state.getValue().str() : "param";
         alloc.name = param.getValue().str();
@@ -725,6 +731,31 @@ struct LowerToRuntimePass
     }
   }
 
+  /// An expert exchange's ranks (its counts' rows) are those of its grid
+  /// axis: the runtime sends to each of them.
+  static LogicalResult checkExpertRanks(Operation *op,
+                                        ArrayRef<int64_t> gridShape) {
+    Value counts;
+    int64_t axis = 0;
+    if (auto dispatch = dyn_cast<ExpertDispatchOp>(op)) {
+      counts = dispatch.getCounts();
+      axis = dispatch.getGridAxis();
+    } else if (auto combine = dyn_cast<ExpertCombineOp>(op)) {
+      counts = combine.getCounts();
+      axis = combine.getGridAxis();
+    } else {
+      return success();
+    }
+    int64_t ranks = cast<RankedTensorType>(counts.getType()).getDimSize(0);
+    if (axis >= int64_t(gridShape.size()) || gridShape[axis] != ranks)
+      return op->emitOpError()
+             << "exchanges rows among " << ranks << " ranks, but grid axis "
+             << axis << " has "
+             << (axis < int64_t(gridShape.size()) ? gridShape[axis] : 0)
+             << (gridShape.empty() ? " (there is no grid)" : "");
+    return success();
+  }
+
   /// The runtime kernel of an upstream `shard` collective.
   static std::optional<std::pair<StringRef, SmallVector<NamedAttribute>>>
   collectiveKernel(Operation *op, OpBuilder &builder) {
@@ -831,7 +862,9 @@ struct LowerToRuntimePass
                           : IntegerAttr(),
           alloc.microbatch ? builder.getI64IntegerAttr(*alloc.microbatch)
                            : IntegerAttr(),
-          alloc.init);
+          alloc.init, alloc.expertNames,
+          alloc.expertAxis ? builder.getI64IntegerAttr(*alloc.expertAxis)
+                           : IntegerAttr());
       buffers[value] = buffer;
       return buffer;
     };
@@ -937,11 +970,13 @@ struct LowerToRuntimePass
       // (Operand and result segment sizes describe the op, not the
       // kernel: its operand counts say them.)
       std::optional<RegisteredOperationName> info = op->getRegisteredInfo();
+      // (Nor is the grid an exchange names: `grid_axis` says it.)
       for (NamedAttribute attr : op->getAttrs())
         if (info &&
             llvm::is_contained(info->getAttributeNames(), attr.getName()) &&
             attr.getName() != "operandSegmentSizes" &&
-            attr.getName() != "resultSegmentSizes")
+            attr.getName() != "resultSegmentSizes" &&
+            !isa<SymbolRefAttr>(attr.getValue()))
           params.push_back(attr);
       // The runtime finds a multi_adamw's copies by their count (its
       // operands are one list).
@@ -958,7 +993,8 @@ struct LowerToRuntimePass
         kernel = "copy_prefix";
         params.clear();
       }
-      if (failed(checkMaskIndicesFit(op, gridShape)))
+      if (failed(checkMaskIndicesFit(op, gridShape)) ||
+          failed(checkExpertRanks(op, gridShape)))
         return failure();
       addRankParams(op, gridShape, builder, params);
       if (auto fusion = dyn_cast<FusionOp>(op)) {

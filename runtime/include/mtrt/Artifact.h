@@ -14,6 +14,7 @@
 //                  "buffers": [{"id", "offset", "dtype", "shape", "kind",
 //                               "name"?, "alias"?, "microbatch"?,
 //                               "valid_rows"?,
+//                               "experts"?: {"axis", "names"},
 //                               "shard"?: {"axis", "count", "full_shape",
 //                                          "dim"?, "chunks"?, "piece_axis"?,
 //                                          "piece_count"?}}],
@@ -114,6 +115,12 @@ struct BufferDesc {
   /// --make-vocab-size-divisible-by): rows of the full tensor from
   /// `validRows` on are padding, absent from checkpoints (-1: none).
   int64_t validRows = -1;
+  /// Expert parallelism: a parameter (or its state) that holds a different
+  /// expert on each coordinate of grid axis `expertAxis`, the one
+  /// `expertNames` names there (-1: none). `specializeProgram` sets `name`
+  /// to the rank's and clears the list.
+  int64_t expertAxis = -1;
+  std::vector<std::string> expertNames;
 
   bool sharded() const { return !fullShape.empty(); }
   int64_t numElements() const;
@@ -213,7 +220,8 @@ struct RankProgram {
   /// host C++ / CUDA, mtrt/GeneratedKernelPrelude.h); empty without any.
   std::string kernelSource;
 
-  /// The first buffer of `kind` named `name`, or nullptr.
+  /// The first buffer of `kind` named `name` (or holding expert `name` on
+  /// some rank, before `specializeProgram`), or nullptr.
   const BufferDesc *find(const std::string &kind,
                          const std::string &name) const;
 };

@@ -89,6 +89,8 @@ enum class KernelId {
   router_probability_grad,
   load_balancing_loss,
   load_balancing_loss_grad,
+  expert_dispatch,
+  expert_combine,
   fused
 };
 
@@ -221,6 +223,13 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::load_balancing_loss, "load_balancing_loss", -1, 1, 0},
       {KernelId::load_balancing_loss_grad, "load_balancing_loss_grad", -1, 1,
        0},
+      // Expert parallelism's all-to-all along a grid axis: rows and their
+      // offsets out, the received rows, local offsets and counts back; and
+      // the received rows, counts and offsets back to the rows.
+      {KernelId::expert_dispatch, "expert_dispatch", 2, 3, operand(1),
+       operand(1) | operand(2)},
+      {KernelId::expert_combine, "expert_combine", 3, 1,
+       operand(1) | operand(2)},
       // A kernel the compiler generated (RankProgram::generatedKernels).
       {KernelId::fused, "fused", -1, -1, 0},
   };

@@ -83,7 +83,10 @@ int64_t BufferDesc::numElements() const {
 const BufferDesc *RankProgram::find(const std::string &kind,
                                     const std::string &name) const {
   for (const BufferDesc &buffer : buffers)
-    if (buffer.kind == kind && buffer.name == name)
+    if (buffer.kind == kind &&
+        (buffer.name == name ||
+         std::find(buffer.expertNames.begin(), buffer.expertNames.end(),
+                   name) != buffer.expertNames.end()))
       return &buffer;
   return nullptr;
 }
@@ -286,6 +289,7 @@ constexpr const char *kFormat = "format", *kVersion = "version",
                      *kFullShape = "full_shape", *kDim = "dim",
                      *kChunks = "chunks", *kPieceAxis = "piece_axis",
                      *kPieceCount = "piece_count", *kValidRows = "valid_rows",
+                     *kExperts = "experts", *kNames = "names",
                      *kCommands = "commands", *kKernel = "kernel",
                      *kPhase = "phase", *kIns = "ins", *kOuts = "outs",
                      *kOutputs = "outputs", *kGridAxis = "grid_axis",
@@ -336,6 +340,12 @@ RankProgram mtrt::specializeProgram(const Artifact &artifact, int64_t rank) {
   for (BufferDesc &buffer : program.buffers) {
     buffer.shardIndex = coordinate(buffer.shardAxis);
     buffer.pieceIndex = coordinate(buffer.pieceAxis);
+    // The rank's expert is the buffer's only name from here on (`find`
+    // matches the others' in an artifact's program, not in the rank's).
+    if (buffer.expertAxis >= 0) {
+      buffer.name = buffer.expertNames[size_t(coordinate(buffer.expertAxis))];
+      buffer.expertNames.clear();
+    }
   }
   for (Command &command : program.commands)
     for (const auto &[name, value] : command.rankParams)
@@ -485,6 +495,43 @@ Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
         buffer.microbatch = reader.integer(buffers[b], key::kMicrobatch, at);
         if (reader.ok() && buffer.microbatch < 0)
           reader.fail(at + ".microbatch", "must not be negative");
+      }
+      if (buffers[b].contains(key::kExperts)) {
+        std::string in = at + ".experts";
+        const json *experts =
+            reader.field(buffers[b], key::kExperts, at, json::value_t::object);
+        if (experts) {
+          buffer.expertAxis = reader.integer(*experts, key::kAxis, in);
+          checkAxis(buffer.expertAxis, in + ".axis");
+          const json &names = reader.array(*experts, key::kNames, in);
+          for (size_t n = 0; n < names.size() && reader.ok(); ++n) {
+            if (!names[n].is_string() || names[n].get<std::string>().empty())
+              reader.fail(in + ".names[" + std::to_string(n) + "]",
+                          "must be a parameter name");
+            else
+              buffer.expertNames.push_back(names[n].get<std::string>());
+          }
+          bool state = buffer.kind == "param" || buffer.kind == "exp_avg" ||
+                       buffer.kind == "exp_avg_sq" ||
+                       buffer.kind == "param_copy";
+          if (reader.ok() && !state)
+            reader.fail(in, "a " + buffer.kind +
+                                " buffer holds no expert's parameter");
+          if (reader.ok() &&
+              int64_t(buffer.expertNames.size()) !=
+                  artifact.gridShape[size_t(buffer.expertAxis)])
+            reader.fail(in + ".names",
+                        std::to_string(buffer.expertNames.size()) +
+                            " names for the " +
+                            std::to_string(
+                                artifact.gridShape[size_t(buffer.expertAxis)]) +
+                            " ranks of grid axis " +
+                            std::to_string(buffer.expertAxis));
+          if (reader.ok() && buffer.expertNames.front() != buffer.name)
+            reader.fail(in + ".names",
+                        "must start with the buffer's name '" + buffer.name +
+                            "'");
+        }
       }
       if (buffers[b].contains(key::kShard)) {
         const json *shard =
@@ -1040,6 +1087,9 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
         entry[key::kMicrobatch] = buffer.microbatch;
       if (buffer.validRows >= 0)
         entry[key::kValidRows] = buffer.validRows;
+      if (buffer.expertAxis >= 0)
+        entry[key::kExperts] = {{key::kAxis, buffer.expertAxis},
+                                {key::kNames, buffer.expertNames}};
       if (buffer.sharded()) {
         json shard = {{key::kAxis, buffer.shardAxis},
                       {key::kCount, buffer.shardCount},

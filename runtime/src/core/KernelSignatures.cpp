@@ -770,6 +770,37 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     }
     break;
   }
+  case KernelId::expert_dispatch:
+  case KernelId::expert_combine: {
+    // Own rows [rows, width], received [ranks * rows, width], counts
+    // [ranks, local], offsets [ranks * local + 1]; ranks: the grid axis'.
+    s.range("grid_axis", 0, double(grid.size()) - 1);
+    if (!s.error.empty() || grid.empty())
+      break;
+    bool dispatch = id == KernelId::expert_dispatch;
+    int64_t ranks = grid[size_t(c.get("grid_axis", 0))];
+    const Shape &own = dispatch ? s.in(0) : s.out(0);
+    const Shape &received = dispatch ? s.out(0) : s.in(0);
+    const Shape &counts = dispatch ? s.out(2) : s.in(1);
+    const Shape &offsets = dispatch ? s.in(1) : s.in(2);
+    s.rank(own, 2, "the rows");
+    s.rank(counts, 2, "the counts");
+    if (!s.error.empty())
+      break;
+    s.require(counts[0] == ranks,
+              "the counts " + shapeString(counts) + " are not one row per " +
+                  "rank of grid axis " +
+                  std::to_string(int64_t(c.get("grid_axis", 0))) + " (" +
+                  std::to_string(ranks) + ")");
+    s.same(received, "the rows received", {ranks * own[0], own[1]},
+           "[ranks * rows, width]");
+    s.same(offsets, "the offsets", {ranks * counts[1] + 1},
+           "[ranks * local experts + 1]");
+    if (dispatch)
+      s.same(s.out(1), "the local offsets", {counts[1] + 1},
+             "[local experts + 1]");
+    break;
+  }
   case KernelId::grouped_matmul:
   case KernelId::grouped_matmul_weight_grad: {
     bool forward = id == KernelId::grouped_matmul;

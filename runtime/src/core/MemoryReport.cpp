@@ -18,7 +18,8 @@ namespace {
 
 bool writesCommunication(const std::string &kernel) {
   return kernel == "all_reduce" || kernel == "reduce_scatter" ||
-         kernel == "all_gather" || kernel == "all_slice" || kernel == "recv";
+         kernel == "all_gather" || kernel == "all_slice" || kernel == "recv" ||
+         kernel == "expert_dispatch" || kernel == "expert_combine";
 }
 
 /// `text` without its leading spaces (mebibytes pads to a column).

@@ -573,14 +573,16 @@ static Status checkPositions(const int32_t *positions, int64_t choices) {
   return Status::ok();
 }
 
-/// The experts' rows, offsets[e] to offsets[e + 1], are ordered ranges that
-/// cover the `rows` rows.
+/// The experts' rows, offsets[e] to offsets[e + 1], are ordered ranges from
+/// row 0 within the `rows` rows. (They may end before the last row: expert
+/// parallelism's received rows are as many as could come.)
 static Status checkOffsets(const int32_t *offsets, int64_t experts,
                            int64_t rows) {
-  if (offsets[0] != 0 || offsets[experts] != rows)
+  if (offsets[0] != 0 || offsets[experts] > rows)
     return Status::error("the offsets run from " + std::to_string(offsets[0]) +
                          " to " + std::to_string(offsets[experts]) +
-                         ", not over the " + std::to_string(rows) + " rows");
+                         ", not from 0 within the " + std::to_string(rows) +
+                         " rows");
   for (int64_t e = 0; e < experts; ++e)
     if (offsets[e] > offsets[e + 1])
       return Status::error("expert " + std::to_string(e) + "'s rows [" +
@@ -825,6 +827,9 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     int64_t experts = forward ? int64_t(command.ins.size()) - 2
                               : int64_t(command.outs.size());
     MTRT_RETURN_IF_ERROR(checkOffsets(offsets, experts, rows));
+    // Rows after the last expert's are no expert's: zeros.
+    if (forward)
+      std::fill(out(0) + offsets[experts] * n, out(0) + rows * n, 0.0f);
     for (int64_t e = 0; e < experts; ++e) {
       int64_t begin = offsets[e], count = offsets[e + 1] - begin;
       if (forward) {
@@ -1145,6 +1150,9 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
       y[i] = factor * x[i];
   } else if (isCollective(id)) {
     return runCollective(id, command);
+  } else if (id == KernelId::expert_dispatch ||
+             id == KernelId::expert_combine) {
+    return runExpertExchange(id, command);
   } else if (id == KernelId::send || id == KernelId::recv) {
     if (!communicator || pipelineAxis < 0)
       return Status::error("a pipeline transfer needs the run's communicator "

@@ -1,0 +1,177 @@
+//===- CpuExpertExchange.cpp - Expert parallelism's all-to-all on CPU ----===//
+//
+// mt.expert_dispatch and mt.expert_combine on CPU ranks: an all-gather of
+// every rank's rows per expert, then point-to-point transfers along the grid
+// axis (a send does not wait for its receive, so every rank sends first and
+// then receives: no order of ranks can deadlock). The counts the all-gather
+// brings are data: a count another rank sent that does not fit this rank's
+// buffer is an error naming it, never an overrun.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuDevice.h"
+
+#include <cstring>
+#include <numeric>
+
+using namespace mtrt;
+
+namespace {
+/// The tag of the exchanges' transfers (their peers differ on a data axis,
+/// the pipeline's on the pipeline axis: never the same pair of ranks).
+constexpr int64_t kExchangeTag = 7411;
+
+std::string rowsOf(int64_t count) {
+  return std::to_string(count) + (count == 1 ? " row" : " rows");
+}
+} // namespace
+
+Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
+  if (!communicator)
+    return Status::error("an expert exchange needs the run's communicator");
+  int64_t axis = int64_t(command.get("grid_axis", 0));
+  if (axis < 0 || axis >= int64_t(communicator->coords().size()))
+    return Status::error("grid axis " + std::to_string(axis) +
+                         " is not an axis of the device grid");
+  const bool dispatch = id == KernelId::expert_dispatch;
+  const std::vector<BufferDesc> &buffers = prog->buffers;
+  // Shapes were checked at load against the grid (KernelSignatures): own
+  // rows [rows, width], received [ranks * rows, width], counts [ranks,
+  // local], offsets [ranks * local + 1].
+  const BufferDesc &own = buffers[dispatch ? command.ins[0] : command.outs[0]];
+  const BufferDesc &offsetsDesc = buffers[command.ins[dispatch ? 1 : 2]];
+  const int64_t ranks = communicator->groupSize(axis);
+  const int64_t me = communicator->groupIndex(axis);
+  const int64_t experts = offsetsDesc.numElements() - 1;
+  const int64_t local = experts / ranks;
+  const int64_t rows = own.shape[0];
+  const int64_t width = own.shape.size() > 1 ? own.shape[1] : 1;
+  const size_t rowBytes = size_t(width) * sizeof(float);
+  const int32_t *offsets = as<int32_t>(offsetsDesc.id);
+  if (offsets[0] != 0 || offsets[experts] != rows)
+    return Status::error("the offsets run from " + std::to_string(offsets[0]) +
+                         " to " + std::to_string(offsets[experts]) +
+                         ", not over the " + rowsOf(rows));
+  for (int64_t e = 0; e < experts; ++e)
+    if (offsets[e] > offsets[e + 1])
+      return Status::error("expert " + std::to_string(e) +
+                           "'s rows are not an ordered range");
+  // The rows rank q sends (or is sent back) for this rank's expert j:
+  // counts[q * local + j].
+  int32_t *counts =
+      dispatch ? as<int32_t>(command.outs[2]) : as<int32_t>(command.ins[1]);
+  if (dispatch) {
+    std::vector<int32_t> mine(static_cast<size_t>(experts));
+    std::vector<int32_t> every(static_cast<size_t>(ranks * experts));
+    for (int64_t e = 0; e < experts; ++e)
+      mine[size_t(e)] = offsets[e + 1] - offsets[e];
+    MTRT_RETURN_IF_ERROR(communicator->allGather(axis, mine.data(), every.data(),
+                                                 experts, DType::I32));
+    for (int64_t q = 0; q < ranks; ++q)
+      for (int64_t j = 0; j < local; ++j)
+        counts[q * local + j] = every[size_t(q * experts + me * local + j)];
+  }
+  // Where each local expert's rows from each rank lie in the received rows:
+  // grouped by expert, then by rank.
+  std::vector<int64_t> fromRank(size_t(ranks), 0), start(size_t(ranks * local));
+  int64_t total = 0;
+  for (int64_t j = 0; j < local; ++j)
+    for (int64_t q = 0; q < ranks; ++q) {
+      int64_t count = counts[q * local + j];
+      if (count < 0 || count > rows)
+        return Status::error("rank " + std::to_string(q) + " has " +
+                             std::to_string(count) + " rows for local expert " +
+                             std::to_string(j) + ", outside [0, " +
+                             std::to_string(rows) + "]");
+      start[size_t(q * local + j)] = total;
+      total += count;
+      fromRank[size_t(q)] += count;
+    }
+  for (int64_t q = 0; q < ranks; ++q)
+    if (fromRank[size_t(q)] > rows)
+      return Status::error("rank " + std::to_string(q) + " sends " +
+                           rowsOf(fromRank[size_t(q)]) + ", more than its " +
+                           rowsOf(rows));
+  if (dispatch) {
+    int32_t *localOffsets = as<int32_t>(command.outs[1]);
+    int64_t at = 0;
+    for (int64_t j = 0; j < local; ++j) {
+      localOffsets[j] = int32_t(at);
+      for (int64_t q = 0; q < ranks; ++q)
+        at += counts[q * local + j];
+    }
+    localOffsets[local] = int32_t(at);
+  }
+
+  // A rank's block: its rows for rank q's experts, in expert order.
+  auto ownBlock = [&](int64_t q) {
+    return std::pair<int64_t, int64_t>{offsets[q * local],
+                                       offsets[(q + 1) * local]};
+  };
+  if (dispatch) {
+    const float *rowsIn = f32(command.ins[0]);
+    float *received = f32(command.outs[0]);
+    for (int64_t q = 0; q < ranks; ++q) {
+      if (q == me)
+        continue;
+      auto [begin, end] = ownBlock(q);
+      MTRT_RETURN_IF_ERROR(communicator->send(
+          axis, q, kExchangeTag, rowsIn + begin * width,
+          int64_t(size_t(end - begin) * rowBytes)));
+    }
+    // Each rank's block arrives whole, then its experts' rows take their
+    // places; the rest of the buffer is zeros.
+    std::vector<float> block;
+    for (int64_t q = 0; q < ranks; ++q) {
+      const float *from;
+      if (q == me) {
+        from = rowsIn + ownBlock(me).first * width;
+      } else {
+        block.resize(size_t(fromRank[size_t(q)] * width));
+        MTRT_RETURN_IF_ERROR(communicator->recv(
+            axis, q, kExchangeTag, block.data(),
+            int64_t(size_t(fromRank[size_t(q)]) * rowBytes)));
+        from = block.data();
+      }
+      for (int64_t j = 0; j < local; ++j) {
+        int64_t count = counts[q * local + j];
+        std::memcpy(received + start[size_t(q * local + j)] * width, from,
+                    size_t(count) * rowBytes);
+        from += count * width;
+      }
+    }
+    std::memset(received + total * width, 0,
+                size_t(buffers[command.outs[0]].shape[0] - total) * rowBytes);
+    return communicator->finishSends();
+  }
+
+  // Combine: each rank's rows, gathered from the expert groups, go back.
+  const float *received = f32(command.ins[0]);
+  float *rowsOut = f32(command.outs[0]);
+  std::vector<float> block;
+  for (int64_t q = 0; q < ranks; ++q) {
+    float *to = q == me ? rowsOut + ownBlock(me).first * width
+                        : (block.resize(size_t(fromRank[size_t(q)] * width)),
+                           block.data());
+    float *at = to;
+    for (int64_t j = 0; j < local; ++j) {
+      int64_t count = counts[q * local + j];
+      std::memcpy(at, received + start[size_t(q * local + j)] * width,
+                  size_t(count) * rowBytes);
+      at += count * width;
+    }
+    if (q != me)
+      MTRT_RETURN_IF_ERROR(
+          communicator->send(axis, q, kExchangeTag, to,
+                             int64_t(size_t(fromRank[size_t(q)]) * rowBytes)));
+  }
+  for (int64_t q = 0; q < ranks; ++q) {
+    if (q == me)
+      continue;
+    auto [begin, end] = ownBlock(q);
+    MTRT_RETURN_IF_ERROR(
+        communicator->recv(axis, q, kExchangeTag, rowsOut + begin * width,
+                           int64_t(size_t(end - begin) * rowBytes)));
+  }
+  return communicator->finishSends();
+}
