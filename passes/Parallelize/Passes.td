@@ -33,6 +33,18 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
       before its first use in the forward pass and again before its first
       use in the backward pass, the full copies living only until their
       last use in that pass.
+    Expert parallelism (`ep`, equal to `dp`; Megatron-LM's
+    `--expert-model-parallel-size` with its all-to-all token dispatcher):
+    each rank keeps `E/ep` of every layer's `E` experts (rank r experts r *
+    E/ep onwards; the kept arguments name every rank's expert in
+    `mt.expert_names`, on axis `mt.expert_axis`), and the others' arguments,
+    updates and results go. A layer's rows travel to their experts' ranks
+    before its grouped matmuls (`mt.expert_dispatch`), forward and backward,
+    and back before anything but a row's own computation reads them
+    (`mt.expert_combine`). The experts' gradients are complete on their
+    rank: no reduction, their average's `1/dp` as an `mt.scale`, their
+    squares summed over the ranks for the global norm; ZeRO shards the
+    other parameters only.
     Sharded arguments and results carry `mt.full_shape` and `mt.shard_axis`
     so that the runtime loads and saves full checkpoints under any layout.
     ZeRO pieces need parameter sizes divisible by `dp` (Megatron pads the

@@ -515,22 +515,21 @@ Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
                        buffer.kind == "exp_avg_sq" ||
                        buffer.kind == "param_copy";
           if (reader.ok() && !state)
-            reader.fail(in, "a " + buffer.kind +
-                                " buffer holds no expert's parameter");
-          if (reader.ok() &&
-              int64_t(buffer.expertNames.size()) !=
-                  artifact.gridShape[size_t(buffer.expertAxis)])
-            reader.fail(in + ".names",
-                        std::to_string(buffer.expertNames.size()) +
-                            " names for the " +
-                            std::to_string(
-                                artifact.gridShape[size_t(buffer.expertAxis)]) +
-                            " ranks of grid axis " +
-                            std::to_string(buffer.expertAxis));
+            reader.fail(in, "a buffer of kind '" + buffer.kind +
+                                "' holds no expert's parameter");
+          if (reader.ok() && int64_t(buffer.expertNames.size()) !=
+                                 artifact.gridShape[size_t(buffer.expertAxis)])
+            reader.fail(
+                in + ".names",
+                std::to_string(buffer.expertNames.size()) +
+                    (buffer.expertNames.size() == 1 ? " name" : " names") +
+                    " for the " +
+                    std::to_string(
+                        artifact.gridShape[size_t(buffer.expertAxis)]) +
+                    " ranks of grid axis " + std::to_string(buffer.expertAxis));
           if (reader.ok() && buffer.expertNames.front() != buffer.name)
-            reader.fail(in + ".names",
-                        "must start with the buffer's name '" + buffer.name +
-                            "'");
+            reader.fail(in + ".names", "must start with the buffer's name '" +
+                                           buffer.name + "'");
         }
       }
       if (buffers[b].contains(key::kShard)) {

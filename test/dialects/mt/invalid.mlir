@@ -2417,3 +2417,59 @@ func.func @negative_grouped_matmul_weight_grad_shape(%dy: tensor<16x6xf32>, %row
   %dw = mt.grouped_matmul_weight_grad %dy, %rows, %offsets transpose_b : (tensor<16x6xf32>, tensor<16x8xf32>, tensor<2xi32>) -> tensor<8x6xf32>
   return %dw : tensor<8x6xf32>
 }
+
+// -----
+
+// Expert parallelism's exchanges: every rank's rows may arrive.
+func.func @negative_expert_dispatch_received(%rows: tensor<8x4xf32>, %offsets: tensor<5xi32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'mt.expert_dispatch' op the rows received must be [2 x 8, 4] (every row of 2 ranks), got 'tensor<8x4xf32>'}}
+  %r, %lo, %c = mt.expert_dispatch %rows, %offsets {grid = @grid, grid_axis = 0 : i64} : tensor<8x4xf32>, tensor<5xi32> -> tensor<8x4xf32>, tensor<3xi32>, tensor<2x2xi32>
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @negative_expert_dispatch_offsets(%rows: tensor<8x4xf32>, %offsets: tensor<4xi32>) -> tensor<16x4xf32> {
+  // expected-error @+1 {{'mt.expert_dispatch' op offsets must be [5] for 4 experts, got 'tensor<4xi32>'}}
+  %r, %lo, %c = mt.expert_dispatch %rows, %offsets {grid = @grid, grid_axis = 0 : i64} : tensor<8x4xf32>, tensor<4xi32> -> tensor<16x4xf32>, tensor<3xi32>, tensor<2x2xi32>
+  return %r : tensor<16x4xf32>
+}
+
+// -----
+
+func.func @negative_expert_dispatch_local_offsets(%rows: tensor<8x4xf32>, %offsets: tensor<5xi32>) -> tensor<16x4xf32> {
+  // expected-error @+1 {{'mt.expert_dispatch' op local_offsets must be [3] for 2 local experts, got 'tensor<5xi32>'}}
+  %r, %lo, %c = mt.expert_dispatch %rows, %offsets {grid = @grid, grid_axis = 0 : i64} : tensor<8x4xf32>, tensor<5xi32> -> tensor<16x4xf32>, tensor<5xi32>, tensor<2x2xi32>
+  return %r : tensor<16x4xf32>
+}
+
+// -----
+
+func.func @negative_expert_combine_counts(%received: tensor<16x4xf32>, %counts: tensor<4xi32>, %offsets: tensor<5xi32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'mt.expert_combine' op counts must be [ranks, local experts], got 'tensor<4xi32>'}}
+  %rows = mt.expert_combine %received, %counts, %offsets {grid = @grid, grid_axis = 0 : i64} : tensor<16x4xf32>, tensor<4xi32>, tensor<5xi32> -> tensor<8x4xf32>
+  return %rows : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @negative_expert_combine_axis(%received: tensor<16x4xf32>, %counts: tensor<2x2xi32>, %offsets: tensor<5xi32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'mt.expert_combine' op grid_axis must be non-negative, got -1}}
+  %rows = mt.expert_combine %received, %counts, %offsets {grid = @grid, grid_axis = -1 : i64} : tensor<16x4xf32>, tensor<2x2xi32>, tensor<5xi32> -> tensor<8x4xf32>
+  return %rows : tensor<8x4xf32>
+}
+
+// -----
+
+// A parameter held per rank names each rank's expert, beside its axis.
+// expected-error @+1 {{'func.func' op argument #0: 'mt.expert_names' needs 'mt.param' and 'mt.expert_axis' beside it}}
+func.func @negative_expert_names_alone(%w: tensor<4x4xf32> {mt.param = "e0", mt.expert_names = ["e0", "e1"]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'mt.expert_names' must be a non-empty array of parameter names, got ["e0", 1]}}
+func.func @negative_expert_names_not_names(%w: tensor<4x4xf32> {mt.param = "e0", mt.expert_axis = 0 : i64, mt.expert_names = ["e0", 1]}) {
+  return
+}
