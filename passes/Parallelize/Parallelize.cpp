@@ -184,16 +184,11 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     // data-parallel ranks; a part of them (expert data parallelism over the
     // rest) needs collectives over two grid axes, which are not built.
     if (ep > 1 && ep != dp)
-      return error() << "ep=" << ep.getValue() << " must equal dp (got dp="
-                     << dp.getValue()
+      return error() << "ep=" << ep.getValue()
+                     << " must equal dp (got dp=" << dp.getValue()
                      << "): the experts are split over all the "
                         "data-parallel ranks";
-    if (ep > 1 && tp > 1)
-      return error() << "ep=" << ep.getValue() << " with tp="
-                     << tp.getValue()
-                     << " is not built (experts split over the "
-                        "data-parallel ranks and within each over the "
-                        "tensor-parallel ones)";
+
     // It moves the data-parallel reduction of the gradients (and their
     // accumulation over microbatches with it) to 16 bits: with one
     // data-parallel rank there is none, and microbatches alone still
@@ -562,8 +557,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       g.setInsertionPointAfterValue(grad);
       Location gradLoc = grad.getLoc();
       if (expertUpdates.contains(update)) {
-        Value average = ScaleOp::create(g, gradLoc, grad,
-                                        g.getF64FloatAttr(1.0 / dp));
+        Value average =
+            ScaleOp::create(g, gradLoc, grad, g.getF64FloatAttr(1.0 / dp));
         markOptimizerPhase(average);
         reduced.push_back(average);
         expertGrads.push_back(average);
@@ -625,6 +620,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
           return isa<SumSquaresOp>(use.getOwner());
         });
       }
+      if (zero < 2)
+        sumExpertSquaresOverRanks(body, expertGrads);
       if (zero >= 2) {
         SqrtOp sqrt = sqrts.front();
         OpBuilder b(sqrt);
@@ -654,19 +651,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       norm = SqrtOp::create(
           b, loc, allReduce(b, loc, local, shard::ReductionKind::Sum));
     } else if (!expertGrads.empty()) {
-      // Replicated gradients once, the ranks' experts' summed over them.
-      llvm::DenseSet<Value> ofExperts(expertGrads.begin(), expertGrads.end());
-      SmallVector<Value> replicated;
-      for (Value grad : reduced)
-        if (!ofExperts.contains(grad))
-          replicated.push_back(grad);
-      Value experts = allReduce(b, loc, SumSquaresOp::create(b, loc, expertGrads),
-                                shard::ReductionKind::Sum);
-      Value sum = experts;
-      if (!replicated.empty())
-        sum = AddOp::create(b, loc, SumSquaresOp::create(b, loc, replicated),
-                            experts);
-      norm = SqrtOp::create(b, loc, sum);
+      norm = SqrtOp::create(b, loc, SumSquaresOp::create(b, loc, reduced));
+      sumExpertSquaresOverRanks(body, expertGrads);
     } else {
       norm = GlobalNormOp::create(b, loc, reduced);
     }
@@ -686,6 +672,35 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     function.setFunctionType(FunctionType::get(
         function.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
     return success();
+  }
+
+  /// Expert parallelism: each rank's experts' gradients are its own, so
+  /// a sum of squares reading them sums their part over the ranks (the
+  /// replicated gradients' part once): sum_squares(others) +
+  /// all_reduce(sum_squares(experts)). (ZeRO >= 2 sums every piece over
+  /// the ranks already.)
+  void sumExpertSquaresOverRanks(Block &body, ArrayRef<Value> expertGrads) {
+    if (expertGrads.empty())
+      return;
+    llvm::DenseSet<Value> ofExperts(expertGrads.begin(), expertGrads.end());
+    for (SumSquaresOp sum : llvm::to_vector(body.getOps<SumSquaresOp>())) {
+      SmallVector<Value> experts, others;
+      for (Value input : sum.getInputs())
+        (ofExperts.contains(input) ? experts : others).push_back(input);
+      if (experts.empty())
+        continue;
+      OpBuilder b(sum);
+      Location loc = sum.getLoc();
+      Value total = allReduce(b, loc, SumSquaresOp::create(b, loc, experts),
+                              shard::ReductionKind::Sum);
+      if (!others.empty())
+        total =
+            AddOp::create(b, loc, SumSquaresOp::create(b, loc, others), total);
+      for (NamedAttribute attr : sum->getDiscardableAttrs())
+        total.getDefiningOp()->setAttr(attr.getName(), attr.getValue());
+      sum.getResult().replaceAllUsesWith(total);
+      sum.erase();
+    }
   }
 
   /// Marks argument or result `index` of `function` as a ZeRO piece.

@@ -44,7 +44,9 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     (`mt.expert_combine`). The experts' gradients are complete on their
     rank: no reduction, their average's `1/dp` as an `mt.scale`, their
     squares summed over the ranks for the global norm; ZeRO shards the
-    other parameters only.
+    other parameters only. With `tp`, each rank's experts are split by tp
+    as without `ep` and the rows travel among the ranks of one tp
+    coordinate (Megatron-LM's expert tensor parallelism equal to tp).
     Sharded arguments and results carry `mt.full_shape` and `mt.shard_axis`
     so that the runtime loads and saves full checkpoints under any layout.
     ZeRO pieces need parameter sizes divisible by `dp` (Megatron pads the
@@ -114,7 +116,8 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
 
     Errors, before anything runs: a non-positive size, `zero` outside 0..3,
     `sp` without `tp`, `tp` not dividing heads or the MLP width, `dp` not
-    dividing the micro-batch.
+    dividing the micro-batch, `ep` other than 1 or `dp`, `ep` not dividing
+    a layer's experts or given a step without experts.
 
     Example (`dp=2 zero=0`): `tokens : tensor<8x64xi32>` becomes
     `tensor<4x64xi32>`, and each gradient `%g` feeding the optimizer becomes
