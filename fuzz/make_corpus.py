@@ -137,6 +137,9 @@ def artifacts(bindir):
              ("gpt2-pp2.mtx", two_layers, 2, "pp=2 microbatches=2"),
              ("llama-1rank.mtx", TINY_LLAMA, 1, ""),
              ("mixtral-1rank.mtx", TINY_MIXTRAL, 2, ""),
+             # Expert parallelism: per-rank expert names, the exchanges.
+             ("mixtral-dp2-ep2.mtx", dict(TINY_MIXTRAL, num_local_experts=4),
+              2, "dp=2 ep=2"),
              # Accumulating weight-gradient GEMMs (a third input written
              # in place) and the bf16 kernels.
              ("gpt2-bf16-accumulate.mtx", TINY_GPT2, 2,
