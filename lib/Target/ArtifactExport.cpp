@@ -145,6 +145,7 @@ static FailureOr<::mtrt::RankProgram> toProgram(mlir::mtrt::ProgramOp program) {
         desc.expertAxis = int64_t(*axis);
         for (Attribute name : buffer.getExpertNamesAttr())
           desc.expertNames.push_back(cast<StringAttr>(name).str());
+        desc.expertRanks = int64_t(desc.expertNames.size());
       }
       if (auto fullShape = buffer.getFullShapeAttr()) {
         desc.fullShape = toVector(fullShape.asArrayRef());

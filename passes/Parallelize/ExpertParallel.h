@@ -10,17 +10,19 @@ namespace mlir::mt {
 
 /// Expert parallelism, as Megatron-LM's `--expert-model-parallel-size` with
 /// its all-to-all token dispatcher: the experts of every `mt.grouped_matmul`
-/// in the training step `function` are split over the `ranks` ranks of axis
-/// `gridAxis` of grid `grid`, rank r holding experts r * E/ranks to (r + 1)
-/// * E/ranks - 1. Each rank's rows go to their experts' ranks before the
-/// grouped matmuls (`mt.expert_dispatch`) and come back before anything
-/// that is not one row's computation reads them (`mt.expert_combine`). The
-/// step keeps the arguments, updates and results of the first E/ranks
-/// experts, each naming every rank's expert (`mt.expert_names`,
-/// `mt.expert_axis`), and loses the others'. `localUpdates` receives the
-/// updates of the experts kept: their gradients are complete on their rank
-/// (no data-parallel reduction). Fails with a diagnostic on a step whose
-/// experts it cannot split.
+/// in the training step `function` are split over groups of `ranks`
+/// consecutive ranks of axis `gridAxis` of grid `grid` (which they divide),
+/// the r-th rank of a group holding experts r * E/ranks to (r + 1) *
+/// E/ranks - 1. Each rank's rows go to their experts' ranks in its group
+/// before the grouped matmuls (`mt.expert_dispatch`) and come back before
+/// anything that is not one row's computation reads them
+/// (`mt.expert_combine`). The step keeps the arguments, updates and results
+/// of the first E/ranks experts, each naming every group rank's expert
+/// (`mt.expert_names`, `mt.expert_axis`), and loses the others'.
+/// `localUpdates` receives the updates of the experts kept: their
+/// gradients are complete on their rank once summed over the groups (the
+/// caller's reduction). Fails with a diagnostic on a step whose experts it
+/// cannot split.
 LogicalResult distributeExperts(func::FuncOp function, int64_t ranks,
                                 int16_t gridAxis, StringRef grid,
                                 llvm::DenseSet<Operation *> &localUpdates);

@@ -181,13 +181,13 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     if (ep < 1)
       return error() << "ep must be positive, got " << ep.getValue();
     // Megatron-LM carves the expert-parallel groups out of the
-    // data-parallel ranks; a part of them (expert data parallelism over the
-    // rest) needs collectives over two grid axes, which are not built.
-    if (ep > 1 && ep != dp)
+    // data-parallel ranks: groups of ep consecutive ones, each holding
+    // every expert once.
+    if (ep > 1 && dp % ep != 0)
       return error() << "ep=" << ep.getValue()
-                     << " must equal dp (got dp=" << dp.getValue()
-                     << "): the experts are split over all the "
-                        "data-parallel ranks";
+                     << " does not divide dp=" << dp.getValue()
+                     << " (the experts are split over groups of ep "
+                        "data-parallel ranks)";
 
     // It moves the data-parallel reduction of the gradients (and their
     // accumulation over microbatches with it) to 16 bits: with one
@@ -557,8 +557,17 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       g.setInsertionPointAfterValue(grad);
       Location gradLoc = grad.getLoc();
       if (expertUpdates.contains(update)) {
+        // With fewer expert-parallel ranks than data-parallel ones, an
+        // expert's replicas (every ep-th rank) sum their gradients first.
+        Value summed = grad;
+        if (ep < dp) {
+          ++numCollectives;
+          summed = StridedAllReduceOp::create(g, gradLoc, grad, kGridName,
+                                              kDataAxis, int64_t(ep));
+          markOptimizerPhase(summed);
+        }
         Value average =
-            ScaleOp::create(g, gradLoc, grad, g.getF64FloatAttr(1.0 / dp));
+            ScaleOp::create(g, gradLoc, summed, g.getF64FloatAttr(1.0 / dp));
         markOptimizerPhase(average);
         reduced.push_back(average);
         expertGrads.push_back(average);
@@ -620,8 +629,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
           return isa<SumSquaresOp>(use.getOwner());
         });
       }
-      if (zero < 2)
-        sumExpertSquaresOverRanks(body, expertGrads);
+      sumExpertSquaresOverRanks(body, expertGrads,
+                                /*summedLater=*/zero >= 2);
       if (zero >= 2) {
         SqrtOp sqrt = sqrts.front();
         OpBuilder b(sqrt);
@@ -650,9 +659,10 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       Value local = SumSquaresOp::create(b, loc, reduced);
       norm = SqrtOp::create(
           b, loc, allReduce(b, loc, local, shard::ReductionKind::Sum));
+      sumExpertSquaresOverRanks(body, expertGrads, /*summedLater=*/true);
     } else if (!expertGrads.empty()) {
       norm = SqrtOp::create(b, loc, SumSquaresOp::create(b, loc, reduced));
-      sumExpertSquaresOverRanks(body, expertGrads);
+      sumExpertSquaresOverRanks(body, expertGrads, /*summedLater=*/false);
     } else {
       norm = GlobalNormOp::create(b, loc, reduced);
     }
@@ -674,12 +684,15 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     return success();
   }
 
-  /// Expert parallelism: each rank's experts' gradients are its own, so
-  /// a sum of squares reading them sums their part over the ranks (the
-  /// replicated gradients' part once): sum_squares(others) +
-  /// all_reduce(sum_squares(experts)). (ZeRO >= 2 sums every piece over
-  /// the ranks already.)
-  void sumExpertSquaresOverRanks(Block &body, ArrayRef<Value> expertGrads) {
+  /// Expert parallelism: each group of ep ranks holds every expert once,
+  /// so a sum of squares reading the experts' gradients sums their part
+  /// over the ranks (the replicated gradients' part once) and counts it
+  /// once, not dp/ep times: sum_squares(others) + ep/dp *
+  /// all_reduce(sum_squares(experts)). With `summedLater` (ZeRO >= 2,
+  /// whose pieces are summed over the ranks after) the all-reduce is that
+  /// later one's.
+  void sumExpertSquaresOverRanks(Block &body, ArrayRef<Value> expertGrads,
+                                 bool summedLater) {
     if (expertGrads.empty())
       return;
     llvm::DenseSet<Value> ofExperts(expertGrads.begin(), expertGrads.end());
@@ -691,8 +704,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         continue;
       OpBuilder b(sum);
       Location loc = sum.getLoc();
-      Value total = allReduce(b, loc, SumSquaresOp::create(b, loc, experts),
-                              shard::ReductionKind::Sum);
+      Value total = SumSquaresOp::create(b, loc, experts);
+      if (!summedLater)
+        total = allReduce(b, loc, total, shard::ReductionKind::Sum);
+      if (ep < dp)
+        total = ScaleOp::create(b, loc, total,
+                                b.getF64FloatAttr(double(ep) / double(dp)));
       if (!others.empty())
         total =
             AddOp::create(b, loc, SumSquaresOp::create(b, loc, others), total);

@@ -33,18 +33,21 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
       before its first use in the forward pass and again before its first
       use in the backward pass, the full copies living only until their
       last use in that pass.
-    Expert parallelism (`ep`, equal to `dp`; Megatron-LM's
+    Expert parallelism (`ep`, a divisor of `dp`; Megatron-LM's
     `--expert-model-parallel-size` with its all-to-all token dispatcher):
-    each rank keeps `E/ep` of every layer's `E` experts (rank r experts r *
-    E/ep onwards; the kept arguments name every rank's expert in
-    `mt.expert_names`, on axis `mt.expert_axis`), and the others' arguments,
-    updates and results go. A layer's rows travel to their experts' ranks
-    before its grouped matmuls (`mt.expert_dispatch`), forward and backward,
-    and back before anything but a row's own computation reads them
-    (`mt.expert_combine`). The experts' gradients are complete on their
-    rank: no reduction, their average's `1/dp` as an `mt.scale`, their
-    squares summed over the ranks for the global norm; ZeRO shards the
-    other parameters only. With `tp`, each rank's experts are split by tp
+    the data-parallel ranks form groups of `ep` consecutive ranks, and
+    each rank keeps `E/ep` of every layer's `E` experts (the r-th rank of a
+    group experts r * E/ep onwards; the kept arguments name each group
+    rank's expert in `mt.expert_names`, on axis `mt.expert_axis`); the
+    others' arguments, updates and results go. A layer's rows travel to
+    their experts' ranks within the group before its grouped matmuls
+    (`mt.expert_dispatch`), forward and backward, and back before anything
+    but a row's own computation reads them (`mt.expert_combine`). An
+    expert's gradient is complete on its rank once summed over its
+    replicas (every `ep`-th rank, `mt.strided_all_reduce`, when `ep < dp`:
+    Megatron-LM's expert data parallelism), then divided by `dp`; the
+    global norm counts each expert once. ZeRO shards the other parameters
+    only. With `tp`, each rank's experts are split by tp
     as without `ep` and the rows travel among the ranks of one tp
     coordinate (Megatron-LM's expert tensor parallelism equal to tp).
     Sharded arguments and results carry `mt.full_shape` and `mt.shard_axis`
@@ -116,8 +119,8 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
 
     Errors, before anything runs: a non-positive size, `zero` outside 0..3,
     `sp` without `tp`, `tp` not dividing heads or the MLP width, `dp` not
-    dividing the micro-batch, `ep` other than 1 or `dp`, `ep` not dividing
-    a layer's experts or given a step without experts.
+    dividing the micro-batch, `ep` not dividing `dp` or a layer's experts,
+    or given a step without experts.
 
     Example (`dp=2 zero=0`): `tokens : tensor<8x64xi32>` becomes
     `tensor<4x64xi32>`, and each gradient `%g` feeding the optimizer becomes
@@ -141,9 +144,10 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
            "3 (and parameters)">,
     Option<"ep", "ep", "int64_t", /*default=*/"1",
            "Expert-parallel ranks: the experts of a mixture of experts are "
-           "split over this many data-parallel ranks (equal to dp), each "
-           "holding its share, and the tokens travel to their experts by "
-           "all-to-all, as Megatron-LM's --expert-model-parallel-size">,
+           "split over groups of this many data-parallel ranks (a divisor "
+           "of dp), each rank holding its share, and the tokens travel to "
+           "their experts by all-to-all, as Megatron-LM's "
+           "--expert-model-parallel-size">,
     Option<"gradsInFp32", "accumulate-allreduce-grads-in-fp32", "bool",
            /*default=*/"true",
            "Mixed precision: reduce (and, under mt-pipeline, accumulate) "

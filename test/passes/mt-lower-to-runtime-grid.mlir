@@ -216,13 +216,13 @@ module {
 
 // -----
 
-// An expert exchange sends to each rank of its grid axis: its counts must
-// have one row per rank of that axis (here 2 for an axis of 4).
+// An expert exchange sends within a group of its grid axis: its counts'
+// rows (a group's ranks) must split the axis (here 2 for an axis of 3).
 
 module {
-  shard.grid @grid(shape = 4x1)
+  shard.grid @grid(shape = 3x1)
   func.func @moe(%rows: tensor<8x4xf32> {mt.param = "rows"}, %offsets: tensor<5xi32> {mt.input = "tokens"}) -> tensor<16x4xf32> {
-    // expected-error @+1 {{'mt.expert_dispatch' op exchanges rows among 2 ranks, but grid axis 0 has 4}}
+    // expected-error @+1 {{'mt.expert_dispatch' op exchanges rows among groups of 2 ranks, which do not split grid axis 0's 3}}
     %r, %lo, %c = mt.expert_dispatch %rows, %offsets {grid = @grid, grid_axis = 0 : i64}
         : tensor<8x4xf32>, tensor<5xi32> -> tensor<16x4xf32>, tensor<3xi32>, tensor<2x2xi32>
     return %r : tensor<16x4xf32>

@@ -159,6 +159,44 @@ TEST(Communicator, AllReduceEveryDtypeAndOp) {
   }
 }
 
+// Expert parallelism over part of the data-parallel ranks: an all-reduce
+// among the ranks of an axis whose coordinates agree modulo a stride, on a
+// one-axis grid of the whole world (4 ranks: stride 2 pairs 0 with 2 and 1
+// with 3), for every stride that divides it.
+TEST(Communicator, AllReduceOverEveryStrideThRank) {
+  std::unique_ptr<Communicator> comm;
+  int64_t n = launcher().size();
+  ASSERT_TRUE(launcher().createCommunicator({n}, comm));
+  int64_t r = comm->groupIndex(0);
+  const size_t count = 3;
+  for (int64_t stride = 1; stride <= n; ++stride) {
+    if (n % stride != 0)
+      continue;
+    for (DType dtype : {DType::F32, DType::BF16, DType::I64}) {
+      std::vector<uint8_t> data(count * size_t(dtypeSize(dtype)));
+      for (size_t i = 0; i < count; ++i)
+        store(dtype, data.data(), i, double((r + 1) * int64_t(i + 1)));
+      Status status = comm->allReduceStrided(
+          0, stride, data.data(), int64_t(count), dtype, ReduceOp::Sum);
+      ASSERT_TRUE(status) << status.message();
+      // The members r' = r mod stride, r mod stride + stride, ...
+      double members = 0;
+      for (int64_t other = r % stride; other < n; other += stride)
+        members += double(other + 1);
+      for (size_t i = 0; i < count; ++i)
+        EXPECT_EQ(load(dtype, data.data(), i), members * double(i + 1))
+            << dtypeName(dtype) << " stride " << stride << " element " << i;
+    }
+  }
+  std::vector<float> one(1, 1.0f);
+  if (n > 1 && n % 3 != 0)
+    EXPECT_EQ(
+        comm->allReduceStrided(0, 3, one.data(), 1, DType::F32, ReduceOp::Sum)
+            .message(),
+        "stride 3 does not divide the " + std::to_string(n) +
+            " ranks of grid axis 0");
+}
+
 TEST(Communicator, ReduceScatterAndAllGather) {
   std::unique_ptr<Communicator> comm = grid();
   ASSERT_TRUE(comm);

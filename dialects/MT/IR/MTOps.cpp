@@ -1072,8 +1072,8 @@ static LogicalResult verifyExpertExchange(Operation *op, Value rows,
                    receivedType = tensorType(received),
                    countsType = tensorType(counts);
   if (gridAxis < 0)
-    return op->emitOpError() << "grid_axis must be non-negative, got "
-                             << gridAxis;
+    return op->emitOpError()
+           << "grid_axis must be non-negative, got " << gridAxis;
   if (rowsType.getRank() != 2 || receivedType.getRank() != 2)
     return op->emitOpError()
            << "the rows sent and received must be [rows, features], got "
@@ -1083,8 +1083,8 @@ static LogicalResult verifyExpertExchange(Operation *op, Value rows,
            << "counts must be [ranks, local experts], got " << countsType;
   int64_t ranks = countsType.getDimSize(0), local = countsType.getDimSize(1);
   if (ranks < 1 || local < 1)
-    return op->emitOpError() << "counts " << countsType
-                             << " must have a rank and an expert";
+    return op->emitOpError()
+           << "counts " << countsType << " must have a rank and an expert";
   if (failed(verifyOffsets(op, offsets, size_t(ranks * local))))
     return failure();
   if (receivedType.getDimSize(0) != ranks * rowsType.getDimSize(0) ||
@@ -1094,6 +1094,15 @@ static LogicalResult verifyExpertExchange(Operation *op, Value rows,
            << rowsType.getDimSize(0) << ", " << rowsType.getDimSize(1)
            << "] (every row of " << ranks << " ranks), got " << receivedType;
   return verifyElementTypesMatch(op, rows, "rows", received, "received");
+}
+
+LogicalResult StridedAllReduceOp::verify() {
+  if (getGridAxis() < 0)
+    return emitOpError() << "grid_axis must be non-negative, got "
+                         << getGridAxis();
+  if (getStride() < 1)
+    return emitOpError() << "stride must be positive, got " << getStride();
+  return success();
 }
 
 LogicalResult ExpertDispatchOp::verify() {

@@ -1074,9 +1074,11 @@ def MT_ExpertDispatchOp : MT_Op<"expert_dispatch", [Pure]> {
   let summary = "Sends each expert's rows to the rank holding the expert.";
   let description = [{
     `rows` `[rows, hidden]` are grouped by expert as `offsets` `[experts + 1]`
-    says (`mt.moe_route`'s); the `ranks` ranks of `grid_axis` of `grid` each
-    hold `local` consecutive experts (rank `r` the experts `r * local` to
-    `(r + 1) * local - 1`). An all-to-all exchanges first the row counts,
+    says (`mt.moe_route`'s); `grid_axis` of `grid` is groups of `ranks`
+    consecutive ranks (the counts' rows), each rank holding `local`
+    consecutive experts (the group's `r`-th the experts `r * local` to
+    `(r + 1) * local - 1`). An all-to-all within the group exchanges first
+    the row counts,
     then the rows: the result `received` `[ranks * rows, hidden]` holds this
     rank's experts' rows from every rank, grouped by local expert (and
     within one, by source rank), `local_offsets` `[local + 1]` where each
@@ -1128,6 +1130,29 @@ def MT_ExpertCombineOp : MT_Op<"expert_combine", [Pure]> {
     $received `,` $counts `,` $offsets attr-dict `:` type($received) `,`
     type($counts) `,` type($offsets) `->` type($rows)
   }];
+  let hasVerifier = 1;
+}
+
+def MT_StridedAllReduceOp : MT_Op<"strided_all_reduce",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "Sums a tensor over every stride-th rank of a grid axis.";
+  let description = [{
+    The sum of `input` over the ranks of `grid_axis` of `grid` whose
+    coordinates on it are equal modulo `stride` (which divides the axis):
+    under expert parallelism over part of the data-parallel ranks, the
+    ranks holding the same experts (Megatron-LM's expert data parallel
+    group), which reduce those experts' gradients. A `shard` collective
+    reduces over whole axes; this group is a strided part of one.
+
+    ```mlir
+    %g = mt.strided_all_reduce %dw {grid = @grid, grid_axis = 0 : i64,
+                                    stride = 2 : i64} : tensor<64x32xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, FlatSymbolRefAttr:$grid,
+                       I64Attr:$grid_axis, I64Attr:$stride);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

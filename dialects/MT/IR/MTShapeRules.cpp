@@ -235,6 +235,10 @@ Types GroupedMatmulWeightGradOp::inferResultTypesFromOperands() {
   return unchanged(*this);
 }
 
+Types StridedAllReduceOp::inferResultTypesFromOperands() {
+  return likeFirstOperand(*this);
+}
+
 // Every rank's rows may reach this rank's experts: [ranks x rows, hidden].
 Types ExpertDispatchOp::inferResultTypesFromOperands() {
   RankedTensorType rows = getRows().getType();

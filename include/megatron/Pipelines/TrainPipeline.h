@@ -27,8 +27,9 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                                     llvm::cl::init(0)};
   PassOptions::Option<int64_t> ep{
       *this, "ep",
-      llvm::cl::desc("Expert-parallel ranks (equal to dp): the experts are "
-                     "split over the data-parallel ranks"),
+      llvm::cl::desc("Expert-parallel ranks (a divisor of dp): the experts "
+                     "are split over groups of this many data-parallel "
+                     "ranks"),
       llvm::cl::init(1)};
   PassOptions::Option<int64_t> pp{*this, "pp",
                                   llvm::cl::desc("Pipeline-parallel stages"),

@@ -731,8 +731,8 @@ struct LowerToRuntimePass
     }
   }
 
-  /// An expert exchange's ranks (its counts' rows) are those of its grid
-  /// axis: the runtime sends to each of them.
+  /// An expert exchange's ranks (its counts' rows) are a group of its grid
+  /// axis, which such groups split: the runtime sends within the group.
   static LogicalResult checkExpertRanks(Operation *op,
                                         ArrayRef<int64_t> gridShape) {
     Value counts;
@@ -747,10 +747,10 @@ struct LowerToRuntimePass
       return success();
     }
     int64_t ranks = cast<RankedTensorType>(counts.getType()).getDimSize(0);
-    if (axis >= int64_t(gridShape.size()) || gridShape[axis] != ranks)
+    if (axis >= int64_t(gridShape.size()) || gridShape[axis] % ranks != 0)
       return op->emitOpError()
-             << "exchanges rows among " << ranks << " ranks, but grid axis "
-             << axis << " has "
+             << "exchanges rows among groups of " << ranks
+             << " ranks, which do not split grid axis " << axis << "'s "
              << (axis < int64_t(gridShape.size()) ? gridShape[axis] : 0)
              << (gridShape.empty() ? " (there is no grid)" : "");
     return success();
@@ -782,6 +782,13 @@ struct LowerToRuntimePass
                     {axisOf(scatter.getGridAxes()),
                      average(scatter.getReduction()),
                      tensorAxis(scatter.getScatterAxis())}};
+    // An expert's replicas' sum: an all-reduce within the axis.
+    if (auto strided = dyn_cast<StridedAllReduceOp>(op))
+      return Kernel{
+          "all_reduce",
+          {builder.getNamedAttr("grid_axis", strided.getGridAxisAttr()),
+           average(shard::ReductionKind::Sum),
+           builder.getNamedAttr("stride", strided.getStrideAttr())}};
     if (auto gather = dyn_cast<shard::AllGatherOp>(op))
       return Kernel{
           "all_gather",

@@ -116,10 +116,13 @@ struct BufferDesc {
   /// `validRows` on are padding, absent from checkpoints (-1: none).
   int64_t validRows = -1;
   /// Expert parallelism: a parameter (or its state) that holds a different
-  /// expert on each coordinate of grid axis `expertAxis`, the one
-  /// `expertNames` names there (-1: none). `specializeProgram` sets `name`
-  /// to the rank's and clears the list.
+  /// expert on each of `expertRanks` consecutive coordinates of grid axis
+  /// `expertAxis` (-1: none), the one `expertNames` names there: coordinate
+  /// c holds expertNames[c % expertRanks], so the axis is groups of
+  /// `expertRanks` ranks each holding every expert once.
+  /// `specializeProgram` sets `name` to the rank's and clears the list.
   int64_t expertAxis = -1;
+  int64_t expertRanks = 0;
   std::vector<std::string> expertNames;
 
   bool sharded() const { return !fullShape.empty(); }

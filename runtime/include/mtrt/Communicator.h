@@ -37,6 +37,19 @@ public:
   /// once.
   virtual Status allReduce(int64_t axis, void *data, int64_t count, DType dtype,
                            ReduceOp op) const = 0;
+  /// In place, as allReduce, over the ranks of the axis' group whose
+  /// coordinates on it are equal modulo `stride` (which divides the group):
+  /// the replicas of an expert under expert parallelism over part of the
+  /// data-parallel ranks. A backend without such groups says so.
+  virtual Status allReduceStrided(int64_t axis, int64_t stride, void *data,
+                                  int64_t count, DType dtype,
+                                  ReduceOp op) const {
+    (void)axis, (void)data, (void)count, (void)dtype, (void)op;
+    return Status::error("this backend has no all-reduce over every " +
+                         std::to_string(stride) +
+                         "th rank of a grid axis (expert parallelism over "
+                         "part of the data-parallel ranks)");
+  }
   /// `in` holds groupSize * count elements; `out` receives this rank's
   /// `count`-element piece of their sum or average over the group.
   virtual Status reduceScatter(int64_t axis, const void *in, void *out,

@@ -343,7 +343,8 @@ RankProgram mtrt::specializeProgram(const Artifact &artifact, int64_t rank) {
     // The rank's expert is the buffer's only name from here on (`find`
     // matches the others' in an artifact's program, not in the rank's).
     if (buffer.expertAxis >= 0) {
-      buffer.name = buffer.expertNames[size_t(coordinate(buffer.expertAxis))];
+      buffer.name = buffer.expertNames[size_t(coordinate(buffer.expertAxis) %
+                                              buffer.expertRanks)];
       buffer.expertNames.clear();
     }
   }
@@ -517,16 +518,19 @@ Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
           if (reader.ok() && !state)
             reader.fail(in, "a buffer of kind '" + buffer.kind +
                                 "' holds no expert's parameter");
-          if (reader.ok() && int64_t(buffer.expertNames.size()) !=
-                                 artifact.gridShape[size_t(buffer.expertAxis)])
-            reader.fail(
-                in + ".names",
-                std::to_string(buffer.expertNames.size()) +
-                    (buffer.expertNames.size() == 1 ? " name" : " names") +
-                    " for the " +
-                    std::to_string(
-                        artifact.gridShape[size_t(buffer.expertAxis)]) +
-                    " ranks of grid axis " + std::to_string(buffer.expertAxis));
+          // Groups of consecutive ranks, each holding every expert once.
+          buffer.expertRanks = int64_t(buffer.expertNames.size());
+          int64_t axisRanks = artifact.gridShape[size_t(buffer.expertAxis)];
+          if (reader.ok() &&
+              (buffer.expertRanks < 2 || axisRanks % buffer.expertRanks != 0))
+            reader.fail(in + ".names",
+                        std::to_string(buffer.expertNames.size()) +
+                            (buffer.expertNames.size() == 1 ? " name does"
+                                                            : " names do") +
+                            " not split the " + std::to_string(axisRanks) +
+                            " ranks of grid axis " +
+                            std::to_string(buffer.expertAxis) +
+                            " into groups of at least 2");
           if (reader.ok() && buffer.expertNames.front() != buffer.name)
             reader.fail(in + ".names", "must start with the buffer's name '" +
                                            buffer.name + "'");

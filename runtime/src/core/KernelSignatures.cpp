@@ -597,6 +597,21 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::all_reduce:
     s.same(s.out(0), "the output", s.in(0), "the input");
     s.range("grid_axis", 0, double(grid.size()) - 1);
+    // Over every stride-th rank of the axis: a divisor of its ranks.
+    if (s.error.empty() && !grid.empty() && c.has("stride")) {
+      int64_t ranks = grid[size_t(c.get("grid_axis", 0))];
+      double stride = c.get("stride", 1);
+      s.range("stride", 1, double(ranks));
+      s.require(
+          !s.error.empty() ||
+              (stride == std::floor(stride) && ranks % int64_t(stride) == 0),
+          "attribute 'stride' " +
+              (stride == std::floor(stride) ? std::to_string(int64_t(stride))
+                                            : std::to_string(stride)) +
+              " does not divide the " + std::to_string(ranks) +
+              " ranks of grid axis " +
+              std::to_string(int64_t(c.get("grid_axis", 0))));
+    }
     break;
   case KernelId::reduce_scatter:
   case KernelId::all_gather:
@@ -773,7 +788,8 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::expert_dispatch:
   case KernelId::expert_combine: {
     // Own rows [rows, width], received [ranks * rows, width], counts
-    // [ranks, local], offsets [ranks * local + 1]; ranks: the grid axis'.
+    // [ranks, local], offsets [ranks * local + 1]; ranks: a group's of the
+    // grid axis.
     s.range("grid_axis", 0, double(grid.size()) - 1);
     if (!s.error.empty() || grid.empty())
       break;
@@ -787,15 +803,17 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     s.rank(counts, 2, "the counts");
     if (!s.error.empty())
       break;
-    s.require(counts[0] == ranks,
-              "the counts " + shapeString(counts) + " are not one row per " +
-                  "rank of grid axis " +
-                  std::to_string(int64_t(c.get("grid_axis", 0))) + " (" +
-                  std::to_string(ranks) + ")");
-    s.same(received, "the rows received", {ranks * own[0], own[1]},
-           "[ranks * rows, width]");
-    s.same(offsets, "the offsets", {ranks * counts[1] + 1},
-           "[ranks * local experts + 1]");
+    // One row per rank of a group; the axis is groups of them.
+    s.require(counts[0] >= 1 && ranks % counts[0] == 0,
+              "the counts " + shapeString(counts) +
+                  " have a row per rank of a group, but groups of " +
+                  std::to_string(counts[0]) + " do not split the " +
+                  std::to_string(ranks) + " ranks of grid axis " +
+                  std::to_string(int64_t(c.get("grid_axis", 0))));
+    s.same(received, "the rows received", {counts[0] * own[0], own[1]},
+           "[group ranks * rows, width]");
+    s.same(offsets, "the offsets", {counts[0] * counts[1] + 1},
+           "[group ranks * local experts + 1]");
     if (dispatch)
       s.same(s.out(1), "the local offsets", {counts[1] + 1},
              "[local experts + 1]");

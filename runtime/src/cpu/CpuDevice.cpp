@@ -218,6 +218,10 @@ Status CpuDevice::runCollective(KernelId id, const Command &command) {
   if (id == KernelId::all_reduce) {
     if (out != in)
       std::memcpy(out, in, size_t(output.numElements()) * sizeof(float));
+    // Over every stride-th rank of the axis (an expert's replicas).
+    if (int64_t stride = int64_t(command.get("stride", 1)); stride != 1)
+      return communicator->allReduceStrided(
+          axis, stride, out, output.numElements(), DType::F32, op);
     return communicator->allReduce(axis, out, output.numElements(), DType::F32,
                                    op);
   }

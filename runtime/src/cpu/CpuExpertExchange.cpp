@@ -40,8 +40,15 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
   // local], offsets [ranks * local + 1].
   const BufferDesc &own = buffers[dispatch ? command.ins[0] : command.outs[0]];
   const BufferDesc &offsetsDesc = buffers[command.ins[dispatch ? 1 : 2]];
-  const int64_t ranks = communicator->groupSize(axis);
-  const int64_t me = communicator->groupIndex(axis);
+  // The axis is groups of `ranks` consecutive ranks (the counts' rows, a
+  // divisor of the axis' ranks, checked at load), each holding every expert
+  // once: rows travel within this rank's group.
+  const BufferDesc &countsDesc =
+      buffers[dispatch ? command.outs[2] : command.ins[1]];
+  const int64_t ranks = countsDesc.shape[0];
+  const int64_t axisRanks = communicator->groupSize(axis);
+  const int64_t first = communicator->groupIndex(axis) / ranks * ranks;
+  const int64_t me = communicator->groupIndex(axis) - first;
   const int64_t experts = offsetsDesc.numElements() - 1;
   const int64_t local = experts / ranks;
   const int64_t rows = own.shape[0];
@@ -62,14 +69,16 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
       dispatch ? as<int32_t>(command.outs[2]) : as<int32_t>(command.ins[1]);
   if (dispatch) {
     std::vector<int32_t> mine(static_cast<size_t>(experts));
-    std::vector<int32_t> every(static_cast<size_t>(ranks * experts));
+    std::vector<int32_t> every(static_cast<size_t>(axisRanks * experts));
     for (int64_t e = 0; e < experts; ++e)
       mine[size_t(e)] = offsets[e + 1] - offsets[e];
-    MTRT_RETURN_IF_ERROR(communicator->allGather(axis, mine.data(), every.data(),
-                                                 experts, DType::I32));
+    // Every rank's of the axis (a few integers each); this group's are read.
+    MTRT_RETURN_IF_ERROR(communicator->allGather(
+        axis, mine.data(), every.data(), experts, DType::I32));
     for (int64_t q = 0; q < ranks; ++q)
       for (int64_t j = 0; j < local; ++j)
-        counts[q * local + j] = every[size_t(q * experts + me * local + j)];
+        counts[q * local + j] =
+            every[size_t((first + q) * experts + me * local + j)];
   }
   // Where each local expert's rows from each rank lie in the received rows:
   // grouped by expert, then by rank.
@@ -116,7 +125,7 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
         continue;
       auto [begin, end] = ownBlock(q);
       MTRT_RETURN_IF_ERROR(communicator->send(
-          axis, q, kExchangeTag, rowsIn + begin * width,
+          axis, first + q, kExchangeTag, rowsIn + begin * width,
           int64_t(size_t(end - begin) * rowBytes)));
     }
     // Each rank's block arrives whole, then its experts' rows take their
@@ -129,7 +138,7 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
       } else {
         block.resize(size_t(fromRank[size_t(q)] * width));
         MTRT_RETURN_IF_ERROR(communicator->recv(
-            axis, q, kExchangeTag, block.data(),
+            axis, first + q, kExchangeTag, block.data(),
             int64_t(size_t(fromRank[size_t(q)]) * rowBytes)));
         from = block.data();
       }
@@ -162,16 +171,16 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
     }
     if (q != me)
       MTRT_RETURN_IF_ERROR(
-          communicator->send(axis, q, kExchangeTag, to,
+          communicator->send(axis, first + q, kExchangeTag, to,
                              int64_t(size_t(fromRank[size_t(q)]) * rowBytes)));
   }
   for (int64_t q = 0; q < ranks; ++q) {
     if (q == me)
       continue;
     auto [begin, end] = ownBlock(q);
-    MTRT_RETURN_IF_ERROR(
-        communicator->recv(axis, q, kExchangeTag, rowsOut + begin * width,
-                           int64_t(size_t(end - begin) * rowBytes)));
+    MTRT_RETURN_IF_ERROR(communicator->recv(
+        axis, first + q, kExchangeTag, rowsOut + begin * width,
+        int64_t(size_t(end - begin) * rowBytes)));
   }
   return communicator->finishSends();
 }

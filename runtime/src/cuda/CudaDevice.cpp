@@ -172,6 +172,10 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::all_slice:
     if (!communicator)
       return "a collective without the run's communicator";
+    if (command.get("stride", 1) != 1)
+      return "an all-reduce over every " +
+             std::to_string(int64_t(command.get("stride", 1))) +
+             "th rank of an axis, which NCCL groups here do not make yet";
     if (int64_t axis = int64_t(command.get("grid_axis", 0));
         axis < 0 || axis >= int64_t(communicator->coords().size()))
       return "a collective along grid axis " + std::to_string(axis) +

@@ -17,6 +17,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,9 @@ public:
   int64_t groupSize(int64_t axis) const override { return shape[size_t(axis)]; }
   Status allReduce(int64_t axis, void *data, int64_t count, DType dtype,
                    ReduceOp op) const override;
+  Status allReduceStrided(int64_t axis, int64_t stride, void *data,
+                          int64_t count, DType dtype,
+                          ReduceOp op) const override;
   Status reduceScatter(int64_t axis, const void *in, void *out, int64_t count,
                        DType dtype, ReduceOp op) const override;
   Status allGather(int64_t axis, const void *in, void *out, int64_t count,
@@ -60,6 +64,11 @@ public:
 private:
   std::string describeAxis(int64_t axis) const;
   Status checkAxis(int64_t axis) const;
+  /// In place over `group` (of `members` ranks); `what` names it in a
+  /// timeout's error.
+  Status reduceInGroup(MPI_Comm group, int64_t members, const std::string &what,
+                       void *data, int64_t count, DType dtype,
+                       ReduceOp op) const;
   /// Frees the copies of the sends that have completed.
   void reapSends() const;
 
@@ -68,6 +77,10 @@ private:
   bool usesMpi;
   const double &timeout;
   std::vector<MPI_Comm> groups;
+  /// Per axis and stride (a divisor of the axis' size between 1 and it):
+  /// the ranks of the axis' group with this rank's coordinate modulo the
+  /// stride. Made with the groups, so no run waits on a split mid-step.
+  std::map<std::pair<int64_t, int64_t>, MPI_Comm> stridedGroups;
   /// Sends in flight: their copied bytes and requests (bookkeeping of
   /// calls that are otherwise const, like the collectives), and the bytes
   /// the copies hold, now and at most.

@@ -83,6 +83,9 @@ MpiCommunicator::~MpiCommunicator() {
   for (MPI_Comm &group : groups)
     if (!finalized)
       MPI_Comm_free(&group);
+  for (auto &[key, group] : stridedGroups)
+    if (!finalized)
+      MPI_Comm_free(&group);
 }
 
 Status MpiCommunicator::createGroups() {
@@ -98,6 +101,16 @@ Status MpiCommunicator::createGroups() {
         MPI_Comm_split(MPI_COMM_WORLD, int(color), int(myCoords[axis]), &group),
         "group creation"));
     groups.push_back(group);
+    for (int64_t stride = 2; stride < shape[axis]; ++stride) {
+      if (shape[axis] % stride != 0)
+        continue;
+      MPI_Comm strided;
+      MTRT_RETURN_IF_ERROR(
+          check(MPI_Comm_split(group, int(myCoords[axis] % stride),
+                               int(myCoords[axis]), &strided),
+                "group creation"));
+      stridedGroups[{int64_t(axis), stride}] = strided;
+    }
   }
   return Status::ok();
 }
@@ -121,22 +134,52 @@ Status MpiCommunicator::allReduce(int64_t axis, void *data, int64_t count,
   MTRT_RETURN_IF_ERROR(checkAverage(dtype, op));
   if (!usesMpi)
     return Status::ok(); // a group of one: the sum, mean and max are itself
+  return reduceInGroup(groups[size_t(axis)], shape[size_t(axis)],
+                       "an all-reduce over " + describeAxis(axis), data, count,
+                       dtype, op);
+}
+
+Status MpiCommunicator::allReduceStrided(int64_t axis, int64_t stride,
+                                         void *data, int64_t count, DType dtype,
+                                         ReduceOp op) const {
+  MTRT_RETURN_IF_ERROR(checkAxis(axis));
+  MTRT_RETURN_IF_ERROR(checkAverage(dtype, op));
+  if (stride < 1 || shape[size_t(axis)] % stride != 0)
+    return Status::error("stride " + std::to_string(stride) +
+                         " does not divide the " +
+                         std::to_string(shape[size_t(axis)]) +
+                         " ranks of grid axis " + std::to_string(axis));
+  if (stride == 1)
+    return allReduce(axis, data, count, dtype, op);
+  if (stride == shape[size_t(axis)] || !usesMpi)
+    return Status::ok(); // groups of one
+  return reduceInGroup(stridedGroups.at({axis, stride}),
+                       shape[size_t(axis)] / stride,
+                       "an all-reduce over every " + std::to_string(stride) +
+                           "th rank of " + describeAxis(axis),
+                       data, count, dtype, op);
+}
+
+Status MpiCommunicator::reduceInGroup(MPI_Comm group, int64_t members,
+                                      const std::string &what, void *data,
+                                      int64_t count, DType dtype,
+                                      ReduceOp op) const {
+  // 16-bit floats are reduced in float and rounded once.
   if (isHalf(dtype)) {
     std::vector<float> values = widened(dtype, data, count);
-    MTRT_RETURN_IF_ERROR(allReduce(axis, values.data(), count, DType::F32, op));
+    MTRT_RETURN_IF_ERROR(reduceInGroup(group, members, what, values.data(),
+                                       count, DType::F32, op));
     narrow(dtype, values, data);
     return Status::ok();
   }
   MPI_Request request;
-  MTRT_RETURN_IF_ERROR(
-      check(MPI_Iallreduce(MPI_IN_PLACE, data, int(count), mpiType(dtype),
-                           op == ReduceOp::Max ? MPI_MAX : MPI_SUM,
-                           groups[size_t(axis)], &request),
-            "all-reduce"));
-  MTRT_RETURN_IF_ERROR(
-      wait(request, "an all-reduce over " + describeAxis(axis), timeout));
+  MTRT_RETURN_IF_ERROR(check(
+      MPI_Iallreduce(MPI_IN_PLACE, data, int(count), mpiType(dtype),
+                     op == ReduceOp::Max ? MPI_MAX : MPI_SUM, group, &request),
+      "all-reduce"));
+  MTRT_RETURN_IF_ERROR(wait(request, what, timeout));
   if (op == ReduceOp::Average)
-    return divide(data, count, dtype, shape[size_t(axis)]);
+    return divide(data, count, dtype, members);
   return Status::ok();
 }
 

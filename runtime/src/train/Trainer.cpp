@@ -1548,8 +1548,8 @@ public:
     // This rank's pieces, each written by one rank only: replicas (the
     // data-parallel copies of a piece, the copy of a tied embedding on the
     // last stage) are left to the rank at coordinate 0 of the axes the
-    // piece is replicated over, on the first stage holding it. (An
-    // expert's axis is none: each coordinate holds its own expert.)
+    // piece is replicated over, on the first stage holding it. (On an
+    // expert's axis, the first group of ranks holding every expert once.)
     std::vector<TensorPiece> pieces;
     std::vector<std::vector<float>> values;
     std::vector<int64_t> writtenElements;
@@ -1567,9 +1567,10 @@ public:
         for (size_t axis = 0; writes && axis < program.coords.size(); ++axis)
           if (int64_t(axis) != pipelineAxis &&
               !(mine->sharded() && int64_t(axis) == mine->shardAxis) &&
-              !(mine->pieceCount > 1 && int64_t(axis) == mine->pieceAxis) &&
-              int64_t(axis) != mine->expertAxis)
-            writes = program.coords[axis] == 0;
+              !(mine->pieceCount > 1 && int64_t(axis) == mine->pieceAxis))
+            writes = int64_t(axis) == mine->expertAxis
+                         ? program.coords[axis] < mine->expertRanks
+                         : program.coords[axis] == 0;
         if (!writes) {
           writtenElements.push_back(0);
           continue;

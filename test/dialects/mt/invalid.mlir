@@ -2473,3 +2473,11 @@ func.func @negative_expert_names_alone(%w: tensor<4x4xf32> {mt.param = "e0", mt.
 func.func @negative_expert_names_not_names(%w: tensor<4x4xf32> {mt.param = "e0", mt.expert_axis = 0 : i64, mt.expert_names = ["e0", 1]}) {
   return
 }
+
+// -----
+
+func.func @negative_strided_all_reduce_stride(%g: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'mt.strided_all_reduce' op stride must be positive, got 0}}
+  %r = mt.strided_all_reduce %g {grid = @grid, grid_axis = 0 : i64, stride = 0 : i64} : tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}

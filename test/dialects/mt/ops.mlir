@@ -540,12 +540,14 @@ func.func private @input_role_per_microbatch(tensor<2x8xi32> {mt.input = "tokens
 // CHECK-LABEL: func.func @expert_exchange
 // CHECK:         %{{.*}}, %{{.*}}, %[[COUNTS:.+]] = mt.expert_dispatch %{{.*}}, %{{.*}} {grid = @grid, grid_axis = 0 : i64} : tensor<8x4xf32>, tensor<5xi32> -> tensor<16x4xf32>, tensor<3xi32>, tensor<2x2xi32>
 // CHECK:         mt.expert_combine %{{.*}}, %[[COUNTS]], %{{.*}} {grid = @grid, grid_axis = 0 : i64} : tensor<16x4xf32>, tensor<2x2xi32>, tensor<5xi32> -> tensor<8x4xf32>
+// CHECK:         mt.strided_all_reduce %{{.*}} {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<8x4xf32>
 func.func @expert_exchange(%rows: tensor<8x4xf32>, %offsets: tensor<5xi32>) -> tensor<8x4xf32> {
   %r, %lo, %c = mt.expert_dispatch %rows, %offsets {grid = @grid, grid_axis = 0 : i64}
       : tensor<8x4xf32>, tensor<5xi32> -> tensor<16x4xf32>, tensor<3xi32>, tensor<2x2xi32>
   %back = mt.expert_combine %r, %c, %offsets {grid = @grid, grid_axis = 0 : i64}
       : tensor<16x4xf32>, tensor<2x2xi32>, tensor<5xi32> -> tensor<8x4xf32>
-  return %back : tensor<8x4xf32>
+  %summed = mt.strided_all_reduce %back {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<8x4xf32>
+  return %summed : tensor<8x4xf32>
 }
 
 // A mixture of experts: the router's choice, the rows in expert order, each
