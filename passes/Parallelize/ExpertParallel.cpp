@@ -63,6 +63,10 @@ void copyDiscardableAttrs(Operation *from, Operation *to) {
 }
 
 struct ExpertDistribution {
+  ExpertDistribution(func::FuncOp function, int64_t ranks, int16_t gridAxis,
+                     StringRef grid)
+      : function(function), ranks(ranks), gridAxis(gridAxis), grid(grid) {}
+
   func::FuncOp function;
   int64_t ranks;
   int16_t gridAxis;
@@ -103,8 +107,8 @@ struct ExpertDistribution {
         FlatSymbolRefAttr::get(b.getContext(), grid),
         b.getI64IntegerAttr(gridAxis));
     copyDiscardableAttrs(before, dispatch);
-    routing.try_emplace(offsets, Routing{dispatch.getLocalOffsets(),
-                                         dispatch.getCounts()});
+    routing.try_emplace(
+        offsets, Routing{dispatch.getLocalOffsets(), dispatch.getCounts()});
     local[value] = dispatch.getReceived();
     offsetsOf[value] = offsets;
     return dispatch.getReceived();
@@ -123,9 +127,9 @@ struct ExpertDistribution {
     OpBuilder b(op);
     auto moved = GroupedMatmulOp::create(
         b, op.getLoc(),
-        RankedTensorType::get({typeOf(input).getDimSize(0),
-                               op.getType().getDimSize(1)},
-                              op.getType().getElementType()),
+        RankedTensorType::get(
+            {typeOf(input).getDimSize(0), op.getType().getDimSize(1)},
+            op.getType().getElementType()),
         input, routing.at(offsets).localOffsets,
         op.getWeights().take_front(perRank), op.getTransposeB());
     copyDiscardableAttrs(op, moved);
@@ -204,11 +208,11 @@ struct ExpertDistribution {
       Value offsets = offsetsOf.at(global);
       OpBuilder b(there.getContext());
       b.setInsertionPointAfterValue(there);
-      auto combine = ExpertCombineOp::create(
-          b, global.getLoc(), global.getType(), there,
-          routing.at(offsets).counts, offsets,
-          FlatSymbolRefAttr::get(b.getContext(), grid),
-          b.getI64IntegerAttr(gridAxis));
+      auto combine =
+          ExpertCombineOp::create(b, global.getLoc(), global.getType(), there,
+                                  routing.at(offsets).counts, offsets,
+                                  FlatSymbolRefAttr::get(b.getContext(), grid),
+                                  b.getI64IntegerAttr(gridAxis));
       copyDiscardableAttrs(definer, combine);
       for (OpOperand *use : others)
         use->set(combine.getResult());
@@ -253,8 +257,8 @@ ExpertDistribution::run(llvm::DenseSet<Operation *> &localUpdates) {
                   "parameter (an argument with '"
                << MTDialect::getParamAttrName() << "'), but weight #" << e
                << " is not";
-      BlockArgument kept = parameterOf(
-          function, grouped.getWeights()[int64_t(e) % perRank]);
+      BlockArgument kept =
+          parameterOf(function, grouped.getWeights()[int64_t(e) % perRank]);
       auto [it, inserted] =
           experts.try_emplace(arg, Expert{kept, int64_t(e) / perRank});
       if (!inserted && (it->second.kept != kept ||
@@ -293,8 +297,8 @@ ExpertDistribution::run(llvm::DenseSet<Operation *> &localUpdates) {
     }
     localUpdates.insert(update);
     auto names = ArrayAttr::get(context, namesOf.at(param));
-    for (Value state : {update.getParam(), update.getExpAvg(),
-                        update.getExpAvgSq()}) {
+    for (Value state :
+         {update.getParam(), update.getExpAvg(), update.getExpAvgSq()}) {
       auto arg = dyn_cast<BlockArgument>(state);
       if (!arg)
         return update.emitOpError()
@@ -302,10 +306,9 @@ ExpertDistribution::run(llvm::DenseSet<Operation *> &localUpdates) {
                   "to be function arguments";
       function.setArgAttr(arg.getArgNumber(),
                           MTDialect::getExpertNamesAttrName(), names);
-      function.setArgAttr(arg.getArgNumber(),
-                          MTDialect::getExpertAxisAttrName(),
-                          IntegerAttr::get(IntegerType::get(context, 64),
-                                           gridAxis));
+      function.setArgAttr(
+          arg.getArgNumber(), MTDialect::getExpertAxisAttrName(),
+          IntegerAttr::get(IntegerType::get(context, 64), gridAxis));
     }
   }
 
@@ -397,7 +400,6 @@ LogicalResult
 mlir::mt::distributeExperts(func::FuncOp function, int64_t ranks,
                             int16_t gridAxis, StringRef grid,
                             llvm::DenseSet<Operation *> &localUpdates) {
-  ExpertDistribution distribution{function, ranks, gridAxis, grid, {}, {}, {},
-                                  {}};
+  ExpertDistribution distribution(function, ranks, gridAxis, grid);
   return distribution.run(localUpdates);
 }
