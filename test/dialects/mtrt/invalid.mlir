@@ -174,3 +174,20 @@ mtrt.program @valid_rows_negative attributes {stage = 0 : i64, arena_bytes = 64 
   // expected-error @below {{'mtrt.buffer' op valid_rows -1 must be between 1 and the tensor's 4 rows}}
   %x = mtrt.buffer {offset = 0 : i64, kind = "param", name = "wte.weight", valid_rows = -1 : i64} : memref<4x4xf32>
 }
+
+// -----
+
+// Expert parallelism: a buffer holding one expert per rank of a group names
+// them all, the first its own name, beside the axis.
+
+mtrt.program @expert_names_without_axis attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+  // expected-error @below {{'mtrt.buffer' op expert_names and expert_axis go together}}
+  %x = mtrt.buffer {offset = 0 : i64, kind = "param", name = "e0", expert_names = ["e0", "e1"]} : memref<4x4xf32>
+}
+
+// -----
+
+mtrt.program @expert_names_not_first attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+  // expected-error @below {{'mtrt.buffer' op expert_names must start with the buffer's name}}
+  %x = mtrt.buffer {offset = 0 : i64, kind = "param", name = "e0", expert_axis = 0 : i64, expert_names = ["e1", "e0"]} : memref<4x4xf32>
+}
