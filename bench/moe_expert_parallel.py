@@ -40,7 +40,7 @@ from moe_time import BATCH, SEQ, config  # noqa: E402
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2"]
 
 
-def mebibytes(line_name, out):
+def plan_bytes(line_name, out):
     """The bytes of memory plan line `line_name` in megatron-run's output."""
     return int(re.search(line_name + r"\s+[0-9.]+ MiB \((\d+) B\)",
                          out).group(1))
@@ -50,8 +50,8 @@ def run(artifact, steps, log):
     """Both ranks on megatron-run's synthetic corpus (as moe_time.py)."""
     out = sh(MPIRUN + [f"{BIN}/megatron-run", artifact, "--steps", str(steps),
                        "--quiet", "--log", log]).stdout
-    plan = {"parameters": mebibytes("parameters", out),
-            "optimizer state": mebibytes("optimizer state", out),
+    plan = {"parameters": plan_bytes("parameters", out),
+            "optimizer state": plan_bytes("optimizer state", out),
             "peak": int(re.search(r"planned (\d+) B", out).group(1))}
     with open(log) as f:
         return plan, [json.loads(line) for line in f if line.strip()]

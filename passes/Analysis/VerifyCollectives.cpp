@@ -25,9 +25,9 @@ using namespace mlir::mt;
 namespace {
 
 bool isCollective(mtrt::KernelOp kernel) {
-  static const llvm::StringSet<> names = {
-      "all_reduce",      "reduce_scatter", "all_gather",
-      "all_slice",       "expert_dispatch", "expert_combine"};
+  static const llvm::StringSet<> names = {"all_reduce",      "reduce_scatter",
+                                          "all_gather",      "all_slice",
+                                          "expert_dispatch", "expert_combine"};
   return names.contains(kernel.getKernel());
 }
 

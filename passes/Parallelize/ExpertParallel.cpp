@@ -73,9 +73,12 @@ struct ExpertDistribution {
   StringRef grid;
 
   /// The experts' rows of the second space, by the value of the first
-  /// space they stand for, and the layer's offsets (the dispatch's).
-  llvm::MapVector<Value, Value> local;
-  DenseMap<Value, Value> offsetsOf;
+  /// space they stand for, with the layer's offsets (the dispatch's).
+  struct Local {
+    Value there;
+    Value offsets;
+  };
+  llvm::MapVector<Value, Local> local;
   /// Per layer's offsets: the local offsets and counts of its first
   /// dispatch (equal in every dispatch of the layer).
   struct Routing {
@@ -91,8 +94,8 @@ struct ExpertDistribution {
   /// `value` (first space, grouped by `offsets`) in the second space:
   /// dispatched before `before` unless already there.
   Value localOf(Value value, Value offsets, Operation *before) {
-    if (Value there = local.lookup(value))
-      return there;
+    if (auto it = local.find(value); it != local.end())
+      return it->second.there;
     OpBuilder b(before);
     RankedTensorType rows = typeOf(value);
     int64_t experts = typeOf(offsets).getDimSize(0) - 1;
@@ -109,18 +112,16 @@ struct ExpertDistribution {
     copyDiscardableAttrs(before, dispatch);
     routing.try_emplace(
         offsets, Routing{dispatch.getLocalOffsets(), dispatch.getCounts()});
-    local[value] = dispatch.getReceived();
-    offsetsOf[value] = offsets;
+    local[value] = {dispatch.getReceived(), offsets};
     return dispatch.getReceived();
   }
 
   void record(Value global, Value there, Value offsets) {
-    local[global] = there;
-    offsetsOf[global] = offsets;
+    local[global] = {there, offsets};
     moved.insert(global.getDefiningOp());
   }
 
-  LogicalResult moveGroupedMatmul(GroupedMatmulOp op) {
+  void moveGroupedMatmul(GroupedMatmulOp op) {
     Value offsets = op.getOffsets();
     Value input = localOf(op.getInput(), offsets, op);
     int64_t perRank = localExperts(op.getWeights().size());
@@ -134,7 +135,6 @@ struct ExpertDistribution {
         op.getWeights().take_front(perRank), op.getTransposeB());
     copyDiscardableAttrs(op, moved);
     record(op.getResult(), moved.getResult(), offsets);
-    return success();
   }
 
   /// The weight gradients of the rank's experts replace the first E/ranks
@@ -152,6 +152,7 @@ struct ExpertDistribution {
     copyDiscardableAttrs(op, moved);
     for (int64_t e = 0; e < perRank; ++e)
       op.getGradWeights()[e].replaceAllUsesWith(moved.getGradWeights()[e]);
+    this->moved.insert(op);
   }
 
   /// An elementwise op reading rows of the second space joins it when its
@@ -159,8 +160,8 @@ struct ExpertDistribution {
   LogicalResult moveElementwise(Operation *op) {
     Value offsets;
     for (Value operand : op->getOperands())
-      if (local.count(operand))
-        offsets = offsetsOf.at(operand);
+      if (auto it = local.find(operand); it != local.end())
+        offsets = it->second.offsets;
     if (!offsets)
       return success();
     // Dropout draws its mask by element position, which would change with
@@ -195,7 +196,8 @@ struct ExpertDistribution {
   /// Every read of a moved value by an op that stays in the first space
   /// reads its combination instead, made right after the value.
   void combineForOthers() {
-    for (auto [global, there] : local) {
+    for (auto &[global, entry] : local) {
+      Value there = entry.there;
       Operation *definer = global.getDefiningOp();
       if (!definer || !moved.contains(definer))
         continue; // A dispatched value of the first space.
@@ -205,7 +207,7 @@ struct ExpertDistribution {
           others.push_back(&use);
       if (others.empty())
         continue;
-      Value offsets = offsetsOf.at(global);
+      Value offsets = entry.offsets;
       OpBuilder b(there.getContext());
       b.setInsertionPointAfterValue(there);
       auto combine =
@@ -316,11 +318,9 @@ ExpertDistribution::run(llvm::DenseSet<Operation *> &localUpdates) {
   // reader's).
   for (Operation *op : llvm::to_vector(llvm::make_pointer_range(body))) {
     if (auto grouped = dyn_cast<GroupedMatmulOp>(op)) {
-      if (failed(moveGroupedMatmul(grouped)))
-        return failure();
+      moveGroupedMatmul(grouped);
     } else if (auto weightGrad = dyn_cast<GroupedMatmulWeightGradOp>(op)) {
       moveWeightGrad(weightGrad);
-      moved.insert(weightGrad);
     } else if (isa<ElementwiseOpInterface>(op)) {
       if (failed(moveElementwise(op)))
         return failure();

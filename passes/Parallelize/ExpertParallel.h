@@ -1,4 +1,4 @@
-//===- ExpertParallel.h - Experts split over data-parallel ranks -*- C++ -*-===//
+//===- ExpertParallel.h - Experts split over ranks -------------*- C++ -*-===//
 
 #ifndef MEGATRON_PASSES_PARALLELIZE_EXPERTPARALLEL_H
 #define MEGATRON_PASSES_PARALLELIZE_EXPERTPARALLEL_H

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mtrt/Communicator.h"
 #include "mtrt/Device.h"
 #include "train/Devices.h"
 
@@ -14,6 +15,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -221,16 +223,36 @@ TEST(CpuDevice, ScansOnlyFloatBuffers) {
             "findNonFinite: buffer 0 ('tokens') is not f32");
 }
 
+struct BufferSpec {
+  std::vector<int64_t> shape;
+  DType dtype;
+};
+
+/// A program of activation buffers `b<i>` of these shapes and types, one
+/// after the other in its arena, and no commands yet.
+RankProgram packedProgram(const std::vector<BufferSpec> &buffers) {
+  RankProgram program;
+  int64_t offset = 0;
+  for (const BufferSpec &spec : buffers) {
+    BufferDesc buffer;
+    buffer.id = int64_t(program.buffers.size());
+    buffer.offset = offset;
+    buffer.shape = spec.shape;
+    buffer.dtype = spec.dtype;
+    buffer.kind = "activation";
+    buffer.name = "b" + std::to_string(buffer.id);
+    offset += buffer.bytes();
+    program.buffers.push_back(buffer);
+  }
+  program.arenaBytes = offset;
+  return program;
+}
+
 /// A mixture of experts' forward over 3 tokens of width 2, 3 experts, 2
 /// per token: the router's choice, the rows in expert order, each
 /// expert's [1, 2] weight (transpose_b), and the weighted sum back.
 RankProgram mixtureProgram() {
-  RankProgram program;
-  struct Buffer {
-    std::vector<int64_t> shape;
-    DType dtype;
-  };
-  const Buffer buffers[] = {
+  RankProgram program = packedProgram({
       {{3, 3}, DType::F32}, // 0 logits
       {{3, 2}, DType::F32}, // 1 gate weights
       {{3, 2}, DType::I32}, // 2 experts
@@ -243,20 +265,7 @@ RankProgram mixtureProgram() {
       {{1, 2}, DType::F32}, // 9 expert 2's
       {{6, 1}, DType::F32}, // 10 products
       {{3, 1}, DType::F32}, // 11 result
-  };
-  int64_t offset = 0;
-  for (const Buffer &spec : buffers) {
-    BufferDesc buffer;
-    buffer.id = int64_t(program.buffers.size());
-    buffer.offset = offset;
-    buffer.shape = spec.shape;
-    buffer.dtype = spec.dtype;
-    buffer.kind = "activation";
-    buffer.name = "b" + std::to_string(buffer.id);
-    offset += buffer.bytes();
-    program.buffers.push_back(buffer);
-  }
-  program.arenaBytes = offset;
+  });
   auto command = [&](const char *kernel, std::vector<int64_t> ins,
                      std::vector<int64_t> outs,
                      std::map<std::string, double> params = {}) {
@@ -308,6 +317,153 @@ TEST(CpuDevice, RoutesTokensToTheirExperts) {
   EXPECT_NEAR(result[0], 2.5f, 1e-5f);
   EXPECT_NEAR(result[1], weights[2] * 3 + weights[3] * 4, 1e-5f);
   EXPECT_NEAR(result[2], weights[4] * 6 + weights[5] * 11, 1e-5f);
+}
+
+/// Rank 0 of a group of two along one axis, whose peer (rank 1) is played
+/// by the test: its per-expert counts and the rows it sends are set before
+/// each step, and what rank 0 sends it is kept.
+class TwoRankFake final : public Communicator {
+public:
+  std::vector<int32_t> peerCounts;
+  std::vector<float> peerRows;
+  mutable std::vector<float> sentToPeer;
+
+  const std::vector<int64_t> &coords() const override { return coordinates; }
+  int64_t groupSize(int64_t) const override { return 2; }
+  Status allReduce(int64_t, void *, int64_t, DType, ReduceOp) const override {
+    return Status::error("unused");
+  }
+  Status reduceScatter(int64_t, const void *, void *, int64_t, DType,
+                       ReduceOp) const override {
+    return Status::error("unused");
+  }
+  Status allGather(int64_t, const void *in, void *out, int64_t count,
+                   DType dtype) const override {
+    if (dtype != DType::I32 || size_t(count) != peerCounts.size())
+      return Status::error("unexpected all-gather");
+    std::memcpy(out, in, size_t(count) * 4);
+    std::memcpy(static_cast<int32_t *>(out) + count, peerCounts.data(),
+                size_t(count) * 4);
+    return Status::ok();
+  }
+  Status send(int64_t, int64_t peer, int64_t, const void *data,
+              int64_t bytes) const override {
+    if (peer != 1)
+      return Status::error("sent to rank " + std::to_string(peer));
+    const float *values = static_cast<const float *>(data);
+    sentToPeer.assign(values, values + bytes / 4);
+    return Status::ok();
+  }
+  Status recv(int64_t, int64_t peer, int64_t, void *data,
+              int64_t bytes) const override {
+    if (peer != 1 || size_t(bytes) != peerRows.size() * 4)
+      return Status::error("received " + std::to_string(bytes) +
+                           " bytes from rank " + std::to_string(peer));
+    std::memcpy(data, peerRows.data(), size_t(bytes));
+    return Status::ok();
+  }
+  Status finishSends() const override { return Status::ok(); }
+
+private:
+  std::vector<int64_t> coordinates = {0};
+};
+
+/// Expert parallelism over two ranks, 4 experts (2 each), 3 rows a rank of
+/// width 1: rank 0's rows are expert 0's (10), 2's (20) and 3's (30).
+RankProgram exchangeProgram() {
+  RankProgram program = packedProgram({
+      {{3, 1}, DType::F32}, // 0 rank 0's rows
+      {{5}, DType::I32},    // 1 their offsets
+      {{6, 1}, DType::F32}, // 2 received
+      {{3}, DType::I32},    // 3 local offsets
+      {{2, 2}, DType::I32}, // 4 counts
+      {{6, 1}, DType::F32}, // 5 the experts' results
+      {{3, 1}, DType::F32}, // 6 back in rank 0's rows
+  });
+  Command dispatch, combine;
+  dispatch.kernel = "expert_dispatch";
+  dispatch.ins = {0, 1};
+  dispatch.outs = {2, 3, 4};
+  combine.kernel = "expert_combine";
+  combine.ins = {5, 4, 1};
+  combine.outs = {6};
+  program.commands = {dispatch, combine};
+  return program;
+}
+
+TEST(CpuDevice, ExchangesRowsWithTheExpertsRanks) {
+  RankProgram program = exchangeProgram();
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(device->prepare(program));
+  ASSERT_TRUE(device->uploadValues<float>(0, {10, 20, 30}));
+  ASSERT_TRUE(device->uploadValues<int32_t>(1, {0, 1, 1, 2, 3}));
+  ASSERT_TRUE(device->uploadValues<float>(5, {1, 2, 3, 4, 0, 0}));
+  // Without a communicator there is no one to exchange with.
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('expert_dispatch'): an expert exchange needs the "
+            "run's communicator");
+
+  // Rank 1 has a row for expert 0 (40) and two for expert 1 (50, 51), and
+  // sends back rank 0's rows of experts 2 and 3 as 200 and 300.
+  TwoRankFake peer;
+  peer.peerCounts = {1, 2, 0, 0};
+  device->setCommunicator(&peer);
+  // The dispatch receives 40, 50, 51; the combine, 200 and 300.
+  peer.peerRows = {40, 50, 51};
+  RankProgram dispatchOnly = program;
+  dispatchOnly.commands.resize(1);
+  ASSERT_TRUE(device->prepare(dispatchOnly));
+  ASSERT_TRUE(device->uploadValues<float>(0, {10, 20, 30}));
+  ASSERT_TRUE(device->uploadValues<int32_t>(1, {0, 1, 1, 2, 3}));
+  ASSERT_TRUE(device->executeStep(0, 0));
+  EXPECT_EQ(peer.sentToPeer, (std::vector<float>{20, 30}));
+  std::vector<float> received;
+  std::vector<int32_t> localOffsets, counts;
+  ASSERT_TRUE(device->downloadValues(2, received, 6));
+  // Expert 0's rows (rank 0's, rank 1's), then expert 1's; zeros after.
+  EXPECT_EQ(received, (std::vector<float>{10, 40, 50, 51, 0, 0}));
+  ASSERT_TRUE(device->downloadValues(3, localOffsets, 3));
+  EXPECT_EQ(localOffsets, (std::vector<int32_t>{0, 2, 4}));
+  ASSERT_TRUE(device->downloadValues(4, counts, 4));
+  EXPECT_EQ(counts, (std::vector<int32_t>{1, 0, 1, 2}));
+
+  RankProgram combineOnly = program;
+  combineOnly.commands.erase(combineOnly.commands.begin());
+  peer.peerRows = {200, 300};
+  ASSERT_TRUE(device->prepare(combineOnly));
+  ASSERT_TRUE(device->uploadValues<int32_t>(1, {0, 1, 1, 2, 3}));
+  ASSERT_TRUE(device->uploadValues<int32_t>(4, {1, 0, 1, 2}));
+  ASSERT_TRUE(device->uploadValues<float>(5, {1, 2, 3, 4, 0, 0}));
+  ASSERT_TRUE(device->executeStep(0, 0));
+  // Rank 1's rows go back in its expert order: expert 0's result (2),
+  // expert 1's (3, 4); rank 0's own expert-0 row is 1.
+  EXPECT_EQ(peer.sentToPeer, (std::vector<float>{2, 3, 4}));
+  std::vector<float> back;
+  ASSERT_TRUE(device->downloadValues(6, back, 3));
+  EXPECT_EQ(back, (std::vector<float>{1, 200, 300}));
+
+  // Counts are data from another rank: one that does not fit is refused
+  // before it indexes anything, and so are offsets not over a rank's rows.
+  peer.peerCounts = {4, 0, 0, 0};
+  ASSERT_TRUE(device->prepare(dispatchOnly));
+  ASSERT_TRUE(device->uploadValues<int32_t>(1, {0, 1, 1, 2, 3}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('expert_dispatch'): rank 1 has 4 rows for local "
+            "expert 0, outside [0, 3]");
+  peer.peerCounts = {2, 2, 0, 0};
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('expert_dispatch'): rank 1 sends 4 rows, more than "
+            "its 3 rows");
+  ASSERT_TRUE(device->uploadValues<int32_t>(1, {0, 1, 1, 2, 2}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('expert_dispatch'): the offsets end at row 2 of the "
+            "rank's 3 rows, which are all some expert's");
+  dispatchOnly.commands[0].params["grid_axis"] = 1;
+  ASSERT_TRUE(device->prepare(dispatchOnly));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('expert_dispatch'): grid axis 1 is not an axis of the "
+            "device grid");
 }
 
 // A router's statistics for the load-balancing loss: each expert's choices

@@ -437,8 +437,7 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
     // One checkpoint name per coordinate of the expert axis, beside the
     // parameter and the axis.
     auto names = dyn_cast<ArrayAttr>(attr.getValue());
-    if (!names || names.empty() ||
-        !llvm::all_of(names, [](Attribute name) {
+    if (!names || names.empty() || !llvm::all_of(names, [](Attribute name) {
           auto string = dyn_cast<StringAttr>(name);
           return string && !string.getValue().empty();
         }))
@@ -448,10 +447,9 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
              << attr.getValue();
     if (!attrs || !attrs.get(getParamAttrName()) ||
         !attrs.get(getExpertAxisAttrName()))
-      return op->emitOpError()
-             << "argument #" << argIndex << ": '" << name << "' needs '"
-             << getParamAttrName() << "' and '" << getExpertAxisAttrName()
-             << "' beside it";
+      return op->emitOpError() << "argument #" << argIndex << ": '" << name
+                               << "' needs '" << getParamAttrName() << "' and '"
+                               << getExpertAxisAttrName() << "' beside it";
     return success();
   }
   if (name == getParallelAttrName() || name == getInitAttrName())

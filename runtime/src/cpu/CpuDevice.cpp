@@ -577,11 +577,8 @@ static Status checkPositions(const int32_t *positions, int64_t choices) {
   return Status::ok();
 }
 
-/// The experts' rows, offsets[e] to offsets[e + 1], are ordered ranges from
-/// row 0 within the `rows` rows. (They may end before the last row: expert
-/// parallelism's received rows are as many as could come.)
-static Status checkOffsets(const int32_t *offsets, int64_t experts,
-                           int64_t rows) {
+Status mtrt::checkExpertOffsets(const int32_t *offsets, int64_t experts,
+                                int64_t rows) {
   if (offsets[0] != 0 || offsets[experts] > rows)
     return Status::error("the offsets run from " + std::to_string(offsets[0]) +
                          " to " + std::to_string(offsets[experts]) +
@@ -830,7 +827,7 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     int64_t rows = input.shape[0], k = input.shape[1], n = product.shape[1];
     int64_t experts = forward ? int64_t(command.ins.size()) - 2
                               : int64_t(command.outs.size());
-    MTRT_RETURN_IF_ERROR(checkOffsets(offsets, experts, rows));
+    MTRT_RETURN_IF_ERROR(checkExpertOffsets(offsets, experts, rows));
     // Rows after the last expert's are no expert's: zeros.
     if (forward)
       std::fill(out(0) + offsets[experts] * n, out(0) + rows * n, 0.0f);

@@ -54,15 +54,13 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
   const int64_t rows = own.shape[0];
   const int64_t width = own.shape.size() > 1 ? own.shape[1] : 1;
   const size_t rowBytes = size_t(width) * sizeof(float);
+  // A rank's own rows are every expert's: the offsets end at the last.
   const int32_t *offsets = as<int32_t>(offsetsDesc.id);
-  if (offsets[0] != 0 || offsets[experts] != rows)
-    return Status::error("the offsets run from " + std::to_string(offsets[0]) +
-                         " to " + std::to_string(offsets[experts]) +
-                         ", not over the " + rowsOf(rows));
-  for (int64_t e = 0; e < experts; ++e)
-    if (offsets[e] > offsets[e + 1])
-      return Status::error("expert " + std::to_string(e) +
-                           "'s rows are not an ordered range");
+  MTRT_RETURN_IF_ERROR(checkExpertOffsets(offsets, experts, rows));
+  if (offsets[experts] != rows)
+    return Status::error("the offsets end at row " +
+                         std::to_string(offsets[experts]) + " of the rank's " +
+                         rowsOf(rows) + ", which are all some expert's");
   // The rows rank q sends (or is sent back) for this rank's expert j:
   // counts[q * local + j].
   int32_t *counts =
@@ -117,6 +115,17 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
     return std::pair<int64_t, int64_t>{offsets[q * local],
                                        offsets[(q + 1) * local]};
   };
+  // Rank q's rows for this rank's experts travel as one block in expert
+  // order, and lie in the received rows grouped by expert: `copy(inBlock,
+  // inReceived, count)` (rows) for each expert's run.
+  auto forEachRun = [&](int64_t q, auto &&copy) {
+    int64_t inBlock = 0;
+    for (int64_t j = 0; j < local; ++j) {
+      int64_t count = counts[q * local + j];
+      copy(inBlock, start[size_t(q * local + j)], count);
+      inBlock += count;
+    }
+  };
   if (dispatch) {
     const float *rowsIn = f32(command.ins[0]);
     float *received = f32(command.outs[0]);
@@ -142,12 +151,10 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
             int64_t(size_t(fromRank[size_t(q)]) * rowBytes)));
         from = block.data();
       }
-      for (int64_t j = 0; j < local; ++j) {
-        int64_t count = counts[q * local + j];
-        std::memcpy(received + start[size_t(q * local + j)] * width, from,
+      forEachRun(q, [&](int64_t inBlock, int64_t inReceived, int64_t count) {
+        std::memcpy(received + inReceived * width, from + inBlock * width,
                     size_t(count) * rowBytes);
-        from += count * width;
-      }
+      });
     }
     std::memset(received + total * width, 0,
                 size_t(buffers[command.outs[0]].shape[0] - total) * rowBytes);
@@ -162,13 +169,10 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
     float *to = q == me ? rowsOut + ownBlock(me).first * width
                         : (block.resize(size_t(fromRank[size_t(q)] * width)),
                            block.data());
-    float *at = to;
-    for (int64_t j = 0; j < local; ++j) {
-      int64_t count = counts[q * local + j];
-      std::memcpy(at, received + start[size_t(q * local + j)] * width,
+    forEachRun(q, [&](int64_t inBlock, int64_t inReceived, int64_t count) {
+      std::memcpy(to + inBlock * width, received + inReceived * width,
                   size_t(count) * rowBytes);
-      at += count * width;
-    }
+    });
     if (q != me)
       MTRT_RETURN_IF_ERROR(
           communicator->send(axis, first + q, kExchangeTag, to,
