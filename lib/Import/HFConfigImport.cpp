@@ -72,14 +72,16 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
     return emitError(loc)
            << "config has no 'model_type' (\"gpt2\", "
               "\"llama\", \"mistral\", \"mixtral\", "
-              "\"qwen2\", \"qwen3\", \"qwen3_moe\" or \"olmoe\"), "
+              "\"qwen2\", \"qwen3\", \"qwen3_moe\", \"qwen2_moe\" or "
+              "\"olmoe\"), "
               "and "
               "its keys are not GPT-2's (hidden_size, not "
               "n_embd)";
   if (failed(reader.oneOf("model_type", {"gpt2"},
                           "supported are GPT-2 (\"gpt2\") and the LLaMA "
                           "family (\"llama\", \"mistral\", \"mixtral\", "
-                          "\"qwen2\", \"qwen3\", \"qwen3_moe\", \"olmoe\")")) ||
+                          "\"qwen2\", \"qwen3\", \"qwen3_moe\", "
+                          "\"qwen2_moe\", \"olmoe\")")) ||
       failed(reader.oneOf("activation_function",
                           {"gelu_new", "gelu_pytorch_tanh"},
                           "only GPT-2's tanh GELU (\"gelu_new\" or "

@@ -27,7 +27,7 @@ bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return modelType == "llama" || modelType == "mistral" ||
          modelType == "mixtral" || modelType == "qwen2" ||
          modelType == "qwen3" || modelType == "qwen3_moe" ||
-         modelType == "olmoe";
+         modelType == "qwen2_moe" || modelType == "olmoe";
 }
 
 /// The most experts a mixture may have: four times the 256 of the largest
@@ -73,19 +73,28 @@ static LogicalResult parseExperts(ConfigReader &reader, LlamaConfig &config) {
 /// Qwen3-MoE's experts (Qwen3MoeConfig): Mixtral's routing under other
 /// keys and names, an intermediate size of their own, and the layers that
 /// are sparse: every decoder_sparse_step-th, except mlp_only_layers
-/// (Qwen3MoeDecoderLayer's rule; the others have a dense MLP). OLMoE's
+/// (Qwen3MoeDecoderLayer's rule; the others have a dense MLP). Qwen2-MoE's
+/// (Qwen2MoeConfig): the same, other defaults, and a shared expert of
+/// shared_expert_intermediate_size beside the routed ones. OLMoE's
 /// (OlmoeConfig): the same keys and names, every layer sparse, experts of
 /// intermediate_size, its own defaults.
 static LogicalResult parseNamedExperts(ConfigReader &reader,
-                                       LlamaConfig &config, bool olmoe) {
+                                       LlamaConfig &config) {
+  bool olmoe = config.modelType == "olmoe";
+  bool qwen2Moe = config.modelType == "qwen2_moe";
   FailureOr<int64_t> experts =
       olmoe ? reader.optionalPositiveInt("num_experts", 64)
-            : reader.optionalNonNegativeInt("num_experts", 128);
+            : reader.optionalNonNegativeInt("num_experts", qwen2Moe ? 60 : 128);
   FailureOr<int64_t> perToken =
-      reader.optionalPositiveInt("num_experts_per_tok", 8);
+      reader.optionalPositiveInt("num_experts_per_tok", qwen2Moe ? 4 : 8);
   FailureOr<int64_t> intermediate =
       olmoe ? FailureOr<int64_t>(config.intermediateSize)
-            : reader.optionalPositiveInt("moe_intermediate_size", 768);
+            : reader.optionalPositiveInt("moe_intermediate_size",
+                                         qwen2Moe ? 1408 : 768);
+  FailureOr<int64_t> shared =
+      qwen2Moe
+          ? reader.optionalPositiveInt("shared_expert_intermediate_size", 5632)
+          : FailureOr<int64_t>(0);
   FailureOr<int64_t> step =
       olmoe ? FailureOr<int64_t>(1)
             : reader.optionalPositiveInt("decoder_sparse_step", 1);
@@ -94,8 +103,8 @@ static LogicalResult parseNamedExperts(ConfigReader &reader,
   FailureOr<double> auxCoef =
       reader.nonNegativeNumber("router_aux_loss_coef", olmoe ? 0.01 : 0.001);
   if (failed(experts) || failed(perToken) || failed(intermediate) ||
-      failed(step) || failed(normalized) || failed(routerLogits) ||
-      failed(auxCoef))
+      failed(shared) || failed(step) || failed(normalized) ||
+      failed(routerLogits) || failed(auxCoef))
     return failure();
   if (*experts > kMaxExperts)
     return reader.error("num_experts")
@@ -127,6 +136,7 @@ static LogicalResult parseNamedExperts(ConfigReader &reader,
   config.numExperts = *experts;
   config.expertsPerToken = *perToken;
   config.expertIntermediateSize = *intermediate;
+  config.sharedExpertIntermediateSize = *shared;
   config.renormalizeWeights = *normalized;
   config.sparseLayers = std::move(sparse);
   config.expertNames = {"mlp", "gate_proj", "up_proj", "down_proj"};
@@ -149,7 +159,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   if (!isLlamaFamily(config.modelType))
     return reader.error("model_type")
            << "is not a LLaMA-family model (llama, mistral, mixtral, qwen2, "
-              "qwen3, qwen3_moe, olmoe)";
+              "qwen3, qwen3_moe, qwen2_moe, olmoe)";
   if (failed(reader.oneOf("hidden_act", {"silu"},
                           "only SwiGLU MLPs (\"silu\") are supported")))
     return failure();
@@ -165,11 +175,12 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   bool mixtral = config.modelType == "mixtral";
   bool qwen3Moe = config.modelType == "qwen3_moe";
   bool qwen3 = config.modelType == "qwen3" || qwen3Moe;
+  bool qwen2Moe = config.modelType == "qwen2_moe";
   // Qwen2's and Qwen3's windowed layers (use_sliding_window,
   // max_window_layers, layer_types).
   bool qwenWindows = qwen2 || config.modelType == "qwen3";
   bool olmoe = config.modelType == "olmoe";
-  bool attentionBias = false;
+  bool attentionBias = false, qwen2MoeQkvBias = true;
   double attentionDropout = 0.0, partialRotary = 1.0;
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
       !assign(config.hiddenSize, reader.positiveInt("hidden_size")) ||
@@ -205,8 +216,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // Hugging Face's default of each family for an absent
   // num_key_value_heads: LlamaConfig's is num_attention_heads,
   // MistralConfig's 8, Qwen2Config's and Qwen3Config's 32, Qwen3MoeConfig's
-  // 4. An explicit null is num_attention_heads in all ("for backward
-  // compatibility").
+  // 4, Qwen2MoeConfig's 16. An explicit null is num_attention_heads in all
+  // ("for backward compatibility").
   const llvm::json::Value *kvHeads = object->get("num_key_value_heads");
   bool explicitNull = kvHeads && kvHeads->getAsNull().has_value();
   if (!assign(config.numKeyValueHeads,
@@ -214,6 +225,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                                          llama || olmoe || explicitNull
                                              ? config.numHeads
                                          : qwen3Moe       ? 4
+                                         : qwen2Moe       ? 16
                                          : qwen2 || qwen3 ? 32
                                                           : 8)))
     return failure();
@@ -224,6 +236,10 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       !assign(attentionBias, reader.boolean("attention_bias", false)))
     return failure();
   if (llama && !assign(config.mlpBias, reader.boolean("mlp_bias", false)))
+    return failure();
+  // Qwen2-MoE's q, k and v biases (Qwen2MoeConfig's qkv_bias, true unless
+  // a config says otherwise).
+  if (qwen2Moe && !assign(qwen2MoeQkvBias, reader.boolean("qkv_bias", true)))
     return failure();
   // Without head_dim, the heads split hidden_size evenly (LlamaConfig
   // refuses a hidden size that is not a multiple of the heads).
@@ -247,7 +263,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   }
   // Qwen2 always has q, k and v biases and no output bias; Llama's
   // attention_bias puts a bias on all four; Mistral has none.
-  config.qkvBias = qwen2 || attentionBias;
+  config.qkvBias = qwen2 || attentionBias || (qwen2Moe && qwen2MoeQkvBias);
   config.outputBias = !qwen2 && attentionBias;
   config.qkNorm = qwen3   ? LlamaConfig::QKNorm::PerHead
                   : olmoe ? LlamaConfig::QKNorm::Projection
@@ -288,14 +304,16 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // none.
   // (OLMoE's attention reads a sliding_window its config never sets.)
   bool sliding = config.modelType != "llama" && !olmoe;
-  if ((qwenWindows || qwen3Moe) &&
+  if ((qwenWindows || qwen3Moe || qwen2Moe) &&
       !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
   // Qwen3-MoE's attention reads sliding_window apart from the layer types
-  // Qwen2 and Qwen3 window by; not built.
-  if (qwen3Moe && sliding)
+  // Qwen2 and Qwen3 window by, and Qwen2-MoE windows every other layer
+  // below max_window_layers; neither is built.
+  if ((qwen3Moe || qwen2Moe) && sliding)
     return reader.error("use_sliding_window")
-           << "is true; only false (no window) is supported for qwen3_moe";
+           << "is true; only false (no window) is supported for "
+           << config.modelType;
   // (MixtralConfig's default is None: no window.)
   int64_t defaultWindow = object->get("sliding_window") || mixtral ? 0 : 4096;
   if (sliding &&
@@ -328,7 +346,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
 
   if (mixtral && failed(parseExperts(reader, config)))
     return failure();
-  if ((qwen3Moe || olmoe) && failed(parseNamedExperts(reader, config, olmoe)))
+  if ((qwen3Moe || qwen2Moe || olmoe) &&
+      failed(parseNamedExperts(reader, config)))
     return failure();
 
   // The rotary embedding: rope_theta and rope_scaling, or, in configs that
@@ -502,6 +521,15 @@ private:
       if (!downSecond)
         declareLinear(expert + names.down, d, inter, false, false);
     }
+    // Qwen2-MoE's shared expert, a dense SwiGLU MLP (Megatron's column and
+    // row roles), and its gate [1, hidden], replicated as the router is.
+    if (int64_t shared = config.sharedExpertIntermediateSize) {
+      declareLinear(p + "shared_expert.gate_proj", shared, d, true, false);
+      declareLinear(p + "shared_expert.up_proj", shared, d, true, false);
+      declareLinear(p + "shared_expert.down_proj", d, shared, false, false);
+      declare(p + "shared_expert_gate.weight", {1, d},
+              {ParallelRole::Kind::Replicated, -1, 1}, normal());
+    }
   }
 
   RankedTensorType heads(int64_t count) {
@@ -614,18 +642,25 @@ private:
 
   Value mlpBlock(Value x, const std::string &p) {
     Value n = rmsNorm(x, p + "post_attention_layernorm.weight");
-    Value gate = linear(n, p + "mlp.gate_proj", config.intermediateSize);
-    Value up = linear(n, p + "mlp.up_proj", config.intermediateSize);
+    return swiGLU(n, p + "mlp.", config.intermediateSize);
+  }
+
+  /// down(silu(gate(n)) * up(n)) with the projections `p`gate_proj,
+  /// `p`up_proj and `p`down_proj.
+  Value swiGLU(Value n, const std::string &p, int64_t intermediate) {
+    Value gate = linear(n, p + "gate_proj", intermediate);
+    Value up = linear(n, p + "up_proj", intermediate);
     Value act = inLayer(SiluOp::create(builder, loc, gate)).getResult();
     Value gated = inLayer(MulOp::create(builder, loc, act, up)).getResult();
-    return linear(gated, p + "mlp.down_proj", config.hiddenSize);
+    return linear(gated, p + "down_proj", config.hiddenSize);
   }
 
   /// Mixtral's sparse MoE MLP (MixtralSparseMoeBlock; Qwen3-MoE's
   /// Qwen3MoeSparseMoeBlock): the router's top-k experts per token, each
   /// token's rows through its experts' SwiGLU, summed back weighted by the
   /// softmax of the chosen logits (or, without norm_topk_prob, by the chosen
-  /// experts' probabilities among all).
+  /// experts' probabilities among all); with Qwen2-MoE's shared expert, plus
+  /// that expert's output scaled by sigmoid(shared_expert_gate(n)).
   Value moeBlock(Value x, const std::string &p) {
     const LlamaConfig::ExpertNames &names = config.expertNames;
     std::string q = p + names.block + ".";
@@ -675,10 +710,18 @@ private:
     Value act = inLayer(SiluOp::create(builder, loc, gate)).getResult();
     Value gated = inLayer(MulOp::create(builder, loc, act, up)).getResult();
     Value down = expertLinear(gated, names.down, config.hiddenSize);
-    return inLayer(MoeUnpermuteOp::create(
-                       builder, loc, activation(config.hiddenSize), down,
-                       route.getPositions(), gating.getWeights()))
-        .getResult();
+    Value routed = inLayer(MoeUnpermuteOp::create(
+                               builder, loc, activation(config.hiddenSize),
+                               down, route.getPositions(), gating.getWeights()))
+                       .getResult();
+    if (!config.sharedExpertIntermediateSize)
+      return routed;
+    Value shared =
+        swiGLU(n, q + "shared_expert.", config.sharedExpertIntermediateSize);
+    Value gateLogit = linear(n, q + "shared_expert_gate", 1);
+    return add(routed,
+               inLayer(SigmoidGateOp::create(builder, loc, shared, gateLogit))
+                   .getResult());
   }
 
   Value add(Value a, Value b) {

@@ -491,6 +491,21 @@ static void sumBeforeReducing(Block &body) {
   }
 }
 
+/// Replaces each `Op` of `body` that `repeats(earlier, later)` says
+/// computes what an earlier one does by that earlier one's result.
+template <typename Op, typename Repeats>
+static void mergeRepeated(Block &body, Repeats repeats) {
+  SmallVector<Op> ops(body.getOps<Op>());
+  for (auto [index, later] : llvm::enumerate(ops))
+    for (Op earlier : ArrayRef(ops).take_front(index))
+      if (earlier && repeats(earlier, later)) {
+        later.replaceAllUsesWith(earlier.getResult());
+        later.erase();
+        ops[index] = nullptr;
+        break;
+      }
+}
+
 void mlir::mt::finishTensorParallel(func::FuncOp function,
                                     int64_t &numCollectives) {
   Block &body = function.getBody().front();
@@ -527,19 +542,25 @@ void mlir::mt::finishTensorParallel(func::FuncOp function,
   auto inForward = [&](Operation *op) {
     return !lossOp || op == lossOp || op->isBeforeInBlock(lossOp);
   };
-  SmallVector<shard::AllGatherOp> gathers(body.getOps<shard::AllGatherOp>());
-  for (auto [index, later] : llvm::enumerate(gathers))
-    for (shard::AllGatherOp earlier : ArrayRef(gathers).take_front(index))
-      if (earlier && earlier.getInput() == later.getInput() &&
-          earlier.getGridAxes() == later.getGridAxes() &&
-          earlier.getGatherAxis() == later.getGatherAxis() &&
-          inForward(earlier) == inForward(later)) {
-        later.replaceAllUsesWith(earlier.getResult());
-        later.erase();
-        gathers[index] = nullptr;
-        break;
-      }
+  mergeRepeated<shard::AllGatherOp>(
+      body, [&](shard::AllGatherOp earlier, shard::AllGatherOp later) {
+        return earlier.getInput() == later.getInput() &&
+               earlier.getGridAxes() == later.getGridAxes() &&
+               earlier.getGatherAxis() == later.getGatherAxis() &&
+               inForward(earlier) == inForward(later);
+      });
   sumBeforeReducing(body);
+  // Slices of one value alike are one (upstream slices a resharded value
+  // again for each use, the backward's among them): keeping the slice
+  // alive costs less than keeping what it slices, and a sum then sliced
+  // once becomes a reduce-scatter below.
+  mergeRepeated<shard::AllSliceOp>(
+      body, [](shard::AllSliceOp earlier, shard::AllSliceOp later) {
+        return earlier.getInput() == later.getInput() &&
+               earlier.getGrid() == later.getGrid() &&
+               earlier.getGridAxes() == later.getGridAxes() &&
+               earlier.getSliceAxis() == later.getSliceAxis();
+      });
   // An all-reduce whose only use is the rank's slice of it is a
   // reduce-scatter (upstream reshards a whole value to a split one by
   // slicing, after the op that produced it completed its sum).

@@ -75,7 +75,13 @@ logits. OLMoE (modeling_olmoe.py) normalizes the whole query and key
 projections (q_norm over hidden_size, k_norm over the key/value width) before
 they split into heads, and every layer is Qwen3-MoE's sparse block with experts
 of intermediate_size (defaults: 64 experts, 8 per token, norm_topk_prob false,
-router_aux_loss_coef 0.01, rms_norm_eps 1e-5; clip_qkv refused).
+router_aux_loss_coef 0.01, rms_norm_eps 1e-5; clip_qkv refused). Qwen2-MoE
+(modeling_qwen2_moe.py) has Qwen2's attention (q, k and v biases, unless
+qkv_bias is false) and Qwen3-MoE's sparse layers (defaults: 60 experts, 4 per
+token, moe_intermediate_size 1408, 16 key/value heads) with, in each, a shared
+expert: a SwiGLU MLP of shared_expert_intermediate_size (mlp.shared_expert.*)
+whose output is multiplied by sigmoid(mlp.shared_expert_gate(y)) and added to
+the routed experts' (Qwen2MoeSparseMoeBlock).
 """
 
 import json
@@ -93,7 +99,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 
 torch.set_default_dtype(torch.float32)
 
-MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "olmoe")
+MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe")
 
 
 def fail(message):
@@ -121,17 +127,21 @@ def load_config(path):
     # Each layer's MLP: "moe" (with the checkpoint's names) or "dense".
     c["sparse"] = [mixtral] * layers
     c["expert_names"] = ("block_sparse_moe.", "w1", "w3", "w2")
-    if kind == "qwen3_moe":
-        c.setdefault("num_experts", 128)
-        c.setdefault("num_experts_per_tok", 8)
-        c.setdefault("moe_intermediate_size", 768)
+    c["shared_expert"] = None
+    if kind in ("qwen3_moe", "qwen2_moe"):
+        qwen2_moe = kind == "qwen2_moe"
+        c.setdefault("num_experts", 60 if qwen2_moe else 128)
+        c.setdefault("num_experts_per_tok", 4 if qwen2_moe else 8)
+        c.setdefault("moe_intermediate_size", 1408 if qwen2_moe else 768)
         c.setdefault("decoder_sparse_step", 1)
         c.setdefault("output_router_logits", False)
         c.setdefault("router_aux_loss_coef", 0.001)
-        c.setdefault("num_key_value_heads", 4)
+        c.setdefault("num_key_value_heads", 16 if qwen2_moe else 4)
         c.setdefault("norm_topk_prob", False)
+        if qwen2_moe:
+            c["shared_expert"] = c.get("shared_expert_intermediate_size", 5632)
         if c.get("use_sliding_window", False):
-            fail("use_sliding_window must be false for qwen3_moe")
+            fail(f"use_sliding_window must be false for {kind}")
         dense = c.get("mlp_only_layers") or []
         c["sparse"] = [l not in dense and c["num_experts"] > 0 and (l + 1) % c["decoder_sparse_step"] == 0
                        for l in range(layers)]
@@ -178,7 +188,8 @@ def load_config(path):
     c.setdefault("tie_word_embeddings", False)
     c.setdefault("initializer_range", 0.02)
     c.setdefault("pad_token_id", None)
-    c["qkv_bias"] = kind == "qwen2" or (kind in ("llama", "qwen3", "qwen3_moe", "olmoe") and c.get("attention_bias", False))
+    c["qkv_bias"] = (kind == "qwen2" or (kind == "qwen2_moe" and c.get("qkv_bias", True))
+                     or (kind in ("llama", "qwen3", "qwen3_moe", "olmoe") and c.get("attention_bias", False)))
     c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe", "olmoe") and c.get("attention_bias", False)
     c["mlp_bias"] = kind == "llama" and c.get("mlp_bias", False)
     if kind == "mistral":
@@ -231,6 +242,11 @@ def parameter_shapes(c):
                         linear(q + f"experts.{e}.{name}", d, expert, False)
                     else:
                         linear(q + f"experts.{e}.{name}", expert, d, False)
+            if c["shared_expert"]:
+                linear(q + "shared_expert.gate_proj", c["shared_expert"], d, False)
+                linear(q + "shared_expert.up_proj", c["shared_expert"], d, False)
+                linear(q + "shared_expert.down_proj", d, c["shared_expert"], False)
+                linear(q + "shared_expert_gate", 1, d, False)
             continue
         linear(p + "mlp.gate_proj", inter, d, c["mlp_bias"])
         linear(p + "mlp.up_proj", inter, d, c["mlp_bias"])
@@ -324,6 +340,10 @@ def sparse_moe(y, p, linear, c, router_logits_out):
         name = p + f"experts.{e}."
         out = linear(F.silu(linear(current, name + gate)) * linear(current, name + up), name + down)
         final = final.index_add(0, top_x, out * routing_weights[top_x, idx, None])
+    if c["shared_expert"]:  # Qwen2MoeSparseMoeBlock's shared expert
+        shared = linear(F.silu(linear(tokens, p + "shared_expert.gate_proj"))
+                        * linear(tokens, p + "shared_expert.up_proj"), p + "shared_expert.down_proj")
+        final = final + torch.sigmoid(linear(tokens, p + "shared_expert_gate")) * shared
     return final.reshape(b, s, d)
 
 

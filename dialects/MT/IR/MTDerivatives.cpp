@@ -272,6 +272,15 @@ LogicalResult MoeUnpermuteOp::buildGradients(GradientEmitter &g) {
   return success();
 }
 
+LogicalResult SigmoidGateOp::buildGradients(GradientEmitter &g) {
+  auto grad =
+      g.create<SigmoidGateGradOp>(getInput().getType(), getGate().getType(),
+                                  g.resultGradient(0), getInput(), getGate());
+  g.accumulate(getInput(), grad.getGradInput());
+  g.accumulate(getGate(), grad.getGradGate());
+  return success();
+}
+
 LogicalResult GroupedMatmulOp::buildGradients(GradientEmitter &g) {
   Value dy = g.resultGradient(0);
   // d(input) for rows of expert e: dy_e W_e (W_e^T without transpose_b).

@@ -994,6 +994,23 @@ LogicalResult MoeWeightsGradOp::verify() {
                            getPositions(), getGradWeights(), getRows());
 }
 
+/// The checks `mt.sigmoid_gate` and its gradient share: `input`
+/// `[tokens..., hidden]` and `gate` `[tokens..., 1]`, one float type.
+static LogicalResult verifySigmoidGate(Operation *op, Value input, Value gate) {
+  if (failed(verifyTokenRows(op, input, "input")) ||
+      failed(verifyPerToken(op, gate, "gate", input, "input", 1)))
+    return failure();
+  return verifyElementTypesMatch(op, gate, "gate", input, "input");
+}
+
+LogicalResult SigmoidGateOp::verify() {
+  return verifySigmoidGate(*this, getInput(), getGate());
+}
+
+LogicalResult SigmoidGateGradOp::verify() {
+  return verifySigmoidGate(*this, getInput(), getGate());
+}
+
 /// `weight` is expert `e`'s `[n, k]` (transposed) or `[k, n]`.
 static LogicalResult verifyExpertWeight(Operation *op, Value weight,
                                         StringRef what, size_t e, int64_t k,
@@ -1097,11 +1114,13 @@ static LogicalResult verifyExpertExchange(Operation *op, Value rows,
 }
 
 LogicalResult StridedAllReduceOp::verify() {
-  if (getGridAxis() < 0)
+  // (The accessors return the attributes' bits unsigned.)
+  if (int64_t(getGridAxis()) < 0)
     return emitOpError() << "grid_axis must be non-negative, got "
-                         << getGridAxis();
-  if (getStride() < 1)
-    return emitOpError() << "stride must be positive, got " << getStride();
+                         << int64_t(getGridAxis());
+  if (int64_t(getStride()) < 1)
+    return emitOpError() << "stride must be positive, got "
+                         << int64_t(getStride());
   return success();
 }
 

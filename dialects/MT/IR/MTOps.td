@@ -1013,6 +1013,51 @@ def MT_MoeWeightsGradOp : MT_Op<"moe_weights_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+def MT_SigmoidGateOp : MT_Op<"sigmoid_gate", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Scales each token's row by the sigmoid of its gate.";
+  let description = [{
+    `result[t..., :] = sigmoid(gate[t..., 0]) * input[t..., :]` for input
+    `[tokens..., hidden]` and gate `[tokens..., 1]`: Qwen2-MoE's shared
+    expert, whose output each token weighs by a gate of its own
+    (`sigmoid(shared_expert_gate(x)) * shared_expert(x)`, Megatron-LM's
+    `--moe-shared-expert-gate`).
+
+    ```mlir
+    %y = mt.sigmoid_gate %x, %g : tensor<8x1024x2048xf32>, tensor<8x1024x1xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, MT_FloatTensor:$gate);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gate attr-dict `:` type($input) `,` type($gate)
+  }];
+  let hasVerifier = 1;
+}
+
+def MT_SigmoidGateGradOp : MT_Op<"sigmoid_gate_grad",
+    [Pure, AllTypesMatch<["grad_output", "input", "grad_input"]>,
+     AllTypesMatch<["gate", "grad_gate"]>]> {
+  let summary = "Computes the gradients of a sigmoid gate.";
+  let description = [{
+    Given the gradient `dy` of `mt.sigmoid_gate`'s result, with
+    `s = sigmoid(gate)`: `grad_input = s * dy` and
+    `grad_gate[t..., 0] = s * (1 - s) * dot(dy[t..., :], input[t..., :])`.
+
+    ```mlir
+    %dx, %dg = mt.sigmoid_gate_grad %dy, %x, %g
+        : tensor<8x1024x2048xf32>, tensor<8x1024x1xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input,
+                       MT_FloatTensor:$gate);
+  let results = (outs MT_FloatTensor:$grad_input, MT_FloatTensor:$grad_gate);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $gate attr-dict `:` type($input) `,`
+    type($gate)
+  }];
+  let hasVerifier = 1;
+}
+
 def MT_GroupedMatmulOp : MT_Op<"grouped_matmul", [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
   let summary = "Multiplies each expert's rows by that expert's weight.";
   let description = [{

@@ -225,6 +225,14 @@ Types MoeWeightsGradOp::inferResultTypesFromOperands() {
       withShape(getType(), getPositions().getType().getShape())};
 }
 
+Types SigmoidGateOp::inferResultTypesFromOperands() {
+  return likeFirstOperand(*this);
+}
+
+Types SigmoidGateGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{getInput().getType(), getGate().getType()};
+}
+
 Types GroupedMatmulOp::inferResultTypesFromOperands() {
   return SmallVector<Type>{
       withShape(getType(),

@@ -847,6 +847,10 @@ void mlir::mt::registerShardingInterfaceExternalModels(
     TopKGatingGradOp::attachInterface<WholeModel<TopKGatingGradOp>>(*ctx);
     MoeRouteOp::attachInterface<WholeModel<MoeRouteOp>>(*ctx);
     MoePermuteOp::attachInterface<WholeModel<MoePermuteOp>>(*ctx);
+    // A token's gate and row: rows split as a norm's do, the hidden
+    // dimension (the gate's 1) never.
+    SigmoidGateOp::attachInterface<RowNormModel<SigmoidGateOp>>(*ctx);
+    SigmoidGateGradOp::attachInterface<RowNormModel<SigmoidGateGradOp>>(*ctx);
     MoeUnpermuteOp::attachInterface<WholeModel<MoeUnpermuteOp>>(*ctx);
     MoeWeightsGradOp::attachInterface<WholeModel<MoeWeightsGradOp>>(*ctx);
     RouterStatisticsOp::attachInterface<WholeModel<RouterStatisticsOp>>(*ctx);

@@ -1,11 +1,13 @@
 //===- LlamaConfigImport.h - LLaMA-family config.json to mt -----*- C++ -*-===//
 //
 // Reads a Hugging Face `config.json` of the LLaMA family (`LlamaForCausalLM`,
-// `MistralForCausalLM`, `MixtralForCausalLM`, `Qwen2ForCausalLM`) and builds
-// the model's forward graph in the mt dialect: RMSNorm, grouped-query
-// attention with rotary embedding, SwiGLU MLP (Mixtral's: a sparse mixture
-// of SwiGLU experts), tied or untied head, with parameters named and laid
-// out as in the Hugging Face checkpoint (`nn.Linear`'s [out, in]).
+// `MistralForCausalLM`, `MixtralForCausalLM`, `Qwen2ForCausalLM`, Qwen3,
+// Qwen3-MoE, Qwen2-MoE, OLMoE) and builds the model's forward graph in the
+// mt dialect: RMSNorm, grouped-query attention with rotary embedding,
+// SwiGLU MLP (Mixtral's: a sparse mixture of SwiGLU experts; Qwen2-MoE's
+// with a gated shared expert beside them), tied or untied head, with
+// parameters named and laid out as in the Hugging Face checkpoint
+// (`nn.Linear`'s [out, in]).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,7 +32,7 @@ struct Llama3RopeScaling {
 
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
-  /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe or olmoe.
+  /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe or olmoe.
   std::string modelType;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
@@ -66,6 +68,10 @@ struct LlamaConfig {
   /// Each expert's intermediate size (Mixtral's intermediate_size,
   /// Qwen3-MoE's moe_intermediate_size).
   int64_t expertIntermediateSize = 0;
+  /// Qwen2-MoE's shared expert: a SwiGLU MLP of this intermediate size
+  /// every token goes through beside its routed experts, its output scaled
+  /// by sigmoid(shared_expert_gate(x)) (0: none).
+  int64_t sharedExpertIntermediateSize = 0;
   /// Which layers are sparse (Qwen3-MoE's decoder_sparse_step and
   /// mlp_only_layers; the others have a dense MLP of intermediateSize).
   /// Empty: every layer, when numExperts > 0.

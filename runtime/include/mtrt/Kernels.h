@@ -83,6 +83,8 @@ enum class KernelId {
   moe_permute,
   moe_unpermute,
   moe_weights_grad,
+  sigmoid_gate,
+  sigmoid_gate_grad,
   grouped_matmul,
   grouped_matmul_weight_grad,
   router_statistics,
@@ -209,6 +211,11 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::moe_permute, "moe_permute", -1, 1, operand(1)},
       {KernelId::moe_unpermute, "moe_unpermute", -1, 1, operand(1)},
       {KernelId::moe_weights_grad, "moe_weights_grad", 3, 1, operand(2)},
+      // A shared expert's output scaled per token: the rows [tokens...,
+      // hidden] and their gates [tokens..., 1]; the gradient reads the
+      // output gradient first and writes both inputs' gradients.
+      {KernelId::sigmoid_gate, "sigmoid_gate", 2, 1, 0},
+      {KernelId::sigmoid_gate_grad, "sigmoid_gate_grad", 3, 2, 0},
       // The rows, their offsets, then one weight per expert.
       {KernelId::grouped_matmul, "grouped_matmul", -1, 1, operand(1)},
       // One weight gradient per expert.

@@ -729,6 +729,26 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
       s.same(s.in(2), "the weights", positions, "the positions");
     break;
   }
+  case KernelId::sigmoid_gate:
+  case KernelId::sigmoid_gate_grad: {
+    // Rows [tokens..., hidden] and their gates [tokens..., 1].
+    bool forward = id == KernelId::sigmoid_gate;
+    const Shape &rows = s.in(forward ? 0 : 1);
+    s.require(rows.size() >= 2,
+              "the rows " + shapeString(rows) + " are not [tokens..., hidden]");
+    if (!s.error.empty())
+      break;
+    Shape gate(rows.begin(), rows.end() - 1);
+    gate.push_back(1);
+    s.same(s.in(forward ? 1 : 2), "the gate", gate, "[tokens..., 1]");
+    s.same(s.out(0), forward ? "the output" : "the rows' gradient", rows,
+           "the rows");
+    if (forward)
+      break;
+    s.same(s.in(0), "the output gradient", rows, "the rows");
+    s.same(s.out(1), "the gate's gradient", gate, "[tokens..., 1]");
+    break;
+  }
   case KernelId::router_statistics:
   case KernelId::router_probability_grad: {
     bool forward = id == KernelId::router_statistics;

@@ -816,6 +816,25 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
             cpu::moeWeightsGrad(in(0) + begin * hidden, in(1), at,
                                 out(0) + begin * k, end - begin, k, hidden);
         });
+  } else if (id == KernelId::sigmoid_gate ||
+             id == KernelId::sigmoid_gate_grad) {
+    // Rows [tokens..., hidden], one gate per token; tokens split over the
+    // pool.
+    const bool forward = id == KernelId::sigmoid_gate;
+    const BufferDesc &rows = inDesc(forward ? 0 : 1);
+    int64_t hidden = lastDim(rows), tokens = rows.numElements() / hidden;
+    ThreadPool::global().parallelFor(
+        tokens, std::max<int64_t>(1, 16384 / hidden),
+        [&](int64_t begin, int64_t end) {
+          int64_t at = begin * hidden;
+          if (forward)
+            cpu::sigmoidGate(in(0) + at, in(1) + begin, out(0) + at,
+                             end - begin, hidden);
+          else
+            cpu::sigmoidGateGrad(in(0) + at, in(1) + at, in(2) + begin,
+                                 out(0) + at, out(1) + begin, end - begin,
+                                 hidden);
+        });
   } else if (id == KernelId::grouped_matmul ||
              id == KernelId::grouped_matmul_weight_grad) {
     // Rows offsets[e] to offsets[e + 1] are expert e's.

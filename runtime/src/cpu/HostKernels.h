@@ -637,6 +637,34 @@ void moeWeightsGrad(const T *dY, const T *rows, const int32_t *positions,
     }
 }
 
+/// y[t] = sigmoid(gate[t]) * x[t] for rows x [tokens, hidden] and one
+/// gate per token (a shared expert's output, Qwen2-MoE).
+template <typename T>
+void sigmoidGate(const T *x, const T *gate, T *y, int64_t tokens,
+                 int64_t hidden) {
+  for (int64_t t = 0; t < tokens; ++t) {
+    T s = T(1.0 / (1.0 + std::exp(-double(gate[t]))));
+    for (int64_t h = 0; h < hidden; ++h)
+      y[t * hidden + h] = s * x[t * hidden + h];
+  }
+}
+
+/// The gradient of sigmoidGate: dX[t] = s * dY[t] and
+/// dGate[t] = s * (1 - s) * dot(dY[t], x[t]), s = sigmoid(gate[t]).
+template <typename T>
+void sigmoidGateGrad(const T *dY, const T *x, const T *gate, T *dX, T *dGate,
+                     int64_t tokens, int64_t hidden) {
+  for (int64_t t = 0; t < tokens; ++t) {
+    double s = 1.0 / (1.0 + std::exp(-double(gate[t])));
+    double dot = 0;
+    for (int64_t h = 0; h < hidden; ++h) {
+      dot += double(dY[t * hidden + h]) * double(x[t * hidden + h]);
+      dX[t * hidden + h] = T(s) * dY[t * hidden + h];
+    }
+    dGate[t] = T(s * (1.0 - s) * dot);
+  }
+}
+
 /// Grouped-query attention: head h of `y` [batch, kvHeads * groups, seq,
 /// headDim] is head h / groups of `x`.
 template <typename T>

@@ -2370,6 +2370,46 @@ func.func @negative_moe_unpermute_weights(%rows: tensor<16x8xf32>, %pos: tensor<
 
 // -----
 
+func.func @negative_sigmoid_gate_rank(%x: tensor<8xf32>, %g: tensor<1xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'mt.sigmoid_gate' op input must have rank 2 or more ([tokens..., features]), got 'tensor<8xf32>'}}
+  %y = mt.sigmoid_gate %x, %g : tensor<8xf32>, tensor<1xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func @negative_sigmoid_gate_width(%x: tensor<2x4x8xf32>, %g: tensor<2x4x2xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{'mt.sigmoid_gate' op gate must be [2x4x1] (the tokens of input, then 1), got 'tensor<2x4x2xf32>'}}
+  %y = mt.sigmoid_gate %x, %g : tensor<2x4x8xf32>, tensor<2x4x2xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @negative_sigmoid_gate_tokens(%x: tensor<2x4x8xf32>, %g: tensor<2x3x1xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{'mt.sigmoid_gate' op gate must be [2x4x1] (the tokens of input, then 1), got 'tensor<2x3x1xf32>'}}
+  %y = mt.sigmoid_gate %x, %g : tensor<2x4x8xf32>, tensor<2x3x1xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @negative_sigmoid_gate_type(%x: tensor<2x4x8xbf16>, %g: tensor<2x4x1xf32>) -> tensor<2x4x8xbf16> {
+  // expected-error @+1 {{'mt.sigmoid_gate' op gate element type 'f32' does not match input element type 'bf16'}}
+  %y = mt.sigmoid_gate %x, %g : tensor<2x4x8xbf16>, tensor<2x4x1xf32>
+  return %y : tensor<2x4x8xbf16>
+}
+
+// -----
+
+func.func @negative_sigmoid_gate_grad_gate(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %g: tensor<2x4xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{'mt.sigmoid_gate_grad' op gate must be [2x4x1] (the tokens of input, then 1), got 'tensor<2x4xf32>'}}
+  %dx, %dg = mt.sigmoid_gate_grad %dy, %x, %g : tensor<2x4x8xf32>, tensor<2x4xf32>
+  return %dx : tensor<2x4x8xf32>
+}
+
+// -----
+
 func.func @negative_moe_weights_grad_type(%dy: tensor<2x4x8xf32>, %rows: tensor<16x8xbf16>, %pos: tensor<2x4x2xi32>) -> tensor<2x4x2xf32> {
   // expected-error @+1 {{'mt.moe_weights_grad' op rows element type 'bf16' does not match grad_output element type 'f32'}}
   %dw = mt.moe_weights_grad %dy, %rows, %pos : tensor<2x4x8xf32>, tensor<16x8xbf16>, tensor<2x4x2xi32> -> tensor<2x4x2xf32>
@@ -2479,5 +2519,21 @@ func.func @negative_expert_names_not_names(%w: tensor<4x4xf32> {mt.param = "e0",
 func.func @negative_strided_all_reduce_stride(%g: tensor<4x4xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{'mt.strided_all_reduce' op stride must be positive, got 0}}
   %r = mt.strided_all_reduce %g {grid = @grid, grid_axis = 0 : i64, stride = 0 : i64} : tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @negative_strided_all_reduce_axis(%g: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'mt.strided_all_reduce' op grid_axis must be non-negative, got -1}}
+  %r = mt.strided_all_reduce %g {grid = @grid, grid_axis = -1 : i64, stride = 2 : i64} : tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @negative_strided_all_reduce_negative_stride(%g: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'mt.strided_all_reduce' op stride must be positive, got -2}}
+  %r = mt.strided_all_reduce %g {grid = @grid, grid_axis = 0 : i64, stride = -2 : i64} : tensor<4x4xf32>
   return %r : tensor<4x4xf32>
 }

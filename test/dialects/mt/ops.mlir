@@ -603,6 +603,22 @@ func.func @mixture_of_experts(%x: tensor<2x4x8xf32>, %logits: tensor<2x4x3xf32>,
 
 // -----
 
+// A shared expert's per-token sigmoid gate (Qwen2-MoE) and its gradient.
+
+// CHECK-LABEL: func.func @sigmoid_gate
+// CHECK:         mt.sigmoid_gate %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<2x4x1xf32>
+// CHECK:         mt.sigmoid_gate_grad %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x4x8xbf16>, tensor<2x4x1xbf16>
+func.func @sigmoid_gate(%x: tensor<2x4x8xf32>, %g: tensor<2x4x1xf32>,
+                        %dy: tensor<2x4x8xbf16>, %xb: tensor<2x4x8xbf16>,
+                        %gb: tensor<2x4x1xbf16>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xbf16>, tensor<2x4x1xbf16>) {
+  %y = mt.sigmoid_gate %x, %g : tensor<2x4x8xf32>, tensor<2x4x1xf32>
+  %dx, %dg = mt.sigmoid_gate_grad %dy, %xb, %gb : tensor<2x4x8xbf16>, tensor<2x4x1xbf16>
+  return %y, %dx, %dg : tensor<2x4x8xf32>, tensor<2x4x8xbf16>, tensor<2x4x1xbf16>
+}
+
+// -----
+
 // Unnormalized weights (Hugging Face's norm_topk_prob = false): the gradient
 // reads the logits.
 
