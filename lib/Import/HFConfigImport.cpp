@@ -72,8 +72,8 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
     return emitError(loc)
            << "config has no 'model_type' (\"gpt2\", "
               "\"llama\", \"mistral\", \"mixtral\", "
-              "\"qwen2\", \"qwen3\", \"qwen3_moe\", \"qwen2_moe\" or "
-              "\"olmoe\"), "
+              "\"qwen2\", \"qwen3\", \"qwen3_moe\", \"qwen2_moe\", "
+              "\"olmoe\" or \"olmo2\"), "
               "and "
               "its keys are not GPT-2's (hidden_size, not "
               "n_embd)";
@@ -81,7 +81,7 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
                           "supported are GPT-2 (\"gpt2\") and the LLaMA "
                           "family (\"llama\", \"mistral\", \"mixtral\", "
                           "\"qwen2\", \"qwen3\", \"qwen3_moe\", "
-                          "\"qwen2_moe\", \"olmoe\")")) ||
+                          "\"qwen2_moe\", \"olmoe\", \"olmo2\")")) ||
       failed(reader.oneOf("activation_function",
                           {"gelu_new", "gelu_pytorch_tanh"},
                           "only GPT-2's tanh GELU (\"gelu_new\" or "
@@ -321,8 +321,9 @@ void mlir::mt::registerHFConfigImportTranslation() {
 
   TranslateToMLIRRegistration registration(
       "import-hf-config",
-      "Import a Hugging Face config.json (GPT-2, Llama, Mistral, Qwen2) as "
-      "an mt forward graph",
+      "Import a Hugging Face config.json (GPT-2, the LLaMA family: Llama, "
+      "Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Qwen2-MoE, OLMoE, OLMo2) "
+      "as an mt forward graph",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
         const llvm::MemoryBuffer *buffer =

@@ -27,7 +27,8 @@ bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return modelType == "llama" || modelType == "mistral" ||
          modelType == "mixtral" || modelType == "qwen2" ||
          modelType == "qwen3" || modelType == "qwen3_moe" ||
-         modelType == "qwen2_moe" || modelType == "olmoe";
+         modelType == "qwen2_moe" || modelType == "olmoe" ||
+         modelType == "olmo2";
 }
 
 /// The most experts a mixture may have: four times the 256 of the largest
@@ -159,7 +160,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   if (!isLlamaFamily(config.modelType))
     return reader.error("model_type")
            << "is not a LLaMA-family model (llama, mistral, mixtral, qwen2, "
-              "qwen3, qwen3_moe, qwen2_moe, olmoe)";
+              "qwen3, qwen3_moe, qwen2_moe, olmoe, olmo2)";
   if (failed(reader.oneOf("hidden_act", {"silu"},
                           "only SwiGLU MLPs (\"silu\") are supported")))
     return failure();
@@ -180,6 +181,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // max_window_layers, layer_types).
   bool qwenWindows = qwen2 || config.modelType == "qwen3";
   bool olmoe = config.modelType == "olmoe";
+  bool olmo2 = config.modelType == "olmo2";
   bool attentionBias = false, qwen2MoeQkvBias = true;
   double attentionDropout = 0.0, partialRotary = 1.0;
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
@@ -192,7 +194,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
               reader.positiveInt("max_position_embeddings")) ||
       !assign(config.rmsNormEpsilon,
               reader.positiveNumber("rms_norm_eps",
-                                    mixtral || olmoe ? 1e-5 : 1e-6)) ||
+                                    mixtral || olmoe || olmo2 ? 1e-5 : 1e-6)) ||
       !assign(config.ropeTheta,
               reader.positiveNumber("rope_theta", mixtral ? 1e6 : 10000.0)) ||
       !assign(config.initializerRange,
@@ -222,7 +224,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   bool explicitNull = kvHeads && kvHeads->getAsNull().has_value();
   if (!assign(config.numKeyValueHeads,
               reader.optionalPositiveInt("num_key_value_heads",
-                                         llama || olmoe || explicitNull
+                                         llama || olmoe || olmo2 || explicitNull
                                              ? config.numHeads
                                          : qwen3Moe       ? 4
                                          : qwen2Moe       ? 16
@@ -232,7 +234,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // attention_bias and mlp_bias are Llama's (Qwen3 reads attention_bias
   // too): Hugging Face's Mistral and Qwen2 modules hard-code their biases
   // and never read them.
-  if ((llama || qwen3 || olmoe) &&
+  if ((llama || qwen3 || olmoe || olmo2) &&
       !assign(attentionBias, reader.boolean("attention_bias", false)))
     return failure();
   if (llama && !assign(config.mlpBias, reader.boolean("mlp_bias", false)))
@@ -265,9 +267,10 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // attention_bias puts a bias on all four; Mistral has none.
   config.qkvBias = qwen2 || attentionBias || (qwen2Moe && qwen2MoeQkvBias);
   config.outputBias = !qwen2 && attentionBias;
-  config.qkNorm = qwen3   ? LlamaConfig::QKNorm::PerHead
-                  : olmoe ? LlamaConfig::QKNorm::Projection
-                          : LlamaConfig::QKNorm::None;
+  config.qkNorm = qwen3            ? LlamaConfig::QKNorm::PerHead
+                  : olmoe || olmo2 ? LlamaConfig::QKNorm::Projection
+                                   : LlamaConfig::QKNorm::None;
+  config.postNorms = olmo2;
   // OLMoE's q_norm has hidden_size weights: its heads must fill it.
   if (olmoe && config.numHeads * config.headDim != config.hiddenSize)
     return reader.error("head_dim")
@@ -302,8 +305,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // (false in its published configs) and windows only the layers from
   // max_window_layers on (Hugging Face's default 28). A plain Llama has
   // none.
-  // (OLMoE's attention reads a sliding_window its config never sets.)
-  bool sliding = config.modelType != "llama" && !olmoe;
+  // (OLMoE's and OLMo2's attention read a sliding_window their configs
+  // never set.)
+  bool sliding = config.modelType != "llama" && !olmoe && !olmo2;
   if ((qwenWindows || qwen3Moe || qwen2Moe) &&
       !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
@@ -466,7 +470,8 @@ private:
             {ParallelRole::Kind::Vocab, 0, 1}, normal());
     for (int64_t layer = 0; layer < config.numLayers; ++layer) {
       std::string p = "model.layers." + std::to_string(layer) + ".";
-      declareNorm(p + "input_layernorm.weight");
+      if (!config.postNorms)
+        declareNorm(p + "input_layernorm.weight");
       declareLinear(p + "self_attn.q_proj", config.numHeads * hd, d, true,
                     config.qkvBias);
       declareLinear(p + "self_attn.k_proj", config.numKeyValueHeads * hd, d,
@@ -482,17 +487,23 @@ private:
         declareNorm(p + "self_attn.k_norm.weight",
                     perHead ? hd : config.numKeyValueHeads * hd);
       }
-      declareNorm(p + "post_attention_layernorm.weight");
+      // (OLMo2's norms follow the MLP in its state dict.)
+      if (!config.postNorms)
+        declareNorm(p + "post_attention_layernorm.weight");
       if (isSparse(layer)) {
         declareExperts(p + config.expertNames.block + ".");
-        continue;
+      } else {
+        declareLinear(p + "mlp.gate_proj", config.intermediateSize, d, true,
+                      config.mlpBias);
+        declareLinear(p + "mlp.up_proj", config.intermediateSize, d, true,
+                      config.mlpBias);
+        declareLinear(p + "mlp.down_proj", d, config.intermediateSize, false,
+                      config.mlpBias);
       }
-      declareLinear(p + "mlp.gate_proj", config.intermediateSize, d, true,
-                    config.mlpBias);
-      declareLinear(p + "mlp.up_proj", config.intermediateSize, d, true,
-                    config.mlpBias);
-      declareLinear(p + "mlp.down_proj", d, config.intermediateSize, false,
-                    config.mlpBias);
+      if (config.postNorms) {
+        declareNorm(p + "post_attention_layernorm.weight");
+        declareNorm(p + "post_feedforward_layernorm.weight");
+      }
     }
     declareNorm("model.norm.weight");
     if (!config.tieWordEmbeddings)
@@ -601,10 +612,10 @@ private:
     return builder.getI64IntegerAttr(config.slidingWindow);
   }
 
-  Value attentionBlock(Value x, const std::string &p) {
+  /// The attention of layer `p` on its (normalized) input `n`.
+  Value attentionBlock(Value n, const std::string &p) {
     int64_t h = config.numHeads, kv = config.numKeyValueHeads;
     int64_t hd = config.headDim;
-    Value n = rmsNorm(x, p + "input_layernorm.weight");
     auto split = [&](Value projected, int64_t count) {
       return inLayer(SplitHeadsOp::create(builder, loc, TypeRange{heads(count)},
                                           projected))
@@ -640,8 +651,7 @@ private:
     return linear(merged, p + "self_attn.o_proj", config.hiddenSize);
   }
 
-  Value mlpBlock(Value x, const std::string &p) {
-    Value n = rmsNorm(x, p + "post_attention_layernorm.weight");
+  Value mlpBlock(Value n, const std::string &p) {
     return swiGLU(n, p + "mlp.", config.intermediateSize);
   }
 
@@ -661,12 +671,11 @@ private:
   /// softmax of the chosen logits (or, without norm_topk_prob, by the chosen
   /// experts' probabilities among all); with Qwen2-MoE's shared expert, plus
   /// that expert's output scaled by sigmoid(shared_expert_gate(n)).
-  Value moeBlock(Value x, const std::string &p) {
+  Value moeBlock(Value n, const std::string &p) {
     const LlamaConfig::ExpertNames &names = config.expertNames;
     std::string q = p + names.block + ".";
     int64_t experts = config.numExperts, k = config.expertsPerToken;
     int64_t rows = shape.batchSize * shape.seqLength * k;
-    Value n = rmsNorm(x, p + "post_attention_layernorm.weight");
     Value logits = linear(n, q + "gate", experts);
     RankedTensorType choices = activation(k);
     auto routing =
@@ -734,8 +743,22 @@ private:
     for (int64_t layer = 0; layer < config.numLayers; ++layer) {
       currentLayer = layer;
       std::string p = "model.layers." + std::to_string(layer) + ".";
-      x = add(x, attentionBlock(x, p));
-      x = add(x, isSparse(layer) ? moeBlock(x, p) : mlpBlock(x, p));
+      // Pre-norm (Llama's: each sublayer reads its input normalized) or
+      // OLMo2's post-norm (each sublayer's output normalized before the
+      // residual add).
+      Value attended =
+          config.postNorms
+              ? rmsNorm(attentionBlock(x, p),
+                        p + "post_attention_layernorm.weight")
+              : attentionBlock(rmsNorm(x, p + "input_layernorm.weight"), p);
+      x = add(x, attended);
+      Value n = config.postNorms
+                    ? x
+                    : rmsNorm(x, p + "post_attention_layernorm.weight");
+      Value mlp = isSparse(layer) ? moeBlock(n, p) : mlpBlock(n, p);
+      if (config.postNorms)
+        mlp = rmsNorm(mlp, p + "post_feedforward_layernorm.weight");
+      x = add(x, mlp);
     }
     currentLayer = -1;
     x = rmsNorm(x, "model.norm.weight");

@@ -81,7 +81,11 @@ qkv_bias is false) and Qwen3-MoE's sparse layers (defaults: 60 experts, 4 per
 token, moe_intermediate_size 1408, 16 key/value heads) with, in each, a shared
 expert: a SwiGLU MLP of shared_expert_intermediate_size (mlp.shared_expert.*)
 whose output is multiplied by sigmoid(mlp.shared_expert_gate(y)) and added to
-the routed experts' (Qwen2MoeSparseMoeBlock).
+the routed experts' (Qwen2MoeSparseMoeBlock). OLMo2 (modeling_olmo2.py)
+normalizes the whole query and key projections as OLMoE does, and places its
+norms after the sublayers: x + post_attention_layernorm(attention(x)), then
+h + post_feedforward_layernorm(mlp(h)), no input_layernorm (defaults:
+rms_norm_eps 1e-5, pad_token_id 1).
 """
 
 import json
@@ -99,7 +103,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 
 torch.set_default_dtype(torch.float32)
 
-MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe")
+MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe", "olmo2")
 
 
 def fail(message):
@@ -122,7 +126,12 @@ def load_config(path):
     mixtral = kind == "mixtral"
     qwen3 = kind in ("qwen3", "qwen3_moe")
     # Qwen3's q_norm and k_norm are per head, OLMoE's over the projection.
-    c["qk_norm"] = "head" if qwen3 else "projection" if kind == "olmoe" else None
+    c["qk_norm"] = "head" if qwen3 else "projection" if kind in ("olmoe", "olmo2") else None
+    # OLMo2 normalizes each sublayer's output instead of its input.
+    c["post_norms"] = kind == "olmo2"
+    if kind == "olmo2":
+        c.setdefault("rms_norm_eps", 1e-5)
+        c.setdefault("pad_token_id", 1)
     layers = c["num_hidden_layers"]
     # Each layer's MLP: "moe" (with the checkpoint's names) or "dense".
     c["sparse"] = [mixtral] * layers
@@ -189,8 +198,8 @@ def load_config(path):
     c.setdefault("initializer_range", 0.02)
     c.setdefault("pad_token_id", None)
     c["qkv_bias"] = (kind == "qwen2" or (kind == "qwen2_moe" and c.get("qkv_bias", True))
-                     or (kind in ("llama", "qwen3", "qwen3_moe", "olmoe") and c.get("attention_bias", False)))
-    c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe", "olmoe") and c.get("attention_bias", False)
+                     or (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2") and c.get("attention_bias", False)))
+    c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2") and c.get("attention_bias", False)
     c["mlp_bias"] = kind == "llama" and c.get("mlp_bias", False)
     if kind == "mistral":
         c["windows"] = [c.get("sliding_window", 4096)] * layers
@@ -218,7 +227,8 @@ def parameter_shapes(c):
 
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
-        shapes[p + "input_layernorm.weight"] = (d,)
+        if not c["post_norms"]:
+            shapes[p + "input_layernorm.weight"] = (d,)
         linear(p + "self_attn.q_proj", h * hd, d, c["qkv_bias"])
         linear(p + "self_attn.k_proj", kv * hd, d, c["qkv_bias"])
         linear(p + "self_attn.v_proj", kv * hd, d, c["qkv_bias"])
@@ -227,7 +237,8 @@ def parameter_shapes(c):
             per_head = c["qk_norm"] == "head"
             shapes[p + "self_attn.q_norm.weight"] = (hd if per_head else h * hd,)
             shapes[p + "self_attn.k_norm.weight"] = (hd if per_head else kv * hd,)
-        shapes[p + "post_attention_layernorm.weight"] = (d,)
+        if not c["post_norms"]:
+            shapes[p + "post_attention_layernorm.weight"] = (d,)
         if c["sparse"][l]:
             block, gate, up, down = c["expert_names"]
             q = p + block
@@ -251,6 +262,9 @@ def parameter_shapes(c):
         linear(p + "mlp.gate_proj", inter, d, c["mlp_bias"])
         linear(p + "mlp.up_proj", inter, d, c["mlp_bias"])
         linear(p + "mlp.down_proj", d, inter, c["mlp_bias"])
+        if c["post_norms"]:  # Olmo2DecoderLayer's, after its MLP in the state dict
+            shapes[p + "post_attention_layernorm.weight"] = (d,)
+            shapes[p + "post_feedforward_layernorm.weight"] = (d,)
     shapes["model.norm.weight"] = (d,)
     if not c["tie_word_embeddings"]:
         shapes["lm_head.weight"] = (c["vocab_size"], d)
@@ -379,7 +393,7 @@ def forward(params, ids, labels, c):
     x = table[ids]
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
-        y = rms_norm(x, params[p + "input_layernorm.weight"], eps)
+        y = x if c["post_norms"] else rms_norm(x, params[p + "input_layernorm.weight"], eps)
         q = linear(y, p + "self_attn.q_proj")
         k = linear(y, p + "self_attn.k_proj")
         if c["qk_norm"] == "projection":  # OlmoeAttention: over the projection
@@ -397,13 +411,18 @@ def forward(params, ids, labels, c):
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(hd)
         probs = torch.softmax(scores.masked_fill(mask_of(c["windows"][l]), float("-inf")), dim=-1)
         y = (probs @ v).transpose(1, 2).reshape(b, s, h * hd)
-        x = x + linear(y, p + "self_attn.o_proj")
-        y = rms_norm(x, params[p + "post_attention_layernorm.weight"], eps)
+        y = linear(y, p + "self_attn.o_proj")
+        if c["post_norms"]:  # Olmo2DecoderLayer
+            y = rms_norm(y, params[p + "post_attention_layernorm.weight"], eps)
+        x = x + y
+        y = x if c["post_norms"] else rms_norm(x, params[p + "post_attention_layernorm.weight"], eps)
         if c["sparse"][l]:
-            x = x + sparse_moe(y, p + c["expert_names"][0], linear, c, router_logits)
-            continue
-        y = F.silu(linear(y, p + "mlp.gate_proj")) * linear(y, p + "mlp.up_proj")
-        x = x + linear(y, p + "mlp.down_proj")
+            y = sparse_moe(y, p + c["expert_names"][0], linear, c, router_logits)
+        else:
+            y = linear(F.silu(linear(y, p + "mlp.gate_proj")) * linear(y, p + "mlp.up_proj"), p + "mlp.down_proj")
+        if c["post_norms"]:
+            y = rms_norm(y, params[p + "post_feedforward_layernorm.weight"], eps)
+        x = x + y
     x = rms_norm(x, params["model.norm.weight"], eps)
     head = params["model.embed_tokens.weight" if c["tie_word_embeddings"] else "lm_head.weight"]
     logits = x @ head.t()

@@ -2,8 +2,9 @@
 //
 // Reads a Hugging Face `config.json` of the LLaMA family (`LlamaForCausalLM`,
 // `MistralForCausalLM`, `MixtralForCausalLM`, `Qwen2ForCausalLM`, Qwen3,
-// Qwen3-MoE, Qwen2-MoE, OLMoE) and builds the model's forward graph in the
-// mt dialect: RMSNorm, grouped-query attention with rotary embedding,
+// Qwen3-MoE, Qwen2-MoE, OLMoE, OLMo2) and builds the model's forward graph
+// in the mt dialect: RMSNorm (before each sublayer, or after it in OLMo2),
+// grouped-query attention with rotary embedding,
 // SwiGLU MLP (Mixtral's: a sparse mixture of SwiGLU experts; Qwen2-MoE's
 // with a gated shared expert beside them), tied or untied head, with
 // parameters named and laid out as in the Hugging Face checkpoint
@@ -32,7 +33,8 @@ struct Llama3RopeScaling {
 
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
-  /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe or olmoe.
+  /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe, olmoe or
+  /// olmo2.
   std::string modelType;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
@@ -56,6 +58,11 @@ struct LlamaConfig {
   /// embedding: Qwen3's over each head (weights [head_dim]), OLMoE's over
   /// the whole projection (weights [heads * head_dim]).
   enum class QKNorm { None, PerHead, Projection } qkNorm = QKNorm::None;
+  /// OLMo2's norm placement: no norm before a sublayer; its output is
+  /// normalized before the residual add (post_attention_layernorm,
+  /// post_feedforward_layernorm). Otherwise Llama's pre-norm
+  /// (input_layernorm, post_attention_layernorm before the MLP).
+  bool postNorms = false;
   double initializerRange = 0.02;
   /// Mixtral's sparse MoE MLP: each token's MLP is the gate-weighted sum
   /// of `expertsPerToken` of `numExperts` SwiGLU experts (0: a dense MLP).
