@@ -86,6 +86,12 @@ TINY_LLAMA = {"model_type": "llama", "vocab_size": 8, "hidden_size": 4,
 # Three experts, two per token: the mixture of experts' kernels and ops.
 TINY_MIXTRAL = dict(TINY_LLAMA, model_type="mixtral", num_local_experts=3,
                     num_experts_per_tok=2)
+# Qwen2-MoE's shared expert and its sigmoid gate beside the routed experts.
+TINY_QWEN2_MOE = dict(TINY_LLAMA, model_type="qwen2_moe", num_experts=3,
+                      num_experts_per_tok=2, moe_intermediate_size=4,
+                      shared_expert_intermediate_size=4)
+# OLMo2's norms after the sublayers and over the whole projections.
+TINY_OLMO2 = dict(TINY_LLAMA, model_type="olmo2", pad_token_id=None)
 
 
 def compiler_tools(bindir, missing):
@@ -140,6 +146,8 @@ def artifacts(bindir):
              # Expert parallelism: per-rank expert names, the exchanges.
              ("mixtral-dp2-ep2.mtx", dict(TINY_MIXTRAL, num_local_experts=4),
               2, "dp=2 ep=2"),
+             ("qwen2-moe-1rank.mtx", TINY_QWEN2_MOE, 2, ""),
+             ("olmo2-1rank.mtx", TINY_OLMO2, 1, ""),
              # Accumulating weight-gradient GEMMs (a third input written
              # in place) and the bf16 kernels.
              ("gpt2-bf16-accumulate.mtx", TINY_GPT2, 2,
@@ -267,7 +275,11 @@ def compile_inputs(bindir):
             ("llama", llama, "llama-tp2-bf16-lowered.mlir",
              "tp=2 precision=bf16"),
             ("mixtral", dict(TINY_MIXTRAL, num_hidden_layers=2),
-             "mixtral-pp2-lowered.mlir", "pp=2 microbatches=2")]:
+             "mixtral-pp2-lowered.mlir", "pp=2 microbatches=2"),
+            ("qwen2-moe", dict(TINY_QWEN2_MOE, num_key_value_heads=2),
+             "qwen2-moe-tp2-lowered.mlir", "tp=2 sp=true"),
+            ("olmo2", dict(TINY_OLMO2, num_hidden_layers=2),
+             "olmo2-pp2-lowered.mlir", "pp=2 microbatches=2")]:
         forward = forward_graph(translate, config, 2, 2)
         write(name, f"{model}-forward.mlir", forward)
         write(name, lowered, subprocess.run(
@@ -287,6 +299,9 @@ def hf_configs():
     write(name, "tiny-llama.json", json.dumps(TINY_LLAMA, indent=2) + "\n")
     write(name, "tiny-mixtral.json",
           json.dumps(TINY_MIXTRAL, indent=2) + "\n")
+    write(name, "tiny-qwen2-moe.json",
+          json.dumps(TINY_QWEN2_MOE, indent=2) + "\n")
+    write(name, "tiny-olmo2.json", json.dumps(TINY_OLMO2, indent=2) + "\n")
 
 
 def main():
