@@ -92,6 +92,10 @@ TINY_QWEN2_MOE = dict(TINY_LLAMA, model_type="qwen2_moe", num_experts=3,
                       shared_expert_intermediate_size=4)
 # OLMo2's norms after the sublayers and over the whole projections.
 TINY_OLMO2 = dict(TINY_LLAMA, model_type="olmo2", pad_token_id=None)
+# Granite's multipliers: scales of the embeddings, sublayers and logits.
+TINY_GRANITE = dict(TINY_LLAMA, model_type="granite", embedding_multiplier=12.0,
+                    residual_multiplier=0.22, attention_multiplier=0.125,
+                    logits_scaling=16.0)
 
 
 def compiler_tools(bindir, missing):
@@ -148,6 +152,7 @@ def artifacts(bindir):
               2, "dp=2 ep=2"),
              ("qwen2-moe-1rank.mtx", TINY_QWEN2_MOE, 2, ""),
              ("olmo2-1rank.mtx", TINY_OLMO2, 1, ""),
+             ("granite-1rank.mtx", TINY_GRANITE, 1, ""),
              # Accumulating weight-gradient GEMMs (a third input written
              # in place) and the bf16 kernels.
              ("gpt2-bf16-accumulate.mtx", TINY_GPT2, 2,
@@ -302,6 +307,8 @@ def hf_configs():
     write(name, "tiny-qwen2-moe.json",
           json.dumps(TINY_QWEN2_MOE, indent=2) + "\n")
     write(name, "tiny-olmo2.json", json.dumps(TINY_OLMO2, indent=2) + "\n")
+    write(name, "tiny-granite.json",
+          json.dumps(TINY_GRANITE, indent=2) + "\n")
 
 
 def main():

@@ -7,6 +7,7 @@
 #ifndef MEGATRON_LIB_IMPORT_CONFIGREADER_H
 #define MEGATRON_LIB_IMPORT_CONFIGREADER_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -73,7 +73,7 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
            << "config has no 'model_type' (\"gpt2\", "
               "\"llama\", \"mistral\", \"mixtral\", "
               "\"qwen2\", \"qwen3\", \"qwen3_moe\", \"qwen2_moe\", "
-              "\"olmoe\" or \"olmo2\"), "
+              "\"olmoe\", \"olmo2\" or \"granite\"), "
               "and "
               "its keys are not GPT-2's (hidden_size, not "
               "n_embd)";
@@ -81,7 +81,8 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
                           "supported are GPT-2 (\"gpt2\") and the LLaMA "
                           "family (\"llama\", \"mistral\", \"mixtral\", "
                           "\"qwen2\", \"qwen3\", \"qwen3_moe\", "
-                          "\"qwen2_moe\", \"olmoe\", \"olmo2\")")) ||
+                          "\"qwen2_moe\", \"olmoe\", \"olmo2\", "
+                          "\"granite\")")) ||
       failed(reader.oneOf("activation_function",
                           {"gelu_new", "gelu_pytorch_tanh"},
                           "only GPT-2's tanh GELU (\"gelu_new\" or "
@@ -322,7 +323,8 @@ void mlir::mt::registerHFConfigImportTranslation() {
   TranslateToMLIRRegistration registration(
       "import-hf-config",
       "Import a Hugging Face config.json (GPT-2, the LLaMA family: Llama, "
-      "Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Qwen2-MoE, OLMoE, OLMo2) "
+      "Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Qwen2-MoE, OLMoE, OLMo2, "
+      "Granite) "
       "as an mt forward graph",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {

@@ -28,7 +28,7 @@ bool mlir::mt::isLlamaFamily(StringRef modelType) {
          modelType == "mixtral" || modelType == "qwen2" ||
          modelType == "qwen3" || modelType == "qwen3_moe" ||
          modelType == "qwen2_moe" || modelType == "olmoe" ||
-         modelType == "olmo2";
+         modelType == "olmo2" || modelType == "granite";
 }
 
 /// The most experts a mixture may have: four times the 256 of the largest
@@ -160,7 +160,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   if (!isLlamaFamily(config.modelType))
     return reader.error("model_type")
            << "is not a LLaMA-family model (llama, mistral, mixtral, qwen2, "
-              "qwen3, qwen3_moe, qwen2_moe, olmoe, olmo2)";
+              "qwen3, qwen3_moe, qwen2_moe, olmoe, olmo2, granite)";
   if (failed(reader.oneOf("hidden_act", {"silu"},
                           "only SwiGLU MLPs (\"silu\") are supported")))
     return failure();
@@ -182,6 +182,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   bool qwenWindows = qwen2 || config.modelType == "qwen3";
   bool olmoe = config.modelType == "olmoe";
   bool olmo2 = config.modelType == "olmo2";
+  bool granite = config.modelType == "granite";
   bool attentionBias = false, qwen2MoeQkvBias = true;
   double attentionDropout = 0.0, partialRotary = 1.0;
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
@@ -224,7 +225,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   bool explicitNull = kvHeads && kvHeads->getAsNull().has_value();
   if (!assign(config.numKeyValueHeads,
               reader.optionalPositiveInt("num_key_value_heads",
-                                         llama || olmoe || olmo2 || explicitNull
+                                         llama || olmoe || olmo2 || granite ||
+                                                 explicitNull
                                              ? config.numHeads
                                          : qwen3Moe       ? 4
                                          : qwen2Moe       ? 16
@@ -234,11 +236,27 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // attention_bias and mlp_bias are Llama's (Qwen3 reads attention_bias
   // too): Hugging Face's Mistral and Qwen2 modules hard-code their biases
   // and never read them.
-  if ((llama || qwen3 || olmoe || olmo2) &&
+  if ((llama || qwen3 || olmoe || olmo2 || granite) &&
       !assign(attentionBias, reader.boolean("attention_bias", false)))
     return failure();
-  if (llama && !assign(config.mlpBias, reader.boolean("mlp_bias", false)))
+  if ((llama || granite) &&
+      !assign(config.mlpBias, reader.boolean("mlp_bias", false)))
     return failure();
+  // Granite's multipliers (GraniteConfig's defaults 1; its attention
+  // scale is attention_multiplier, 1 by default, not 1/sqrt(head_dim)).
+  if (granite) {
+    double attentionMultiplier = 1.0;
+    if (!assign(config.embeddingMultiplier,
+                reader.positiveNumber("embedding_multiplier", 1.0)) ||
+        !assign(config.residualMultiplier,
+                reader.positiveNumber("residual_multiplier", 1.0)) ||
+        !assign(config.logitsScaling,
+                reader.positiveNumber("logits_scaling", 1.0)) ||
+        !assign(attentionMultiplier,
+                reader.positiveNumber("attention_multiplier", 1.0)))
+      return failure();
+    config.attentionScale = attentionMultiplier;
+  }
   // Qwen2-MoE's q, k and v biases (Qwen2MoeConfig's qkv_bias, true unless
   // a config says otherwise).
   if (qwen2Moe && !assign(qwen2MoeQkvBias, reader.boolean("qkv_bias", true)))
@@ -305,9 +323,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // (false in its published configs) and windows only the layers from
   // max_window_layers on (Hugging Face's default 28). A plain Llama has
   // none.
-  // (OLMoE's and OLMo2's attention read a sliding_window their configs
-  // never set.)
-  bool sliding = config.modelType != "llama" && !olmoe && !olmo2;
+  // (OLMoE's, OLMo2's and Granite's attention read a sliding_window their
+  // configs never set.)
+  bool sliding = config.modelType != "llama" && !olmoe && !olmo2 && !granite;
   if ((qwenWindows || qwen3Moe || qwen2Moe) &&
       !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
@@ -640,10 +658,13 @@ private:
               .getResult();
     }
     Value attended =
-        inLayer(AttentionOp::create(builder, loc, heads(h), q, k, v,
-                                    builder.getF64FloatAttr(0.0),
-                                    /*scale=*/nullptr, /*rng_stream=*/nullptr,
-                                    slidingWindow()))
+        inLayer(AttentionOp::create(
+                    builder, loc, heads(h), q, k, v,
+                    builder.getF64FloatAttr(0.0),
+                    config.attentionScale
+                        ? builder.getF64FloatAttr(*config.attentionScale)
+                        : FloatAttr(),
+                    /*rng_stream=*/nullptr, slidingWindow()))
             .getResult();
     Value merged = inLayer(MergeHeadsOp::create(builder, loc,
                                                 activation(h * hd), attended))
@@ -737,9 +758,25 @@ private:
     return inLayer(AddOp::create(builder, loc, a, b)).getResult();
   }
 
+  /// `factor * x` (x itself for 1).
+  Value scaled(Value x, double factor) {
+    if (factor == 1.0)
+      return x;
+    return inLayer(ScaleOp::create(builder, loc, x,
+                                   builder.getF64FloatAttr(factor)))
+        .getResult();
+  }
+
+  /// The residual add: Granite scales the sublayer's output first.
+  Value residual(Value x, Value sublayer) {
+    return add(x, scaled(sublayer, config.residualMultiplier));
+  }
+
   Value buildBody(Value ids, Value labels) {
-    Value x = EmbeddingOp::create(builder, loc, activation(config.hiddenSize),
-                                  param("model.embed_tokens.weight"), ids);
+    Value x =
+        scaled(EmbeddingOp::create(builder, loc, activation(config.hiddenSize),
+                                   param("model.embed_tokens.weight"), ids),
+               config.embeddingMultiplier);
     for (int64_t layer = 0; layer < config.numLayers; ++layer) {
       currentLayer = layer;
       std::string p = "model.layers." + std::to_string(layer) + ".";
@@ -751,14 +788,14 @@ private:
               ? rmsNorm(attentionBlock(x, p),
                         p + "post_attention_layernorm.weight")
               : attentionBlock(rmsNorm(x, p + "input_layernorm.weight"), p);
-      x = add(x, attended);
+      x = residual(x, attended);
       Value n = config.postNorms
                     ? x
                     : rmsNorm(x, p + "post_attention_layernorm.weight");
       Value mlp = isSparse(layer) ? moeBlock(n, p) : mlpBlock(n, p);
       if (config.postNorms)
         mlp = rmsNorm(mlp, p + "post_feedforward_layernorm.weight");
-      x = add(x, mlp);
+      x = residual(x, mlp);
     }
     currentLayer = -1;
     x = rmsNorm(x, "model.norm.weight");
@@ -766,7 +803,7 @@ private:
         headAndLoss(x,
                     config.tieWordEmbeddings ? "model.embed_tokens.weight"
                                              : "lm_head.weight",
-                    config.vocabSize, labels);
+                    config.vocabSize, labels, 1.0 / config.logitsScaling);
     if (routerLoads.empty())
       return loss;
     // Hugging Face's: one loss over all layers' routers, weighted.

@@ -157,11 +157,16 @@ protected:
 
   /// The output head (`x` times the [vocab, hidden] table `head`,
   /// transposed) and the mean cross-entropy loss against `labels`.
+  /// The mean cross-entropy of the logits `x head^T` (times
+  /// `logitScale`, Granite's 1 / logits_scaling) against `labels`.
   Value headAndLoss(Value x, const std::string &head, int64_t vocab,
-                    Value labels) {
+                    Value labels, double logitScale = 1.0) {
     Value logits = MatmulOp::create(builder, loc, activation(vocab), x,
                                     param(head), /*transpose_a=*/false,
                                     /*transpose_b=*/true);
+    if (logitScale != 1.0)
+      logits = ScaleOp::create(builder, loc, logits,
+                               builder.getF64FloatAttr(logitScale));
     return CrossEntropyOp::create(
         builder, loc, RankedTensorType::get({}, floatType), logits, labels);
   }

@@ -85,7 +85,11 @@ the routed experts' (Qwen2MoeSparseMoeBlock). OLMo2 (modeling_olmo2.py)
 normalizes the whole query and key projections as OLMoE does, and places its
 norms after the sublayers: x + post_attention_layernorm(attention(x)), then
 h + post_feedforward_layernorm(mlp(h)), no input_layernorm (defaults:
-rms_norm_eps 1e-5, pad_token_id 1).
+rms_norm_eps 1e-5, pad_token_id 1). Granite (modeling_granite.py) is Llama with
+multipliers: the embeddings times embedding_multiplier, each sublayer's output
+times residual_multiplier before its residual add, the attention scores
+times attention_multiplier (not 1/sqrt(head_dim)), the logits divided by
+logits_scaling (all 1 by default).
 """
 
 import json
@@ -103,7 +107,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 
 torch.set_default_dtype(torch.float32)
 
-MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe", "olmo2")
+MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe", "olmo2", "granite")
 
 
 def fail(message):
@@ -129,6 +133,10 @@ def load_config(path):
     c["qk_norm"] = "head" if qwen3 else "projection" if kind in ("olmoe", "olmo2") else None
     # OLMo2 normalizes each sublayer's output instead of its input.
     c["post_norms"] = kind == "olmo2"
+    granite = kind == "granite"
+    for key in ("embedding_multiplier", "residual_multiplier", "logits_scaling"):
+        c[key] = c.get(key, 1.0) if granite else 1.0
+    c["attention_scale"] = c.get("attention_multiplier", 1.0) if granite else None
     if kind == "olmo2":
         c.setdefault("rms_norm_eps", 1e-5)
         c.setdefault("pad_token_id", 1)
@@ -199,8 +207,9 @@ def load_config(path):
     c.setdefault("pad_token_id", None)
     c["qkv_bias"] = (kind == "qwen2" or (kind == "qwen2_moe" and c.get("qkv_bias", True))
                      or (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2") and c.get("attention_bias", False)))
-    c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2") and c.get("attention_bias", False)
-    c["mlp_bias"] = kind == "llama" and c.get("mlp_bias", False)
+    c["qkv_bias"] = c["qkv_bias"] or (granite and c.get("attention_bias", False))
+    c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite") and c.get("attention_bias", False)
+    c["mlp_bias"] = kind in ("llama", "granite") and c.get("mlp_bias", False)
     if kind == "mistral":
         c["windows"] = [c.get("sliding_window", 4096)] * layers
     elif mixtral:
@@ -390,7 +399,7 @@ def forward(params, ids, labels, c):
     pad = c["pad_token_id"]
     if pad is not None:  # nn.Embedding(padding_idx=pad): no gradient through that row
         table = torch.cat((table[:pad], table[pad : pad + 1].detach(), table[pad + 1 :]))
-    x = table[ids]
+    x = table[ids] * c["embedding_multiplier"]
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
         y = x if c["post_norms"] else rms_norm(x, params[p + "input_layernorm.weight"], eps)
@@ -408,13 +417,16 @@ def forward(params, ids, labels, c):
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         k, v = repeat_kv(k, h // kv), repeat_kv(v, h // kv)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(hd)
+        if c["attention_scale"] is None:
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(hd)
+        else:  # GraniteAttention's scaling
+            scores = (q @ k.transpose(-2, -1)) * c["attention_scale"]
         probs = torch.softmax(scores.masked_fill(mask_of(c["windows"][l]), float("-inf")), dim=-1)
         y = (probs @ v).transpose(1, 2).reshape(b, s, h * hd)
         y = linear(y, p + "self_attn.o_proj")
         if c["post_norms"]:  # Olmo2DecoderLayer
             y = rms_norm(y, params[p + "post_attention_layernorm.weight"], eps)
-        x = x + y
+        x = x + y * c["residual_multiplier"]
         y = x if c["post_norms"] else rms_norm(x, params[p + "post_attention_layernorm.weight"], eps)
         if c["sparse"][l]:
             y = sparse_moe(y, p + c["expert_names"][0], linear, c, router_logits)
@@ -422,10 +434,10 @@ def forward(params, ids, labels, c):
             y = linear(F.silu(linear(y, p + "mlp.gate_proj")) * linear(y, p + "mlp.up_proj"), p + "mlp.down_proj")
         if c["post_norms"]:
             y = rms_norm(y, params[p + "post_feedforward_layernorm.weight"], eps)
-        x = x + y
+        x = x + y * c["residual_multiplier"]
     x = rms_norm(x, params["model.norm.weight"], eps)
     head = params["model.embed_tokens.weight" if c["tie_word_embeddings"] else "lm_head.weight"]
-    logits = x @ head.t()
+    logits = (x @ head.t()) / c["logits_scaling"]
     loss = F.cross_entropy(logits.reshape(b * s, -1), labels.reshape(-1))
     if router_logits and c["output_router_logits"]:
         loss = loss + c["router_aux_loss_coef"] * load_balancing_loss_func(

@@ -73,6 +73,12 @@ LogicalResult AddOp::buildGradients(GradientEmitter &g) {
   return success();
 }
 
+LogicalResult ScaleOp::buildGradients(GradientEmitter &g) {
+  g.accumulate(getInput(), g.create<ScaleOp>(getType(), g.resultGradient(0),
+                                             getFactorAttr()));
+  return success();
+}
+
 LogicalResult MulOp::buildGradients(GradientEmitter &g) {
   Value dy = g.resultGradient(0);
   if (g.needsGradient(getLhs()))

@@ -1592,12 +1592,14 @@ def MT_SqrtOp : MT_Op<"sqrt", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def MT_ScaleOp : MT_Op<"scale", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, Pure, SameOperandsAndResultType]> {
+def MT_ScaleOp : MT_Op<"scale", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Multiplies a tensor by a constant factor.";
   let description = [{
     `y = factor * x`. mt-pipeline takes the mean of the microbatches'
-    losses with it; upstream `arith.mulf` would need a splat constant tensor
-    and a tensor-level lowering the runtime does not have.
+    losses with it, and Granite's multipliers (of the embeddings, of each
+    sublayer's output, of the logits) are scales in the forward graph;
+    upstream `arith.mulf` would need a splat constant tensor and a
+    tensor-level lowering the runtime does not have.
 
     ```mlir
     %mean = mt.scale %sum {factor = 2.500000e-01 : f64} : tensor<f32>

@@ -817,6 +817,7 @@ void mlir::mt::registerShardingInterfaceExternalModels(
     SiluOp::attachInterface<ElementwiseModel<SiluOp>>(*ctx);
     SiluGradOp::attachInterface<ElementwiseModel<SiluGradOp>>(*ctx);
     MulOp::attachInterface<ElementwiseModel<MulOp>>(*ctx);
+    ScaleOp::attachInterface<ElementwiseModel<ScaleOp>>(*ctx);
     RMSNormOp::attachInterface<RowNormModel<RMSNormOp>>(*ctx);
     RopeOp::attachInterface<RopeModel<RopeOp>>(*ctx);
     RepeatKVOp::attachInterface<RepeatKVModel<RepeatKVOp>>(*ctx);

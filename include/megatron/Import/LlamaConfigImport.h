@@ -33,8 +33,8 @@ struct Llama3RopeScaling {
 
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
-  /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe, olmoe or
-  /// olmo2.
+  /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe, olmoe,
+  /// olmo2 or granite.
   std::string modelType;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
@@ -58,6 +58,13 @@ struct LlamaConfig {
   /// embedding: Qwen3's over each head (weights [head_dim]), OLMoE's over
   /// the whole projection (weights [heads * head_dim]).
   enum class QKNorm { None, PerHead, Projection } qkNorm = QKNorm::None;
+  /// Granite's multipliers (GraniteConfig): of the embeddings, of each
+  /// sublayer's output before its residual add, and the logits' divisor;
+  /// and the attention's scale in place of 1/sqrt(head_dim) (unset: that).
+  double embeddingMultiplier = 1.0;
+  double residualMultiplier = 1.0;
+  double logitsScaling = 1.0;
+  std::optional<double> attentionScale;
   /// OLMo2's norm placement: no norm before a sublayer; its output is
   /// normalized before the residual add (post_attention_layernorm,
   /// post_feedforward_layernorm). Otherwise Llama's pre-norm
