@@ -92,6 +92,9 @@ TINY_QWEN2_MOE = dict(TINY_LLAMA, model_type="qwen2_moe", num_experts=3,
                       shared_expert_intermediate_size=4)
 # OLMo2's norms after the sublayers and over the whole projections.
 TINY_OLMO2 = dict(TINY_LLAMA, model_type="olmo2", pad_token_id=None)
+# SmolLM3: a layer without the rotary embedding (NoPE).
+TINY_SMOLLM3 = dict(TINY_LLAMA, model_type="smollm3", pad_token_id=None,
+                    num_hidden_layers=2, no_rope_layers=[1, 0])
 # Granite's multipliers: scales of the embeddings, sublayers and logits.
 TINY_GRANITE = dict(TINY_LLAMA, model_type="granite", embedding_multiplier=12.0,
                     residual_multiplier=0.22, attention_multiplier=0.125,
@@ -307,6 +310,8 @@ def hf_configs():
     write(name, "tiny-qwen2-moe.json",
           json.dumps(TINY_QWEN2_MOE, indent=2) + "\n")
     write(name, "tiny-olmo2.json", json.dumps(TINY_OLMO2, indent=2) + "\n")
+    write(name, "tiny-smollm3.json",
+          json.dumps(TINY_SMOLLM3, indent=2) + "\n")
     write(name, "tiny-granite.json",
           json.dumps(TINY_GRANITE, indent=2) + "\n")
 

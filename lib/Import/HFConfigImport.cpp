@@ -73,7 +73,7 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
            << "config has no 'model_type' (\"gpt2\", "
               "\"llama\", \"mistral\", \"mixtral\", "
               "\"qwen2\", \"qwen3\", \"qwen3_moe\", \"qwen2_moe\", "
-              "\"olmoe\", \"olmo2\" or \"granite\"), "
+              "\"olmoe\", \"olmo2\", \"granite\" or \"smollm3\"), "
               "and "
               "its keys are not GPT-2's (hidden_size, not "
               "n_embd)";
@@ -82,7 +82,7 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
                           "family (\"llama\", \"mistral\", \"mixtral\", "
                           "\"qwen2\", \"qwen3\", \"qwen3_moe\", "
                           "\"qwen2_moe\", \"olmoe\", \"olmo2\", "
-                          "\"granite\")")) ||
+                          "\"granite\", \"smollm3\")")) ||
       failed(reader.oneOf("activation_function",
                           {"gelu_new", "gelu_pytorch_tanh"},
                           "only GPT-2's tanh GELU (\"gelu_new\" or "
@@ -324,7 +324,7 @@ void mlir::mt::registerHFConfigImportTranslation() {
       "import-hf-config",
       "Import a Hugging Face config.json (GPT-2, the LLaMA family: Llama, "
       "Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Qwen2-MoE, OLMoE, OLMo2, "
-      "Granite) "
+      "Granite, SmolLM3) "
       "as an mt forward graph",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {

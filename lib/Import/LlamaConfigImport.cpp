@@ -28,7 +28,8 @@ bool mlir::mt::isLlamaFamily(StringRef modelType) {
          modelType == "mixtral" || modelType == "qwen2" ||
          modelType == "qwen3" || modelType == "qwen3_moe" ||
          modelType == "qwen2_moe" || modelType == "olmoe" ||
-         modelType == "olmo2" || modelType == "granite";
+         modelType == "olmo2" || modelType == "granite" ||
+         modelType == "smollm3";
 }
 
 /// The most experts a mixture may have: four times the 256 of the largest
@@ -145,6 +146,40 @@ static LogicalResult parseNamedExperts(ConfigReader &reader,
   return success();
 }
 
+/// SmolLM3's NoPE layers: no_rope_layers states per layer whether it
+/// applies the rotary embedding (1) or not (0), at least one entry a layer;
+/// without it, every no_rope_layer_interval-th layer has none
+/// (SmolLM3Config's rule).
+static LogicalResult parseRopeLayers(ConfigReader &reader,
+                                     LlamaConfig &config) {
+  FailureOr<int64_t> interval =
+      reader.optionalPositiveInt("no_rope_layer_interval", 4);
+  if (failed(interval))
+    return failure();
+  std::vector<bool> rope;
+  for (int64_t layer = 0; layer < config.numLayers; ++layer)
+    rope.push_back((layer + 1) % *interval != 0);
+  if (const llvm::json::Value *given = reader.json().get("no_rope_layers");
+      given && !given->getAsNull()) {
+    const llvm::json::Array *list = given->getAsArray();
+    if (!list || int64_t(list->size()) < config.numLayers)
+      return reader.error("no_rope_layers")
+             << "must be a list of at least num_hidden_layers ("
+             << config.numLayers << ") entries, 1 or 0";
+    for (int64_t layer = 0; layer < config.numLayers; ++layer) {
+      std::optional<int64_t> entry = (*list)[size_t(layer)].getAsInteger();
+      if (!entry || (*entry != 0 && *entry != 1))
+        return reader.error("no_rope_layers")
+               << "holds " << llvm::formatv("{0}", (*list)[size_t(layer)]).str()
+               << " at layer " << layer
+               << "; each entry is 1 (rotary embedding) or 0 (none)";
+      rope[size_t(layer)] = *entry == 1;
+    }
+  }
+  config.ropeLayers = std::move(rope);
+  return success();
+}
+
 FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                                                   Location loc) {
   FailureOr<llvm::json::Value> parsed = parseConfigJson(json, loc);
@@ -160,7 +195,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   if (!isLlamaFamily(config.modelType))
     return reader.error("model_type")
            << "is not a LLaMA-family model (llama, mistral, mixtral, qwen2, "
-              "qwen3, qwen3_moe, qwen2_moe, olmoe, olmo2, granite)";
+              "qwen3, qwen3_moe, qwen2_moe, olmoe, olmo2, granite, smollm3)";
   if (failed(reader.oneOf("hidden_act", {"silu"},
                           "only SwiGLU MLPs (\"silu\") are supported")))
     return failure();
@@ -183,6 +218,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   bool olmoe = config.modelType == "olmoe";
   bool olmo2 = config.modelType == "olmo2";
   bool granite = config.modelType == "granite";
+  bool smollm3 = config.modelType == "smollm3";
+  // Each family's default rotary base (SmolLM3Config's default_theta 2e6).
+  double defaultTheta = mixtral ? 1e6 : smollm3 ? 2e6 : 10000.0;
   bool attentionBias = false, qwen2MoeQkvBias = true;
   double attentionDropout = 0.0, partialRotary = 1.0;
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
@@ -197,11 +235,11 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
               reader.positiveNumber("rms_norm_eps",
                                     mixtral || olmoe || olmo2 ? 1e-5 : 1e-6)) ||
       !assign(config.ropeTheta,
-              reader.positiveNumber("rope_theta", mixtral ? 1e6 : 10000.0)) ||
+              reader.positiveNumber("rope_theta", defaultTheta)) ||
       !assign(config.initializerRange,
               reader.positiveNumber("initializer_range", 0.02)) ||
       !assign(config.tieWordEmbeddings,
-              reader.boolean("tie_word_embeddings", false)) ||
+              reader.boolean("tie_word_embeddings", smollm3)) ||
       !assign(attentionDropout, reader.probability("attention_dropout", 0.0)) ||
       !assign(partialRotary,
               reader.positiveNumber("partial_rotary_factor", 1.0)))
@@ -228,18 +266,18 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                                          llama || olmoe || olmo2 || granite ||
                                                  explicitNull
                                              ? config.numHeads
-                                         : qwen3Moe       ? 4
-                                         : qwen2Moe       ? 16
-                                         : qwen2 || qwen3 ? 32
-                                                          : 8)))
+                                         : qwen3Moe || smollm3 ? 4
+                                         : qwen2Moe            ? 16
+                                         : qwen2 || qwen3      ? 32
+                                                               : 8)))
     return failure();
   // attention_bias and mlp_bias are Llama's (Qwen3 reads attention_bias
   // too): Hugging Face's Mistral and Qwen2 modules hard-code their biases
   // and never read them.
-  if ((llama || qwen3 || olmoe || olmo2 || granite) &&
+  if ((llama || qwen3 || olmoe || olmo2 || granite || smollm3) &&
       !assign(attentionBias, reader.boolean("attention_bias", false)))
     return failure();
-  if ((llama || granite) &&
+  if ((llama || granite || smollm3) &&
       !assign(config.mlpBias, reader.boolean("mlp_bias", false)))
     return failure();
   // Granite's multipliers (GraniteConfig's defaults 1; its attention
@@ -255,6 +293,19 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
         !assign(attentionMultiplier,
                 reader.positiveNumber("attention_multiplier", 1.0)))
       return failure();
+    // The graph multiplies by them (and by 1 / logits_scaling) in float32:
+    // each, and its reciprocal, must be a float far from 0 and infinity.
+    for (auto [key, value] :
+         {std::pair<StringRef, double>{"embedding_multiplier",
+                                       config.embeddingMultiplier},
+          {"residual_multiplier", config.residualMultiplier},
+          {"logits_scaling", config.logitsScaling},
+          {"attention_multiplier", attentionMultiplier}})
+      if (value < 1e-30 || value > 1e30)
+        return reader.error(key)
+               << "is " << shown(value)
+               << "; Granite's multipliers must lie in [1e-30, 1e30] (float32 "
+                  "factors, and so must their reciprocals)";
     config.attentionScale = attentionMultiplier;
   }
   // Qwen2-MoE's q, k and v biases (Qwen2MoeConfig's qkv_bias, true unless
@@ -326,13 +377,13 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // (OLMoE's, OLMo2's and Granite's attention read a sliding_window their
   // configs never set.)
   bool sliding = config.modelType != "llama" && !olmoe && !olmo2 && !granite;
-  if ((qwenWindows || qwen3Moe || qwen2Moe) &&
+  if ((qwenWindows || qwen3Moe || qwen2Moe || smollm3) &&
       !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
   // Qwen3-MoE's attention reads sliding_window apart from the layer types
   // Qwen2 and Qwen3 window by, and Qwen2-MoE windows every other layer
   // below max_window_layers; neither is built.
-  if ((qwen3Moe || qwen2Moe) && sliding)
+  if ((qwen3Moe || qwen2Moe || smollm3) && sliding)
     return reader.error("use_sliding_window")
            << "is true; only false (no window) is supported for "
            << config.modelType;
@@ -366,6 +417,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     }
   }
 
+  if (smollm3 && failed(parseRopeLayers(reader, config)))
+    return failure();
   if (mixtral && failed(parseExperts(reader, config)))
     return failure();
   if ((qwen3Moe || qwen2Moe || olmoe) &&
@@ -386,8 +439,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       return reader.error(scalingKey)
              << "and rope_theta or rope_scaling both state the rotary "
                 "embedding: keep one";
-    if (!assign(config.ropeTheta, reader.nested(*scalingFields, scalingKey)
-                                      .positiveNumber("rope_theta", 10000.0)))
+    if (!assign(config.ropeTheta,
+                reader.nested(*scalingFields, scalingKey)
+                    .positiveNumber("rope_theta", defaultTheta)))
       return failure();
   } else if (const llvm::json::Value *scaling = object->get("rope_scaling");
              scaling && !scaling->getAsNull()) {
@@ -601,6 +655,10 @@ private:
   }
 
   Value rope(Value x) {
+    // SmolLM3's NoPE layers leave the queries and keys as they are.
+    if (!config.ropeLayers.empty() && currentLayer >= 0 &&
+        !config.ropeLayers[size_t(currentLayer)])
+      return x;
     FloatAttr factor, low, high;
     IntegerAttr original;
     if (config.ropeScaling) {

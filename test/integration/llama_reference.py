@@ -89,7 +89,10 @@ rms_norm_eps 1e-5, pad_token_id 1). Granite (modeling_granite.py) is Llama with
 multipliers: the embeddings times embedding_multiplier, each sublayer's output
 times residual_multiplier before its residual add, the attention scores
 times attention_multiplier (not 1/sqrt(head_dim)), the logits divided by
-logits_scaling (all 1 by default).
+logits_scaling (all 1 by default). SmolLM3 (modeling_smollm3.py) is Llama
+whose layers with no_rope_layers[l] == 0 (every no_rope_layer_interval-th, 4,
+by default) apply no rotary embedding (defaults: 4 key/value heads,
+rope_theta 2e6, a tied head, pad_token_id 128004).
 """
 
 import json
@@ -107,7 +110,8 @@ from safetensors_io import write_safetensors  # noqa: E402
 
 torch.set_default_dtype(torch.float32)
 
-MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe", "olmo2", "granite")
+MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe", "olmo2", "granite",
+               "smollm3")
 
 
 def fail(message):
@@ -134,13 +138,24 @@ def load_config(path):
     # OLMo2 normalizes each sublayer's output instead of its input.
     c["post_norms"] = kind == "olmo2"
     granite = kind == "granite"
+    layers = c["num_hidden_layers"]
+    if kind == "smollm3":
+        if c.get("use_sliding_window", False):
+            fail("use_sliding_window must be false for smollm3")
+        c.setdefault("num_key_value_heads", 4)
+        c.setdefault("rope_theta", 2e6)
+        c.setdefault("tie_word_embeddings", True)
+        c.setdefault("pad_token_id", 128004)
+        interval = c.get("no_rope_layer_interval", 4)
+        if c.get("no_rope_layers") is None:
+            c["no_rope_layers"] = [int((l + 1) % interval != 0) for l in range(layers)]
+    c["rope_layers"] = [bool(c["no_rope_layers"][l]) if kind == "smollm3" else True for l in range(layers)]
     for key in ("embedding_multiplier", "residual_multiplier", "logits_scaling"):
         c[key] = c.get(key, 1.0) if granite else 1.0
     c["attention_scale"] = c.get("attention_multiplier", 1.0) if granite else None
     if kind == "olmo2":
         c.setdefault("rms_norm_eps", 1e-5)
         c.setdefault("pad_token_id", 1)
-    layers = c["num_hidden_layers"]
     # Each layer's MLP: "moe" (with the checkpoint's names) or "dense".
     c["sparse"] = [mixtral] * layers
     c["expert_names"] = ("block_sparse_moe.", "w1", "w3", "w2")
@@ -208,8 +223,9 @@ def load_config(path):
     c["qkv_bias"] = (kind == "qwen2" or (kind == "qwen2_moe" and c.get("qkv_bias", True))
                      or (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2") and c.get("attention_bias", False)))
     c["qkv_bias"] = c["qkv_bias"] or (granite and c.get("attention_bias", False))
-    c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite") and c.get("attention_bias", False)
-    c["mlp_bias"] = kind in ("llama", "granite") and c.get("mlp_bias", False)
+    c["qkv_bias"] = c["qkv_bias"] or (kind == "smollm3" and c.get("attention_bias", False))
+    c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite", "smollm3") and c.get("attention_bias", False)
+    c["mlp_bias"] = kind in ("llama", "granite", "smollm3") and c.get("mlp_bias", False)
     if kind == "mistral":
         c["windows"] = [c.get("sliding_window", 4096)] * layers
     elif mixtral:
@@ -414,8 +430,9 @@ def forward(params, ids, labels, c):
             k = rms_norm(k, params[p + "self_attn.k_norm.weight"], eps)
         q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = linear(y, p + "self_attn.v_proj").view(b, s, kv, hd).transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        if c["rope_layers"][l]:  # SmolLM3's NoPE layers have none
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
         k, v = repeat_kv(k, h // kv), repeat_kv(v, h // kv)
         if c["attention_scale"] is None:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(hd)

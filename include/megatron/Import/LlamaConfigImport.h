@@ -34,7 +34,7 @@ struct Llama3RopeScaling {
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
   /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe, olmoe,
-  /// olmo2 or granite.
+  /// olmo2, granite or smollm3.
   std::string modelType;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
@@ -65,6 +65,9 @@ struct LlamaConfig {
   double residualMultiplier = 1.0;
   double logitsScaling = 1.0;
   std::optional<double> attentionScale;
+  /// Which layers apply the rotary embedding (SmolLM3's no_rope_layers; the
+  /// others attend without positions, "NoPE"). Empty: every layer.
+  std::vector<bool> ropeLayers;
   /// OLMo2's norm placement: no norm before a sublayer; its output is
   /// normalized before the residual add (post_attention_layernorm,
   /// post_feedforward_layernorm). Otherwise Llama's pre-norm
