@@ -220,11 +220,13 @@ def load_config(path):
     c.setdefault("tie_word_embeddings", False)
     c.setdefault("initializer_range", 0.02)
     c.setdefault("pad_token_id", None)
-    c["qkv_bias"] = (kind == "qwen2" or (kind == "qwen2_moe" and c.get("qkv_bias", True))
-                     or (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2") and c.get("attention_bias", False)))
-    c["qkv_bias"] = c["qkv_bias"] or (granite and c.get("attention_bias", False))
-    c["qkv_bias"] = c["qkv_bias"] or (kind == "smollm3" and c.get("attention_bias", False))
-    c["o_bias"] = kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite", "smollm3") and c.get("attention_bias", False)
+    # Llama's attention_bias (the families that read it) puts a bias on q, k,
+    # v and o; Qwen2 always has q, k and v biases, Qwen2-MoE unless
+    # qkv_bias is false; Mistral and Mixtral have none.
+    attention_bias = (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite", "smollm3")
+                      and c.get("attention_bias", False))
+    c["qkv_bias"] = kind == "qwen2" or (kind == "qwen2_moe" and c.get("qkv_bias", True)) or attention_bias
+    c["o_bias"] = attention_bias
     c["mlp_bias"] = kind in ("llama", "granite", "smollm3") and c.get("mlp_bias", False)
     if kind == "mistral":
         c["windows"] = [c.get("sliding_window", 4096)] * layers
