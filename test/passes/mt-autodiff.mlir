@@ -581,6 +581,36 @@ func.func @negative_per_position_losses(%x: tensor<2x4x16xf32> {mt.input = "toke
 
 // -----
 
+// A shared expert's sigmoid gate (Qwen2-MoE) differentiates into one
+// mt.sigmoid_gate_grad giving both the rows' and the gate's gradients; a
+// constant scale (Granite's multipliers) into the same scale of dY.
+
+// CHECK-LABEL: func.func @sigmoid_gate_and_scale
+// CHECK:         %[[X:.+]] = mt.embedding
+// CHECK-NEXT:    %[[S:.+]] = mt.scale %[[X]] {factor = 1.200000e+01 : f64}
+// CHECK-NEXT:    %[[G:.+]] = mt.matmul %[[S]], %{{.+}} : (tensor<2x4x16xf32>, tensor<16x1xf32>) -> tensor<2x4x1xf32>
+// CHECK-NEXT:    %[[Y:.+]] = mt.sigmoid_gate %[[S]], %[[G]] : tensor<2x4x16xf32>, tensor<2x4x1xf32>
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DX:.+]], %[[DG:.+]] = mt.sigmoid_gate_grad %[[DY]], %[[S]], %[[G]] {mt.phase = "backward"} : tensor<2x4x16xf32>, tensor<2x4x1xf32>
+// CHECK-NEXT:    %[[DN:.+]] = mt.matmul %[[DG]], %{{.+}} transpose_b {mt.phase = "backward"}
+// CHECK-NEXT:    %[[DS:.+]] = mt.add %[[DX]], %[[DN]] {mt.phase = "backward"} : tensor<2x4x16xf32>
+// CHECK:         mt.matmul %{{.+}}, %{{.+}} transpose_a {mt.phase = "backward"} : (tensor<8x16xf32>, tensor<8x1xf32>) -> tensor<16x1xf32>
+// CHECK-NEXT:    %[[DE:.+]] = mt.scale %[[DS]] {factor = 1.200000e+01 : f64, mt.phase = "backward"} : tensor<2x4x16xf32>
+// CHECK-NEXT:    mt.embedding_grad %[[DE]],
+func.func @sigmoid_gate_and_scale(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                                  %labels: tensor<2x4xi32> {mt.input = "labels"},
+                                  %wte: tensor<32x16xf32> {mt.param = "wte.weight"},
+                                  %gate: tensor<16x1xf32> {mt.param = "gate.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  %s = mt.scale %x {factor = 12.0 : f64} : tensor<2x4x16xf32>
+  %g = mt.matmul %s, %gate : (tensor<2x4x16xf32>, tensor<16x1xf32>) -> tensor<2x4x1xf32>
+  %y = mt.sigmoid_gate %s, %g : tensor<2x4x16xf32>, tensor<2x4x1xf32>
+  %loss = mt.cross_entropy %y, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // A mixture of experts: the routing (top_k_gating's experts, moe_route's
 // positions and offsets) is integer and gets no gradient; the gate
 // weights' gradient is a moe_weights_grad of the combine, and reaches the
