@@ -71,18 +71,12 @@ FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
       (object->get("hidden_size") || object->get("num_hidden_layers")))
     return emitError(loc)
            << "config has no 'model_type' (\"gpt2\", "
-              "\"llama\", \"mistral\", \"mixtral\", "
-              "\"qwen2\", \"qwen3\", \"qwen3_moe\", \"qwen2_moe\", "
-              "\"olmoe\", \"olmo2\", \"granite\" or \"smollm3\"), "
-              "and "
-              "its keys are not GPT-2's (hidden_size, not "
-              "n_embd)";
-  if (failed(reader.oneOf("model_type", {"gpt2"},
-                          "supported are GPT-2 (\"gpt2\") and the LLaMA "
-                          "family (\"llama\", \"mistral\", \"mixtral\", "
-                          "\"qwen2\", \"qwen3\", \"qwen3_moe\", "
-                          "\"qwen2_moe\", \"olmoe\", \"olmo2\", "
-                          "\"granite\", \"smollm3\")")) ||
+           << llamaFamilyList(/*quoted=*/true, " or ")
+           << "), and its keys are not GPT-2's (hidden_size, not n_embd)";
+  std::string supported = "supported are GPT-2 (\"gpt2\") and the LLaMA "
+                          "family (" +
+                          llamaFamilyList(/*quoted=*/true, ", ") + ")";
+  if (failed(reader.oneOf("model_type", {"gpt2"}, supported)) ||
       failed(reader.oneOf("activation_function",
                           {"gelu_new", "gelu_pytorch_tanh"},
                           "only GPT-2's tanh GELU (\"gelu_new\" or "

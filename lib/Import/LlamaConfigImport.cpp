@@ -23,13 +23,23 @@ static std::string shown(double value) {
   return text;
 }
 
+/// The model types this importer reads, in the order errors list them.
+static constexpr llvm::StringLiteral kModelTypes[] = {
+    "llama",     "mistral", "mixtral", "qwen2",   "qwen3",  "qwen3_moe",
+    "qwen2_moe", "olmoe",   "olmo2",   "granite", "smollm3"};
+
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
-  return modelType == "llama" || modelType == "mistral" ||
-         modelType == "mixtral" || modelType == "qwen2" ||
-         modelType == "qwen3" || modelType == "qwen3_moe" ||
-         modelType == "qwen2_moe" || modelType == "olmoe" ||
-         modelType == "olmo2" || modelType == "granite" ||
-         modelType == "smollm3";
+  return llvm::is_contained(kModelTypes, modelType);
+}
+
+std::string mlir::mt::llamaFamilyList(bool quoted, StringRef lastSeparator) {
+  std::string list;
+  for (auto [index, type] : llvm::enumerate(kModelTypes)) {
+    if (index > 0)
+      list += index + 1 == std::size(kModelTypes) ? lastSeparator.str() : ", ";
+    list += quoted ? "\"" + type.str() + "\"" : type.str();
+  }
+  return list;
 }
 
 /// The most experts a mixture may have: four times the 256 of the largest
@@ -194,8 +204,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     config.modelType = type->str();
   if (!isLlamaFamily(config.modelType))
     return reader.error("model_type")
-           << "is not a LLaMA-family model (llama, mistral, mixtral, qwen2, "
-              "qwen3, qwen3_moe, qwen2_moe, olmoe, olmo2, granite, smollm3)";
+           << "is not a LLaMA-family model ("
+           << llamaFamilyList(/*quoted=*/false, ", ") << ")";
   if (failed(reader.oneOf("hidden_act", {"silu"},
                           "only SwiGLU MLPs (\"silu\") are supported")))
     return failure();

@@ -117,6 +117,10 @@ struct LlamaConfig {
 /// Whether `modelType` names a LLaMA-family config this importer reads.
 bool isLlamaFamily(llvm::StringRef modelType);
 
+/// Those model types as errors list them: `, `-separated (`lastSeparator`
+/// before the last), each in double quotes if `quoted`.
+std::string llamaFamilyList(bool quoted, llvm::StringRef lastSeparator);
+
 /// Parses and validates a LLaMA-family config. Errors are reported at the
 /// offending key and name it and its value.
 FailureOr<LlamaConfig> parseLlamaConfig(llvm::StringRef json, Location loc);
