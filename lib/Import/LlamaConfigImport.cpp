@@ -326,7 +326,10 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // refuses a hidden size that is not a multiple of the heads).
   // Qwen3Config's default head_dim is 128 whatever the hidden size.
   bool defaultHeadDim = config.modelType == "qwen3";
-  if (!object->get("head_dim") && !defaultHeadDim &&
+  // (An explicit null is no head_dim: the heads split hidden_size.)
+  const llvm::json::Value *headDimKey = object->get("head_dim");
+  bool headDimGiven = headDimKey && !headDimKey->getAsNull();
+  if (!headDimGiven && !defaultHeadDim &&
       config.hiddenSize % config.numHeads != 0)
     return reader.error("hidden_size")
            << "is " << config.hiddenSize
@@ -372,7 +375,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
            << "is " << config.numKeyValueHeads
            << ", not a divisor of num_attention_heads " << config.numHeads;
   if (config.headDim % 2 != 0) {
-    if (!object->get("head_dim"))
+    if (!headDimGiven)
       return reader.error("hidden_size")
              << "over num_attention_heads gives heads of " << config.headDim
              << ": rotary embedding needs an even head dimension";
