@@ -99,6 +99,10 @@ TINY_SMOLLM3 = dict(TINY_LLAMA, model_type="smollm3", pad_token_id=None,
 TINY_GRANITE = dict(TINY_LLAMA, model_type="granite", embedding_multiplier=12.0,
                     residual_multiplier=0.22, attention_multiplier=0.125,
                     logits_scaling=16.0)
+# Gemma: zero-centered norms (scale 1 + w), GeGLU, embeddings times sqrt(h).
+TINY_GEMMA = dict(TINY_LLAMA, model_type="gemma", hidden_act="gelu",
+                  hidden_activation="gelu_pytorch_tanh", head_dim=4,
+                  pad_token_id=None)
 
 
 def compiler_tools(bindir, missing):
@@ -156,6 +160,7 @@ def artifacts(bindir):
              ("qwen2-moe-1rank.mtx", TINY_QWEN2_MOE, 2, ""),
              ("olmo2-1rank.mtx", TINY_OLMO2, 1, ""),
              ("granite-1rank.mtx", TINY_GRANITE, 1, ""),
+             ("gemma-1rank-unfused.mtx", TINY_GEMMA, 1, "fuse=false"),
              # Accumulating weight-gradient GEMMs (a third input written
              # in place) and the bf16 kernels.
              ("gpt2-bf16-accumulate.mtx", TINY_GPT2, 2,
@@ -287,7 +292,8 @@ def compile_inputs(bindir):
             ("qwen2-moe", dict(TINY_QWEN2_MOE, num_key_value_heads=2),
              "qwen2-moe-tp2-lowered.mlir", "tp=2 sp=true"),
             ("olmo2", dict(TINY_OLMO2, num_hidden_layers=2),
-             "olmo2-pp2-lowered.mlir", "pp=2 microbatches=2")]:
+             "olmo2-pp2-lowered.mlir", "pp=2 microbatches=2"),
+            ("gemma", TINY_GEMMA, "gemma-lowered.mlir", "fuse=true")]:
         forward = forward_graph(translate, config, 2, 2)
         write(name, f"{model}-forward.mlir", forward)
         write(name, lowered, subprocess.run(
@@ -314,6 +320,7 @@ def hf_configs():
           json.dumps(TINY_SMOLLM3, indent=2) + "\n")
     write(name, "tiny-granite.json",
           json.dumps(TINY_GRANITE, indent=2) + "\n")
+    write(name, "tiny-gemma.json", json.dumps(TINY_GEMMA, indent=2) + "\n")
 
 
 def main():

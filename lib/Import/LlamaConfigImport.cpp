@@ -9,6 +9,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <cmath>
 #include <cstdio>
 
 using namespace mlir;
@@ -25,8 +26,8 @@ static std::string shown(double value) {
 
 /// The model types this importer reads, in the order errors list them.
 static constexpr llvm::StringLiteral kModelTypes[] = {
-    "llama",     "mistral", "mixtral", "qwen2",   "qwen3",  "qwen3_moe",
-    "qwen2_moe", "olmoe",   "olmo2",   "granite", "smollm3"};
+    "llama",     "mistral", "mixtral", "qwen2",   "qwen3",   "qwen3_moe",
+    "qwen2_moe", "olmoe",   "olmo2",   "granite", "smollm3", "gemma"};
 
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return llvm::is_contained(kModelTypes, modelType);
@@ -190,6 +191,33 @@ static LogicalResult parseRopeLayers(ConfigReader &reader,
   return success();
 }
 
+/// Gemma's MLP activation: GELU with the tanh approximation, which Gemma
+/// was trained with. Hugging Face's GemmaMLP first read hidden_activation
+/// (null: that approximation, whatever hidden_act says; the published
+/// configs state hidden_act "gelu" beside hidden_activation
+/// "gelu_pytorch_tanh"), later versions hidden_act (GemmaConfig's default
+/// "gelu_pytorch_tanh"). A hidden_activation, where given, decides; else
+/// hidden_act, whose "gelu" is read as the older GemmaMLP (and vLLM) read
+/// it, with a warning.
+static LogicalResult parseGemmaActivation(ConfigReader &reader,
+                                          LlamaConfig &config) {
+  config.gateActivation = LlamaConfig::GateActivation::GeluTanh;
+  const char *why = "Gemma's MLP is built with GELU's tanh approximation "
+                    "(\"gelu_pytorch_tanh\") only";
+  const llvm::json::Value *activation = reader.json().get("hidden_activation");
+  if (activation && !activation->getAsNull())
+    return reader.oneOf("hidden_activation", {"gelu_pytorch_tanh"}, why);
+  if (failed(reader.oneOf("hidden_act", {"gelu_pytorch_tanh", "gelu"}, why)))
+    return failure();
+  if (reader.json().getString("hidden_act") == StringRef("gelu"))
+    emitWarning(reader.keyLoc("hidden_act"))
+        << "config key 'hidden_act' is \"gelu\" and no hidden_activation is "
+           "given: building GELU's tanh approximation, Gemma's "
+           "(\"gelu_pytorch_tanh\"), as Hugging Face's GemmaMLP did for such "
+           "configs; transformers that read hidden_act compute the exact GELU";
+  return success();
+}
+
 FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                                                   Location loc) {
   FailureOr<llvm::json::Value> parsed = parseConfigJson(json, loc);
@@ -206,9 +234,15 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     return reader.error("model_type")
            << "is not a LLaMA-family model ("
            << llamaFamilyList(/*quoted=*/false, ", ") << ")";
-  if (failed(reader.oneOf("hidden_act", {"silu"},
-                          "only SwiGLU MLPs (\"silu\") are supported")))
+  bool gemma = config.modelType == "gemma";
+  if (gemma) {
+    if (failed(parseGemmaActivation(reader, config)))
+      return failure();
+  } else if (failed(
+                 reader.oneOf("hidden_act", {"silu"},
+                              "only SwiGLU MLPs (\"silu\") are supported"))) {
     return failure();
+  }
 
   auto assign = [](auto &field, auto result) {
     if (failed(result))
@@ -249,7 +283,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       !assign(config.initializerRange,
               reader.positiveNumber("initializer_range", 0.02)) ||
       !assign(config.tieWordEmbeddings,
-              reader.boolean("tie_word_embeddings", smollm3)) ||
+              reader.boolean("tie_word_embeddings", smollm3 || gemma)) ||
       !assign(attentionDropout, reader.probability("attention_dropout", 0.0)) ||
       !assign(partialRotary,
               reader.positiveNumber("partial_rotary_factor", 1.0)))
@@ -277,14 +311,14 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                                                  explicitNull
                                              ? config.numHeads
                                          : qwen3Moe || smollm3 ? 4
-                                         : qwen2Moe            ? 16
+                                         : qwen2Moe || gemma   ? 16
                                          : qwen2 || qwen3      ? 32
                                                                : 8)))
     return failure();
   // attention_bias and mlp_bias are Llama's (Qwen3 reads attention_bias
   // too): Hugging Face's Mistral and Qwen2 modules hard-code their biases
   // and never read them.
-  if ((llama || qwen3 || olmoe || olmo2 || granite || smollm3) &&
+  if ((llama || qwen3 || olmoe || olmo2 || granite || smollm3 || gemma) &&
       !assign(attentionBias, reader.boolean("attention_bias", false)))
     return failure();
   if ((llama || granite || smollm3) &&
@@ -324,8 +358,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     return failure();
   // Without head_dim, the heads split hidden_size evenly (LlamaConfig
   // refuses a hidden size that is not a multiple of the heads).
-  // Qwen3Config's default head_dim is 128 whatever the hidden size.
-  bool defaultHeadDim = config.modelType == "qwen3";
+  // Qwen3Config's default head_dim is 128 whatever the hidden size,
+  // GemmaConfig's 256.
+  bool defaultHeadDim = config.modelType == "qwen3" || gemma;
   // (An explicit null is no head_dim: the heads split hidden_size.)
   const llvm::json::Value *headDimKey = object->get("head_dim");
   bool headDimGiven = headDimKey && !headDimKey->getAsNull();
@@ -337,8 +372,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
            << " (and no head_dim is given)";
   if (!assign(config.headDim,
               reader.optionalPositiveInt(
-                  "head_dim",
-                  defaultHeadDim ? 128 : config.hiddenSize / config.numHeads)))
+                  "head_dim", defaultHeadDim
+                                  ? (gemma ? 256 : 128)
+                                  : config.hiddenSize / config.numHeads)))
     return failure();
   if (partialRotary != 1.0) {
     return reader.error("partial_rotary_factor")
@@ -353,6 +389,13 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                   : olmoe || olmo2 ? LlamaConfig::QKNorm::Projection
                                    : LlamaConfig::QKNorm::None;
   config.postNorms = olmo2;
+  // Gemma's norms scale by 1 + weight, and its embeddings are multiplied
+  // by sqrt(hidden_size) rounded to the activations' type (GemmaModel's
+  // normalizer, a float32 here).
+  config.zeroCenteredNorms = gemma;
+  if (gemma)
+    config.embeddingMultiplier =
+        double(float(std::sqrt(double(config.hiddenSize))));
   // OLMoE's q_norm has hidden_size weights: its heads must fill it.
   if (olmoe && config.numHeads * config.headDim != config.hiddenSize)
     return reader.error("head_dim")
@@ -388,8 +431,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // max_window_layers on (Hugging Face's default 28). A plain Llama has
   // none.
   // (OLMoE's, OLMo2's and Granite's attention read a sliding_window their
-  // configs never set.)
-  bool sliding = config.modelType != "llama" && !olmoe && !olmo2 && !granite;
+  // configs never set; Gemma's reads none.)
+  bool sliding =
+      config.modelType != "llama" && !olmoe && !olmo2 && !granite && !gemma;
   if ((qwenWindows || qwen3Moe || qwen2Moe || smollm3) &&
       !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
@@ -535,10 +579,14 @@ private:
     return {ParamInitializer::Kind::Normal, config.initializerRange};
   }
 
+  /// An RMSNorm weight: ones, or Gemma's zero-centered zeros (a scale of 1
+  /// either way).
   void declareNorm(const std::string &name, int64_t width = 0) {
     declare(name, {width ? width : config.hiddenSize},
             {ParallelRole::Kind::Replicated, -1, 1},
-            {ParamInitializer::Kind::Ones, 0});
+            {config.zeroCenteredNorms ? ParamInitializer::Kind::Zeros
+                                      : ParamInitializer::Kind::Ones,
+             0});
   }
 
   /// Whether `layer`'s MLP is a mixture of experts.
@@ -663,7 +711,9 @@ private:
   Value rmsNorm(Value x, const std::string &name) {
     return inLayer(RMSNormOp::create(
                        builder, loc, x.getType(), x, param(name),
-                       builder.getF64FloatAttr(config.rmsNormEpsilon)))
+                       builder.getF64FloatAttr(config.rmsNormEpsilon),
+                       config.zeroCenteredNorms ? builder.getUnitAttr()
+                                                : UnitAttr()))
         .getResult();
   }
 
@@ -744,15 +794,18 @@ private:
   }
 
   Value mlpBlock(Value n, const std::string &p) {
-    return swiGLU(n, p + "mlp.", config.intermediateSize);
+    return gatedMLP(n, p + "mlp.", config.intermediateSize);
   }
 
-  /// down(silu(gate(n)) * up(n)) with the projections `p`gate_proj,
-  /// `p`up_proj and `p`down_proj.
-  Value swiGLU(Value n, const std::string &p, int64_t intermediate) {
+  /// down(act(gate(n)) * up(n)) with the projections `p`gate_proj,
+  /// `p`up_proj and `p`down_proj: SwiGLU (act = SiLU), or Gemma's GeGLU
+  /// (GELU, tanh approximation).
+  Value gatedMLP(Value n, const std::string &p, int64_t intermediate) {
     Value gate = linear(n, p + "gate_proj", intermediate);
     Value up = linear(n, p + "up_proj", intermediate);
-    Value act = inLayer(SiluOp::create(builder, loc, gate)).getResult();
+    Value act = config.gateActivation == LlamaConfig::GateActivation::GeluTanh
+                    ? inLayer(GeluOp::create(builder, loc, gate)).getResult()
+                    : inLayer(SiluOp::create(builder, loc, gate)).getResult();
     Value gated = inLayer(MulOp::create(builder, loc, act, up)).getResult();
     return linear(gated, p + "down_proj", config.hiddenSize);
   }
@@ -818,7 +871,7 @@ private:
     if (!config.sharedExpertIntermediateSize)
       return routed;
     Value shared =
-        swiGLU(n, q + "shared_expert.", config.sharedExpertIntermediateSize);
+        gatedMLP(n, q + "shared_expert.", config.sharedExpertIntermediateSize);
     Value gateLogit = linear(n, q + "shared_expert_gate", 1);
     return add(routed,
                inLayer(SigmoidGateOp::create(builder, loc, shared, gateLogit))

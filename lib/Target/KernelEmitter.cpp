@@ -429,8 +429,12 @@ FailureOr<EmittedKernel> emitNormKernel(FusionOp fusion, Operation *norm,
   auto weight = cast<BlockArgument>(norm->getOperand(1));
   std::string normalized = layerNorm ? "((double)" + x + " - mean) * rstd"
                                      : "(double)" + x + " * rstd";
-  std::string value = normalized + " * (double)" +
-                      widen(elementType(weight), pointers[weight] + "[c]");
+  std::string scale =
+      "(double)" + widen(elementType(weight), pointers[weight] + "[c]");
+  // A zero-centered weight (Gemma's) scales by 1 + w.
+  if (!layerNorm && cast<RMSNormOp>(norm).getZeroCenteredWeight())
+    scale = "(1.0 + " + scale + ")";
+  std::string value = normalized + " * " + scale;
   if (layerNorm) {
     auto bias = cast<BlockArgument>(norm->getOperand(2));
     value += " + (double)" + widen(elementType(bias), pointers[bias] + "[c]");
@@ -491,6 +495,9 @@ FailureOr<EmittedKernel> emitNormGradKernel(FusionOp fusion, Operation *grad,
   };
   std::string xi = load(x, "mt_row + c"), dyi = load(dy, "mt_row + c"),
               wc = load(weight, "c");
+  // A zero-centered weight (Gemma's) scales by 1 + w.
+  if (!layerNorm && cast<RMSNormGradOp>(grad).getZeroCenteredWeight())
+    wc = "(1.0 + " + wc + ")";
   // The normalized input of column c.
   std::string xhat = layerNorm ? "(" + xi + " - mean) * rstd" : xi + " * rstd";
   std::string eps = llvm::formatv("{0:e17}", epsilon).str();

@@ -92,7 +92,15 @@ times attention_multiplier (not 1/sqrt(head_dim)), the logits divided by
 logits_scaling (all 1 by default). SmolLM3 (modeling_smollm3.py) is Llama
 whose layers with no_rope_layers[l] == 0 (every no_rope_layer_interval-th, 4,
 by default) apply no rotary embedding (defaults: 4 key/value heads,
-rope_theta 2e6, a tied head, pad_token_id 128004).
+rope_theta 2e6, a tied head, pad_token_id 128004). Gemma (modeling_gemma.py)
+is Llama with GemmaRMSNorm (x * rsqrt(mean(x^2) + eps) * (1 + weight), the
+weights initialized to 0), the embeddings times sqrt(hidden_size) as a
+float32 tensor (GemmaModel's normalizer), and a GeGLU MLP:
+down_proj(gelu_tanh(gate_proj(m)) * up_proj(m)) (defaults: 16 key/value heads,
+head_dim 256, a tied head, pad_token_id 0; the activation is
+hidden_activation, else hidden_act, either gelu_pytorch_tanh, or "gelu" for
+hidden_act without hidden_activation, which GemmaMLP read as the tanh
+approximation).
 """
 
 import json
@@ -111,7 +119,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 torch.set_default_dtype(torch.float32)
 
 MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe", "olmo2", "granite",
-               "smollm3")
+               "smollm3", "gemma")
 
 
 def fail(message):
@@ -127,8 +135,26 @@ def load_config(path):
     kind = c.get("model_type")
     if kind not in MODEL_TYPES:
         fail(f"model_type must be one of {', '.join(MODEL_TYPES)}, not {kind!r}")
-    if c.get("hidden_act", "silu") != "silu":
-        fail(f"hidden_act must be silu, not {c['hidden_act']!r}")
+    gemma = kind == "gemma"
+    if gemma:
+        activation = c.get("hidden_activation")
+        if activation is None:
+            activation = c.get("hidden_act", "gelu_pytorch_tanh")
+            if activation == "gelu":  # GemmaMLP without hidden_activation
+                activation = "gelu_pytorch_tanh"
+        if activation != "gelu_pytorch_tanh":
+            fail(f"gemma's activation must be gelu_pytorch_tanh, not {activation!r}")
+        c["mlp_act"] = "gelu_tanh"
+        c.setdefault("num_key_value_heads", 16)
+        c.setdefault("head_dim", 256)
+        c.setdefault("tie_word_embeddings", True)
+        c.setdefault("pad_token_id", 0)
+    else:
+        if c.get("hidden_act", "silu") != "silu":
+            fail(f"hidden_act must be silu, not {c['hidden_act']!r}")
+        c["mlp_act"] = "silu"
+    # GemmaRMSNorm scales by 1 + weight.
+    c["norm_offset"] = 1.0 if gemma else 0.0
     if c.get("attention_dropout", 0.0) != 0:
         fail("attention_dropout must be 0 (dropout masks cannot match)")
     mixtral = kind == "mixtral"
@@ -152,6 +178,8 @@ def load_config(path):
     c["rope_layers"] = [bool(c["no_rope_layers"][l]) if kind == "smollm3" else True for l in range(layers)]
     for key in ("embedding_multiplier", "residual_multiplier", "logits_scaling"):
         c[key] = c.get(key, 1.0) if granite else 1.0
+    if gemma:  # GemmaModel's normalizer, in the activations' dtype
+        c["embedding_multiplier"] = torch.tensor(c["hidden_size"] ** 0.5, dtype=torch.float32)
     c["attention_scale"] = c.get("attention_multiplier", 1.0) if granite else None
     if kind == "olmo2":
         c.setdefault("rms_norm_eps", 1e-5)
@@ -223,7 +251,7 @@ def load_config(path):
     # Llama's attention_bias (the families that read it) puts a bias on q, k,
     # v and o; Qwen2 always has q, k and v biases, Qwen2-MoE unless
     # qkv_bias is false; Mistral and Mixtral have none.
-    attention_bias = (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite", "smollm3")
+    attention_bias = (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite", "smollm3", "gemma")
                       and c.get("attention_bias", False))
     c["qkv_bias"] = kind == "qwen2" or (kind == "qwen2_moe" and c.get("qkv_bias", True)) or attention_bias
     c["o_bias"] = attention_bias
@@ -298,9 +326,12 @@ def parameter_shapes(c):
     return shapes
 
 
-def rms_norm(x, weight, eps):
-    # LlamaRMSNorm: in float32, x * rsqrt(mean(x^2) + eps), then weight * that.
+def rms_norm(x, weight, eps, offset=0.0):
+    # LlamaRMSNorm: in float32, x * rsqrt(mean(x^2) + eps), then weight * that;
+    # GemmaRMSNorm (offset 1): that times (1 + weight).
     variance = x.pow(2).mean(-1, keepdim=True)
+    if offset:
+        return (x * torch.rsqrt(variance + eps)) * (offset + weight)
     return weight * (x * torch.rsqrt(variance + eps))
 
 
@@ -393,7 +424,11 @@ def forward(params, ids, labels, c):
     b, s = ids.shape
     hd = c["head_dim"]
     h, kv = c["num_attention_heads"], c["num_key_value_heads"]
+
     eps = c["rms_norm_eps"]
+
+    def norm(x, weight, eps):  # LlamaRMSNorm, or GemmaRMSNorm
+        return rms_norm(x, weight, eps, c["norm_offset"])
 
     def linear(x, name):
         y = x @ params[name + ".weight"].t()
@@ -420,16 +455,16 @@ def forward(params, ids, labels, c):
     x = table[ids] * c["embedding_multiplier"]
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
-        y = x if c["post_norms"] else rms_norm(x, params[p + "input_layernorm.weight"], eps)
+        y = x if c["post_norms"] else norm(x, params[p + "input_layernorm.weight"], eps)
         q = linear(y, p + "self_attn.q_proj")
         k = linear(y, p + "self_attn.k_proj")
         if c["qk_norm"] == "projection":  # OlmoeAttention: over the projection
-            q = rms_norm(q, params[p + "self_attn.q_norm.weight"], eps)
-            k = rms_norm(k, params[p + "self_attn.k_norm.weight"], eps)
+            q = norm(q, params[p + "self_attn.q_norm.weight"], eps)
+            k = norm(k, params[p + "self_attn.k_norm.weight"], eps)
         q, k = q.view(b, s, h, hd), k.view(b, s, kv, hd)
         if c["qk_norm"] == "head":  # Qwen3Attention: q_norm, k_norm over head_dim
-            q = rms_norm(q, params[p + "self_attn.q_norm.weight"], eps)
-            k = rms_norm(k, params[p + "self_attn.k_norm.weight"], eps)
+            q = norm(q, params[p + "self_attn.q_norm.weight"], eps)
+            k = norm(k, params[p + "self_attn.k_norm.weight"], eps)
         q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = linear(y, p + "self_attn.v_proj").view(b, s, kv, hd).transpose(1, 2)
         if c["rope_layers"][l]:  # SmolLM3's NoPE layers have none
@@ -444,17 +479,19 @@ def forward(params, ids, labels, c):
         y = (probs @ v).transpose(1, 2).reshape(b, s, h * hd)
         y = linear(y, p + "self_attn.o_proj")
         if c["post_norms"]:  # Olmo2DecoderLayer
-            y = rms_norm(y, params[p + "post_attention_layernorm.weight"], eps)
+            y = norm(y, params[p + "post_attention_layernorm.weight"], eps)
         x = x + y * c["residual_multiplier"]
-        y = x if c["post_norms"] else rms_norm(x, params[p + "post_attention_layernorm.weight"], eps)
+        y = x if c["post_norms"] else norm(x, params[p + "post_attention_layernorm.weight"], eps)
         if c["sparse"][l]:
             y = sparse_moe(y, p + c["expert_names"][0], linear, c, router_logits)
         else:
-            y = linear(F.silu(linear(y, p + "mlp.gate_proj")) * linear(y, p + "mlp.up_proj"), p + "mlp.down_proj")
+            gate = linear(y, p + "mlp.gate_proj")
+            act = F.gelu(gate, approximate="tanh") if c["mlp_act"] == "gelu_tanh" else F.silu(gate)
+            y = linear(act * linear(y, p + "mlp.up_proj"), p + "mlp.down_proj")
         if c["post_norms"]:
-            y = rms_norm(y, params[p + "post_feedforward_layernorm.weight"], eps)
+            y = norm(y, params[p + "post_feedforward_layernorm.weight"], eps)
         x = x + y * c["residual_multiplier"]
-    x = rms_norm(x, params["model.norm.weight"], eps)
+    x = norm(x, params["model.norm.weight"], eps)
     head = params["model.embed_tokens.weight" if c["tie_word_embeddings"] else "lm_head.weight"]
     logits = (x @ head.t()) / c["logits_scaling"]
     loss = F.cross_entropy(logits.reshape(b * s, -1), labels.reshape(-1))
@@ -471,8 +508,8 @@ def initial_parameters(c, seed):
     for name, shape in parameter_shapes(c).items():
         if name.endswith(".bias"):
             t = torch.zeros(shape)
-        elif name.endswith("norm.weight"):
-            t = torch.ones(shape)
+        elif name.endswith("norm.weight"):  # GemmaRMSNorm's start at 0
+            t = torch.zeros(shape) if c["norm_offset"] else torch.ones(shape)
         else:
             t = torch.empty(shape).normal_(0.0, c["initializer_range"], generator=generator)
             if name == "model.embed_tokens.weight" and c["pad_token_id"] is not None:

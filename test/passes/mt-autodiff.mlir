@@ -611,6 +611,25 @@ func.func @sigmoid_gate_and_scale(%ids: tensor<2x4xi32> {mt.input = "tokens"},
 
 // -----
 
+// A zero-centered RMS norm (Gemma's scale 1 + w) differentiates into a
+// zero-centered mt.rms_norm_grad with its epsilon.
+
+// CHECK-LABEL: func.func @zero_centered_rms_norm
+// CHECK:         %[[N:.+]] = mt.rms_norm %[[X:.+]], %[[W:[^ ]+]] {epsilon = 1.000000e-05 : f64, zero_centered_weight}
+// CHECK:         %[[DY:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    mt.rms_norm_grad %[[DY]], %[[X]], %[[W]] {epsilon = 1.000000e-05 : f64, mt.phase = "backward", zero_centered_weight}
+func.func @zero_centered_rms_norm(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                                  %labels: tensor<2x4xi32> {mt.input = "labels"},
+                                  %wte: tensor<32x16xf32> {mt.param = "wte.weight"},
+                                  %w: tensor<16xf32> {mt.param = "norm.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  %n = mt.rms_norm %x, %w {epsilon = 1.0e-05 : f64, zero_centered_weight} : tensor<2x4x16xf32>, tensor<16xf32>
+  %loss = mt.cross_entropy %n, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // A mixture of experts: the routing (top_k_gating's experts, moe_route's
 // positions and offsets) is integer and gets no gradient; the gate
 // weights' gradient is a moe_weights_grad of the combine, and reaches the

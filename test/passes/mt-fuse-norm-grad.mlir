@@ -120,6 +120,28 @@ func.func @rms_norm_grad_bf16(%dy: tensor<2x3x8xbf16> {mt.input = "tokens"},
 
 // -----
 
+// A zero-centered weight (Gemma's): the input gradient's g reads the scale
+// 1 + w, in the row sums and per column; the weight's terms are unchanged.
+
+// CHECK-LABEL: func.func @zero_centered_rms_norm_grad
+// CHECK:         mt.rms_norm_grad {{.*}} {row_block = 16 : i64, zero_centered_weight}
+
+// LOWER-LABEL: mtrt.program @stage0
+// LOWER:         mtrt.generated_kernel @stage0_fused0 {{{.*}}source = "// stage0_fused0: a row fusion of mt.rms_norm_grad, 6 rows of 8
+// LOWER-SAME:      return mt_f64x<2>{{[{][{]}}mt_x * mt_x, (double)in0[mt_row + c] * (1.0 + (double)in2[c]) * mt_x}};
+// LOWER-SAME:      const double g = dy * (1.0 + (double)in2[c]);
+// LOWER-SAME:      MT_COLUMN_AT(mt_sum1, c) += dy * xhat;
+func.func @zero_centered_rms_norm_grad(%dy: tensor<2x3x8xf32> {mt.input = "tokens"},
+                                       %x: tensor<2x3x8xf32> {mt.param = "x"},
+                                       %w: tensor<8xf32> {mt.param = "w"})
+    -> (tensor<2x3x8xf32>, tensor<8xf32>) {
+  %dx, %dw = mt.rms_norm_grad %dy, %x, %w {epsilon = 1.0e-06 : f64, zero_centered_weight}
+      : tensor<2x3x8xf32>, tensor<8xf32>
+  return %dx, %dw : tensor<2x3x8xf32>, tensor<8xf32>
+}
+
+// -----
+
 // A bf16 layer norm's weight and bias gradients only widened to f32 (for
 // the fp32 master weights) stay the f32 sums of their partial sums: no
 // rounding to bf16 and back. widen-gradients=false narrows and widens.

@@ -78,3 +78,24 @@ func.func @norms_alone(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
   %y = mt.rms_norm %s, %w {mt.layer = 1 : i64} : tensor<2x4x8xf32>, tensor<8xf32>
   return %s, %y : tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }
+
+// -----
+
+// A zero-centered weight (Gemma's) scales the normalized row by 1 + w.
+
+// CHECK-LABEL: func.func @zero_centered_rms_norm
+// CHECK:         mt.fusion
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      mt.rms_norm {{.*}} {zero_centered_weight}
+// CHECK-NEXT:      mt.yield
+
+// LOWER-LABEL: mtrt.program @stage0
+// LOWER:         mtrt.generated_kernel @stage0_fused0 {{{.*}}source = "// stage0_fused0: a row fusion of mt.rms_norm, 8 rows of 8
+// LOWER-SAME:      out0[i] = (float)((double)a0 * rstd * (1.0 + (double)in1[c]));
+func.func @zero_centered_rms_norm(%x: tensor<2x4x8xf32> {mt.input = "tokens"},
+                                  %w: tensor<8xf32> {mt.param = "w"})
+    -> tensor<2x4x8xf32> {
+  %y = mt.rms_norm %x, %w {epsilon = 1.0e-06 : f64, zero_centered_weight}
+      : tensor<2x4x8xf32>, tensor<8xf32>
+  return %y : tensor<2x4x8xf32>
+}

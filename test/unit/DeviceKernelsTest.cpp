@@ -835,28 +835,45 @@ TEST(DeviceKernels, PointwiseAndLlamaOps) {
   cpu::siluGrad(a.data(), b.data(), expected.data(), n);
   check(gpu::Pointwise::SiluGrad);
 
-  // RMSNorm and its gradient.
+  // RMSNorm and its gradient, with a plain weight (offset 0) and a
+  // zero-centered one (offset 1: Gemma's scale 1 + w).
   const double eps = 1e-6;
   std::vector<float> w = randomFloats(gen, cols, 0.5, 1.5);
   std::vector<float> y(n), yGot(n), dX(n), dXGot(n), dW(cols), dWGot(cols);
   std::vector<double> stats(rows);
-  cpu::rmsNorm(a.data(), w.data(), y.data(), rows, cols, eps);
-  grid(rows, [&](int64_t r) {
-    gpu::rmsNormRow(r, a.data(), w.data(), yGot.data(), cols, eps);
-  });
-  EXPECT_EQ(yGot, y);
-  cpu::rmsNormGrad(b.data(), a.data(), w.data(), dX.data(), dW.data(), rows,
-                   cols, eps);
-  grid(rows, [&](int64_t r) {
-    gpu::rmsNormGradRow(r, b.data(), a.data(), w.data(), dXGot.data(),
-                        stats.data(), cols, eps);
-  });
-  grid(cols, [&](int64_t c) {
-    gpu::rmsNormGradColumn(c, b.data(), a.data(), stats.data(), dWGot.data(),
-                           rows, cols);
-  });
-  EXPECT_EQ(dXGot, dX);
-  EXPECT_EQ(dWGot, dW);
+  for (double offset : {0.0, 1.0}) {
+    SCOPED_TRACE("weight offset " + std::to_string(offset));
+    cpu::rmsNorm(a.data(), w.data(), y.data(), rows, cols, eps, offset);
+    grid(rows, [&](int64_t r) {
+      gpu::rmsNormRow(r, a.data(), w.data(), yGot.data(), cols, eps, offset);
+    });
+    EXPECT_EQ(yGot, y);
+    cpu::rmsNormGrad(b.data(), a.data(), w.data(), dX.data(), dW.data(), rows,
+                     cols, eps, offset);
+    grid(rows, [&](int64_t r) {
+      gpu::rmsNormGradRow(r, b.data(), a.data(), w.data(), dXGot.data(),
+                          stats.data(), cols, eps, offset);
+    });
+    grid(cols, [&](int64_t c) {
+      gpu::rmsNormGradColumn(c, b.data(), a.data(), stats.data(), dWGot.data(),
+                             rows, cols);
+    });
+    EXPECT_EQ(dXGot, dX);
+    EXPECT_EQ(dWGot, dW);
+  }
+  // The offset is the scale 1 + w: the plain norm of the weight 1 + w
+  // (rounded to float) agrees, and the weight's gradient does not change.
+  std::vector<float> onePlusW(cols), yPlain(n), dXPlain(n), dWPlain(cols);
+  for (int64_t c = 0; c < cols; ++c)
+    onePlusW[c] = 1.0f + w[c];
+  cpu::rmsNorm(a.data(), onePlusW.data(), yPlain.data(), rows, cols, eps, 0.0);
+  cpu::rmsNormGrad(b.data(), a.data(), onePlusW.data(), dXPlain.data(),
+                   dWPlain.data(), rows, cols, eps, 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(y[i], yPlain[i], 1e-6 * (1 + std::fabs(yPlain[i])));
+    EXPECT_NEAR(dX[i], dXPlain[i], 1e-6 * (1 + std::fabs(dXPlain[i])));
+  }
+  EXPECT_EQ(dW, dWPlain);
 
   // Rotary embedding, forward and inverse, with Llama 3.1 scaling.
   const int64_t batchHeads = 3, seq = 4, headDim = 8;

@@ -61,7 +61,8 @@ LogicalResult LayerNormOp::buildGradients(GradientEmitter &g) {
 LogicalResult RMSNormOp::buildGradients(GradientEmitter &g) {
   auto grad = g.create<RMSNormGradOp>(
       getInput().getType(), getWeight().getType(), g.resultGradient(0),
-      getInput(), getWeight(), getEpsilonAttr(), /*row_block=*/IntegerAttr());
+      getInput(), getWeight(), getEpsilonAttr(), /*row_block=*/IntegerAttr(),
+      getZeroCenteredWeightAttr());
   g.accumulate(getInput(), grad.getGradInput());
   g.accumulate(getWeight(), grad.getGradWeight());
   return success();

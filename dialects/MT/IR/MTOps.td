@@ -693,13 +693,21 @@ def MT_RMSNormOp : MT_Op<"rms_norm",
     dimension of `input` (Zhang and Sennrich 2019; Hugging Face's
     `LlamaRMSNorm`). `weight` has one element per entry of that dimension.
 
+    With `zero_centered_weight`, the scale is `1 + weight` (Gemma's
+    `GemmaRMSNorm`; Megatron-LM's `--apply-layernorm-1p`, Transformer
+    Engine's `zero_centered_gamma`): the weight starts at 0, and weight
+    decay pulls the scale towards 1 rather than 0.
+
     ```mlir
     %y = mt.rms_norm %x, %w {epsilon = 1.0e-05 : f64}
         : tensor<8x1024x4096xf32>, tensor<4096xf32>
+    %g = mt.rms_norm %x, %w {epsilon = 1.0e-06 : f64, zero_centered_weight}
+        : tensor<8x1024x3072xf32>, tensor<3072xf32>
     ```
   }];
   let arguments = (ins MT_FloatTensor:$input, MT_FloatTensor:$weight,
-                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon,
+                       UnitAttr:$zero_centered_weight);
   let results = (outs MT_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight attr-dict `:` type($input) `,` type($weight)
@@ -716,7 +724,9 @@ def MT_RMSNormGradOp : MT_Op<"rms_norm_grad",
     With `row_block` B (inside a row fusion, set by `mt-fuse`), the weight
     gradient is `[ceil(rows / B), normalized]` partial sums, one row per
     block of B rows, which `mt.bias_add_grad` then sums (see
-    `mt.layer_norm_grad`).
+    `mt.layer_norm_grad`). `zero_centered_weight` as the norm's: the input
+    gradient reads the scale `1 + weight`; the weight's gradient is the
+    scale's.
 
     ```mlir
     %dx, %dw = mt.rms_norm_grad %dy, %x, %w {epsilon = 1.0e-05 : f64}
@@ -726,7 +736,8 @@ def MT_RMSNormGradOp : MT_Op<"rms_norm_grad",
   let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input,
                        MT_FloatTensor:$weight,
                        DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon,
-                       OptionalAttr<I64Attr>:$row_block);
+                       OptionalAttr<I64Attr>:$row_block,
+                       UnitAttr:$zero_centered_weight);
   let results = (outs MT_FloatTensor:$grad_input, MT_FloatTensor:$grad_weight);
   // `-> type` after the weight's type only for partial sums (row_block).
   let assemblyFormat = [{

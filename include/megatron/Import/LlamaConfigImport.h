@@ -34,7 +34,7 @@ struct Llama3RopeScaling {
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
   /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe, olmoe,
-  /// olmo2, granite or smollm3.
+  /// olmo2, granite, smollm3 or gemma.
   std::string modelType;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
@@ -73,6 +73,15 @@ struct LlamaConfig {
   /// post_feedforward_layernorm). Otherwise Llama's pre-norm
   /// (input_layernorm, post_attention_layernorm before the MLP).
   bool postNorms = false;
+  /// Gemma's RMSNorms scale by 1 + weight (GemmaRMSNorm), their weights
+  /// initialized to 0.
+  bool zeroCenteredNorms = false;
+  /// The gated MLP's activation: SiLU (SwiGLU, Llama's) or GELU with the
+  /// tanh approximation (GeGLU, Gemma's gelu_pytorch_tanh).
+  enum class GateActivation {
+    SiLU,
+    GeluTanh
+  } gateActivation = GateActivation::SiLU;
   double initializerRange = 0.02;
   /// Mixtral's sparse MoE MLP: each token's MLP is the gate-weighted sum
   /// of `expertsPerToken` of `numExperts` SwiGLU experts (0: a dense MLP).

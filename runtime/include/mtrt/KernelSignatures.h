@@ -32,6 +32,13 @@ Status checkKernelSignature(const Command &command,
                             const std::vector<int64_t> &gridShape,
                             const std::vector<GeneratedKernel> &generated = {});
 
+/// The offset an rms_norm or rms_norm_grad command adds to its weight: 1
+/// with `zero_centered_weight` (Gemma's scale 1 + w), else 0. (The
+/// signature check refuses any value but 0 and 1.)
+inline double rmsNormWeightOffset(const Command &command) {
+  return command.get("zero_centered_weight", 0) != 0 ? 1.0 : 0.0;
+}
+
 /// Where a multi_adamw command's operands are. Inputs: `count` parameters,
 /// their gradients, first and second moments, the 7 scalars (step, lr,
 /// beta1, beta2, eps, weight decay, gradient scale), then the parameters'

@@ -198,6 +198,8 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
       s.same(s.in(i), "input " + std::to_string(i), row, "[last dimension]");
     s.same(s.out(0), "the output", x, "the input");
     s.positive("epsilon");
+    if (id == KernelId::rms_norm)
+      s.flag("zero_centered_weight");
     break;
   }
   case KernelId::layer_norm_grad:
@@ -213,6 +215,8 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     for (size_t i = 1; i < c.outs.size(); ++i)
       s.same(s.out(i), "output " + std::to_string(i), row, "[last dimension]");
     s.positive("epsilon");
+    if (id == KernelId::rms_norm_grad)
+      s.flag("zero_centered_weight");
     break;
   }
   case KernelId::add:

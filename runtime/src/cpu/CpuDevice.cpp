@@ -685,12 +685,12 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
   } else if (id == KernelId::rms_norm) {
     int64_t cols = lastDim(inDesc(0));
     cpu::rmsNorm(in(0), in(1), out(0), inDesc(0).numElements() / cols, cols,
-                 command.get("epsilon", 1e-6));
+                 command.get("epsilon", 1e-6), rmsNormWeightOffset(command));
   } else if (id == KernelId::rms_norm_grad) {
     int64_t cols = lastDim(inDesc(1));
-    cpu::rmsNormGrad(in(0), in(1), in(2), out(0), out(1),
-                     inDesc(1).numElements() / cols, cols,
-                     command.get("epsilon", 1e-6));
+    cpu::rmsNormGrad(
+        in(0), in(1), in(2), out(0), out(1), inDesc(1).numElements() / cols,
+        cols, command.get("epsilon", 1e-6), rmsNormWeightOffset(command));
   } else if (id == KernelId::silu) {
     cpu::silu(in(0), out(0), outDesc(0).numElements());
   } else if (id == KernelId::silu_grad) {

@@ -316,27 +316,28 @@ double rowInverseRms(const T *x, int64_t cols, double eps) {
 }
 } // namespace detail
 
-/// y = x / sqrt(mean(x^2) + eps) * weight over each row of `cols` elements,
-/// as Hugging Face's LlamaRMSNorm (in double here; the reference computes
-/// in float32).
+/// y = x / sqrt(mean(x^2) + eps) * (weightOffset + weight) over each row of
+/// `cols` elements, as Hugging Face's LlamaRMSNorm (offset 0) or
+/// GemmaRMSNorm (offset 1) (in double here; the reference computes in
+/// float32).
 template <typename T>
 void rmsNorm(const T *x, const T *weight, T *y, int64_t rows, int64_t cols,
-             double eps) {
+             double eps, double weightOffset) {
   for (int64_t r = 0; r < rows; ++r) {
     const T *xr = x + r * cols;
     T *yr = y + r * cols;
     double rstd = detail::rowInverseRms(xr, cols, eps);
     for (int64_t c = 0; c < cols; ++c)
-      yr[c] = T(double(xr[c]) * rstd * double(weight[c]));
+      yr[c] = T(double(xr[c]) * rstd * (weightOffset + double(weight[c])));
   }
 }
 
 /// The gradients of rmsNorm w.r.t. x and weight, given dY. With
-/// xhat = x * rstd and g = dY * weight:
+/// xhat = x * rstd and g = dY * (weightOffset + weight):
 ///   dX = rstd * (g - xhat * mean(g * xhat)),  dWeight = sum of dY * xhat.
 template <typename T>
 void rmsNormGrad(const T *dY, const T *x, const T *weight, T *dX, T *dWeight,
-                 int64_t rows, int64_t cols, double eps) {
+                 int64_t rows, int64_t cols, double eps, double weightOffset) {
   std::vector<double> accWeight(cols, 0.0);
   for (int64_t r = 0; r < rows; ++r) {
     const T *xr = x + r * cols;
@@ -347,13 +348,13 @@ void rmsNormGrad(const T *dY, const T *x, const T *weight, T *dX, T *dWeight,
     for (int64_t c = 0; c < cols; ++c) {
       double xhat = double(xr[c]) * rstd;
       double dy = double(dyr[c]);
-      sumGXhat += dy * double(weight[c]) * xhat;
+      sumGXhat += dy * (weightOffset + double(weight[c])) * xhat;
       accWeight[c] += dy * xhat;
     }
     double meanGXhat = sumGXhat / double(cols);
     for (int64_t c = 0; c < cols; ++c) {
       double xhat = double(xr[c]) * rstd;
-      double g = double(dyr[c]) * double(weight[c]);
+      double g = double(dyr[c]) * (weightOffset + double(weight[c]));
       dxr[c] = T(rstd * (g - xhat * meanGXhat));
     }
   }

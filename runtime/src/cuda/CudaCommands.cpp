@@ -436,16 +436,17 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   }
   case KernelId::rms_norm: {
     int64_t cols = lastDim(inDesc(0));
-    error = gpu::launchRmsNorm(stream, in(0), in(1), out(0),
-                               inDesc(0).numElements() / cols, cols,
-                               command.get("epsilon", 1e-6));
+    error = gpu::launchRmsNorm(
+        stream, in(0), in(1), out(0), inDesc(0).numElements() / cols, cols,
+        command.get("epsilon", 1e-6), rmsNormWeightOffset(command));
     break;
   }
   case KernelId::rms_norm_grad: {
     int64_t cols = lastDim(inDesc(1));
     error = gpu::launchRmsNormGrad(stream, in(0), in(1), in(2), out(0), out(1),
                                    stats, inDesc(1).numElements() / cols, cols,
-                                   command.get("epsilon", 1e-6));
+                                   command.get("epsilon", 1e-6),
+                                   rmsNormWeightOffset(command));
     break;
   }
   case KernelId::rope: {

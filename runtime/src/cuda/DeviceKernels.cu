@@ -457,18 +457,18 @@ cudaError_t launchPointwiseStored(cudaStream_t stream, Pointwise op,
 
 cudaError_t launchRmsNorm(cudaStream_t stream, const float *x,
                           const float *weight, float *y, int64_t rows,
-                          int64_t cols, double eps) {
+                          int64_t cols, double eps, double weightOffset) {
   return launch(stream, rows, [=] __device__(int64_t r) {
-    rmsNormRow(r, x, weight, y, cols, eps);
+    rmsNormRow(r, x, weight, y, cols, eps, weightOffset);
   });
 }
 
 cudaError_t launchRmsNormGrad(cudaStream_t stream, const float *dY,
                               const float *x, const float *weight, float *dX,
                               float *dWeight, double *stats, int64_t rows,
-                              int64_t cols, double eps) {
+                              int64_t cols, double eps, double weightOffset) {
   cudaError_t error = launch(stream, rows, [=] __device__(int64_t r) {
-    rmsNormGradRow(r, dY, x, weight, dX, stats, cols, eps);
+    rmsNormGradRow(r, dY, x, weight, dX, stats, cols, eps, weightOffset);
   });
   if (error != cudaSuccess)
     return error;

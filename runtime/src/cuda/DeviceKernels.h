@@ -380,28 +380,31 @@ MTK_HD double rowInverseRms(const float *x, int64_t cols, double eps) {
   return 1.0 / sqrt(sq / double(cols) + eps);
 }
 
+/// `weightOffset`: 0, or 1 for a zero-centered weight (the scale 1 + w).
 MTK_HD void rmsNormRow(int64_t r, const float *x, const float *weight, float *y,
-                       int64_t cols, double eps) {
+                       int64_t cols, double eps, double weightOffset) {
   const float *xr = x + r * cols;
   double rstd = rowInverseRms(xr, cols, eps);
   for (int64_t c = 0; c < cols; ++c)
-    y[r * cols + c] = float(double(xr[c]) * rstd * double(weight[c]));
+    y[r * cols + c] =
+        float(double(xr[c]) * rstd * (weightOffset + double(weight[c])));
 }
 
 /// dX of row r; its rstd goes to stats[r] for the column pass.
 MTK_HD void rmsNormGradRow(int64_t r, const float *dY, const float *x,
                            const float *weight, float *dX, double *stats,
-                           int64_t cols, double eps) {
+                           int64_t cols, double eps, double weightOffset) {
   const float *xr = x + r * cols, *dyr = dY + r * cols;
   double rstd = rowInverseRms(xr, cols, eps);
   stats[r] = rstd;
   double sumGXhat = 0;
   for (int64_t c = 0; c < cols; ++c)
-    sumGXhat += double(dyr[c]) * double(weight[c]) * (double(xr[c]) * rstd);
+    sumGXhat += double(dyr[c]) * (weightOffset + double(weight[c])) *
+                (double(xr[c]) * rstd);
   double meanGXhat = sumGXhat / double(cols);
   for (int64_t c = 0; c < cols; ++c) {
     double xhat = double(xr[c]) * rstd;
-    double g = double(dyr[c]) * double(weight[c]);
+    double g = double(dyr[c]) * (weightOffset + double(weight[c]));
     dX[r * cols + c] = float(rstd * (g - xhat * meanGXhat));
   }
 }

@@ -169,14 +169,15 @@ cudaError_t launchConvert(cudaStream_t stream, uint16_t *half, float *wide,
 /// y = op(a, b) over n elements (BiasAdd: b is a row of `cols`).
 cudaError_t launchPointwise(cudaStream_t stream, Pointwise op, const float *a,
                             const float *b, float *y, int64_t n, int64_t cols);
+/// `weightOffset`: 0, or 1 for a zero-centered weight (the scale 1 + w).
 cudaError_t launchRmsNorm(cudaStream_t stream, const float *x,
                           const float *weight, float *y, int64_t rows,
-                          int64_t cols, double eps);
+                          int64_t cols, double eps, double weightOffset);
 /// `stats`: `rows` doubles of scratch.
 cudaError_t launchRmsNormGrad(cudaStream_t stream, const float *dY,
                               const float *x, const float *weight, float *dX,
                               float *dWeight, double *stats, int64_t rows,
-                              int64_t cols, double eps);
+                              int64_t cols, double eps, double weightOffset);
 /// `invFreq`: headDim / 2 doubles in device memory.
 cudaError_t launchRope(cudaStream_t stream, const float *x, float *y,
                        const double *invFreq, int64_t rows, int64_t seq,

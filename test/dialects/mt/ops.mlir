@@ -619,6 +619,26 @@ func.func @sigmoid_gate(%x: tensor<2x4x8xf32>, %g: tensor<2x4x1xf32>,
 
 // -----
 
+// RMS norms, plain (Llama's) and zero-centered (Gemma's scale 1 + w), and
+// their gradients (the partial-sum form with row_block).
+
+// CHECK-LABEL: func.func @rms_norms
+// CHECK:         mt.rms_norm %{{.*}}, %{{.*}} {epsilon = 1.000000e-05 : f64} : tensor<2x4x8xf32>, tensor<8xf32>
+// CHECK:         mt.rms_norm %{{.*}}, %{{.*}} {zero_centered_weight} : tensor<2x4x8xf32>, tensor<8xf32>
+// CHECK:         mt.rms_norm_grad %{{.*}}, %{{.*}}, %{{.*}} {zero_centered_weight} : tensor<2x4x8xf32>, tensor<8xf32>
+// CHECK:         mt.rms_norm_grad %{{.*}}, %{{.*}}, %{{.*}} {row_block = 4 : i64, zero_centered_weight} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+func.func @rms_norms(%x: tensor<2x4x8xf32>, %w: tensor<8xf32>, %dy: tensor<2x4x8xf32>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<2x8xf32>) {
+  %y = mt.rms_norm %x, %w {epsilon = 1.0e-05 : f64} : tensor<2x4x8xf32>, tensor<8xf32>
+  %z = mt.rms_norm %x, %w {zero_centered_weight} : tensor<2x4x8xf32>, tensor<8xf32>
+  %dx, %dw = mt.rms_norm_grad %dy, %x, %w {zero_centered_weight} : tensor<2x4x8xf32>, tensor<8xf32>
+  %dx2, %dw2 = mt.rms_norm_grad %dy, %x, %w {row_block = 4 : i64, zero_centered_weight}
+      : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+  return %y, %z, %dw, %dw2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
 // Unnormalized weights (Hugging Face's norm_topk_prob = false): the gradient
 // reads the logits.
 
