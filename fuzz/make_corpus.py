@@ -103,6 +103,11 @@ TINY_GRANITE = dict(TINY_LLAMA, model_type="granite", embedding_multiplier=12.0,
 TINY_GEMMA = dict(TINY_LLAMA, model_type="gemma", hidden_act="gelu",
                   hidden_activation="gelu_pytorch_tanh", head_dim=4,
                   pad_token_id=None)
+# Gemma 2: norms around the sublayers, soft-capped scores and logits, a
+# window in layer 0.
+TINY_GEMMA2 = dict(TINY_GEMMA, model_type="gemma2", num_hidden_layers=2,
+                   query_pre_attn_scalar=8, attn_logit_softcapping=0.5,
+                   final_logit_softcapping=3.0, sliding_window=1)
 
 
 def compiler_tools(bindir, missing):
@@ -161,6 +166,7 @@ def artifacts(bindir):
              ("olmo2-1rank.mtx", TINY_OLMO2, 1, ""),
              ("granite-1rank.mtx", TINY_GRANITE, 1, ""),
              ("gemma-1rank-unfused.mtx", TINY_GEMMA, 1, "fuse=false"),
+             ("gemma2-1rank-unfused.mtx", TINY_GEMMA2, 1, "fuse=false"),
              # Accumulating weight-gradient GEMMs (a third input written
              # in place) and the bf16 kernels.
              ("gpt2-bf16-accumulate.mtx", TINY_GPT2, 2,
@@ -293,7 +299,8 @@ def compile_inputs(bindir):
              "qwen2-moe-tp2-lowered.mlir", "tp=2 sp=true"),
             ("olmo2", dict(TINY_OLMO2, num_hidden_layers=2),
              "olmo2-pp2-lowered.mlir", "pp=2 microbatches=2"),
-            ("gemma", TINY_GEMMA, "gemma-lowered.mlir", "fuse=true")]:
+            ("gemma", TINY_GEMMA, "gemma-lowered.mlir", "fuse=true"),
+            ("gemma2", TINY_GEMMA2, "gemma2-tp1-lowered.mlir", "fuse=true")]:
         forward = forward_graph(translate, config, 2, 2)
         write(name, f"{model}-forward.mlir", forward)
         write(name, lowered, subprocess.run(
@@ -321,6 +328,7 @@ def hf_configs():
     write(name, "tiny-granite.json",
           json.dumps(TINY_GRANITE, indent=2) + "\n")
     write(name, "tiny-gemma.json", json.dumps(TINY_GEMMA, indent=2) + "\n")
+    write(name, "tiny-gemma2.json", json.dumps(TINY_GEMMA2, indent=2) + "\n")
 
 
 def main():

@@ -234,7 +234,7 @@ private:
                     split.getResult(1), split.getResult(2),
                     builder.getF64FloatAttr(config.attentionDropout),
                     /*scale=*/nullptr, /*rng_stream=*/nullptr,
-                    /*window=*/nullptr))
+                    /*window=*/nullptr, /*softcap=*/nullptr))
             .getResult();
     Value merged =
         inLayer(MergeHeadsOp::create(builder, loc, activation(d), attended))

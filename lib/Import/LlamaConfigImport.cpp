@@ -11,6 +11,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::mt;
@@ -26,8 +28,8 @@ static std::string shown(double value) {
 
 /// The model types this importer reads, in the order errors list them.
 static constexpr llvm::StringLiteral kModelTypes[] = {
-    "llama",     "mistral", "mixtral", "qwen2",   "qwen3",   "qwen3_moe",
-    "qwen2_moe", "olmoe",   "olmo2",   "granite", "smollm3", "gemma"};
+    "llama", "mistral", "mixtral", "qwen2",   "qwen3", "qwen3_moe", "qwen2_moe",
+    "olmoe", "olmo2",   "granite", "smollm3", "gemma", "gemma2"};
 
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return llvm::is_contained(kModelTypes, modelType);
@@ -205,7 +207,9 @@ static LogicalResult parseGemmaActivation(ConfigReader &reader,
   const char *why = "Gemma's MLP is built with GELU's tanh approximation "
                     "(\"gelu_pytorch_tanh\") only";
   const llvm::json::Value *activation = reader.json().get("hidden_activation");
-  if (activation && !activation->getAsNull())
+  // (Gemma 2's MLP reads hidden_activation only, "gelu_pytorch_tanh" by
+  // default.)
+  if ((activation && !activation->getAsNull()) || config.modelType == "gemma2")
     return reader.oneOf("hidden_activation", {"gelu_pytorch_tanh"}, why);
   if (failed(reader.oneOf("hidden_act", {"gelu_pytorch_tanh", "gelu"}, why)))
     return failure();
@@ -215,6 +219,38 @@ static LogicalResult parseGemmaActivation(ConfigReader &reader,
            "given: building GELU's tanh approximation, Gemma's "
            "(\"gelu_pytorch_tanh\"), as Hugging Face's GemmaMLP did for such "
            "configs; transformers that read hidden_act compute the exact GELU";
+  return success();
+}
+
+/// Gemma 2's attention and logits: the scores scaled by
+/// query_pre_attn_scalar^-1/2 (Gemma2Config's default 256) instead of
+/// head_dim's, and soft-capped (attn_logit_softcapping, default 50); the
+/// logits soft-capped (final_logit_softcapping, default 30). A null cap is
+/// none.
+static LogicalResult parseGemma2Attention(ConfigReader &reader,
+                                          LlamaConfig &config) {
+  FailureOr<double> scalar =
+      reader.positiveNumber("query_pre_attn_scalar", 256.0);
+  if (failed(scalar))
+    return failure();
+  config.attentionScale = 1.0 / std::sqrt(*scalar);
+  for (auto [key, fallback, cap] :
+       {std::tuple<StringRef, double, std::optional<double> *>{
+            "attn_logit_softcapping", 50.0, &config.attentionSoftcap},
+        {"final_logit_softcapping", 30.0, &config.logitSoftcap}}) {
+    const llvm::json::Value *value = reader.json().get(key);
+    if (value && value->getAsNull())
+      continue;
+    FailureOr<double> given = reader.positiveNumber(key, fallback);
+    if (failed(given))
+      return failure();
+    // The kernels divide by the cap in float32.
+    if (*given < 1e-30 || *given > 1e30)
+      return reader.error(key)
+             << "is " << shown(*given)
+             << "; a soft cap must lie in [1e-30, 1e30] (a float32 divisor)";
+    *cap = *given;
+  }
   return success();
 }
 
@@ -234,7 +270,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     return reader.error("model_type")
            << "is not a LLaMA-family model ("
            << llamaFamilyList(/*quoted=*/false, ", ") << ")";
-  bool gemma = config.modelType == "gemma";
+  bool gemma2 = config.modelType == "gemma2";
+  bool gemma = config.modelType == "gemma" || gemma2;
   if (gemma) {
     if (failed(parseGemmaActivation(reader, config)))
       return failure();
@@ -311,6 +348,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                                                  explicitNull
                                              ? config.numHeads
                                          : qwen3Moe || smollm3 ? 4
+                                         : gemma2              ? 4
                                          : qwen2Moe || gemma   ? 16
                                          : qwen2 || qwen3      ? 32
                                                                : 8)))
@@ -388,7 +426,9 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   config.qkNorm = qwen3            ? LlamaConfig::QKNorm::PerHead
                   : olmoe || olmo2 ? LlamaConfig::QKNorm::Projection
                                    : LlamaConfig::QKNorm::None;
-  config.postNorms = olmo2;
+  config.normPlacement = olmo2    ? LlamaConfig::NormPlacement::Post
+                         : gemma2 ? LlamaConfig::NormPlacement::PreAndPost
+                                  : LlamaConfig::NormPlacement::Pre;
   // Gemma's norms scale by 1 + weight, and its embeddings are multiplied
   // by sqrt(hidden_size) rounded to the activations' type (GemmaModel's
   // normalizer, a float32 here).
@@ -396,6 +436,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   if (gemma)
     config.embeddingMultiplier =
         double(float(std::sqrt(double(config.hiddenSize))));
+  if (gemma2 && failed(parseGemma2Attention(reader, config)))
+    return failure();
   // OLMoE's q_norm has hidden_size weights: its heads must fill it.
   if (olmoe && config.numHeads * config.headDim != config.hiddenSize)
     return reader.error("head_dim")
@@ -432,8 +474,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // none.
   // (OLMoE's, OLMo2's and Granite's attention read a sliding_window their
   // configs never set; Gemma's reads none.)
-  bool sliding =
-      config.modelType != "llama" && !olmoe && !olmo2 && !granite && !gemma;
+  bool sliding = config.modelType != "llama" && !olmoe && !olmo2 && !granite &&
+                 (!gemma || gemma2);
   if ((qwenWindows || qwen3Moe || qwen2Moe || smollm3) &&
       !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
@@ -456,8 +498,14 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     return failure();
   // Hugging Face's Qwen2 windows the layers its layer_types names
   // "sliding_attention" (derived from max_window_layers when absent).
+  // Gemma 2 windows every other layer from the first unless its
+  // layer_types says otherwise.
+  if (sliding && gemma2)
+    for (int64_t layer = 0; layer < config.numLayers; ++layer)
+      config.windowedLayers.push_back(layer % 2 == 0);
   if (const llvm::json::Value *types = object->get("layer_types");
-      sliding && qwenWindows && types && !types->getAsNull()) {
+      sliding && (qwenWindows || gemma2) && types && !types->getAsNull()) {
+    config.windowedLayers.clear();
     const llvm::json::Array *list = types->getAsArray();
     if (!list || int64_t(list->size()) != config.numLayers)
       return reader.error("layer_types")
@@ -603,7 +651,7 @@ private:
             {ParallelRole::Kind::Vocab, 0, 1}, normal());
     for (int64_t layer = 0; layer < config.numLayers; ++layer) {
       std::string p = "model.layers." + std::to_string(layer) + ".";
-      if (!config.postNorms)
+      if (config.normPlacement != LlamaConfig::NormPlacement::Post)
         declareNorm(p + "input_layernorm.weight");
       declareLinear(p + "self_attn.q_proj", config.numHeads * hd, d, true,
                     config.qkvBias);
@@ -620,8 +668,8 @@ private:
         declareNorm(p + "self_attn.k_norm.weight",
                     perHead ? hd : config.numKeyValueHeads * hd);
       }
-      // (OLMo2's norms follow the MLP in its state dict.)
-      if (!config.postNorms)
+      // (OLMo2's and Gemma 2's norms follow the MLP in their state dicts.)
+      if (config.normPlacement == LlamaConfig::NormPlacement::Pre)
         declareNorm(p + "post_attention_layernorm.weight");
       if (isSparse(layer)) {
         declareExperts(p + config.expertNames.block + ".");
@@ -633,8 +681,10 @@ private:
         declareLinear(p + "mlp.down_proj", d, config.intermediateSize, false,
                       config.mlpBias);
       }
-      if (config.postNorms) {
+      if (config.normPlacement != LlamaConfig::NormPlacement::Pre) {
         declareNorm(p + "post_attention_layernorm.weight");
+        if (config.normPlacement == LlamaConfig::NormPlacement::PreAndPost)
+          declareNorm(p + "pre_feedforward_layernorm.weight");
         declareNorm(p + "post_feedforward_layernorm.weight");
       }
     }
@@ -785,7 +835,10 @@ private:
                     config.attentionScale
                         ? builder.getF64FloatAttr(*config.attentionScale)
                         : FloatAttr(),
-                    /*rng_stream=*/nullptr, slidingWindow()))
+                    /*rng_stream=*/nullptr, slidingWindow(),
+                    config.attentionSoftcap
+                        ? builder.getF64FloatAttr(*config.attentionSoftcap)
+                        : FloatAttr()))
             .getResult();
     Value merged = inLayer(MergeHeadsOp::create(builder, loc,
                                                 activation(h * hd), attended))
@@ -904,20 +957,24 @@ private:
     for (int64_t layer = 0; layer < config.numLayers; ++layer) {
       currentLayer = layer;
       std::string p = "model.layers." + std::to_string(layer) + ".";
-      // Pre-norm (Llama's: each sublayer reads its input normalized) or
+      // Pre-norm (Llama's: each sublayer reads its input normalized),
       // OLMo2's post-norm (each sublayer's output normalized before the
-      // residual add).
+      // residual add) or Gemma 2's both.
+      using Placement = LlamaConfig::NormPlacement;
+      bool pre = config.normPlacement != Placement::Post;
+      bool post = config.normPlacement != Placement::Pre;
       Value attended =
-          config.postNorms
-              ? rmsNorm(attentionBlock(x, p),
-                        p + "post_attention_layernorm.weight")
-              : attentionBlock(rmsNorm(x, p + "input_layernorm.weight"), p);
+          attentionBlock(pre ? rmsNorm(x, p + "input_layernorm.weight") : x, p);
+      if (post)
+        attended = rmsNorm(attended, p + "post_attention_layernorm.weight");
       x = residual(x, attended);
-      Value n = config.postNorms
-                    ? x
-                    : rmsNorm(x, p + "post_attention_layernorm.weight");
+      // (Llama's norm before the MLP is its post_attention_layernorm.)
+      std::string mlpNorm = config.normPlacement == Placement::Pre
+                                ? "post_attention_layernorm.weight"
+                                : "pre_feedforward_layernorm.weight";
+      Value n = pre ? rmsNorm(x, p + mlpNorm) : x;
       Value mlp = isSparse(layer) ? moeBlock(n, p) : mlpBlock(n, p);
-      if (config.postNorms)
+      if (post)
         mlp = rmsNorm(mlp, p + "post_feedforward_layernorm.weight");
       x = residual(x, mlp);
     }
@@ -927,7 +984,8 @@ private:
         headAndLoss(x,
                     config.tieWordEmbeddings ? "model.embed_tokens.weight"
                                              : "lm_head.weight",
-                    config.vocabSize, labels, 1.0 / config.logitsScaling);
+                    config.vocabSize, labels, 1.0 / config.logitsScaling,
+                    config.logitSoftcap);
     if (routerLoads.empty())
       return loss;
     // Hugging Face's: one loss over all layers' routers, weighted.

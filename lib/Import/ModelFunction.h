@@ -21,6 +21,8 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <optional>
+
 #include <string>
 
 namespace mlir::mt::detail {
@@ -159,14 +161,20 @@ protected:
   /// transposed) and the mean cross-entropy loss against `labels`.
   /// The mean cross-entropy of the logits `x head^T` (times
   /// `logitScale`, Granite's 1 / logits_scaling) against `labels`.
+  /// The logits (times `logitScale`, then soft-capped by `logitSoftcap`
+  /// where given) and their mean cross-entropy against `labels`.
   Value headAndLoss(Value x, const std::string &head, int64_t vocab,
-                    Value labels, double logitScale = 1.0) {
+                    Value labels, double logitScale = 1.0,
+                    std::optional<double> logitSoftcap = std::nullopt) {
     Value logits = MatmulOp::create(builder, loc, activation(vocab), x,
                                     param(head), /*transpose_a=*/false,
                                     /*transpose_b=*/true);
     if (logitScale != 1.0)
       logits = ScaleOp::create(builder, loc, logits,
                                builder.getF64FloatAttr(logitScale));
+    if (logitSoftcap)
+      logits = SoftcapOp::create(builder, loc, logits,
+                                 builder.getF64FloatAttr(*logitSoftcap));
     return CrossEntropyOp::create(
         builder, loc, RankedTensorType::get({}, floatType), logits, labels);
   }

@@ -566,7 +566,8 @@ bool foldHeadLayouts(AttentionOp attention) {
         grad.getDropout() != attention.getDropout() ||
         grad.getScaleAttr() != attention.getScaleAttr() ||
         grad.getRngStreamAttr() != attention.getRngStreamAttr() ||
-        grad.getWindowAttr() != attention.getWindowAttr())
+        grad.getWindowAttr() != attention.getWindowAttr() ||
+        grad.getSoftcapAttr() != attention.getSoftcapAttr())
       return false;
     auto gradSplit = grad.getGradOutput().getDefiningOp<SplitHeadsOp>();
     if (!gradSplit || gradSplit.getNumResults() != 1 ||
@@ -588,7 +589,7 @@ bool foldHeadLayouts(AttentionOp attention) {
       builder, attention.getLoc(), merge.getType(), statsType, split.getInput(),
       builder.getI64IntegerAttr(heads), attention.getDropoutAttr(),
       attention.getScaleAttr(), attention.getRngStreamAttr(),
-      attention.getWindowAttr());
+      attention.getWindowAttr(), attention.getSoftcapAttr());
   copyMarks(attention, folded);
   merge.getResult().replaceAllUsesWith(folded.getResult());
   merge->erase();
@@ -602,7 +603,8 @@ bool foldHeadLayouts(AttentionOp attention) {
         b.gradSplit.getInput(), split.getInput(), folded.getResult(),
         folded.getStats(), builder.getI64IntegerAttr(heads),
         b.grad.getDropoutAttr(), b.grad.getScaleAttr(),
-        b.grad.getRngStreamAttr(), b.grad.getWindowAttr());
+        b.grad.getRngStreamAttr(), b.grad.getWindowAttr(),
+        b.grad.getSoftcapAttr());
     copyMarks(b.grad, grad);
     b.gradMerge.getResult().replaceAllUsesWith(grad.getResult());
     b.gradMerge->erase();
@@ -694,7 +696,8 @@ bool foldGroupedKeys(AttentionOp attention) {
         builder, b.grad.getLoc(), b.grad.getGradQuery().getType(),
         key.getType(), key.getType(), b.grad.getGradOutput(), b.grad.getQuery(),
         key, value, b.grad.getDropoutAttr(), b.grad.getScaleAttr(),
-        b.grad.getRngStreamAttr(), b.grad.getWindowAttr());
+        b.grad.getRngStreamAttr(), b.grad.getWindowAttr(),
+        b.grad.getSoftcapAttr());
     copyMarks(b.grad, grad);
     b.grad.getGradQuery().replaceAllUsesWith(grad.getGradQuery());
     b.keySum.getResult().replaceAllUsesWith(grad.getGradKey());
@@ -747,6 +750,7 @@ bool foldMergedOutput(AttentionOp attention) {
         grad.getScaleAttr() != attention.getScaleAttr() ||
         grad.getRngStreamAttr() != attention.getRngStreamAttr() ||
         grad.getWindowAttr() != attention.getWindowAttr() ||
+        grad.getSoftcapAttr() != attention.getSoftcapAttr() ||
         llvm::any_of(backward,
                      [&](const Backward &b) { return b.grad == grad; }) ||
         recomputedBetween(grad))
@@ -765,7 +769,8 @@ bool foldMergedOutput(AttentionOp attention) {
   auto folded = MergedAttentionOp::create(
       builder, attention.getLoc(), merge.getType(), statsType, query, key,
       value, attention.getDropoutAttr(), attention.getScaleAttr(),
-      attention.getRngStreamAttr(), attention.getWindowAttr());
+      attention.getRngStreamAttr(), attention.getWindowAttr(),
+      attention.getSoftcapAttr());
   copyMarks(attention, folded);
   merge.getResult().replaceAllUsesWith(folded.getResult());
   merge->erase();
@@ -776,7 +781,8 @@ bool foldMergedOutput(AttentionOp attention) {
         builder, b.grad.getLoc(), b.grad.getResultTypes(),
         b.gradSplit.getInput(), query, key, value, folded.getResult(),
         folded.getStats(), b.grad.getDropoutAttr(), b.grad.getScaleAttr(),
-        b.grad.getRngStreamAttr(), b.grad.getWindowAttr());
+        b.grad.getRngStreamAttr(), b.grad.getWindowAttr(),
+        b.grad.getSoftcapAttr());
     copyMarks(b.grad, grad);
     b.grad->replaceAllUsesWith(grad->getResults());
     b.grad->erase();

@@ -100,7 +100,15 @@ down_proj(gelu_tanh(gate_proj(m)) * up_proj(m)) (defaults: 16 key/value heads,
 head_dim 256, a tied head, pad_token_id 0; the activation is
 hidden_activation, else hidden_act, either gelu_pytorch_tanh, or "gelu" for
 hidden_act without hidden_activation, which GemmaMLP read as the tanh
-approximation).
+approximation). Gemma 2 (modeling_gemma2.py) is Gemma with norms before and
+after each sublayer (input_layernorm and post_attention_layernorm around the
+attention, pre_feedforward_layernorm and post_feedforward_layernorm around
+the MLP), the scores scaled by query_pre_attn_scalar^-0.5 and soft-capped
+(tanh(s / attn_logit_softcapping) * attn_logit_softcapping, before the
+mask), a sliding window in its "sliding_attention" layers (every other from
+layer 0 by default), and the logits soft-capped by final_logit_softcapping
+(defaults: 4 key/value heads, query_pre_attn_scalar 256, caps 50 and 30,
+sliding_window 4096, activation hidden_activation only).
 """
 
 import json
@@ -119,7 +127,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 torch.set_default_dtype(torch.float32)
 
 MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe", "olmo2", "granite",
-               "smollm3", "gemma")
+               "smollm3", "gemma", "gemma2")
 
 
 def fail(message):
@@ -135,9 +143,12 @@ def load_config(path):
     kind = c.get("model_type")
     if kind not in MODEL_TYPES:
         fail(f"model_type must be one of {', '.join(MODEL_TYPES)}, not {kind!r}")
-    gemma = kind == "gemma"
+    gemma2 = kind == "gemma2"
+    gemma = kind in ("gemma", "gemma2")
     if gemma:
         activation = c.get("hidden_activation")
+        if gemma2 and activation is None:  # Gemma2MLP reads hidden_activation
+            activation = "gelu_pytorch_tanh"
         if activation is None:
             activation = c.get("hidden_act", "gelu_pytorch_tanh")
             if activation == "gelu":  # GemmaMLP without hidden_activation
@@ -145,7 +156,7 @@ def load_config(path):
         if activation != "gelu_pytorch_tanh":
             fail(f"gemma's activation must be gelu_pytorch_tanh, not {activation!r}")
         c["mlp_act"] = "gelu_tanh"
-        c.setdefault("num_key_value_heads", 16)
+        c.setdefault("num_key_value_heads", 4 if gemma2 else 16)
         c.setdefault("head_dim", 256)
         c.setdefault("tie_word_embeddings", True)
         c.setdefault("pad_token_id", 0)
@@ -161,8 +172,10 @@ def load_config(path):
     qwen3 = kind in ("qwen3", "qwen3_moe")
     # Qwen3's q_norm and k_norm are per head, OLMoE's over the projection.
     c["qk_norm"] = "head" if qwen3 else "projection" if kind in ("olmoe", "olmo2") else None
-    # OLMo2 normalizes each sublayer's output instead of its input.
-    c["post_norms"] = kind == "olmo2"
+    # OLMo2 normalizes each sublayer's output instead of its input, Gemma 2
+    # both.
+    c["pre_norms"] = kind != "olmo2"
+    c["post_norms"] = kind in ("olmo2", "gemma2")
     granite = kind == "granite"
     layers = c["num_hidden_layers"]
     if kind == "smollm3":
@@ -181,6 +194,11 @@ def load_config(path):
     if gemma:  # GemmaModel's normalizer, in the activations' dtype
         c["embedding_multiplier"] = torch.tensor(c["hidden_size"] ** 0.5, dtype=torch.float32)
     c["attention_scale"] = c.get("attention_multiplier", 1.0) if granite else None
+    c["attention_softcap"] = c["logit_softcap"] = None
+    if gemma2:
+        c["attention_scale"] = c.get("query_pre_attn_scalar", 256) ** -0.5
+        c["attention_softcap"] = c.get("attn_logit_softcapping", 50.0)
+        c["logit_softcap"] = c.get("final_logit_softcapping", 30.0)
     if kind == "olmo2":
         c.setdefault("rms_norm_eps", 1e-5)
         c.setdefault("pad_token_id", 1)
@@ -251,7 +269,7 @@ def load_config(path):
     # Llama's attention_bias (the families that read it) puts a bias on q, k,
     # v and o; Qwen2 always has q, k and v biases, Qwen2-MoE unless
     # qkv_bias is false; Mistral and Mixtral have none.
-    attention_bias = (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite", "smollm3", "gemma")
+    attention_bias = (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite", "smollm3", "gemma", "gemma2")
                       and c.get("attention_bias", False))
     c["qkv_bias"] = kind == "qwen2" or (kind == "qwen2_moe" and c.get("qkv_bias", True)) or attention_bias
     c["o_bias"] = attention_bias
@@ -260,6 +278,9 @@ def load_config(path):
         c["windows"] = [c.get("sliding_window", 4096)] * layers
     elif mixtral:
         c["windows"] = [c.get("sliding_window")] * layers
+    elif gemma2:
+        types = c.get("layer_types") or ["sliding_attention" if l % 2 == 0 else "full_attention" for l in range(layers)]
+        c["windows"] = [c.get("sliding_window", 4096) if t == "sliding_attention" else None for t in types]
     elif kind in ("qwen2", "qwen3") and c.get("use_sliding_window", False):
         first = c.get("max_window_layers", 28)
         c["windows"] = [c.get("sliding_window", 4096) if l >= first else None for l in range(layers)]
@@ -282,7 +303,7 @@ def parameter_shapes(c):
 
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
-        if not c["post_norms"]:
+        if c["pre_norms"]:
             shapes[p + "input_layernorm.weight"] = (d,)
         linear(p + "self_attn.q_proj", h * hd, d, c["qkv_bias"])
         linear(p + "self_attn.k_proj", kv * hd, d, c["qkv_bias"])
@@ -292,7 +313,7 @@ def parameter_shapes(c):
             per_head = c["qk_norm"] == "head"
             shapes[p + "self_attn.q_norm.weight"] = (hd if per_head else h * hd,)
             shapes[p + "self_attn.k_norm.weight"] = (hd if per_head else kv * hd,)
-        if not c["post_norms"]:
+        if not c["post_norms"]:  # Llama's norm before the MLP
             shapes[p + "post_attention_layernorm.weight"] = (d,)
         if c["sparse"][l]:
             block, gate, up, down = c["expert_names"]
@@ -319,6 +340,8 @@ def parameter_shapes(c):
         linear(p + "mlp.down_proj", d, inter, c["mlp_bias"])
         if c["post_norms"]:  # Olmo2DecoderLayer's, after its MLP in the state dict
             shapes[p + "post_attention_layernorm.weight"] = (d,)
+            if c["pre_norms"]:  # Gemma2DecoderLayer's
+                shapes[p + "pre_feedforward_layernorm.weight"] = (d,)
             shapes[p + "post_feedforward_layernorm.weight"] = (d,)
     shapes["model.norm.weight"] = (d,)
     if not c["tie_word_embeddings"]:
@@ -455,7 +478,7 @@ def forward(params, ids, labels, c):
     x = table[ids] * c["embedding_multiplier"]
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
-        y = x if c["post_norms"] else norm(x, params[p + "input_layernorm.weight"], eps)
+        y = norm(x, params[p + "input_layernorm.weight"], eps) if c["pre_norms"] else x
         q = linear(y, p + "self_attn.q_proj")
         k = linear(y, p + "self_attn.k_proj")
         if c["qk_norm"] == "projection":  # OlmoeAttention: over the projection
@@ -475,13 +498,20 @@ def forward(params, ids, labels, c):
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(hd)
         else:  # GraniteAttention's scaling
             scores = (q @ k.transpose(-2, -1)) * c["attention_scale"]
+        if c["attention_softcap"] is not None:  # Gemma2's eager attention
+            scores = torch.tanh(scores / c["attention_softcap"]) * c["attention_softcap"]
         probs = torch.softmax(scores.masked_fill(mask_of(c["windows"][l]), float("-inf")), dim=-1)
         y = (probs @ v).transpose(1, 2).reshape(b, s, h * hd)
         y = linear(y, p + "self_attn.o_proj")
         if c["post_norms"]:  # Olmo2DecoderLayer
             y = norm(y, params[p + "post_attention_layernorm.weight"], eps)
         x = x + y * c["residual_multiplier"]
-        y = x if c["post_norms"] else norm(x, params[p + "post_attention_layernorm.weight"], eps)
+        if not c["pre_norms"]:
+            y = x
+        elif c["post_norms"]:  # Gemma2DecoderLayer
+            y = norm(x, params[p + "pre_feedforward_layernorm.weight"], eps)
+        else:
+            y = norm(x, params[p + "post_attention_layernorm.weight"], eps)
         if c["sparse"][l]:
             y = sparse_moe(y, p + c["expert_names"][0], linear, c, router_logits)
         else:
@@ -494,6 +524,8 @@ def forward(params, ids, labels, c):
     x = norm(x, params["model.norm.weight"], eps)
     head = params["model.embed_tokens.weight" if c["tie_word_embeddings"] else "lm_head.weight"]
     logits = (x @ head.t()) / c["logits_scaling"]
+    if c["logit_softcap"] is not None:  # Gemma2ForCausalLM
+        logits = torch.tanh(logits / c["logit_softcap"]) * c["logit_softcap"]
     loss = F.cross_entropy(logits.reshape(b * s, -1), labels.reshape(-1))
     if router_logits and c["output_router_logits"]:
         loss = loss + c["router_aux_loss_coef"] * load_balancing_loss_func(

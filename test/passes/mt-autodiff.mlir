@@ -630,6 +630,31 @@ func.func @zero_centered_rms_norm(%ids: tensor<2x4xi32> {mt.input = "tokens"},
 
 // -----
 
+// Gemma 2's soft caps: the logits' mt.softcap differentiates into an
+// mt.softcap_grad of its input with its cap; the attention's `softcap`
+// goes to its gradient op with the window and scale.
+
+// CHECK-LABEL: func.func @soft_caps
+// CHECK:         %[[A:.+]] = mt.attention %[[Q:[^,]+]], %[[Q]], %[[Q]] {rng_stream = 0 : i64, scale = 2.500000e-01 : f64, softcap = 5.000000e+01 : f64, window = 2 : i64}
+// CHECK:         %[[L:.+]] = mt.merge_heads
+// CHECK-NEXT:    %[[C:.+]] = mt.softcap %[[L]] {cap = 3.000000e+01 : f64}
+// CHECK:         %[[DC:.+]] = mt.cross_entropy_grad
+// CHECK-NEXT:    %[[DL:.+]] = mt.softcap_grad %[[DC]], %[[L]] {cap = 3.000000e+01 : f64, mt.phase = "backward"}
+// CHECK:         mt.attention_grad %{{.+}}, %[[Q]], %[[Q]], %[[Q]] {mt.phase = "backward", rng_stream = 0 : i64, scale = 2.500000e-01 : f64, softcap = 5.000000e+01 : f64, window = 2 : i64}
+func.func @soft_caps(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                     %labels: tensor<2x4xi32> {mt.input = "labels"},
+                     %wte: tensor<32x16xf32> {mt.param = "wte.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  %q = mt.split_heads %x : tensor<2x4x16xf32> -> tensor<2x4x4x4xf32>
+  %a = mt.attention %q, %q, %q {scale = 0.25 : f64, softcap = 50.0 : f64, window = 2 : i64} : tensor<2x4x4x4xf32>
+  %l = mt.merge_heads %a : tensor<2x4x4x4xf32> -> tensor<2x4x16xf32>
+  %c = mt.softcap %l {cap = 30.0 : f64} : tensor<2x4x16xf32>
+  %loss = mt.cross_entropy %c, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // A mixture of experts: the routing (top_k_gating's experts, moe_route's
 // positions and offsets) is integer and gets no gradient; the gate
 // weights' gradient is a moe_weights_grad of the combine, and reaches the

@@ -111,6 +111,13 @@ LogicalResult GeluOp::buildGradients(GradientEmitter &g) {
   return success();
 }
 
+LogicalResult SoftcapOp::buildGradients(GradientEmitter &g) {
+  g.accumulate(getInput(),
+               g.create<SoftcapGradOp>(getType(), g.resultGradient(0),
+                                       getInput(), getCapAttr()));
+  return success();
+}
+
 LogicalResult SiluOp::buildGradients(GradientEmitter &g) {
   g.accumulate(getInput(), g.create<SiluGradOp>(getType(), g.resultGradient(0),
                                                 getInput()));
@@ -188,7 +195,7 @@ LogicalResult AttentionOp::buildGradients(GradientEmitter &g) {
   auto grad = g.create<AttentionGradOp>(
       type, keyType, keyType, g.resultGradient(0), getQuery(), getKey(),
       getValue(), getDropoutAttr(), getScaleAttr(), getRngStreamAttr(),
-      getWindowAttr());
+      getWindowAttr(), getSoftcapAttr());
   g.accumulate(getQuery(), grad.getGradQuery());
   g.accumulate(getKey(), grad.getGradKey());
   g.accumulate(getValue(), grad.getGradValue());

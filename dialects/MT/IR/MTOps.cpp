@@ -663,19 +663,24 @@ LogicalResult MergeHeadsOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-/// A sliding window, where there is one, sees at least the query's own key.
-static LogicalResult verifyWindow(Operation *op,
-                                  std::optional<uint64_t> window) {
+/// A sliding window, where there is one, sees at least the query's own key;
+/// a soft cap of the scores is a positive finite number.
+static LogicalResult verifyScoreMask(Operation *op,
+                                     std::optional<uint64_t> window,
+                                     std::optional<APFloat> softcap) {
   if (window && int64_t(*window) < 1)
     return op->emitOpError()
            << "window must be at least 1, got " << int64_t(*window);
+  if (softcap)
+    return verifyPositiveFinite(op, "softcap", softcap->convertToDouble());
   return success();
 }
 
 static LogicalResult verifyAttention(Operation *op, Value query, Value key,
                                      double dropout,
                                      std::optional<APFloat> scale,
-                                     std::optional<uint64_t> window) {
+                                     std::optional<uint64_t> window,
+                                     std::optional<APFloat> softcap) {
   if (failed(
           verifyRank(op, query, "query", 4, "[batch, heads, seq, head_dim]")) ||
       failed(
@@ -696,19 +701,19 @@ static LogicalResult verifyAttention(Operation *op, Value query, Value key,
   if (scale &&
       failed(verifyPositiveFinite(op, "scale", scale->convertToDouble())))
     return failure();
-  return verifyWindow(op, window);
+  return verifyScoreMask(op, window, softcap);
 }
 
 LogicalResult AttentionOp::verify() {
   return verifyAttention(getOperation(), getQuery(), getKey(),
                          getDropout().convertToDouble(), getScale(),
-                         getWindow());
+                         getWindow(), getSoftcap());
 }
 
 LogicalResult AttentionGradOp::verify() {
   return verifyAttention(getOperation(), getQuery(), getKey(),
                          getDropout().convertToDouble(), getScale(),
-                         getWindow());
+                         getWindow(), getSoftcap());
 }
 
 //===----------------------------------------------------------------------===//
@@ -764,7 +769,7 @@ LogicalResult QKVAttentionOp::verify() {
   if (failed(verifyQKVAttention(getOperation(), getQkv(), getResult(), "result",
                                 int64_t(getHeads()),
                                 getDropout().convertToDouble(), getScale())) ||
-      failed(verifyWindow(getOperation(), getWindow())))
+      failed(verifyScoreMask(getOperation(), getWindow(), getSoftcap())))
     return failure();
   return verifyAttentionStats(getOperation(), getStats(), getQkv(),
                               int64_t(getHeads()));
@@ -774,7 +779,7 @@ LogicalResult QKVAttentionGradOp::verify() {
   if (failed(verifyQKVAttention(getOperation(), getQkv(), getGradOutput(),
                                 "grad_output", int64_t(getHeads()),
                                 getDropout().convertToDouble(), getScale())) ||
-      failed(verifyWindow(getOperation(), getWindow())))
+      failed(verifyScoreMask(getOperation(), getWindow(), getSoftcap())))
     return failure();
   return verifyAttentionStats(getOperation(), getStats(), getQkv(),
                               int64_t(getHeads()));
@@ -812,7 +817,7 @@ static LogicalResult verifyMergedAttentionOp(Op op, Value merged,
                                              StringRef mergedName) {
   if (failed(verifyAttention(op, op.getQuery(), op.getKey(),
                              op.getDropout().convertToDouble(), op.getScale(),
-                             op.getWindow())))
+                             op.getWindow(), op.getSoftcap())))
     return failure();
   return verifyMergedAttention(op, op.getQuery(), merged, mergedName,
                                op.getStats());

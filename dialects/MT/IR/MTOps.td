@@ -492,6 +492,8 @@ def MT_AttentionOp : MT_Op<"attention",
     `window` (Mistral's `sliding_window`) masks the keys more than
     `window - 1` positions before the query too: query `i` sees keys
     `i - window < j <= i`, as Hugging Face's sliding-window mask does.
+    `softcap` (Gemma 2's `attn_logit_softcapping`) caps the scaled scores
+    smoothly before the mask and softmax: `s = softcap * tanh(s / softcap)`.
 
     `key` and `value` may hold fewer heads than `query` (grouped-query
     attention, PyTorch's `enable_gqa`): `kv_heads` dividing `heads`, query
@@ -514,7 +516,8 @@ def MT_AttentionOp : MT_Op<"attention",
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$rng_stream,
-                       OptionalAttr<I64Attr>:$window);
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs MT_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value attr-dict `:`
@@ -536,7 +539,7 @@ def MT_QKVAttentionOp : MT_Op<"qkv_attention", []> {
     `head_dim`), and the result is `[batch, seq, heads * head_dim]`. The
     kernel reads each head's rows where they lie, with a stride (the
     leading dimension of its GEMMs), and writes its output rows the same
-    way. `dropout`, `scale`, `rng_stream` and `window` mean what they mean
+    way. `dropout`, `scale`, `rng_stream`, `window` and `softcap` mean what they mean
     on `mt.attention`, whose masks this op draws.
 
     `stats` is each query row's log-sum-exp of its scaled scores,
@@ -559,7 +562,8 @@ def MT_QKVAttentionOp : MT_Op<"qkv_attention", []> {
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$rng_stream,
-                       OptionalAttr<I64Attr>:$window);
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs MT_FloatTensor:$result,
                       StaticShapeTensorOf<[F32]>:$stats);
   let assemblyFormat = [{
@@ -594,7 +598,8 @@ def MT_QKVAttentionGradOp : MT_Op<"qkv_attention_grad",
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$rng_stream,
-                       OptionalAttr<I64Attr>:$window);
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs MT_FloatTensor:$grad_qkv);
   let assemblyFormat = [{
     $grad_output `,` $qkv `,` $output `,` $stats attr-dict `:`
@@ -614,7 +619,7 @@ def MT_MergedAttentionOp : MT_Op<"merged_attention",
     the merge would have put them. `stats` is each query row's log-sum-exp
     of its scaled scores, as `mt.qkv_attention` returns it, which the
     gradient reads with the output instead of a sweep to rebuild the
-    softmax. `dropout`, `scale`, `rng_stream` and `window` mean what they
+    softmax. `dropout`, `scale`, `rng_stream`, `window` and `softcap` mean what they
     mean on `mt.attention`.
 
     `mt-fuse` forms it when a merge is the attention's only reader and the
@@ -632,7 +637,8 @@ def MT_MergedAttentionOp : MT_Op<"merged_attention",
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$rng_stream,
-                       OptionalAttr<I64Attr>:$window);
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs MT_FloatTensor:$result,
                       StaticShapeTensorOf<[F32]>:$stats);
   let assemblyFormat = [{
@@ -669,7 +675,8 @@ def MT_MergedAttentionGradOp : MT_Op<"merged_attention_grad",
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$rng_stream,
-                       OptionalAttr<I64Attr>:$window);
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs MT_FloatTensor:$grad_query, MT_FloatTensor:$grad_key,
                       MT_FloatTensor:$grad_value);
   let assemblyFormat = [{
@@ -774,6 +781,40 @@ def MT_SiluGradOp : MT_Op<"silu_grad", [DeclareOpInterfaceMethods<MT_Elementwise
   let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input);
   let results = (outs MT_FloatTensor:$grad_input);
   let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($grad_input)";
+}
+
+def MT_SoftcapOp : MT_Op<"softcap", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, SameOperandsAndResultType]> {
+  let summary = "Caps values smoothly: cap * tanh(x / cap).";
+  let description = [{
+    Gemma 2's soft-capping of its logits (`final_logit_softcapping`):
+    values far below `cap` pass nearly unchanged, larger ones approach
+    `cap`. (Its capping of the attention scores is `mt.attention`'s
+    `softcap`, inside the softmax.)
+
+    ```mlir
+    %y = mt.softcap %logits {cap = 3.000000e+01 : f64} : tensor<8x1024x256000xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$input, F64Attr:$cap);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def MT_SoftcapGradOp : MT_Op<"softcap_grad", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, Pure, SameOperandsAndResultType]> {
+  let summary = "Computes the gradient of a soft cap.";
+  let description = [{
+    `dx = dy * (1 - t^2)` with `t = tanh(x / cap)`.
+
+    ```mlir
+    %dx = mt.softcap_grad %dy, %x {cap = 3.000000e+01 : f64} : tensor<8x1024x256000xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$input,
+                       F64Attr:$cap);
+  let results = (outs MT_FloatTensor:$grad_input);
+  let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($grad_input)";
+  let hasVerifier = 1;
 }
 
 def MT_MulOp : MT_Op<"mul", [DeclareOpInterfaceMethods<MT_ElementwiseOpInterface>, DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure, Commutative, SameOperandsAndResultType]> {
@@ -1506,7 +1547,7 @@ def MT_AttentionGradOp : MT_Op<"attention_grad",
     its query, key and value. The attention probabilities are recomputed
     from query and key (as flash attention does), and the dropout mask is
     redrawn from the same `rng_stream`, so nothing `seq x seq` is stashed.
-    `dropout`, `scale`, `rng_stream` and `window` equal the forward op's.
+    `dropout`, `scale`, `rng_stream`, `window` and `softcap` equal the forward op's.
     With grouped key and value heads, each key and value head's gradient
     sums over the query heads that read it.
 
@@ -1521,7 +1562,8 @@ def MT_AttentionGradOp : MT_Op<"attention_grad",
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$rng_stream,
-                       OptionalAttr<I64Attr>:$window);
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs MT_FloatTensor:$grad_query, MT_FloatTensor:$grad_key,
                       MT_FloatTensor:$grad_value);
   let assemblyFormat = [{

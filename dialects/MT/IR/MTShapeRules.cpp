@@ -86,6 +86,9 @@ Types RMSNormOp::inferResultTypesFromOperands() {
   return likeFirstOperand(*this);
 }
 Types SiluOp::inferResultTypesFromOperands() { return likeFirstOperand(*this); }
+Types SoftcapOp::inferResultTypesFromOperands() {
+  return likeFirstOperand(*this);
+}
 Types MulOp::inferResultTypesFromOperands() { return likeFirstOperand(*this); }
 Types RopeOp::inferResultTypesFromOperands() { return likeFirstOperand(*this); }
 
@@ -94,6 +97,9 @@ Types SiluGradOp::inferResultTypesFromOperands() {
   return SmallVector<Type>{getInput().getType()};
 }
 Types GeluGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{getInput().getType()};
+}
+Types SoftcapGradOp::inferResultTypesFromOperands() {
   return SmallVector<Type>{getInput().getType()};
 }
 Types LayerNormGradOp::inferResultTypesFromOperands() {

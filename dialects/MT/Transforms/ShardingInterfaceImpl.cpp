@@ -816,6 +816,8 @@ void mlir::mt::registerShardingInterfaceExternalModels(
     CastOp::attachInterface<ElementwiseModel<CastOp>>(*ctx);
     SiluOp::attachInterface<ElementwiseModel<SiluOp>>(*ctx);
     SiluGradOp::attachInterface<ElementwiseModel<SiluGradOp>>(*ctx);
+    SoftcapOp::attachInterface<ElementwiseModel<SoftcapOp>>(*ctx);
+    SoftcapGradOp::attachInterface<ElementwiseModel<SoftcapGradOp>>(*ctx);
     MulOp::attachInterface<ElementwiseModel<MulOp>>(*ctx);
     ScaleOp::attachInterface<ElementwiseModel<ScaleOp>>(*ctx);
     RMSNormOp::attachInterface<RowNormModel<RMSNormOp>>(*ctx);

@@ -34,7 +34,7 @@ struct Llama3RopeScaling {
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
   /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe, olmoe,
-  /// olmo2, granite, smollm3 or gemma.
+  /// olmo2, granite, smollm3, gemma or gemma2.
   std::string modelType;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
@@ -68,11 +68,21 @@ struct LlamaConfig {
   /// Which layers apply the rotary embedding (SmolLM3's no_rope_layers; the
   /// others attend without positions, "NoPE"). Empty: every layer.
   std::vector<bool> ropeLayers;
-  /// OLMo2's norm placement: no norm before a sublayer; its output is
-  /// normalized before the residual add (post_attention_layernorm,
-  /// post_feedforward_layernorm). Otherwise Llama's pre-norm
-  /// (input_layernorm, post_attention_layernorm before the MLP).
-  bool postNorms = false;
+  /// Where the norms of a layer are: Llama's pre-norm (each sublayer reads
+  /// its input normalized: input_layernorm, post_attention_layernorm
+  /// before the MLP); OLMo2's post-norm (no norm before a sublayer, its
+  /// output normalized before the residual add: post_attention_layernorm,
+  /// post_feedforward_layernorm); or Gemma 2's both (input_layernorm and
+  /// pre_feedforward_layernorm before, post_attention_layernorm and
+  /// post_feedforward_layernorm after).
+  enum class NormPlacement {
+    Pre,
+    Post,
+    PreAndPost
+  } normPlacement = NormPlacement::Pre;
+  /// Gemma 2's soft caps: of the attention's scaled scores
+  /// (attn_logit_softcapping) and of the logits (final_logit_softcapping).
+  std::optional<double> attentionSoftcap, logitSoftcap;
   /// Gemma's RMSNorms scale by 1 + weight (GemmaRMSNorm), their weights
   /// initialized to 0.
   bool zeroCenteredNorms = false;

@@ -833,6 +833,14 @@ MT_DEVICE float mt_silu_grad(float dy, float x) {
   return dy * s * (1.0f + x * (1.0f - s));
 }
 
+// cap * tanh(x / cap) and its derivative (mt.softcap, mt.softcap_grad).
+MT_DEVICE float mt_softcap(float x, float cap) { return cap * mt_tanh(x / cap); }
+
+MT_DEVICE float mt_softcap_grad(float dy, float x, float cap) {
+  float t = mt_tanh(x / cap);
+  return dy * (1.0f - t * t);
+}
+
 )prelude";
 }
 

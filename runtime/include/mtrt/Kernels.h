@@ -37,6 +37,8 @@ enum class KernelId {
   rms_norm_grad,
   silu,
   silu_grad,
+  softcap,
+  softcap_grad,
   mul,
   rope,
   repeat_kv,
@@ -136,6 +138,10 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::rms_norm_grad, "rms_norm_grad", 3, 2, 0},
       {KernelId::silu, "silu", 1, 1, 0},
       {KernelId::silu_grad, "silu_grad", 2, 1, 0},
+      // cap * tanh(x / cap) (Gemma 2's logits) and its gradient, `cap`
+      // their attribute.
+      {KernelId::softcap, "softcap", 1, 1, 0},
+      {KernelId::softcap_grad, "softcap_grad", 2, 1, 0},
       {KernelId::mul, "mul", 2, 1, 0},
       {KernelId::rope, "rope", 1, 1, 0},
       {KernelId::repeat_kv, "repeat_kv", 1, 1, 0},

@@ -107,6 +107,15 @@ public:
                 value == std::floor(value),
             "attribute 'window' is not a positive integer");
   }
+  /// A soft cap's `cap`: present, and a positive float the kernels divide
+  /// by.
+  void cap() {
+    if (!command.has("cap")) {
+      require(false, "has no attribute 'cap'");
+      return;
+    }
+    range("cap", 1.1754943508222875e-38, 3.4028234663852886e38);
+  }
   void positive(const char *name) {
     if (!command.has(name))
       return;
@@ -223,16 +232,22 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::mul:
   case KernelId::silu_grad:
   case KernelId::gelu_grad:
+  case KernelId::softcap_grad:
     s.same(s.in(1), "input 1", s.in(0), "input 0");
     s.same(s.out(0), "the output", s.in(0), "input 0");
+    if (id == KernelId::softcap_grad)
+      s.cap();
     break;
   case KernelId::gelu:
   case KernelId::silu:
+  case KernelId::softcap:
   case KernelId::scale:
   case KernelId::cast:
     s.same(s.out(0), "the output", s.in(0), "the input");
     if (id == KernelId::scale)
       s.range("factor", -1e30, 1e30);
+    if (id == KernelId::softcap)
+      s.cap();
     break;
   case KernelId::multi_cast:
     s.require(c.ins.size() == c.outs.size(),
@@ -422,6 +437,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     s.range("dropout", 0, 1, /*openHigh=*/true);
     s.positive("scale");
     s.window();
+    s.positive("softcap");
     if (q.size() == 4 && c.has("rng_heads"))
       s.require(c.get("rng_head_offset", 0) >= 0 &&
                     c.get("rng_head_offset", 0) + double(q[1]) <=
@@ -450,6 +466,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     s.range("dropout", 0, 1, /*openHigh=*/true);
     s.positive("scale");
     s.window();
+    s.positive("softcap");
     double heads = c.get("heads", 0);
     s.require(heads >= 1 && heads < 2147483648.0 && heads == std::floor(heads),
               "attribute 'heads' is not a positive integer");

@@ -47,6 +47,9 @@ struct AttentionShape {
   /// A sliding window: query i sees keys i - window < j <= i (0: all
   /// keys j <= i).
   int64_t window = 0;
+  /// Gemma 2's soft cap of the scaled scores, s = softcap * tanh(s /
+  /// softcap), before the softmax (0: none).
+  double softcap = 0.0;
 };
 
 namespace detail {
@@ -70,7 +73,10 @@ PairRows<T> pairRows(T *base, const HeadLayout &layout, int64_t bh,
 /// P = causal softmax of scale * Q_block K^T for query rows [i0, i0 + rows)
 /// against keys [keyStart, keyStart + keys) (`k` starts at row keyStart),
 /// row-major [rows x keys]; masked entries (after the query, and with a
-/// sliding `window`, window or more before it) are 0.
+/// sliding `window`, window or more before it) are 0. With a `softcap`,
+/// the visible scores are capped first (softcap * tanh(s / softcap)) and,
+/// if `tanhOut` is not null, their tanh(s / softcap) kept there (the
+/// gradient's factor 1 - tanh^2), the same [rows x keys].
 /// With the pair's rows' log-sum-exp `givenLse` (indexed by query row),
 /// P_ij = exp(s_ij - lse_i) and no sweep rebuilds the softmax; without,
 /// the rows are normalized here and, if `lseOut` is not null, their
@@ -78,8 +84,9 @@ PairRows<T> pairRows(T *base, const HeadLayout &layout, int64_t bh,
 inline void blockProbabilities(PairRows<const float> q, PairRows<const float> k,
                                int64_t i0, int64_t rows, int64_t keyStart,
                                int64_t keys, int64_t headDim, float scale,
-                               int64_t window, float *probs,
-                               const float *givenLse, float *lseOut) {
+                               int64_t window, float softcap, float *probs,
+                               float *tanhOut, const float *givenLse,
+                               float *lseOut) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, headDim,
               scale, q.row(i0), q.stride, k.data, k.stride, 0.0f, probs, keys);
   for (int64_t r = 0; r < rows; ++r) {
@@ -89,6 +96,15 @@ inline void blockProbabilities(PairRows<const float> q, PairRows<const float> k,
     int64_t firstKey = firstVisibleKey(i, window) - keyStart;
     std::fill(row, row + firstKey, 0.0f);
     std::fill(row + visible, row + keys, 0.0f);
+    if (softcap > 0.0f) {
+      float *tanhRow = tanhOut ? tanhOut + r * keys : nullptr;
+      for (int64_t j = firstKey; j < visible; ++j) {
+        float t = std::tanh(row[j] / softcap);
+        row[j] = softcap * t;
+        if (tanhRow)
+          tanhRow[j] = t;
+      }
+    }
     if (givenLse) {
       float rowLse = givenLse[i];
       for (int64_t j = firstKey; j < visible; ++j)
@@ -156,7 +172,8 @@ inline void blockedAttention(const float *q, const float *k, const float *v,
       int64_t keys = i0 + rows - keyStart;
       detail::blockProbabilities(qs, detail::fromRow(ks, keyStart), i0, rows,
                                  keyStart, keys, d, float(a.scale), a.window,
-                                 probs.data(), /*givenLse=*/nullptr,
+                                 float(a.softcap), probs.data(),
+                                 /*tanhOut=*/nullptr, /*givenLse=*/nullptr,
                                  lse ? lse + bh * seq : nullptr);
       if (a.dropout > 0.0)
         for (int64_t r = 0; r < rows; ++r)
@@ -190,6 +207,8 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
   const int64_t seq = a.seq, d = a.headDim, heads = a.layout.heads;
   const size_t block = size_t(detail::kAttentionBlock * seq);
   std::vector<float> probs(block), dropped(block), dProbs(block);
+  // tanh(s / softcap) of the block's scores, with a soft cap.
+  std::vector<float> capped(a.softcap > 0.0 ? block : 0);
   std::vector<uint32_t> words(static_cast<size_t>(seq));
   const bool given = forward.lse != nullptr;
   for (int64_t bh = bhBegin; bh < bhEnd; ++bh) {
@@ -215,9 +234,11 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
       int64_t rows = std::min(detail::kAttentionBlock, seq - i0);
       int64_t keyStart = detail::firstVisibleKey(i0, a.window);
       int64_t keys = i0 + rows - keyStart;
-      detail::blockProbabilities(qs, detail::fromRow(ks, keyStart), i0, rows,
-                                 keyStart, keys, d, float(a.scale), a.window,
-                                 probs.data(), pairLse, /*lseOut=*/nullptr);
+      detail::blockProbabilities(
+          qs, detail::fromRow(ks, keyStart), i0, rows, keyStart, keys, d,
+          float(a.scale), a.window, float(a.softcap), probs.data(),
+          capped.empty() ? nullptr : capped.data(), pairLse,
+          /*lseOut=*/nullptr);
       const float *pd = probs.data();
       if (a.dropout > 0.0) {
         // The kept-and-scaled probabilities (the masked tail stays 0).
@@ -251,6 +272,20 @@ inline void blockedAttentionGrad(const float *dOut, const float *q,
         } else {
           for (int64_t j = 0; j < keys; ++j)
             rowDot += double(p[j]) * double(dp[j]);
+        }
+        if (!capped.empty()) {
+          // The capped scores' gradient (whose row sums to zero, as
+          // below), then through the cap: times 1 - tanh^2, and the scale.
+          const float *t = capped.data() + r * keys;
+          double rowSum = 0.0;
+          for (int64_t j = 0; j < keys; ++j) {
+            dp[j] = p[j] * (dp[j] - float(rowDot));
+            rowSum += double(dp[j]);
+          }
+          for (int64_t j = 0; j < keys; ++j)
+            dp[j] = (dp[j] - float(rowSum) * p[j]) * (1.0f - t[j] * t[j]) *
+                    float(a.scale);
+          continue;
         }
         double rowSum = 0.0;
         for (int64_t j = 0; j < keys; ++j) {

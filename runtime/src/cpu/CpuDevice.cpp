@@ -695,6 +695,12 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     cpu::silu(in(0), out(0), outDesc(0).numElements());
   } else if (id == KernelId::silu_grad) {
     cpu::siluGrad(in(0), in(1), out(0), outDesc(0).numElements());
+  } else if (id == KernelId::softcap) {
+    cpu::softcap(in(0), out(0), outDesc(0).numElements(),
+                 command.get("cap", 1.0));
+  } else if (id == KernelId::softcap_grad) {
+    cpu::softcapGrad(in(0), in(1), out(0), outDesc(0).numElements(),
+                     command.get("cap", 1.0));
   } else if (id == KernelId::mul) {
     cpu::mul(in(0), in(1), out(0), outDesc(0).numElements());
   } else if (id == KernelId::rope) {
@@ -986,6 +992,8 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     // Mistral's sliding window: keys window or more before the query are
     // masked too.
     shape.window = int64_t(command.get("window", 0));
+    // Gemma 2's soft cap of the scores (0: none).
+    shape.softcap = command.get("softcap", 0.0);
     // With a fused QKV tensor, q, k and v (and their gradients) are one
     // buffer that the layout indexes.
     const float *qIn = in(forward ? 0 : 1);

@@ -721,6 +721,21 @@ template <typename T> void siluGrad(const T *dY, const T *x, T *dX, int64_t n) {
   }
 }
 
+/// y = cap * tanh(x / cap) (Gemma 2's soft cap of its logits).
+template <typename T> void softcap(const T *x, T *y, int64_t n, double cap) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = T(cap * std::tanh(double(x[i]) / cap));
+}
+
+/// dX = dY * (1 - t^2), t = tanh(x / cap).
+template <typename T>
+void softcapGrad(const T *dY, const T *x, T *dX, int64_t n, double cap) {
+  for (int64_t i = 0; i < n; ++i) {
+    double t = std::tanh(double(x[i]) / cap);
+    dX[i] = T(double(dY[i]) * (1.0 - t * t));
+  }
+}
+
 /// y = a + b elementwise (the residual connection).
 template <typename T> void add(const T *a, const T *b, T *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i)

@@ -132,10 +132,15 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
 
     if (q.shape.size() != 4 || q.shape[3] > gpu::kMaxHeadDim)
       return "a head dimension above " + std::to_string(gpu::kMaxHeadDim);
+    // Gemma 2's capped scores: the CPU backend's kernels only.
+    if (command.has("softcap"))
+      return "soft-capped attention scores (softcap)";
     break;
   }
   case KernelId::qkv_attention:
   case KernelId::qkv_attention_grad: {
+    if (command.has("softcap"))
+      return "soft-capped attention scores (softcap)";
     const BufferDesc &qkv = prog->buffers[size_t(
         command.ins[id == KernelId::qkv_attention ? 0 : 1])];
     double heads = command.get("heads", 1);

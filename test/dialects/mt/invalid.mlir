@@ -123,6 +123,44 @@ func.func @negative_attention_window(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4x
 
 // -----
 
+// A soft cap of the scores (Gemma 2's) is positive: the scores are
+// divided by it.
+
+func.func @negative_attention_softcap(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'mt.attention' op softcap must be positive and finite, got -5.000000e+01}}
+  %a = mt.attention %q, %q, %q {softcap = -50.0 : f64} : tensor<1x2x8x4xf32>
+  return %a : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @negative_qkv_attention_softcap(%qkv: tensor<1x8x24xf32>) -> (tensor<1x8x8xf32>, tensor<1x2x8xf32>) {
+  // expected-error @+1 {{'mt.qkv_attention' op softcap must be positive and finite, got 0.000000e+00}}
+  %a, %s = mt.qkv_attention %qkv {heads = 2 : i64, softcap = 0.0 : f64} : tensor<1x8x24xf32> -> tensor<1x8x8xf32>, tensor<1x2x8xf32>
+  return %a, %s : tensor<1x8x8xf32>, tensor<1x2x8xf32>
+}
+
+// -----
+
+// mt.softcap's and mt.softcap_grad's cap is a positive float: the kernels
+// divide by it in float32.
+
+func.func @negative_softcap_zero(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'mt.softcap' op cap 0.000000e+00 is not a positive single-precision number}}
+  %y = mt.softcap %x {cap = 0.0 : f64} : tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @negative_softcap_grad_huge(%dy: tensor<2x4xf32>, %x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'mt.softcap_grad' op cap 1.000000e+300 is not a positive single-precision number}}
+  %dx = mt.softcap_grad %dy, %x {cap = 1.0e300 : f64} : tensor<2x4xf32>
+  return %dx : tensor<2x4xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // mt.embedding
 //===----------------------------------------------------------------------===//

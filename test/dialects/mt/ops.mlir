@@ -639,6 +639,24 @@ func.func @rms_norms(%x: tensor<2x4x8xf32>, %w: tensor<8xf32>, %dy: tensor<2x4x8
 
 // -----
 
+// Gemma 2's soft caps: of the logits (mt.softcap and its gradient) and of
+// the attention's scores (`softcap`).
+
+// CHECK-LABEL: func.func @soft_caps
+// CHECK:         mt.softcap %{{.*}} {cap = 3.000000e+01 : f64} : tensor<2x4x8xf32>
+// CHECK:         mt.softcap_grad %{{.*}}, %{{.*}} {cap = 3.000000e+01 : f64} : tensor<2x4x8xbf16>
+// CHECK:         mt.attention %{{.*}}, %{{.*}}, %{{.*}} {softcap = 5.000000e+01 : f64, window = 4 : i64} : tensor<2x4x8x4xf32>
+func.func @soft_caps(%x: tensor<2x4x8xf32>, %dy: tensor<2x4x8xbf16>, %xb: tensor<2x4x8xbf16>,
+                     %q: tensor<2x4x8x4xf32>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xbf16>, tensor<2x4x8x4xf32>) {
+  %y = mt.softcap %x {cap = 30.0 : f64} : tensor<2x4x8xf32>
+  %dx = mt.softcap_grad %dy, %xb {cap = 30.0 : f64} : tensor<2x4x8xbf16>
+  %a = mt.attention %q, %q, %q {softcap = 50.0 : f64, window = 4 : i64} : tensor<2x4x8x4xf32>
+  return %y, %dx, %a : tensor<2x4x8xf32>, tensor<2x4x8xbf16>, tensor<2x4x8x4xf32>
+}
+
+// -----
+
 // Unnormalized weights (Hugging Face's norm_topk_prob = false): the gradient
 // reads the logits.
 
