@@ -108,6 +108,10 @@ TINY_GEMMA = dict(TINY_LLAMA, model_type="gemma", hidden_act="gelu",
 TINY_GEMMA2 = dict(TINY_GEMMA, model_type="gemma2", num_hidden_layers=2,
                    query_pre_attn_scalar=8, attn_logit_softcapping=0.5,
                    final_logit_softcapping=3.0, sliding_window=1)
+# Gemma 3: q_norm/k_norm of each head, a windowed layer with its own base.
+TINY_GEMMA3 = dict(TINY_GEMMA, model_type="gemma3_text", num_hidden_layers=2,
+                   sliding_window=1, sliding_window_pattern=2,
+                   rope_local_base_freq=10.0)
 
 
 def compiler_tools(bindir, missing):
@@ -167,6 +171,7 @@ def artifacts(bindir):
              ("granite-1rank.mtx", TINY_GRANITE, 1, ""),
              ("gemma-1rank-unfused.mtx", TINY_GEMMA, 1, "fuse=false"),
              ("gemma2-1rank-unfused.mtx", TINY_GEMMA2, 1, "fuse=false"),
+             ("gemma3-1rank.mtx", TINY_GEMMA3, 1, ""),
              # Accumulating weight-gradient GEMMs (a third input written
              # in place) and the bf16 kernels.
              ("gpt2-bf16-accumulate.mtx", TINY_GPT2, 2,
@@ -329,6 +334,7 @@ def hf_configs():
           json.dumps(TINY_GRANITE, indent=2) + "\n")
     write(name, "tiny-gemma.json", json.dumps(TINY_GEMMA, indent=2) + "\n")
     write(name, "tiny-gemma2.json", json.dumps(TINY_GEMMA2, indent=2) + "\n")
+    write(name, "tiny-gemma3.json", json.dumps(TINY_GEMMA3, indent=2) + "\n")
 
 
 def main():

@@ -28,8 +28,9 @@ static std::string shown(double value) {
 
 /// The model types this importer reads, in the order errors list them.
 static constexpr llvm::StringLiteral kModelTypes[] = {
-    "llama", "mistral", "mixtral", "qwen2",   "qwen3", "qwen3_moe", "qwen2_moe",
-    "olmoe", "olmo2",   "granite", "smollm3", "gemma", "gemma2"};
+    "llama",     "mistral",   "mixtral", "qwen2",      "qwen3",
+    "qwen3_moe", "qwen2_moe", "olmoe",   "olmo2",      "granite",
+    "smollm3",   "gemma",     "gemma2",  "gemma3_text"};
 
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return llvm::is_contained(kModelTypes, modelType);
@@ -207,9 +208,10 @@ static LogicalResult parseGemmaActivation(ConfigReader &reader,
   const char *why = "Gemma's MLP is built with GELU's tanh approximation "
                     "(\"gelu_pytorch_tanh\") only";
   const llvm::json::Value *activation = reader.json().get("hidden_activation");
-  // (Gemma 2's MLP reads hidden_activation only, "gelu_pytorch_tanh" by
-  // default.)
-  if ((activation && !activation->getAsNull()) || config.modelType == "gemma2")
+  // (Gemma 2's and Gemma 3's MLPs read hidden_activation only,
+  // "gelu_pytorch_tanh" by default.)
+  if ((activation && !activation->getAsNull()) ||
+      config.modelType == "gemma2" || config.modelType == "gemma3_text")
     return reader.oneOf("hidden_activation", {"gelu_pytorch_tanh"}, why);
   if (failed(reader.oneOf("hidden_act", {"gelu_pytorch_tanh", "gelu"}, why)))
     return failure();
@@ -222,13 +224,15 @@ static LogicalResult parseGemmaActivation(ConfigReader &reader,
   return success();
 }
 
-/// Gemma 2's attention and logits: the scores scaled by
-/// query_pre_attn_scalar^-1/2 (Gemma2Config's default 256) instead of
-/// head_dim's, and soft-capped (attn_logit_softcapping, default 50); the
-/// logits soft-capped (final_logit_softcapping, default 30). A null cap is
-/// none.
-static LogicalResult parseGemma2Attention(ConfigReader &reader,
-                                          LlamaConfig &config) {
+/// Gemma 2's and Gemma 3's attention and logits: the scores scaled by
+/// query_pre_attn_scalar^-1/2 (their configs' default 256) instead of
+/// head_dim's, and soft-capped (attn_logit_softcapping, by default 50 in
+/// Gemma 2, none in Gemma 3); the logits soft-capped
+/// (final_logit_softcapping, 30 in Gemma 2, none in Gemma 3). A null cap
+/// is none.
+static LogicalResult parseGemmaAttention(ConfigReader &reader,
+                                         LlamaConfig &config,
+                                         bool cappedByDefault) {
   FailureOr<double> scalar =
       reader.positiveNumber("query_pre_attn_scalar", 256.0);
   if (failed(scalar))
@@ -239,7 +243,7 @@ static LogicalResult parseGemma2Attention(ConfigReader &reader,
             "attn_logit_softcapping", 50.0, &config.attentionSoftcap},
         {"final_logit_softcapping", 30.0, &config.logitSoftcap}}) {
     const llvm::json::Value *value = reader.json().get(key);
-    if (value && value->getAsNull())
+    if ((value && value->getAsNull()) || (!value && !cappedByDefault))
       continue;
     FailureOr<double> given = reader.positiveNumber(key, fallback);
     if (failed(given))
@@ -271,7 +275,8 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
            << "is not a LLaMA-family model ("
            << llamaFamilyList(/*quoted=*/false, ", ") << ")";
   bool gemma2 = config.modelType == "gemma2";
-  bool gemma = config.modelType == "gemma" || gemma2;
+  bool gemma3 = config.modelType == "gemma3_text";
+  bool gemma = config.modelType == "gemma" || gemma2 || gemma3;
   if (gemma) {
     if (failed(parseGemmaActivation(reader, config)))
       return failure();
@@ -301,7 +306,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   bool granite = config.modelType == "granite";
   bool smollm3 = config.modelType == "smollm3";
   // Each family's default rotary base (SmolLM3Config's default_theta 2e6).
-  double defaultTheta = mixtral ? 1e6 : smollm3 ? 2e6 : 10000.0;
+  double defaultTheta = mixtral || gemma3 ? 1e6 : smollm3 ? 2e6 : 10000.0;
   bool attentionBias = false, qwen2MoeQkvBias = true;
   double attentionDropout = 0.0, partialRotary = 1.0;
   if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
@@ -348,7 +353,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                                                  explicitNull
                                              ? config.numHeads
                                          : qwen3Moe || smollm3 ? 4
-                                         : gemma2              ? 4
+                                         : gemma2 || gemma3    ? 4
                                          : qwen2Moe || gemma   ? 16
                                          : qwen2 || qwen3      ? 32
                                                                : 8)))
@@ -423,12 +428,13 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // attention_bias puts a bias on all four; Mistral has none.
   config.qkvBias = qwen2 || attentionBias || (qwen2Moe && qwen2MoeQkvBias);
   config.outputBias = !qwen2 && attentionBias;
-  config.qkNorm = qwen3            ? LlamaConfig::QKNorm::PerHead
+  config.qkNorm = qwen3 || gemma3  ? LlamaConfig::QKNorm::PerHead
                   : olmoe || olmo2 ? LlamaConfig::QKNorm::Projection
                                    : LlamaConfig::QKNorm::None;
-  config.normPlacement = olmo2    ? LlamaConfig::NormPlacement::Post
-                         : gemma2 ? LlamaConfig::NormPlacement::PreAndPost
-                                  : LlamaConfig::NormPlacement::Pre;
+  config.normPlacement = olmo2 ? LlamaConfig::NormPlacement::Post
+                         : gemma2 || gemma3
+                             ? LlamaConfig::NormPlacement::PreAndPost
+                             : LlamaConfig::NormPlacement::Pre;
   // Gemma's norms scale by 1 + weight, and its embeddings are multiplied
   // by sqrt(hidden_size) rounded to the activations' type (GemmaModel's
   // normalizer, a float32 here).
@@ -436,8 +442,21 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   if (gemma)
     config.embeddingMultiplier =
         double(float(std::sqrt(double(config.hiddenSize))));
-  if (gemma2 && failed(parseGemma2Attention(reader, config)))
+  if ((gemma2 || gemma3) &&
+      failed(parseGemmaAttention(reader, config, /*cappedByDefault=*/gemma2)))
     return failure();
+  // Gemma 3's sliding-window layers turn by their own base, unscaled.
+  if (gemma3) {
+    FailureOr<double> local =
+        reader.positiveNumber("rope_local_base_freq", 10000.0);
+    if (failed(local))
+      return failure();
+    if (*local <= 1.0)
+      return reader.error("rope_local_base_freq")
+             << "is " << shown(*local)
+             << "; the rotary base must be greater than 1";
+    config.localRopeTheta = *local;
+  }
   // OLMoE's q_norm has hidden_size weights: its heads must fill it.
   if (olmoe && config.numHeads * config.headDim != config.hiddenSize)
     return reader.error("head_dim")
@@ -475,7 +494,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // (OLMoE's, OLMo2's and Granite's attention read a sliding_window their
   // configs never set; Gemma's reads none.)
   bool sliding = config.modelType != "llama" && !olmoe && !olmo2 && !granite &&
-                 (!gemma || gemma2);
+                 (!gemma || gemma2 || gemma3);
   if ((qwenWindows || qwen3Moe || qwen2Moe || smollm3) &&
       !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
@@ -503,8 +522,18 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   if (sliding && gemma2)
     for (int64_t layer = 0; layer < config.numLayers; ++layer)
       config.windowedLayers.push_back(layer % 2 == 0);
+  // Gemma 3's: all but every sliding_window_pattern-th (6).
+  if (sliding && gemma3) {
+    FailureOr<int64_t> pattern =
+        reader.optionalPositiveInt("sliding_window_pattern", 6);
+    if (failed(pattern))
+      return failure();
+    for (int64_t layer = 0; layer < config.numLayers; ++layer)
+      config.windowedLayers.push_back((layer + 1) % *pattern != 0);
+  }
   if (const llvm::json::Value *types = object->get("layer_types");
-      sliding && (qwenWindows || gemma2) && types && !types->getAsNull()) {
+      sliding && (qwenWindows || gemma2 || gemma3) && types &&
+      !types->getAsNull()) {
     config.windowedLayers.clear();
     const llvm::json::Array *list = types->getAsArray();
     if (!list || int64_t(list->size()) != config.numLayers)
@@ -772,18 +801,21 @@ private:
     if (!config.ropeLayers.empty() && currentLayer >= 0 &&
         !config.ropeLayers[size_t(currentLayer)])
       return x;
+    // Gemma 3's windowed layers: their own base, no scaling.
+    bool local = config.localRopeTheta && windowedLayer();
     FloatAttr factor, low, high;
     IntegerAttr original;
-    if (config.ropeScaling) {
+    if (config.ropeScaling && !local) {
       factor = builder.getF64FloatAttr(config.ropeScaling->factor);
       low = builder.getF64FloatAttr(config.ropeScaling->lowFreqFactor);
       high = builder.getF64FloatAttr(config.ropeScaling->highFreqFactor);
       original =
           builder.getI64IntegerAttr(config.ropeScaling->originalMaxPositions);
     }
+    double theta = local ? *config.localRopeTheta : config.ropeTheta;
     return inLayer(RopeOp::create(builder, loc, x.getType(), x,
-                                  builder.getF64FloatAttr(config.ropeTheta),
-                                  factor, low, high, original,
+                                  builder.getF64FloatAttr(theta), factor, low,
+                                  high, original,
                                   /*inverse=*/nullptr))
         .getResult();
   }
@@ -792,13 +824,19 @@ private:
   /// the layer has one and the sequence is longer than it (shorter, every
   /// key is inside it: no mask to add).
   IntegerAttr slidingWindow() {
-    bool windowed = config.windowedLayers.empty()
-                        ? currentLayer >= config.firstWindowedLayer
-                        : config.windowedLayers[size_t(currentLayer)];
     if (config.slidingWindow <= 0 || shape.seqLength <= config.slidingWindow ||
-        !windowed)
+        !windowedLayer())
       return nullptr;
     return builder.getI64IntegerAttr(config.slidingWindow);
+  }
+
+  /// Whether the current layer attends through the sliding window.
+  bool windowedLayer() const {
+    if (config.slidingWindow <= 0 || currentLayer < 0)
+      return false;
+    return config.windowedLayers.empty()
+               ? currentLayer >= config.firstWindowedLayer
+               : config.windowedLayers[size_t(currentLayer)];
   }
 
   /// The attention of layer `p` on its (normalized) input `n`.

@@ -108,7 +108,13 @@ the MLP), the scores scaled by query_pre_attn_scalar^-0.5 and soft-capped
 mask), a sliding window in its "sliding_attention" layers (every other from
 layer 0 by default), and the logits soft-capped by final_logit_softcapping
 (defaults: 4 key/value heads, query_pre_attn_scalar 256, caps 50 and 30,
-sliding_window 4096, activation hidden_activation only).
+sliding_window 4096, activation hidden_activation only). Gemma 3's text model
+(gemma3_text, modeling_gemma3.py) is Gemma 2 with q_norm and k_norm (zero-
+centered RMSNorms of each head over head_dim, before the rotary embedding),
+no soft caps by default, all layers but every sliding_window_pattern-th (6)
+windowed, and those windowed layers' rotary embedding of base
+rope_local_base_freq (10000), unscaled (defaults: rope_theta 1e6, 4 key/value
+heads).
 """
 
 import json
@@ -127,7 +133,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 torch.set_default_dtype(torch.float32)
 
 MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe", "olmo2", "granite",
-               "smollm3", "gemma", "gemma2")
+               "smollm3", "gemma", "gemma2", "gemma3_text")
 
 
 def fail(message):
@@ -144,10 +150,11 @@ def load_config(path):
     if kind not in MODEL_TYPES:
         fail(f"model_type must be one of {', '.join(MODEL_TYPES)}, not {kind!r}")
     gemma2 = kind == "gemma2"
-    gemma = kind in ("gemma", "gemma2")
+    gemma3 = kind == "gemma3_text"
+    gemma = kind in ("gemma", "gemma2", "gemma3_text")
     if gemma:
         activation = c.get("hidden_activation")
-        if gemma2 and activation is None:  # Gemma2MLP reads hidden_activation
+        if (gemma2 or gemma3) and activation is None:  # their MLPs read hidden_activation
             activation = "gelu_pytorch_tanh"
         if activation is None:
             activation = c.get("hidden_act", "gelu_pytorch_tanh")
@@ -156,7 +163,9 @@ def load_config(path):
         if activation != "gelu_pytorch_tanh":
             fail(f"gemma's activation must be gelu_pytorch_tanh, not {activation!r}")
         c["mlp_act"] = "gelu_tanh"
-        c.setdefault("num_key_value_heads", 4 if gemma2 else 16)
+        c.setdefault("num_key_value_heads", 4 if gemma2 or gemma3 else 16)
+        if gemma3:
+            c.setdefault("rope_theta", 1e6)
         c.setdefault("head_dim", 256)
         c.setdefault("tie_word_embeddings", True)
         c.setdefault("pad_token_id", 0)
@@ -171,11 +180,11 @@ def load_config(path):
     mixtral = kind == "mixtral"
     qwen3 = kind in ("qwen3", "qwen3_moe")
     # Qwen3's q_norm and k_norm are per head, OLMoE's over the projection.
-    c["qk_norm"] = "head" if qwen3 else "projection" if kind in ("olmoe", "olmo2") else None
+    c["qk_norm"] = "head" if qwen3 or kind == "gemma3_text" else "projection" if kind in ("olmoe", "olmo2") else None
     # OLMo2 normalizes each sublayer's output instead of its input, Gemma 2
     # both.
     c["pre_norms"] = kind != "olmo2"
-    c["post_norms"] = kind in ("olmo2", "gemma2")
+    c["post_norms"] = kind in ("olmo2", "gemma2", "gemma3_text")
     granite = kind == "granite"
     layers = c["num_hidden_layers"]
     if kind == "smollm3":
@@ -195,10 +204,12 @@ def load_config(path):
         c["embedding_multiplier"] = torch.tensor(c["hidden_size"] ** 0.5, dtype=torch.float32)
     c["attention_scale"] = c.get("attention_multiplier", 1.0) if granite else None
     c["attention_softcap"] = c["logit_softcap"] = None
-    if gemma2:
+    if gemma2 or gemma3:
         c["attention_scale"] = c.get("query_pre_attn_scalar", 256) ** -0.5
-        c["attention_softcap"] = c.get("attn_logit_softcapping", 50.0)
-        c["logit_softcap"] = c.get("final_logit_softcapping", 30.0)
+        c["attention_softcap"] = c.get("attn_logit_softcapping", 50.0 if gemma2 else None)
+        c["logit_softcap"] = c.get("final_logit_softcapping", 30.0 if gemma2 else None)
+    # Gemma 3's windowed layers' rotary base (their rotary embedding unscaled).
+    c["local_rope_theta"] = c.get("rope_local_base_freq", 10000.0) if gemma3 else None
     if kind == "olmo2":
         c.setdefault("rms_norm_eps", 1e-5)
         c.setdefault("pad_token_id", 1)
@@ -278,8 +289,11 @@ def load_config(path):
         c["windows"] = [c.get("sliding_window", 4096)] * layers
     elif mixtral:
         c["windows"] = [c.get("sliding_window")] * layers
-    elif gemma2:
-        types = c.get("layer_types") or ["sliding_attention" if l % 2 == 0 else "full_attention" for l in range(layers)]
+    elif gemma2 or gemma3:
+        pattern = c.get("sliding_window_pattern", 6)
+        types = c.get("layer_types") or [
+            "sliding_attention" if (l % 2 == 0 if gemma2 else (l + 1) % pattern != 0) else "full_attention"
+            for l in range(layers)]
         c["windows"] = [c.get("sliding_window", 4096) if t == "sliding_attention" else None for t in types]
     elif kind in ("qwen2", "qwen3") and c.get("use_sliding_window", False):
         first = c.get("max_window_layers", 28)
@@ -458,9 +472,15 @@ def forward(params, ids, labels, c):
         return y + params[name + ".bias"] if name + ".bias" in params else y
 
     # LlamaRotaryEmbedding: positions 0..S-1, cos and sin of cat(freqs, freqs).
-    freqs = torch.arange(s, dtype=torch.float32)[:, None] * inverse_frequencies(c)[None, :]
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()
+    def rotary(inv_freq):
+        freqs = torch.arange(s, dtype=torch.float32)[:, None] * inv_freq[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos(), emb.sin()
+
+    global_rotary = rotary(inverse_frequencies(c))
+    local_rotary = None
+    if c["local_rope_theta"] is not None:  # Gemma3's rotary_emb_local
+        local_rotary = rotary(inverse_frequencies(dict(c, rope_theta=c["local_rope_theta"], rope_scaling=None)))
     causal = torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1)
 
     def mask_of(window):
@@ -491,6 +511,8 @@ def forward(params, ids, labels, c):
         q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = linear(y, p + "self_attn.v_proj").view(b, s, kv, hd).transpose(1, 2)
         if c["rope_layers"][l]:  # SmolLM3's NoPE layers have none
+            windowed = c["windows"][l] is not None
+            cos, sin = local_rotary if local_rotary is not None and windowed else global_rotary
             q = q * cos + rotate_half(q) * sin
             k = k * cos + rotate_half(k) * sin
         k, v = repeat_kv(k, h // kv), repeat_kv(v, h // kv)

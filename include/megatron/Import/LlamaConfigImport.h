@@ -34,7 +34,7 @@ struct Llama3RopeScaling {
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
   /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe, olmoe,
-  /// olmo2, granite, smollm3, gemma or gemma2.
+  /// olmo2, granite, smollm3, gemma, gemma2 or gemma3_text.
   std::string modelType;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
@@ -83,6 +83,10 @@ struct LlamaConfig {
   /// Gemma 2's soft caps: of the attention's scaled scores
   /// (attn_logit_softcapping) and of the logits (final_logit_softcapping).
   std::optional<double> attentionSoftcap, logitSoftcap;
+  /// Gemma 3's rotary base of its sliding-window layers
+  /// (rope_local_base_freq), unscaled; ropeTheta and ropeScaling are then
+  /// its full-attention layers'. Unset: every layer's are those.
+  std::optional<double> localRopeTheta;
   /// Gemma's RMSNorms scale by 1 + weight (GemmaRMSNorm), their weights
   /// initialized to 0.
   bool zeroCenteredNorms = false;

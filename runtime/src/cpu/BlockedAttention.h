@@ -199,6 +199,8 @@ struct AttentionForward {
 ///   dS = scale P (dP - D),  dQ = dS K,  dK += dS^T Q,
 /// where D = rowsum(P dP), which equals dO . O (Dao 2023): from the
 /// forward's output when `forward` has it, and P from its log-sum-exp.
+/// With a soft cap, dS = scale (1 - t^2) P (dP - D), t = tanh(s / softcap)
+/// of the uncapped scaled scores s.
 inline void blockedAttentionGrad(const float *dOut, const float *q,
                                  const float *k, const float *v,
                                  AttentionForward forward, float *dQ, float *dK,
