@@ -195,32 +195,33 @@ static LogicalResult parseRopeLayers(ConfigReader &reader,
 }
 
 /// Gemma's MLP activation: GELU with the tanh approximation, which Gemma
-/// was trained with. Hugging Face's GemmaMLP first read hidden_activation
-/// (null: that approximation, whatever hidden_act says; the published
-/// configs state hidden_act "gelu" beside hidden_activation
-/// "gelu_pytorch_tanh"), later versions hidden_act (GemmaConfig's default
-/// "gelu_pytorch_tanh"). A hidden_activation, where given, decides; else
-/// hidden_act, whose "gelu" is read as the older GemmaMLP (and vLLM) read
-/// it, with a warning.
+/// was trained with. Gemma 2's and Gemma 3's MLPs read hidden_activation
+/// ("gelu_pytorch_tanh" by default). Gemma 1's GemmaMLP first read
+/// hidden_activation too (null: that approximation, whatever hidden_act
+/// says), later transformers read hidden_act; the published configs state
+/// hidden_act "gelu" beside hidden_activation "gelu_pytorch_tanh". So a
+/// Gemma 1 hidden_activation, where given, must be the approximation, and
+/// hidden_act must be it or "gelu", which is built as the approximation
+/// too (as the older GemmaMLP and vLLM do), with a warning.
 static LogicalResult parseGemmaActivation(ConfigReader &reader,
                                           LlamaConfig &config) {
   config.gateActivation = LlamaConfig::GateActivation::GeluTanh;
   const char *why = "Gemma's MLP is built with GELU's tanh approximation "
                     "(\"gelu_pytorch_tanh\") only";
-  const llvm::json::Value *activation = reader.json().get("hidden_activation");
-  // (Gemma 2's and Gemma 3's MLPs read hidden_activation only,
-  // "gelu_pytorch_tanh" by default.)
-  if ((activation && !activation->getAsNull()) ||
-      config.modelType == "gemma2" || config.modelType == "gemma3_text")
+  if (config.modelType != "gemma")
     return reader.oneOf("hidden_activation", {"gelu_pytorch_tanh"}, why);
+  const llvm::json::Value *activation = reader.json().get("hidden_activation");
+  if (activation && !activation->getAsNull() &&
+      failed(reader.oneOf("hidden_activation", {"gelu_pytorch_tanh"}, why)))
+    return failure();
   if (failed(reader.oneOf("hidden_act", {"gelu_pytorch_tanh", "gelu"}, why)))
     return failure();
   if (reader.json().getString("hidden_act") == StringRef("gelu"))
     emitWarning(reader.keyLoc("hidden_act"))
-        << "config key 'hidden_act' is \"gelu\" and no hidden_activation is "
-           "given: building GELU's tanh approximation, Gemma's "
-           "(\"gelu_pytorch_tanh\"), as Hugging Face's GemmaMLP did for such "
-           "configs; transformers that read hidden_act compute the exact GELU";
+        << "config key 'hidden_act' is \"gelu\": building GELU's tanh "
+           "approximation (\"gelu_pytorch_tanh\"), which Gemma was trained "
+           "with and Hugging Face's GemmaMLP built from hidden_activation; "
+           "transformers versions that read hidden_act compute the exact GELU";
   return success();
 }
 
@@ -830,9 +831,11 @@ private:
     return builder.getI64IntegerAttr(config.slidingWindow);
   }
 
-  /// Whether the current layer attends through the sliding window.
+  /// Whether the current layer is a sliding-window layer.
+  /// (Gemma 3's rotary base follows the layer's type even without a
+  /// window.)
   bool windowedLayer() const {
-    if (config.slidingWindow <= 0 || currentLayer < 0)
+    if (currentLayer < 0)
       return false;
     return config.windowedLayers.empty()
                ? currentLayer >= config.firstWindowedLayer

@@ -280,7 +280,8 @@ def load_config(path):
     # Llama's attention_bias (the families that read it) puts a bias on q, k,
     # v and o; Qwen2 always has q, k and v biases, Qwen2-MoE unless
     # qkv_bias is false; Mistral and Mixtral have none.
-    attention_bias = (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite", "smollm3", "gemma", "gemma2")
+    attention_bias = (kind in ("llama", "qwen3", "qwen3_moe", "olmoe", "olmo2", "granite", "smollm3", "gemma", "gemma2",
+                                "gemma3_text")
                       and c.get("attention_bias", False))
     c["qkv_bias"] = kind == "qwen2" or (kind == "qwen2_moe" and c.get("qkv_bias", True)) or attention_bias
     c["o_bias"] = attention_bias
@@ -295,6 +296,8 @@ def load_config(path):
             "sliding_attention" if (l % 2 == 0 if gemma2 else (l + 1) % pattern != 0) else "full_attention"
             for l in range(layers)]
         c["windows"] = [c.get("sliding_window", 4096) if t == "sliding_attention" else None for t in types]
+        # Gemma3's rotary embedding follows the layer type, window or not.
+        c["local_rope_layers"] = [t == "sliding_attention" for t in types]
     elif kind in ("qwen2", "qwen3") and c.get("use_sliding_window", False):
         first = c.get("max_window_layers", 28)
         c["windows"] = [c.get("sliding_window", 4096) if l >= first else None for l in range(layers)]
@@ -511,8 +514,8 @@ def forward(params, ids, labels, c):
         q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = linear(y, p + "self_attn.v_proj").view(b, s, kv, hd).transpose(1, 2)
         if c["rope_layers"][l]:  # SmolLM3's NoPE layers have none
-            windowed = c["windows"][l] is not None
-            cos, sin = local_rotary if local_rotary is not None and windowed else global_rotary
+            local = local_rotary is not None and c["local_rope_layers"][l]
+            cos, sin = local_rotary if local else global_rotary
             q = q * cos + rotate_half(q) * sin
             k = k * cos + rotate_half(k) * sin
         k, v = repeat_kv(k, h // kv), repeat_kv(v, h // kv)

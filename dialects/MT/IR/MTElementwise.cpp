@@ -90,7 +90,8 @@ std::string SiluGradOp::scalarExpression(ArrayRef<std::string> operands) {
 }
 int64_t SiluGradOp::flopsPerElement() { return 8; }
 
-// The cap as a float literal, as the host kernels round it.
+// The cap as a float literal: the generated kernels compute in float (the
+// host kernels in double).
 std::string SoftcapOp::scalarExpression(ArrayRef<std::string> operands) {
   return "mt_softcap(" + operands[0] + ", " +
          floatLiteral(getCap().convertToDouble()) + ")";
@@ -102,21 +103,6 @@ std::string SoftcapGradOp::scalarExpression(ArrayRef<std::string> operands) {
          floatLiteral(getCap().convertToDouble()) + ")";
 }
 int64_t SoftcapGradOp::flopsPerElement() { return 6; }
-
-/// A cap is a positive float (the kernels divide by it).
-static LogicalResult verifyCap(Operation *op, double cap) {
-  if (!std::isfinite(cap) || cap <= 0 || cap > 3.4028234663852886e38 ||
-      cap < 1.1754943508222875e-38)
-    return op->emitOpError()
-           << "cap " << cap << " is not a positive single-precision number";
-  return success();
-}
-LogicalResult SoftcapOp::verify() {
-  return verifyCap(*this, getCap().convertToDouble());
-}
-LogicalResult SoftcapGradOp::verify() {
-  return verifyCap(*this, getCap().convertToDouble());
-}
 
 std::string ScaleOp::scalarExpression(ArrayRef<std::string> operands) {
   // As the host kernel: the factor is rounded to float first.

@@ -83,6 +83,17 @@ static LogicalResult verifyPositiveFinite(Operation *op, StringRef name,
                            << value;
 }
 
+/// Fails unless `value` is a positive normal float: a divisor the kernels
+/// use in float32 (a soft cap).
+static LogicalResult verifyPositiveFloat32(Operation *op, StringRef name,
+                                           double value) {
+  if (std::isfinite(value) && value >= 1.1754943508222875e-38 &&
+      value <= 3.4028234663852886e38)
+    return success();
+  return op->emitOpError() << name << " " << value
+                           << " is not a positive single-precision number";
+}
+
 /// Fails unless `probability` is in [0, 1).
 static LogicalResult verifyProbability(Operation *op, StringRef name,
                                        double probability) {
@@ -660,11 +671,23 @@ LogicalResult MergeHeadsOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// SoftcapOp, SoftcapGradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftcapOp::verify() {
+  return verifyPositiveFloat32(*this, "cap", getCap().convertToDouble());
+}
+
+LogicalResult SoftcapGradOp::verify() {
+  return verifyPositiveFloat32(*this, "cap", getCap().convertToDouble());
+}
+
+//===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
 /// A sliding window, where there is one, sees at least the query's own key;
-/// a soft cap of the scores is a positive finite number.
+/// a soft cap of the scores is a positive float.
 static LogicalResult verifyScoreMask(Operation *op,
                                      std::optional<uint64_t> window,
                                      std::optional<APFloat> softcap) {
@@ -672,7 +695,7 @@ static LogicalResult verifyScoreMask(Operation *op,
     return op->emitOpError()
            << "window must be at least 1, got " << int64_t(*window);
   if (softcap)
-    return verifyPositiveFinite(op, "softcap", softcap->convertToDouble());
+    return verifyPositiveFloat32(op, "softcap", softcap->convertToDouble());
   return success();
 }
 

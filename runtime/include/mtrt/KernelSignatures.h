@@ -34,7 +34,8 @@ Status checkKernelSignature(const Command &command,
 
 /// The offset an rms_norm or rms_norm_grad command adds to its weight: 1
 /// with `zero_centered_weight` (Gemma's scale 1 + w), else 0. (The
-/// signature check refuses any value but 0 and 1.)
+/// signature check refuses values outside [0, 1]; any but 0 is set, as for
+/// the artifact's other flags.)
 inline double rmsNormWeightOffset(const Command &command) {
   return command.get("zero_centered_weight", 0) != 0 ? 1.0 : 0.0;
 }

@@ -114,7 +114,12 @@ public:
       require(false, "has no attribute 'cap'");
       return;
     }
-    range("cap", 1.1754943508222875e-38, 3.4028234663852886e38);
+    floatDivisor("cap");
+  }
+  /// Attribute `name`, if present, is a positive normal float (the kernels
+  /// divide by it in float32).
+  void floatDivisor(const char *name) {
+    range(name, 1.1754943508222875e-38, 3.4028234663852886e38);
   }
   void positive(const char *name) {
     if (!command.has(name))
@@ -437,7 +442,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     s.range("dropout", 0, 1, /*openHigh=*/true);
     s.positive("scale");
     s.window();
-    s.positive("softcap");
+    s.floatDivisor("softcap");
     if (q.size() == 4 && c.has("rng_heads"))
       s.require(c.get("rng_head_offset", 0) >= 0 &&
                     c.get("rng_head_offset", 0) + double(q[1]) <=
@@ -466,7 +471,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     s.range("dropout", 0, 1, /*openHigh=*/true);
     s.positive("scale");
     s.window();
-    s.positive("softcap");
+    s.floatDivisor("softcap");
     double heads = c.get("heads", 0);
     s.require(heads >= 1 && heads < 2147483648.0 && heads == std::floor(heads),
               "attribute 'heads' is not a positive integer");

@@ -127,7 +127,7 @@ func.func @negative_attention_window(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4x
 // divided by it.
 
 func.func @negative_attention_softcap(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
-  // expected-error @+1 {{'mt.attention' op softcap must be positive and finite, got -5.000000e+01}}
+  // expected-error @+1 {{'mt.attention' op softcap -5.000000e+01 is not a positive single-precision number}}
   %a = mt.attention %q, %q, %q {softcap = -50.0 : f64} : tensor<1x2x8x4xf32>
   return %a : tensor<1x2x8x4xf32>
 }
@@ -135,9 +135,19 @@ func.func @negative_attention_softcap(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4
 // -----
 
 func.func @negative_qkv_attention_softcap(%qkv: tensor<1x8x24xf32>) -> (tensor<1x8x8xf32>, tensor<1x2x8xf32>) {
-  // expected-error @+1 {{'mt.qkv_attention' op softcap must be positive and finite, got 0.000000e+00}}
+  // expected-error @+1 {{'mt.qkv_attention' op softcap 0.000000e+00 is not a positive single-precision number}}
   %a, %s = mt.qkv_attention %qkv {heads = 2 : i64, softcap = 0.0 : f64} : tensor<1x8x24xf32> -> tensor<1x8x8xf32>, tensor<1x2x8xf32>
   return %a, %s : tensor<1x8x8xf32>, tensor<1x2x8xf32>
+}
+
+// -----
+
+// A cap beyond float32 would be infinite in the kernels.
+
+func.func @negative_attention_grad_softcap(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'mt.attention_grad' op softcap 1.000000e+300 is not a positive single-precision number}}
+  %dq, %dk, %dv = mt.attention_grad %q, %q, %q, %q {softcap = 1.0e300 : f64} : tensor<1x2x8x4xf32>
+  return %dq : tensor<1x2x8x4xf32>
 }
 
 // -----
