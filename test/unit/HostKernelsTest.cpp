@@ -748,6 +748,175 @@ TEST(BlockedAttention, GroupedKeysMatchRepeatedReference) {
       }
 }
 
+/// Soft-capped causal attention of one (batch, head) pair in double,
+/// written directly from its definition: s = scale q.k, s' = cap tanh(s /
+/// cap), P = softmax over the visible keys (j <= i, and j > i - window
+/// with a window), out = P v; and its gradients given dOut: dV = P^T dO,
+/// dS' = P (dP - rowsum(P dP)) with dP = dO v^T, dS = scale (1 - t^2) dS'
+/// with t = tanh(s / cap), dQ = dS k, dK = dS^T q.
+struct SoftCappedPair {
+  int64_t seq, d, window;
+  double scale, cap;
+  bool visible(int64_t i, int64_t j) const {
+    return j <= i && (window == 0 || j > i - window);
+  }
+  /// P (row-major [seq x seq]) and tanh(s / cap).
+  void probabilities(const Vec &q, const Vec &k, Vec &p, Vec &t) const {
+    p.assign(size_t(seq * seq), 0.0);
+    t.assign(size_t(seq * seq), 0.0);
+    for (int64_t i = 0; i < seq; ++i) {
+      double max = -1e300, sum = 0;
+      for (int64_t j = 0; j < seq; ++j)
+        if (visible(i, j)) {
+          double sc = 0;
+          for (int64_t e = 0; e < d; ++e)
+            sc += q[i * d + e] * k[j * d + e];
+          t[i * seq + j] = std::tanh(scale * sc / cap);
+          p[i * seq + j] = cap * t[i * seq + j];
+          max = std::max(max, p[i * seq + j]);
+        }
+      for (int64_t j = 0; j < seq; ++j)
+        if (visible(i, j)) {
+          p[i * seq + j] = std::exp(p[i * seq + j] - max);
+          sum += p[i * seq + j];
+        }
+      for (int64_t j = 0; j < seq; ++j)
+        p[i * seq + j] /= sum;
+    }
+  }
+  Vec forward(const Vec &q, const Vec &k, const Vec &v) const {
+    Vec p, t, out(size_t(seq * d), 0.0);
+    probabilities(q, k, p, t);
+    for (int64_t i = 0; i < seq; ++i)
+      for (int64_t j = 0; j < seq; ++j)
+        for (int64_t e = 0; e < d; ++e)
+          out[i * d + e] += p[i * seq + j] * v[j * d + e];
+    return out;
+  }
+  void backward(const Vec &dO, const Vec &q, const Vec &k, const Vec &v,
+                Vec &dQ, Vec &dK, Vec &dV) const {
+    Vec p, t;
+    probabilities(q, k, p, t);
+    dQ.assign(size_t(seq * d), 0.0);
+    dK.assign(size_t(seq * d), 0.0);
+    dV.assign(size_t(seq * d), 0.0);
+    for (int64_t i = 0; i < seq; ++i) {
+      Vec dP(size_t(seq), 0.0);
+      double rowDot = 0;
+      for (int64_t j = 0; j < seq; ++j) {
+        for (int64_t e = 0; e < d; ++e) {
+          dP[j] += dO[i * d + e] * v[j * d + e];
+          dV[j * d + e] += p[i * seq + j] * dO[i * d + e];
+        }
+        rowDot += p[i * seq + j] * dP[j];
+      }
+      for (int64_t j = 0; j < seq; ++j) {
+        double tt = t[i * seq + j];
+        double dS = scale * (1 - tt * tt) * p[i * seq + j] * (dP[j] - rowDot);
+        for (int64_t e = 0; e < d; ++e) {
+          dQ[i * d + e] += dS * k[j * d + e];
+          dK[j * d + e] += dS * q[i * d + e];
+        }
+      }
+    }
+  }
+};
+
+// Gemma 2's soft cap of the scores in the CPU backend's blocked attention,
+// forward and backward, against the direct double computation above (whose
+// gradients are first checked against central differences), across the
+// 64-row block, with and without a window, with the forward's log-sum-exp
+// given to the gradient and without.
+TEST(BlockedAttention, SoftCapMatchesDirectComputation) {
+  const int64_t heads = 2, seq = 70, headDim = 8;
+  const double cap = 0.5;
+  for (int64_t window : {int64_t(0), int64_t(5)}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    const int64_t pair = seq * headDim, n = heads * pair;
+    std::mt19937_64 gen(31 + window);
+    Vec q = randomVec(gen, n, -1, 1), k = randomVec(gen, n, -1, 1);
+    Vec v = randomVec(gen, n), dO = randomVec(gen, n);
+    SoftCappedPair direct{seq, headDim, window, 1.0 / std::sqrt(8.0), cap};
+    // The direct gradients of one pair, against central differences of the
+    // direct forward (a few coordinates: the loss is dO . out).
+    {
+      Vec q0(q.begin(), q.begin() + pair), k0(k.begin(), k.begin() + pair),
+          v0(v.begin(), v.begin() + pair), dO0(dO.begin(), dO.begin() + pair);
+      Vec dQ0, dK0, dV0;
+      direct.backward(dO0, q0, k0, v0, dQ0, dK0, dV0);
+      auto loss = [&] { return dotVec(dO0, direct.forward(q0, k0, v0)); };
+      for (int64_t index : {int64_t(3), int64_t(200), int64_t(pair - 1)}) {
+        for (auto [x, g] :
+             {std::pair<Vec *, Vec *>{&q0, &dQ0}, {&k0, &dK0}, {&v0, &dV0}}) {
+          double saved = (*x)[index], h = 1e-6;
+          (*x)[index] = saved + h;
+          double plus = loss();
+          (*x)[index] = saved - h;
+          double minus = loss();
+          (*x)[index] = saved;
+          EXPECT_NEAR((*g)[index], (plus - minus) / (2 * h), 1e-6);
+        }
+      }
+    }
+    AttentionShape a{1,
+                     heads,
+                     seq,
+                     headDim,
+                     1.0 / std::sqrt(8.0),
+                     0.0,
+                     7,
+                     RngKey{5, 9},
+                     0,
+                     0,
+                     heads,
+                     AttentionLayout::headMajor(heads, seq, headDim)};
+    a.window = window;
+    a.softcap = cap;
+    auto f = [](const Vec &x) {
+      return std::vector<float>(x.begin(), x.end());
+    };
+    std::vector<float> qf = f(q), kf = f(k), vf = f(v), dOf = f(dO);
+    std::vector<float> out(n), lse(size_t(heads * seq)), dQ(n), dK(n), dV(n),
+        dQGiven(n), dKGiven(n), dVGiven(n);
+    blockedAttention(qf.data(), kf.data(), vf.data(), out.data(), lse.data(), a,
+                     0, heads);
+    blockedAttentionGrad(dOf.data(), qf.data(), kf.data(), vf.data(),
+                         AttentionForward{}, dQ.data(), dK.data(), dV.data(), a,
+                         0, heads);
+    blockedAttentionGrad(dOf.data(), qf.data(), kf.data(), vf.data(),
+                         AttentionForward{out.data(), lse.data()},
+                         dQGiven.data(), dKGiven.data(), dVGiven.data(), a, 0,
+                         heads);
+    for (int64_t h = 0; h < heads; ++h) {
+      auto slice = [&](const Vec &x) {
+        return Vec(x.begin() + h * pair, x.begin() + (h + 1) * pair);
+      };
+      Vec wantOut = direct.forward(slice(q), slice(k), slice(v));
+      Vec wantQ, wantK, wantV;
+      direct.backward(slice(dO), slice(q), slice(k), slice(v), wantQ, wantK,
+                      wantV);
+      for (int64_t i = 0; i < pair; ++i) {
+        int64_t at = h * pair + i;
+        EXPECT_NEAR(out[at], wantOut[i], 2e-6) << "out " << at;
+        EXPECT_NEAR(dQ[at], wantQ[i], 2e-6) << "dQ " << at;
+        EXPECT_NEAR(dK[at], wantK[i], 2e-6) << "dK " << at;
+        EXPECT_NEAR(dV[at], wantV[i], 2e-6) << "dV " << at;
+        EXPECT_NEAR(dQGiven[at], wantQ[i], 2e-6) << "dQ from lse " << at;
+        EXPECT_NEAR(dKGiven[at], wantK[i], 2e-6) << "dK from lse " << at;
+      }
+    }
+    // The cap matters here: without it the output differs.
+    a.softcap = 0.0;
+    std::vector<float> uncapped(n);
+    blockedAttention(qf.data(), kf.data(), vf.data(), uncapped.data(), nullptr,
+                     a, 0, heads);
+    double largest = 0;
+    for (int64_t i = 0; i < n; ++i)
+      largest = std::max(largest, double(std::fabs(uncapped[i] - out[i])));
+    EXPECT_GT(largest, 1e-3);
+  }
+}
+
 TEST(CrossEntropy, FloatExpWithinTwoUlp) {
   for (float x = -87.0f; x <= 88.0f; x += 0.0137f) {
     double exact = std::exp(double(x));
