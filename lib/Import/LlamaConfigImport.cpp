@@ -26,6 +26,19 @@ static std::string shown(double value) {
   return text;
 }
 
+/// Fails, naming `key`, unless `value` lies in [1e-30, 1e30]: a float32
+/// factor or divisor far from 0 and infinity, as its reciprocal is.
+/// `subject` and `why` complete the error ("<subject> must lie in ...
+/// (<why>)").
+static LogicalResult checkFloat32Factor(ConfigReader &reader, StringRef key,
+                                        double value, StringRef subject,
+                                        StringRef why) {
+  if (value >= 1e-30 && value <= 1e30)
+    return success();
+  return reader.error(key) << "is " << shown(value) << "; " << subject
+                           << " must lie in [1e-30, 1e30] (" << why << ")";
+}
+
 /// The model types this importer reads, in the order errors list them.
 static constexpr llvm::StringLiteral kModelTypes[] = {
     "llama",     "mistral",   "mixtral", "qwen2",      "qwen3",
@@ -250,10 +263,9 @@ static LogicalResult parseGemmaAttention(ConfigReader &reader,
     if (failed(given))
       return failure();
     // The kernels divide by the cap in float32.
-    if (*given < 1e-30 || *given > 1e30)
-      return reader.error(key)
-             << "is " << shown(*given)
-             << "; a soft cap must lie in [1e-30, 1e30] (a float32 divisor)";
+    if (failed(checkFloat32Factor(reader, key, *given, "a soft cap",
+                                  "a float32 divisor")))
+      return failure();
     *cap = *given;
   }
   return success();
@@ -389,11 +401,10 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
           {"residual_multiplier", config.residualMultiplier},
           {"logits_scaling", config.logitsScaling},
           {"attention_multiplier", attentionMultiplier}})
-      if (value < 1e-30 || value > 1e30)
-        return reader.error(key)
-               << "is " << shown(value)
-               << "; Granite's multipliers must lie in [1e-30, 1e30] (float32 "
-                  "factors, and so must their reciprocals)";
+      if (failed(checkFloat32Factor(
+              reader, key, value, "Granite's multipliers",
+              "float32 factors, and so must their reciprocals")))
+        return failure();
     config.attentionScale = attentionMultiplier;
   }
   // Qwen2-MoE's q, k and v biases (Qwen2MoeConfig's qkv_bias, true unless
@@ -495,7 +506,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   // (OLMoE's, OLMo2's and Granite's attention read a sliding_window their
   // configs never set; Gemma's reads none.)
   bool sliding = config.modelType != "llama" && !olmoe && !olmo2 && !granite &&
-                 (!gemma || gemma2 || gemma3);
+                 config.modelType != "gemma";
   if ((qwenWindows || qwen3Moe || qwen2Moe || smollm3) &&
       !assign(sliding, reader.boolean("use_sliding_window", false)))
     return failure();
@@ -518,15 +529,13 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
     return failure();
   // Hugging Face's Qwen2 windows the layers its layer_types names
   // "sliding_attention" (derived from max_window_layers when absent).
-  // Gemma 2 windows every other layer from the first unless its
-  // layer_types says otherwise.
-  if (sliding && gemma2)
-    for (int64_t layer = 0; layer < config.numLayers; ++layer)
-      config.windowedLayers.push_back(layer % 2 == 0);
-  // Gemma 3's: all but every sliding_window_pattern-th (6).
-  if (sliding && gemma3) {
+  // Gemma 2 and Gemma 3 window all layers but every pattern-th (Gemma 2's
+  // every other from the first, Gemma 3's sliding_window_pattern, 6)
+  // unless their layer_types says otherwise.
+  if (sliding && (gemma2 || gemma3)) {
     FailureOr<int64_t> pattern =
-        reader.optionalPositiveInt("sliding_window_pattern", 6);
+        gemma2 ? FailureOr<int64_t>(2)
+               : reader.optionalPositiveInt("sliding_window_pattern", 6);
     if (failed(pattern))
       return failure();
     for (int64_t layer = 0; layer < config.numLayers; ++layer)
