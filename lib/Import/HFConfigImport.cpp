@@ -292,6 +292,47 @@ mlir::mt::buildGPT2Module(const GPT2Config &config, MicroBatchShape shape,
 // Translation registration
 //===----------------------------------------------------------------------===//
 
+/// Sets the token dropping the command line asks for on a mixture of
+/// experts' config (`llama`: null for GPT-2), or reports why it cannot.
+static LogicalResult applyTokenDropping(LlamaConfig *llama,
+                                        std::optional<std::string> factorText,
+                                        std::optional<std::string> policy,
+                                        Location loc) {
+  std::optional<double> factor;
+  if (factorText) {
+    double value;
+    if (StringRef(*factorText).trim().getAsDouble(value))
+      return emitError(loc) << "--moe-expert-capacity-factor must be a "
+                               "number, got '"
+                            << *factorText << "'";
+    factor = value;
+  }
+  if (!factor && !policy)
+    return success();
+  if (!llama || llama->numExperts == 0)
+    return emitError(loc) << "--moe-expert-capacity-factor and "
+                             "--moe-token-drop-policy apply to a mixture of "
+                             "experts; this config has no experts";
+  if (policy && *policy != "probs" && *policy != "position")
+    return emitError(loc) << "--moe-token-drop-policy must be 'probs' or "
+                             "'position', got '"
+                          << *policy << "'";
+  if (!factor)
+    return emitError(loc) << "--moe-token-drop-policy needs "
+                             "--moe-expert-capacity-factor (without a "
+                             "capacity no token is dropped)";
+  // Beyond 1e6 every expert's capacity is its tokens anyway.
+  if (!(*factor > 0.0) || !(*factor <= 1e6))
+    return emitError(loc) << "--moe-expert-capacity-factor must be in (0, "
+                             "1e6], got "
+                          << *factorText;
+  llama->expertCapacityFactor = *factor;
+  llama->tokenDropPolicy = policy && *policy == "position"
+                               ? LlamaConfig::TokenDropPolicy::Position
+                               : LlamaConfig::TokenDropPolicy::Probs;
+  return success();
+}
+
 void mlir::mt::registerHFConfigImportTranslation() {
   // Megatron-LM's names for the micro-batch shape.
   static llvm::cl::opt<int64_t> microBatchSize(
@@ -314,11 +355,27 @@ void mlir::mt::registerHFConfigImportTranslation() {
                      "max_position_embeddings for the LLaMA family)"),
       llvm::cl::init(0));
 
+  // Megatron-LM's token dropping for a mixture of experts.
+  static llvm::cl::opt<std::string> expertCapacityFactor(
+      "moe-expert-capacity-factor",
+      llvm::cl::desc("Each expert of a mixture of experts takes at most "
+                     "ceil(tokens * k / experts * factor) of a micro-batch's "
+                     "choices and drops the rest, as Megatron-LM's flag "
+                     "(default: dropless)"),
+      llvm::cl::init(""));
+  static llvm::cl::opt<std::string> tokenDropPolicy(
+      "moe-token-drop-policy",
+      llvm::cl::desc("Which choices a full expert keeps, as Megatron-LM's "
+                     "flag: 'probs' (the largest gate weights, the default) "
+                     "or 'position' (the earliest tokens); needs "
+                     "--moe-expert-capacity-factor"),
+      llvm::cl::init("probs"));
+
   TranslateToMLIRRegistration registration(
       "import-hf-config",
       "Import a Hugging Face config.json (GPT-2, the LLaMA family: Llama, "
       "Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Qwen2-MoE, OLMoE, OLMo2, "
-      "Granite, SmolLM3) "
+      "Granite, SmolLM3, Gemma, Gemma 2, Gemma 3) "
       "as an mt forward graph",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
@@ -335,6 +392,16 @@ void mlir::mt::registerHFConfigImportTranslation() {
         else
           config = parseGPT2Config(buffer->getBuffer(), loc);
         if (llama ? failed(llamaConfig) : failed(config))
+          return nullptr;
+        if (failed(applyTokenDropping(
+                llama ? &*llamaConfig : nullptr,
+                expertCapacityFactor.getNumOccurrences()
+                    ? std::optional<std::string>(expertCapacityFactor)
+                    : std::nullopt,
+                tokenDropPolicy.getNumOccurrences()
+                    ? std::optional<std::string>(tokenDropPolicy)
+                    : std::nullopt,
+                loc)))
           return nullptr;
         MicroBatchShape shape;
         shape.batchSize = microBatchSize;

@@ -940,17 +940,34 @@ private:
       routerLoads.push_back(statistics.getLoad());
       routerProbabilities.push_back(statistics.getProbability());
     }
+    // With a capacity, the experts' rows are their capacity's, and the
+    // probs policy ranks an expert's choices by their gate weights.
+    FloatAttr capacityFactor =
+        config.expertCapacityFactor
+            ? builder.getF64FloatAttr(*config.expertCapacityFactor)
+            : FloatAttr();
+    IntegerAttr capacityExperts =
+        capacityFactor ? builder.getI64IntegerAttr(experts) : IntegerAttr();
+    Value rankedBy = capacityFactor && config.tokenDropPolicy ==
+                                           LlamaConfig::TokenDropPolicy::Probs
+                         ? gating.getWeights()
+                         : Value();
+    if (capacityFactor)
+      rows = routedRows(shape.batchSize * shape.seqLength, k, experts,
+                        *config.expertCapacityFactor);
     auto route = inLayer(MoeRouteOp::create(
         builder, loc, routing,
         RankedTensorType::get({experts + 1}, builder.getI32Type()),
-        gating.getExperts(), experts));
+        gating.getExperts(), rankedBy, experts, capacityFactor));
     auto rowType = [&](int64_t width) {
       return RankedTensorType::get({rows, width}, floatType);
     };
-    Value tokenRows = inLayer(MoePermuteOp::create(
-                                  builder, loc, rowType(config.hiddenSize), n,
-                                  route.getPositions(), /*weights=*/Value()))
-                          .getRows();
+    Value tokenRows =
+        inLayer(MoePermuteOp::create(builder, loc, rowType(config.hiddenSize),
+                                     n, route.getPositions(),
+                                     /*weights=*/Value(), capacityFactor,
+                                     capacityExperts))
+            .getRows();
     auto expertLinear = [&](Value input, StringRef name, int64_t width) {
       SmallVector<Value> weights;
       for (int64_t e = 0; e < experts; ++e)
@@ -969,7 +986,8 @@ private:
     Value down = expertLinear(gated, names.down, config.hiddenSize);
     Value routed = inLayer(MoeUnpermuteOp::create(
                                builder, loc, activation(config.hiddenSize),
-                               down, route.getPositions(), gating.getWeights()))
+                               down, route.getPositions(), gating.getWeights(),
+                               capacityFactor, capacityExperts))
                        .getResult();
     if (!config.sharedExpertIntermediateSize)
       return routed;

@@ -7,7 +7,9 @@
 //   - the rank's own rows, `[rows, features]`, grouped by global expert as
 //     the layer's `mt.moe_route` offsets say (what every op reads today);
 //   - its experts' rows from every rank, `[ranks * rows, features]`, grouped
-//     by local expert (what `mt.expert_dispatch` returns).
+//     by local expert (what `mt.expert_dispatch` returns); `[rows,
+//     features]` when the routing has a capacity (each rank sends each
+//     expert at most its capacity: `capacity_bounded`).
 //
 // Every `mt.grouped_matmul` and its weight gradient move to the second
 // space, reading only the rank's experts; so does every elementwise op
@@ -91,6 +93,14 @@ struct ExpertDistribution {
 
   int64_t localExperts(int64_t experts) const { return experts / ranks; }
 
+  /// Whether the rows grouped by `offsets` are a capacity's (their routing
+  /// has a capacity factor): then no rank sends an expert more than its
+  /// capacity, and a rank receives at most as many rows as it holds.
+  static bool capacityBounded(Value offsets) {
+    auto route = offsets.getDefiningOp<MoeRouteOp>();
+    return route && route.getCapacityFactor();
+  }
+
   /// `value` (first space, grouped by `offsets`) in the second space:
   /// dispatched before `before` unless already there.
   Value localOf(Value value, Value offsets, Operation *before) {
@@ -101,14 +111,17 @@ struct ExpertDistribution {
     int64_t experts = typeOf(offsets).getDimSize(0) - 1;
     int64_t perRank = localExperts(experts);
     auto i32 = b.getI32Type();
+    bool bounded = capacityBounded(offsets);
+    int64_t received =
+        bounded ? rows.getDimSize(0) : ranks * rows.getDimSize(0);
     auto dispatch = ExpertDispatchOp::create(
         b, value.getLoc(),
-        RankedTensorType::get({ranks * rows.getDimSize(0), rows.getDimSize(1)},
+        RankedTensorType::get({received, rows.getDimSize(1)},
                               rows.getElementType()),
         RankedTensorType::get({perRank + 1}, i32),
         RankedTensorType::get({ranks, perRank}, i32), value, offsets,
         FlatSymbolRefAttr::get(b.getContext(), grid),
-        b.getI64IntegerAttr(gridAxis));
+        b.getI64IntegerAttr(gridAxis), bounded ? b.getUnitAttr() : UnitAttr());
     copyDiscardableAttrs(before, dispatch);
     routing.try_emplace(
         offsets, Routing{dispatch.getLocalOffsets(), dispatch.getCounts()});
@@ -210,11 +223,12 @@ struct ExpertDistribution {
       Value offsets = entry.offsets;
       OpBuilder b(there.getContext());
       b.setInsertionPointAfterValue(there);
-      auto combine =
-          ExpertCombineOp::create(b, global.getLoc(), global.getType(), there,
-                                  routing.at(offsets).counts, offsets,
-                                  FlatSymbolRefAttr::get(b.getContext(), grid),
-                                  b.getI64IntegerAttr(gridAxis));
+      auto combine = ExpertCombineOp::create(
+          b, global.getLoc(), global.getType(), there,
+          routing.at(offsets).counts, offsets,
+          FlatSymbolRefAttr::get(b.getContext(), grid),
+          b.getI64IntegerAttr(gridAxis),
+          capacityBounded(offsets) ? b.getUnitAttr() : UnitAttr());
       copyDiscardableAttrs(definer, combine);
       for (OpOperand *use : others)
         use->set(combine.getResult());

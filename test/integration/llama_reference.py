@@ -115,6 +115,16 @@ no soft caps by default, all layers but every sliding_window_pattern-th (6)
 windowed, and those windowed layers' rotary embedding of base
 rope_local_base_freq (10000), unscaled (defaults: rope_theta 1e6, 4 key/value
 heads).
+
+Token dropping (train --moe-expert-capacity-factor F, Megatron-LM's
+topk_softmax_with_capacity, written from its moe_utils.py): each expert takes
+at most capacity = ceil(T * k / E * F) of the T tokens' choices (at most T),
+those of largest gate weight (--moe-token-drop-policy probs: a stable sort
+of each expert's column of the masked gates, so the earlier token first
+among equal weights) or the earliest tokens (position); a dropped choice's
+weight is zeroed after the gating (its expert adds nothing for that token and
+the router gets no gradient through it). T counts the batch's tokens: the
+micro-batch of a compiled run of one microbatch.
 """
 
 import json
@@ -431,6 +441,23 @@ def load_balancing_loss_func(gate_logits, num_experts, top_k):
     return overall_loss * num_experts
 
 
+def drop_over_capacity(weights, selected, c):
+    """The gate weights [T, k] with those of the choices over their expert's
+    capacity zeroed (Megatron-LM's capacity mask, by probs or position)."""
+    t, k = weights.shape
+    e = c["num_local_experts"]
+    capacity = min(t, max(1, math.ceil(t * k / e * c["capacity_factor"])))
+    chosen = torch.zeros(t, e, dtype=torch.bool).scatter(1, selected, True)
+    if c["token_drop_policy"] == "probs":
+        score = torch.zeros(t, e).scatter(1, selected, weights.detach())
+    else:  # position: the earlier token scores higher
+        score = (t - torch.arange(t, dtype=torch.float32))[:, None].expand(t, e)
+    score = torch.where(chosen, score, torch.full_like(score, -math.inf))
+    order = torch.sort(score, dim=0, descending=True, stable=True).indices[:capacity]
+    kept = torch.zeros(t, e, dtype=torch.bool).scatter(0, order, True) & chosen
+    return weights * kept.gather(1, selected).to(weights.dtype)
+
+
 def sparse_moe(y, p, linear, c, router_logits_out):
     """MixtralSparseMoeBlock.forward (no jitter; Qwen3MoeSparseMoeBlock's with
     norm_topk_prob) on y [B, S, D]; appends the router logits [B*S, E] to
@@ -444,6 +471,8 @@ def sparse_moe(y, p, linear, c, router_logits_out):
     routing_weights, selected = torch.topk(routing_weights, c["num_experts_per_tok"], dim=-1)
     if c["norm_topk_prob"]:
         routing_weights = routing_weights / routing_weights.sum(dim=-1, keepdim=True)
+    if c.get("capacity_factor"):
+        routing_weights = drop_over_capacity(routing_weights, selected, c)
     final = torch.zeros_like(tokens)
     expert_mask = F.one_hot(selected, num_classes=c["num_local_experts"]).permute(2, 1, 0)
     for e in range(c["num_local_experts"]):
@@ -584,7 +613,15 @@ def init(a):
 def train(a):
     if a.seq < 1:
         fail("--seq must be positive")
-    reference.train(a, (load_config, parameter_shapes, forward))
+    if a.moe_expert_capacity_factor is not None and not a.moe_expert_capacity_factor > 0:
+        fail("--moe-expert-capacity-factor must be positive")
+
+    def load(path):
+        c = load_config(path)
+        c["capacity_factor"] = a.moe_expert_capacity_factor
+        c["token_drop_policy"] = a.moe_token_drop_policy
+        return c
+    reference.train(a, (load, parameter_shapes, forward))
 
 
 def count(a):
@@ -592,11 +629,15 @@ def count(a):
     print(f"parameters: {sum(math.prod(shape) for shape in parameter_shapes(c).values())}")
 
 
-def add_count(sub):
+def add_llama_commands(sub):
     p = sub.add_parser("count", help="print the parameter count of CONFIG")
     p.add_argument("config")
     p.set_defaults(run=count)
+    t = sub.choices["train"]
+    t.add_argument("--moe-expert-capacity-factor", type=float, default=None,
+                   help="Megatron-LM's token dropping (default: dropless)")
+    t.add_argument("--moe-token-drop-policy", choices=("probs", "position"), default="probs")
 
 
 if __name__ == "__main__":
-    reference.main(init_fn=init, train_fn=train, description=__doc__, extra=add_count)
+    reference.main(init_fn=init, train_fn=train, description=__doc__, extra=add_llama_commands)

@@ -700,3 +700,38 @@ func.func @mixture_of_experts(%ids: tensor<2x4xi32> {mt.input = "tokens"},
   %loss = mt.cross_entropy %out, %labels : (tensor<2x4x32xf32>, tensor<2x4xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// With a capacity (8 tokens of 2 choices over 2 experts at factor 0.5: 4
+// rows an expert, 8 in all), every permutation of the backward states the
+// forward's capacity, so that its rows are the forward's.
+
+// CHECK-LABEL: func.func @mixture_of_experts_capacity
+// CHECK:         %[[POS:[^,]+]], %[[OFF:.+]] = mt.moe_route %[[E:[^ ]+]] weights(%[[GW:[^ ]+]] : tensor<2x4x2xf32>) {capacity_factor = 5.000000e-01 : f64, num_experts = 2 : i64}
+// CHECK:         mt.moe_permute %{{.*}}, %[[POS]] {capacity_factor = 5.000000e-01 : f64, num_experts = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<8x8xf32>
+// CHECK:         mt.moe_permute %{{.*}}, %[[POS]] weights(%[[GW]] : tensor<2x4x2xf32>) {capacity_factor = 5.000000e-01 : f64, mt.phase = "backward", num_experts = 2 : i64} : tensor<2x4x6xf32>, tensor<2x4x2xi32> -> tensor<8x6xf32>
+// CHECK-NEXT:    mt.moe_weights_grad %{{.*}}, %{{.*}}, %[[POS]] {capacity_factor = 5.000000e-01 : f64, mt.phase = "backward", num_experts = 2 : i64} : tensor<2x4x6xf32>, tensor<8x6xf32>, tensor<2x4x2xi32> -> tensor<2x4x2xf32>
+// CHECK:         mt.moe_unpermute %{{.*}}, %[[POS]] {capacity_factor = 5.000000e-01 : f64, mt.phase = "backward", num_experts = 2 : i64} : tensor<8x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+func.func @mixture_of_experts_capacity(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                              %labels: tensor<2x4xi32> {mt.input = "labels"},
+                              %wte: tensor<32x8xf32> {mt.param = "wte.weight"},
+                              %router: tensor<8x2xf32> {mt.param = "router.weight"},
+                              %w0: tensor<6x8xf32> {mt.param = "expert0.weight"},
+                              %w1: tensor<6x8xf32> {mt.param = "expert1.weight"},
+                              %head: tensor<6x32xf32> {mt.param = "head.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x8xf32>, tensor<2x4xi32>) -> tensor<2x4x8xf32>
+  %logits = mt.matmul %x, %router : (tensor<2x4x8xf32>, tensor<8x2xf32>) -> tensor<2x4x2xf32>
+  %w, %e = mt.top_k_gating %logits {k = 2 : i64} : tensor<2x4x2xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>
+  %pos, %offsets = mt.moe_route %e weights(%w : tensor<2x4x2xf32>) {num_experts = 2 : i64, capacity_factor = 0.5 : f64}
+      : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<3xi32>
+  %rows = mt.moe_permute %x, %pos {capacity_factor = 0.5 : f64, num_experts = 2 : i64}
+      : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<8x8xf32>
+  %h = mt.grouped_matmul %rows, %offsets, %w0, %w1 transpose_b
+      : (tensor<8x8xf32>, tensor<3xi32>, tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<8x6xf32>
+  %y = mt.moe_unpermute %h, %pos weights(%w : tensor<2x4x2xf32>) {capacity_factor = 0.5 : f64, num_experts = 2 : i64}
+      : tensor<8x6xf32>, tensor<2x4x2xi32> -> tensor<2x4x6xf32>
+  %out = mt.matmul %y, %head : (tensor<2x4x6xf32>, tensor<6x32xf32>) -> tensor<2x4x32xf32>
+  %loss = mt.cross_entropy %out, %labels : (tensor<2x4x32xf32>, tensor<2x4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

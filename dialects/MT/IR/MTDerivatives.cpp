@@ -264,12 +264,14 @@ LogicalResult MoePermuteOp::buildGradients(GradientEmitter &g) {
   Value dRows = g.resultGradient(0);
   if (g.needsGradient(getInput()))
     g.accumulate(getInput(),
-                 g.create<MoeUnpermuteOp>(getInput().getType(), dRows,
-                                          getPositions(), getWeights()));
+                 g.create<MoeUnpermuteOp>(
+                     getInput().getType(), dRows, getPositions(), getWeights(),
+                     getCapacityFactorAttr(), getNumExpertsAttr()));
   if (getWeights() && g.needsGradient(getWeights()))
     g.accumulate(getWeights(),
-                 g.create<MoeWeightsGradOp>(getWeights().getType(), getInput(),
-                                            dRows, getPositions()));
+                 g.create<MoeWeightsGradOp>(
+                     getWeights().getType(), getInput(), dRows, getPositions(),
+                     getCapacityFactorAttr(), getNumExpertsAttr()));
   return success();
 }
 
@@ -278,11 +280,13 @@ LogicalResult MoeUnpermuteOp::buildGradients(GradientEmitter &g) {
   if (g.needsGradient(getRows()))
     g.accumulate(getRows(),
                  g.create<MoePermuteOp>(getRows().getType(), dy, getPositions(),
-                                        getWeights()));
+                                        getWeights(), getCapacityFactorAttr(),
+                                        getNumExpertsAttr()));
   if (getWeights() && g.needsGradient(getWeights()))
     g.accumulate(getWeights(),
-                 g.create<MoeWeightsGradOp>(getWeights().getType(), dy,
-                                            getRows(), getPositions()));
+                 g.create<MoeWeightsGradOp>(
+                     getWeights().getType(), dy, getRows(), getPositions(),
+                     getCapacityFactorAttr(), getNumExpertsAttr()));
   return success();
 }
 

@@ -904,15 +904,26 @@ static LogicalResult verifyPerToken(Operation *op, Value value, StringRef what,
 }
 
 /// Fails unless the rows `rows` are `[tokens * k, width]` for the
-/// `positions` `[tokens..., k]`.
+/// `positions` `[tokens..., k]`, or with a capacity `factor`, `[experts *
+/// capacity, width]`.
 static LogicalResult verifyExpertRows(Operation *op, Value rows, StringRef what,
-                                      Value positions, int64_t width) {
+                                      Value positions, int64_t width,
+                                      std::optional<double> factor = {},
+                                      int64_t experts = 0) {
   RankedTensorType type = tensorType(rows);
-  int64_t expected =
-      tokenCount(positions) * tensorType(positions).getShape().back();
+  int64_t tokens = tokenCount(positions);
+  int64_t k = tensorType(positions).getShape().back();
+  int64_t expected = routedRows(tokens, k, experts, factor);
   if (type.getRank() == 2 && type.getDimSize(0) == expected &&
       type.getDimSize(1) == width)
     return success();
+  if (factor)
+    return op->emitOpError()
+           << what << " must be [" << expected << "x" << width << "] ("
+           << experts << " experts of capacity "
+           << expertCapacity(tokens, k, experts, *factor) << " for positions "
+           << positions.getType() << " at capacity factor " << *factor
+           << "), got " << type;
   return op->emitOpError() << what << " must be [" << expected << "x" << width
                            << "] (a row per token and choice of positions "
                            << positions.getType() << "), got " << type;
@@ -977,6 +988,39 @@ LogicalResult MoeRouteOp::verify() {
                          << "] (where each of " << experts
                          << " experts' rows begin, then the end), got "
                          << offsets;
+  std::optional<double> factor = asDouble(getCapacityFactor());
+  if (factor && failed(verifyPositiveFinite(*this, "capacity_factor", *factor)))
+    return failure();
+  if (Value weights = getWeights()) {
+    // The weights rank the choices an expert keeps: only a capacity drops.
+    if (!factor)
+      return emitOpError() << "takes weights only with a capacity_factor "
+                              "(they choose the choices a full expert keeps)";
+    if (tensorType(weights).getShape() != getExperts().getType().getShape())
+      return emitOpError() << "weights must have the experts' shape "
+                           << getExperts().getType() << ", got "
+                           << weights.getType();
+  }
+  return success();
+}
+
+/// The capacity the ops of a routing share: `factor` and `experts` both or
+/// neither (when given, positive).
+static LogicalResult verifyCapacity(Operation *op, std::optional<double> factor,
+                                    std::optional<uint64_t> experts) {
+  if (bool(factor) != bool(experts))
+    return op->emitOpError()
+           << "needs capacity_factor and num_experts together, got only "
+           << (factor ? "capacity_factor" : "num_experts");
+  if (!factor)
+    return success();
+  if (failed(verifyPositiveFinite(op, "capacity_factor", *factor)))
+    return failure();
+  if (int64_t(*experts) < 1 ||
+      int64_t(*experts) > std::numeric_limits<int32_t>::max())
+    return op->emitOpError() << "num_experts must be in [1, "
+                             << std::numeric_limits<int32_t>::max() << "], got "
+                             << int64_t(*experts);
   return success();
 }
 
@@ -985,8 +1029,11 @@ LogicalResult MoeRouteOp::verify() {
 /// rows `[tokens * k, hidden]`, one float type.
 static LogicalResult verifyPermutation(Operation *op, Value tokens,
                                        StringRef tokensName, Value positions,
-                                       Value weights, Value rows) {
-  if (failed(verifyTokenRows(op, tokens, tokensName)) ||
+                                       Value weights, Value rows,
+                                       std::optional<double> factor,
+                                       std::optional<uint64_t> experts) {
+  if (failed(verifyCapacity(op, factor, experts)) ||
+      failed(verifyTokenRows(op, tokens, tokensName)) ||
       failed(verifyTokenRows(op, positions, "positions")))
     return failure();
   if (tokenDims(positions) != tokenDims(tokens))
@@ -1002,24 +1049,28 @@ static LogicalResult verifyPermutation(Operation *op, Value tokens,
                                                 tokensName)))
     return failure();
   if (failed(verifyExpertRows(op, rows, "rows", positions,
-                              tensorType(tokens).getShape().back())))
+                              tensorType(tokens).getShape().back(), factor,
+                              int64_t(experts.value_or(0)))))
     return failure();
   return verifyElementTypesMatch(op, rows, "rows", tokens, tokensName);
 }
 
 LogicalResult MoePermuteOp::verify() {
   return verifyPermutation(*this, getInput(), "input", getPositions(),
-                           getWeights(), getRows());
+                           getWeights(), getRows(),
+                           asDouble(getCapacityFactor()), getNumExperts());
 }
 
 LogicalResult MoeUnpermuteOp::verify() {
   return verifyPermutation(*this, getResult(), "result", getPositions(),
-                           getWeights(), getRows());
+                           getWeights(), getRows(),
+                           asDouble(getCapacityFactor()), getNumExperts());
 }
 
 LogicalResult MoeWeightsGradOp::verify() {
   return verifyPermutation(*this, getGradOutput(), "grad_output",
-                           getPositions(), getGradWeights(), getRows());
+                           getPositions(), getGradWeights(), getRows(),
+                           asDouble(getCapacityFactor()), getNumExperts());
 }
 
 /// The checks `mt.sigmoid_gate` and its gradient share: `input`
@@ -1112,7 +1163,8 @@ LogicalResult GroupedMatmulWeightGradOp::verify() {
 /// `[ranks * local + 1]`.
 static LogicalResult verifyExpertExchange(Operation *op, Value rows,
                                           Value received, Value counts,
-                                          Value offsets, int64_t gridAxis) {
+                                          Value offsets, int64_t gridAxis,
+                                          bool capacityBounded) {
   RankedTensorType rowsType = tensorType(rows),
                    receivedType = tensorType(received),
                    countsType = tensorType(counts);
@@ -1132,6 +1184,21 @@ static LogicalResult verifyExpertExchange(Operation *op, Value rows,
            << "counts " << countsType << " must have a rank and an expert";
   if (failed(verifyOffsets(op, offsets, size_t(ranks * local))))
     return failure();
+  // A capacity's rows: an expert's capacity from each of the ranks, for
+  // each of the rank's experts, as many as the rank's own rows.
+  if (capacityBounded && rowsType.getDimSize(0) % (ranks * local) != 0)
+    return op->emitOpError()
+           << "capacity_bounded rows must be the " << ranks * local
+           << " experts' capacity rows, got " << rowsType;
+  if (capacityBounded &&
+      receivedType != rowsType.clone(receivedType.getElementType()))
+    return op->emitOpError()
+           << "the rows received must be as many as the rows sent " << rowsType
+           << " (capacity_bounded: " << local
+           << " local experts' capacity from each of " << ranks
+           << " ranks), got " << receivedType;
+  if (capacityBounded)
+    return verifyElementTypesMatch(op, rows, "rows", received, "received");
   if (receivedType.getDimSize(0) != ranks * rowsType.getDimSize(0) ||
       receivedType.getDimSize(1) != rowsType.getDimSize(1))
     return op->emitOpError()
@@ -1154,7 +1221,8 @@ LogicalResult StridedAllReduceOp::verify() {
 
 LogicalResult ExpertDispatchOp::verify() {
   if (failed(verifyExpertExchange(*this, getRows(), getReceived(), getCounts(),
-                                  getOffsets(), getGridAxis())))
+                                  getOffsets(), getGridAxis(),
+                                  getCapacityBounded())))
     return failure();
   int64_t local = getCounts().getType().getDimSize(1);
   if (getLocalOffsets().getType().getRank() != 1 ||
@@ -1167,7 +1235,8 @@ LogicalResult ExpertDispatchOp::verify() {
 
 LogicalResult ExpertCombineOp::verify() {
   return verifyExpertExchange(*this, getRows(), getReceived(), getCounts(),
-                              getOffsets(), getGridAxis());
+                              getOffsets(), getGridAxis(),
+                              getCapacityBounded());
 }
 
 /// Fails unless `value` is `[experts]`, the experts of a router.
@@ -1418,3 +1487,20 @@ bool mlir::mt::isWritableAccumulator(Value acc) {
 
 #define GET_OP_CLASSES
 #include "dialects/MT/IR/MTOps.cpp.inc"
+
+int64_t mlir::mt::expertCapacity(int64_t tokens, int64_t k, int64_t experts,
+                                 double factor) {
+  // Megatron-LM's arithmetic, in double: ceil(num_tokens / num_experts *
+  // capacity_factor), num_tokens counting every choice.
+  double capacity = std::ceil(double(tokens * k) / double(experts) * factor);
+  if (!(capacity < double(tokens)))
+    return tokens;
+  return std::max<int64_t>(1, int64_t(capacity));
+}
+
+int64_t mlir::mt::routedRows(int64_t tokens, int64_t k, int64_t experts,
+                             std::optional<double> factor) {
+  if (!factor || experts < 1)
+    return tokens * k;
+  return experts * expertCapacity(tokens, k, experts, *factor);
+}

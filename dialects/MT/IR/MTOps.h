@@ -36,6 +36,26 @@ Value getAccumulator(Operation *op);
 /// it into bytes of its own (not an argument, a view, a transfer, an empty
 /// tensor or an optimizer update, whose bytes are another value's).
 bool isWritableAccumulator(Value acc);
+/// Megatron-LM's expert capacity (moe_utils.get_capacity, of `tokens * k`
+/// choices): the most choices of `tokens` tokens, `k` each, that one of
+/// `experts` experts takes at capacity factor `factor`, ceil(tokens * k /
+/// experts * factor), at least 1 and at most `tokens` (an expert takes a
+/// token once). The factor is positive and finite.
+int64_t expertCapacity(int64_t tokens, int64_t k, int64_t experts,
+                       double factor);
+/// The rows of a mixture of experts' routing of `tokens` tokens, `k` choices
+/// each: `tokens * k`, or with a capacity factor (when `experts` > 0), the
+/// experts' capacity rows `experts * expertCapacity(...)`.
+int64_t routedRows(int64_t tokens, int64_t k, int64_t experts,
+                   std::optional<double> factor);
+/// An optional float attribute's value as a double (the accessors of an
+/// OptionalAttr<F64Attr>, such as a routing's capacity_factor, return an
+/// APFloat).
+inline std::optional<double> asDouble(std::optional<llvm::APFloat> value) {
+  if (!value)
+    return std::nullopt;
+  return value->convertToDouble();
+}
 } // namespace mlir::mt
 
 #endif // MEGATRON_DIALECTS_MT_IR_MTOPS_H

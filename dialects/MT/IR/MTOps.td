@@ -982,16 +982,36 @@ def MT_MoeRouteOp : MT_Op<"moe_route", [Pure]> {
     expert's rows begin (`offsets[num_experts]` is `tokens * k`). An expert
     id out of range is an error at run time.
 
+    With `capacity_factor` (Megatron-LM's `--moe-expert-capacity-factor`),
+    each expert takes at most `capacity = min(tokens, ceil(tokens * k /
+    num_experts * capacity_factor))` of its choices and the others are
+    dropped: `positions` is -1 for them (they add nothing to the token's
+    output and get no gradient). Which are kept is Megatron-LM's
+    `--moe-token-drop-policy`: with `weights` (the gate weights `[tokens...,
+    k]`, policy `probs`) the expert's `capacity` choices of largest weight,
+    the earlier token first among equal weights; without (policy
+    `position`) its first `capacity` choices in token order. The kept rows
+    lie packed in expert order, `offsets[num_experts]` of the
+    `num_experts * capacity` rows the permutation ops then hold (the rest
+    are zeros), so that the experts' rows are sized by the capacity rather
+    than by the tokens.
+
     ```mlir
     %pos, %offsets = mt.moe_route %e {num_experts = 8 : i64}
         : tensor<8x1024x2xi32> -> tensor<8x1024x2xi32>, tensor<9xi32>
+    %pos, %offsets = mt.moe_route %e weights(%w : tensor<8x1024x2xf32>)
+        {num_experts = 8 : i64, capacity_factor = 1.25 : f64}
+        : tensor<8x1024x2xi32> -> tensor<8x1024x2xi32>, tensor<9xi32>
     ```
   }];
-  let arguments = (ins MT_RoutingTensor:$experts, I64Attr:$num_experts);
+  let arguments = (ins MT_RoutingTensor:$experts,
+                       Optional<MT_FloatTensor>:$weights,
+                       I64Attr:$num_experts,
+                       OptionalAttr<F64Attr>:$capacity_factor);
   let results = (outs MT_RoutingTensor:$positions, MT_RoutingTensor:$offsets);
   let assemblyFormat = [{
-    $experts attr-dict `:` type($experts) `->` type($positions) `,`
-    type($offsets)
+    $experts (`weights` `(` $weights^ `:` type($weights) `)`)? attr-dict `:`
+    type($experts) `->` type($positions) `,` type($offsets)
   }];
   let hasVerifier = 1;
 }
@@ -1004,13 +1024,20 @@ def MT_MoePermuteOp : MT_Op<"moe_permute", [DeclareOpInterfaceMethods<MT_Differe
     `[tokens * k, hidden]`; with `weights` `[tokens..., k]`, times
     `weights[t, j]` (the gradient of `mt.moe_unpermute`).
 
+    With `capacity_factor` and `num_experts` (those of the `mt.moe_route`
+    the positions come from), the rows are `[num_experts * capacity,
+    hidden]` and a position of -1 (a dropped choice) reads or writes no
+    row; the rows no choice writes are zeros.
+
     ```mlir
     %rows = mt.moe_permute %x, %pos
         : tensor<8x1024x4096xf32>, tensor<8x1024x2xi32> -> tensor<16384x4096xf32>
     ```
   }];
   let arguments = (ins MT_FloatTensor:$input, MT_RoutingTensor:$positions,
-                       Optional<MT_FloatTensor>:$weights);
+                       Optional<MT_FloatTensor>:$weights,
+                       OptionalAttr<F64Attr>:$capacity_factor,
+                       OptionalAttr<I64Attr>:$num_experts);
   let results = (outs MT_FloatTensor:$rows);
   let assemblyFormat = [{
     $input `,` $positions (`weights` `(` $weights^ `:` type($weights) `)`)?
@@ -1027,13 +1054,20 @@ def MT_MoeUnpermuteOp : MT_Op<"moe_unpermute", [DeclareOpInterfaceMethods<MT_Dif
     `[tokens..., hidden]`; without `weights`, the plain sum (the gradient of
     `mt.moe_permute`). The k rows are added in choice order.
 
+    With `capacity_factor` and `num_experts` (those of the `mt.moe_route`
+    the positions come from), the rows are `[num_experts * capacity,
+    hidden]` and a position of -1 (a dropped choice) reads or writes no
+    row.
+
     ```mlir
     %y = mt.moe_unpermute %rows, %pos weights(%w : tensor<8x1024x2xf32>)
         : tensor<16384x4096xf32>, tensor<8x1024x2xi32> -> tensor<8x1024x4096xf32>
     ```
   }];
   let arguments = (ins MT_FloatTensor:$rows, MT_RoutingTensor:$positions,
-                       Optional<MT_FloatTensor>:$weights);
+                       Optional<MT_FloatTensor>:$weights,
+                       OptionalAttr<F64Attr>:$capacity_factor,
+                       OptionalAttr<I64Attr>:$num_experts);
   let results = (outs MT_FloatTensor:$result);
   let assemblyFormat = [{
     $rows `,` $positions (`weights` `(` $weights^ `:` type($weights) `)`)?
@@ -1049,6 +1083,11 @@ def MT_MoeWeightsGradOp : MT_Op<"moe_weights_grad", [Pure]> {
     for `mt.moe_unpermute`, its result's gradient against its rows; for
     `mt.moe_permute`, its input against its rows' gradient.
 
+    With `capacity_factor` and `num_experts` (those of the `mt.moe_route`
+    the positions come from), the rows are `[num_experts * capacity,
+    hidden]` and a position of -1 (a dropped choice) reads or writes no
+    row (its gradient is 0).
+
     ```mlir
     %dw = mt.moe_weights_grad %dy, %rows, %pos
         : tensor<8x1024x4096xf32>, tensor<16384x4096xf32>, tensor<8x1024x2xi32>
@@ -1056,7 +1095,9 @@ def MT_MoeWeightsGradOp : MT_Op<"moe_weights_grad", [Pure]> {
     ```
   }];
   let arguments = (ins MT_FloatTensor:$grad_output, MT_FloatTensor:$rows,
-                       MT_RoutingTensor:$positions);
+                       MT_RoutingTensor:$positions,
+                       OptionalAttr<F64Attr>:$capacity_factor,
+                       OptionalAttr<I64Attr>:$num_experts);
   let results = (outs MT_FloatTensor:$grad_weights);
   let assemblyFormat = [{
     $grad_output `,` $rows `,` $positions attr-dict `:` type($grad_output)
@@ -1182,6 +1223,11 @@ def MT_ExpertDispatchOp : MT_Op<"expert_dispatch", [Pure]> {
     local expert's rows begin, and `counts` `[ranks, local]` how many rows
     each rank sent for each local expert, which `mt.expert_combine` needs
     to send them back. Rows past `local_offsets[local]` are zeros.
+    With `capacity_bounded` (the rows of a routing with a capacity,
+    `mt.moe_route`'s `capacity_factor`: `rows` is `experts * capacity` and
+    no rank sends an expert more than `capacity` rows), `received` is
+    `[rows, hidden]`: the `local * ranks * capacity` rows that can come,
+    not every rank's rows.
 
     ```mlir
     %r, %lo, %c = mt.expert_dispatch %rows, %offsets
@@ -1191,7 +1237,8 @@ def MT_ExpertDispatchOp : MT_Op<"expert_dispatch", [Pure]> {
     ```
   }];
   let arguments = (ins MT_FloatTensor:$rows, MT_RoutingTensor:$offsets,
-                       FlatSymbolRefAttr:$grid, I64Attr:$grid_axis);
+                       FlatSymbolRefAttr:$grid, I64Attr:$grid_axis,
+                       UnitAttr:$capacity_bounded);
   let results = (outs MT_FloatTensor:$received,
                       MT_RoutingTensor:$local_offsets,
                       MT_RoutingTensor:$counts);
@@ -1210,7 +1257,8 @@ def MT_ExpertCombineOp : MT_Op<"expert_combine", [Pure]> {
     `[ranks, local]`, its third result), and each goes back to the rank
     that sent it, where it takes its row's place: the result `[rows, n]`
     is grouped by expert as `offsets` `[experts + 1]` (the dispatch's
-    operand) says.
+    operand) says. With `capacity_bounded`, `received` is `[rows, n]` (the
+    dispatch's), and the rows past `offsets[experts]` are zeros.
 
     ```mlir
     %rows = mt.expert_combine %y, %c, %offsets
@@ -1221,7 +1269,8 @@ def MT_ExpertCombineOp : MT_Op<"expert_combine", [Pure]> {
   }];
   let arguments = (ins MT_FloatTensor:$received, MT_RoutingTensor:$counts,
                        MT_RoutingTensor:$offsets, FlatSymbolRefAttr:$grid,
-                       I64Attr:$grid_axis);
+                       I64Attr:$grid_axis,
+                       UnitAttr:$capacity_bounded);
   let results = (outs MT_FloatTensor:$rows);
   let assemblyFormat = [{
     $received `,` $counts `,` $offsets attr-dict `:` type($received) `,`

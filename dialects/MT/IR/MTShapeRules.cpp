@@ -179,12 +179,6 @@ static RankedTensorType perToken(Value like, int64_t last, Type element) {
       shape, cast<RankedTensorType>(element).getElementType());
 }
 
-/// `[tokens * k, width]` for positions `[tokens..., k]`.
-static RankedTensorType expertRows(Value positions, int64_t width,
-                                   Type element) {
-  return withShape(element, {typeOf(positions).getNumElements(), width});
-}
-
 Types TopKGatingOp::inferResultTypesFromOperands() {
   int64_t k = int64_t(getK());
   return SmallVector<Type>{perToken(getLogits(), k, getWeights().getType()),
@@ -215,10 +209,15 @@ Types MoeRouteOp::inferResultTypesFromOperands() {
   return SmallVector<Type>{getExperts().getType(), getOffsets().getType()};
 }
 
+// With a capacity, the rows follow the tokens through the capacity.
 Types MoePermuteOp::inferResultTypesFromOperands() {
-  return SmallVector<Type>{expertRows(getPositions(),
-                                      getInput().getType().getShape().back(),
-                                      getRows().getType())};
+  RankedTensorType positions = getPositions().getType();
+  int64_t k = positions.getShape().back();
+  int64_t rows = routedRows(
+      positions.getNumElements() / std::max<int64_t>(k, 1), k,
+      int64_t(getNumExperts().value_or(0)), asDouble(getCapacityFactor()));
+  return SmallVector<Type>{withShape(
+      getRows().getType(), {rows, getInput().getType().getShape().back()})};
 }
 
 Types MoeUnpermuteOp::inferResultTypesFromOperands() {
@@ -257,17 +256,20 @@ Types StridedAllReduceOp::inferResultTypesFromOperands() {
 Types ExpertDispatchOp::inferResultTypesFromOperands() {
   RankedTensorType rows = getRows().getType();
   int64_t ranks = getCounts().getType().getDimSize(0);
+  int64_t received =
+      getCapacityBounded() ? rows.getDimSize(0) : ranks * rows.getDimSize(0);
   return SmallVector<Type>{
-      withShape(getReceived().getType(),
-                {ranks * rows.getDimSize(0), rows.getDimSize(1)}),
+      withShape(getReceived().getType(), {received, rows.getDimSize(1)}),
       getLocalOffsets().getType(), getCounts().getType()};
 }
 
 Types ExpertCombineOp::inferResultTypesFromOperands() {
   RankedTensorType received = getReceived().getType();
   int64_t ranks = getCounts().getType().getDimSize(0);
-  return SmallVector<Type>{withShape(
-      getType(), {received.getDimSize(0) / ranks, received.getDimSize(1)})};
+  int64_t rows = getCapacityBounded() ? received.getDimSize(0)
+                                      : received.getDimSize(0) / ranks;
+  return SmallVector<Type>{
+      withShape(getType(), {rows, received.getDimSize(1)})};
 }
 
 // mt-fuse runs after every pass that retypes ops; a fusion, a multi-tensor

@@ -126,6 +126,15 @@ struct LlamaConfig {
   /// The auxiliary load-balancing loss's weight in the loss (Mixtral's
   /// router_aux_loss_coef with output_router_logits; 0: none).
   double routerAuxLossCoef = 0.0;
+  /// Megatron-LM's --moe-expert-capacity-factor (none: dropless routing)
+  /// and --moe-token-drop-policy: each expert takes at most its capacity of
+  /// a micro-batch's choices, ceil(tokens * k / experts * factor), keeping
+  /// those of largest gate weight (`Probs`) or the earliest (`Position`);
+  /// the others are dropped. Options of the training run, not config.json
+  /// fields (megatron-translate's flags of those names).
+  std::optional<double> expertCapacityFactor;
+  enum class TokenDropPolicy { Probs, Position };
+  TokenDropPolicy tokenDropPolicy = TokenDropPolicy::Probs;
   /// The sliding attention window (0: none) of Mistral, or of Qwen2 with
   /// use_sliding_window: a query sees the `slidingWindow` keys up to its
   /// own, in the layers from `firstWindowedLayer` on (Qwen2's

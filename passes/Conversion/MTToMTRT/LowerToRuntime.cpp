@@ -992,6 +992,19 @@ struct LowerToRuntimePass
         params.push_back(builder.getNamedAttr(
             "copies",
             builder.getI64IntegerAttr(int64_t(multi.getCopies().size()))));
+      // A routing with a capacity states it for this shape of tokens (the
+      // factor alone would leave the runtime to redo the compiler's
+      // arithmetic).
+      if (auto route = dyn_cast<MoeRouteOp>(op);
+          route && route.getCapacityFactor()) {
+        RankedTensorType choices = route.getExperts().getType();
+        int64_t k = choices.getShape().back();
+        params.push_back(builder.getNamedAttr(
+            "capacity",
+            builder.getI64IntegerAttr(expertCapacity(
+                choices.getNumElements() / k, k, int64_t(route.getNumExperts()),
+                route.getCapacityFactor()->convertToDouble()))));
+      }
       if (auto collective = collectiveKernel(op, builder))
         std::tie(kernel, params) = *collective;
       // ZeRO's padding to equal pieces, and its cut after a gather: the

@@ -211,7 +211,8 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::top_k_gating, "top_k_gating", 1, 2, 0, operand(1)},
       // A fourth input, the logits, for unnormalized weights.
       {KernelId::top_k_gating_grad, "top_k_gating_grad", -1, 1, operand(2)},
-      {KernelId::moe_route, "moe_route", 1, 2, operand(0),
+      // A second input, the weights, ranks a capacity's choices.
+      {KernelId::moe_route, "moe_route", -1, 2, operand(0),
        operand(0) | operand(1)},
       // A third input, the weights, is optional.
       {KernelId::moe_permute, "moe_permute", -1, 1, operand(1)},

@@ -708,6 +708,25 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::moe_route:
     s.require(!s.in(0).empty(), "the experts are a scalar");
     s.same(s.out(0), "the positions", s.in(0), "the experts");
+    // A capacity (per expert, at most the tokens) and, for the probs
+    // policy, the weights that rank an expert's choices.
+    s.require(c.ins.size() == 1 || c.ins.size() == 2,
+              "takes the experts, and their weights with a capacity, got " +
+                  countOf(int64_t(c.ins.size()), "input"));
+    if (!s.error.empty())
+      break;
+    s.require(c.ins.size() == 1 || c.has("capacity"),
+              "reads weights without a capacity (they rank the choices a "
+              "full expert keeps)");
+    if (c.ins.size() == 2)
+      s.same(s.in(1), "the weights", s.in(0), "the experts");
+    if (c.has("capacity")) {
+      int64_t tokens =
+          s.elements(s.in(0)) / std::max<int64_t>(1, s.in(0).back());
+      s.range("capacity", 1, double(tokens));
+      s.require(c.get("capacity", 0) == std::floor(c.get("capacity", 0)),
+                "attribute 'capacity' is not an integer");
+    }
     s.require(c.has("num_experts"), "has no attribute 'num_experts'");
     // Expert ids are i32.
     s.range("num_experts", 1, 2147483647);
@@ -747,8 +766,31 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
             " are not [tokens..., hidden] and [tokens..., k]");
     if (!s.error.empty())
       break;
-    s.same(rows, "the rows", {s.elements(positions), tokens.back()},
-           "[tokens * k, hidden]");
+    if (c.has("capacity_factor") || c.has("num_experts")) {
+      // A capacity's rows: num_experts times a capacity of at most the
+      // tokens; choices may be dropped (position -1).
+      int64_t experts = int64_t(c.get("num_experts", 0));
+      int64_t tokenCount = s.elements(positions) / positions.back();
+      s.require(c.has("capacity_factor") && c.has("num_experts"),
+                "has only one of 'capacity_factor' and 'num_experts'");
+      s.positive("capacity_factor");
+      s.range("num_experts", 1, 2147483647);
+      s.require(c.get("num_experts", 0) == std::floor(c.get("num_experts", 0)),
+                "attribute 'num_experts' is not an integer");
+      if (!s.error.empty())
+        break;
+      s.require(rows.size() == 2 && rows[1] == tokens.back() &&
+                    rows[0] % experts == 0 && rows[0] / experts >= 1 &&
+                    rows[0] / experts <= tokenCount,
+                "the rows " + shapeString(rows) + " are not [" +
+                    std::to_string(experts) +
+                    " experts * a capacity of at most " +
+                    std::to_string(tokenCount) + " tokens, " +
+                    std::to_string(tokens.back()) + "]");
+    } else {
+      s.same(rows, "the rows", {s.elements(positions), tokens.back()},
+             "[tokens * k, hidden]");
+    }
     if (id == KernelId::moe_weights_grad)
       s.same(s.out(0), "the weights' gradient", positions, "the positions");
     else if (c.ins.size() == 3)
@@ -856,8 +898,17 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
                   std::to_string(counts[0]) + " do not split the " +
                   std::to_string(ranks) + " ranks of grid axis " +
                   std::to_string(int64_t(c.get("grid_axis", 0))));
-    s.same(received, "the rows received", {counts[0] * own[0], own[1]},
-           "[group ranks * rows, width]");
+    s.flag("capacity_bounded");
+    if (c.get("capacity_bounded", 0) != 0) {
+      // A capacity's rows: as many come as the rank holds.
+      s.require(counts[1] >= 1 && own[0] % (counts[0] * counts[1]) == 0,
+                "the rows " + shapeString(own) +
+                    " are not the experts' capacity rows (capacity_bounded)");
+      s.same(received, "the rows received", own, "the rows (capacity_bounded)");
+    } else {
+      s.same(received, "the rows received", {counts[0] * own[0], own[1]},
+             "[group ranks * rows, width]");
+    }
     s.same(offsets, "the offsets", {counts[0] * counts[1] + 1},
            "[group ranks * local experts + 1]");
     if (dispatch)

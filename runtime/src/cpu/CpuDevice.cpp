@@ -560,14 +560,20 @@ static Status choiceOutOfRange(int64_t choice, int32_t expert,
 
 /// A mixture of experts' routing read at run time (mt.moe_route's, unless
 /// a command before it wrote the buffer wrong), checked before it indexes
-/// anything: the positions number each of the `choices` rows once.
-static Status checkPositions(const int32_t *positions, int64_t choices) {
-  std::vector<bool> seen(size_t(choices), false);
+/// anything: the positions number each of the `choices` rows once, or
+/// with a capacity (`dropped` allowed), some of the `rows` rows at most
+/// once, -1 for a dropped choice.
+static Status checkPositions(const int32_t *positions, int64_t choices,
+                             int64_t rows, bool dropped) {
+  std::vector<bool> seen(size_t(rows), false);
   for (int64_t i = 0; i < choices; ++i) {
-    if (positions[i] < 0 || positions[i] >= choices)
+    if (dropped && positions[i] == -1)
+      continue;
+    if (positions[i] < 0 || positions[i] >= rows)
       return Status::error("position " + std::to_string(i) + " is row " +
                            std::to_string(positions[i]) + ", outside [0, " +
-                           std::to_string(choices) + ")");
+                           std::to_string(rows) + ")" +
+                           (dropped ? " (nor -1, dropped)" : ""));
     if (seen[size_t(positions[i])])
       return Status::error("position " + std::to_string(i) + " is row " +
                            std::to_string(positions[i]) +
@@ -786,9 +792,10 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                                  routers, experts, coefficient);
   } else if (id == KernelId::moe_route) {
     int64_t experts = int64_t(command.get("num_experts", 0));
-    int64_t bad = cpu::moeRoute(ids(0), as<int32_t>(command.outs[0]),
-                                as<int32_t>(command.outs[1]),
-                                inDesc(0).numElements(), experts);
+    int64_t bad = cpu::moeRoute(
+        ids(0), as<int32_t>(command.outs[0]), as<int32_t>(command.outs[1]),
+        inDesc(0).numElements(), experts, int64_t(command.get("capacity", 0)),
+        command.ins.size() == 2 ? in(1) : nullptr);
     if (bad >= 0)
       return choiceOutOfRange(bad, ids(0)[bad], experts);
   } else if (id == KernelId::moe_permute || id == KernelId::moe_unpermute ||
@@ -801,8 +808,14 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
                                                              : inDesc(1);
     int64_t k = lastDim(positions), hidden = lastDim(rows);
     int64_t tokens = positions.numElements() / k;
-    MTRT_RETURN_IF_ERROR(
-        checkPositions(ids(gradient ? 2 : 1), positions.numElements()));
+    // A capacity's rows: some choices dropped, the rows no choice
+    // writes zeros.
+    const bool capacity = command.has("capacity_factor");
+    MTRT_RETURN_IF_ERROR(checkPositions(ids(gradient ? 2 : 1),
+                                        positions.numElements(), rows.shape[0],
+                                        capacity));
+    if (capacity && id == KernelId::moe_permute)
+      std::fill(out(0), out(0) + rows.numElements(), 0.0f);
     const float *weights =
         !gradient && command.ins.size() == 3 ? in(2) : nullptr;
     // Tokens split over the pool: each writes its own rows (a permute) or

@@ -57,7 +57,13 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
   // A rank's own rows are every expert's: the offsets end at the last.
   const int32_t *offsets = as<int32_t>(offsetsDesc.id);
   MTRT_RETURN_IF_ERROR(checkExpertOffsets(offsets, experts, rows));
-  if (offsets[experts] != rows)
+  // A capacity's rows end with rows no choice took (capacity_bounded: the
+  // received rows are as many as the rank's own, for a local expert's
+  // capacity from each rank).
+  const bool bounded = command.get("capacity_bounded", 0) != 0;
+  const int64_t receivedRows =
+      buffers[dispatch ? command.outs[0] : command.ins[0]].shape[0];
+  if (!bounded && offsets[experts] != rows)
     return Status::error("the offsets end at row " +
                          std::to_string(offsets[experts]) + " of the rank's " +
                          rowsOf(rows) + ", which are all some expert's");
@@ -99,6 +105,11 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
       return Status::error("rank " + std::to_string(q) + " sends " +
                            rowsOf(fromRank[size_t(q)]) + ", more than its " +
                            rowsOf(rows));
+  if (total > receivedRows)
+    return Status::error("the ranks send this rank's experts " + rowsOf(total) +
+                         ", more than the " + rowsOf(receivedRows) +
+                         " received (a capacity's rows: an expert's "
+                         "capacity from each rank)");
   if (dispatch) {
     int32_t *localOffsets = as<int32_t>(command.outs[1]);
     int64_t at = 0;
@@ -164,6 +175,9 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
   // Combine: each rank's rows, gathered from the expert groups, go back.
   const float *received = f32(command.ins[0]);
   float *rowsOut = f32(command.outs[0]);
+  // The rows no choice took (a capacity's) are zeros.
+  std::memset(rowsOut + offsets[experts] * width, 0,
+              size_t(rows - offsets[experts]) * rowBytes);
   std::vector<float> block;
   for (int64_t q = 0; q < ranks; ++q) {
     float *to = q == me ? rowsOut + ownBlock(me).first * width

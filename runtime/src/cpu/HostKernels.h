@@ -570,10 +570,14 @@ void loadBalancingLossGrad(double grad, const T *const *loads, T *dProbability,
 
 /// Numbers the experts' rows: `positions[i]` for choice i (token i / k),
 /// sorted by expert, then token and choice; `offsets[e]` where expert e's
-/// rows begin. Returns the index of a choice outside [0, numExperts), or
-/// -1.
+/// rows begin. With a `capacity` (> 0), each expert keeps at most that many
+/// of its choices, packed in the same order: those of largest `weights`
+/// (the earlier choice first among equal ones; a NaN weight ranks last),
+/// or without weights its first; the others' positions are -1. Returns the
+/// index of a choice outside [0, numExperts), or -1.
 inline int64_t moeRoute(const int32_t *experts, int32_t *positions,
-                        int32_t *offsets, int64_t choices, int64_t numExperts) {
+                        int32_t *offsets, int64_t choices, int64_t numExperts,
+                        int64_t capacity = 0, const float *weights = nullptr) {
   std::vector<int64_t> next(size_t(numExperts) + 1, 0);
   for (int64_t i = 0; i < choices; ++i) {
     if (experts[i] < 0 || experts[i] >= numExperts)
@@ -582,19 +586,55 @@ inline int64_t moeRoute(const int32_t *experts, int32_t *positions,
   }
   for (int64_t e = 0; e < numExperts; ++e)
     next[size_t(e) + 1] += next[size_t(e)];
-  for (int64_t e = 0; e <= numExperts; ++e)
-    offsets[e] = int32_t(next[size_t(e)]);
+  if (capacity <= 0) {
+    for (int64_t e = 0; e <= numExperts; ++e)
+      offsets[e] = int32_t(next[size_t(e)]);
+    for (int64_t i = 0; i < choices; ++i)
+      positions[i] = int32_t(next[size_t(experts[i])]++);
+    return -1;
+  }
+  // Each expert's choices in order, then the ones it keeps.
+  std::vector<int64_t> order(static_cast<size_t>(choices));
+  std::vector<int64_t> fill(next.begin(), next.end() - 1);
   for (int64_t i = 0; i < choices; ++i)
-    positions[i] = int32_t(next[size_t(experts[i])]++);
+    order[size_t(fill[size_t(experts[i])]++)] = i;
+  auto rank = [&](int64_t i) {
+    float w = weights[i];
+    return std::isnan(w) ? -std::numeric_limits<float>::infinity() : w;
+  };
+  std::fill(positions, positions + choices, -1);
+  int64_t row = 0;
+  for (int64_t e = 0; e < numExperts; ++e) {
+    offsets[e] = int32_t(row);
+    auto begin = order.begin() + next[size_t(e)];
+    auto end = order.begin() + next[size_t(e) + 1];
+    if (end - begin > capacity) {
+      if (weights) {
+        std::nth_element(begin, begin + capacity - 1, end,
+                         [&](int64_t a, int64_t b) {
+                           float ra = rank(a), rb = rank(b);
+                           return ra > rb || (ra == rb && a < b);
+                         });
+        std::sort(begin, begin + capacity);
+      }
+      end = begin + capacity;
+    }
+    for (auto it = begin; it != end; ++it)
+      positions[*it] = int32_t(row++);
+  }
+  offsets[numExperts] = int32_t(row);
   return -1;
 }
 
-/// rows[positions[t, j]] = x[t] (times weights[t, j] when given).
+/// rows[positions[t, j]] = x[t] (times weights[t, j] when given); a
+/// position of -1 (dropped) writes nothing.
 template <typename T>
 void moePermute(const T *x, const int32_t *positions, const T *weights, T *rows,
                 int64_t tokens, int64_t k, int64_t hidden) {
   for (int64_t t = 0; t < tokens; ++t)
     for (int64_t j = 0; j < k; ++j) {
+      if (positions[t * k + j] < 0)
+        continue; // Dropped by a capacity.
       T *row = rows + int64_t(positions[t * k + j]) * hidden;
       const T *in = x + t * hidden;
       if (!weights) {
@@ -616,6 +656,8 @@ void moeUnpermute(const T *rows, const int32_t *positions, const T *weights,
     T *out = y + t * hidden;
     std::fill(out, out + hidden, T(0));
     for (int64_t j = 0; j < k; ++j) {
+      if (positions[t * k + j] < 0)
+        continue; // Dropped by a capacity: adds nothing.
       const T *row = rows + int64_t(positions[t * k + j]) * hidden;
       T w = weights ? weights[t * k + j] : T(1);
       for (int64_t h = 0; h < hidden; ++h)
@@ -630,6 +672,10 @@ void moeWeightsGrad(const T *dY, const T *rows, const int32_t *positions,
                     T *dWeights, int64_t tokens, int64_t k, int64_t hidden) {
   for (int64_t t = 0; t < tokens; ++t)
     for (int64_t j = 0; j < k; ++j) {
+      if (positions[t * k + j] < 0) {
+        dWeights[t * k + j] = T(0); // Dropped: no gradient.
+        continue;
+      }
       const T *row = rows + int64_t(positions[t * k + j]) * hidden;
       double dot = 0;
       for (int64_t h = 0; h < hidden; ++h)

@@ -2392,6 +2392,57 @@ func.func @negative_moe_route_too_many_experts(%e: tensor<2x4x2xi32>) -> tensor<
 
 // -----
 
+// A capacity (token dropping): a positive finite factor; weights rank the
+// choices a full expert keeps, so only a capacity reads them.
+func.func @negative_moe_route_capacity_factor(%e: tensor<2x4x2xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'mt.moe_route' op capacity_factor must be positive and finite, got 0}}
+  %pos, %offsets = mt.moe_route %e {num_experts = 3 : i64, capacity_factor = 0.0 : f64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<4xi32>
+  return %offsets : tensor<4xi32>
+}
+
+// -----
+
+func.func @negative_moe_route_weights_without_capacity(%e: tensor<2x4x2xi32>, %w: tensor<2x4x2xf32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'mt.moe_route' op takes weights only with a capacity_factor (they choose the choices a full expert keeps)}}
+  %pos, %offsets = mt.moe_route %e weights(%w : tensor<2x4x2xf32>) {num_experts = 3 : i64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<4xi32>
+  return %offsets : tensor<4xi32>
+}
+
+// -----
+
+func.func @negative_moe_route_weights_shape(%e: tensor<2x4x2xi32>, %w: tensor<2x4x1xf32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'mt.moe_route' op weights must have the experts' shape 'tensor<2x4x2xi32>', got 'tensor<2x4x1xf32>'}}
+  %pos, %offsets = mt.moe_route %e weights(%w : tensor<2x4x1xf32>) {num_experts = 3 : i64, capacity_factor = 1.0 : f64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<4xi32>
+  return %offsets : tensor<4xi32>
+}
+
+// -----
+
+// A capacity's rows: each of 3 experts ceil(16 / 3 * 0.5) = 3.
+func.func @negative_moe_permute_capacity_rows(%x: tensor<2x4x8xf32>, %pos: tensor<2x4x2xi32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'mt.moe_permute' op rows must be [9x8] (3 experts of capacity 3 for positions 'tensor<2x4x2xi32>' at capacity factor 5.000000e-01), got 'tensor<16x8xf32>'}}
+  %rows = mt.moe_permute %x, %pos {capacity_factor = 0.5 : f64, num_experts = 3 : i64} : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<16x8xf32>
+  return %rows : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @negative_moe_unpermute_capacity_alone(%rows: tensor<16x8xf32>, %pos: tensor<2x4x2xi32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{'mt.moe_unpermute' op needs capacity_factor and num_experts together, got only capacity_factor}}
+  %y = mt.moe_unpermute %rows, %pos {capacity_factor = 1.0 : f64} : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @negative_moe_weights_grad_capacity_experts(%dy: tensor<2x4x8xf32>, %rows: tensor<16x8xf32>, %pos: tensor<2x4x2xi32>) -> tensor<2x4x2xf32> {
+  // expected-error @+1 {{'mt.moe_weights_grad' op num_experts must be in [1, 2147483647], got 0}}
+  %dw = mt.moe_weights_grad %dy, %rows, %pos {capacity_factor = 1.0 : f64, num_experts = 0 : i64} : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x2xf32>
+  return %dw : tensor<2x4x2xf32>
+}
+
+// -----
+
 // A row per token and choice.
 
 func.func @negative_moe_permute_rows(%x: tensor<2x4x8xf32>, %pos: tensor<2x4x2xi32>) -> tensor<8x8xf32> {
@@ -2513,6 +2564,24 @@ func.func @negative_expert_dispatch_received(%rows: tensor<8x4xf32>, %offsets: t
   // expected-error @+1 {{'mt.expert_dispatch' op the rows received must be [2 x 8, 4] (every row of 2 ranks), got 'tensor<8x4xf32>'}}
   %r, %lo, %c = mt.expert_dispatch %rows, %offsets {grid = @grid, grid_axis = 0 : i64} : tensor<8x4xf32>, tensor<5xi32> -> tensor<8x4xf32>, tensor<3xi32>, tensor<2x2xi32>
   return %r : tensor<8x4xf32>
+}
+
+// -----
+
+// A capacity's exchange receives as many rows as it sends: its experts'
+// capacity from each rank.
+func.func @negative_expert_dispatch_capacity_received(%rows: tensor<8x4xf32>, %offsets: tensor<5xi32>) -> tensor<16x4xf32> {
+  // expected-error @+1 {{'mt.expert_dispatch' op the rows received must be as many as the rows sent 'tensor<8x4xf32>' (capacity_bounded: 2 local experts' capacity from each of 2 ranks), got 'tensor<16x4xf32>'}}
+  %r, %lo, %c = mt.expert_dispatch %rows, %offsets {grid = @grid, grid_axis = 0 : i64, capacity_bounded} : tensor<8x4xf32>, tensor<5xi32> -> tensor<16x4xf32>, tensor<3xi32>, tensor<2x2xi32>
+  return %r : tensor<16x4xf32>
+}
+
+// -----
+
+func.func @negative_expert_combine_capacity_rows(%r: tensor<6x4xf32>, %c: tensor<2x2xi32>, %offsets: tensor<5xi32>) -> tensor<6x4xf32> {
+  // expected-error @+1 {{'mt.expert_combine' op capacity_bounded rows must be the 4 experts' capacity rows, got 'tensor<6x4xf32>'}}
+  %rows = mt.expert_combine %r, %c, %offsets {grid = @grid, grid_axis = 0 : i64, capacity_bounded} : tensor<6x4xf32>, tensor<2x2xi32>, tensor<5xi32> -> tensor<6x4xf32>
+  return %rows : tensor<6x4xf32>
 }
 
 // -----

@@ -550,6 +550,43 @@ func.func @expert_exchange(%rows: tensor<8x4xf32>, %offsets: tensor<5xi32>) -> t
   return %summed : tensor<8x4xf32>
 }
 
+// A routing with a capacity (Megatron-LM's token dropping): 8 tokens of 2
+// choices over 3 experts at factor 1 take ceil(16 / 3) = 6 rows an expert,
+// ranked by the gate weights (the probs policy) or, without them, by
+// position; an exchange of a capacity's rows receives as many as it sends.
+
+// CHECK-LABEL: func.func @mixture_of_experts_capacity
+// CHECK:         mt.moe_route %{{.*}} weights(%{{.*}} : tensor<2x4x2xf32>) {capacity_factor = 1.000000e+00 : f64, num_experts = 3 : i64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<4xi32>
+// CHECK:         mt.moe_route %{{.*}} {capacity_factor = 5.000000e-01 : f64, num_experts = 3 : i64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<4xi32>
+// CHECK:         mt.moe_permute %{{.*}}, %{{.*}} {capacity_factor = 1.000000e+00 : f64, num_experts = 3 : i64} : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<18x8xf32>
+// CHECK:         mt.moe_unpermute %{{.*}}, %{{.*}} weights(%{{.*}} : tensor<2x4x2xf32>) {capacity_factor = 1.000000e+00 : f64, num_experts = 3 : i64} : tensor<18x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+// CHECK:         mt.moe_weights_grad %{{.*}}, %{{.*}}, %{{.*}} {capacity_factor = 1.000000e+00 : f64, num_experts = 3 : i64} : tensor<2x4x8xf32>, tensor<18x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x2xf32>
+// CHECK:         %{{.*}}, %{{.*}}, %[[COUNTS:.+]] = mt.expert_dispatch %{{.*}}, %{{.*}} {capacity_bounded, grid = @grid, grid_axis = 0 : i64} : tensor<8x4xf32>, tensor<5xi32> -> tensor<8x4xf32>, tensor<3xi32>, tensor<2x2xi32>
+// CHECK:         mt.expert_combine %{{.*}}, %[[COUNTS]], %{{.*}} {capacity_bounded, grid = @grid, grid_axis = 0 : i64} : tensor<8x4xf32>, tensor<2x2xi32>, tensor<5xi32> -> tensor<8x4xf32>
+func.func @mixture_of_experts_capacity(%x: tensor<2x4x8xf32>, %w: tensor<2x4x2xf32>,
+                                       %e: tensor<2x4x2xi32>, %rows4: tensor<8x4xf32>,
+                                       %offsets4: tensor<5xi32>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x2xf32>, tensor<4xi32>, tensor<8x4xf32>) {
+  %pos, %offsets = mt.moe_route %e weights(%w : tensor<2x4x2xf32>)
+      {num_experts = 3 : i64, capacity_factor = 1.0 : f64}
+      : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<4xi32>
+  %pos2, %offsets2 = mt.moe_route %e {num_experts = 3 : i64, capacity_factor = 0.5 : f64}
+      : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<4xi32>
+  %rows = mt.moe_permute %x, %pos {capacity_factor = 1.0 : f64, num_experts = 3 : i64}
+      : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<18x8xf32>
+  %y = mt.moe_unpermute %rows, %pos weights(%w : tensor<2x4x2xf32>)
+      {capacity_factor = 1.0 : f64, num_experts = 3 : i64}
+      : tensor<18x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+  %dw = mt.moe_weights_grad %x, %rows, %pos {capacity_factor = 1.0 : f64, num_experts = 3 : i64}
+      : tensor<2x4x8xf32>, tensor<18x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x2xf32>
+  %r, %lo, %c = mt.expert_dispatch %rows4, %offsets4 {grid = @grid, grid_axis = 0 : i64, capacity_bounded}
+      : tensor<8x4xf32>, tensor<5xi32> -> tensor<8x4xf32>, tensor<3xi32>, tensor<2x2xi32>
+  %back = mt.expert_combine %r, %c, %offsets4 {grid = @grid, grid_axis = 0 : i64, capacity_bounded}
+      : tensor<8x4xf32>, tensor<2x2xi32>, tensor<5xi32> -> tensor<8x4xf32>
+  return %y, %dw, %offsets2, %back
+      : tensor<2x4x8xf32>, tensor<2x4x2xf32>, tensor<4xi32>, tensor<8x4xf32>
+}
+
 // A mixture of experts: the router's choice, the rows in expert order, each
 // expert's SwiGLU as grouped matmuls, and the weighted sum back; then the
 // gradients of each.
