@@ -319,6 +319,102 @@ TEST(CpuDevice, RoutesTokensToTheirExperts) {
   EXPECT_NEAR(result[2], weights[4] * 6 + weights[5] * 11, 1e-5f);
 }
 
+/// mixtureProgram with a capacity of one row an expert (Megatron-LM's
+/// token dropping: 3 tokens of 2 choices over 3 experts at factor 0.5),
+/// the route ranking an expert's choices by the gate weights (the probs
+/// policy) or by position.
+RankProgram capacityProgram(bool byWeights) {
+  RankProgram program = mixtureProgram();
+  program.buffers[6].shape = {3, 2};  // rows: 3 experts x 1
+  program.buffers[10].shape = {3, 1}; // products
+  int64_t offset = 0;
+  for (BufferDesc &buffer : program.buffers) {
+    buffer.offset = offset;
+    offset += buffer.bytes();
+  }
+  program.arenaBytes = offset;
+  std::map<std::string, double> capacity = {{"capacity_factor", 0.5},
+                                            {"num_experts", 3}};
+  Command &route = program.commands[1];
+  route.params["capacity"] = 1;
+  route.params["capacity_factor"] = 0.5;
+  if (byWeights)
+    route.ins.push_back(1);
+  program.commands[2].params = capacity;
+  program.commands[4].params = capacity;
+  return program;
+}
+
+TEST(CpuDevice, DropsTheChoicesOverAnExpertsCapacity) {
+  // Token 0 chooses experts 2 (weight 0.75) and 0 (0.25), tokens 1 and 2
+  // experts 0 and 1, and 1 and 2, of weights w = sigmoid(1) and 1 - w.
+  // Tokens (1, 2), (3, 4), (5, 6); expert 0 reads the first coordinate,
+  // expert 1 the second, expert 2 their sum.
+  for (bool byWeights : {true, false}) {
+    SCOPED_TRACE(byWeights ? "probs" : "position");
+    RankProgram program = capacityProgram(byWeights);
+    std::unique_ptr<Device> device = cpuDevice();
+    ASSERT_TRUE(device);
+    Status prepared = device->prepare(program);
+    ASSERT_TRUE(prepared) << prepared.message();
+    ASSERT_TRUE(device->uploadValues<float>(
+        0, {1, 0, 1 + std::log(3.0f), 2, 1, 1, 0, 5, 4}));
+    ASSERT_TRUE(device->uploadValues<float>(5, {1, 2, 3, 4, 5, 6}));
+    ASSERT_TRUE(device->uploadValues<float>(7, {1, 0}));
+    ASSERT_TRUE(device->uploadValues<float>(8, {0, 1}));
+    ASSERT_TRUE(device->uploadValues<float>(9, {1, 1}));
+    ASSERT_TRUE(device->executeStep(0, 0));
+    std::vector<int32_t> positions, offsets;
+    std::vector<float> weights, result;
+    ASSERT_TRUE(device->downloadValues(3, positions, 6));
+    ASSERT_TRUE(device->downloadValues(4, offsets, 4));
+    ASSERT_TRUE(device->downloadValues(1, weights, 6));
+    ASSERT_TRUE(device->downloadValues(11, result, 3));
+    EXPECT_EQ(offsets, (std::vector<int32_t>{0, 1, 2, 3}));
+    float w = weights[4];
+    EXPECT_NEAR(weights[2], w, 1e-6f);
+    if (byWeights) {
+      // Each expert keeps its heavier choice: expert 0 token 1's, expert 1
+      // token 2's, expert 2 token 0's.
+      EXPECT_EQ(positions, (std::vector<int32_t>{2, -1, 0, -1, 1, -1}));
+      EXPECT_NEAR(result[0], 0.75f * 3, 1e-5f);
+      EXPECT_NEAR(result[1], w * 3, 1e-5f);
+      EXPECT_NEAR(result[2], w * 6, 1e-5f);
+    } else {
+      // Each expert keeps its first token: expert 0 and 2 token 0's,
+      // expert 1 token 1's; token 2 is dropped by both its experts.
+      EXPECT_EQ(positions, (std::vector<int32_t>{2, 0, -1, 1, -1, -1}));
+      EXPECT_NEAR(result[0], 0.75f * 3 + 0.25f * 1, 1e-5f);
+      EXPECT_NEAR(result[1], (1 - w) * 4, 1e-5f);
+      EXPECT_EQ(result[2], 0.0f);
+    }
+  }
+}
+
+TEST(CpuDevice, RefusesACapacitysPositionsOutOfItsRows) {
+  // A dropped choice is -1; anything else below 0 or past the capacity's
+  // rows is a routing some command wrote wrong.
+  RankProgram program = capacityProgram(true);
+  program.commands = {program.commands[2]};
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(device->prepare(program));
+  ASSERT_TRUE(device->uploadValues<int32_t>(3, {2, -1, 0, -1, 1, -1}));
+  ASSERT_TRUE(device->executeStep(0, 0));
+  ASSERT_TRUE(device->uploadValues<int32_t>(3, {2, -1, 0, -2, 1, -1}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('moe_permute'): position 3 is row -2, outside [0, 3) "
+            "(nor -1, dropped)");
+  ASSERT_TRUE(device->uploadValues<int32_t>(3, {2, -1, 0, -1, 3, -1}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('moe_permute'): position 4 is row 3, outside [0, 3) "
+            "(nor -1, dropped)");
+  ASSERT_TRUE(device->uploadValues<int32_t>(3, {2, -1, 2, -1, 1, -1}));
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('moe_permute'): position 2 is row 2 again (each row "
+            "is one token's choice)");
+}
+
 /// Rank 0 of a group of two along one axis, whose peer (rank 1) is played
 /// by the test: its per-expert counts and the rows it sends are set before
 /// each step, and what rank 0 sends it is kept.
@@ -464,6 +560,69 @@ TEST(CpuDevice, ExchangesRowsWithTheExpertsRanks) {
   EXPECT_EQ(device->executeStep(0, 0).message(),
             "command 0 ('expert_dispatch'): grid axis 1 is not an axis of the "
             "device grid");
+}
+
+TEST(CpuDevice, ExchangesACapacitysRows) {
+  // 4 experts of capacity 1, two a rank: rank 0's rows are 4, of which its
+  // routing took 2 (experts 0 and 2), and it receives at most 4 rows (a
+  // capacity from each rank for each of its experts: capacity_bounded).
+  RankProgram program = packedProgram({
+      {{4, 1}, DType::F32}, // 0 rank 0's rows
+      {{5}, DType::I32},    // 1 their offsets
+      {{4, 1}, DType::F32}, // 2 received
+      {{3}, DType::I32},    // 3 local offsets
+      {{2, 2}, DType::I32}, // 4 counts
+      {{4, 1}, DType::F32}, // 5 the experts' results
+      {{4, 1}, DType::F32}, // 6 back in rank 0's rows
+  });
+  Command dispatch, combine;
+  dispatch.kernel = "expert_dispatch";
+  dispatch.ins = {0, 1};
+  dispatch.outs = {2, 3, 4};
+  dispatch.params = {{"capacity_bounded", 1}};
+  combine.kernel = "expert_combine";
+  combine.ins = {5, 4, 1};
+  combine.outs = {6};
+  combine.params = {{"capacity_bounded", 1}};
+  program.commands = {dispatch};
+  std::unique_ptr<Device> device = cpuDevice();
+  ASSERT_TRUE(device);
+  Status prepared = device->prepare(program);
+  ASSERT_TRUE(prepared) << prepared.message();
+  TwoRankFake peer;
+  device->setCommunicator(&peer);
+  // Rank 1 has a row for each of rank 0's experts (40, 50).
+  peer.peerCounts = {1, 1, 0, 0};
+  peer.peerRows = {40, 50};
+  ASSERT_TRUE(device->uploadValues<float>(0, {10, 20, 0, 0}));
+  ASSERT_TRUE(device->uploadValues<int32_t>(1, {0, 1, 1, 2, 2}));
+  ASSERT_TRUE(device->executeStep(0, 0));
+  EXPECT_EQ(peer.sentToPeer, (std::vector<float>{20}));
+  std::vector<float> received;
+  ASSERT_TRUE(device->downloadValues(2, received, 4));
+  EXPECT_EQ(received, (std::vector<float>{10, 40, 50, 0}));
+  // More rows than a capacity's can come only from a routing written
+  // wrong: refused before anything is copied.
+  peer.peerCounts = {2, 2, 0, 0};
+  peer.peerRows = {40, 41, 50, 51};
+  EXPECT_EQ(device->executeStep(0, 0).message(),
+            "command 0 ('expert_dispatch'): the ranks send this rank's "
+            "experts 5 rows, more than the 4 rows received (a capacity's "
+            "rows: an expert's capacity from each rank)");
+
+  // The combine fills the rows no choice took with zeros.
+  program.commands = {combine};
+  ASSERT_TRUE(device->prepare(program));
+  peer.peerRows = {200};
+  ASSERT_TRUE(device->uploadValues<int32_t>(1, {0, 1, 1, 2, 2}));
+  ASSERT_TRUE(device->uploadValues<int32_t>(4, {1, 0, 1, 1}));
+  ASSERT_TRUE(device->uploadValues<float>(5, {1, 2, 3, 0}));
+  ASSERT_TRUE(device->uploadValues<float>(6, {9, 9, 9, 9}));
+  ASSERT_TRUE(device->executeStep(0, 0));
+  EXPECT_EQ(peer.sentToPeer, (std::vector<float>{2, 3}));
+  std::vector<float> back;
+  ASSERT_TRUE(device->downloadValues(6, back, 4));
+  EXPECT_EQ(back, (std::vector<float>{1, 200, 0, 0}));
 }
 
 // A router's statistics for the load-balancing loss: each expert's choices
