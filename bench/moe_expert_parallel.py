@@ -4,10 +4,10 @@
 bench/moe_time.py's Mixtral (width 512, 8 heads, 4 key/value heads, 4
 layers, vocabulary 8192, sequence 256, micro-batch 4; 8 experts of
 intermediate size 704, 2 per token) compiled for two data-parallel CPU
-ranks twice: `dp=2` (the baseline: every rank holds every expert and
+ranks: `dp=2` (the baseline: every rank holds every expert and
 all-reduces their gradients) and `dp=2 ep=2` (each rank holds 4 experts;
 the rows go to their experts' rank and back by all-to-all, forward and
-backward). Both run under mpirun -np 2, interleaved, --repeat rounds of
+backward). All run under mpirun -np 2, interleaved, --repeat rounds of
 --steps steps; the median step time after each run's first two steps and
 its ratio to the baseline's in the same run, and each rank's memory plan:
 parameters, optimizer state and the planned peak. Expectation: the
@@ -17,6 +17,13 @@ for every rank's rows (static shapes); the time is about the baseline's:
 the same GEMM FLOPs, the experts' gradient all-reduces replaced by four
 row exchanges a layer (two forward, two backward) of the same order of
 bytes.
+
+Two more layouts drop tokens (Megatron-LM's --moe-expert-capacity-factor,
+at 1.0 and 1.25, the probs policy): a rank's expert rows are then the
+experts' capacity rows (E * ceil(T * k / E * factor)), and since no rank
+sends an expert more than its capacity, a rank receives as many rows as it
+sends instead of every rank's: the activations of the expert layers shrink
+by about ep / factor. Their loss differs (tokens are dropped).
 
 Results are appended to bench/results/moe_expert_parallel_cpu.md.
 
@@ -52,6 +59,7 @@ def run(artifact, steps, log):
                        "--quiet", "--log", log]).stdout
     plan = {"parameters": plan_bytes("parameters", out),
             "optimizer state": plan_bytes("optimizer state", out),
+            "activations": plan_bytes("activations", out),
             "peak": int(re.search(r"planned (\d+) B", out).group(1))}
     with open(log) as f:
         return plan, [json.loads(line) for line in f if line.strip()]
@@ -63,17 +71,23 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    layouts = {"dp=2 (baseline)": "dp=2", "dp=2 ep=2": "dp=2 ep=2"}
+    # name: (import flags, pipeline options)
+    layouts = {
+        "dp=2 (baseline)": ([], "dp=2"),
+        "dp=2 ep=2": ([], "dp=2 ep=2"),
+        "dp=2 ep=2, capacity factor 1.0": (["--moe-expert-capacity-factor", "1.0"], "dp=2 ep=2"),
+        "dp=2 ep=2, capacity factor 1.25": (["--moe-expert-capacity-factor", "1.25"], "dp=2 ep=2"),
+    }
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "mixtral.json")
         with open(path, "w") as f:
             json.dump(config(True), f)
-        model = os.path.join(tmp, "mixtral.mlir")
-        sh([f"{BIN}/megatron-translate", "--import-hf-config", path,
-            "--micro-batch-size", str(BATCH), "--seq-length", str(SEQ),
-            "-o", model])
-        for name, options in layouts.items():
+        for name, (flags, options) in layouts.items():
+            model = os.path.join(tmp, f"{len(runs)}.mlir")
+            sh([f"{BIN}/megatron-translate", "--import-hf-config", path,
+                "--micro-batch-size", str(BATCH), "--seq-length", str(SEQ),
+                *flags, "-o", model])
             artifact = os.path.join(tmp, f"{len(runs)}.mtx")
             compile_artifact(model, options, artifact)
             runs[name] = {"artifact": artifact, "times": []}
@@ -94,14 +108,15 @@ def main():
         "steps, median step time after each run's first two; memory per "
         "rank (its plan).\n",
         "| layout | step s | ratio to dp=2 | parameters B | optimizer state B "
-        "| planned peak B | last loss |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| activations B (sum) | planned peak B | last loss |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in runs.items():
         median = statistics.median(r["times"])
         lines.append(f"| {name} | {median:.4f} | {median / base:.3f} | "
                      f"{r['plan']['parameters']:,} | "
                      f"{r['plan']['optimizer state']:,} | "
+                     f"{r['plan']['activations']:,} | "
                      f"{r['plan']['peak']:,} | {r['loss']:.6f} |")
     append_results("moe_expert_parallel_cpu.md",
                    "# Expert parallelism against data parallelism alone "

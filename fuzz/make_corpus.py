@@ -126,16 +126,16 @@ def compiler_tools(bindir, missing):
     return translate, opt
 
 
-def forward_graph(translate, config, batch, seq):
-    """`config` imported as megatron-translate --import-hf-config does: the
-    forward graph's text."""
+def forward_graph(translate, config, batch, seq, flags=()):
+    """`config` imported as megatron-translate --import-hf-config does (with
+    the import `flags`): the forward graph's text."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "config.json")
         with open(path, "w") as f:
             json.dump(config, f)
         return subprocess.run(
             [translate, "--import-hf-config", path, "--micro-batch-size",
-             str(batch), "--seq-length", str(seq)],
+             str(batch), "--seq-length", str(seq), *flags],
             check=True, capture_output=True).stdout
 
 
@@ -166,6 +166,10 @@ def artifacts(bindir):
              # Expert parallelism: per-rank expert names, the exchanges.
              ("mixtral-dp2-ep2.mtx", dict(TINY_MIXTRAL, num_local_experts=4),
               2, "dp=2 ep=2"),
+             # Token dropping: a capacity's route, rows and exchanges.
+             ("mixtral-capacity-dp2-ep2.mtx",
+              dict(TINY_MIXTRAL, num_local_experts=4), 2,
+              "dp=2 ep=2 fuse=false", ("--moe-expert-capacity-factor", "0.5")),
              ("qwen2-moe-1rank.mtx", TINY_QWEN2_MOE, 2, ""),
              ("olmo2-1rank.mtx", TINY_OLMO2, 1, ""),
              ("granite-1rank.mtx", TINY_GRANITE, 1, ""),
@@ -177,8 +181,9 @@ def artifacts(bindir):
              ("gpt2-bf16-accumulate.mtx", TINY_GPT2, 2,
               "precision=bf16 microbatches=2")]
     with tempfile.TemporaryDirectory() as tmp:
-        for file, config, batch, pipeline in cases:
-            model = forward_graph(translate, config, batch, 2)
+        for file, config, batch, pipeline, *flags in cases:
+            model = forward_graph(translate, config, batch, 2,
+                                  flags[0] if flags else ())
             flag = "--mt-train-pipeline" + (f"={pipeline}" if pipeline else "")
             trained = subprocess.run([opt, flag], input=model, check=True,
                                      capture_output=True).stdout
@@ -293,7 +298,7 @@ def compile_inputs(bindir):
     # Four layers: pp=2 with two virtual stages (interleaved).
     write(name, "gpt2-4layer-forward.mlir",
           forward_graph(translate, dict(gpt2, n_layer=4), 2, 2))
-    for model, config, lowered, pipeline in [
+    for model, config, lowered, pipeline, *rest in [
             ("gpt2", gpt2, "gpt2-pp2-lowered.mlir",
              "pp=2 microbatches=2 fuse=false"),
             ("llama", llama, "llama-tp2-bf16-lowered.mlir",
@@ -305,8 +310,13 @@ def compile_inputs(bindir):
             ("olmo2", dict(TINY_OLMO2, num_hidden_layers=2),
              "olmo2-pp2-lowered.mlir", "pp=2 microbatches=2"),
             ("gemma", TINY_GEMMA, "gemma-lowered.mlir", "fuse=true"),
-            ("gemma2", TINY_GEMMA2, "gemma2-tp1-lowered.mlir", "fuse=true")]:
-        forward = forward_graph(translate, config, 2, 2)
+            ("gemma2", TINY_GEMMA2, "gemma2-tp1-lowered.mlir", "fuse=true"),
+            ("mixtral-capacity", dict(TINY_MIXTRAL, num_local_experts=4),
+             "mixtral-capacity-ep2-lowered.mlir", "dp=2 ep=2",
+             ("--moe-expert-capacity-factor", "1.25",
+              "--moe-token-drop-policy", "position"))]:
+        flags = rest[0] if rest else ()
+        forward = forward_graph(translate, config, 2, 2, flags)
         write(name, f"{model}-forward.mlir", forward)
         write(name, lowered, subprocess.run(
             [opt, f"--mt-train-pipeline={pipeline}"], input=forward,

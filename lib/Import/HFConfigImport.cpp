@@ -307,20 +307,21 @@ static LogicalResult applyTokenDropping(LlamaConfig *llama,
                             << *factorText << "'";
     factor = value;
   }
-  if (!factor && !policy)
-    return success();
-  if (!llama || llama->numExperts == 0)
-    return emitError(loc) << "--moe-expert-capacity-factor and "
-                             "--moe-token-drop-policy apply to a mixture of "
-                             "experts; this config has no experts";
   if (policy && *policy != "probs" && *policy != "position")
     return emitError(loc) << "--moe-token-drop-policy must be 'probs' or "
                              "'position', got '"
                           << *policy << "'";
-  if (!factor)
-    return emitError(loc) << "--moe-token-drop-policy needs "
-                             "--moe-expert-capacity-factor (without a "
-                             "capacity no token is dropped)";
+  // As in Megatron-LM, a policy alone changes nothing (scripts pass it
+  // whether or not they drop); said, since it may be a forgotten factor.
+  if (!factor) {
+    if (policy)
+      emitWarning(loc) << "--moe-token-drop-policy has no effect without "
+                          "--moe-expert-capacity-factor: no token is dropped";
+    return success();
+  }
+  if (!llama || llama->numExperts == 0)
+    return emitError(loc) << "--moe-expert-capacity-factor applies to a "
+                             "mixture of experts; this config has no experts";
   // Beyond 1e6 every expert's capacity is its tokens anyway.
   if (!(*factor > 0.0) || !(*factor <= 1e6))
     return emitError(loc) << "--moe-expert-capacity-factor must be in (0, "

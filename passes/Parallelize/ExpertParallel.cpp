@@ -64,6 +64,13 @@ void copyDiscardableAttrs(Operation *from, Operation *to) {
     to->setAttr(attr.getName(), attr.getValue());
 }
 
+/// Whether the rows grouped by `offsets` (an mt.moe_route's, which run()
+/// checks first) are a capacity's: then no rank sends an expert more than
+/// its capacity, and a rank receives at most as many rows as it holds.
+bool capacityBounded(Value offsets) {
+  return bool(offsets.getDefiningOp<MoeRouteOp>().getCapacityFactor());
+}
+
 struct ExpertDistribution {
   ExpertDistribution(func::FuncOp function, int64_t ranks, int16_t gridAxis,
                      StringRef grid)
@@ -92,14 +99,6 @@ struct ExpertDistribution {
   llvm::SetVector<Operation *> moved;
 
   int64_t localExperts(int64_t experts) const { return experts / ranks; }
-
-  /// Whether the rows grouped by `offsets` are a capacity's (their routing
-  /// has a capacity factor): then no rank sends an expert more than its
-  /// capacity, and a rank receives at most as many rows as it holds.
-  static bool capacityBounded(Value offsets) {
-    auto route = offsets.getDefiningOp<MoeRouteOp>();
-    return route && route.getCapacityFactor();
-  }
 
   /// `value` (first space, grouped by `offsets`) in the second space:
   /// dispatched before `before` unless already there.
@@ -259,6 +258,13 @@ ExpertDistribution::run(llvm::DenseSet<Operation *> &localUpdates) {
     if (!grouped)
       continue;
     any = true;
+    // The route says whether its rows are a capacity's, which sizes the
+    // rows a rank receives.
+    if (!grouped.getOffsets().getDefiningOp<MoeRouteOp>())
+      return grouped.emitError()
+             << "mt-parallelize: ep needs the experts' row offsets of an "
+                "mt.moe_route (whose capacity, or none, sizes the rows a "
+                "rank receives)";
     int64_t count = grouped.getWeights().size();
     if (count % ranks != 0)
       return grouped.emitError()

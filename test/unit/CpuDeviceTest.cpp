@@ -9,6 +9,7 @@
 
 #include "mtrt/Communicator.h"
 #include "mtrt/Device.h"
+#include "mtrt/KernelSignatures.h"
 #include "train/Devices.h"
 
 #include <gtest/gtest.h>
@@ -609,6 +610,15 @@ TEST(CpuDevice, ExchangesACapacitysRows) {
             "command 0 ('expert_dispatch'): the ranks send this rank's "
             "experts 5 rows, more than the 4 rows received (a capacity's "
             "rows: an expert's capacity from each rank)");
+
+  // A capacity's rows are every expert's capacity: 4 experts cannot share
+  // 3 rows.
+  std::vector<BufferDesc> uneven = program.buffers;
+  uneven[0].shape = {3, 1};
+  uneven[2].shape = {3, 1};
+  EXPECT_EQ(checkKernelSignature(dispatch, uneven, {2}).message(),
+            "the rows [3, 1] are not the experts' capacity rows "
+            "(capacity_bounded)");
 
   // The combine fills the rows no choice took with zeros.
   program.commands = {combine};

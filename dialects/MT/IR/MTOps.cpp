@@ -903,6 +903,23 @@ static LogicalResult verifyPerToken(Operation *op, Value value, StringRef what,
               << "), got " << value.getType();
 }
 
+int64_t mlir::mt::expertCapacity(int64_t tokens, int64_t k, int64_t experts,
+                                 double factor) {
+  // Megatron-LM's arithmetic, in double: ceil(num_tokens / num_experts *
+  // capacity_factor), num_tokens counting every choice.
+  double capacity = std::ceil(double(tokens * k) / double(experts) * factor);
+  if (!(capacity < double(tokens)))
+    return tokens;
+  return std::max<int64_t>(1, int64_t(capacity));
+}
+
+int64_t mlir::mt::routedRows(int64_t tokens, int64_t k, int64_t experts,
+                             std::optional<double> factor) {
+  if (!factor || experts < 1)
+    return tokens * k;
+  return experts * expertCapacity(tokens, k, experts, *factor);
+}
+
 /// Fails unless the rows `rows` are `[tokens * k, width]` for the
 /// `positions` `[tokens..., k]`, or with a capacity `factor`, `[experts *
 /// capacity, width]`.
@@ -1026,7 +1043,8 @@ static LogicalResult verifyCapacity(Operation *op, std::optional<double> factor,
 
 /// The checks `mt.moe_permute` and `mt.moe_unpermute` share: `tokens`
 /// `[tokens..., hidden]`, positions `[tokens..., k]`, weights like them,
-/// rows `[tokens * k, hidden]`, one float type.
+/// rows `[tokens * k, hidden]` (with a capacity, the experts' capacity
+/// rows, as the route the positions come from says), one float type.
 static LogicalResult verifyPermutation(Operation *op, Value tokens,
                                        StringRef tokensName, Value positions,
                                        Value weights, Value rows,
@@ -1052,6 +1070,15 @@ static LogicalResult verifyPermutation(Operation *op, Value tokens,
                               tensorType(tokens).getShape().back(), factor,
                               int64_t(experts.value_or(0)))))
     return failure();
+  // The rows are the route's: its capacity (or none) and its experts.
+  if (auto route = positions.getDefiningOp<MoeRouteOp>()) {
+    std::optional<double> routed = asDouble(route.getCapacityFactor());
+    if (routed != factor ||
+        (factor && int64_t(*experts) != int64_t(route.getNumExperts())))
+      return op->emitOpError()
+             << "must have the capacity of the mt.moe_route of its positions "
+                "(capacity_factor and num_experts)";
+  }
   return verifyElementTypesMatch(op, rows, "rows", tokens, tokensName);
 }
 
@@ -1159,8 +1186,8 @@ LogicalResult GroupedMatmulWeightGradOp::verify() {
 
 /// Fails unless the shapes of an expert dispatch or combine agree: `rows`
 /// `[rows, features]` on the sending side, `received` `[ranks * rows,
-/// features]` on the receiving one, `counts` `[ranks, local]` and `offsets`
-/// `[ranks * local + 1]`.
+/// features]` (`capacityBounded`: `[rows, features]`) on the receiving one,
+/// `counts` `[ranks, local]` and `offsets` `[ranks * local + 1]`.
 static LogicalResult verifyExpertExchange(Operation *op, Value rows,
                                           Value received, Value counts,
                                           Value offsets, int64_t gridAxis,
@@ -1184,27 +1211,26 @@ static LogicalResult verifyExpertExchange(Operation *op, Value rows,
            << "counts " << countsType << " must have a rank and an expert";
   if (failed(verifyOffsets(op, offsets, size_t(ranks * local))))
     return failure();
-  // A capacity's rows: an expert's capacity from each of the ranks, for
-  // each of the rank's experts, as many as the rank's own rows.
-  if (capacityBounded && rowsType.getDimSize(0) % (ranks * local) != 0)
-    return op->emitOpError()
-           << "capacity_bounded rows must be the " << ranks * local
-           << " experts' capacity rows, got " << rowsType;
-  if (capacityBounded &&
-      receivedType != rowsType.clone(receivedType.getElementType()))
-    return op->emitOpError()
-           << "the rows received must be as many as the rows sent " << rowsType
-           << " (capacity_bounded: " << local
-           << " local experts' capacity from each of " << ranks
-           << " ranks), got " << receivedType;
-  if (capacityBounded)
-    return verifyElementTypesMatch(op, rows, "rows", received, "received");
-  if (receivedType.getDimSize(0) != ranks * rowsType.getDimSize(0) ||
-      receivedType.getDimSize(1) != rowsType.getDimSize(1))
+  if (capacityBounded) {
+    // A capacity's rows: an expert's capacity from each of the ranks, for
+    // each of the rank's experts, as many as the rank's own rows.
+    if (rowsType.getDimSize(0) % (ranks * local) != 0)
+      return op->emitOpError()
+             << "capacity_bounded rows must be the " << ranks * local
+             << " experts' capacity rows, got " << rowsType;
+    if (receivedType != rowsType.clone(receivedType.getElementType()))
+      return op->emitOpError()
+             << "the rows received must be as many as the rows sent "
+             << rowsType << " (capacity_bounded: " << local
+             << " local experts' capacity from each of " << ranks
+             << " ranks), got " << receivedType;
+  } else if (receivedType.getDimSize(0) != ranks * rowsType.getDimSize(0) ||
+             receivedType.getDimSize(1) != rowsType.getDimSize(1)) {
     return op->emitOpError()
            << "the rows received must be [" << ranks << " x "
            << rowsType.getDimSize(0) << ", " << rowsType.getDimSize(1)
            << "] (every row of " << ranks << " ranks), got " << receivedType;
+  }
   return verifyElementTypesMatch(op, rows, "rows", received, "received");
 }
 
@@ -1487,20 +1513,3 @@ bool mlir::mt::isWritableAccumulator(Value acc) {
 
 #define GET_OP_CLASSES
 #include "dialects/MT/IR/MTOps.cpp.inc"
-
-int64_t mlir::mt::expertCapacity(int64_t tokens, int64_t k, int64_t experts,
-                                 double factor) {
-  // Megatron-LM's arithmetic, in double: ceil(num_tokens / num_experts *
-  // capacity_factor), num_tokens counting every choice.
-  double capacity = std::ceil(double(tokens * k) / double(experts) * factor);
-  if (!(capacity < double(tokens)))
-    return tokens;
-  return std::max<int64_t>(1, int64_t(capacity));
-}
-
-int64_t mlir::mt::routedRows(int64_t tokens, int64_t k, int64_t experts,
-                             std::optional<double> factor) {
-  if (!factor || experts < 1)
-    return tokens * k;
-  return experts * expertCapacity(tokens, k, experts, *factor);
-}

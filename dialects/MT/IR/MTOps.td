@@ -903,8 +903,10 @@ def MT_RepeatKVGradOp : MT_Op<"repeat_kv_grad", [Pure]> {
 //
 // A sparse MoE MLP (Mixtral's, Megatron-LM's dropless MoE) as static
 // shapes: every token chooses k experts, so the experts' rows together are
-// always tokens * k, in expert order, however they divide among experts.
-// `mt.moe_route` numbers them, `mt.moe_permute` copies each token to its k
+// always tokens * k, in expert order, however they divide among experts
+// (with a capacity, Megatron-LM's token dropping: at most the experts'
+// capacity rows, `mt.moe_route`'s `capacity_factor`). `mt.moe_route`
+// numbers them, `mt.moe_permute` copies each token to its k
 // rows, `mt.grouped_matmul` multiplies each expert's rows by that expert's
 // weight (the row offsets are run-time values), and `mt.moe_unpermute`
 // sums each token's k rows back, weighted by the gate. The gradient of each
@@ -973,14 +975,14 @@ def MT_TopKGatingGradOp : MT_Op<"top_k_gating_grad",
 }
 
 def MT_MoeRouteOp : MT_Op<"moe_route", [Pure]> {
-  let summary = "Numbers the experts' rows: each token's k rows, in expert order.";
+  let summary = "Numbers the experts' rows: each token's k rows (or those an expert's capacity keeps), in expert order.";
   let description = [{
     For `experts` `[tokens..., k]` (values in `[0, num_experts)`), the rows
     of all experts as one `[tokens * k, ...]` list sorted by expert (and,
     within an expert, by token and choice): `positions[t, j]` is the row of
     token `t`'s `j`-th choice, and `offsets` `[num_experts + 1]` where each
-    expert's rows begin (`offsets[num_experts]` is `tokens * k`). An expert
-    id out of range is an error at run time.
+    expert's rows begin (`offsets[num_experts]` is `tokens * k` without a
+    capacity). An expert id out of range is an error at run time.
 
     With `capacity_factor` (Megatron-LM's `--moe-expert-capacity-factor`),
     each expert takes at most `capacity = min(tokens, ceil(tokens * k /
@@ -1253,12 +1255,12 @@ def MT_ExpertCombineOp : MT_Op<"expert_combine", [Pure]> {
   let summary = "Returns the experts' rows to the ranks they came from.";
   let description = [{
     The inverse of `mt.expert_dispatch`: `received` `[ranks * rows, n]`
-    holds this rank's experts' rows as the dispatch grouped them (`counts`
+    (`[rows, n]` with `capacity_bounded`) holds this rank's experts' rows as the dispatch grouped them (`counts`
     `[ranks, local]`, its third result), and each goes back to the rank
     that sent it, where it takes its row's place: the result `[rows, n]`
     is grouped by expert as `offsets` `[experts + 1]` (the dispatch's
-    operand) says. With `capacity_bounded`, `received` is `[rows, n]` (the
-    dispatch's), and the rows past `offsets[experts]` are zeros.
+    operand) says; with `capacity_bounded`, the rows past
+    `offsets[experts]` (no choice took them) are zeros.
 
     ```mlir
     %rows = mt.expert_combine %y, %c, %offsets

@@ -169,7 +169,8 @@ Types RepeatKVGradOp::inferResultTypesFromOperands() {
 }
 
 // Mixture of experts: per-token results follow the tokens; the experts'
-// rows are a row per token and choice.
+// rows are a row per token and choice, or with a capacity the experts'
+// capacity rows.
 
 /// `like`'s tokens, then `last`, of `element`'s element type.
 static RankedTensorType perToken(Value like, int64_t last, Type element) {
@@ -252,7 +253,8 @@ Types StridedAllReduceOp::inferResultTypesFromOperands() {
   return likeFirstOperand(*this);
 }
 
-// Every rank's rows may reach this rank's experts: [ranks x rows, hidden].
+// Every rank's rows may reach this rank's experts: [ranks x rows, hidden];
+// with a capacity, at most as many as the rank's own rows.
 Types ExpertDispatchOp::inferResultTypesFromOperands() {
   RankedTensorType rows = getRows().getType();
   int64_t ranks = getCounts().getType().getDimSize(0);

@@ -85,6 +85,14 @@ public:
     require(holds, os.str());
   }
   void flag(const char *name) { range(name, 0, 1); }
+  /// Attribute `name`, if present, is a whole number in [low, high] (a
+  /// count: experts, a capacity).
+  void wholeNumber(const char *name, double low, double high) {
+    range(name, low, high);
+    double value = command.get(name, 0.0);
+    require(value == std::floor(value),
+            std::string("attribute '") + name + "' is not an integer");
+  }
   /// Attribute `name` is present and equals `size`, the size of `where`.
   void matchesDimension(const char *name, int64_t size,
                         const std::string &where) {
@@ -720,18 +728,13 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
               "full expert keeps)");
     if (c.ins.size() == 2)
       s.same(s.in(1), "the weights", s.in(0), "the experts");
-    if (c.has("capacity")) {
-      int64_t tokens =
-          s.elements(s.in(0)) / std::max<int64_t>(1, s.in(0).back());
-      s.range("capacity", 1, double(tokens));
-      s.require(c.get("capacity", 0) == std::floor(c.get("capacity", 0)),
-                "attribute 'capacity' is not an integer");
-    }
+    // (An expert takes a token once: at most the tokens.)
+    s.wholeNumber(
+        "capacity", 1,
+        double(s.elements(s.in(0)) / std::max<int64_t>(1, s.in(0).back())));
     s.require(c.has("num_experts"), "has no attribute 'num_experts'");
     // Expert ids are i32.
-    s.range("num_experts", 1, 2147483647);
-    s.require(c.get("num_experts", 0) == std::floor(c.get("num_experts", 0)),
-              "attribute 'num_experts' is not an integer");
+    s.wholeNumber("num_experts", 1, 2147483647);
     if (!s.error.empty())
       break;
     s.require(s.out(1) == Shape{int64_t(c.get("num_experts", 0)) + 1},
@@ -742,7 +745,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::moe_unpermute:
   case KernelId::moe_weights_grad: {
     // Tokens [tokens..., hidden], positions [tokens..., k] (and weights
-    // like them), rows [tokens * k, hidden].
+    // like them), rows [tokens * k, hidden] (or a capacity's rows).
     bool permute = id == KernelId::moe_permute;
     s.require(id == KernelId::moe_weights_grad || c.ins.size() == 2 ||
                   c.ins.size() == 3,
@@ -774,9 +777,7 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
       s.require(c.has("capacity_factor") && c.has("num_experts"),
                 "has only one of 'capacity_factor' and 'num_experts'");
       s.positive("capacity_factor");
-      s.range("num_experts", 1, 2147483647);
-      s.require(c.get("num_experts", 0) == std::floor(c.get("num_experts", 0)),
-                "attribute 'num_experts' is not an integer");
+      s.wholeNumber("num_experts", 1, 2147483647);
       if (!s.error.empty())
         break;
       s.require(rows.size() == 2 && rows[1] == tokens.back() &&
@@ -875,9 +876,9 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   }
   case KernelId::expert_dispatch:
   case KernelId::expert_combine: {
-    // Own rows [rows, width], received [ranks * rows, width], counts
-    // [ranks, local], offsets [ranks * local + 1]; ranks: a group's of the
-    // grid axis.
+    // Own rows [rows, width], received [ranks * rows, width] (or, bounded
+    // by a capacity, [rows, width]), counts [ranks, local], offsets [ranks
+    // * local + 1]; ranks: a group's of the grid axis.
     s.range("grid_axis", 0, double(grid.size()) - 1);
     if (!s.error.empty() || grid.empty())
       break;

@@ -800,7 +800,8 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
       return choiceOutOfRange(bad, ids(0)[bad], experts);
   } else if (id == KernelId::moe_permute || id == KernelId::moe_unpermute ||
              id == KernelId::moe_weights_grad) {
-    // Positions [tokens..., k] and rows [tokens * k, hidden].
+    // Positions [tokens..., k] and rows [tokens * k, hidden] (with a
+    // capacity, the experts' capacity rows).
     const bool gradient = id == KernelId::moe_weights_grad;
     const BufferDesc &positions = inDesc(gradient ? 2 : 1);
     const BufferDesc &rows = id == KernelId::moe_permute     ? outDesc(0)

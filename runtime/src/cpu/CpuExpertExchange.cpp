@@ -36,8 +36,8 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
   const bool dispatch = id == KernelId::expert_dispatch;
   const std::vector<BufferDesc> &buffers = prog->buffers;
   // Shapes were checked at load against the grid (KernelSignatures): own
-  // rows [rows, width], received [ranks * rows, width], counts [ranks,
-  // local], offsets [ranks * local + 1].
+  // rows [rows, width], received [ranks * rows, width] (capacity_bounded:
+  // [rows, width]), counts [ranks, local], offsets [ranks * local + 1].
   const BufferDesc &own = buffers[dispatch ? command.ins[0] : command.outs[0]];
   const BufferDesc &offsetsDesc = buffers[command.ins[dispatch ? 1 : 2]];
   // The axis is groups of `ranks` consecutive ranks (the counts' rows, a
@@ -54,7 +54,8 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
   const int64_t rows = own.shape[0];
   const int64_t width = own.shape.size() > 1 ? own.shape[1] : 1;
   const size_t rowBytes = size_t(width) * sizeof(float);
-  // A rank's own rows are every expert's: the offsets end at the last.
+  // A rank's own rows are every expert's: the offsets end at the last
+  // (but for a capacity's, below).
   const int32_t *offsets = as<int32_t>(offsetsDesc.id);
   MTRT_RETURN_IF_ERROR(checkExpertOffsets(offsets, experts, rows));
   // A capacity's rows end with rows no choice took (capacity_bounded: the

@@ -649,6 +649,7 @@ void moePermute(const T *x, const int32_t *positions, const T *weights, T *rows,
 
 /// y[t] = sum over j of rows[positions[t, j]] (times weights[t, j] when
 /// given), added in choice order.
+/// A position of -1 (dropped) adds nothing.
 template <typename T>
 void moeUnpermute(const T *rows, const int32_t *positions, const T *weights,
                   T *y, int64_t tokens, int64_t k, int64_t hidden) {
@@ -667,6 +668,7 @@ void moeUnpermute(const T *rows, const int32_t *positions, const T *weights,
 }
 
 /// dWeights[t, j] = dot(dY[t], rows[positions[t, j]]).
+/// A position of -1 (dropped) has a gradient of 0.
 template <typename T>
 void moeWeightsGrad(const T *dY, const T *rows, const int32_t *positions,
                     T *dWeights, int64_t tokens, int64_t k, int64_t hidden) {

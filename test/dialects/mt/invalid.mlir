@@ -2427,6 +2427,25 @@ func.func @negative_moe_permute_capacity_rows(%x: tensor<2x4x8xf32>, %pos: tenso
 
 // -----
 
+// The permutation's capacity is its route's.
+func.func @negative_moe_permute_capacity_of_route(%x: tensor<2x4x8xf32>, %e: tensor<2x4x2xi32>) -> tensor<9x8xf32> {
+  %pos, %offsets = mt.moe_route %e {num_experts = 3 : i64, capacity_factor = 1.0 : f64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<4xi32>
+  // expected-error @+1 {{'mt.moe_permute' op must have the capacity of the mt.moe_route of its positions (capacity_factor and num_experts)}}
+  %rows = mt.moe_permute %x, %pos {capacity_factor = 0.5 : f64, num_experts = 3 : i64} : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<9x8xf32>
+  return %rows : tensor<9x8xf32>
+}
+
+// -----
+
+func.func @negative_moe_unpermute_dropless_of_capacity(%rows: tensor<16x8xf32>, %e: tensor<2x4x2xi32>) -> tensor<2x4x8xf32> {
+  %pos, %offsets = mt.moe_route %e {num_experts = 2 : i64, capacity_factor = 1.0 : f64} : tensor<2x4x2xi32> -> tensor<2x4x2xi32>, tensor<3xi32>
+  // expected-error @+1 {{'mt.moe_unpermute' op must have the capacity of the mt.moe_route of its positions (capacity_factor and num_experts)}}
+  %y = mt.moe_unpermute %rows, %pos : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
 func.func @negative_moe_unpermute_capacity_alone(%rows: tensor<16x8xf32>, %pos: tensor<2x4x2xi32>) -> tensor<2x4x8xf32> {
   // expected-error @+1 {{'mt.moe_unpermute' op needs capacity_factor and num_experts together, got only capacity_factor}}
   %y = mt.moe_unpermute %rows, %pos {capacity_factor = 1.0 : f64} : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
