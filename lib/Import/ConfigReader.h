@@ -82,7 +82,7 @@ public:
   ConfigReader nested(const llvm::json::Object &fields,
                       StringRef parent) const {
     ConfigReader reader(fields, text, keyLoc(parent));
-    reader.prefix = (parent + ".").str();
+    reader.prefix = prefix + (parent + ".").str();
     reader.anchor = true;
     return reader;
   }

@@ -41,9 +41,9 @@ static LogicalResult checkFloat32Factor(ConfigReader &reader, StringRef key,
 
 /// The model types this importer reads, in the order errors list them.
 static constexpr llvm::StringLiteral kModelTypes[] = {
-    "llama",     "mistral",   "mixtral", "qwen2",      "qwen3",
-    "qwen3_moe", "qwen2_moe", "olmoe",   "olmo2",      "granite",
-    "smollm3",   "gemma",     "gemma2",  "gemma3_text"};
+    "llama",     "mistral",   "mixtral", "qwen2",       "qwen3",
+    "qwen3_moe", "qwen2_moe", "olmoe",   "olmo2",       "granite",
+    "smollm3",   "gemma",     "gemma2",  "gemma3_text", "gemma3"};
 
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return llvm::is_contained(kModelTypes, modelType);
@@ -271,22 +271,14 @@ static LogicalResult parseGemmaAttention(ConfigReader &reader,
   return success();
 }
 
-FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
-                                                  Location loc) {
-  FailureOr<llvm::json::Value> parsed = parseConfigJson(json, loc);
-  if (failed(parsed))
-    return failure();
-  const llvm::json::Object *object = parsed->getAsObject();
-  if (!object)
-    return emitError(loc) << "config must be a JSON object";
-  ConfigReader reader(*object, json, loc);
+/// The fields of a LLaMA-family config object (the file's, or a multimodal
+/// config's text_config) read by `reader`, the model being `modelType`.
+static FailureOr<LlamaConfig> parseLlamaFields(const llvm::json::Object &fields,
+                                               ConfigReader &reader,
+                                               StringRef modelType) {
+  const llvm::json::Object *object = &fields;
   LlamaConfig config;
-  if (std::optional<StringRef> type = object->getString("model_type"))
-    config.modelType = type->str();
-  if (!isLlamaFamily(config.modelType))
-    return reader.error("model_type")
-           << "is not a LLaMA-family model ("
-           << llamaFamilyList(/*quoted=*/false, ", ") << ")";
+  config.modelType = modelType.str();
   bool gemma2 = config.modelType == "gemma2";
   bool gemma3 = config.modelType == "gemma3_text";
   bool gemma = config.modelType == "gemma" || gemma2 || gemma3;
@@ -322,14 +314,21 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   double defaultTheta = mixtral || gemma3 ? 1e6 : smollm3 ? 2e6 : 10000.0;
   bool attentionBias = false, qwen2MoeQkvBias = true;
   double attentionDropout = 0.0, partialRotary = 1.0;
-  if (!assign(config.vocabSize, reader.positiveInt("vocab_size")) ||
-      !assign(config.hiddenSize, reader.positiveInt("hidden_size")) ||
-      !assign(config.intermediateSize,
-              reader.positiveInt("intermediate_size")) ||
-      !assign(config.numLayers, reader.layerCount("num_hidden_layers")) ||
-      !assign(config.numHeads, reader.positiveInt("num_attention_heads")) ||
-      !assign(config.maxPositions,
-              reader.positiveInt("max_position_embeddings")) ||
+  // The sizes every family's config states; Gemma3TextConfig has defaults
+  // for them (Gemma 3 1B's), which the multimodal configs' text_config
+  // relies on, leaving out what the 4B, 12B and 27B share.
+  auto size = [&](StringRef key, int64_t gemma3Default) {
+    return gemma3 ? reader.optionalPositiveInt(key, gemma3Default)
+                  : reader.positiveInt(key);
+  };
+  if (!assign(config.vocabSize, size("vocab_size", 262208)) ||
+      !assign(config.hiddenSize, size("hidden_size", 2304)) ||
+      !assign(config.intermediateSize, size("intermediate_size", 9216)) ||
+      !assign(config.numLayers, gemma3 && !object->get("num_hidden_layers")
+                                    ? FailureOr<int64_t>(26)
+                                    : reader.layerCount("num_hidden_layers")) ||
+      !assign(config.numHeads, size("num_attention_heads", 8)) ||
+      !assign(config.maxPositions, size("max_position_embeddings", 131072)) ||
       !assign(config.rmsNormEpsilon,
               reader.positiveNumber("rms_norm_eps",
                                     mixtral || olmoe || olmo2 ? 1e-5 : 1e-6)) ||
@@ -608,11 +607,18 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
       type = scalingFields->getString("type");
     // "default" is Hugging Face's unscaled rotary embedding.
     bool unscaled = type && *type == "default";
-    if (!unscaled && (!type || *type != "llama3"))
+    bool linear = type && *type == "linear";
+    if (!unscaled && !linear && (!type || *type != "llama3"))
       return reader.error(scalingKey)
              << "has rope_type \"" << (type ? *type : "") << "\"; only "
-             << "\"default\" and \"llama3\" are supported";
-    if (!unscaled) {
+             << "\"default\", \"linear\" and \"llama3\" are supported";
+    if (linear) {
+      // Position interpolation: every frequency divided by the factor.
+      if (!assign(config.linearRopeFactor,
+                  reader.nested(*scalingFields, scalingKey)
+                      .requiredPositiveNumber("factor")))
+        return failure();
+    } else if (!unscaled) {
       // Hugging Face's llama3 frequencies read all four keys.
       ConfigReader nested = reader.nested(*scalingFields, scalingKey);
       Llama3RopeScaling llama3;
@@ -633,6 +639,44 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
   return config;
 }
 
+FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
+                                                  Location loc) {
+  FailureOr<llvm::json::Value> parsed = parseConfigJson(json, loc);
+  if (failed(parsed))
+    return failure();
+  const llvm::json::Object *object = parsed->getAsObject();
+  if (!object)
+    return emitError(loc) << "config must be a JSON object";
+  ConfigReader reader(*object, json, loc);
+  std::optional<StringRef> type = object->getString("model_type");
+  if (!type || !isLlamaFamily(*type))
+    return reader.error("model_type")
+           << "is not a LLaMA-family model ("
+           << llamaFamilyList(/*quoted=*/false, ", ") << ")";
+  if (*type != "gemma3")
+    return parseLlamaFields(*object, reader, *type);
+  // Gemma 3's multimodal configs (Gemma3ForConditionalGeneration, 4B and
+  // larger): the text model is text_config's, its weights are under
+  // language_model. in the checkpoint, and the vision tower is not built.
+  const llvm::json::Value *text = object->get("text_config");
+  if (!text)
+    return reader.missing("text_config") << " (a gemma3 config's text model)";
+  const llvm::json::Object *textFields = text->getAsObject();
+  if (!textFields)
+    return reader.error("text_config") << "must be an object";
+  ConfigReader textReader = reader.nested(*textFields, "text_config");
+  if (std::optional<StringRef> textType = textFields->getString("model_type");
+      textType && *textType != "gemma3_text")
+    return textReader.error("model_type")
+           << "is \"" << *textType
+           << "\"; a gemma3 config's text model is \"gemma3_text\"";
+  FailureOr<LlamaConfig> config =
+      parseLlamaFields(*textFields, textReader, "gemma3_text");
+  if (succeeded(config))
+    config->checkpointPrefix = "language_model.";
+  return config;
+}
+
 namespace {
 /// Builds the LLaMA forward function. Parameters are declared first, in
 /// the Hugging Face state dict's order, then the body looks them up by name.
@@ -641,7 +685,9 @@ class LlamaBuilder : public mt::detail::ModelBuilder<LlamaBuilder> {
 
 public:
   LlamaBuilder(const LlamaConfig &config, MicroBatchShape shape, Location loc)
-      : ModelBuilder(shape, loc), config(config) {}
+      : ModelBuilder(shape, loc), config(config) {
+    namePrefix = config.checkpointPrefix;
+  }
 
 private:
   /// A linear layer's weight ([out, in]) and optional bias, with
@@ -813,8 +859,10 @@ private:
       return x;
     // Gemma 3's windowed layers: their own base, no scaling.
     bool local = config.localRopeTheta && windowedLayer();
-    FloatAttr factor, low, high;
+    FloatAttr factor, low, high, linear;
     IntegerAttr original;
+    if (config.linearRopeFactor && !local)
+      linear = builder.getF64FloatAttr(*config.linearRopeFactor);
     if (config.ropeScaling && !local) {
       factor = builder.getF64FloatAttr(config.ropeScaling->factor);
       low = builder.getF64FloatAttr(config.ropeScaling->lowFreqFactor);
@@ -825,7 +873,7 @@ private:
     double theta = local ? *config.localRopeTheta : config.ropeTheta;
     return inLayer(RopeOp::create(builder, loc, x.getType(), x,
                                   builder.getF64FloatAttr(theta), factor, low,
-                                  high, original,
+                                  high, original, linear,
                                   /*inverse=*/nullptr))
         .getResult();
   }

@@ -138,10 +138,18 @@ protected:
   void declare(std::string name, ArrayRef<int64_t> shape, ParallelRole role,
                ParamInitializer init) {
     params.push_back(
-        {std::move(name), SmallVector<int64_t>(shape), role, init});
+        {namePrefix + name, SmallVector<int64_t>(shape), role, init});
   }
-  Value param(const std::string &name) { return paramValues.lookup(name); }
-  bool has(const std::string &name) { return paramValues.count(name); }
+  Value param(const std::string &name) {
+    return paramValues.lookup(namePrefix + name);
+  }
+  bool has(const std::string &name) {
+    return paramValues.count(namePrefix + name);
+  }
+
+  /// What every parameter's name starts with in the checkpoint (a
+  /// multimodal model's text part, say), before the names the builder uses.
+  std::string namePrefix;
 
   /// [batch, seq, width] activations.
   RankedTensorType activation(int64_t width) {

@@ -114,7 +114,11 @@ centered RMSNorms of each head over head_dim, before the rotary embedding),
 no soft caps by default, all layers but every sliding_window_pattern-th (6)
 windowed, and those windowed layers' rotary embedding of base
 rope_local_base_freq (10000), unscaled (defaults: rope_theta 1e6, 4 key/value
-heads).
+heads, and Gemma 3 1B's sizes where a size is absent). A multimodal gemma3
+config (Gemma3ForConditionalGeneration) is its text_config's text model,
+named under "language_model." as its checkpoints store it. A rope_scaling of
+type "linear" divides the frequencies by its factor (Gemma 3's global
+layers).
 
 Token dropping (train --moe-expert-capacity-factor F, Megatron-LM's
 topk_softmax_with_capacity, written from its moe_utils.py): each expert takes
@@ -143,7 +147,12 @@ from safetensors_io import write_safetensors  # noqa: E402
 torch.set_default_dtype(torch.float32)
 
 MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe", "olmo2", "granite",
-               "smollm3", "gemma", "gemma2", "gemma3_text")
+               "smollm3", "gemma", "gemma2", "gemma3_text", "gemma3")
+
+# Gemma3TextConfig's sizes, which the multimodal configs' text_config leaves
+# out (Gemma 3 1B's).
+GEMMA3_SIZES = dict(vocab_size=262208, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
+                    num_attention_heads=8, max_position_embeddings=131072)
 
 
 def fail(message):
@@ -159,6 +168,20 @@ def load_config(path):
     kind = c.get("model_type")
     if kind not in MODEL_TYPES:
         fail(f"model_type must be one of {', '.join(MODEL_TYPES)}, not {kind!r}")
+    # Gemma3ForConditionalGeneration: the text model is text_config's, its
+    # weights under language_model. (the vision tower is not built).
+    prefix = ""
+    if kind == "gemma3":
+        c = dict(c["text_config"])
+        if c.setdefault("model_type", "gemma3_text") != "gemma3_text":
+            fail("a gemma3 config's text model must be gemma3_text")
+        kind = "gemma3_text"
+        prefix = "language_model."
+    c["prefix"] = prefix
+    if kind == "gemma3_text":
+        for key, value in GEMMA3_SIZES.items():
+            if c.get(key) is None:
+                c[key] = value
     gemma2 = kind == "gemma2"
     gemma3 = kind == "gemma3_text"
     gemma = kind in ("gemma", "gemma2", "gemma3_text")
@@ -373,7 +396,7 @@ def parameter_shapes(c):
     shapes["model.norm.weight"] = (d,)
     if not c["tie_word_embeddings"]:
         shapes["lm_head.weight"] = (c["vocab_size"], d)
-    return shapes
+    return {c["prefix"] + name: shape for name, shape in shapes.items()}
 
 
 def rms_norm(x, weight, eps, offset=0.0):
@@ -396,8 +419,10 @@ def inverse_frequencies(c):
     kind = scaling.get("rope_type", scaling.get("type", "default"))
     if kind == "default":
         return inv_freq
+    if kind == "linear":  # _compute_linear_scaling_rope_parameters
+        return inv_freq / scaling["factor"]
     if kind != "llama3":
-        fail(f"rope_scaling of type {kind!r} is not supported (only llama3)")
+        fail(f"rope_scaling of type {kind!r} is not supported (only linear and llama3)")
     factor = scaling["factor"]
     low_freq_factor = scaling["low_freq_factor"]
     high_freq_factor = scaling["high_freq_factor"]
@@ -490,6 +515,8 @@ def sparse_moe(y, p, linear, c, router_logits_out):
 
 def forward(params, ids, labels, c):
     """The mean cross-entropy loss of `ids` [B, S] against `labels` [B, S]."""
+    # The checkpoint's names, without a multimodal model's prefix.
+    params = {name[len(c["prefix"]):]: t for name, t in params.items()}
     b, s = ids.shape
     hd = c["head_dim"]
     h, kv = c["num_attention_heads"], c["num_key_value_heads"]
@@ -598,7 +625,7 @@ def initial_parameters(c, seed):
             t = torch.zeros(shape) if c["norm_offset"] else torch.ones(shape)
         else:
             t = torch.empty(shape).normal_(0.0, c["initializer_range"], generator=generator)
-            if name == "model.embed_tokens.weight" and c["pad_token_id"] is not None:
+            if name == c["prefix"] + "model.embed_tokens.weight" and c["pad_token_id"] is not None:
                 t[c["pad_token_id"]] = 0.0
         tensors[name] = t
     return tensors

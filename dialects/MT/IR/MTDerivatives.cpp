@@ -209,7 +209,7 @@ LogicalResult RopeOp::buildGradients(GradientEmitter &g) {
                    getType(), g.resultGradient(0), getThetaAttr(),
                    getLlama3FactorAttr(), getLlama3LowFreqFactorAttr(),
                    getLlama3HighFreqFactorAttr(),
-                   getLlama3OriginalMaxPositionsAttr(),
+                   getLlama3OriginalMaxPositionsAttr(), getLinearFactorAttr(),
                    getInverse() ? UnitAttr() : g.getBuilder().getUnitAttr()));
   return success();
 }

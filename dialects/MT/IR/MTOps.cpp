@@ -362,6 +362,13 @@ LogicalResult RopeOp::verify() {
                       getLlama3LowFreqFactor()->convertToDouble()))
     return emitOpError() << "llama3_high_freq_factor must exceed "
                             "llama3_low_freq_factor";
+  if (std::optional<APFloat> linear = getLinearFactor()) {
+    if (given)
+      return emitOpError() << "takes one rope scaling: llama3 or linear_factor";
+    if (failed(verifyPositiveFinite(*this, "linear_factor",
+                                    linear->convertToDouble())))
+      return failure();
+  }
   return success();
 }
 

@@ -840,8 +840,11 @@ def MT_RopeOp : MT_Op<"rope", [DeclareOpInterfaceMethods<MT_DifferentiableOpInte
     `p` is rotated by the angle `p * inv_freq[i]`, with
     `inv_freq[i] = theta^(-2i / head_dim)`. The `llama3_*` attributes, all
     or none, apply Llama 3.1's `rope_scaling` of type "llama3" to
-    `inv_freq` (Hugging Face's `_compute_llama3_parameters`). With
-    `inverse`, the rotation is by minus the angle: the op's gradient.
+    `inv_freq` (Hugging Face's `_compute_llama3_parameters`);
+    `linear_factor` instead applies one of type "linear" (position
+    interpolation, `_compute_linear_scaling_rope_parameters`: `inv_freq /
+    linear_factor`, Gemma 3's global layers). With `inverse`, the rotation
+    is by minus the angle: the op's gradient.
 
     ```mlir
     %q2 = mt.rope %q {theta = 5.0e+05 : f64} : tensor<8x32x1024x128xf32>
@@ -853,6 +856,7 @@ def MT_RopeOp : MT_Op<"rope", [DeclareOpInterfaceMethods<MT_DifferentiableOpInte
                        OptionalAttr<F64Attr>:$llama3_low_freq_factor,
                        OptionalAttr<F64Attr>:$llama3_high_freq_factor,
                        OptionalAttr<I64Attr>:$llama3_original_max_positions,
+                       OptionalAttr<F64Attr>:$linear_factor,
                        UnitAttr:$inverse);
   let results = (outs MT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";

@@ -34,8 +34,13 @@ struct Llama3RopeScaling {
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
   /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe, olmoe,
-  /// olmo2, granite, smollm3, gemma, gemma2 or gemma3_text.
+  /// olmo2, granite, smollm3, gemma, gemma2 or gemma3_text (also a gemma3
+  /// multimodal config's text model).
   std::string modelType;
+  /// What the checkpoint's parameter names start with before "model." and
+  /// "lm_head.": "language_model." for the text model of a gemma3
+  /// multimodal config (Gemma3ForConditionalGeneration's), else nothing.
+  std::string checkpointPrefix;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
   int64_t intermediateSize = 0;
@@ -47,6 +52,9 @@ struct LlamaConfig {
   double rmsNormEpsilon = 1e-6;
   double ropeTheta = 10000.0;
   std::optional<Llama3RopeScaling> ropeScaling;
+  /// A "linear" rope scaling's factor (position interpolation: the
+  /// frequencies divided by it; Gemma 3's larger models), instead.
+  std::optional<double> linearRopeFactor;
   bool tieWordEmbeddings = false;
   /// Biases on the q, k and v projections (Qwen2; Llama's attention_bias).
   bool qkvBias = false;

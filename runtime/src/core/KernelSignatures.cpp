@@ -300,6 +300,9 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
       s.require(s.in(0)[3] % 2 == 0,
                 "the head dimension " + std::to_string(s.in(0)[3]) + " is odd");
     s.positive("theta");
+    s.positive("linear_factor");
+    s.require(!c.has("linear_factor") || !c.has("llama3_factor"),
+              "has two rope scalings: 'linear_factor' and 'llama3_factor'");
     s.flag("inverse");
     break;
   case KernelId::repeat_kv:

@@ -717,7 +717,8 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
         command.get("llama3_factor", 0.0),
         command.get("llama3_low_freq_factor", 0.0),
         command.get("llama3_high_freq_factor", 0.0),
-        command.get("llama3_original_max_positions", 0.0));
+        command.get("llama3_original_max_positions", 0.0),
+        command.get("linear_factor", 0.0));
     cpu::rope(in(0), out(0), x.shape[0] * x.shape[1], x.shape[2], headDim,
               invFreq, command.get("inverse", 0.0) != 0.0);
   } else if (id == KernelId::repeat_kv || id == KernelId::repeat_kv_grad) {

@@ -386,15 +386,18 @@ void rope(const T *x, T *y, int64_t batchHeads, int64_t seq, int64_t headDim,
 
 /// The inverse frequencies of rotary embedding: theta^(-2i/headDim), then,
 /// when `factor` > 0, Llama 3.1's "llama3" rope scaling (Hugging Face's
-/// _compute_llama3_parameters).
-inline std::vector<double> ropeInverseFrequencies(int64_t headDim, double theta,
-                                                  double factor,
-                                                  double lowFreqFactor,
-                                                  double highFreqFactor,
-                                                  double originalMax) {
+/// _compute_llama3_parameters), or when `linearFactor` > 0, "linear"
+/// scaling (each divided by it).
+inline std::vector<double>
+ropeInverseFrequencies(int64_t headDim, double theta, double factor,
+                       double lowFreqFactor, double highFreqFactor,
+                       double originalMax, double linearFactor = 0) {
   std::vector<double> inv(size_t(headDim / 2));
   for (int64_t i = 0; i < headDim / 2; ++i)
     inv[size_t(i)] = 1.0 / std::pow(theta, double(2 * i) / double(headDim));
+  if (linearFactor > 0)
+    for (double &f : inv)
+      f /= linearFactor;
   if (!(factor > 0))
     return inv;
   double lowWavelen = originalMax / lowFreqFactor;

@@ -558,7 +558,8 @@ Status CudaDevice::prepareCommandTables(const RankProgram &program) {
           command.get("llama3_factor", 0.0),
           command.get("llama3_low_freq_factor", 0.0),
           command.get("llama3_high_freq_factor", 0.0),
-          command.get("llama3_original_max_positions", 0.0));
+          command.get("llama3_original_max_positions", 0.0),
+          command.get("linear_factor", 0.0));
       tableOffsets[i] = append(invFreq.data(), invFreq.size() * sizeof(double));
     }
   }

@@ -656,6 +656,20 @@ func.func @sigmoid_gate(%x: tensor<2x4x8xf32>, %g: tensor<2x4x1xf32>,
 
 // -----
 
+// Rotary embeddings: unscaled, llama3-scaled, linear-scaled (Gemma 3's
+// global layers), and the inverse rotation.
+
+// CHECK-LABEL: func.func @ropes
+// CHECK:         mt.rope %{{.*}} : tensor<1x2x4x8xf32>
+// CHECK:         mt.rope %{{.*}} {llama3_factor = 8.000000e+00 : f64, llama3_high_freq_factor = 4.000000e+00 : f64, llama3_low_freq_factor = 1.000000e+00 : f64, llama3_original_max_positions = 8 : i64, theta = 5.000000e+05 : f64} : tensor<1x2x4x8xf32>
+// CHECK:         mt.rope %{{.*}} {inverse, linear_factor = 8.000000e+00 : f64, theta = 1.000000e+06 : f64} : tensor<1x2x4x8xf32>
+func.func @ropes(%x: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %a = mt.rope %x : tensor<1x2x4x8xf32>
+  %b = mt.rope %x {theta = 5.0e5 : f64, llama3_factor = 8.0 : f64, llama3_low_freq_factor = 1.0 : f64, llama3_high_freq_factor = 4.0 : f64, llama3_original_max_positions = 8 : i64} : tensor<1x2x4x8xf32>
+  %c = mt.rope %x {theta = 1.0e6 : f64, linear_factor = 8.0 : f64, inverse} : tensor<1x2x4x8xf32>
+  return %a, %b, %c : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+}
+
 // RMS norms, plain (Llama's) and zero-centered (Gemma's scale 1 + w), and
 // their gradients (the partial-sum form with row_block).
 
