@@ -14,8 +14,17 @@
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 namespace mlir::mt::detail {
+
+/// `value` as the errors show a number from the config (%g: 0.1, 500000).
+inline std::string shown(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
 
 /// The deepest nesting of objects and arrays a config may have. Real configs
 /// nest three levels; llvm::json parses and frees values recursively, so a
@@ -74,26 +83,38 @@ public:
   static constexpr int64_t kMaxLayers = 1024;
 
   ConfigReader(const llvm::json::Object &object, StringRef text, Location loc)
-      : object(object), text(text), loc(loc) {}
+      : object(object), text(text), whole(text), loc(loc) {}
 
-  /// A reader of the object under the top-level key `parent` (rope_scaling,
-  /// say): its errors name the key as `parent.key` and point at `parent`'s
-  /// line, the nearest a top-level search finds.
+  /// A reader of the object under this reader's key `parent` (rope_scaling,
+  /// text_config.rope_scaling): its errors name the key as `parent.key` and
+  /// point at the key inside the object where it is written, else at
+  /// `parent`.
   ConfigReader nested(const llvm::json::Object &fields,
                       StringRef parent) const {
     ConfigReader reader(fields, text, keyLoc(parent));
     reader.prefix = prefix + (parent + ".").str();
+    reader.whole = whole;
+    reader.base = base;
+    // The object's own text, where `parent`'s value is one.
+    size_t at = keyOffset(parent);
+    if (at != StringRef::npos && !anchor) {
+      size_t open = text.find_first_of("{[", text.find(':', at));
+      size_t close = open == StringRef::npos ? open : closingBracket(open);
+      if (open != StringRef::npos && text[open] == '{' &&
+          close != StringRef::npos) {
+        reader.text = text.slice(open, close + 1);
+        reader.base = base + open;
+        return reader;
+      }
+    }
     reader.anchor = true;
     return reader;
   }
 
-  /// The location of the top-level `"key":` in the file (the last one, as
-  /// the parser keeps the last of duplicate keys), or of the file when
-  /// absent. Keys inside nested objects and inside strings are skipped.
-  Location keyLoc(StringRef key) const {
-    auto fileLoc = dyn_cast<FileLineColLoc>(loc);
-    if (!fileLoc || anchor)
-      return loc;
+  /// The offset in `text` of the top-level `"key":` (the last one, as the
+  /// parser keeps the last of duplicate keys), or npos. Keys inside nested
+  /// objects and inside strings are skipped.
+  size_t keyOffset(StringRef key) const {
     size_t found = StringRef::npos;
     int depth = 0;
     for (size_t i = 0; i < text.size(); ++i) {
@@ -112,16 +133,48 @@ public:
           found = start;
       }
     }
+    return found;
+  }
+
+  /// The offset of the bracket closing the one at `open` (strings
+  /// skipped), or npos.
+  size_t closingBracket(size_t open) const {
+    int depth = 0;
+    for (size_t i = open; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0)
+          return i;
+      } else if (c == '"') {
+        for (++i; i < text.size() && text[i] != '"';)
+          i += text[i] == '\\' ? 2 : 1;
+      }
+    }
+    return StringRef::npos;
+  }
+
+  /// The location of the top-level `"key":` in the file, or of the file
+  /// (of the parent key, for a nested reader) when absent.
+  Location keyLoc(StringRef key) const {
+    auto fileLoc = dyn_cast<FileLineColLoc>(loc);
+    if (!fileLoc || anchor)
+      return loc;
+    size_t found = keyOffset(key);
     if (found == StringRef::npos)
       return loc;
-    StringRef before = text.take_front(found);
+    StringRef before = whole.take_front(base + found);
     unsigned line = 1 + before.count('\n');
-    unsigned column = 1 + found - (before.rfind('\n') + 1);
+    unsigned column = 1 + (base + found) - (before.rfind('\n') + 1);
     return FileLineColLoc::get(fileLoc.getFilename(), line, column);
   }
 
   /// The config object itself, for keys of nested objects.
   const llvm::json::Object &json() const { return object; }
+
+  /// `key` as errors name it (`parent.key` in a nested reader).
+  std::string keyName(StringRef key) const { return prefix + key.str(); }
 
   InFlightDiagnostic error(StringRef key) {
     return emitError(keyLoc(key)) << "config key '" << prefix << key << "' ";
@@ -268,10 +321,15 @@ private:
   }
 
   const llvm::json::Object &object;
+  /// The object's text (a nested reader's: its object's, which starts at
+  /// offset `base` of the file's text, `whole`).
   StringRef text;
+  StringRef whole;
+  size_t base = 0;
   Location loc;
-  /// For a nested reader: "parent." before each key it names, and every
-  /// error at `loc`, the parent's line.
+  /// For a nested reader: "parent." before each key it names; its missing
+  /// keys are reported at `loc`, the parent's key, and with `anchor` (its
+  /// object's text not found) every error.
   std::string prefix;
   bool anchor = false;
 };

@@ -334,6 +334,35 @@ static LogicalResult applyTokenDropping(LlamaConfig *llama,
   return success();
 }
 
+/// Sets Megatron-LM's per-layer load-balancing loss the command line asks
+/// for (`--moe-aux-loss-coeff`) on a mixture of experts' config, or reports
+/// why it cannot.
+static LogicalResult applyAuxLossCoeff(LlamaConfig *llama,
+                                       std::optional<std::string> text,
+                                       Location loc) {
+  if (!text)
+    return success();
+  double value;
+  if (StringRef(*text).trim().getAsDouble(value) || !(value >= 0.0) ||
+      !(value <= 1e6))
+    return emitError(loc) << "--moe-aux-loss-coeff must be a number in [0, "
+                             "1e6], got '"
+                          << *text << "'";
+  if (value == 0.0)
+    return success();
+  if (!llama || llama->numExperts == 0)
+    return emitError(loc) << "--moe-aux-loss-coeff applies to a mixture of "
+                             "experts; this config has no experts";
+  if (llama->routerAuxLossCoef > 0.0)
+    return emitError(loc)
+           << "--moe-aux-loss-coeff and the config's output_router_logits "
+              "(router_aux_loss_coef "
+           << mlir::mt::detail::shown(llama->routerAuxLossCoef)
+           << ") both ask for a load-balancing loss; keep one";
+  llama->perLayerAuxLossCoef = value;
+  return success();
+}
+
 void mlir::mt::registerHFConfigImportTranslation() {
   // Megatron-LM's names for the micro-batch shape.
   static llvm::cl::opt<int64_t> microBatchSize(
@@ -372,6 +401,15 @@ void mlir::mt::registerHFConfigImportTranslation() {
                      "--moe-expert-capacity-factor"),
       llvm::cl::init("probs"));
 
+  static llvm::cl::opt<std::string> auxLossCoeff(
+      "moe-aux-loss-coeff",
+      llvm::cl::desc("Adds each mixture-of-experts layer's load-balancing "
+                     "loss times this coefficient to the loss, as "
+                     "Megatron-LM's flag (its switch load-balancing loss, "
+                     "per layer; a config's output_router_logits asks for "
+                     "Hugging Face's, over all layers at once, instead)"),
+      llvm::cl::init(""));
+
   TranslateToMLIRRegistration registration(
       "import-hf-config",
       "Import a Hugging Face config.json (GPT-2, the LLaMA family: Llama, "
@@ -393,6 +431,13 @@ void mlir::mt::registerHFConfigImportTranslation() {
         else
           config = parseGPT2Config(buffer->getBuffer(), loc);
         if (llama ? failed(llamaConfig) : failed(config))
+          return nullptr;
+        if (failed(
+                applyAuxLossCoeff(llama ? &*llamaConfig : nullptr,
+                                  auxLossCoeff.getNumOccurrences()
+                                      ? std::optional<std::string>(auxLossCoeff)
+                                      : std::nullopt,
+                                  loc)))
           return nullptr;
         if (failed(applyTokenDropping(
                 llama ? &*llamaConfig : nullptr,

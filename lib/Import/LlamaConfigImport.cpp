@@ -18,13 +18,7 @@ using namespace mlir;
 using namespace mlir::mt;
 using mlir::mt::detail::ConfigReader;
 using mlir::mt::detail::parseConfigJson;
-
-/// `value` as the errors show a number from the config (%g: 0.1, 500000).
-static std::string shown(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
-}
+using mlir::mt::detail::shown;
 
 /// Fails, naming `key`, unless `value` lies in [1e-30, 1e30]: a float32
 /// factor or divisor far from 0 and infinity, as its reciprocal is.
@@ -243,10 +237,14 @@ static LogicalResult parseGemmaActivation(ConfigReader &reader,
 /// head_dim's, and soft-capped (attn_logit_softcapping, by default 50 in
 /// Gemma 2, none in Gemma 3); the logits soft-capped
 /// (final_logit_softcapping, 30 in Gemma 2, none in Gemma 3). A null cap
-/// is none.
+/// is none. A cap the model does not apply (`unappliedCaps`: Gemma 3's
+/// attention ignores attn_logit_softcapping, Gemma3ForConditionalGeneration
+/// its text config's final_logit_softcapping) is warned about and dropped,
+/// as Hugging Face drops it.
 static LogicalResult parseGemmaAttention(ConfigReader &reader,
                                          LlamaConfig &config,
-                                         bool cappedByDefault) {
+                                         bool cappedByDefault,
+                                         ArrayRef<StringRef> unappliedCaps) {
   FailureOr<double> scalar =
       reader.positiveNumber("query_pre_attn_scalar", 256.0);
   if (failed(scalar))
@@ -259,6 +257,15 @@ static LogicalResult parseGemmaAttention(ConfigReader &reader,
     const llvm::json::Value *value = reader.json().get(key);
     if ((value && value->getAsNull()) || (!value && !cappedByDefault))
       continue;
+    if (llvm::is_contained(unappliedCaps, key)) {
+      emitWarning(reader.keyLoc(key))
+          << "config key '" << reader.keyName(key)
+          << "' is ignored, as Hugging Face's "
+          << (key == "attn_logit_softcapping"
+                  ? "Gemma 3 attention ignores it"
+                  : "Gemma3ForConditionalGeneration ignores it");
+      continue;
+    }
     FailureOr<double> given = reader.positiveNumber(key, fallback);
     if (failed(given))
       return failure();
@@ -273,10 +280,9 @@ static LogicalResult parseGemmaAttention(ConfigReader &reader,
 
 /// The fields of a LLaMA-family config object (the file's, or a multimodal
 /// config's text_config) read by `reader`, the model being `modelType`.
-static FailureOr<LlamaConfig> parseLlamaFields(const llvm::json::Object &fields,
-                                               ConfigReader &reader,
-                                               StringRef modelType) {
-  const llvm::json::Object *object = &fields;
+static FailureOr<LlamaConfig>
+parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
+  const llvm::json::Object *object = &reader.json();
   LlamaConfig config;
   config.modelType = modelType.str();
   bool gemma2 = config.modelType == "gemma2";
@@ -346,10 +352,23 @@ static FailureOr<LlamaConfig> parseLlamaFields(const llvm::json::Object &fields,
   // zero at init that no lookup trains); Megatron-LM, and this compiler,
   // train every row. Said, not refused: the pad token seldom occurs in
   // pretraining data, and fine-tuning that pads with it may want either.
+  // Absent, it is the family's default: GemmaConfig's 0 (Gemma 2's, Gemma
+  // 3's), OLMo2Config's and OlmoeConfig's 1, SmolLM3Config's 128004.
+  std::optional<int64_t> familyPad = gemma ? std::optional<int64_t>(0)
+                                     : olmo2 || olmoe
+                                         ? std::optional<int64_t>(1)
+                                     : smollm3 ? std::optional<int64_t>(128004)
+                                               : std::nullopt;
   if (const llvm::json::Value *pad = object->get("pad_token_id");
       pad && pad->getAsInteger())
     emitWarning(reader.keyLoc("pad_token_id"))
         << "config key 'pad_token_id' is " << *pad->getAsInteger()
+        << ": Hugging Face freezes that embedding row (padding_idx) where "
+           "megatron-mlir trains it, as Megatron-LM does";
+  else if (!pad && familyPad)
+    emitWarning(reader.keyLoc("model_type"))
+        << "config has no 'pad_token_id', which is " << *familyPad
+        << " by default for " << config.modelType
         << ": Hugging Face freezes that embedding row (padding_idx) where "
            "megatron-mlir trains it, as Megatron-LM does";
   // Hugging Face's default of each family for an absent
@@ -453,8 +472,14 @@ static FailureOr<LlamaConfig> parseLlamaFields(const llvm::json::Object &fields,
   if (gemma)
     config.embeddingMultiplier =
         double(float(std::sqrt(double(config.hiddenSize))));
+  SmallVector<StringRef> unappliedCaps;
+  if (gemma3)
+    unappliedCaps.push_back("attn_logit_softcapping");
+  if (multimodal)
+    unappliedCaps.push_back("final_logit_softcapping");
   if ((gemma2 || gemma3) &&
-      failed(parseGemmaAttention(reader, config, /*cappedByDefault=*/gemma2)))
+      failed(parseGemmaAttention(reader, config, /*cappedByDefault=*/gemma2,
+                                 unappliedCaps)))
     return failure();
   // Gemma 3's sliding-window layers turn by their own base, unscaled.
   if (gemma3) {
@@ -578,6 +603,13 @@ static FailureOr<LlamaConfig> parseLlamaFields(const llvm::json::Object &fields,
     scalingFields = parameters->getAsObject();
     if (!scalingFields)
       return reader.error(scalingKey) << "must be an object or null";
+    // transformers 5 writes Gemma 3's per layer type; not read (yet).
+    if (scalingFields->get("full_attention") ||
+        scalingFields->get("sliding_attention"))
+      return reader.error(scalingKey)
+             << "is keyed by layer type (full_attention, "
+                "sliding_attention), which is not read; state rope_theta, "
+                "rope_scaling and rope_local_base_freq instead";
     if (object->get("rope_theta") || object->get("rope_scaling"))
       return reader.error(scalingKey)
              << "and rope_theta or rope_scaling both state the rotary "
@@ -654,7 +686,7 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
            << "is not a LLaMA-family model ("
            << llamaFamilyList(/*quoted=*/false, ", ") << ")";
   if (*type != "gemma3")
-    return parseLlamaFields(*object, reader, *type);
+    return parseLlamaFields(reader, *type, /*multimodal=*/false);
   // Gemma 3's multimodal configs (Gemma3ForConditionalGeneration, 4B and
   // larger): the text model is text_config's, its weights are under
   // language_model. in the checkpoint, and the vision tower is not built.
@@ -671,9 +703,17 @@ FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
            << "is \"" << *textType
            << "\"; a gemma3 config's text model is \"gemma3_text\"";
   FailureOr<LlamaConfig> config =
-      parseLlamaFields(*textFields, textReader, "gemma3_text");
-  if (succeeded(config))
-    config->checkpointPrefix = "language_model.";
+      parseLlamaFields(textReader, "gemma3_text", /*multimodal=*/true);
+  if (failed(config))
+    return failure();
+  config->checkpointPrefix = "language_model.";
+  // Hugging Face initializes the whole model by the top-level
+  // initializer_range (Gemma3Config's), not text_config's.
+  FailureOr<double> range =
+      reader.positiveNumber("initializer_range", config->initializerRange);
+  if (failed(range))
+    return failure();
+  config->initializerRange = *range;
   return config;
 }
 
@@ -981,7 +1021,7 @@ private:
                              /*unnormalized=*/!config.renormalizeWeights));
     // The router's statistics for the load-balancing loss, which sums
     // every layer's after the head.
-    if (config.routerAuxLossCoef > 0.0) {
+    if (config.routerAuxLossCoef > 0.0 || config.perLayerAuxLossCoef > 0.0) {
       auto perExpert = RankedTensorType::get({experts}, floatType);
       auto statistics = inLayer(RouterStatisticsOp::create(
           builder, loc, perExpert, perExpert, logits, gating.getExperts()));
@@ -1104,6 +1144,20 @@ private:
                     config.logitSoftcap);
     if (routerLoads.empty())
       return loss;
+    if (config.perLayerAuxLossCoef > 0.0) {
+      // Megatron-LM's: each layer's own loss, whose load counts choices
+      // (divided by k), summed.
+      double coefficient =
+          config.perLayerAuxLossCoef / double(config.expertsPerToken);
+      for (auto [load, probability] :
+           llvm::zip_equal(routerLoads, routerProbabilities))
+        loss = AddOp::create(builder, loc, loss,
+                             LoadBalancingLossOp::create(
+                                 builder, loc, loss.getType(), ValueRange{load},
+                                 ValueRange{probability},
+                                 builder.getF64FloatAttr(coefficient)));
+      return loss;
+    }
     // Hugging Face's: one loss over all layers' routers, weighted.
     Value balance = LoadBalancingLossOp::create(
         builder, loc, loss.getType(), routerLoads, routerProbabilities,

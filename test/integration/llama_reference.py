@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """An independent LLaMA-family training reference in PyTorch, for equivalence
-tests: Llama, Mistral, Mixtral, Qwen2, Qwen3 and Qwen3-MoE configs (Hugging
-Face config.json keys).
+tests: Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Qwen2-MoE, OLMoE,
+OLMo2, Granite, SmolLM3, Gemma, Gemma 2 and Gemma 3 configs (Hugging Face
+config.json keys).
 
 Subcommands:
   init CONFIG OUT.safetensors --seed N
@@ -55,7 +56,7 @@ choice) pairs routed to it times its mean softmax probability. A config's pad_to
 row nn.Embedding's padding_idx: zero at init and no gradient through the
 lookup (a tied head still trains it), as in Hugging Face. Refused: another
 hidden_act than silu, attention_dropout other than 0 (masks cannot match) and
-a rope_scaling other than llama3. A sliding window (Mistral's, 4096 when
+a rope_scaling other than linear or llama3. A sliding window (Mistral's, 4096 when
 unset; Qwen2's only with use_sliding_window, from layer max_window_layers on)
 shorter than the sequence masks the keys that many positions or more before
 each query, as Hugging Face's sliding-window mask does.
@@ -172,7 +173,11 @@ def load_config(path):
     # weights under language_model. (the vision tower is not built).
     prefix = ""
     if kind == "gemma3":
+        top = c
         c = dict(c["text_config"])
+        # PreTrainedModel._init_weights reads the top-level config's.
+        if top.get("initializer_range") is not None:
+            c["initializer_range"] = top["initializer_range"]
         if c.setdefault("model_type", "gemma3_text") != "gemma3_text":
             fail("a gemma3 config's text model must be gemma3_text")
         kind = "gemma3_text"
@@ -239,8 +244,11 @@ def load_config(path):
     c["attention_softcap"] = c["logit_softcap"] = None
     if gemma2 or gemma3:
         c["attention_scale"] = c.get("query_pre_attn_scalar", 256) ** -0.5
-        c["attention_softcap"] = c.get("attn_logit_softcapping", 50.0 if gemma2 else None)
-        c["logit_softcap"] = c.get("final_logit_softcapping", 30.0 if gemma2 else None)
+        # Gemma3Attention does not pass attn_logit_softcapping on, and
+        # Gemma3ForConditionalGeneration does not apply
+        # final_logit_softcapping.
+        c["attention_softcap"] = c.get("attn_logit_softcapping", 50.0) if gemma2 else None
+        c["logit_softcap"] = None if prefix else c.get("final_logit_softcapping", 30.0 if gemma2 else None)
     # Gemma 3's windowed layers' rotary base (their rotary embedding unscaled).
     c["local_rope_theta"] = c.get("rope_local_base_freq", 10000.0) if gemma3 else None
     if kind == "olmo2":
@@ -279,6 +287,7 @@ def load_config(path):
         c.setdefault("output_router_logits", False)
         c.setdefault("router_aux_loss_coef", 0.01)
         c.setdefault("rms_norm_eps", 1e-5)
+        c.setdefault("pad_token_id", 1)
         c["sparse"] = [True] * layers
         c["num_local_experts"] = c["num_experts"]
         c["expert_intermediate_size"] = c["intermediate_size"]
@@ -409,8 +418,9 @@ def rms_norm(x, weight, eps, offset=0.0):
 
 
 def inverse_frequencies(c):
-    """_compute_default_rope_parameters, then _compute_llama3_parameters when
-    rope_scaling asks for it (its attention factor is 1)."""
+    """_compute_default_rope_parameters, then
+    _compute_linear_scaling_rope_parameters or _compute_llama3_parameters when
+    rope_scaling asks for it (their attention factor is 1)."""
     hd = c["head_dim"]
     inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
     scaling = c["rope_scaling"]
@@ -481,6 +491,19 @@ def drop_over_capacity(weights, selected, c):
     order = torch.sort(score, dim=0, descending=True, stable=True).indices[:capacity]
     kept = torch.zeros(t, e, dtype=torch.bool).scatter(0, order, True) & chosen
     return weights * kept.gather(1, selected).to(weights.dtype)
+
+
+def switch_load_balancing_loss_func(logits, num_experts, topk, coefficient):
+    """Megatron-LM's per-layer auxiliary loss (moe_utils.py's
+    switch_load_balancing_loss_func on the scores and routing map of
+    compute_routing_scores_for_aux_loss): the softmax of one layer's logits
+    [T, E] summed over tokens, times each expert's count of choices, times
+    num_experts * coefficient / (T * T * topk)."""
+    t = logits.shape[0]
+    scores = F.softmax(logits, dim=-1, dtype=torch.float32)
+    _, chosen = torch.topk(scores, topk, dim=-1)
+    tokens_per_expert = F.one_hot(chosen, num_experts).sum(dim=(0, 1)).float()
+    return torch.sum(scores.sum(dim=0) * tokens_per_expert) * (num_experts * coefficient / (t * t * topk))
 
 
 def sparse_moe(y, p, linear, c, router_logits_out):
@@ -611,6 +634,10 @@ def forward(params, ids, labels, c):
     if router_logits and c["output_router_logits"]:
         loss = loss + c["router_aux_loss_coef"] * load_balancing_loss_func(
             router_logits, c["num_local_experts"], c["num_experts_per_tok"])
+    if router_logits and c.get("moe_aux_loss_coeff"):
+        for layer_logits in router_logits:
+            loss = loss + switch_load_balancing_loss_func(
+                layer_logits, c["num_local_experts"], c["num_experts_per_tok"], c["moe_aux_loss_coeff"])
     return loss
 
 
@@ -647,6 +674,9 @@ def train(a):
         c = load_config(path)
         c["capacity_factor"] = a.moe_expert_capacity_factor
         c["token_drop_policy"] = a.moe_token_drop_policy
+        c["moe_aux_loss_coeff"] = a.moe_aux_loss_coeff
+        if a.moe_aux_loss_coeff and c.get("output_router_logits"):
+            fail("--moe-aux-loss-coeff and output_router_logits both ask for an auxiliary loss")
         return c
     reference.train(a, (load, parameter_shapes, forward))
 
@@ -664,6 +694,8 @@ def add_llama_commands(sub):
     t.add_argument("--moe-expert-capacity-factor", type=float, default=None,
                    help="Megatron-LM's token dropping (default: dropless)")
     t.add_argument("--moe-token-drop-policy", choices=("probs", "position"), default="probs")
+    t.add_argument("--moe-aux-loss-coeff", type=float, default=0.0,
+                   help="Megatron-LM's per-layer load-balancing loss (default: none)")
 
 
 if __name__ == "__main__":

@@ -848,6 +848,8 @@ def MT_RopeOp : MT_Op<"rope", [DeclareOpInterfaceMethods<MT_DifferentiableOpInte
 
     ```mlir
     %q2 = mt.rope %q {theta = 5.0e+05 : f64} : tensor<8x32x1024x128xf32>
+    %k2 = mt.rope %k {theta = 1.0e+06 : f64, linear_factor = 8.0 : f64}
+        : tensor<8x16x1024x256xf32>
     ```
   }];
   let arguments = (ins MT_FloatTensor:$input,

@@ -134,6 +134,12 @@ struct LlamaConfig {
   /// The auxiliary load-balancing loss's weight in the loss (Mixtral's
   /// router_aux_loss_coef with output_router_logits; 0: none).
   double routerAuxLossCoef = 0.0;
+  /// Megatron-LM's --moe-aux-loss-coeff instead (0: none): each MoE layer's
+  /// own load-balancing loss (switch_load_balancing_loss_func: coefficient
+  /// * num_experts * sum_e load_e * probability_e / k, the load counting
+  /// choices per token), summed over the layers. An option of the training
+  /// run, not a config.json field (megatron-translate's flag of that name).
+  double perLayerAuxLossCoef = 0.0;
   /// Megatron-LM's --moe-expert-capacity-factor (none: dropless routing)
   /// and --moe-token-drop-policy: each expert takes at most its capacity of
   /// a micro-batch's choices, ceil(tokens * k / experts * factor), keeping

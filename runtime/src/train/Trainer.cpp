@@ -398,15 +398,20 @@ public:
             (kind == "param" || kind == "exp_avg" || kind == "exp_avg_sq");
         // A tied model's head is its embedding: Hugging Face files (a
         // GPT2LMHeadModel's state dict, older conversions) may still hold
-        // it as lm_head.weight, ignored where it equals the embedding (a
+        // it as lm_head.weight (language_model.lm_head.weight in a
+        // multimodal model's), ignored where it equals the embedding (a
         // trained untied head stays an error).
-        if (name == "lm_head.weight" && !described.count(name) &&
-            source == &paramsFile)
+        const std::string head = "lm_head.weight";
+        if (name.size() >= head.size() &&
+            name.compare(name.size() - head.size(), head.size(), head) == 0 &&
+            !described.count(name) && source == &paramsFile) {
+          std::string prefix = name.substr(0, name.size() - head.size());
           for (const char *embedding :
                {"wte.weight", "model.embed_tokens.weight"})
-            if (described.count(embedding) &&
-                paramsFile.sameTensor(name, embedding))
+            if (described.count(prefix + embedding) &&
+                paramsFile.sameTensor(name, prefix + embedding))
               known = true;
+        }
         if (!known && !isKnownNonParameter(name))
           unexpected.push_back(name);
       }

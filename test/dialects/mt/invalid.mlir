@@ -1670,7 +1670,7 @@ func.func @negative_rope_llama3_factor_infinite(%x: tensor<1x2x4x8xf32>) -> tens
 
 // -----
 
-// A linear rope scaling: a positive finite factor, and the only scaling.
+// A linear rope scaling: a positive finite factor.
 func.func @negative_rope_linear_factor(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   // expected-error @below {{'mt.rope' op linear_factor must be positive and finite, got 0}}
   %y = mt.rope %x {linear_factor = 0.0 : f64} : tensor<1x2x4x8xf32>
@@ -1679,6 +1679,7 @@ func.func @negative_rope_linear_factor(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x
 
 // -----
 
+// Two rope scalings at once: one would be left unapplied.
 func.func @negative_rope_two_scalings(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   // expected-error @below {{'mt.rope' op takes one rope scaling: llama3 or linear_factor}}
   %y = mt.rope %x {linear_factor = 8.0 : f64, llama3_factor = 8.0 : f64, llama3_low_freq_factor = 1.0 : f64, llama3_high_freq_factor = 4.0 : f64, llama3_original_max_positions = 8 : i64} : tensor<1x2x4x8xf32>

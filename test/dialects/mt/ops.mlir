@@ -670,6 +670,8 @@ func.func @ropes(%x: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x
   return %a, %b, %c : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
 }
 
+// -----
+
 // RMS norms, plain (Llama's) and zero-centered (Gemma's scale 1 + w), and
 // their gradients (the partial-sum form with row_block).
 
