@@ -107,6 +107,12 @@ void checkHoldsTheModule(ModuleOp module, const ::mtrt::Artifact &artifact,
         ++buffers;
         if (buffer.getKind() == "param" && buffer.getName())
           paramNames.insert(buffer.getName()->str());
+        // Under expert parallelism a buffer holds another expert on each
+        // coordinate: every one is a parameter of the artifact.
+        if (ArrayAttr experts = buffer.getExpertNamesAttr();
+            experts && buffer.getKind() == "param")
+          for (Attribute name : experts)
+            paramNames.insert(cast<StringAttr>(name).str());
       } else if (isa<mlir::mtrt::OutputOp>(op)) {
         ++outputs;
       } else if (isa<mlir::mtrt::GeneratedKernelOp>(op)) {
