@@ -594,8 +594,10 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
     return failure();
 
   // The rotary embedding: rope_theta and rope_scaling, or, in configs that
-  // transformers 5 writes, both in one rope_parameters object.
+  // transformers 5 writes, both in one rope_parameters object (Gemma 3's
+  // one per layer type). `scaling` reads the object the scaling is in.
   const llvm::json::Object *scalingFields = nullptr;
+  std::optional<ConfigReader> scaling;
   StringRef scalingKey = "rope_scaling";
   if (const llvm::json::Value *parameters = object->get("rope_parameters");
       parameters && !parameters->getAsNull()) {
@@ -603,26 +605,62 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
     scalingFields = parameters->getAsObject();
     if (!scalingFields)
       return reader.error(scalingKey) << "must be an object or null";
-    // transformers 5 writes Gemma 3's per layer type; not read (yet).
-    if (scalingFields->get("full_attention") ||
-        scalingFields->get("sliding_attention"))
-      return reader.error(scalingKey)
-             << "is keyed by layer type (full_attention, "
-                "sliding_attention), which is not read; state rope_theta, "
-                "rope_scaling and rope_local_base_freq instead";
     if (object->get("rope_theta") || object->get("rope_scaling"))
       return reader.error(scalingKey)
              << "and rope_theta or rope_scaling both state the rotary "
                 "embedding: keep one";
-    if (!assign(config.ropeTheta,
-                reader.nested(*scalingFields, scalingKey)
-                    .positiveNumber("rope_theta", defaultTheta)))
+    scaling.emplace(reader.nested(*scalingFields, scalingKey));
+    const llvm::json::Value *full = scalingFields->get("full_attention");
+    const llvm::json::Value *sliding = scalingFields->get("sliding_attention");
+    if (full || sliding) {
+      // Gemma 3's: the global layers' embedding, and the sliding layers'
+      // (rope_local_base_freq before transformers 5), unscaled.
+      if (!gemma3)
+        return reader.error(scalingKey)
+               << "is keyed by layer type (full_attention, "
+                  "sliding_attention), as only Gemma 3's configs are";
+      if (object->get("rope_local_base_freq"))
+        return reader.error(scalingKey)
+               << "and rope_local_base_freq both state the sliding layers' "
+                  "rotary base: keep one";
+      if (sliding) {
+        const llvm::json::Object *fields = sliding->getAsObject();
+        if (!fields)
+          return scaling->error("sliding_attention") << "must be an object";
+        ConfigReader local = scaling->nested(*fields, "sliding_attention");
+        std::optional<StringRef> type = fields->getString("rope_type");
+        if (type && *type != "default")
+          return local.error("rope_type")
+                 << "is \"" << *type
+                 << "\"; Gemma 3's sliding layers turn unscaled (\"default\")";
+        FailureOr<double> base = local.positiveNumber("rope_theta", 10000.0);
+        if (failed(base))
+          return failure();
+        if (*base <= 1.0)
+          return local.error("rope_theta")
+                 << "is " << shown(*base)
+                 << "; the rotary base must be greater than 1";
+        config.localRopeTheta = *base;
+      }
+      scalingFields = nullptr;
+      if (full) {
+        scalingFields = full->getAsObject();
+        if (!scalingFields)
+          return scaling->error("full_attention") << "must be an object";
+        scaling.emplace(scaling->nested(*scalingFields, "full_attention"));
+      } else {
+        scaling.reset();
+      }
+    }
+    if (scaling && !assign(config.ropeTheta,
+                           scaling->positiveNumber("rope_theta", defaultTheta)))
       return failure();
-  } else if (const llvm::json::Value *scaling = object->get("rope_scaling");
-             scaling && !scaling->getAsNull()) {
-    scalingFields = scaling->getAsObject();
+  } else if (const llvm::json::Value *value = object->get("rope_scaling");
+             value && !value->getAsNull()) {
+    scalingFields = value->getAsObject();
     if (!scalingFields)
       return reader.error(scalingKey) << "must be an object or null";
+    scaling.emplace(reader.nested(*scalingFields, scalingKey));
   }
   // The rotary frequencies are theta^(-2i/d): a base of 1 or less makes
   // them all 1 or growing, and mt.rope refuses it.
@@ -647,12 +685,11 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
     if (linear) {
       // Position interpolation: every frequency divided by the factor.
       if (!assign(config.linearRopeFactor,
-                  reader.nested(*scalingFields, scalingKey)
-                      .requiredPositiveNumber("factor")))
+                  scaling->requiredPositiveNumber("factor")))
         return failure();
     } else if (!unscaled) {
       // Hugging Face's llama3 frequencies read all four keys.
-      ConfigReader nested = reader.nested(*scalingFields, scalingKey);
+      ConfigReader &nested = *scaling;
       Llama3RopeScaling llama3;
       if (!assign(llama3.factor, nested.requiredPositiveNumber("factor")) ||
           !assign(llama3.lowFreqFactor,
