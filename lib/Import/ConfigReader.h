@@ -72,6 +72,16 @@ inline FailureOr<llvm::json::Value> parseConfigJson(StringRef text,
   return std::move(*parsed);
 }
 
+/// `text` parsed as a JSON object: parseConfigJson's errors, or one at `loc`
+/// for JSON that is no object.
+inline FailureOr<llvm::json::Value> parseConfigObject(StringRef text,
+                                                      Location loc) {
+  FailureOr<llvm::json::Value> parsed = parseConfigJson(text, loc);
+  if (succeeded(parsed) && !parsed->getAsObject())
+    return emitError(loc) << "config must be a JSON object";
+  return parsed;
+}
+
 /// Reads typed keys from a config object; every error names the key, the
 /// value found and the line of the key in the file.
 class ConfigReader {

@@ -32,7 +32,7 @@
 using namespace mlir;
 using namespace mlir::mt;
 using mlir::mt::detail::ConfigReader;
-using mlir::mt::detail::parseConfigJson;
+using mlir::mt::detail::parseConfigObject;
 using mlir::mt::detail::tooDeepAt;
 
 //===----------------------------------------------------------------------===//
@@ -56,12 +56,10 @@ std::string mlir::mt::configModelType(StringRef json) {
 }
 
 FailureOr<GPT2Config> mlir::mt::parseGPT2Config(StringRef json, Location loc) {
-  FailureOr<llvm::json::Value> parsed = parseConfigJson(json, loc);
+  FailureOr<llvm::json::Value> parsed = parseConfigObject(json, loc);
   if (failed(parsed))
     return failure();
   const llvm::json::Object *object = parsed->getAsObject();
-  if (!object)
-    return emitError(loc) << "config must be a JSON object";
 
   ConfigReader reader(*object, json, loc);
   // A config without model_type is read as GPT-2's, whose keys it must

@@ -17,8 +17,22 @@
 using namespace mlir;
 using namespace mlir::mt;
 using mlir::mt::detail::ConfigReader;
-using mlir::mt::detail::parseConfigJson;
+using mlir::mt::detail::parseConfigObject;
 using mlir::mt::detail::shown;
+
+/// The rotary base `key` (`fallback` when absent): the frequencies are
+/// theta^(-2i/d), so a base of 1 or less makes them all 1 or growing, which
+/// mt.rope refuses.
+static FailureOr<double> rotaryBase(ConfigReader &reader, StringRef key,
+                                    double fallback) {
+  FailureOr<double> base = reader.positiveNumber(key, fallback);
+  if (failed(base))
+    return failure();
+  if (*base <= 1.0)
+    return reader.error(key) << "is " << shown(*base)
+                             << "; the rotary base must be greater than 1";
+  return base;
+}
 
 /// Fails, naming `key`, unless `value` lies in [1e-30, 1e30]: a float32
 /// factor or divisor far from 0 and infinity, as its reciprocal is.
@@ -339,7 +353,7 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
               reader.positiveNumber("rms_norm_eps",
                                     mixtral || olmoe || olmo2 ? 1e-5 : 1e-6)) ||
       !assign(config.ropeTheta,
-              reader.positiveNumber("rope_theta", defaultTheta)) ||
+              rotaryBase(reader, "rope_theta", defaultTheta)) ||
       !assign(config.initializerRange,
               reader.positiveNumber("initializer_range", 0.02)) ||
       !assign(config.tieWordEmbeddings,
@@ -484,13 +498,9 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
   // Gemma 3's sliding-window layers turn by their own base, unscaled.
   if (gemma3) {
     FailureOr<double> local =
-        reader.positiveNumber("rope_local_base_freq", 10000.0);
+        rotaryBase(reader, "rope_local_base_freq", 10000.0);
     if (failed(local))
       return failure();
-    if (*local <= 1.0)
-      return reader.error("rope_local_base_freq")
-             << "is " << shown(*local)
-             << "; the rotary base must be greater than 1";
     config.localRopeTheta = *local;
   }
   // OLMoE's q_norm has hidden_size weights: its heads must fill it.
@@ -633,13 +643,9 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
           return local.error("rope_type")
                  << "is \"" << *type
                  << "\"; Gemma 3's sliding layers turn unscaled (\"default\")";
-        FailureOr<double> base = local.positiveNumber("rope_theta", 10000.0);
+        FailureOr<double> base = rotaryBase(local, "rope_theta", 10000.0);
         if (failed(base))
           return failure();
-        if (*base <= 1.0)
-          return local.error("rope_theta")
-                 << "is " << shown(*base)
-                 << "; the rotary base must be greater than 1";
         config.localRopeTheta = *base;
       }
       scalingFields = nullptr;
@@ -653,7 +659,7 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
       }
     }
     if (scaling && !assign(config.ropeTheta,
-                           scaling->positiveNumber("rope_theta", defaultTheta)))
+                           rotaryBase(*scaling, "rope_theta", defaultTheta)))
       return failure();
   } else if (const llvm::json::Value *value = object->get("rope_scaling");
              value && !value->getAsNull()) {
@@ -661,15 +667,6 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
     if (!scalingFields)
       return reader.error(scalingKey) << "must be an object or null";
     scaling.emplace(reader.nested(*scalingFields, scalingKey));
-  }
-  // The rotary frequencies are theta^(-2i/d): a base of 1 or less makes
-  // them all 1 or growing, and mt.rope refuses it.
-  if (config.ropeTheta <= 1.0) {
-    return reader.error(scalingFields && scalingKey == "rope_parameters"
-                            ? scalingKey
-                            : StringRef("rope_theta"))
-           << "is " << shown(config.ropeTheta)
-           << "; the rotary base must be greater than 1";
   }
   if (scalingFields) {
     std::optional<StringRef> type = scalingFields->getString("rope_type");
@@ -710,12 +707,10 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
 
 FailureOr<LlamaConfig> mlir::mt::parseLlamaConfig(StringRef json,
                                                   Location loc) {
-  FailureOr<llvm::json::Value> parsed = parseConfigJson(json, loc);
+  FailureOr<llvm::json::Value> parsed = parseConfigObject(json, loc);
   if (failed(parsed))
     return failure();
   const llvm::json::Object *object = parsed->getAsObject();
-  if (!object)
-    return emitError(loc) << "config must be a JSON object";
   ConfigReader reader(*object, json, loc);
   std::optional<StringRef> type = object->getString("model_type");
   if (!type || !isLlamaFamily(*type))
@@ -1048,7 +1043,9 @@ private:
     const LlamaConfig::ExpertNames &names = config.expertNames;
     std::string q = p + names.block + ".";
     int64_t experts = config.numExperts, k = config.expertsPerToken;
-    int64_t rows = shape.batchSize * shape.seqLength * k;
+    // A row per token and choice, or the experts' capacity rows.
+    int64_t rows = routedRows(shape.batchSize * shape.seqLength, k, experts,
+                              config.expertCapacityFactor);
     Value logits = linear(n, q + "gate", experts);
     RankedTensorType choices = activation(k);
     auto routing =
@@ -1077,9 +1074,6 @@ private:
                                            LlamaConfig::TokenDropPolicy::Probs
                          ? gating.getWeights()
                          : Value();
-    if (capacityFactor)
-      rows = routedRows(shape.batchSize * shape.seqLength, k, experts,
-                        *config.expertCapacityFactor);
     auto route = inLayer(MoeRouteOp::create(
         builder, loc, routing,
         RankedTensorType::get({experts + 1}, builder.getI32Type()),

@@ -465,17 +465,20 @@ private:
   std::vector<int64_t> coordinates = {0};
 };
 
-/// Expert parallelism over two ranks, 4 experts (2 each), 3 rows a rank of
-/// width 1: rank 0's rows are expert 0's (10), 2's (20) and 3's (30).
-RankProgram exchangeProgram() {
+/// Expert parallelism over two ranks, 4 experts (2 each), `rows` rows a
+/// rank of width 1, of which `received` may come: by default 3 and every
+/// rank's 6 (rank 0's rows are expert 0's (10), 2's (20) and 3's (30));
+/// with `capacityBounded`, a capacity's rows, as many received as held.
+RankProgram exchangeProgram(int64_t rows = 3, bool capacityBounded = false) {
+  int64_t received = capacityBounded ? rows : 2 * rows;
   RankProgram program = packedProgram({
-      {{3, 1}, DType::F32}, // 0 rank 0's rows
-      {{5}, DType::I32},    // 1 their offsets
-      {{6, 1}, DType::F32}, // 2 received
-      {{3}, DType::I32},    // 3 local offsets
-      {{2, 2}, DType::I32}, // 4 counts
-      {{6, 1}, DType::F32}, // 5 the experts' results
-      {{3, 1}, DType::F32}, // 6 back in rank 0's rows
+      {{rows, 1}, DType::F32},     // 0 rank 0's rows
+      {{5}, DType::I32},           // 1 their offsets
+      {{received, 1}, DType::F32}, // 2 received
+      {{3}, DType::I32},           // 3 local offsets
+      {{2, 2}, DType::I32},        // 4 counts
+      {{received, 1}, DType::F32}, // 5 the experts' results
+      {{rows, 1}, DType::F32},     // 6 back in rank 0's rows
   });
   Command dispatch, combine;
   dispatch.kernel = "expert_dispatch";
@@ -484,6 +487,8 @@ RankProgram exchangeProgram() {
   combine.kernel = "expert_combine";
   combine.ins = {5, 4, 1};
   combine.outs = {6};
+  if (capacityBounded)
+    dispatch.params = combine.params = {{"capacity_bounded", 1}};
   program.commands = {dispatch, combine};
   return program;
 }
@@ -567,24 +572,8 @@ TEST(CpuDevice, ExchangesACapacitysRows) {
   // 4 experts of capacity 1, two a rank: rank 0's rows are 4, of which its
   // routing took 2 (experts 0 and 2), and it receives at most 4 rows (a
   // capacity from each rank for each of its experts: capacity_bounded).
-  RankProgram program = packedProgram({
-      {{4, 1}, DType::F32}, // 0 rank 0's rows
-      {{5}, DType::I32},    // 1 their offsets
-      {{4, 1}, DType::F32}, // 2 received
-      {{3}, DType::I32},    // 3 local offsets
-      {{2, 2}, DType::I32}, // 4 counts
-      {{4, 1}, DType::F32}, // 5 the experts' results
-      {{4, 1}, DType::F32}, // 6 back in rank 0's rows
-  });
-  Command dispatch, combine;
-  dispatch.kernel = "expert_dispatch";
-  dispatch.ins = {0, 1};
-  dispatch.outs = {2, 3, 4};
-  dispatch.params = {{"capacity_bounded", 1}};
-  combine.kernel = "expert_combine";
-  combine.ins = {5, 4, 1};
-  combine.outs = {6};
-  combine.params = {{"capacity_bounded", 1}};
+  RankProgram program = exchangeProgram(/*rows=*/4, /*capacityBounded=*/true);
+  Command dispatch = program.commands[0], combine = program.commands[1];
   program.commands = {dispatch};
   std::unique_ptr<Device> device = cpuDevice();
   ASSERT_TRUE(device);
