@@ -228,8 +228,9 @@ rm "$bundle/lib/libopenblas.so.0"
 
 translate="$build/bin/megatron-translate"
 opt="$build/bin/megatron-opt"
-compile() { # name config micro-batch seq pipeline-options
-  "$translate" --import-hf-config "$2" --micro-batch-size "$3" --seq-length "$4" |
+compile() { # name config micro-batch seq pipeline-options [import-flags...]
+  # shellcheck disable=SC2086
+  "$translate" --import-hf-config "$2" --micro-batch-size "$3" --seq-length "$4" ${6:-} |
     "$opt" --mt-train-pipeline="$5" |
     "$translate" --export-artifact -o "$bundle/artifacts/$1.mtx"
 }
@@ -268,6 +269,24 @@ compile gpt2-2layer-accum-bf16 "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32
 # Mistral's sliding window (5 keys at sequence 16): the flash kernels'
 # window mask, forward and backward.
 compile mistral-window "$root/test/integration/Inputs/mistral-2layer-window.json" 2 16 ""
+# A mixture of experts on the GPU (MoeKernels.h): Mixtral's renormalized
+# top-2 of 4 experts with Hugging Face's load-balancing loss, Qwen2-MoE's
+# unnormalized gating with its sigmoid-gated shared expert, token dropping
+# at a capacity (Megatron-LM's probs policy, per-layer auxiliary loss), and
+# Mixtral in bf16. Gemma 2's soft caps: the attention scores' in the flash
+# kernels, the final logits' unfused (fuse=false: mt.softcap's own
+# kernel).
+compile moe-mixtral "$root/test/integration/Inputs/mixtral-2layer-aux.json" 2 8 ""
+compile moe-qwen2 "$root/test/integration/Inputs/qwen2-moe-3layer.json" 2 8 ""
+compile moe-capacity "$root/test/integration/Inputs/mixtral-2layer.json" 4 8 "" \
+  "--moe-expert-capacity-factor 1.0 --moe-token-drop-policy probs --moe-aux-loss-coeff 0.01"
+compile moe-capacity-position "$root/test/integration/Inputs/mixtral-2layer.json" 4 8 "" \
+  "--moe-expert-capacity-factor 0.75 --moe-token-drop-policy position"
+compile moe-mixtral-bf16 "$root/test/integration/Inputs/mixtral-2layer-aux.json" 2 8 "precision=bf16"
+# Evaluation on the GPU (--eval-interval): the dropout model's validation
+# losses with every dropout off, against the CPU backend's.
+compile tiny-dropout-eval "$root/test/runtime/Inputs/gpt2-tiny-dropout.json" 2 8 ""
+compile gemma2-softcap "$root/test/integration/Inputs/gemma2-2layer.json" 2 16 "fuse=false"
 # Several ranks on the one GPU (check.sh's compare_ranks): tensor
 # parallelism with the vocab-parallel loss, ZeRO-3, the pipeline, pp x tp.
 compile tiny-tp2 "$root/test/runtime/Inputs/gpt2-tiny.json" 2 8 "tp=2"

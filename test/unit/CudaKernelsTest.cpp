@@ -18,6 +18,7 @@
 #include "cuda/CudnnAttention.h"
 #include "cuda/DeviceLaunch.h"
 #include "cuda/LtGemm.h"
+#include "cuda/MoeLaunch.h"
 #include "mtrt/HalfFloat.h"
 
 #include <cuda_runtime_api.h>
@@ -374,6 +375,309 @@ TEST(CudaAttention, SlidingWindowAgainstTheReference) {
   gpu::AttentionDropout dropout = tensorParallelDropout();
   for (bool fused : {false, true})
     checkAttention(gen, 2, 2, 150, 32, fused, dropout, 33);
+}
+
+/// Gemma 2's soft-capped attention in double, head-major: scores
+/// z = scale q.k capped to cap tanh(z / cap), the causal softmax P, out =
+/// P V, and the gradients through the cap's slope 1 - tanh^2.
+void softcapReference(const std::vector<double> &q,
+                      const std::vector<double> &k,
+                      const std::vector<double> &v,
+                      const std::vector<double> &dO, int64_t rows, int64_t seq,
+                      int64_t headDim, double scale, double cap,
+                      std::vector<double> &out, std::vector<double> &dQ,
+                      std::vector<double> &dK, std::vector<double> &dV) {
+  const size_t n = size_t(rows * headDim);
+  out.assign(n, 0.0);
+  dQ.assign(n, 0.0);
+  dK.assign(n, 0.0);
+  dV.assign(n, 0.0);
+  auto dot = [&](const std::vector<double> &a, int64_t ra,
+                 const std::vector<double> &b, int64_t rb) {
+    double sum = 0;
+    for (int64_t d = 0; d < headDim; ++d)
+      sum += a[size_t(ra * headDim + d)] * b[size_t(rb * headDim + d)];
+    return sum;
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = r % seq, first = r - i;
+    std::vector<double> p(size_t(i + 1)), t(size_t(i + 1));
+    double largest = -1e300, sum = 0;
+    for (int64_t j = 0; j <= i; ++j) {
+      t[size_t(j)] = std::tanh(scale * dot(q, r, k, first + j) / cap);
+      p[size_t(j)] = cap * t[size_t(j)];
+      largest = std::max(largest, p[size_t(j)]);
+    }
+    for (double &x : p)
+      sum += x = std::exp(x - largest);
+    double rowDot = 0;
+    for (int64_t j = 0; j <= i; ++j) {
+      p[size_t(j)] /= sum;
+      rowDot += p[size_t(j)] * dot(dO, r, v, first + j);
+    }
+    for (int64_t j = 0; j <= i; ++j) {
+      const double dS = p[size_t(j)] * (dot(dO, r, v, first + j) - rowDot) *
+                        (1.0 - t[size_t(j)] * t[size_t(j)]) * scale;
+      for (int64_t d = 0; d < headDim; ++d) {
+        const size_t at = size_t(r * headDim + d),
+                     key = size_t((first + j) * headDim + d);
+        out[at] += p[size_t(j)] * v[key];
+        dV[key] += p[size_t(j)] * dO[at];
+        dQ[at] += dS * k[key];
+        dK[key] += dS * q[at];
+      }
+    }
+  }
+}
+
+// Gemma 2's soft cap of the scores in the backend's own kernels (cuDNN's
+// path refuses it): forward, query and key passes, against the double
+// reference, with caps that bend most scores (0.5) and few (30), for
+// every lane count (Gemma 2's heads are 256 wide), the backward
+// rebuilding the softmax or reading the forward's output and
+// log-sum-exp (the merged and fused forms').
+TEST(CudaAttention, SoftCappedScoresAgainstTheReference) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(15);
+  const int64_t batch = 2, heads = 2, seq = 150;
+  for (int64_t headDim : {16, 64, 128, 256})
+    for (double cap : {0.5, 30.0})
+      for (bool stated : {false, true}) {
+        const int64_t rows = batch * heads * seq;
+        const size_t n = size_t(rows * headDim);
+        std::uniform_real_distribution<double> dist(-2, 2);
+        std::vector<double> q(n), k(n), v(n), dO(n);
+        for (auto *t : {&q, &k, &v, &dO})
+          for (double &x : *t)
+            x = float(dist(gen));
+        const double scale = 1.0 / std::sqrt(double(headDim));
+        std::vector<double> out, dQ, dK, dV;
+        softcapReference(q, k, v, dO, rows, seq, headDim, scale, cap, out, dQ,
+                         dK, dV);
+        auto narrow = [](const std::vector<double> &x) {
+          return std::vector<float>(x.begin(), x.end());
+        };
+        DeviceVector<float> qDev{narrow(q)}, kDev{narrow(k)}, vDev{narrow(v)},
+            dODev{narrow(dO)}, outDev{std::vector<float>(n)},
+            dQDev{std::vector<float>(n)}, dKDev{std::vector<float>(n)},
+            dVDev{std::vector<float>(n)};
+        DeviceVector<double> stats{std::vector<double>(size_t(3 * rows))};
+        const AttentionLayout layout =
+            AttentionLayout::headMajor(heads, seq, headDim);
+        DeviceVector<float> lseDev{std::vector<float>(size_t(rows))};
+        float *lse = stated ? lseDev.data : nullptr;
+        ASSERT_EQ(gpu::launchAttention(nullptr, qDev.data, kDev.data, vDev.data,
+                                       outDev.data, lse, rows, seq, headDim,
+                                       scale, layout, noDropout(heads), 0, cap),
+                  cudaSuccess);
+        ASSERT_EQ(gpu::launchAttentionGrad(
+                      nullptr, dODev.data, qDev.data, kDev.data, vDev.data,
+                      stated ? outDev.data : nullptr, lse, dQDev.data,
+                      dKDev.data, dVDev.data, stats.data, rows, seq, headDim,
+                      scale, layout, noDropout(heads), 0, cap),
+                  cudaSuccess);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        SCOPED_TRACE("cap " + std::to_string(cap) + ", head dimension " +
+                     std::to_string(headDim) +
+                     (stated ? ", the forward's lse given" : ""));
+        expectClose(outDev.read(), out, "out", seq, headDim);
+        expectClose(dQDev.read(), dQ, "dQ", seq, headDim);
+        expectClose(dKDev.read(), dK, "dK", seq, headDim);
+        expectClose(dVDev.read(), dV, "dV", seq, headDim);
+      }
+}
+
+// A mixture of experts' launchers (MoeKernels.cu) on the GPU against the
+// CPU backend's kernels: the gating, the route with a capacity that drops
+// (passes and scratch), the permutation (zeroed rows), the grouped GEMM
+// through its table of weights, and the router's statistics. Their items
+// are tested on the host to the bit (MoeDeviceKernelsTest); this checks
+// what only a launch shows.
+TEST(CudaMoe, LaunchersAgainstTheCpuBackend) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 gen(16);
+  const int64_t tokens = 300, experts = 8, k = 2, hidden = 24, n = 40;
+  const int64_t choices = tokens * k, capacity = 60;
+  std::uniform_real_distribution<float> dist(-2, 2);
+  auto randoms = [&](int64_t count) {
+    std::vector<float> v(static_cast<size_t>(count));
+    for (float &x : v)
+      x = dist(gen);
+    return v;
+  };
+  std::vector<float> logits = randoms(tokens * experts),
+                     x = randoms(tokens * hidden);
+  std::vector<float> weights(choices);
+  std::vector<int32_t> chosen(choices);
+  cpu::topKGating(logits.data(), weights.data(), chosen.data(), tokens, experts,
+                  k, false);
+  DeviceVector<float> logitsDev{logits},
+      weightsDev{std::vector<float>(choices)};
+  DeviceVector<int32_t> chosenDev{std::vector<int32_t>(choices)};
+  ASSERT_EQ(gpu::launchTopKGating(nullptr, logitsDev.data, weightsDev.data,
+                                  chosenDev.data, tokens, experts, k, false),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(chosenDev.read(), chosen);
+  std::vector<float> weightsGot = weightsDev.read();
+  for (int64_t i = 0; i < choices; ++i)
+    EXPECT_NEAR(weightsGot[i], weights[i], 1e-6f);
+
+  std::vector<int32_t> positions(choices), offsets(experts + 1);
+  ASSERT_EQ(cpu::moeRoute(chosen.data(), positions.data(), offsets.data(),
+                          choices, experts, capacity, weights.data()),
+            -1);
+  DeviceVector<int32_t> positionsDev{std::vector<int32_t>(choices)},
+      offsetsDev{std::vector<int32_t>(experts + 1)},
+      scratch{std::vector<int32_t>(
+          size_t(gpu::moeRouteScratchBytes(choices, experts) / 4))};
+  DeviceVector<float> cpuWeightsDev{weights};
+  ASSERT_EQ(gpu::launchMoeRoute(nullptr, chosenDev.data, cpuWeightsDev.data,
+                                positionsDev.data, offsetsDev.data, choices,
+                                experts, capacity, scratch.data),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(positionsDev.read(), positions);
+  EXPECT_EQ(offsetsDev.read(), offsets);
+
+  const int64_t rows = experts * capacity;
+  std::vector<float> permuted(rows * hidden, 0.0f);
+  cpu::moePermute(x.data(), positions.data(), weights.data(), permuted.data(),
+                  tokens, k, hidden);
+  DeviceVector<float> xDev{x},
+      permutedDev{std::vector<float>(rows * hidden, -1.0f)};
+  ASSERT_EQ(gpu::launchMoePermute(nullptr, xDev.data, positionsDev.data,
+                                  cpuWeightsDev.data, permutedDev.data, choices,
+                                  k, hidden, rows, true),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(permutedDev.read(), permuted);
+
+  // The grouped GEMM, its weights through a device table of pointers.
+  std::vector<std::vector<float>> expertWeights;
+  std::vector<std::unique_ptr<DeviceVector<float>>> expertDevs;
+  std::vector<const float *> table;
+  for (int64_t e = 0; e < experts; ++e) {
+    expertWeights.push_back(randoms(hidden * n));
+    expertDevs.push_back(
+        std::make_unique<DeviceVector<float>>(expertWeights.back()));
+    table.push_back(expertDevs.back()->data);
+  }
+  DeviceVector<const float *> tableDev{table};
+  DeviceVector<float> productDev{std::vector<float>(rows * n, -1.0f)};
+  ASSERT_EQ(gpu::launchGroupedMatmul(nullptr, permutedDev.data, offsetsDev.data,
+                                     tableDev.data, productDev.data, rows,
+                                     experts, hidden, n, false),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> product = productDev.read();
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t e = -1;
+    for (int64_t at = 0; at < experts; ++at)
+      if (offsets[at] <= r && r < offsets[at + 1])
+        e = at;
+    for (int64_t c = 0; c < n; ++c) {
+      double sum = 0;
+      for (int64_t j = 0; e >= 0 && j < hidden; ++j)
+        sum += double(permuted[r * hidden + j]) *
+               double(expertWeights[size_t(e)][j * n + c]);
+      ASSERT_NEAR(product[r * n + c], sum, 1e-5) << "row " << r;
+    }
+  }
+
+  // The experts' rows back into tokens, the weights' gradient, and each
+  // expert's weight gradient through a device table of output pointers.
+  std::vector<float> combined(tokens * hidden), dWeights(choices);
+  cpu::moeUnpermute(permuted.data(), positions.data(), weights.data(),
+                    combined.data(), tokens, k, hidden);
+  cpu::moeWeightsGrad(x.data(), permuted.data(), positions.data(),
+                      dWeights.data(), tokens, k, hidden);
+  DeviceVector<float> combinedDev{std::vector<float>(tokens * hidden)},
+      dWeightsDev{std::vector<float>(choices)};
+  ASSERT_EQ(gpu::launchMoeUnpermute(nullptr, permutedDev.data,
+                                    positionsDev.data, cpuWeightsDev.data,
+                                    combinedDev.data, tokens, k, hidden, rows),
+            cudaSuccess);
+  ASSERT_EQ(gpu::launchMoeWeightsGrad(nullptr, xDev.data, permutedDev.data,
+                                      positionsDev.data, dWeightsDev.data,
+                                      choices, k, hidden, rows),
+            cudaSuccess);
+  std::vector<float> dProduct = randoms(rows * n);
+  DeviceVector<float> dProductDev{dProduct};
+  std::vector<std::unique_ptr<DeviceVector<float>>> gradDevs;
+  std::vector<float *> gradTable;
+  for (int64_t e = 0; e < experts; ++e) {
+    gradDevs.push_back(std::make_unique<DeviceVector<float>>(
+        std::vector<float>(hidden * n, -1.0f)));
+    gradTable.push_back(gradDevs.back()->data);
+  }
+  DeviceVector<float *> gradTableDev{gradTable};
+  ASSERT_EQ(gpu::launchGroupedMatmulWeightGrad(
+                nullptr, dProductDev.data, permutedDev.data, offsetsDev.data,
+                gradTableDev.data, rows, experts, hidden, n, false),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(combinedDev.read(), combined);
+  std::vector<float> dWeightsGot = dWeightsDev.read();
+  for (int64_t c = 0; c < choices; ++c)
+    EXPECT_NEAR(dWeightsGot[c], dWeights[c], 1e-5f) << "choice " << c;
+  for (int64_t e = 0; e < experts; ++e) {
+    std::vector<float> grad = gradDevs[size_t(e)]->read();
+    for (int64_t j = 0; j < hidden; ++j)
+      for (int64_t c = 0; c < n; ++c) {
+        double sum = 0;
+        for (int64_t r = offsets[e]; r < offsets[e + 1]; ++r)
+          sum += double(permuted[r * hidden + j]) * double(dProduct[r * n + c]);
+        ASSERT_NEAR(grad[j * n + c], sum, 1e-4) << "expert " << e;
+      }
+  }
+
+  std::vector<float> load(experts), probability(experts);
+  cpu::routerStatistics(logits.data(), chosen.data(), load.data(),
+                        probability.data(), tokens, experts, k);
+  DeviceVector<float> loadDev{std::vector<float>(experts)},
+      probabilityDev{std::vector<float>(experts)};
+  DeviceVector<double> stats{std::vector<double>(size_t(2 * tokens))};
+  ASSERT_EQ(gpu::launchRouterStatistics(nullptr, logitsDev.data, chosenDev.data,
+                                        loadDev.data, probabilityDev.data,
+                                        tokens, experts, k, stats.data),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(loadDev.read(), load);
+  std::vector<float> probabilityGot = probabilityDev.read();
+  for (int64_t e = 0; e < experts; ++e)
+    EXPECT_NEAR(probabilityGot[e], probability[e], 1e-6f);
+
+  // The load-balancing loss of two routers (this one twice) and its
+  // gradient, through a device table of the routers' statistics.
+  const float *loads[2] = {load.data(), load.data()};
+  const float *probabilities[2] = {probability.data(), probability.data()};
+  const double coefficient = 0.02;
+  const float lossWant = float(
+      cpu::loadBalancingLoss(loads, probabilities, 2, experts, coefficient));
+  std::vector<float> dProbability(experts);
+  cpu::loadBalancingLossGrad(0.5, loads, dProbability.data(), 2, experts,
+                             coefficient);
+  DeviceVector<const float *> statsTable{std::vector<const float *>{
+      loadDev.data, loadDev.data, probabilityDev.data, probabilityDev.data}};
+  DeviceVector<float> lossDev{std::vector<float>(1)},
+      gradIn{std::vector<float>{0.5f}},
+      dProbabilityDev{std::vector<float>(experts)};
+  ASSERT_EQ(gpu::launchLoadBalancingLoss(nullptr, statsTable.data,
+                                         statsTable.data + 2, 2, experts,
+                                         coefficient, lossDev.data),
+            cudaSuccess);
+  ASSERT_EQ(gpu::launchLoadBalancingLossGrad(
+                nullptr, gradIn.data, statsTable.data, dProbabilityDev.data, 2,
+                experts, coefficient),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_NEAR(lossDev.read()[0], lossWant, 1e-6f * std::fabs(lossWant));
+  std::vector<float> dProbabilityGot = dProbabilityDev.read();
+  for (int64_t e = 0; e < experts; ++e)
+    EXPECT_NEAR(dProbabilityGot[e], dProbability[e], 1e-7f);
 }
 
 /// cuDNN's fused attention opened, or the test skipped where there is no

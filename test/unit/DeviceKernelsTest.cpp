@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/DeviceKernels.h"
+#include "HostGrid.h"
 #include "TensorParallelDropout.h"
 #include "cpu/HostKernels.h"
 #include "mtrt/HalfFloat.h"
@@ -22,26 +23,13 @@
 #include <vector>
 
 using namespace mtrt;
+using mtrt::testing::grid;
+using mtrt::testing::randomFloats;
 
 namespace {
 
-std::vector<float> randomFloats(std::mt19937_64 &gen, size_t n, float lo,
-                                float hi) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(gen);
-  return v;
-}
-
 std::vector<double> widen(const std::vector<float> &v) {
   return std::vector<double>(v.begin(), v.end());
-}
-
-/// Runs item function `f` for every item in [0, n), as a grid does.
-template <typename F> void grid(int64_t n, F f) {
-  for (int64_t i = 0; i < n; ++i)
-    f(i);
 }
 
 /// Every thread of a grid of `threads`, as launchThreads runs them: f(t,

@@ -449,10 +449,17 @@ void topKGating(const T *logits, T *weights, int32_t *experts, int64_t tokens,
                         return key(a) > key(b) || (key(a) == key(b) && a < b);
                       });
     // Renormalized, the softmax of the k chosen logits; unnormalized, their
-    // probabilities among all experts.
+    // probabilities among all experts: the chosen summed first, then the
+    // others in expert order (partial_sort leaves those in no set order;
+    // the CUDA backend's topKGatingItem sums in this one).
     double top = double(row[order[0]]), sum = 0;
-    for (int64_t e = 0; e < (unnormalized ? numExperts : k); ++e)
-      sum += std::exp(double(row[order[size_t(e)]]) - top);
+    for (int64_t j = 0; j < k; ++j)
+      sum += std::exp(double(row[order[size_t(j)]]) - top);
+    if (unnormalized)
+      for (int64_t e = 0; e < numExperts; ++e)
+        if (std::find(order.begin(), order.begin() + k, int32_t(e)) ==
+            order.begin() + k)
+          sum += std::exp(double(row[e]) - top);
     for (int64_t j = 0; j < k; ++j) {
       experts[t * k + j] = order[size_t(j)];
       weights[t * k + j] =

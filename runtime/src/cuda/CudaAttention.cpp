@@ -40,6 +40,8 @@ gpu::CudnnAttentionShape CudaDevice::chooseCudnn(const Command &command,
     return refuse("dropout (cuDNN's mask is not the CPU backend's)");
   if (command.has("window"))
     return refuse("a sliding window (the backend's own kernels mask it)");
+  if (command.has("softcap"))
+    return refuse("soft-capped scores (the backend's own kernels cap them)");
   if (const char *use = std::getenv("MEGATRON_CUDNN_ATTENTION");
       use && std::string(use) == "0")
     return refuse("MEGATRON_CUDNN_ATTENTION=0");

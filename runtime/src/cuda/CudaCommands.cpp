@@ -203,9 +203,11 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     AttentionLayout layout = extent.layout();
     // Mistral's sliding window (0: every earlier key).
     const int64_t window = int64_t(command.get("window", 0));
+    // Gemma 2's soft cap of the scores (0: none).
+    const double softcap = command.get("softcap", 0.0);
     gpu::AttentionDropout dropout;
     dropout.key = key;
-    dropout.key.p = command.get("dropout", 0.0);
+    dropout.key.p = dropoutProbability(command, "dropout");
     dropout.heads = heads;
     dropout.headsTotal = int64_t(command.get("rng_heads", double(heads)));
     dropout.headOffset = int64_t(command.get("rng_head_offset", 0));
@@ -220,9 +222,9 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     const size_t ins = command.ins.size();
     const bool hasStats = kind.hasStats();
     if (forward) {
-      error = gpu::launchAttention(stream, qIn, kIn, vIn, out(0),
-                                   hasStats ? out(1) : nullptr, rows, seq,
-                                   headDim, scale, layout, dropout, window);
+      error = gpu::launchAttention(
+          stream, qIn, kIn, vIn, out(0), hasStats ? out(1) : nullptr, rows, seq,
+          headDim, scale, layout, dropout, window, softcap);
     } else {
       float *dQ = out(0);
       float *dK = fusedQKV ? dQ : out(1);
@@ -230,7 +232,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
       error = gpu::launchAttentionGrad(
           stream, in(0), qIn, kIn, vIn, hasStats ? in(ins - 2) : nullptr,
           hasStats ? in(ins - 1) : nullptr, dQ, dK, dV, stats, rows, seq,
-          headDim, scale, layout, dropout, window);
+          headDim, scale, layout, dropout, window, softcap);
     }
     break;
   }
@@ -404,7 +406,7 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
     break;
   }
   case KernelId::dropout: {
-    key.p = command.get("probability", 0.0);
+    key.p = dropoutProbability(command, "probability");
     const BufferDesc &x = outDesc(0);
     bool split = command.has("rng_seq_total");
     error = gpu::launchDropout(
@@ -496,6 +498,8 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   case KernelId::all_slice:
     return runCollective(id, command);
   default:
+    if (isMoeKernel(id))
+      return runMoeCommand(index, id, command);
     return Status::error("no CUDA kernel for it");
   }
   return checkCuda(error, "the launch");

@@ -132,15 +132,10 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
 
     if (q.shape.size() != 4 || q.shape[3] > gpu::kMaxHeadDim)
       return "a head dimension above " + std::to_string(gpu::kMaxHeadDim);
-    // Gemma 2's capped scores: the CPU backend's kernels only.
-    if (command.has("softcap"))
-      return "soft-capped attention scores (softcap)";
     break;
   }
   case KernelId::qkv_attention:
   case KernelId::qkv_attention_grad: {
-    if (command.has("softcap"))
-      return "soft-capped attention scores (softcap)";
     const BufferDesc &qkv = prog->buffers[size_t(
         command.ins[id == KernelId::qkv_attention ? 0 : 1])];
     double heads = command.get("heads", 1);
@@ -186,8 +181,12 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
       return "a collective along grid axis " + std::to_string(axis) +
              ", which the device grid does not have";
     break;
+  case KernelId::expert_dispatch:
+  case KernelId::expert_combine:
+    return "the experts' exchange across ranks (expert parallelism, ep > 1)";
   default:
-    return "no CUDA kernel for it yet";
+    if (!isMoeKernel(id))
+      return "no CUDA kernel for it yet";
   }
   if (id == KernelId::split_heads || id == KernelId::merge_heads) {
     size_t chunks =
@@ -267,7 +266,7 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
     return pieces * int64_t(sizeof(double));
   }
   default:
-    return 0;
+    return isMoeKernel(id) ? moeScratchBytes(command, id) : 0;
   }
 }
 
@@ -561,6 +560,13 @@ Status CudaDevice::prepareCommandTables(const RankProgram &program) {
           command.get("llama3_original_max_positions", 0.0),
           command.get("linear_factor", 0.0));
       tableOffsets[i] = append(invFreq.data(), invFreq.size() * sizeof(double));
+    } else if (isMoeKernel(id)) {
+      // The experts' weights (or gradients) of a grouped GEMM, the
+      // routers' statistics of a load-balancing loss.
+      std::vector<const void *> pointers = moeTable(command, id);
+      if (!pointers.empty())
+        tableOffsets[i] =
+            append(pointers.data(), pointers.size() * sizeof(const void *));
     }
   }
   if (tables.empty())
@@ -752,6 +758,40 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   return Status::ok();
 }
 
+Status CudaDevice::executeEvaluation(const std::vector<bool> &slice) {
+  MTRT_RETURN_IF_ERROR(checkPrepared("an evaluation"));
+  if (slice.size() != prog->commands.size())
+    return Status::error(
+        "an evaluation slice of " + std::to_string(slice.size()) +
+        " commands for a program of " + std::to_string(prog->commands.size()));
+  if (!ncclAborted.empty())
+    return Status::error("no evaluation after an earlier step failed (" +
+                         ncclAborted +
+                         ") and this rank's NCCL communicators were aborted");
+  MTRT_RETURN_IF_ERROR(selectDevice());
+  measuredPeak = std::max(measuredPeak, persistentExtent(*prog));
+  // The generated kernels' dropout blocks, disabled (the next step uploads
+  // its own before it runs, graph or not); the dropout and attention
+  // kernels read a probability of 0 (dropoutProbability).
+  if (!dropoutParams.all().empty()) {
+    FusedDropoutBlocks off = dropoutParams;
+    off.disable();
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaMemcpyAsync(dropoutBlocks, off.all().data(),
+                                  off.all().size() * sizeof(uint64_t),
+                                  cudaMemcpyHostToDevice, stream),
+                  "uploading the evaluation's dropout parameters"));
+  }
+  evaluationSlice = &slice;
+  Status status = enqueueCommands(0, 0, /*timed=*/false);
+  evaluationSlice = nullptr;
+  MTRT_RETURN_IF_ERROR(status);
+  MTRT_RETURN_IF_ERROR(finishStep("the evaluation"));
+  if (communicator && pipelineAxis >= 0)
+    MTRT_RETURN_IF_ERROR(hostStaged.finishSends());
+  return Status::ok();
+}
+
 Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
   auto join = [&](const std::vector<size_t> &commands) {
     for (size_t k : commands)
@@ -760,11 +800,15 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
                     "waiting for " + describe(k, prog->commands[k])));
     return Status::ok();
   };
+  // An evaluation runs its slice in order on the compute stream.
+  const bool overlap = overlappingCommands > 0 && !evaluationSlice;
   for (size_t i = 0; i < prog->commands.size(); ++i) {
+    if (evaluationSlice && !(*evaluationSlice)[i])
+      continue;
     const Command &command = prog->commands[i];
     measuredPeak = std::max(measuredPeak, commandExtent(*prog, command));
     KernelId id = resolved[i]->id;
-    if (overlappingCommands > 0)
+    if (overlap)
       MTRT_RETURN_IF_ERROR(join(joins.before[i]));
     // With collectives overlapping, every command that calls NCCL's
     // collectives runs on the communication stream, so that they keep the
@@ -777,7 +821,7 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
     // NCCL's few blocks per kernel allow. It starts once the
     // compute stream has run every command before it; one that does not
     // overlap is waited for at once.
-    const bool onComm = onCommStream(i);
+    const bool onComm = overlap && onCommStream(i);
     bool swapped = false;
     Status status = Status::ok();
     if (onComm) {
@@ -826,7 +870,7 @@ Status CudaDevice::enqueueCommands(uint64_t seed, uint64_t step, bool timed) {
       return Status::error(describe(i, command) + ": " + status.message());
   }
   // The collectives no later command touches, before the step ends.
-  if (overlappingCommands > 0)
+  if (overlap)
     MTRT_RETURN_IF_ERROR(join(joins.atEnd));
   // The sends over NCCL: received before the step ends (and their slots
   // are free for the next step's).

@@ -146,6 +146,12 @@ public:
   Status download(int64_t bufferId, void *host, int64_t bytes,
                   int64_t offset) const override;
   Status executeStep(uint64_t seed, uint64_t step) override;
+  /// The slice's commands eagerly in program order on the compute stream
+  /// (no graph, no overlap, not traced), every dropout off: the dropout and
+  /// attention kernels at probability 0, the generated kernels' dropout
+  /// blocks disabled until the next step uploads its own.
+  Status executeEvaluation(const std::vector<bool> &slice) override;
+  bool evaluates() const override { return true; }
   Status findNonFinite(const std::vector<int64_t> &bufferIds,
                        int64_t &first) const override;
   int64_t measuredPeakBytes() const override { return measuredPeak; }
@@ -221,7 +227,25 @@ private:
   }
   Status runCommand(size_t index, KernelId id, const Command &command,
                     uint64_t seed, uint64_t step);
+  /// While executeEvaluation runs: its slice (enqueueCommands runs only
+  /// those commands, in order on the compute stream), else null.
+  const std::vector<bool> *evaluationSlice = nullptr;
+  /// A command's dropout probability `name`: 0 while evaluating.
+  double dropoutProbability(const Command &command, const char *name) const {
+    return evaluationSlice ? 0.0 : command.get(name, 0.0);
+  }
   Status runCollective(KernelId id, const Command &command);
+  /// A mixture of experts' commands and the soft cap (CudaMoe.cpp), on
+  /// MoeKernels.h's kernels.
+  static bool isMoeKernel(KernelId id);
+  Status runMoeCommand(size_t index, KernelId id, const Command &command);
+  /// The scratch bytes a command of isMoeKernel needs.
+  int64_t moeScratchBytes(const Command &command, KernelId id) const;
+  /// The device pointers a command of isMoeKernel reads from its table
+  /// (the grouped GEMMs' experts, the load-balancing loss's routers), as
+  /// its kernels see them (staged fp32 copies of 16-bit operands); none
+  /// for the others.
+  std::vector<const void *> moeTable(const Command &command, KernelId id) const;
   /// The command's product: of its 16-bit operands as they are (`half`,
   /// halfGemm), or of fp32 views; kernel `id`'s accumulator, if it has one,
   /// added (beta = 1).
@@ -285,6 +309,15 @@ private:
   /// TF32; TF32 tensor cores with --tf32), the default for 16-bit operands
   /// (tensor cores) without reduced-precision reductions.
   Status useMathMode(cublasMath_t mode);
+  /// Where stageOperands widens each of `command`'s 16-bit operands: the
+  /// buffer and its first element in `staging`, in operand order.
+  std::vector<std::pair<int64_t, int64_t>>
+  stagingLayout(const Command &command) const;
+  /// The fp32 view `command`'s kernels read of operand `bufferId` while it
+  /// runs (f32() then): its staged copy or the buffer itself. Known before
+  /// any step, for the tables of pointers built at prepare time.
+  const float *viewWhileRunning(const Command &command, KernelId id,
+                                int64_t bufferId) const;
   /// The bytes of fp32 copies `command` needs.
   int64_t stagingBytes(const Command &command) const;
   /// Widens the command's 16-bit operands into fp32 copies in `staging`,

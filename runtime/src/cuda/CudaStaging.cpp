@@ -12,41 +12,51 @@ bool CudaDevice::halfEmbedding(const Command &command, KernelId id) const {
   return isHalf(table) && prog->buffers[size_t(command.outs[0])].dtype == table;
 }
 
-int64_t CudaDevice::stagingBytes(const Command &command) const {
-  int64_t bytes = 0;
-  std::vector<int64_t> seen;
+std::vector<std::pair<int64_t, int64_t>>
+CudaDevice::stagingLayout(const Command &command) const {
+  std::vector<std::pair<int64_t, int64_t>> layout;
+  int64_t next = 0;
   for (const auto *ids : {&command.ins, &command.outs})
     for (int64_t id : *ids) {
       const BufferDesc &buffer = prog->buffers[size_t(id)];
       if (!isHalf(buffer.dtype) ||
-          std::find(seen.begin(), seen.end(), id) != seen.end())
+          std::any_of(layout.begin(), layout.end(),
+                      [&](const auto &entry) { return entry.first == id; }))
         continue;
-      seen.push_back(id);
-      bytes += buffer.numElements() * int64_t(sizeof(float));
+      layout.push_back({id, next});
+      next += buffer.numElements();
     }
+  return layout;
+}
+
+const float *CudaDevice::viewWhileRunning(const Command &command, KernelId id,
+                                          int64_t bufferId) const {
+  if (stages(command, id))
+    for (const auto &[buffer, first] : stagingLayout(command))
+      if (buffer == bufferId)
+        return staging + first;
+  return reinterpret_cast<const float *>(address(bufferId));
+}
+
+int64_t CudaDevice::stagingBytes(const Command &command) const {
+  int64_t bytes = 0;
+  for (const auto &[id, first] : stagingLayout(command))
+    bytes += prog->buffers[size_t(id)].numElements() * int64_t(sizeof(float));
   return bytes;
 }
 
 Status CudaDevice::stageOperands(const Command &command) {
   staged.clear();
-  float *next = staging;
-  for (const auto *ids : {&command.ins, &command.outs}) {
-    bool input = ids == &command.ins;
-    for (int64_t id : *ids) {
-      const BufferDesc &buffer = prog->buffers[size_t(id)];
-      if (!isHalf(buffer.dtype) ||
-          std::any_of(staged.begin(), staged.end(),
-                      [&](const auto &entry) { return entry.first == id; }))
-        continue;
-      staged.push_back({id, next});
-      if (input)
-        MTRT_RETURN_IF_ERROR(checkCuda(
-            gpu::launchConvert(
-                stream, reinterpret_cast<uint16_t *>(address(id)), next,
-                buffer.numElements(), buffer.dtype == DType::BF16, false),
-            "widening a 16-bit operand"));
-      next += buffer.numElements();
-    }
+  for (const auto &[id, first] : stagingLayout(command)) {
+    const BufferDesc &buffer = prog->buffers[size_t(id)];
+    staged.push_back({id, staging + first});
+    if (std::find(command.ins.begin(), command.ins.end(), id) !=
+        command.ins.end())
+      MTRT_RETURN_IF_ERROR(checkCuda(
+          gpu::launchConvert(stream, reinterpret_cast<uint16_t *>(address(id)),
+                             staging + first, buffer.numElements(),
+                             buffer.dtype == DType::BF16, false),
+          "widening a 16-bit operand"));
   }
   return Status::ok();
 }

@@ -7,29 +7,11 @@
 
 #include "cuda/DeviceLaunch.h"
 #include "cuda/FlashAttention.cuh"
+#include "cuda/GridLaunch.cuh"
 #include "cuda/Reductions.cuh"
 
 namespace mtrt::gpu {
 namespace {
-
-template <typename F> __global__ void forEachItem(int64_t n, F item) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    item(i);
-}
-
-/// Runs `item` for every i in [0, n) on `stream`, in blocks of `Block`
-/// threads (fewer for a few long items, so that they spread over every SM).
-template <int Block = 128, typename F>
-cudaError_t launch(cudaStream_t stream, int64_t n, F item) {
-  if (n <= 0)
-    return cudaSuccess;
-  int64_t blocks = (n + Block - 1) / Block;
-  if (blocks > (int64_t(1) << 20))
-    blocks = int64_t(1) << 20;
-  forEachItem<<<unsigned(blocks), Block, 0, stream>>>(n, item);
-  return cudaGetLastError();
-}
 
 /// Calls thread(t, threads) for every thread t of the grid.
 template <typename F> __global__ void forEachThread(F thread) {
@@ -208,7 +190,8 @@ cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
                             const float *v, float *out, float *lse,
                             int64_t rows, int64_t seq, int64_t headDim,
                             double scale, AttentionLayout layout,
-                            AttentionDropout dropout, int64_t window) {
+                            AttentionDropout dropout, int64_t window,
+                            double softcap) {
   if (rows <= 0)
     return cudaSuccess;
   return flash::withLanes(headDim, [&](auto lanes) {
@@ -216,7 +199,7 @@ cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
     flash::forward<L>
         <<<flash::gridFor<L>(rows / seq, seq), flash::kThreads, 0, stream>>>(
             q, k, v, out, lse, seq, headDim, float(scale), layout, dropout,
-            window);
+            window, float(softcap));
     return cudaGetLastError();
   });
 }
@@ -227,7 +210,8 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 float *dK, float *dV, double *stats,
                                 int64_t rows, int64_t seq, int64_t headDim,
                                 double scale, AttentionLayout layout,
-                                AttentionDropout dropout, int64_t window) {
+                                AttentionDropout dropout, int64_t window,
+                                double softcap) {
   if (rows <= 0)
     return cudaSuccess;
   return flash::withLanes(headDim, [&](auto lanes) {
@@ -235,7 +219,7 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
     dim3 grid = flash::gridFor<L>(rows / seq, seq);
     flash::queryPass<L><<<grid, flash::kThreads, 0, stream>>>(
         dOut, q, k, v, out, lse, dQ, stats, seq, headDim, float(scale), layout,
-        dropout, window);
+        dropout, window, float(softcap));
     if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
       return error;
     // One block per key and value pair and block of keys: a grouped key
@@ -243,7 +227,7 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
     dim3 keyGrid = flash::gridFor<L>(rows / seq / layout.groups(), seq);
     flash::keyPass<L><<<keyGrid, flash::kThreads, 0, stream>>>(
         dOut, q, k, v, stats, dK, dV, seq, headDim, float(scale), layout,
-        dropout, window);
+        dropout, window, float(softcap));
     return cudaGetLastError();
   });
 }
@@ -499,6 +483,16 @@ cudaError_t launchRepeatKV(cudaStream_t stream, const float *in, float *out,
 cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value) {
   return launch(stream, n,
                 [=] __device__(int64_t i) { fillItem(i, x, value); });
+}
+
+cudaError_t launchSoftcap(cudaStream_t stream, const float *dY, const float *x,
+                          float *y, int64_t n, double cap) {
+  if (!dY)
+    return launch(stream, n,
+                  [=] __device__(int64_t i) { softcapItem(i, x, y, cap); });
+  return launch(stream, n, [=] __device__(int64_t i) {
+    softcapGradItem(i, dY, x, y, cap);
+  });
 }
 
 cudaError_t launchScale(cudaStream_t stream, const float *x, float *y,

@@ -373,6 +373,19 @@ MTK_HD void pointwiseStoredItem(int64_t i, Pointwise op, const uint16_t *a,
   y[i] = toHalfBits(result, bf16);
 }
 
+/// Element i of y = cap * tanh(x / cap) (Gemma 2's soft cap of its
+/// logits), as HostKernels.h's softcap.
+MTK_HD void softcapItem(int64_t i, const float *x, float *y, double cap) {
+  y[i] = float(cap * tanh(double(x[i]) / cap));
+}
+
+/// Element i of dX = dY * (1 - t^2), t = tanh(x / cap).
+MTK_HD void softcapGradItem(int64_t i, const float *dY, const float *x,
+                            float *dX, double cap) {
+  const double t = tanh(double(x[i]) / cap);
+  dX[i] = float(double(dY[i]) * (1.0 - t * t));
+}
+
 MTK_HD double rowInverseRms(const float *x, int64_t cols, double eps) {
   double sq = 0;
   for (int64_t c = 0; c < cols; ++c)

@@ -68,12 +68,15 @@ cudaError_t launchHeads(cudaStream_t stream, float *x, HeadChunks chunks,
                         int64_t numChunks, int64_t elements, int64_t seq,
                         int64_t heads, int64_t headDim, bool merge);
 /// `lse`: null, or `rows` floats for the rows' log-sum-exp. `window` > 0:
-/// a sliding window (query i sees keys i - window < j <= i).
+/// a sliding window (query i sees keys i - window < j <= i). `softcap` >
+/// 0: Gemma 2's soft cap of the scaled scores (softcap * tanh(s /
+/// softcap)) before the softmax.
 cudaError_t launchAttention(cudaStream_t stream, const float *q, const float *k,
                             const float *v, float *out, float *lse,
                             int64_t rows, int64_t seq, int64_t headDim,
                             double scale, AttentionLayout layout,
-                            AttentionDropout dropout, int64_t window = 0);
+                            AttentionDropout dropout, int64_t window = 0,
+                            double softcap = 0.0);
 /// `stats`: 3 * rows doubles of scratch. `out` and `lse`: the forward's
 /// output and log-sum-exp, or both null (then recomputed).
 cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
@@ -82,7 +85,8 @@ cudaError_t launchAttentionGrad(cudaStream_t stream, const float *dOut,
                                 float *dK, float *dV, double *stats,
                                 int64_t rows, int64_t seq, int64_t headDim,
                                 double scale, AttentionLayout layout,
-                                AttentionDropout dropout, int64_t window = 0);
+                                AttentionDropout dropout, int64_t window = 0,
+                                double softcap = 0.0);
 /// `losses`: `rows` doubles of scratch. Of each row's `vocab` columns the
 /// first `valid` are real (a padded vocabulary).
 cudaError_t launchCrossEntropy(cudaStream_t stream, const float *logits,
@@ -186,6 +190,10 @@ cudaError_t launchRope(cudaStream_t stream, const float *x, float *y,
 cudaError_t launchRepeatKV(cudaStream_t stream, const float *in, float *out,
                            int64_t n, int64_t groups, int64_t inner, bool grad);
 cudaError_t launchFill(cudaStream_t stream, float *x, int64_t n, float value);
+/// y = cap * tanh(x / cap) over n elements; with dY, its gradient
+/// dY * (1 - tanh(x / cap)^2) into y.
+cudaError_t launchSoftcap(cudaStream_t stream, const float *dY, const float *x,
+                          float *y, int64_t n, double cap);
 /// y = factor * x over n elements.
 cudaError_t launchScale(cudaStream_t stream, const float *x, float *y,
                         int64_t n, float factor);

@@ -128,6 +128,20 @@ __device__ __forceinline__ const float *chunkAt(const float *tile, int t,
   return tile + (t * L + lane) * kPadded;
 }
 
+/// Gemma 2's soft cap of a scaled score, softcap * tanh(score / softcap),
+/// in float as the CPU backend's blocked attention caps it (softcap 0:
+/// the score as it is); with `slope`, the cap's derivative 1 - tanh^2
+/// there, by which the backward scales dS.
+__device__ __forceinline__ float capScore(float score, float softcap,
+                                          float *slope = nullptr) {
+  if (softcap <= 0.0f)
+    return score;
+  const float t = tanhf(score / softcap);
+  if (slope)
+    *slope = 1.0f - t * t;
+  return softcap * t;
+}
+
 /// Forward: block (bh, y) computes R output rows of pair bh
 /// with an online softmax over key tiles, and, if `lse` is not null, each
 /// row's log-sum-exp of its scaled scores to lse[bh * seq + i].
@@ -135,7 +149,8 @@ template <int L>
 __global__ void __launch_bounds__(kThreads)
     forward(const float *q, const float *k, const float *v, float *out,
             float *lse, int64_t seq, int64_t headDim, float scale,
-            AttentionLayout layout, AttentionDropout dropout, int64_t window) {
+            AttentionLayout layout, AttentionDropout dropout, int64_t window,
+            float softcap) {
   constexpr int R = kThreads / L;
   __shared__ float keys[kTileFloats], values[kTileFloats];
   const int64_t bh = blockIdx.x, first = lastBlocksFirst(R);
@@ -162,8 +177,9 @@ __global__ void __launch_bounds__(kThreads)
     const int count = int(min(int64_t(R), last - tileStart));
     for (int t = 0; t < count; ++t) {
       const int64_t j = tileStart + t;
-      float score =
-          rowSum<L>(dotChunk(query, chunkAt<L>(keys, t, lane))) * scale;
+      float score = capScore(
+          rowSum<L>(dotChunk(query, chunkAt<L>(keys, t, lane))) * scale,
+          softcap);
       if (!valid || !sees(i, j, window))
         continue;
       if (score > maximum) { // rescale what was summed against the old max
@@ -208,7 +224,7 @@ __global__ void __launch_bounds__(kThreads)
     queryPass(const float *dOut, const float *q, const float *k, const float *v,
               const float *out, const float *lse, float *dQ, double *stats,
               int64_t seq, int64_t headDim, float scale, AttentionLayout layout,
-              AttentionDropout dropout, int64_t window) {
+              AttentionDropout dropout, int64_t window, float softcap) {
   constexpr int R = kThreads / L;
   __shared__ float keys[kTileFloats], values[kTileFloats];
   const int64_t bh = blockIdx.x, first = lastBlocksFirst(R);
@@ -252,7 +268,9 @@ __global__ void __launch_bounds__(kThreads)
       for (int t = 0; t < count; ++t) {
         const int64_t j = tileStart + t;
         const float *key = chunkAt<L>(keys, t, lane);
-        float score = rowSum<L>(dotChunk(query, key)) * scale;
+        float capSlope = 1.0f;
+        float score = capScore(rowSum<L>(dotChunk(query, key)) * scale, softcap,
+                               &capSlope);
         float dP = rowSum<L>(dotChunk(dOutRow, chunkAt<L>(values, t, lane)));
         if (!valid || !sees(i, j, window))
           continue;
@@ -268,7 +286,8 @@ __global__ void __launch_bounds__(kThreads)
           sum += p;
           weighted = __fmaf_rn(p, dP, weighted);
         } else {
-          float dS = expf(score - maximum) / sum * (dP - rowDot) * scale;
+          float dS =
+              expf(score - maximum) / sum * (dP - rowDot) * scale * capSlope;
 #pragma unroll
           for (int e = 0; e < kChunk; ++e)
             acc[e] = __fmaf_rn(dS, key[e], acc[e]);
@@ -304,7 +323,7 @@ __global__ void __launch_bounds__(kThreads)
     keyPass(const float *dOut, const float *q, const float *k, const float *v,
             const double *stats, float *dK, float *dV, int64_t seq,
             int64_t headDim, float scale, AttentionLayout layout,
-            AttentionDropout dropout, int64_t window) {
+            AttentionDropout dropout, int64_t window, float softcap) {
   constexpr int R = kThreads / L;
   __shared__ float queries[kTileFloats], dOuts[kTileFloats];
   __shared__ float rowMax[R], rowSumExp[R], rowDots[R];
@@ -345,13 +364,15 @@ __global__ void __launch_bounds__(kThreads)
         const int64_t i = tileStart + t;
         const float *query = chunkAt<L>(queries, t, lane);
         const float *dO = chunkAt<L>(dOuts, t, lane);
-        float score = rowSum<L>(dotChunk(key, query)) * scale;
+        float capSlope = 1.0f;
+        float score = capScore(rowSum<L>(dotChunk(key, query)) * scale, softcap,
+                               &capSlope);
         float dP = rowSum<L>(dotChunk(value, dO));
         if (!valid || !sees(i, j, window))
           continue;
         float keep = float(dropout.factor(bh, i, j, seq));
         float p = expf(score - rowMax[t]) / rowSumExp[t];
-        float dS = p * (keep * dP - rowDots[t]) * scale;
+        float dS = p * (keep * dP - rowDots[t]) * scale * capSlope;
         float pKeep = p * keep;
 #pragma unroll
         for (int e = 0; e < kChunk; ++e) {
