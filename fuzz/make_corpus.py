@@ -171,6 +171,10 @@ def artifacts(bindir):
               dict(TINY_MIXTRAL, num_local_experts=4), 2,
               "dp=2 ep=2 fuse=false", ("--moe-expert-capacity-factor", "0.5")),
              ("qwen2-moe-1rank.mtx", TINY_QWEN2_MOE, 2, ""),
+             # The router z-loss under a pipeline: its scalar sent on.
+             ("mixtral-zloss-pp2.mtx", dict(TINY_MIXTRAL, num_hidden_layers=2),
+              2, "pp=2 microbatches=2 fuse=false",
+              ("--moe-z-loss-coeff", "0.01")),
              ("olmo2-1rank.mtx", TINY_OLMO2, 1, ""),
              ("granite-1rank.mtx", TINY_GRANITE, 1, ""),
              ("gemma-1rank-unfused.mtx", TINY_GEMMA, 1, "fuse=false"),
@@ -314,7 +318,10 @@ def compile_inputs(bindir):
             ("mixtral-capacity", dict(TINY_MIXTRAL, num_local_experts=4),
              "mixtral-capacity-ep2-lowered.mlir", "dp=2 ep=2",
              ("--moe-expert-capacity-factor", "1.25",
-              "--moe-token-drop-policy", "position"))]:
+              "--moe-token-drop-policy", "position")),
+            ("mixtral-zloss", dict(TINY_MIXTRAL, num_hidden_layers=2),
+             "mixtral-zloss-pp2-lowered.mlir", "pp=2 microbatches=2",
+             ("--moe-z-loss-coeff", "0.01"))]:
         flags = rest[0] if rest else ()
         forward = forward_graph(translate, config, 2, 2, flags)
         write(name, f"{model}-forward.mlir", forward)

@@ -272,14 +272,15 @@ compile mistral-window "$root/test/integration/Inputs/mistral-2layer-window.json
 # A mixture of experts on the GPU (MoeKernels.h): Mixtral's renormalized
 # top-2 of 4 experts with Hugging Face's load-balancing loss, Qwen2-MoE's
 # unnormalized gating with its sigmoid-gated shared expert, token dropping
-# at a capacity (Megatron-LM's probs policy, per-layer auxiliary loss), and
+# at a capacity (Megatron-LM's probs policy, per-layer auxiliary loss and
+# router z-loss), and
 # Mixtral in bf16. Gemma 2's soft caps: the attention scores' in the flash
 # kernels, the final logits' unfused (fuse=false: mt.softcap's own
 # kernel).
 compile moe-mixtral "$root/test/integration/Inputs/mixtral-2layer-aux.json" 2 8 ""
 compile moe-qwen2 "$root/test/integration/Inputs/qwen2-moe-3layer.json" 2 8 ""
 compile moe-capacity "$root/test/integration/Inputs/mixtral-2layer.json" 4 8 "" \
-  "--moe-expert-capacity-factor 1.0 --moe-token-drop-policy probs --moe-aux-loss-coeff 0.01"
+  "--moe-expert-capacity-factor 1.0 --moe-token-drop-policy probs --moe-aux-loss-coeff 0.01 --moe-z-loss-coeff 0.01"
 compile moe-capacity-position "$root/test/integration/Inputs/mixtral-2layer.json" 4 8 "" \
   "--moe-expert-capacity-factor 0.75 --moe-token-drop-policy position"
 compile moe-mixtral-bf16 "$root/test/integration/Inputs/mixtral-2layer-aux.json" 2 8 "precision=bf16"

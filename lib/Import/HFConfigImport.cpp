@@ -332,25 +332,38 @@ static LogicalResult applyTokenDropping(LlamaConfig *llama,
   return success();
 }
 
+/// A mixture of experts' loss coefficient from the command line (`flag`,
+/// a number in [0, 1e6]) into `value`, 0 without the flag; an error unless
+/// it is 0 or the config has experts.
+static LogicalResult parseMoeLossCoeff(StringRef flag, LlamaConfig *llama,
+                                       std::optional<std::string> text,
+                                       Location loc, double &value) {
+  value = 0.0;
+  if (!text)
+    return success();
+  if (StringRef(*text).trim().getAsDouble(value) || !(value >= 0.0) ||
+      !(value <= 1e6))
+    return emitError(loc) << "--" << flag
+                          << " must be a number in [0, 1e6], got '" << *text
+                          << "'";
+  if (value > 0.0 && (!llama || llama->numExperts == 0))
+    return emitError(loc) << "--" << flag
+                          << " applies to a mixture of experts; this config "
+                             "has no experts";
+  return success();
+}
+
 /// Sets Megatron-LM's per-layer load-balancing loss the command line asks
 /// for (`--moe-aux-loss-coeff`) on a mixture of experts' config, or reports
 /// why it cannot.
 static LogicalResult applyAuxLossCoeff(LlamaConfig *llama,
                                        std::optional<std::string> text,
                                        Location loc) {
-  if (!text)
-    return success();
   double value;
-  if (StringRef(*text).trim().getAsDouble(value) || !(value >= 0.0) ||
-      !(value <= 1e6))
-    return emitError(loc) << "--moe-aux-loss-coeff must be a number in [0, "
-                             "1e6], got '"
-                          << *text << "'";
+  if (failed(parseMoeLossCoeff("moe-aux-loss-coeff", llama, text, loc, value)))
+    return failure();
   if (value == 0.0)
     return success();
-  if (!llama || llama->numExperts == 0)
-    return emitError(loc) << "--moe-aux-loss-coeff applies to a mixture of "
-                             "experts; this config has no experts";
   if (llama->routerAuxLossCoef > 0.0)
     return emitError(loc)
            << "--moe-aux-loss-coeff and the config's output_router_logits "
@@ -358,6 +371,20 @@ static LogicalResult applyAuxLossCoeff(LlamaConfig *llama,
            << mlir::mt::detail::shown(llama->routerAuxLossCoef)
            << ") both ask for a load-balancing loss; keep one";
   llama->perLayerAuxLossCoef = value;
+  return success();
+}
+
+/// Sets Megatron-LM's per-layer router z-loss the command line asks for
+/// (`--moe-z-loss-coeff`) on a mixture of experts' config, or reports why
+/// it cannot.
+static LogicalResult applyZLossCoeff(LlamaConfig *llama,
+                                     std::optional<std::string> text,
+                                     Location loc) {
+  double value;
+  if (failed(parseMoeLossCoeff("moe-z-loss-coeff", llama, text, loc, value)))
+    return failure();
+  if (value > 0.0)
+    llama->routerZLossCoef = value;
   return success();
 }
 
@@ -408,6 +435,13 @@ void mlir::mt::registerHFConfigImportTranslation() {
                      "Hugging Face's, over all layers at once, instead)"),
       llvm::cl::init(""));
 
+  static llvm::cl::opt<std::string> zLossCoeff(
+      "moe-z-loss-coeff",
+      llvm::cl::desc("Adds each mixture-of-experts layer's router z-loss "
+                     "(the mean squared log-sum-exp of its logits) times "
+                     "this coefficient to the loss, as Megatron-LM's flag"),
+      llvm::cl::init(""));
+
   TranslateToMLIRRegistration registration(
       "import-hf-config",
       "Import a Hugging Face config.json (GPT-2, the LLaMA family: Llama, "
@@ -436,6 +470,12 @@ void mlir::mt::registerHFConfigImportTranslation() {
                                       ? std::optional<std::string>(auxLossCoeff)
                                       : std::nullopt,
                                   loc)))
+          return nullptr;
+        if (failed(applyZLossCoeff(llama ? &*llamaConfig : nullptr,
+                                   zLossCoeff.getNumOccurrences()
+                                       ? std::optional<std::string>(zLossCoeff)
+                                       : std::nullopt,
+                                   loc)))
           return nullptr;
         if (failed(applyTokenDropping(
                 llama ? &*llamaConfig : nullptr,

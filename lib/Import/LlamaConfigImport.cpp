@@ -1062,6 +1062,12 @@ private:
       routerLoads.push_back(statistics.getLoad());
       routerProbabilities.push_back(statistics.getProbability());
     }
+    // Megatron-LM's router z-loss, on the layer's stage (a pipeline sends
+    // the scalar on, not the logits), added to the loss after the head.
+    if (config.routerZLossCoef > 0.0)
+      routerZLosses.push_back(inLayer(RouterZLossOp::create(
+          builder, loc, RankedTensorType::get({}, builder.getF32Type()), logits,
+          builder.getF64FloatAttr(config.routerZLossCoef))));
     // With a capacity, the experts' rows are their capacity's, and the
     // probs policy ranks an expert's choices by their gate weights.
     FloatAttr capacityFactor =
@@ -1173,6 +1179,8 @@ private:
                                              : "lm_head.weight",
                     config.vocabSize, labels, 1.0 / config.logitsScaling,
                     config.logitSoftcap);
+    for (Value zLoss : routerZLosses)
+      loss = AddOp::create(builder, loc, loss, zLoss);
     if (routerLoads.empty())
       return loss;
     if (config.perLayerAuxLossCoef > 0.0) {
@@ -1199,6 +1207,8 @@ private:
   const LlamaConfig &config;
   /// Each MoE layer's router statistics, for the load-balancing loss.
   SmallVector<Value> routerLoads, routerProbabilities;
+  /// Each MoE layer's router z-loss (--moe-z-loss-coeff).
+  SmallVector<Value> routerZLosses;
 };
 } // namespace
 

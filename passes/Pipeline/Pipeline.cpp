@@ -62,6 +62,33 @@ constexpr int64_t kPerStep = -2;
 
 enum class Phase { Forward = 0, Backward = 1, Optimizer = 2 };
 
+/// shard.send and shard.recv move tensors of rank 1 or more: a scalar (a
+/// layer's router z-loss, made on its layer's stage and added to the loss
+/// on the last) travels as a tensor of one element.
+Value asTransferable(OpBuilder &builder, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() > 0)
+    return value;
+  return tensor::ExpandShapeOp::create(
+      builder, loc, RankedTensorType::get({1}, type.getElementType()), value,
+      ArrayRef<ReassociationIndices>{});
+}
+
+/// The type a value of `type` travels as (asTransferable).
+RankedTensorType transferType(RankedTensorType type) {
+  return type.getRank() > 0 ? type
+                            : RankedTensorType::get({1}, type.getElementType());
+}
+
+/// A received value back in its own type `type` (asTransferable).
+Value fromTransferred(OpBuilder &builder, Location loc, Value received,
+                      RankedTensorType type) {
+  if (type.getRank() > 0)
+    return received;
+  return tensor::CollapseShapeOp::create(builder, loc, type, received,
+                                         ArrayRef<ReassociationIndices>{});
+}
+
 /// Ops that are optimizer work by what they are.
 bool isOptimizerOp(Operation *op) {
   return isa<AdamWOp, GlobalNormOp, SumSquaresOp, SqrtOp, ClipScaleOp, DivOp>(
@@ -168,8 +195,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
           << (via ? via->getName().getStringRef() : StringRef("?"))
           << "': mt-pipeline splits into microbatches=" << numMicro
           << " only a loss that is a sum of loss terms (mt.cross_entropy, "
-             "mt.load_balancing_loss), whose gradient ops read the step's "
-             "seed itself";
+             "mt.load_balancing_loss, mt.router_z_loss), whose gradient ops "
+             "read the step's seed itself";
       if (via)
         diag.attachNote(via->getLoc()) << "the seed passes through here";
       return WalkResult::interrupt();
@@ -466,16 +493,32 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
               : *from.rbegin();
     }
     for (Operation *op : llvm::reverse(undecided)) {
-      std::optional<int64_t> stage;
+      std::set<int64_t> stages;
       for (Operation *user : op->getUsers())
         if (auto it = stageOf.find(user); it != stageOf.end())
-          stage = std::min(stage.value_or(numVirtual), it->second);
-      if (!stage) {
+          stages.insert(it->second);
+      if (stages.empty()) {
         // Read by no microbatch op: optimizer work after all.
         phaseOf[op] = Phase::Optimizer;
         continue;
       }
-      stageOf[op] = *stage;
+      // A constant read on several stages (the loss gradient's seed, which
+      // every loss term's gradient reads: a layer's router z-loss on its
+      // own stage, the cross-entropy's on the last) is made on each of
+      // them rather than sent between them.
+      if (op->getNumOperands() == 0)
+        for (int64_t other : llvm::drop_begin(stages)) {
+          OpBuilder atOp(op);
+          Operation *copy = atOp.clone(*op);
+          Phase phase = phaseOf.lookup(op);
+          phaseOf[copy] = phase;
+          stageOf[copy] = other;
+          op->replaceUsesWithIf(copy->getResults(), [&](OpOperand &use) {
+            auto it = stageOf.find(use.getOwner());
+            return it != stageOf.end() && it->second == other;
+          });
+        }
+      stageOf[op] = *stages.begin();
     }
     // A demoted sum makes what reads it optimizer work too.
     for (Operation &op : body.without_terminator()) {
@@ -1040,7 +1083,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
               microValues[{operand, micro}] = received;
               continue;
             }
-            auto type = cast<RankedTensorType>(operand.getType());
+            auto ownType = cast<RankedTensorType>(operand.getType());
+            RankedTensorType type = transferType(ownType);
             Value empty =
                 tensor::EmptyOp::create(builder, operand.getLoc(),
                                         type.getShape(), type.getElementType());
@@ -1054,9 +1098,11 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                                           once ? rank : virtualStage)));
             recv->setAttr(MTDialect::getMicrobatchAttrName(),
                           b.getI64IntegerAttr(micro));
-            microValues[{operand, micro}] = recv.getResult();
+            Value received = fromTransferred(builder, operand.getLoc(),
+                                             recv.getResult(), ownType);
+            microValues[{operand, micro}] = received;
             if (once)
-              receivedOnce[{operand, rank}] = recv.getResult();
+              receivedOnce[{operand, rank}] = received;
           }
         // `op` cloned for microbatch `micro` of this action.
         auto cloneForMicrobatch = [&](Operation *op,
@@ -1119,9 +1165,10 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
               bool once = transferredOnce(result, reader);
               if (once && !sentOnce.insert({result, rankOf(reader)}).second)
                 continue;
+              Value sent = asTransferable(builder, op->getLoc(), copied);
               auto send = shard::SendOp::create(
-                  builder, op->getLoc(), copied.getType(), kGridName,
-                  ArrayRef<int16_t>{kPipelineAxis}, copied,
+                  builder, op->getLoc(), sent.getType(), kGridName,
+                  ArrayRef<int16_t>{kPipelineAxis}, sent,
                   ArrayRef<int64_t>{rankOf(reader)}, ValueRange());
               send->setAttr(
                   MTDialect::getTransferTagAttrName(),
@@ -1176,10 +1223,12 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         for (int64_t other = 0; other < pp; ++other) {
           if (other == rank || !slices[other].needed.contains(value))
             continue;
+          Value sent =
+              asTransferable(builder, value.getLoc(), flushValues[value]);
           auto send = shard::SendOp::create(
-              builder, value.getLoc(), flushValues[value].getType(), kGridName,
-              ArrayRef<int16_t>{kPipelineAxis}, flushValues[value],
-              ArrayRef<int64_t>{other}, ValueRange());
+              builder, value.getLoc(), sent.getType(), kGridName,
+              ArrayRef<int16_t>{kPipelineAxis}, sent, ArrayRef<int64_t>{other},
+              ValueRange());
           send->setAttr(MTDialect::getTransferTagAttrName(),
                         b.getI64IntegerAttr(tagOf(value, -1, other)));
           ++numTransfers;
@@ -1189,7 +1238,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
         int64_t home = rankOf(stageOf.lookup(value.getDefiningOp()));
         if (home == rank || !needed.contains(value))
           continue;
-        auto type = cast<RankedTensorType>(value.getType());
+        auto ownType = cast<RankedTensorType>(value.getType());
+        RankedTensorType type = transferType(ownType);
         Value empty = tensor::EmptyOp::create(
             builder, value.getLoc(), type.getShape(), type.getElementType());
         auto recv =
@@ -1198,7 +1248,8 @@ struct PipelinePass : public mt::impl::PipelinePassBase<PipelinePass> {
                                   b.getDenseI64ArrayAttr({home}), ValueRange());
         recv->setAttr(MTDialect::getTransferTagAttrName(),
                       b.getI64IntegerAttr(tagOf(value, -1, rank)));
-        flushValues[value] = recv.getResult();
+        flushValues[value] =
+            fromTransferred(builder, value.getLoc(), recv.getResult(), ownType);
       }
 
       // The optimizer ops, in the step's order.

@@ -493,6 +493,13 @@ def drop_over_capacity(weights, selected, c):
     return weights * kept.gather(1, selected).to(weights.dtype)
 
 
+def z_loss_func(logits, z_loss_coeff):
+    """Megatron-LM's router z-loss (moe_utils.py's z_loss_func, ST-MoE's):
+    the mean over tokens of the squared log-sum-exp of one layer's router
+    logits [T, E], times the coefficient."""
+    return torch.mean(torch.square(torch.logsumexp(logits, dim=-1))) * z_loss_coeff
+
+
 def switch_load_balancing_loss_func(logits, num_experts, topk, coefficient):
     """Megatron-LM's per-layer auxiliary loss (moe_utils.py's
     switch_load_balancing_loss_func on the scores and routing map of
@@ -638,6 +645,9 @@ def forward(params, ids, labels, c):
         for layer_logits in router_logits:
             loss = loss + switch_load_balancing_loss_func(
                 layer_logits, c["num_local_experts"], c["num_experts_per_tok"], c["moe_aux_loss_coeff"])
+    if router_logits and c.get("moe_z_loss_coeff"):
+        for layer_logits in router_logits:
+            loss = loss + z_loss_func(layer_logits, c["moe_z_loss_coeff"])
     return loss
 
 
@@ -675,6 +685,7 @@ def train(a):
         c["capacity_factor"] = a.moe_expert_capacity_factor
         c["token_drop_policy"] = a.moe_token_drop_policy
         c["moe_aux_loss_coeff"] = a.moe_aux_loss_coeff
+        c["moe_z_loss_coeff"] = a.moe_z_loss_coeff
         if a.moe_aux_loss_coeff and c.get("output_router_logits"):
             fail("--moe-aux-loss-coeff and output_router_logits both ask for an auxiliary loss")
         return c
@@ -696,6 +707,8 @@ def add_llama_commands(sub):
     t.add_argument("--moe-token-drop-policy", choices=("probs", "position"), default="probs")
     t.add_argument("--moe-aux-loss-coeff", type=float, default=0.0,
                    help="Megatron-LM's per-layer load-balancing loss (default: none)")
+    t.add_argument("--moe-z-loss-coeff", type=float, default=0.0,
+                   help="Megatron-LM's per-layer router z-loss (default: none)")
 
 
 if __name__ == "__main__":

@@ -611,6 +611,32 @@ func.func @sigmoid_gate_and_scale(%ids: tensor<2x4xi32> {mt.input = "tokens"},
 
 // -----
 
+// A router's z-loss added to the loss differentiates into an
+// mt.router_z_loss_grad that reads the step's seed itself (a loss term, as
+// mt-pipeline's microbatches need), whose logits' gradient reaches the
+// router's weight.
+
+// CHECK-LABEL: func.func @router_z_loss
+// CHECK:         %[[L:.+]] = mt.matmul %[[X:.+]], %{{.+}} : (tensor<2x4x16xf32>, tensor<16x4xf32>) -> tensor<2x4x4xf32>
+// CHECK:         %[[Z:.+]] = mt.router_z_loss %[[L]] {coefficient = 1.000000e-02 : f64} : tensor<2x4x4xf32>
+// CHECK:         %[[SEED:.+]] = arith.constant {mt.phase = "backward"} dense<1.000000e+00> : tensor<f32>
+// CHECK:         %[[DL:.+]] = mt.router_z_loss_grad %[[SEED]], %[[L]] {coefficient = 1.000000e-02 : f64, mt.phase = "backward"} : tensor<2x4x4xf32>
+// CHECK:         %[[FLAT:.+]] = tensor.collapse_shape %[[DL]]
+// CHECK-NEXT:    mt.matmul %{{.+}}, %[[FLAT]] transpose_a {mt.phase = "backward"} : (tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+func.func @router_z_loss(%ids: tensor<2x4xi32> {mt.input = "tokens"},
+                         %labels: tensor<2x4xi32> {mt.input = "labels"},
+                         %wte: tensor<32x16xf32> {mt.param = "wte.weight"},
+                         %router: tensor<16x4xf32> {mt.param = "gate.weight"}) -> tensor<f32> {
+  %x = mt.embedding %wte, %ids : (tensor<32x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
+  %l = mt.matmul %x, %router : (tensor<2x4x16xf32>, tensor<16x4xf32>) -> tensor<2x4x4xf32>
+  %z = mt.router_z_loss %l {coefficient = 1.0e-02 : f64} : tensor<2x4x4xf32>
+  %ce = mt.cross_entropy %x, %labels : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+  %loss = mt.add %ce, %z : tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // A zero-centered RMS norm (Gemma's scale 1 + w) differentiates into a
 // zero-centered mt.rms_norm_grad with its epsilon.
 

@@ -678,6 +678,31 @@ TEST(CudaMoe, LaunchersAgainstTheCpuBackend) {
   std::vector<float> dProbabilityGot = dProbabilityDev.read();
   for (int64_t e = 0; e < experts; ++e)
     EXPECT_NEAR(dProbabilityGot[e], dProbability[e], 1e-7f);
+
+  // The router z-loss (its per-token pass into scratch, then one item) and
+  // its gradient.
+  const float zWant =
+      float(cpu::routerZLoss(logits.data(), tokens, experts, coefficient));
+  std::vector<float> dZ(tokens * experts);
+  cpu::routerZLossGrad(0.5, logits.data(), dZ.data(), tokens, tokens, experts,
+                       coefficient);
+  DeviceVector<float> zDev{std::vector<float>(1)},
+      dZDev{std::vector<float>(tokens * experts)};
+  DeviceVector<double> zScratch{
+      std::vector<double>(size_t(gpu::routerZLossScratchBytes(tokens) / 8))};
+  ASSERT_EQ(gpu::launchRouterZLoss(nullptr, logitsDev.data, zDev.data, tokens,
+                                   experts, coefficient, zScratch.data),
+            cudaSuccess);
+  ASSERT_EQ(gpu::launchRouterZLossGrad(nullptr, gradIn.data, logitsDev.data,
+                                       dZDev.data, tokens, experts,
+                                       coefficient),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_NEAR(zDev.read()[0], zWant, 1e-6f * std::fabs(zWant));
+  std::vector<float> dZGot = dZDev.read();
+  for (int64_t i = 0; i < tokens * experts; ++i)
+    EXPECT_NEAR(dZGot[i], dZ[i], 1e-6f * std::fabs(dZ[i]) + 1e-12f)
+        << "logit " << i;
 }
 
 /// cuDNN's fused attention opened, or the test skipped where there is no

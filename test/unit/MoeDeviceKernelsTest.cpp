@@ -181,6 +181,65 @@ TEST(MoeDeviceKernels, RouterStatisticsAndLoadBalancingLoss) {
   expectSameBits(dProbabilityGot, dProbability);
 }
 
+TEST(MoeDeviceKernels, RouterZLossAndItsGradient) {
+  std::mt19937_64 gen(27);
+  const int64_t tokens = 11, experts = 6;
+  std::vector<float> logits = randomFloats(gen, tokens * experts, -4, 4);
+  const double coefficient = 0.003;
+  std::vector<double> z(tokens, -1);
+  grid(tokens, [&](int64_t t) {
+    gpu::routerZRowItem(t, logits.data(), z.data(), experts);
+  });
+  float loss = -1;
+  gpu::routerZLossItem(z.data(), tokens, coefficient, &loss);
+  EXPECT_EQ(loss, float(cpu::routerZLoss(logits.data(), tokens, experts,
+                                         coefficient)));
+  // Against the definition: coefficient * mean_t logsumexp(row t)^2.
+  double sum = 0;
+  for (int64_t t = 0; t < tokens; ++t) {
+    double total = 0;
+    for (int64_t e = 0; e < experts; ++e)
+      total += std::exp(double(logits[t * experts + e]));
+    sum += std::log(total) * std::log(total);
+  }
+  EXPECT_NEAR(loss, coefficient * sum / double(tokens), 1e-6 * loss);
+
+  const float grad = 1.5f;
+  std::vector<float> dLogits(tokens * experts),
+      dLogitsGot(tokens * experts, -1);
+  cpu::routerZLossGrad(double(grad), logits.data(), dLogits.data(), tokens,
+                       tokens, experts, coefficient);
+  grid(tokens, [&](int64_t t) {
+    gpu::routerZLossGradItem(t, &grad, logits.data(), dLogitsGot.data(), tokens,
+                             experts, coefficient);
+  });
+  expectSameBits(dLogitsGot, dLogits);
+
+  // The gradient is the loss's: central differences of the double
+  // instantiation, each logit moved by 1e-4.
+  std::vector<double> wide(logits.begin(), logits.end());
+  std::vector<double> dWide(wide.size());
+  cpu::routerZLossGrad(1.0, wide.data(), dWide.data(), tokens, tokens, experts,
+                       coefficient);
+  for (size_t i = 0; i < wide.size(); ++i) {
+    std::vector<double> up = wide, down = wide;
+    up[i] += 1e-4;
+    down[i] -= 1e-4;
+    double numeric =
+        (cpu::routerZLoss(up.data(), tokens, experts, coefficient) -
+         cpu::routerZLoss(down.data(), tokens, experts, coefficient)) /
+        2e-4;
+    EXPECT_NEAR(dWide[i], numeric, 1e-9) << "logit " << i;
+  }
+  // Rows [3, tokens) of the tokens it averages, as a thread of the CPU
+  // backend's pool computes them: the whole call's rows.
+  std::vector<float> part((tokens - 3) * experts);
+  cpu::routerZLossGrad(double(grad), logits.data() + 3 * experts, part.data(),
+                       tokens - 3, tokens, experts, coefficient);
+  expectSameBits(
+      part, std::vector<float>(dLogits.begin() + 3 * experts, dLogits.end()));
+}
+
 TEST(MoeDeviceKernels, RouteEqualsTheCpuBackendsWithAndWithoutCapacity) {
   std::mt19937_64 gen(23);
   const int64_t tokens = 40, k = 2, experts = 5, choices = tokens * k;

@@ -247,6 +247,13 @@ LogicalResult RouterStatisticsOp::buildGradients(GradientEmitter &g) {
   return success();
 }
 
+LogicalResult RouterZLossOp::buildGradients(GradientEmitter &g) {
+  g.accumulate(getLogits(), g.create<RouterZLossGradOp>(
+                                getLogits().getType(), g.resultGradient(0),
+                                getLogits(), getCoefficientAttr()));
+  return success();
+}
+
 /// Every router's probability gets the same gradient: the mean load.
 LogicalResult LoadBalancingLossOp::buildGradients(GradientEmitter &g) {
   if (llvm::none_of(getProbabilities(),

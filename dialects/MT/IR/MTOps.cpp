@@ -1369,6 +1369,20 @@ LogicalResult LoadBalancingLossGradOp::verify() {
   return success();
 }
 
+LogicalResult RouterZLossOp::verify() {
+  if (failed(verifyPositiveFinite(*this, "coefficient",
+                                  getCoefficient().convertToDouble())))
+    return failure();
+  return verifyTokenRows(*this, getLogits(), "logits");
+}
+
+LogicalResult RouterZLossGradOp::verify() {
+  if (failed(verifyPositiveFinite(*this, "coefficient",
+                                  getCoefficient().convertToDouble())))
+    return failure();
+  return verifyTokenRows(*this, getLogits(), "logits");
+}
+
 //===----------------------------------------------------------------------===//
 // CrossEntropyOp
 //===----------------------------------------------------------------------===//

@@ -1416,6 +1416,50 @@ def MT_LoadBalancingLossGradOp : MT_Op<"load_balancing_loss_grad",
   let hasVerifier = 1;
 }
 
+// The router z-loss (ST-MoE's, Megatron-LM's `--moe-z-loss-coeff`): the
+// mean over tokens of the square of the log-sum-exp of each token's router
+// logits, which keeps the logits small.
+
+def MT_RouterZLossOp : MT_Op<"router_z_loss",
+    [DeclareOpInterfaceMethods<MT_DifferentiableOpInterface>, Pure]> {
+  let summary = "Computes a router's z-loss.";
+  let description = [{
+    `coefficient * mean_t (log sum_e exp(logits[t, e]))^2` over the T
+    tokens of the logits `[tokens..., num_experts]`: Megatron-LM's
+    `z_loss_func`, one per sparse layer. Accumulated in double precision;
+    the result is an f32 scalar.
+
+    ```mlir
+    %z = mt.router_z_loss %logits {coefficient = 1.000000e-03 : f64}
+        : tensor<8x1024x8xf32>
+    ```
+  }];
+  let arguments = (ins MT_FloatTensor:$logits, F64Attr:$coefficient);
+  let results = (outs MT_ScalarF32Tensor:$loss);
+  let assemblyFormat = "$logits attr-dict `:` type($logits)";
+  let hasVerifier = 1;
+}
+
+def MT_RouterZLossGradOp : MT_Op<"router_z_loss_grad",
+    [Pure, MT_LossGradient, AllTypesMatch<["logits", "grad_logits"]>]> {
+  let summary = "Computes the logits' gradient of a router's z-loss.";
+  let description = [{
+    `grad_logits[t, e] = grad * coefficient * 2 * z[t] * s[t, e] / T`, with
+    `z[t]` the log-sum-exp of token t's logits and `s[t, :]` their softmax:
+    the gradient of `mt.router_z_loss`.
+
+    ```mlir
+    %dlogits = mt.router_z_loss_grad %dloss, %logits
+        {coefficient = 1.000000e-03 : f64} : tensor<8x1024x8xf32>
+    ```
+  }];
+  let arguments = (ins MT_ScalarF32Tensor:$grad, MT_FloatTensor:$logits,
+                       F64Attr:$coefficient);
+  let results = (outs MT_FloatTensor:$grad_logits);
+  let assemblyFormat = "$grad `,` $logits attr-dict `:` type($logits)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//

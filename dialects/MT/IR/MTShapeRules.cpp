@@ -205,6 +205,11 @@ Types LoadBalancingLossOp::inferResultTypesFromOperands() {
 Types LoadBalancingLossGradOp::inferResultTypesFromOperands() {
   return unchanged(*this);
 }
+// The z-loss is a scalar whatever the tokens; its gradient, the logits'.
+Types RouterZLossOp::inferResultTypesFromOperands() { return unchanged(*this); }
+Types RouterZLossGradOp::inferResultTypesFromOperands() {
+  return SmallVector<Type>{getLogits().getType()};
+}
 
 Types MoeRouteOp::inferResultTypesFromOperands() {
   return SmallVector<Type>{getExperts().getType(), getOffsets().getType()};

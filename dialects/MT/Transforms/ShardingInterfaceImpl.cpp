@@ -860,6 +860,8 @@ void mlir::mt::registerShardingInterfaceExternalModels(
     RouterProbabilityGradOp::attachInterface<
         WholeModel<RouterProbabilityGradOp>>(*ctx);
     LoadBalancingLossOp::attachInterface<WholeModel<LoadBalancingLossOp>>(*ctx);
+    RouterZLossOp::attachInterface<WholeModel<RouterZLossOp>>(*ctx);
+    RouterZLossGradOp::attachInterface<WholeModel<RouterZLossGradOp>>(*ctx);
     LoadBalancingLossGradOp::attachInterface<
         WholeModel<LoadBalancingLossGradOp>>(*ctx);
     GroupedMatmulOp::attachInterface<GroupedMatmulModelBase<GroupedMatmulOp>>(

@@ -140,6 +140,11 @@ struct LlamaConfig {
   /// choices per token), summed over the layers. An option of the training
   /// run, not a config.json field (megatron-translate's flag of that name).
   double perLayerAuxLossCoef = 0.0;
+  /// Megatron-LM's --moe-z-loss-coeff (0: none): each MoE layer's router
+  /// z-loss (z_loss_func: coefficient * mean over tokens of the squared
+  /// log-sum-exp of the router's logits), summed over the layers. An
+  /// option of the training run (megatron-translate's flag of that name).
+  double routerZLossCoef = 0.0;
   /// Megatron-LM's --moe-expert-capacity-factor (none: dropless routing)
   /// and --moe-token-drop-policy: each expert takes at most its capacity of
   /// a micro-batch's choices, ceil(tokens * k / experts * factor), keeping

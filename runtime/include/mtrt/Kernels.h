@@ -93,6 +93,8 @@ enum class KernelId {
   router_probability_grad,
   load_balancing_loss,
   load_balancing_loss_grad,
+  router_z_loss,
+  router_z_loss_grad,
   expert_dispatch,
   expert_combine,
   fused
@@ -237,6 +239,8 @@ inline const KernelInfo *kernelTable(size_t &count) {
       {KernelId::load_balancing_loss, "load_balancing_loss", -1, 1, 0},
       {KernelId::load_balancing_loss_grad, "load_balancing_loss_grad", -1, 1,
        0},
+      {KernelId::router_z_loss, "router_z_loss", 1, 1, 0},
+      {KernelId::router_z_loss_grad, "router_z_loss_grad", 2, 1, 0},
       // Expert parallelism's all-to-all along a grid axis: rows and their
       // offsets out, the received rows, local offsets and counts back; and
       // the received rows, counts and offsets back to the rows.

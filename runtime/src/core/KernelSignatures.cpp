@@ -877,6 +877,26 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
     }
     break;
   }
+  case KernelId::router_z_loss:
+  case KernelId::router_z_loss_grad: {
+    // The loss: the logits [tokens..., experts]; its gradient: the loss's
+    // gradient, then the logits.
+    bool forward = id == KernelId::router_z_loss;
+    s.require(c.has("coefficient"), "has no attribute 'coefficient'");
+    s.positive("coefficient");
+    const Shape &logits = s.in(forward ? 0 : 1);
+    s.require(logits.size() >= 2, "the logits " + shapeString(logits) +
+                                      " are not [tokens..., experts]");
+    if (!s.error.empty())
+      break;
+    if (forward) {
+      s.scalar(s.out(0), "the loss");
+    } else {
+      s.scalar(s.in(0), "the loss's gradient");
+      s.same(s.out(0), "the logits' gradient", logits, "the logits");
+    }
+    break;
+  }
   case KernelId::expert_dispatch:
   case KernelId::expert_combine: {
     // Own rows [rows, width], received [ranks * rows, width] (or, bounded

@@ -791,6 +791,22 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     else
       cpu::loadBalancingLossGrad(double(in(0)[0]), loads.data(), out(0),
                                  routers, experts, coefficient);
+  } else if (id == KernelId::router_z_loss) {
+    int64_t experts = lastDim(inDesc(0));
+    out(0)[0] =
+        float(cpu::routerZLoss(in(0), inDesc(0).numElements() / experts,
+                               experts, command.get("coefficient", 0.0)));
+  } else if (id == KernelId::router_z_loss_grad) {
+    // Each token's row on its own: tokens split over the pool.
+    int64_t experts = lastDim(inDesc(1));
+    int64_t tokens = inDesc(1).numElements() / experts;
+    const double grad = scalar(0);
+    ThreadPool::global().parallelFor(
+        tokens, 256, [&](int64_t begin, int64_t end) {
+          cpu::routerZLossGrad(grad, in(1) + begin * experts,
+                               out(0) + begin * experts, end - begin, tokens,
+                               experts, command.get("coefficient", 0.0));
+        });
   } else if (id == KernelId::moe_route) {
     int64_t experts = int64_t(command.get("num_experts", 0));
     int64_t bad = cpu::moeRoute(

@@ -563,6 +563,53 @@ double loadBalancingLoss(const T *const *loads, const T *const *probabilities,
   return coefficient * double(numExperts) * dot;
 }
 
+/// A row's largest logit and the sum of the exponentials after it, in
+/// expert order (softmaxInDouble's constants; the CUDA backend's
+/// softmaxRowOf): its log-sum-exp is top + log(total).
+template <typename T>
+void softmaxConstants(const T *row, int64_t n, double &top, double &total) {
+  top = double(row[0]);
+  total = 0;
+  for (int64_t e = 1; e < n; ++e)
+    top = std::max(top, double(row[e]));
+  for (int64_t e = 0; e < n; ++e)
+    total += std::exp(double(row[e]) - top);
+}
+
+/// The router z-loss of `tokens` rows of `numExperts` logits:
+/// `coefficient * mean_t z[t]^2`, z[t] the log-sum-exp of row t, summed in
+/// token order.
+template <typename T>
+double routerZLoss(const T *logits, int64_t tokens, int64_t numExperts,
+                   double coefficient) {
+  double sum = 0;
+  for (int64_t t = 0; t < tokens; ++t) {
+    double top, total;
+    softmaxConstants(logits + t * numExperts, numExperts, top, total);
+    const double z = top + std::log(total);
+    sum += z * z;
+  }
+  return coefficient * sum / double(tokens);
+}
+
+/// The logits' gradient of routerZLoss for rows `[0, rows)` of the
+/// `tokens` it averaged: `grad * coefficient * 2 * z[t] * softmax[t, e] /
+/// tokens`.
+template <typename T>
+void routerZLossGrad(double grad, const T *logits, T *dLogits, int64_t rows,
+                     int64_t tokens, int64_t numExperts, double coefficient) {
+  for (int64_t t = 0; t < rows; ++t) {
+    const T *row = logits + t * numExperts;
+    double top, total;
+    softmaxConstants(row, numExperts, top, total);
+    const double z = top + std::log(total);
+    for (int64_t e = 0; e < numExperts; ++e)
+      dLogits[t * numExperts + e] =
+          T(grad * coefficient * 2.0 * z *
+            (std::exp(double(row[e]) - top) / total) / double(tokens));
+  }
+}
+
 /// Every router's probability gradient of loadBalancingLoss:
 /// `grad * coefficient * numExperts * mean load / routers`.
 template <typename T>

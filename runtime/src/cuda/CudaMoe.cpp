@@ -1,10 +1,10 @@
 //===- CudaMoe.cpp - A mixture of experts' commands on the GPU ------------===//
 //
 // mt.top_k_gating, mt.moe_route, the permutations, the grouped GEMMs, the
-// router's statistics, the load-balancing loss and Qwen2-MoE's sigmoid gate
-// (and Gemma 2's unfused soft cap) on MoeKernels.h's kernels, read as the
-// CPU backend reads each command (CpuDevice::runCommand). The experts'
-// exchange across ranks (expert_dispatch, expert_combine) is not built
+// router's statistics, the load-balancing loss and z-loss and Qwen2-MoE's
+// sigmoid gate (and Gemma 2's unfused soft cap) on MoeKernels.h's kernels,
+// read as the CPU backend reads each command (CpuDevice::runCommand). The
+// experts' exchange across ranks (expert_dispatch, expert_combine) is not built
 // here: unsupported() refuses it.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +23,8 @@ bool CudaDevice::isMoeKernel(KernelId id) {
   case KernelId::router_probability_grad:
   case KernelId::load_balancing_loss:
   case KernelId::load_balancing_loss_grad:
+  case KernelId::router_z_loss:
+  case KernelId::router_z_loss_grad:
   case KernelId::moe_route:
   case KernelId::moe_permute:
   case KernelId::moe_unpermute:
@@ -47,6 +49,8 @@ int64_t CudaDevice::moeScratchBytes(const Command &command, KernelId id) const {
   const BufferDesc &first = prog->buffers[size_t(command.ins[0])];
   if (id == KernelId::router_statistics)
     return routerStatisticsScratchBytes(first.numElements() / lastDimOf(first));
+  if (id == KernelId::router_z_loss)
+    return routerZLossScratchBytes(first.numElements() / lastDimOf(first));
   if (id == KernelId::moe_route)
     return moeRouteScratchBytes(first.numElements(),
                                 int64_t(command.get("num_experts", 0)));
@@ -146,6 +150,20 @@ Status CudaDevice::runMoeCommand(size_t index, KernelId id,
                                           routers, experts, coefficient, out(0))
                 : launchLoadBalancingLossGrad(stream, in(0), loads, out(0),
                                               routers, experts, coefficient);
+    break;
+  }
+  case KernelId::router_z_loss: {
+    const int64_t experts = lastDimOf(inDesc(0));
+    error = launchRouterZLoss(
+        stream, in(0), out(0), inDesc(0).numElements() / experts, experts,
+        command.get("coefficient", 0.0), reinterpret_cast<double *>(scratch));
+    break;
+  }
+  case KernelId::router_z_loss_grad: {
+    const int64_t experts = lastDimOf(inDesc(1));
+    error = launchRouterZLossGrad(stream, in(0), in(1), out(0),
+                                  inDesc(1).numElements() / experts, experts,
+                                  command.get("coefficient", 0.0));
     break;
   }
   case KernelId::moe_route:

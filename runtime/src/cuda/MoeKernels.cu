@@ -82,6 +82,27 @@ cudaError_t launchLoadBalancingLossGrad(cudaStream_t stream, const float *grad,
   });
 }
 
+cudaError_t launchRouterZLoss(cudaStream_t stream, const float *logits,
+                              float *loss, int64_t tokens, int64_t numExperts,
+                              double coefficient, double *scratch) {
+  MTRT_LAUNCH_OR_RETURN(launch(stream, tokens, [=] __device__(int64_t t) {
+    routerZRowItem(t, logits, scratch, numExperts);
+  }));
+  return launch<32>(stream, 1, [=] __device__(int64_t) {
+    routerZLossItem(scratch, tokens, coefficient, loss);
+  });
+}
+
+cudaError_t launchRouterZLossGrad(cudaStream_t stream, const float *grad,
+                                  const float *logits, float *dLogits,
+                                  int64_t tokens, int64_t numExperts,
+                                  double coefficient) {
+  return launch(stream, tokens, [=] __device__(int64_t t) {
+    routerZLossGradItem(t, grad, logits, dLogits, tokens, numExperts,
+                        coefficient);
+  });
+}
+
 cudaError_t launchMoeRoute(cudaStream_t stream, const int32_t *experts,
                            const float *weights, int32_t *positions,
                            int32_t *offsets, int64_t choices,

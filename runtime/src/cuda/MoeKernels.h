@@ -2,7 +2,7 @@
 //
 // The CUDA backend's kernels for a mixture of experts (mt.top_k_gating,
 // mt.moe_route and its permutations, the grouped GEMMs, the router's
-// statistics and load-balancing loss, Qwen2-MoE's sigmoid gate), as
+// statistics, load-balancing loss and z-loss, Qwen2-MoE's sigmoid gate), as
 // functions of one work item, like DeviceKernels.h's: nvcc builds each as a
 // grid-stride kernel (MoeKernels.cu), and MoeDeviceKernelsTest runs every
 // item on the CPU against the CPU backend's kernels (HostKernels.h), so
@@ -194,6 +194,38 @@ MTK_HD void loadBalancingLossGradItem(int64_t e, const float *grad,
     load += double(loads[l][e]);
   dProbability[e] = float(double(*grad) * coefficient * double(numExperts) *
                           load / (double(routers) * double(routers)));
+}
+
+/// Pass 1 of routerZLoss, token t: z[t], its logits' log-sum-exp.
+MTK_HD void routerZRowItem(int64_t t, const float *logits, double *z,
+                           int64_t numExperts) {
+  const SoftmaxRow s = softmaxRowOf(logits + t * numExperts, numExperts);
+  z[t] = s.top + log(s.total);
+}
+
+/// Pass 2, one item: *loss = coefficient * mean_t z[t]^2, summed in token
+/// order.
+MTK_HD void routerZLossItem(const double *z, int64_t tokens, double coefficient,
+                            float *loss) {
+  double sum = 0;
+  for (int64_t t = 0; t < tokens; ++t)
+    sum += z[t] * z[t];
+  *loss = float(coefficient * sum / double(tokens));
+}
+
+/// Token t of routerZLossGrad, the loss's gradient read from *grad (a
+/// device scalar).
+MTK_HD void routerZLossGradItem(int64_t t, const float *grad,
+                                const float *logits, float *dLogits,
+                                int64_t tokens, int64_t numExperts,
+                                double coefficient) {
+  const float *x = logits + t * numExperts;
+  const SoftmaxRow s = softmaxRowOf(x, numExperts);
+  const double z = s.top + log(s.total);
+  for (int64_t e = 0; e < numExperts; ++e)
+    dLogits[t * numExperts + e] =
+        float(double(*grad) * coefficient * 2.0 * z *
+              (exp(double(x[e]) - s.top) / s.total) / double(tokens));
 }
 
 //===----------------------------------------------------------------------===//

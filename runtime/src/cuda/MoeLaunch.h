@@ -48,6 +48,18 @@ cudaError_t launchLoadBalancingLossGrad(cudaStream_t stream, const float *grad,
                                         float *dProbability, int64_t routers,
                                         int64_t numExperts, double coefficient);
 
+/// The scratch routerZLoss needs: a double a token.
+inline int64_t routerZLossScratchBytes(int64_t tokens) {
+  return tokens * int64_t(sizeof(double));
+}
+cudaError_t launchRouterZLoss(cudaStream_t stream, const float *logits,
+                              float *loss, int64_t tokens, int64_t numExperts,
+                              double coefficient, double *scratch);
+cudaError_t launchRouterZLossGrad(cudaStream_t stream, const float *grad,
+                                  const float *logits, float *dLogits,
+                                  int64_t tokens, int64_t numExperts,
+                                  double coefficient);
+
 /// The scratch moeRoute needs: a count an expert and a flag a choice.
 inline int64_t moeRouteScratchBytes(int64_t choices, int64_t numExperts) {
   return (numExperts + choices) * int64_t(sizeof(int32_t));

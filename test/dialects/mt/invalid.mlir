@@ -2336,6 +2336,30 @@ func.func @negative_router_probability_grad(%dp: tensor<3xf32>, %l: tensor<8x3xf
 
 // -----
 
+func.func @negative_router_z_loss_coefficient(%l: tensor<8x3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.router_z_loss' op coefficient must be positive and finite, got 0.000000e+00}}
+  %z = mt.router_z_loss %l {coefficient = 0.0 : f64} : tensor<8x3xf32>
+  return %z : tensor<f32>
+}
+
+// -----
+
+func.func @negative_router_z_loss_rank(%l: tensor<3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'mt.router_z_loss' op logits must have rank 2 or more ([tokens..., features]), got 'tensor<3xf32>'}}
+  %z = mt.router_z_loss %l {coefficient = 1.0e-03 : f64} : tensor<3xf32>
+  return %z : tensor<f32>
+}
+
+// -----
+
+func.func @negative_router_z_loss_grad_coefficient(%s: tensor<f32>, %l: tensor<8x3xf32>) -> tensor<8x3xf32> {
+  // expected-error @+1 {{'mt.router_z_loss_grad' op coefficient must be positive and finite, got INF}}
+  %d = mt.router_z_loss_grad %s, %l {coefficient = 0x7FF0000000000000 : f64} : tensor<8x3xf32>
+  return %d : tensor<8x3xf32>
+}
+
+// -----
+
 func.func @negative_load_balancing_loss_counts(%l: tensor<3xf32>, %p: tensor<3xf32>) -> tensor<f32> {
   // expected-error @+1 {{'mt.load_balancing_loss' op has 2 loads but 1 probabilities (one of each per router)}}
   %aux = mt.load_balancing_loss loads(%l, %l : tensor<3xf32>, tensor<3xf32>) probabilities(%p : tensor<3xf32>) {coefficient = 1.0e-02 : f64}

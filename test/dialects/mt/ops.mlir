@@ -728,6 +728,24 @@ func.func @unnormalized_gating(%logits: tensor<2x4x3xf32>, %dw: tensor<2x4x2xf32
 
 // -----
 
+// A router's z-loss and its gradient (Megatron-LM's --moe-z-loss-coeff),
+// on tokens [batch, seq] and [tokens] alike.
+
+// CHECK-LABEL: func.func @router_z_loss
+// CHECK:         mt.router_z_loss %{{.*}} {coefficient = 1.000000e-03 : f64} : tensor<2x4x3xf32>
+// CHECK:         mt.router_z_loss_grad %{{.*}}, %{{.*}} {coefficient = 1.000000e-03 : f64} : tensor<2x4x3xf32>
+// CHECK:         mt.router_z_loss %{{.*}} {coefficient = 5.000000e-01 : f64} : tensor<8x3xbf16>
+// CHECK:         mt.router_z_loss_grad %{{.*}}, %{{.*}} {coefficient = 5.000000e-01 : f64} : tensor<8x3xbf16>
+func.func @router_z_loss(%l0: tensor<2x4x3xf32>, %l1: tensor<8x3xbf16>,
+                         %seed: tensor<f32>)
+    -> (tensor<f32>, tensor<2x4x3xf32>, tensor<f32>, tensor<8x3xbf16>) {
+  %z = mt.router_z_loss %l0 {coefficient = 1.000000e-03 : f64} : tensor<2x4x3xf32>
+  %d = mt.router_z_loss_grad %seed, %l0 {coefficient = 1.000000e-03 : f64} : tensor<2x4x3xf32>
+  %z1 = mt.router_z_loss %l1 {coefficient = 5.000000e-01 : f64} : tensor<8x3xbf16>
+  %d1 = mt.router_z_loss_grad %seed, %l1 {coefficient = 5.000000e-01 : f64} : tensor<8x3xbf16>
+  return %z, %d, %z1, %d1 : tensor<f32>, tensor<2x4x3xf32>, tensor<f32>, tensor<8x3xbf16>
+}
+
 // The load-balancing loss of two routers (Hugging Face's over all layers),
 // and its gradient down to the first router's logits.
 
