@@ -4,6 +4,7 @@
 
 #include "cpu/BlockedAttention.h"
 #include "cpu/HostKernels.h"
+#include "mtrt/ExpertExchange.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/HalfFloat.h"
 #include "mtrt/KernelSignatures.h"
@@ -580,22 +581,6 @@ static Status checkPositions(const int32_t *positions, int64_t choices,
                            " again (each row is one token's choice)");
     seen[size_t(positions[i])] = true;
   }
-  return Status::ok();
-}
-
-Status mtrt::checkExpertOffsets(const int32_t *offsets, int64_t experts,
-                                int64_t rows) {
-  if (offsets[0] != 0 || offsets[experts] > rows)
-    return Status::error("the offsets run from " + std::to_string(offsets[0]) +
-                         " to " + std::to_string(offsets[experts]) +
-                         ", not from 0 within the " + std::to_string(rows) +
-                         " rows");
-  for (int64_t e = 0; e < experts; ++e)
-    if (offsets[e] > offsets[e + 1])
-      return Status::error("expert " + std::to_string(e) + "'s rows [" +
-                           std::to_string(offsets[e]) + ", " +
-                           std::to_string(offsets[e + 1]) +
-                           ") are not an ordered range");
   return Status::ok();
 }
 
@@ -1211,7 +1196,13 @@ Status CpuDevice::runCommand(KernelId id, const Command &command, uint64_t seed,
     return runCollective(id, command);
   } else if (id == KernelId::expert_dispatch ||
              id == KernelId::expert_combine) {
-    return runExpertExchange(id, command);
+    // Rows as f32 (16-bit ones staged), offsets and counts as i32.
+    return exchangeExpertRows(communicator, buffers, id, command,
+                              [&](int64_t buffer) -> void * {
+                                if (buffers[size_t(buffer)].dtype == DType::I32)
+                                  return as<int32_t>(buffer);
+                                return f32(buffer);
+                              });
   } else if (id == KernelId::send || id == KernelId::recv) {
     if (!communicator || pipelineAxis < 0)
       return Status::error("a pipeline transfer needs the run's communicator "

@@ -24,13 +24,6 @@
 
 namespace mtrt {
 
-/// The experts' rows, offsets[e] to offsets[e + 1], are ordered ranges from
-/// row 0 within the `rows` rows (a mixture of experts' routing read at run
-/// time, checked before it indexes anything). They may end before the last
-/// row: expert parallelism's received rows are as many as could come.
-Status checkExpertOffsets(const int32_t *offsets, int64_t experts,
-                          int64_t rows);
-
 class CpuDevice final : public Device {
 public:
   /// A device whose pool has `hostThreads` threads (0: leave the pool as
@@ -87,7 +80,6 @@ private:
   }
   Status runCollective(KernelId id, const Command &command);
   /// Expert parallelism's all-to-all (CpuExpertExchange.cpp).
-  Status runExpertExchange(KernelId id, const Command &command);
   Status runVocabParallelCrossEntropy(KernelId id, const Command &command);
   /// An fp32 view of a floating-point operand: the buffer itself when it is
   /// f32, else its staged copy.

@@ -497,6 +497,9 @@ Status CudaDevice::runCommand(size_t index, KernelId id, const Command &command,
   case KernelId::all_gather:
   case KernelId::all_slice:
     return runCollective(id, command);
+  case KernelId::expert_dispatch:
+  case KernelId::expert_combine:
+    return runExpertExchange(id, command);
   default:
     if (isMoeKernel(id))
       return runMoeCommand(index, id, command);

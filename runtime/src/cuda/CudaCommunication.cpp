@@ -8,6 +8,8 @@ using namespace mtrt::gpu;
 bool CudaDevice::overlaps(const Command &command, KernelId id) {
   if (!isCollective(id) || id == KernelId::all_slice || !acrossRanks(command))
     return false;
+  if (stridedAllReduce(command, id)) // through host memory
+    return false;
   if (!viaNccl(int64_t(command.get("grid_axis", 0))))
     return false;
   // fp32 operands only: a 16-bit one goes through the shared fp32 staging,
@@ -39,7 +41,8 @@ Status CudaDevice::prepareOverlap() {
     const Command &command = prog->commands[i];
     KernelId id = resolved[i]->id;
     int64_t axis = -1;
-    if (isCollective(id) && id != KernelId::all_slice && acrossRanks(command))
+    if (isCollective(id) && id != KernelId::all_slice && acrossRanks(command) &&
+        !stridedAllReduce(command, id))
       axis = int64_t(command.get("grid_axis", 0));
     else if (isCrossEntropy(id) && command.has("vocab_grid_axis"))
       axis = int64_t(command.get("vocab_grid_axis", 0));
@@ -221,6 +224,12 @@ Status CudaDevice::openCollectives(const RankProgram &program) {
 bool CudaDevice::throughHost(const Command &command, KernelId id) const {
   if (id == KernelId::send || id == KernelId::recv)
     return !ncclTransfer(command, id);
+  // The experts' exchange and an expert's replicas' sum: MPI on host
+  // copies (runExpertExchange, runCollective).
+  if (id == KernelId::expert_dispatch || id == KernelId::expert_combine)
+    return acrossRanks(command);
+  if (stridedAllReduce(command, id))
+    return acrossRanks(command);
   int64_t axis = -1;
   if (isCollective(id) && id != KernelId::all_slice && acrossRanks(command))
     axis = int64_t(command.get("grid_axis", 0));
@@ -349,6 +358,18 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
   const int64_t parts = communicator->groupSize(axis);
   const float *in = f32(command.ins[0]);
   float *out = f32(command.outs[0]);
+  if (stridedAllReduce(command, id)) {
+    // An expert's replicas, every stride-th rank of the axis: through host
+    // memory (NCCL communicators per residue class are not made here).
+    if (out != in)
+      MTRT_RETURN_IF_ERROR(checkCuda(
+          cudaMemcpyAsync(out, in, size_t(output.numElements()) * sizeof(float),
+                          cudaMemcpyDeviceToDevice, stream),
+          "an all-reduce's copy"));
+    return hostStaged.allReduceStrided(axis, int64_t(command.get("stride", 1)),
+                                       out, output.numElements(), DType::F32,
+                                       op, stream);
+  }
   if (id == KernelId::all_reduce) {
     if (out != in)
       MTRT_RETURN_IF_ERROR(checkCuda(
@@ -397,4 +418,45 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
                                     rankMajor + t * outer * block, row,
                                     "placing the pieces"));
   return Status::ok();
+}
+
+Status CudaDevice::runExpertExchange(KernelId id, const Command &command) {
+  // Every operand on the host once the commands before have made it, the
+  // exchange there over MPI (its sizes come from counts only the host
+  // reads), the results back: f32 views of the rows (16-bit ones staged),
+  // the offsets and counts as they are.
+  MTRT_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(stream),
+                                 "waiting for an expert exchange's rows"));
+  auto deviceView = [&](int64_t buffer) -> uint8_t * {
+    if (prog->buffers[size_t(buffer)].dtype == DType::I32)
+      return address(buffer);
+    return reinterpret_cast<uint8_t *>(f32(buffer));
+  };
+  auto bytesOf = [&](int64_t buffer) {
+    return size_t(prog->buffers[size_t(buffer)].numElements()) * 4;
+  };
+  std::map<int64_t, std::vector<uint8_t>> host;
+  for (int64_t buffer : command.ins) {
+    std::vector<uint8_t> &copy = host[buffer];
+    copy.resize(bytesOf(buffer));
+    MTRT_RETURN_IF_ERROR(
+        checkCuda(cudaMemcpyAsync(copy.data(), deviceView(buffer), copy.size(),
+                                  cudaMemcpyDeviceToHost, stream),
+                  "copying an expert exchange's operand to the host"));
+  }
+  for (int64_t buffer : command.outs)
+    host[buffer].resize(bytesOf(buffer));
+  MTRT_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(stream),
+                                 "copying an expert exchange's operands"));
+  MTRT_RETURN_IF_ERROR(exchangeExpertRows(
+      communicator, prog->buffers, id, command,
+      [&](int64_t buffer) -> void * { return host[buffer].data(); }));
+  for (int64_t buffer : command.outs)
+    MTRT_RETURN_IF_ERROR(checkCuda(
+        cudaMemcpyAsync(deviceView(buffer), host[buffer].data(),
+                        host[buffer].size(), cudaMemcpyHostToDevice, stream),
+        "copying an expert exchange's result to the GPU"));
+  // The host copies go when this returns.
+  return checkCuda(cudaStreamSynchronize(stream),
+                   "copying an expert exchange's results");
 }

@@ -172,10 +172,6 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::all_slice:
     if (!communicator)
       return "a collective without the run's communicator";
-    if (command.get("stride", 1) != 1)
-      return "an all-reduce over every " +
-             std::to_string(int64_t(command.get("stride", 1))) +
-             "th rank of an axis, which NCCL groups here do not make yet";
     if (int64_t axis = int64_t(command.get("grid_axis", 0));
         axis < 0 || axis >= int64_t(communicator->coords().size()))
       return "a collective along grid axis " + std::to_string(axis) +
@@ -183,7 +179,13 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
     break;
   case KernelId::expert_dispatch:
   case KernelId::expert_combine:
-    return "the experts' exchange across ranks (expert parallelism, ep > 1)";
+    if (!communicator)
+      return "an expert exchange without the run's communicator";
+    if (int64_t axis = int64_t(command.get("grid_axis", 0));
+        axis < 0 || axis >= int64_t(communicator->coords().size()))
+      return "an expert exchange along grid axis " + std::to_string(axis) +
+             ", which the device grid does not have";
+    break;
   default:
     if (!isMoeKernel(id))
       return "no CUDA kernel for it yet";

@@ -30,6 +30,7 @@
 #include "cuda/NcclTransfers.h"
 #include "mtrt/AsyncJoins.h"
 #include "mtrt/Deadline.h"
+#include "mtrt/ExpertExchange.h"
 #include "mtrt/GeneratedKernelLibrary.h"
 #include "mtrt/GeneratedKernelPrelude.h"
 #include "mtrt/KernelSignatures.h"
@@ -235,6 +236,14 @@ private:
     return evaluationSlice ? 0.0 : command.get(name, 0.0);
   }
   Status runCollective(KernelId id, const Command &command);
+  /// expert_dispatch or expert_combine through host memory, over MPI
+  /// (mtrt/ExpertExchange.h).
+  Status runExpertExchange(KernelId id, const Command &command);
+  /// Whether `command` is an all-reduce over every stride-th rank of its
+  /// axis (an expert's replicas), which runs through host memory.
+  static bool stridedAllReduce(const Command &command, KernelId id) {
+    return id == KernelId::all_reduce && command.get("stride", 1) != 1;
+  }
   /// A mixture of experts' commands and the soft cap (CudaMoe.cpp), on
   /// MoeKernels.h's kernels.
   static bool isMoeKernel(KernelId id);

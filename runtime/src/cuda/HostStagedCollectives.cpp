@@ -71,6 +71,18 @@ Status HostStagedCollectives::allReduce(int64_t axis, void *data, int64_t count,
   return toDevice(data, bytes, 0, stream);
 }
 
+Status HostStagedCollectives::allReduceStrided(int64_t axis, int64_t stride,
+                                               void *data, int64_t count,
+                                               DType dtype, ReduceOp op,
+                                               cudaStream_t stream) {
+  MTRT_RETURN_IF_ERROR(checked());
+  int64_t bytes = count * elementBytes(dtype);
+  MTRT_RETURN_IF_ERROR(toHost(data, bytes, 0, stream));
+  MTRT_RETURN_IF_ERROR(communicator->allReduceStrided(
+      axis, stride, host[0].data(), count, dtype, op));
+  return toDevice(data, bytes, 0, stream);
+}
+
 Status HostStagedCollectives::reduceScatter(int64_t axis, const float *in,
                                             float *out, int64_t count,
                                             ReduceOp op, cudaStream_t stream) {

@@ -33,6 +33,12 @@ public:
                        ReduceOp op, cudaStream_t stream) override;
   Status allGather(int64_t axis, const float *in, float *out, int64_t count,
                    cudaStream_t stream) override;
+  /// allReduce over the ranks of the axis' group equal modulo `stride`
+  /// (Communicator::allReduceStrided: an expert's replicas), which NCCL
+  /// communicators here do not make.
+  Status allReduceStrided(int64_t axis, int64_t stride, void *data,
+                          int64_t count, DType dtype, ReduceOp op,
+                          cudaStream_t stream);
 
   /// Point-to-point along `axis` (Communicator::send and recv): a send
   /// copies the device bytes out once the stream has produced them and

@@ -1,18 +1,22 @@
-//===- CpuExpertExchange.cpp - Expert parallelism's all-to-all on CPU ----===//
+//===- ExpertExchange.cpp - Expert parallelism's all-to-all ---------------===//
 //
-// mt.expert_dispatch and mt.expert_combine on CPU ranks: an all-gather of
-// every rank's rows per expert, then point-to-point transfers along the grid
-// axis (a send does not wait for its receive, so every rank sends first and
-// then receives: no order of ranks can deadlock). The counts the all-gather
-// brings are data: a count another rank sent that does not fit this rank's
-// buffer is an error naming it, never an overrun.
+// mt.expert_dispatch and mt.expert_combine over a Communicator, on host
+// copies of their operands: an all-gather of every rank's rows per expert,
+// then point-to-point transfers along the grid axis (a send does not wait
+// for its receive, so every rank sends first and then receives: no order of
+// ranks can deadlock). The counts the all-gather brings are data: a count
+// another rank sent that does not fit this rank's buffer is an error
+// naming it, never an overrun. The CPU backend runs it on its buffers, the
+// CUDA backend on host copies of the GPU's.
 //
 //===----------------------------------------------------------------------===//
 
-#include "CpuDevice.h"
+#include "mtrt/ExpertExchange.h"
 
 #include <cstring>
 #include <numeric>
+#include <string>
+#include <vector>
 
 using namespace mtrt;
 
@@ -26,7 +30,26 @@ std::string rowsOf(int64_t count) {
 }
 } // namespace
 
-Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
+Status mtrt::checkExpertOffsets(const int32_t *offsets, int64_t experts,
+                                int64_t rows) {
+  if (offsets[0] != 0 || offsets[experts] > rows)
+    return Status::error("the offsets run from " + std::to_string(offsets[0]) +
+                         " to " + std::to_string(offsets[experts]) +
+                         ", not from 0 within the " + std::to_string(rows) +
+                         " rows");
+  for (int64_t e = 0; e < experts; ++e)
+    if (offsets[e] > offsets[e + 1])
+      return Status::error("expert " + std::to_string(e) + "'s rows [" +
+                           std::to_string(offsets[e]) + ", " +
+                           std::to_string(offsets[e + 1]) +
+                           ") are not an ordered range");
+  return Status::ok();
+}
+
+Status mtrt::exchangeExpertRows(
+    const Communicator *communicator, const std::vector<BufferDesc> &buffers,
+    KernelId id, const Command &command,
+    const std::function<void *(int64_t bufferId)> &hostData) {
   if (!communicator)
     return Status::error("an expert exchange needs the run's communicator");
   int64_t axis = int64_t(command.get("grid_axis", 0));
@@ -34,7 +57,12 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
     return Status::error("grid axis " + std::to_string(axis) +
                          " is not an axis of the device grid");
   const bool dispatch = id == KernelId::expert_dispatch;
-  const std::vector<BufferDesc> &buffers = prog->buffers;
+  auto f32 = [&](int64_t buffer) {
+    return static_cast<float *>(hostData(buffer));
+  };
+  auto i32 = [&](int64_t buffer) {
+    return static_cast<int32_t *>(hostData(buffer));
+  };
   // Shapes were checked at load against the grid (KernelSignatures): own
   // rows [rows, width], received [ranks * rows, width] (capacity_bounded:
   // [rows, width]), counts [ranks, local], offsets [ranks * local + 1].
@@ -56,7 +84,7 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
   const size_t rowBytes = size_t(width) * sizeof(float);
   // A rank's own rows are every expert's: the offsets end at the last
   // (but for a capacity's, below).
-  const int32_t *offsets = as<int32_t>(offsetsDesc.id);
+  const int32_t *offsets = i32(offsetsDesc.id);
   MTRT_RETURN_IF_ERROR(checkExpertOffsets(offsets, experts, rows));
   // A capacity's rows end with rows no choice took (capacity_bounded: the
   // received rows are as many as the rank's own, for a local expert's
@@ -70,8 +98,7 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
                          rowsOf(rows) + ", which are all some expert's");
   // The rows rank q sends (or is sent back) for this rank's expert j:
   // counts[q * local + j].
-  int32_t *counts =
-      dispatch ? as<int32_t>(command.outs[2]) : as<int32_t>(command.ins[1]);
+  int32_t *counts = dispatch ? i32(command.outs[2]) : i32(command.ins[1]);
   if (dispatch) {
     std::vector<int32_t> mine(static_cast<size_t>(experts));
     std::vector<int32_t> every(static_cast<size_t>(axisRanks * experts));
@@ -112,7 +139,7 @@ Status CpuDevice::runExpertExchange(KernelId id, const Command &command) {
                          " received (a capacity's rows: an expert's "
                          "capacity from each rank)");
   if (dispatch) {
-    int32_t *localOffsets = as<int32_t>(command.outs[1]);
+    int32_t *localOffsets = i32(command.outs[1]);
     int64_t at = 0;
     for (int64_t j = 0; j < local; ++j) {
       localOffsets[j] = int32_t(at);
