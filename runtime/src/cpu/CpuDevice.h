@@ -79,7 +79,6 @@ private:
     return evaluating ? 0.0 : command.get(name, 0.0);
   }
   Status runCollective(KernelId id, const Command &command);
-  /// Expert parallelism's all-to-all (CpuExpertExchange.cpp).
   Status runVocabParallelCrossEntropy(KernelId id, const Command &command);
   /// An fp32 view of a floating-point operand: the buffer itself when it is
   /// f32, else its staged copy.

@@ -360,7 +360,11 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
   float *out = f32(command.outs[0]);
   if (stridedAllReduce(command, id)) {
     // An expert's replicas, every stride-th rank of the axis: through host
-    // memory (NCCL communicators per residue class are not made here).
+    // memory (NCCL communicators per residue class are not made here),
+    // once the stream's queued work (NCCL's, waiting for peers) is done
+    // under waitForStream's deadline.
+    MTRT_RETURN_IF_ERROR(
+        waitForStream("the commands before an expert replicas' all-reduce"));
     if (out != in)
       MTRT_RETURN_IF_ERROR(checkCuda(
           cudaMemcpyAsync(out, in, size_t(output.numElements()) * sizeof(float),
@@ -425,8 +429,9 @@ Status CudaDevice::runExpertExchange(KernelId id, const Command &command) {
   // exchange there over MPI (its sizes come from counts only the host
   // reads), the results back: f32 views of the rows (16-bit ones staged),
   // the offsets and counts as they are.
-  MTRT_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(stream),
-                                 "waiting for an expert exchange's rows"));
+  // (Polled where this rank joined NCCL: queued NCCL work before it waits
+  // for its peers, which waitForStream gives a deadline.)
+  MTRT_RETURN_IF_ERROR(waitForStream("the commands before an expert exchange"));
   auto deviceView = [&](int64_t buffer) -> uint8_t * {
     if (prog->buffers[size_t(buffer)].dtype == DType::I32)
       return address(buffer);
@@ -446,8 +451,7 @@ Status CudaDevice::runExpertExchange(KernelId id, const Command &command) {
   }
   for (int64_t buffer : command.outs)
     host[buffer].resize(bytesOf(buffer));
-  MTRT_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(stream),
-                                 "copying an expert exchange's operands"));
+  MTRT_RETURN_IF_ERROR(waitForStream("copying an expert exchange's operands"));
   MTRT_RETURN_IF_ERROR(exchangeExpertRows(
       communicator, prog->buffers, id, command,
       [&](int64_t buffer) -> void * { return host[buffer].data(); }));
@@ -457,6 +461,5 @@ Status CudaDevice::runExpertExchange(KernelId id, const Command &command) {
                         host[buffer].size(), cudaMemcpyHostToDevice, stream),
         "copying an expert exchange's result to the GPU"));
   // The host copies go when this returns.
-  return checkCuda(cudaStreamSynchronize(stream),
-                   "copying an expert exchange's results");
+  return waitForStream("copying an expert exchange's results");
 }

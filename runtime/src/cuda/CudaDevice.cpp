@@ -599,7 +599,7 @@ Status CudaDevice::upload(int64_t bufferId, const void *host, int64_t bytes,
   return checkCuda(cudaStreamSynchronize(stream), what);
 }
 
-Status CudaDevice::finishStep(const char *what) {
+Status CudaDevice::waitForStream(const char *what) {
   if (!nccl.joined() && !ncclTransfers.joined())
     return checkCuda(cudaStreamSynchronize(stream), what);
   const double timeout = communicator ? communicator->timeoutSeconds() : 0;
@@ -707,7 +707,7 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
   if (!trace && graphExec) {
     MTRT_RETURN_IF_ERROR(
         checkCuda(cudaGraphLaunch(graphExec, stream), "launching the step"));
-    return finishStep("the step");
+    return waitForStream("the step");
   }
   // With a trace, command i runs between events i and i + 1; the step's
   // host time at its start places them on the trace's clock.
@@ -733,7 +733,7 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
                                    "timing the step"));
   }
   MTRT_RETURN_IF_ERROR(enqueueCommands(seed, step, trace != nullptr));
-  MTRT_RETURN_IF_ERROR(finishStep("the step"));
+  MTRT_RETURN_IF_ERROR(waitForStream("the step"));
   // Sends copied their bytes out: wait for them before the next step.
   if (communicator && pipelineAxis >= 0)
     MTRT_RETURN_IF_ERROR(hostStaged.finishSends());
@@ -788,7 +788,7 @@ Status CudaDevice::executeEvaluation(const std::vector<bool> &slice) {
   Status status = enqueueCommands(0, 0, /*timed=*/false);
   evaluationSlice = nullptr;
   MTRT_RETURN_IF_ERROR(status);
-  MTRT_RETURN_IF_ERROR(finishStep("the evaluation"));
+  MTRT_RETURN_IF_ERROR(waitForStream("the evaluation"));
   if (communicator && pipelineAxis >= 0)
     MTRT_RETURN_IF_ERROR(hostStaged.finishSends());
   return Status::ok();

@@ -206,14 +206,15 @@ private:
   /// Whether every rank of the run says `mine` (the maximum of a refusal
   /// over each grid axis in turn: over all of the grid's ranks).
   Status everyRankAgrees(bool mine, bool &all) const;
-  /// Waits for the step's end on the compute stream. Where this rank
+  /// Waits for what the compute stream holds (a step's end; before an
+  /// exchange through host memory, the commands before it). Where this rank
   /// joined NCCL it polls instead, as PyTorch's NCCL watchdog does: NCCL's
   /// kernels wait for their peers without a deadline, so a rank that
   /// stopped answering would hang this one for good. On NCCL's background
   /// error, or past the run's deadline (--distributed-timeout-minutes), it
   /// aborts this rank's NCCL communicators (their kernels return) and
   /// fails, naming what it waited for.
-  Status finishStep(const char *what);
+  Status waitForStream(const char *what);
   /// Why this rank's NCCL communicators were aborted ("" if they were
   /// not): no later step runs, as its collectives and transfers would
   /// have no communicator, or fall back to host memory unlike their peers.

@@ -4,8 +4,8 @@
 // router's statistics, the load-balancing loss and z-loss and Qwen2-MoE's
 // sigmoid gate (and Gemma 2's unfused soft cap) on MoeKernels.h's kernels,
 // read as the CPU backend reads each command (CpuDevice::runCommand). The
-// experts' exchange across ranks (expert_dispatch, expert_combine) is not built
-// here: unsupported() refuses it.
+// experts' exchange across ranks (expert_dispatch, expert_combine) runs
+// through host memory (CudaDevice::runExpertExchange).
 //
 //===----------------------------------------------------------------------===//
 
