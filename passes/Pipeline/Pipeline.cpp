@@ -62,22 +62,22 @@ constexpr int64_t kPerStep = -2;
 
 enum class Phase { Forward = 0, Backward = 1, Optimizer = 2 };
 
-/// shard.send and shard.recv move tensors of rank 1 or more: a scalar (a
-/// layer's router z-loss, made on its layer's stage and added to the loss
-/// on the last) travels as a tensor of one element.
+/// The type a value of `type` travels as: itself, or a scalar as a tensor
+/// of one element (shard.send and shard.recv move tensors of rank 1 or
+/// more; a layer's router z-loss is made on its layer's stage and added to
+/// the loss on the last).
+RankedTensorType transferType(RankedTensorType type) {
+  return type.getRank() > 0 ? type
+                            : RankedTensorType::get({1}, type.getElementType());
+}
+
+/// `value` as it travels (transferType).
 Value asTransferable(OpBuilder &builder, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() > 0)
     return value;
-  return tensor::ExpandShapeOp::create(
-      builder, loc, RankedTensorType::get({1}, type.getElementType()), value,
-      ArrayRef<ReassociationIndices>{});
-}
-
-/// The type a value of `type` travels as (asTransferable).
-RankedTensorType transferType(RankedTensorType type) {
-  return type.getRank() > 0 ? type
-                            : RankedTensorType::get({1}, type.getElementType());
+  return tensor::ExpandShapeOp::create(builder, loc, transferType(type), value,
+                                       ArrayRef<ReassociationIndices>{});
 }
 
 /// A received value back in its own type `type` (asTransferable).

@@ -228,6 +228,49 @@ void checkAttention(std::mt19937_64 &gen, int64_t batch, int64_t heads,
   expectClose(dVOwn, dV, "dV", seq, headDim);
 }
 
+/// A head-major attention's inputs and the reference's results for them
+/// (in double; K and V of the key heads).
+struct HeadMajorCase {
+  std::vector<double> q, k, v, dO, out, dQ, dK, dV;
+};
+
+/// Runs head-major attention forward and backward on the GPU (`cap` > 0:
+/// soft-capped scores; `stated`: the forward writes each row's
+/// log-sum-exp and the backward reads it with the output) and compares
+/// out, dQ, dK and dV with the reference's.
+void checkHeadMajorOnGpu(const HeadMajorCase &c, int64_t rows, int64_t seq,
+                         int64_t headDim, double scale,
+                         const AttentionLayout &layout,
+                         const gpu::AttentionDropout &dropout, int64_t window,
+                         double cap, bool stated) {
+  auto narrow = [](const std::vector<double> &x) {
+    return std::vector<float>(x.begin(), x.end());
+  };
+  DeviceVector<float> qDev{narrow(c.q)}, kDev{narrow(c.k)}, vDev{narrow(c.v)},
+      dODev{narrow(c.dO)}, outDev{std::vector<float>(c.q.size())},
+      dQDev{std::vector<float>(c.q.size())},
+      dKDev{std::vector<float>(c.k.size())},
+      dVDev{std::vector<float>(c.v.size())},
+      lseDev{std::vector<float>(size_t(rows))};
+  DeviceVector<double> stats{std::vector<double>(size_t(3 * rows))};
+  float *lse = stated ? lseDev.data : nullptr;
+  ASSERT_EQ(gpu::launchAttention(nullptr, qDev.data, kDev.data, vDev.data,
+                                 outDev.data, lse, rows, seq, headDim, scale,
+                                 layout, dropout, window, cap),
+            cudaSuccess);
+  ASSERT_EQ(gpu::launchAttentionGrad(nullptr, dODev.data, qDev.data, kDev.data,
+                                     vDev.data, stated ? outDev.data : nullptr,
+                                     lse, dQDev.data, dKDev.data, dVDev.data,
+                                     stats.data, rows, seq, headDim, scale,
+                                     layout, dropout, window, cap),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  expectClose(outDev.read(), c.out, "out", seq, headDim);
+  expectClose(dQDev.read(), c.dQ, "dQ", seq, headDim);
+  expectClose(dKDev.read(), c.dK, "dK", seq, headDim);
+  expectClose(dVDev.read(), c.dV, "dV", seq, headDim);
+}
+
 gpu::AttentionDropout noDropout(int64_t heads) {
   gpu::AttentionDropout none;
   none.heads = none.headsTotal = heads;
@@ -332,31 +375,10 @@ TEST(CudaAttention, GroupedKeysAgainstTheRepeatedReference) {
                                            rowSize),
                             dV = sumGroups(dVRep, batch, heads, kvHeads,
                                            rowSize);
-        auto f = [](const std::vector<double> &x) {
-          return std::vector<float>(x.begin(), x.end());
-        };
-        DeviceVector<float> qDev{f(q)}, kDev{f(k)}, vDev{f(v)}, dODev{f(dO)},
-            outDev{std::vector<float>(n)}, dQDev{std::vector<float>(n)},
-            dKDev{std::vector<float>(nKv)}, dVDev{std::vector<float>(nKv)};
-        DeviceVector<double> stats{std::vector<double>(3 * n / headDim)};
-        AttentionLayout layout =
-            AttentionLayout::headMajor(heads, seq, headDim, kvHeads);
-        const int64_t rows = batch * heads * seq;
-        ASSERT_EQ(gpu::launchAttention(nullptr, qDev.data, kDev.data, vDev.data,
-                                       outDev.data, nullptr, rows, seq, headDim,
-                                       scale, layout, dropout, window),
-                  cudaSuccess);
-        ASSERT_EQ(gpu::launchAttentionGrad(
-                      nullptr, dODev.data, qDev.data, kDev.data, vDev.data,
-                      nullptr, nullptr, dQDev.data, dKDev.data, dVDev.data,
-                      stats.data, rows, seq, headDim, scale, layout, dropout,
-                      window),
-                  cudaSuccess);
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        expectClose(outDev.read(), out, "out", seq, headDim);
-        expectClose(dQDev.read(), dQ, "dQ", seq, headDim);
-        expectClose(dKDev.read(), dK, "dK", seq, headDim);
-        expectClose(dVDev.read(), dV, "dV", seq, headDim);
+        checkHeadMajorOnGpu(
+            {q, k, v, dO, out, dQ, dK, dV}, batch * heads * seq, seq, headDim,
+            scale, AttentionLayout::headMajor(heads, seq, headDim, kvHeads),
+            dropout, window, /*cap=*/0.0, /*stated=*/false);
       }
 }
 
@@ -455,36 +477,13 @@ TEST(CudaAttention, SoftCappedScoresAgainstTheReference) {
         std::vector<double> out, dQ, dK, dV;
         softcapReference(q, k, v, dO, rows, seq, headDim, scale, cap, out, dQ,
                          dK, dV);
-        auto narrow = [](const std::vector<double> &x) {
-          return std::vector<float>(x.begin(), x.end());
-        };
-        DeviceVector<float> qDev{narrow(q)}, kDev{narrow(k)}, vDev{narrow(v)},
-            dODev{narrow(dO)}, outDev{std::vector<float>(n)},
-            dQDev{std::vector<float>(n)}, dKDev{std::vector<float>(n)},
-            dVDev{std::vector<float>(n)};
-        DeviceVector<double> stats{std::vector<double>(size_t(3 * rows))};
-        const AttentionLayout layout =
-            AttentionLayout::headMajor(heads, seq, headDim);
-        DeviceVector<float> lseDev{std::vector<float>(size_t(rows))};
-        float *lse = stated ? lseDev.data : nullptr;
-        ASSERT_EQ(gpu::launchAttention(nullptr, qDev.data, kDev.data, vDev.data,
-                                       outDev.data, lse, rows, seq, headDim,
-                                       scale, layout, noDropout(heads), 0, cap),
-                  cudaSuccess);
-        ASSERT_EQ(gpu::launchAttentionGrad(
-                      nullptr, dODev.data, qDev.data, kDev.data, vDev.data,
-                      stated ? outDev.data : nullptr, lse, dQDev.data,
-                      dKDev.data, dVDev.data, stats.data, rows, seq, headDim,
-                      scale, layout, noDropout(heads), 0, cap),
-                  cudaSuccess);
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         SCOPED_TRACE("cap " + std::to_string(cap) + ", head dimension " +
                      std::to_string(headDim) +
                      (stated ? ", the forward's lse given" : ""));
-        expectClose(outDev.read(), out, "out", seq, headDim);
-        expectClose(dQDev.read(), dQ, "dQ", seq, headDim);
-        expectClose(dKDev.read(), dK, "dK", seq, headDim);
-        expectClose(dVDev.read(), dV, "dV", seq, headDim);
+        checkHeadMajorOnGpu({q, k, v, dO, out, dQ, dK, dV}, rows, seq, headDim,
+                            scale,
+                            AttentionLayout::headMajor(heads, seq, headDim),
+                            noDropout(heads), /*window=*/0, cap, stated);
       }
 }
 

@@ -1369,19 +1369,18 @@ LogicalResult LoadBalancingLossGradOp::verify() {
   return success();
 }
 
-LogicalResult RouterZLossOp::verify() {
-  if (failed(verifyPositiveFinite(*this, "coefficient",
-                                  getCoefficient().convertToDouble())))
+/// The z-loss and its gradient: a positive coefficient and the router's
+/// logits [tokens..., experts].
+template <typename ZLossOp> static LogicalResult verifyZLoss(ZLossOp op) {
+  if (failed(verifyPositiveFinite(op, "coefficient",
+                                  op.getCoefficient().convertToDouble())))
     return failure();
-  return verifyTokenRows(*this, getLogits(), "logits");
+  return verifyTokenRows(op, op.getLogits(), "logits");
 }
 
-LogicalResult RouterZLossGradOp::verify() {
-  if (failed(verifyPositiveFinite(*this, "coefficient",
-                                  getCoefficient().convertToDouble())))
-    return failure();
-  return verifyTokenRows(*this, getLogits(), "logits");
-}
+LogicalResult RouterZLossOp::verify() { return verifyZLoss(*this); }
+
+LogicalResult RouterZLossGradOp::verify() { return verifyZLoss(*this); }
 
 //===----------------------------------------------------------------------===//
 // CrossEntropyOp

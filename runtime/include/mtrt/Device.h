@@ -139,6 +139,9 @@ protected:
   Status checkTransfer(int64_t bufferId, int64_t bytes, int64_t offset,
                        const char *what) const;
   Status checkFloatBuffer(int64_t bufferId, const char *what) const;
+  /// A prepared program and an evaluation slice of one flag per command
+  /// (executeEvaluation).
+  Status checkEvaluationSlice(const std::vector<bool> &slice) const;
 
   /// The prepared program, or null.
   const RankProgram *prog = nullptr;

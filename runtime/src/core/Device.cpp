@@ -29,6 +29,15 @@ Status Device::checkPrepared(const char *what) const {
   return Status::ok();
 }
 
+Status Device::checkEvaluationSlice(const std::vector<bool> &slice) const {
+  MTRT_RETURN_IF_ERROR(checkPrepared("an evaluation"));
+  if (slice.size() != prog->commands.size())
+    return Status::error(
+        "an evaluation slice of " + std::to_string(slice.size()) +
+        " commands for a program of " + std::to_string(prog->commands.size()));
+  return Status::ok();
+}
+
 Status Device::checkTransfer(int64_t bufferId, int64_t bytes, int64_t offset,
                              const char *what) const {
   MTRT_RETURN_IF_ERROR(checkPrepared(what));

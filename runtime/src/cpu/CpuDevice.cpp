@@ -509,11 +509,7 @@ Status CpuDevice::executeStep(uint64_t seed, uint64_t step) {
 }
 
 Status CpuDevice::executeEvaluation(const std::vector<bool> &slice) {
-  MTRT_RETURN_IF_ERROR(checkPrepared("an evaluation"));
-  if (slice.size() != prog->commands.size())
-    return Status::error(
-        "an evaluation slice of " + std::to_string(slice.size()) +
-        " commands for a program of " + std::to_string(prog->commands.size()));
+  MTRT_RETURN_IF_ERROR(checkEvaluationSlice(slice));
   evaluating = true;
   ExecutionTrace *traced = trace;
   trace = nullptr;

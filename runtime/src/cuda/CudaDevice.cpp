@@ -761,11 +761,7 @@ Status CudaDevice::executeStep(uint64_t seed, uint64_t step) {
 }
 
 Status CudaDevice::executeEvaluation(const std::vector<bool> &slice) {
-  MTRT_RETURN_IF_ERROR(checkPrepared("an evaluation"));
-  if (slice.size() != prog->commands.size())
-    return Status::error(
-        "an evaluation slice of " + std::to_string(slice.size()) +
-        " commands for a program of " + std::to_string(prog->commands.size()));
+  MTRT_RETURN_IF_ERROR(checkEvaluationSlice(slice));
   if (!ncclAborted.empty())
     return Status::error("no evaluation after an earlier step failed (" +
                          ncclAborted +

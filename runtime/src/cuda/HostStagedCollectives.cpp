@@ -63,12 +63,7 @@ Status HostStagedCollectives::toDevice(void *device, int64_t bytes, int slot,
 Status HostStagedCollectives::allReduce(int64_t axis, void *data, int64_t count,
                                         DType dtype, ReduceOp op,
                                         cudaStream_t stream) {
-  MTRT_RETURN_IF_ERROR(checked());
-  int64_t bytes = count * elementBytes(dtype);
-  MTRT_RETURN_IF_ERROR(toHost(data, bytes, 0, stream));
-  MTRT_RETURN_IF_ERROR(
-      communicator->allReduce(axis, host[0].data(), count, dtype, op));
-  return toDevice(data, bytes, 0, stream);
+  return allReduceStrided(axis, 1, data, count, dtype, op, stream);
 }
 
 Status HostStagedCollectives::allReduceStrided(int64_t axis, int64_t stride,
@@ -78,8 +73,11 @@ Status HostStagedCollectives::allReduceStrided(int64_t axis, int64_t stride,
   MTRT_RETURN_IF_ERROR(checked());
   int64_t bytes = count * elementBytes(dtype);
   MTRT_RETURN_IF_ERROR(toHost(data, bytes, 0, stream));
-  MTRT_RETURN_IF_ERROR(communicator->allReduceStrided(
-      axis, stride, host[0].data(), count, dtype, op));
+  MTRT_RETURN_IF_ERROR(
+      stride == 1
+          ? communicator->allReduce(axis, host[0].data(), count, dtype, op)
+          : communicator->allReduceStrided(axis, stride, host[0].data(), count,
+                                           dtype, op));
   return toDevice(data, bytes, 0, stream);
 }
 

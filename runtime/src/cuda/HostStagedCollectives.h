@@ -35,7 +35,7 @@ public:
                    cudaStream_t stream) override;
   /// allReduce over the ranks of the axis' group equal modulo `stride`
   /// (Communicator::allReduceStrided: an expert's replicas), which NCCL
-  /// communicators here do not make.
+  /// communicators here do not make; allReduce is its stride 1.
   Status allReduceStrided(int64_t axis, int64_t stride, void *data,
                           int64_t count, DType dtype, ReduceOp op,
                           cudaStream_t stream);
