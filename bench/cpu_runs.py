@@ -55,6 +55,25 @@ def run_steps(artifact, steps, log):
         return peak, [json.loads(line) for line in f if line.strip()]
 
 
+def plan_bytes(line_name, out):
+    """The bytes of memory plan line `line_name` in megatron-run's output."""
+    return int(re.search(line_name + r"\s+[0-9.]+ MiB \((\d+) B\)",
+                         out).group(1))
+
+
+def run_ranks(ranks, artifact, steps, log, plan_lines):
+    """megatron-run ARTIFACT on `ranks` CPU ranks under mpirun for `steps`
+    steps, logging to `log`: (the plan's bytes of each of `plan_lines` and
+    its planned peak as "peak", the logged steps as dicts)."""
+    out = sh(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
+              str(ranks), f"{BIN}/megatron-run", artifact, "--steps",
+              str(steps), "--quiet", "--log", log]).stdout
+    plan = {name: plan_bytes(name, out) for name in plan_lines}
+    plan["peak"] = int(re.search(r"planned (\d+) B", out).group(1))
+    with open(log) as f:
+        return plan, [json.loads(line) for line in f if line.strip()]
+
+
 def append_results(name, heading, lines):
     """Appends `lines` to bench/results/NAME (created with `heading`)."""
     path = os.path.join(ROOT, "bench", "results", name)

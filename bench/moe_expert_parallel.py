@@ -34,35 +34,16 @@ import argparse
 import datetime
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu_runs import BIN, append_results, compile_artifact, sh  # noqa: E402
+from cpu_runs import (BIN, append_results, compile_artifact,  # noqa: E402
+                      run_ranks, sh)
 from machine import cpu_model  # noqa: E402
 from moe_time import BATCH, SEQ, config  # noqa: E402
 
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2"]
-
-
-def plan_bytes(line_name, out):
-    """The bytes of memory plan line `line_name` in megatron-run's output."""
-    return int(re.search(line_name + r"\s+[0-9.]+ MiB \((\d+) B\)",
-                         out).group(1))
-
-
-def run(artifact, steps, log):
-    """Both ranks on megatron-run's synthetic corpus (as moe_time.py)."""
-    out = sh(MPIRUN + [f"{BIN}/megatron-run", artifact, "--steps", str(steps),
-                       "--quiet", "--log", log]).stdout
-    plan = {"parameters": plan_bytes("parameters", out),
-            "optimizer state": plan_bytes("optimizer state", out),
-            "activations": plan_bytes("activations", out),
-            "peak": int(re.search(r"planned (\d+) B", out).group(1))}
-    with open(log) as f:
-        return plan, [json.loads(line) for line in f if line.strip()]
 
 
 def main():
@@ -93,8 +74,9 @@ def main():
             runs[name] = {"artifact": artifact, "times": []}
         for _ in range(args.repeat):
             for name, r in runs.items():
-                r["plan"], steps = run(r["artifact"], args.steps,
-                                       r["artifact"] + ".jsonl")
+                r["plan"], steps = run_ranks(
+                    2, r["artifact"], args.steps, r["artifact"] + ".jsonl",
+                    ("parameters", "optimizer state", "activations"))
                 r["times"] += [s["step_time_s"] for s in steps[2:]]
                 r["loss"] = steps[-1]["loss"]
     base = statistics.median(runs["dp=2 (baseline)"]["times"])

@@ -166,6 +166,10 @@ def artifacts(bindir):
              # Expert parallelism: per-rank expert names, the exchanges.
              ("mixtral-dp2-ep2.mtx", dict(TINY_MIXTRAL, num_local_experts=4),
               2, "dp=2 ep=2"),
+             # ZeRO over an expert's replicas: pieces counted over them,
+             # the strided reduce-scatter, slice and all-gather.
+             ("mixtral-dp4-ep2-zero2.mtx",
+              dict(TINY_MIXTRAL, num_local_experts=4), 4, "dp=4 ep=2 zero=2"),
              # Token dropping: a capacity's route, rows and exchanges.
              ("mixtral-capacity-dp2-ep2.mtx",
               dict(TINY_MIXTRAL, num_local_experts=4), 2,

@@ -298,10 +298,13 @@ compile tiny-dp3-zero3 "$root/test/runtime/Inputs/gpt2-tiny.json" 3 8 "dp=3 zero
 compile tiny-dp3-zero2-bf16 "$root/test/runtime/Inputs/gpt2-tiny.json" 3 8 "dp=3 zero=2 precision=bf16"
 compile gpt2-2layer-pp2 "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 "pp=2 microbatches=2"
 compile gpt2-2layer-pp2-tp2 "$root/test/runtime/Inputs/gpt2-2layer.json" 4 32 "pp=2 tp=2 microbatches=2"
-# Expert parallelism on ranks sharing the GPU: the exchange (dp2 ep2) and
-# an expert's replicas' sum (dp4 ep2), both through host memory.
+# Expert parallelism on ranks sharing the GPU: the exchange (dp2 ep2), an
+# expert's replicas' sum (dp4 ep2) and ZeRO-2's pieces of an expert over
+# its replicas (the strided reduce-scatter, slice and all-gather), all
+# through host memory.
 compile moe-dp2-ep2 "$root/test/integration/Inputs/mixtral-2layer.json" 4 8 "dp=2 ep=2"
 compile moe-dp4-ep2 "$root/test/integration/Inputs/mixtral-2layer.json" 4 8 "dp=4 ep=2"
+compile moe-dp4-ep2-zero2 "$root/test/integration/Inputs/mixtral-2layer.json" 4 8 "dp=4 ep=2 zero=2"
 # Issue 12's bench, against PyTorch there: GPT-2 124M, 350M and a 1.3B
 # config (width 2048, 24 layers), bf16, 8 x 1024, dropout 0 (as PyTorch's),
 # each 16-bit weight copy kept from the forward for the backward as

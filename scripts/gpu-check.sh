@@ -306,11 +306,12 @@ PY
 # send/recv, and pp x tp, each against the same ranks on the CPU backend,
 # 10 steps within 1e-5 (bf16 within 1e-2); and expert parallelism, whose
 # exchange and expert replicas' sum go through host memory on CUDA
-# (dp2 ep2; dp4 ep2 with each expert on two ranks).
+# (dp2 ep2; dp4 ep2 with each expert on two ranks, and under ZeRO-2 its
+# gradient and optimizer state in halves over them).
 if [ -x "${mpirun_bundle:-}" ]; then
   for check in "tiny-tp2 2" "tiny-dp2-zero3 2" "tiny-dp3-zero3 3" \
     "tiny-dp3-zero2-bf16 3 1e-2" "gpt2-2layer-pp2 2" "gpt2-2layer-pp2-tp2 4" \
-    "moe-dp2-ep2 2" "moe-dp4-ep2 4"; do
+    "moe-dp2-ep2 2" "moe-dp4-ep2 4" "moe-dp4-ep2-zero2 4"; do
     # shellcheck disable=SC2086
     set -- $check
     compare "$1" 10 "${3:-1e-5}" "$2" || status=1

@@ -323,12 +323,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
                                  type.getElementType());
   }
 
-  /// `flat` padded with zeros to dp equal pieces (itself when dp divides
-  /// it). The padding is zero in every gradient, parameter and moment
-  /// piece, so AdamW keeps it zero and it adds nothing to the norm.
-  Value padForPieces(OpBuilder &b, Location loc, Value flat) {
+  /// `flat` padded with zeros to `parts` equal pieces (itself when `parts`
+  /// divides it). The padding is zero in every gradient, parameter and
+  /// moment piece, so AdamW keeps it zero and it adds nothing to the norm.
+  Value padForPieces(OpBuilder &b, Location loc, Value flat, int64_t parts) {
     RankedTensorType type = typeOf(flat);
-    int64_t padded = flatType(type, dp).getNumElements() * dp;
+    int64_t padded = flatType(type, parts).getNumElements() * parts;
     if (padded == type.getNumElements())
       return flat;
     auto paddedType = RankedTensorType::get({padded}, type.getElementType());
@@ -383,7 +383,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
 
   /// The rank's piece of a flat tensor replicated over dp.
   Value slicePiece(OpBuilder &b, Location loc, Value flat) {
-    flat = padForPieces(b, loc, flat);
+    flat = padForPieces(b, loc, flat, dp);
     return shard::AllSliceOp::create(b, loc, flatType(typeOf(flat), dp),
                                      kGridName, ArrayRef<int16_t>{kDataAxis},
                                      flat, llvm::APInt(64, 0));
@@ -401,11 +401,56 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
 
   Value reduceScatter(OpBuilder &b, Location loc, Value flat) {
     ++numCollectives;
-    flat = padForPieces(b, loc, flat);
+    flat = padForPieces(b, loc, flat, dp);
     return shard::ReduceScatterOp::create(
         b, loc, flatType(typeOf(flat), dp), kGridName,
         ArrayRef<int16_t>{kDataAxis}, flat, shard::ReductionKind::Average,
         llvm::APInt(64, 0));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // ZeRO over an expert's replicas
+  //===--------------------------------------------------------------------===//
+
+  /// With fewer expert-parallel ranks than data-parallel ones, each expert
+  /// lives on dp / ep ranks (every ep-th: Megatron-LM's expert data
+  /// parallel group). ZeRO splits its optimizer state (and gradients,
+  /// parameters) over them as Megatron-LM's distributed optimizer does;
+  /// with ep = dp an expert has one rank and stays whole there.
+  int64_t expertReplicas() const { return dp / ep; }
+  bool shardsExperts() const { return zero > 0 && ep > 1 && ep < dp; }
+
+  /// As slicePiece, gatherPieces and reduceScatter (a sum), over an
+  /// expert's replicas.
+  Value sliceExpertPiece(OpBuilder &b, Location loc, Value flat) {
+    flat = padForPieces(b, loc, flat, expertReplicas());
+    return StridedAllSliceOp::create(
+        b, loc, flatType(typeOf(flat), expertReplicas()), flat, kGridName,
+        int64_t(kDataAxis), int64_t(ep));
+  }
+
+  Value gatherExpertPieces(OpBuilder &b, Location loc, Value piece) {
+    ++numCollectives;
+    RankedTensorType type = typeOf(piece);
+    return StridedAllGatherOp::create(
+        b, loc,
+        RankedTensorType::get({type.getNumElements() * expertReplicas()},
+                              type.getElementType()),
+        piece, kGridName, int64_t(kDataAxis), int64_t(ep));
+  }
+
+  /// gatherPieces, or gatherExpertPieces for a piece of an expert.
+  Value gatherPiecesOf(bool expert, OpBuilder &b, Location loc, Value piece) {
+    return expert ? gatherExpertPieces(b, loc, piece)
+                  : gatherPieces(b, loc, piece);
+  }
+
+  Value reduceScatterExpert(OpBuilder &b, Location loc, Value flat) {
+    ++numCollectives;
+    flat = padForPieces(b, loc, flat, expertReplicas());
+    return StridedReduceScatterOp::create(
+        b, loc, flatType(typeOf(flat), expertReplicas()), flat, kGridName,
+        int64_t(kDataAxis), int64_t(ep));
   }
 
   //===--------------------------------------------------------------------===//
@@ -558,9 +603,18 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       Location gradLoc = grad.getLoc();
       if (expertUpdates.contains(update)) {
         // With fewer expert-parallel ranks than data-parallel ones, an
-        // expert's replicas (every ep-th rank) sum their gradients first.
+        // expert's replicas (every ep-th rank) sum their gradients first,
+        // into pieces under ZeRO >= 2.
         Value summed = grad;
-        if (ep < dp) {
+        if (shardsExperts() && zero >= 2) {
+          summed = reduceScatterExpert(g, gradLoc, flatten(g, gradLoc, grad));
+          markOptimizerPhase(summed);
+          for (Operation *flat =
+                   summed.getDefiningOp()->getOperand(0).getDefiningOp();
+               flat && isa<tensor::CollapseShapeOp, tensor::PadOp>(flat);
+               flat = flat->getOperand(0).getDefiningOp())
+            markOptimizerPhase(flat->getResult(0));
+        } else if (ep < dp) {
           ++numCollectives;
           summed = StridedAllReduceOp::create(g, gradLoc, grad, kGridName,
                                               kDataAxis, int64_t(ep));
@@ -630,7 +684,8 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         });
       }
       sumExpertSquaresOverRanks(body, expertGrads,
-                                /*summedLater=*/zero >= 2);
+                                /*summedLater=*/zero >= 2,
+                                /*pieces=*/shardsExperts() && zero >= 2);
       if (zero >= 2) {
         SqrtOp sqrt = sqrts.front();
         OpBuilder b(sqrt);
@@ -659,10 +714,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       Value local = SumSquaresOp::create(b, loc, reduced);
       norm = SqrtOp::create(
           b, loc, allReduce(b, loc, local, shard::ReductionKind::Sum));
-      sumExpertSquaresOverRanks(body, expertGrads, /*summedLater=*/true);
+      sumExpertSquaresOverRanks(body, expertGrads, /*summedLater=*/true,
+                                /*pieces=*/shardsExperts());
     } else if (!expertGrads.empty()) {
       norm = SqrtOp::create(b, loc, SumSquaresOp::create(b, loc, reduced));
-      sumExpertSquaresOverRanks(body, expertGrads, /*summedLater=*/false);
+      sumExpertSquaresOverRanks(body, expertGrads, /*summedLater=*/false,
+                                /*pieces=*/false);
     } else {
       norm = GlobalNormOp::create(b, loc, reduced);
     }
@@ -690,9 +747,11 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   /// once, not dp/ep times: sum_squares(others) + ep/dp *
   /// all_reduce(sum_squares(experts)). With `summedLater` (ZeRO >= 2,
   /// whose pieces are summed over the ranks after) the all-reduce is that
-  /// later one's.
+  /// later one's. With `pieces` the experts' gradients are ZeRO pieces
+  /// over their replicas, each held by one rank: counted once without the
+  /// scale.
   void sumExpertSquaresOverRanks(Block &body, ArrayRef<Value> expertGrads,
-                                 bool summedLater) {
+                                 bool summedLater, bool pieces) {
     if (expertGrads.empty())
       return;
     llvm::DenseSet<Value> ofExperts(expertGrads.begin(), expertGrads.end());
@@ -707,7 +766,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       Value total = SumSquaresOp::create(b, loc, experts);
       if (!summedLater)
         total = allReduce(b, loc, total, shard::ReductionKind::Sum);
-      if (ep < dp)
+      if (ep < dp && !pieces)
         total = ScaleOp::create(b, loc, total,
                                 b.getF64FloatAttr(double(ep) / double(dp)));
       if (!others.empty())
@@ -747,13 +806,13 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
   }
 
   /// Rewrites `update` to use the reduced gradient `grad`: unchanged for
-  /// ZeRO 0, on the rank's pieces for ZeRO >= 1.
+  /// ZeRO 0, on the rank's pieces for ZeRO >= 1 (an expert's: over its
+  /// replicas).
   LogicalResult updateParameter(func::FuncOp function,
                                 FunctionAttributeEditor &attrs, AdamWOp update,
                                 Value grad, bool expert) {
-    // An expert is whole on its rank under expert parallelism: no ZeRO
-    // piece of it (its data-parallel group is the rank alone).
-    if (zero == 0 || expert) {
+    // An expert without replicas (ep = dp) is whole on its one rank.
+    if (zero == 0 || (expert && !shardsExperts())) {
       update.getGradMutable().assign(grad);
       return success();
     }
@@ -766,7 +825,11 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
              << "mt-parallelize needs the parameter and its moments to be "
                 "function arguments";
     RankedTensorType full = update.getParam().getType();
-    RankedTensorType pieceType = flatType(full, dp);
+    RankedTensorType pieceType =
+        flatType(full, expert ? expertReplicas() : int64_t(dp));
+    auto slice = [&](OpBuilder &b, Location loc, Value flat) {
+      return expert ? sliceExpertPiece(b, loc, flat) : slicePiece(b, loc, flat);
+    };
 
     // The moments are pieces from now on.
     for (BlockArgument state : {expAvg, expAvgSq}) {
@@ -786,23 +849,22 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       markSharded(attrs, param.getArgNumber(), std::nullopt, full);
       paramPiece = param;
     } else {
-      paramPiece = slicePiece(b, loc, flatten(b, loc, param));
+      paramPiece = slice(b, loc, flatten(b, loc, param));
     }
-    Value gradPiece =
-        zero >= 2 ? grad : slicePiece(b, loc, flatten(b, loc, grad));
+    Value gradPiece = zero >= 2 ? grad : slice(b, loc, flatten(b, loc, grad));
     auto piece = AdamWOp::create(
         b, loc, pieceType, pieceType, pieceType, paramPiece, gradPiece, expAvg,
         expAvgSq, update.getStep(), update.getLr(), update.getBeta1(),
         update.getBeta2(), update.getEps(), update.getWeightDecay(),
         update.getGradScale(), update.getDecay());
     Value newParam =
-        shardParam
-            ? piece.getNewParam()
-            : unflatten(b, loc,
-                        cutPadding(b, loc,
-                                   gatherPieces(b, loc, piece.getNewParam()),
-                                   full.getNumElements()),
-                        full);
+        shardParam ? piece.getNewParam()
+                   : unflatten(b, loc,
+                               cutPadding(b, loc,
+                                          gatherPiecesOf(expert, b, loc,
+                                                         piece.getNewParam()),
+                                          full.getNumElements()),
+                               full);
     // Results: the new parameter (full or piece) and the new moments.
     for (OpOperand &use : llvm::make_early_inc_range(update->getUses())) {
       if (use.getOwner() != ret)
@@ -868,6 +930,9 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
           !function.getArgAttr(index, MTDialect::getParamAttrName()) ||
           function.getArgAttr(index, MTDialect::getStateAttrName()))
         continue;
+      // An expert's pieces are over its replicas.
+      bool expert =
+          bool(function.getArgAttr(index, MTDialect::getExpertAxisAttrName()));
       // What the all-gather rebuilds: the full tensor, or the rank's
       // tensor-parallel share of it.
       SmallVector<int64_t> shape(fullShape.asArrayRef());
@@ -899,12 +964,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
               RankedTensorType::get(typeOf(arg).getShape(), low), arg);
           for (NamedAttribute attr : first->getDiscardableAttrs())
             pieceCast->setAttr(attr.getName(), attr.getValue());
-          Value gathered =
-              unflatten(b, arg.getLoc(),
-                        cutPadding(b, arg.getLoc(),
-                                   gatherPieces(b, arg.getLoc(), pieceCast),
-                                   full.getNumElements()),
-                        RankedTensorType::get(shape, low));
+          Value gathered = unflatten(
+              b, arg.getLoc(),
+              cutPadding(b, arg.getLoc(),
+                         gatherPiecesOf(expert, b, arg.getLoc(), pieceCast),
+                         full.getNumElements()),
+              RankedTensorType::get(shape, low));
           for (OpOperand *use : *uses) {
             Operation *castOp = use->getOwner();
             castOp->getResult(0).replaceAllUsesWith(gathered);
@@ -912,11 +977,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
           }
           continue;
         }
-        Value gathered = unflatten(
-            b, arg.getLoc(),
-            cutPadding(b, arg.getLoc(), gatherPieces(b, arg.getLoc(), arg),
-                       full.getNumElements()),
-            full);
+        Value gathered =
+            unflatten(b, arg.getLoc(),
+                      cutPadding(b, arg.getLoc(),
+                                 gatherPiecesOf(expert, b, arg.getLoc(), arg),
+                                 full.getNumElements()),
+                      full);
         for (OpOperand *use : *uses)
           use->set(gathered);
       }

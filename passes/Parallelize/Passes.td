@@ -46,14 +46,19 @@ def ParallelizePass : Pass<"mt-parallelize", "ModuleOp"> {
     expert's gradient is complete on its rank once summed over its
     replicas (every `ep`-th rank, `mt.strided_all_reduce`, when `ep < dp`:
     Megatron-LM's expert data parallelism), then divided by `dp`; the
-    global norm counts each expert once. ZeRO shards the other parameters
-    only. With `tp`, each rank's experts are split by tp
+    global norm counts each expert once. ZeRO shards an expert over its
+    replicas, as Megatron-LM's distributed optimizer shards it over the
+    expert data parallel group: `dp/ep` pieces, rank r holding piece
+    r / ep (`mt.strided_reduce_scatter`, `mt.strided_all_slice`,
+    `mt.strided_all_gather` where the others use `shard` collectives);
+    with `ep = dp` an expert has one rank and stays whole on it. With
+    `tp`, each rank's experts are split by tp
     as without `ep` and the rows travel among the ranks of one tp
     coordinate (Megatron-LM's expert tensor parallelism equal to tp).
     Sharded arguments and results carry `mt.full_shape` and `mt.shard_axis`
     so that the runtime loads and saves full checkpoints under any layout.
-    ZeRO pieces need parameter sizes divisible by `dp` (Megatron pads the
-    flattened buffer instead; not done here).
+    A flattened tensor that `dp` (or an expert's replicas) does not divide
+    is padded with zeros to equal pieces, as Megatron-LM pads its buffers.
 
     Tensor parallelism (`tp`, Shoeybi et al. 2019; TensorParallel.cpp) is
     stated as upstream `shard` shardings and partitioned by upstream passes:

@@ -197,6 +197,62 @@ TEST(Communicator, AllReduceOverEveryStrideThRank) {
             " ranks of grid axis 0");
 }
 
+// ZeRO's pieces of an expert over its replicas: a reduce-scatter and an
+// all-gather over the same strided groups, whose member r holds piece
+// r / stride (4 ranks, stride 2: ranks 0 and 2 hold pieces 0 and 1 of
+// their sum, as do ranks 1 and 3 of theirs).
+TEST(Communicator, ReduceScatterAndAllGatherOverEveryStrideThRank) {
+  std::unique_ptr<Communicator> comm;
+  int64_t n = launcher().size();
+  ASSERT_TRUE(launcher().createCommunicator({n}, comm));
+  int64_t r = comm->groupIndex(0);
+  const size_t count = 2;
+  for (int64_t stride = 1; stride <= n; ++stride) {
+    if (n % stride != 0)
+      continue;
+    int64_t members = n / stride;
+    for (DType dtype : {DType::F32, DType::BF16}) {
+      size_t size = size_t(dtypeSize(dtype));
+      // Element j of rank r's whole is (r + 1) * (j + 1).
+      std::vector<uint8_t> whole(count * size_t(members) * size),
+          piece(count * size);
+      for (size_t j = 0; j < count * size_t(members); ++j)
+        store(dtype, whole.data(), j, double((r + 1) * int64_t(j + 1)));
+      Status status =
+          comm->reduceScatterStrided(0, stride, whole.data(), piece.data(),
+                                     int64_t(count), dtype, ReduceOp::Sum);
+      ASSERT_TRUE(status) << status.message();
+      double sum = 0;
+      for (int64_t other = r % stride; other < n; other += stride)
+        sum += double(other + 1);
+      int64_t mine = r / stride;
+      for (size_t i = 0; i < count; ++i)
+        EXPECT_EQ(load(dtype, piece.data(), i),
+                  sum * double(mine * int64_t(count) + int64_t(i) + 1))
+            << dtypeName(dtype) << " stride " << stride << " element " << i;
+      // All-gather: member m's piece holds 10 * m + i.
+      std::vector<uint8_t> gathered(count * size_t(members) * size);
+      for (size_t i = 0; i < count; ++i)
+        store(dtype, piece.data(), i, double(10 * mine + int64_t(i)));
+      status = comm->allGatherStrided(0, stride, piece.data(), gathered.data(),
+                                      int64_t(count), dtype);
+      ASSERT_TRUE(status) << status.message();
+      for (int64_t m = 0; m < members; ++m)
+        for (size_t i = 0; i < count; ++i)
+          EXPECT_EQ(load(dtype, gathered.data(), size_t(m) * count + i),
+                    double(10 * m + int64_t(i)))
+              << dtypeName(dtype) << " stride " << stride << " member " << m;
+    }
+  }
+  std::vector<float> one(2, 1.0f), out(2);
+  if (n > 1 && n % 3 != 0)
+    EXPECT_EQ(
+        comm->allGatherStrided(0, 3, one.data(), out.data(), 1, DType::F32)
+            .message(),
+        "stride 3 does not divide the " + std::to_string(n) +
+            " ranks of grid axis 0");
+}
+
 TEST(Communicator, ReduceScatterAndAllGather) {
   std::unique_ptr<Communicator> comm = grid();
   ASSERT_TRUE(comm);

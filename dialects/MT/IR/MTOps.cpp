@@ -1252,6 +1252,46 @@ LogicalResult StridedAllReduceOp::verify() {
   return success();
 }
 
+/// The strided ZeRO collectives: flat tensors of one element type, the
+/// whole (`whole`) a positive multiple of the piece (`piece`).
+static LogicalResult verifyStridedPieces(Operation *op, int64_t gridAxis,
+                                         int64_t stride, RankedTensorType whole,
+                                         RankedTensorType piece) {
+  if (gridAxis < 0)
+    return op->emitOpError()
+           << "grid_axis must be non-negative, got " << gridAxis;
+  if (stride < 1)
+    return op->emitOpError() << "stride must be positive, got " << stride;
+  if (whole.getRank() != 1 || piece.getRank() != 1)
+    return op->emitOpError() << "takes and gives flat (1-D) tensors, got "
+                             << whole << " and " << piece;
+  if (whole.getElementType() != piece.getElementType())
+    return op->emitOpError() << "the whole " << whole << " and the piece "
+                             << piece << " differ in element type";
+  if (piece.getDimSize(0) < 1 || whole.getDimSize(0) % piece.getDimSize(0))
+    return op->emitOpError() << "the whole " << whole
+                             << " is not a whole number of pieces " << piece;
+  return success();
+}
+
+LogicalResult StridedReduceScatterOp::verify() {
+  return verifyStridedPieces(*this, int64_t(getGridAxis()),
+                             int64_t(getStride()), getInput().getType(),
+                             getType());
+}
+
+LogicalResult StridedAllGatherOp::verify() {
+  return verifyStridedPieces(*this, int64_t(getGridAxis()),
+                             int64_t(getStride()), getType(),
+                             getInput().getType());
+}
+
+LogicalResult StridedAllSliceOp::verify() {
+  return verifyStridedPieces(*this, int64_t(getGridAxis()),
+                             int64_t(getStride()), getInput().getType(),
+                             getType());
+}
+
 LogicalResult ExpertDispatchOp::verify() {
   if (failed(verifyExpertExchange(*this, getRows(), getReceived(), getCounts(),
                                   getOffsets(), getGridAxis(),

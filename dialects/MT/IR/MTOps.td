@@ -1310,6 +1310,69 @@ def MT_StridedAllReduceOp : MT_Op<"strided_all_reduce",
   let hasVerifier = 1;
 }
 
+// ZeRO's collectives over an expert's replicas: as shard.reduce_scatter,
+// all_gather and all_slice along dimension 0 of a flat tensor, over the
+// strided group of mt.strided_all_reduce. A rank's piece is its coordinate
+// on the axis divided by the stride (the replicas in coordinate order).
+class MT_StridedPieceOp<string mnemonic, string summaryText,
+                        string descriptionText>
+    : MT_Op<mnemonic, [Pure]> {
+  let summary = summaryText;
+  let description = descriptionText;
+  let arguments = (ins MT_FloatTensor:$input, FlatSymbolRefAttr:$grid,
+                       I64Attr:$grid_axis, I64Attr:$stride);
+  let results = (outs MT_FloatTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MT_StridedReduceScatterOp : MT_StridedPieceOp<"strided_reduce_scatter",
+    "Sums a flat tensor over an expert's replicas and keeps this rank's piece.",
+    [{
+    The sum of the 1-D `input` over the ranks of `grid_axis` of `grid` whose
+    coordinates on it are equal modulo `stride` (an expert's replicas
+    under expert parallelism over part of the data-parallel ranks), of which
+    this rank keeps piece `coordinate / stride`: ZeRO-2's gradient pieces of
+    an expert, reduced over its expert-data-parallel group as Megatron-LM's
+    distributed optimizer does. The input is the result's size times the
+    group's (the axis' ranks divided by the stride).
+
+    ```mlir
+    %piece = mt.strided_reduce_scatter %flat {grid = @grid, grid_axis = 0 : i64,
+                                              stride = 2 : i64}
+        : tensor<4096xf32> -> tensor<2048xf32>
+    ```
+  }]>;
+
+def MT_StridedAllGatherOp : MT_StridedPieceOp<"strided_all_gather",
+    "Concatenates the pieces of an expert's replicas.",
+    [{
+    The 1-D pieces of the ranks of `grid_axis` of `grid` whose coordinates
+    on it are equal modulo `stride` (an expert's replicas), concatenated in
+    coordinate order: a ZeRO-sharded expert made whole again.
+
+    ```mlir
+    %full = mt.strided_all_gather %piece {grid = @grid, grid_axis = 0 : i64,
+                                          stride = 2 : i64}
+        : tensor<2048xf32> -> tensor<4096xf32>
+    ```
+  }]>;
+
+def MT_StridedAllSliceOp : MT_StridedPieceOp<"strided_all_slice",
+    "Takes this rank's piece of a flat tensor among an expert's replicas.",
+    [{
+    Piece `coordinate / stride` of the 1-D `input`, which every replica of
+    an expert holds whole (ranks of `grid_axis` equal modulo `stride`): the
+    slice of shard.all_slice over that group. Nothing is communicated.
+
+    ```mlir
+    %piece = mt.strided_all_slice %flat {grid = @grid, grid_axis = 0 : i64,
+                                         stride = 2 : i64}
+        : tensor<4096xf32> -> tensor<2048xf32>
+    ```
+  }]>;
+
 // The auxiliary load-balancing loss (Switch Transformer's, as Hugging
 // Face's Mixtral adds it with `output_router_logits`): each router's share
 // of tokens per expert and mean probability per expert, then

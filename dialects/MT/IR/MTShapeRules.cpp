@@ -258,6 +258,20 @@ Types StridedAllReduceOp::inferResultTypesFromOperands() {
   return likeFirstOperand(*this);
 }
 
+// ZeRO's pieces of an expert: flat tensors no batch split reaches, whose
+// sizes the op states.
+Types StridedReduceScatterOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+
+Types StridedAllGatherOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+
+Types StridedAllSliceOp::inferResultTypesFromOperands() {
+  return unchanged(*this);
+}
+
 // Every rank's rows may reach this rank's experts: [ranks x rows, hidden];
 // with a capacity, at most as many as the rank's own rows.
 Types ExpertDispatchOp::inferResultTypesFromOperands() {

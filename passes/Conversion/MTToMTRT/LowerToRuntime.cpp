@@ -419,7 +419,8 @@ struct LowerToRuntimePass
       for (Value grad : updated) {
         // Through ZeRO-1's slice, and the zeros padding it to equal pieces.
         for (Operation *def = grad.getDefiningOp();
-             def && isa<shard::AllSliceOp, tensor::PadOp>(def);
+             def &&
+             isa<shard::AllSliceOp, StridedAllSliceOp, tensor::PadOp>(def);
              def = grad.getDefiningOp())
           grad = def->getOperand(0);
         if (!derivedFromGradient(grad, allocOf, gradientAllocs))
@@ -789,6 +790,26 @@ struct LowerToRuntimePass
           {builder.getNamedAttr("grid_axis", strided.getGridAxisAttr()),
            average(shard::ReductionKind::Sum),
            builder.getNamedAttr("stride", strided.getStrideAttr())}};
+    // ZeRO's pieces of an expert, over its replicas: the collectives
+    // within the axis, along the flat tensor's only dimension.
+    auto overReplicas = [&](IntegerAttr gridAxis, IntegerAttr stride) {
+      return SmallVector<NamedAttribute>{
+          builder.getNamedAttr("grid_axis", gridAxis),
+          builder.getNamedAttr("stride", stride),
+          builder.getNamedAttr("axis", builder.getI64IntegerAttr(0))};
+    };
+    if (auto scatter = dyn_cast<StridedReduceScatterOp>(op)) {
+      SmallVector<NamedAttribute> params =
+          overReplicas(scatter.getGridAxisAttr(), scatter.getStrideAttr());
+      params.push_back(average(shard::ReductionKind::Sum));
+      return Kernel{"reduce_scatter", params};
+    }
+    if (auto gather = dyn_cast<StridedAllGatherOp>(op))
+      return Kernel{"all_gather", overReplicas(gather.getGridAxisAttr(),
+                                               gather.getStrideAttr())};
+    if (auto slice = dyn_cast<StridedAllSliceOp>(op))
+      return Kernel{"all_slice", overReplicas(slice.getGridAxisAttr(),
+                                              slice.getStrideAttr())};
     if (auto gather = dyn_cast<shard::AllGatherOp>(op))
       return Kernel{
           "all_gather",
@@ -843,6 +864,15 @@ struct LowerToRuntimePass
       const Allocation &own = allocs[allocOf.lookup(value)];
       const Allocation &alloc = own.redirect ? allocs[*own.redirect] : own;
       bool sharded = alloc.fullShape && alloc.shardAxis && !gridShape.empty();
+      // ZeRO pieces over the axis an expert's groups lie on are over the
+      // expert's replicas: the axis' ranks divided by a group's.
+      auto piecesOver = [&](int64_t axis) {
+        int64_t ranks = gridShape[axis];
+        return alloc.expertAxis && *alloc.expertAxis == axis &&
+                       alloc.expertNames
+                   ? ranks / int64_t(alloc.expertNames.size())
+                   : ranks;
+      };
       auto buffer = mtrt::BufferOp::create(
           builder, value.getLoc(), memrefFor(value.getType()),
           builder.getI64IntegerAttr(alloc.offset),
@@ -852,7 +882,9 @@ struct LowerToRuntimePass
                                                 : UnitAttr(),
           sharded ? alloc.fullShape : DenseI64ArrayAttr(),
           sharded ? builder.getI64IntegerAttr(*alloc.shardAxis) : IntegerAttr(),
-          sharded ? builder.getI64IntegerAttr(gridShape[*alloc.shardAxis])
+          sharded ? builder.getI64IntegerAttr(
+                        alloc.shardDim ? gridShape[*alloc.shardAxis]
+                                       : piecesOver(*alloc.shardAxis))
                   : IntegerAttr(),
           sharded && alloc.shardDim ? builder.getI64IntegerAttr(*alloc.shardDim)
                                     : IntegerAttr(),
@@ -863,7 +895,7 @@ struct LowerToRuntimePass
               ? builder.getI64IntegerAttr(*alloc.pieceAxis)
               : IntegerAttr(),
           sharded && alloc.pieceAxis
-              ? builder.getI64IntegerAttr(gridShape[*alloc.pieceAxis])
+              ? builder.getI64IntegerAttr(piecesOver(*alloc.pieceAxis))
               : IntegerAttr(),
           alloc.validRows ? builder.getI64IntegerAttr(*alloc.validRows)
                           : IntegerAttr(),

@@ -121,6 +121,10 @@ struct BufferDesc {
   /// c holds expertNames[c % expertRanks], so the axis is groups of
   /// `expertRanks` ranks each holding every expert once.
   /// `specializeProgram` sets `name` to the rank's and clears the list.
+  /// Its ZeRO pieces over that axis (`shardAxis` or `pieceAxis`) are over
+  /// the expert's replicas, the coordinates equal modulo `expertRanks`:
+  /// axis size / `expertRanks` of them, coordinate c holding piece
+  /// c / `expertRanks`.
   int64_t expertAxis = -1;
   int64_t expertRanks = 0;
   std::vector<std::string> expertNames;

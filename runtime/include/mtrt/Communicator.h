@@ -59,6 +59,25 @@ public:
   /// group order.
   virtual Status allGather(int64_t axis, const void *in, void *out,
                            int64_t count, DType dtype) const = 0;
+  /// reduceScatter and allGather over the strided group allReduceStrided
+  /// reduces over (ZeRO's pieces of an expert over its replicas): its
+  /// members in coordinate order, so that a rank's piece is the
+  /// coordinate divided by `stride`. Stride 1 is the whole axis.
+  virtual Status reduceScatterStrided(int64_t axis, int64_t stride,
+                                      const void *in, void *out, int64_t count,
+                                      DType dtype, ReduceOp op) const {
+    if (stride == 1)
+      return reduceScatter(axis, in, out, count, dtype, op);
+    return Status::error("this backend has no reduce-scatter over every " +
+                         std::to_string(stride) + "th rank of a grid axis");
+  }
+  virtual Status allGatherStrided(int64_t axis, int64_t stride, const void *in,
+                                  void *out, int64_t count, DType dtype) const {
+    if (stride == 1)
+      return allGather(axis, in, out, count, dtype);
+    return Status::error("this backend has no all-gather over every " +
+                         std::to_string(stride) + "th rank of a grid axis");
+  }
 
   /// Point-to-point along `axis`: to or from the rank whose coordinates
   /// equal this rank's except `peer` on that axis. A send does not wait for

@@ -338,8 +338,16 @@ RankProgram mtrt::specializeProgram(const Artifact &artifact, int64_t rank) {
                : 0;
   };
   for (BufferDesc &buffer : program.buffers) {
-    buffer.shardIndex = coordinate(buffer.shardAxis);
-    buffer.pieceIndex = coordinate(buffer.pieceAxis);
+    // An expert's ZeRO piece is indexed among its replicas: the ranks of
+    // its axis whose coordinates are equal modulo its group's size.
+    auto pieceIndex = [&](int64_t axis) {
+      return axis == buffer.expertAxis && buffer.expertRanks > 0
+                 ? coordinate(axis) / buffer.expertRanks
+                 : coordinate(axis);
+    };
+    buffer.shardIndex = buffer.shardDim < 0 ? pieceIndex(buffer.shardAxis)
+                                            : coordinate(buffer.shardAxis);
+    buffer.pieceIndex = pieceIndex(buffer.pieceAxis);
     // The rank's expert is the buffer's only name from here on (`find`
     // matches the others' in an artifact's program, not in the rank's).
     if (buffer.expertAxis >= 0) {
@@ -520,7 +528,8 @@ Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
                                 "' holds no expert's parameter");
           // Groups of consecutive ranks, each holding every expert once.
           buffer.expertRanks = int64_t(buffer.expertNames.size());
-          int64_t axisRanks = artifact.gridShape[size_t(buffer.expertAxis)];
+          int64_t axisRanks =
+              reader.ok() ? artifact.gridShape[size_t(buffer.expertAxis)] : 0;
           if (reader.ok() &&
               (buffer.expertRanks < 2 || axisRanks % buffer.expertRanks != 0))
             reader.fail(in + ".names",
@@ -536,6 +545,15 @@ Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
                                            buffer.name + "'");
         }
       }
+      // ZeRO pieces over the axis an expert's groups lie on are the
+      // expert's, over its replicas (the coordinates equal modulo the
+      // group's size): as many as the axis holds groups.
+      auto piecesOver = [&](int64_t axis) {
+        int64_t ranks = artifact.gridShape[size_t(axis)];
+        return axis == buffer.expertAxis && buffer.expertRanks > 0
+                   ? ranks / buffer.expertRanks
+                   : ranks;
+      };
       if (buffers[b].contains(key::kShard)) {
         const json *shard =
             reader.field(buffers[b], key::kShard, at, json::value_t::object);
@@ -554,11 +572,14 @@ Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
             buffer.pieceCount = reader.integer(*shard, key::kPieceCount, in);
             if (reader.ok() &&
                 (buffer.shardDim < 0 || buffer.pieceCount <= 0 ||
-                 buffer.pieceCount != artifact.gridShape[buffer.pieceAxis]))
+                 buffer.pieceCount != piecesOver(buffer.pieceAxis)))
               reader.fail(in, "pieces over grid axis " +
                                   std::to_string(buffer.pieceAxis) +
                                   " need a split dimension and a count equal "
-                                  "to the axis' size");
+                                  "to the axis' size" +
+                                  (buffer.pieceAxis == buffer.expertAxis
+                                       ? " over the expert's groups"
+                                       : ""));
           }
           buffer.fullShape = reader.shape(
               json{{key::kShape, reader.array(*shard, key::kFullShape, in)}},
@@ -598,14 +619,24 @@ Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
                         : equalsProduct(
                               full, {buffer.numElements(), buffer.shardCount});
           if (reader.ok() &&
-              (buffer.shardCount != artifact.gridShape[buffer.shardAxis] ||
+              (buffer.shardCount !=
+                   (buffer.shardDim < 0
+                        ? piecesOver(buffer.shardAxis)
+                        : artifact.gridShape[buffer.shardAxis]) ||
                !fits))
-            reader.fail(in, std::to_string(buffer.shardCount) + " pieces of " +
-                                std::to_string(full) +
-                                " elements over grid axis " +
-                                std::to_string(buffer.shardAxis) +
-                                " do not match the buffer's " +
-                                std::to_string(buffer.numElements()));
+            reader.fail(
+                in,
+                std::to_string(buffer.shardCount) + " pieces of " +
+                    std::to_string(full) + " elements over grid axis " +
+                    std::to_string(buffer.shardAxis) +
+                    " do not match the buffer's " +
+                    std::to_string(buffer.numElements()) +
+                    (buffer.shardDim < 0 &&
+                             buffer.shardAxis == buffer.expertAxis
+                         ? " (an expert's pieces are over its " +
+                               std::to_string(piecesOver(buffer.shardAxis)) +
+                               " replicas on the axis)"
+                         : ""));
         }
       }
       // A padded vocabulary: its true rows, at most the full tensor's.

@@ -175,6 +175,24 @@ public:
   std::string error;
 };
 
+/// A collective over every stride-th rank of its grid axis (an expert's
+/// replicas): the stride divides the axis' ranks.
+void checkCollectiveStride(Signature &s, const Command &c, const Shape &grid) {
+  if (!s.error.empty() || grid.empty() || !c.has("stride"))
+    return;
+  int64_t ranks = grid[size_t(c.get("grid_axis", 0))];
+  double stride = c.get("stride", 1);
+  s.range("stride", 1, double(ranks));
+  s.require(!s.error.empty() ||
+                (stride == std::floor(stride) && ranks % int64_t(stride) == 0),
+            "attribute 'stride' " +
+                (stride == std::floor(stride) ? std::to_string(int64_t(stride))
+                                              : std::to_string(stride)) +
+                " does not divide the " + std::to_string(ranks) +
+                " ranks of grid axis " +
+                std::to_string(int64_t(c.get("grid_axis", 0))));
+}
+
 void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   const Command &c = s.command;
   switch (id) {
@@ -634,29 +652,18 @@ void checkShapes(KernelId id, Signature &s, const Shape &grid) {
   case KernelId::all_reduce:
     s.same(s.out(0), "the output", s.in(0), "the input");
     s.range("grid_axis", 0, double(grid.size()) - 1);
-    // Over every stride-th rank of the axis: a divisor of its ranks.
-    if (s.error.empty() && !grid.empty() && c.has("stride")) {
-      int64_t ranks = grid[size_t(c.get("grid_axis", 0))];
-      double stride = c.get("stride", 1);
-      s.range("stride", 1, double(ranks));
-      s.require(
-          !s.error.empty() ||
-              (stride == std::floor(stride) && ranks % int64_t(stride) == 0),
-          "attribute 'stride' " +
-              (stride == std::floor(stride) ? std::to_string(int64_t(stride))
-                                            : std::to_string(stride)) +
-              " does not divide the " + std::to_string(ranks) +
-              " ranks of grid axis " +
-              std::to_string(int64_t(c.get("grid_axis", 0))));
-    }
+    checkCollectiveStride(s, c, grid);
     break;
   case KernelId::reduce_scatter:
   case KernelId::all_gather:
   case KernelId::all_slice: {
     s.range("grid_axis", 0, double(grid.size()) - 1);
+    checkCollectiveStride(s, c, grid);
     if (!s.error.empty() || grid.empty())
       break;
-    int64_t parts = grid[size_t(c.get("grid_axis", 0))];
+    // Over every stride-th rank of the axis: a group of ranks / stride.
+    int64_t parts =
+        grid[size_t(c.get("grid_axis", 0))] / int64_t(c.get("stride", 1));
     bool gather = id == KernelId::all_gather;
     const Shape &whole = gather ? s.out(0) : s.in(0);
     const Shape &piece = gather ? s.in(0) : s.out(0);

@@ -215,16 +215,20 @@ Status CpuDevice::runCollective(KernelId id, const Command &command) {
   if (axis < 0 || axis >= int64_t(communicator->coords().size()))
     return Status::error("grid axis " + std::to_string(axis) +
                          " is not an axis of the device grid");
-  int64_t parts = communicator->groupSize(axis);
+  // Over every stride-th rank of the axis (an expert's replicas, whose
+  // ZeRO pieces are indexed by the coordinate divided by the stride).
+  int64_t stride = int64_t(command.get("stride", 1));
+  if (stride < 1 || communicator->groupSize(axis) % stride != 0)
+    return Status::error("stride " + std::to_string(stride) +
+                         " does not divide the " +
+                         std::to_string(communicator->groupSize(axis)) +
+                         " ranks of grid axis " + std::to_string(axis));
+  int64_t parts = communicator->groupSize(axis) / stride;
   if (id == KernelId::all_reduce) {
     if (out != in)
       std::memcpy(out, in, size_t(output.numElements()) * sizeof(float));
-    // Over every stride-th rank of the axis (an expert's replicas).
-    if (int64_t stride = int64_t(command.get("stride", 1)); stride != 1)
-      return communicator->allReduceStrided(
-          axis, stride, out, output.numElements(), DType::F32, op);
-    return communicator->allReduce(axis, out, output.numElements(), DType::F32,
-                                   op);
+    return communicator->allReduceStrided(axis, stride, out,
+                                          output.numElements(), DType::F32, op);
   }
   // The pieces split tensor dimension `dim`: the whole tensor is
   // [outer][parts x local][inner] and piece t is [outer][local][inner].
@@ -261,7 +265,7 @@ Status CpuDevice::runCollective(KernelId id, const Command &command) {
         std::memcpy(to + (o * parts + t) * block,
                     from + (t * outer + o) * block, size_t(block) * 4);
   };
-  int64_t index = communicator->groupIndex(axis);
+  int64_t index = communicator->groupIndex(axis) / stride;
   if (id == KernelId::all_slice) {
     // This rank's piece of a tensor every rank holds; no communication.
     for (int64_t o = 0; o < outer; ++o)
@@ -271,19 +275,20 @@ Status CpuDevice::runCollective(KernelId id, const Command &command) {
   }
   if (outer == 1) {
     if (id == KernelId::reduce_scatter)
-      return communicator->reduceScatter(axis, in, out, output.numElements(),
-                                         DType::F32, op);
-    return communicator->allGather(axis, in, out, input.numElements(),
-                                   DType::F32);
+      return communicator->reduceScatterStrided(
+          axis, stride, in, out, output.numElements(), DType::F32, op);
+    return communicator->allGatherStrided(axis, stride, in, out,
+                                          input.numElements(), DType::F32);
   }
   std::vector<float> scratch(size_t(whole.numElements()));
   if (id == KernelId::reduce_scatter) {
     toRankMajor(in, scratch.data());
-    return communicator->reduceScatter(axis, scratch.data(), out,
-                                       output.numElements(), DType::F32, op);
+    return communicator->reduceScatterStrided(axis, stride, scratch.data(), out,
+                                              output.numElements(), DType::F32,
+                                              op);
   }
-  MTRT_RETURN_IF_ERROR(communicator->allGather(
-      axis, in, scratch.data(), input.numElements(), DType::F32));
+  MTRT_RETURN_IF_ERROR(communicator->allGatherStrided(
+      axis, stride, in, scratch.data(), input.numElements(), DType::F32));
   fromRankMajor(scratch.data(), out);
   return Status::ok();
 }

@@ -8,7 +8,7 @@ using namespace mtrt::gpu;
 bool CudaDevice::overlaps(const Command &command, KernelId id) {
   if (!isCollective(id) || id == KernelId::all_slice || !acrossRanks(command))
     return false;
-  if (stridedAllReduce(command, id)) // through host memory
+  if (stridedCollective(command, id)) // through host memory
     return false;
   if (!viaNccl(int64_t(command.get("grid_axis", 0))))
     return false;
@@ -22,10 +22,7 @@ bool CudaDevice::overlaps(const Command &command, KernelId id) {
     return true;
   // Pieces that are not contiguous pass through the shared scratch.
   int64_t outer = 1, block = 1;
-  collectivePieces(
-      id, command,
-      communicator->groupSize(int64_t(command.get("grid_axis", 0))), outer,
-      block);
+  collectivePieces(id, command, groupOf(command), outer, block);
   return outer == 1;
 }
 
@@ -42,7 +39,7 @@ Status CudaDevice::prepareOverlap() {
     KernelId id = resolved[i]->id;
     int64_t axis = -1;
     if (isCollective(id) && id != KernelId::all_slice && acrossRanks(command) &&
-        !stridedAllReduce(command, id))
+        !stridedCollective(command, id))
       axis = int64_t(command.get("grid_axis", 0));
     else if (isCrossEntropy(id) && command.has("vocab_grid_axis"))
       axis = int64_t(command.get("vocab_grid_axis", 0));
@@ -228,7 +225,7 @@ bool CudaDevice::throughHost(const Command &command, KernelId id) const {
   // copies (runExpertExchange, runCollective).
   if (id == KernelId::expert_dispatch || id == KernelId::expert_combine)
     return acrossRanks(command);
-  if (stridedAllReduce(command, id))
+  if (stridedCollective(command, id))
     return acrossRanks(command);
   int64_t axis = -1;
   if (isCollective(id) && id != KernelId::all_slice && acrossRanks(command))
@@ -355,24 +352,30 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
   const int64_t axis = int64_t(command.get("grid_axis", 0));
   const ReduceOp op =
       command.get("average", 0) != 0 ? ReduceOp::Average : ReduceOp::Sum;
-  const int64_t parts = communicator->groupSize(axis);
+  const int64_t stride = int64_t(command.get("stride", 1));
+  const int64_t parts = groupOf(command);
   const float *in = f32(command.ins[0]);
   float *out = f32(command.outs[0]);
-  if (stridedAllReduce(command, id)) {
+  if (stridedCollective(command, id)) {
     // An expert's replicas, every stride-th rank of the axis: through host
     // memory (NCCL communicators per residue class are not made here),
     // once the stream's queued work (NCCL's, waiting for peers) is done
     // under waitForStream's deadline.
     MTRT_RETURN_IF_ERROR(
-        waitForStream("the commands before an expert replicas' all-reduce"));
+        waitForStream("the commands before an expert replicas' collective"));
+    if (id == KernelId::reduce_scatter)
+      return hostStaged.reduceScatterStrided(axis, stride, in, out,
+                                             output.numElements(), op, stream);
+    if (id == KernelId::all_gather)
+      return hostStaged.allGatherStrided(axis, stride, in, out,
+                                         input.numElements(), stream);
     if (out != in)
       MTRT_RETURN_IF_ERROR(checkCuda(
           cudaMemcpyAsync(out, in, size_t(output.numElements()) * sizeof(float),
                           cudaMemcpyDeviceToDevice, stream),
           "an all-reduce's copy"));
-    return hostStaged.allReduceStrided(axis, int64_t(command.get("stride", 1)),
-                                       out, output.numElements(), DType::F32,
-                                       op, stream);
+    return hostStaged.allReduceStrided(axis, stride, out, output.numElements(),
+                                       DType::F32, op, stream);
   }
   if (id == KernelId::all_reduce) {
     if (out != in)
@@ -385,7 +388,7 @@ Status CudaDevice::runCollective(KernelId id, const Command &command) {
   }
   int64_t outer = 1, block = 1;
   collectivePieces(id, command, parts, outer, block);
-  const int64_t member = communicator->groupIndex(axis);
+  const int64_t member = communicator->groupIndex(axis) / stride;
   const size_t row = size_t(block) * sizeof(float);
   // Piece t of a whole tensor is `outer` rows of `block` floats, one every
   // parts x block floats from t x block.

@@ -239,10 +239,7 @@ int64_t CudaDevice::scratchBytes(const Command &command, KernelId id) const {
     if (!acrossRanks(command))
       return 0;
     int64_t outer = 1, block = 1;
-    collectivePieces(
-        id, command,
-        communicator->groupSize(int64_t(command.get("grid_axis", 0))), outer,
-        block);
+    collectivePieces(id, command, groupOf(command), outer, block);
     const BufferDesc &whole = prog->buffers[size_t(
         id == KernelId::all_gather ? command.outs[0] : command.ins[0])];
     return outer > 1 ? whole.numElements() * int64_t(sizeof(float)) : 0;

@@ -240,10 +240,17 @@ private:
   /// expert_dispatch or expert_combine through host memory, over MPI
   /// (mtrt/ExpertExchange.h).
   Status runExpertExchange(KernelId id, const Command &command);
-  /// Whether `command` is an all-reduce over every stride-th rank of its
-  /// axis (an expert's replicas), which runs through host memory.
-  static bool stridedAllReduce(const Command &command, KernelId id) {
-    return id == KernelId::all_reduce && command.get("stride", 1) != 1;
+  /// Whether `command` is a collective over every stride-th rank of its
+  /// axis (an expert's replicas, and ZeRO's pieces of it), which runs
+  /// through host memory; an all-slice among them is a copy.
+  static bool stridedCollective(const Command &command, KernelId id) {
+    return isCollective(id) && id != KernelId::all_slice &&
+           command.get("stride", 1) != 1;
+  }
+  /// The ranks of `command`'s group: its axis', or every stride-th of them.
+  int64_t groupOf(const Command &command) const {
+    return communicator->groupSize(int64_t(command.get("grid_axis", 0))) /
+           std::max<int64_t>(1, int64_t(command.get("stride", 1)));
   }
   /// A mixture of experts' commands and the soft cap (CudaMoe.cpp), on
   /// MoeKernels.h's kernels.
@@ -302,8 +309,7 @@ private:
   /// Whether a collective's group has several ranks (then NCCL runs it,
   /// except an all-slice, which only keeps this rank's piece).
   bool acrossRanks(const Command &command) const {
-    return communicator &&
-           communicator->groupSize(int64_t(command.get("grid_axis", 0))) > 1;
+    return communicator && groupOf(command) > 1;
   }
   /// A collective's tensor as [outer][parts x local][inner] pieces along
   /// its dimension `axis` (see CpuDevice::runCollective): the whole

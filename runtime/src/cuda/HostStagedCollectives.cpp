@@ -2,6 +2,7 @@
 
 #include "cuda/HostStagedCollectives.h"
 
+#include <algorithm>
 #include <string>
 
 using namespace mtrt;
@@ -84,28 +85,42 @@ Status HostStagedCollectives::allReduceStrided(int64_t axis, int64_t stride,
 Status HostStagedCollectives::reduceScatter(int64_t axis, const float *in,
                                             float *out, int64_t count,
                                             ReduceOp op, cudaStream_t stream) {
+  return reduceScatterStrided(axis, 1, in, out, count, op, stream);
+}
+
+Status HostStagedCollectives::reduceScatterStrided(int64_t axis, int64_t stride,
+                                                   const float *in, float *out,
+                                                   int64_t count, ReduceOp op,
+                                                   cudaStream_t stream) {
   MTRT_RETURN_IF_ERROR(checked());
-  int64_t parts = communicator->groupSize(axis);
+  int64_t parts = communicator->groupSize(axis) / std::max<int64_t>(1, stride);
   int64_t bytes = count * int64_t(sizeof(float));
   MTRT_RETURN_IF_ERROR(toHost(in, parts * bytes, 0, stream));
   if (int64_t(host[1].size()) < bytes)
     host[1].resize(size_t(bytes));
-  MTRT_RETURN_IF_ERROR(communicator->reduceScatter(
-      axis, host[0].data(), host[1].data(), count, DType::F32, op));
+  MTRT_RETURN_IF_ERROR(communicator->reduceScatterStrided(
+      axis, stride, host[0].data(), host[1].data(), count, DType::F32, op));
   return toDevice(out, bytes, 1, stream);
 }
 
 Status HostStagedCollectives::allGather(int64_t axis, const float *in,
                                         float *out, int64_t count,
                                         cudaStream_t stream) {
+  return allGatherStrided(axis, 1, in, out, count, stream);
+}
+
+Status HostStagedCollectives::allGatherStrided(int64_t axis, int64_t stride,
+                                               const float *in, float *out,
+                                               int64_t count,
+                                               cudaStream_t stream) {
   MTRT_RETURN_IF_ERROR(checked());
-  int64_t parts = communicator->groupSize(axis);
+  int64_t parts = communicator->groupSize(axis) / std::max<int64_t>(1, stride);
   int64_t bytes = count * int64_t(sizeof(float));
   MTRT_RETURN_IF_ERROR(toHost(in, bytes, 0, stream));
   if (int64_t(host[1].size()) < parts * bytes)
     host[1].resize(size_t(parts * bytes));
-  MTRT_RETURN_IF_ERROR(communicator->allGather(
-      axis, host[0].data(), host[1].data(), count, DType::F32));
+  MTRT_RETURN_IF_ERROR(communicator->allGatherStrided(
+      axis, stride, host[0].data(), host[1].data(), count, DType::F32));
   return toDevice(out, parts * bytes, 1, stream);
 }
 

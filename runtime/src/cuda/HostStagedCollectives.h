@@ -39,6 +39,13 @@ public:
   Status allReduceStrided(int64_t axis, int64_t stride, void *data,
                           int64_t count, DType dtype, ReduceOp op,
                           cudaStream_t stream);
+  /// reduceScatter and allGather over that group (ZeRO's pieces of an
+  /// expert over its replicas); the unstrided ones are their stride 1.
+  Status reduceScatterStrided(int64_t axis, int64_t stride, const float *in,
+                              float *out, int64_t count, ReduceOp op,
+                              cudaStream_t stream);
+  Status allGatherStrided(int64_t axis, int64_t stride, const float *in,
+                          float *out, int64_t count, cudaStream_t stream);
 
   /// Point-to-point along `axis` (Communicator::send and recv): a send
   /// copies the device bytes out once the stream has produced them and

@@ -53,6 +53,11 @@ public:
                        DType dtype, ReduceOp op) const override;
   Status allGather(int64_t axis, const void *in, void *out, int64_t count,
                    DType dtype) const override;
+  Status reduceScatterStrided(int64_t axis, int64_t stride, const void *in,
+                              void *out, int64_t count, DType dtype,
+                              ReduceOp op) const override;
+  Status allGatherStrided(int64_t axis, int64_t stride, const void *in,
+                          void *out, int64_t count, DType dtype) const override;
   Status send(int64_t axis, int64_t peer, int64_t tag, const void *data,
               int64_t bytes) const override;
   Status recv(int64_t axis, int64_t peer, int64_t tag, void *data,
@@ -64,6 +69,16 @@ public:
 private:
   std::string describeAxis(int64_t axis) const;
   Status checkAxis(int64_t axis) const;
+  /// The group of every `stride`th rank of `axis` holding this rank (the
+  /// whole axis for stride 1; MPI_COMM_NULL for a group of one or without
+  /// MPI), its size, and how a timeout's error names it; an error if the
+  /// stride does not divide the axis.
+  struct Group {
+    MPI_Comm comm = MPI_COMM_NULL;
+    int64_t members = 1;
+    std::string name;
+  };
+  Status stridedGroup(int64_t axis, int64_t stride, Group &group) const;
   /// In place over `group` (of `members` ranks); `what` names it in a
   /// timeout's error.
   Status reduceInGroup(MPI_Comm group, int64_t members, const std::string &what,

@@ -130,34 +130,38 @@ Status MpiCommunicator::checkAxis(int64_t axis) const {
 
 Status MpiCommunicator::allReduce(int64_t axis, void *data, int64_t count,
                                   DType dtype, ReduceOp op) const {
+  return allReduceStrided(axis, 1, data, count, dtype, op);
+}
+
+Status MpiCommunicator::stridedGroup(int64_t axis, int64_t stride,
+                                     Group &group) const {
   MTRT_RETURN_IF_ERROR(checkAxis(axis));
-  MTRT_RETURN_IF_ERROR(checkAverage(dtype, op));
-  if (!usesMpi)
-    return Status::ok(); // a group of one: the sum, mean and max are itself
-  return reduceInGroup(groups[size_t(axis)], shape[size_t(axis)],
-                       "an all-reduce over " + describeAxis(axis), data, count,
-                       dtype, op);
+  int64_t size = shape[size_t(axis)];
+  if (stride < 1 || size % stride != 0)
+    return Status::error("stride " + std::to_string(stride) +
+                         " does not divide the " + std::to_string(size) +
+                         " ranks of grid axis " + std::to_string(axis));
+  group.members = usesMpi ? size / stride : 1;
+  group.name = stride == 1 ? describeAxis(axis)
+                           : "every " + std::to_string(stride) + "th rank of " +
+                                 describeAxis(axis);
+  if (group.members > 1)
+    group.comm =
+        stride == 1 ? groups[size_t(axis)] : stridedGroups.at({axis, stride});
+  return Status::ok();
 }
 
 Status MpiCommunicator::allReduceStrided(int64_t axis, int64_t stride,
                                          void *data, int64_t count, DType dtype,
                                          ReduceOp op) const {
-  MTRT_RETURN_IF_ERROR(checkAxis(axis));
+  Group group;
+  MTRT_RETURN_IF_ERROR(stridedGroup(axis, stride, group));
   MTRT_RETURN_IF_ERROR(checkAverage(dtype, op));
-  if (stride < 1 || shape[size_t(axis)] % stride != 0)
-    return Status::error("stride " + std::to_string(stride) +
-                         " does not divide the " +
-                         std::to_string(shape[size_t(axis)]) +
-                         " ranks of grid axis " + std::to_string(axis));
-  if (stride == 1)
-    return allReduce(axis, data, count, dtype, op);
-  if (stride == shape[size_t(axis)] || !usesMpi)
-    return Status::ok(); // groups of one
-  return reduceInGroup(stridedGroups.at({axis, stride}),
-                       shape[size_t(axis)] / stride,
-                       "an all-reduce over every " + std::to_string(stride) +
-                           "th rank of " + describeAxis(axis),
-                       data, count, dtype, op);
+  if (group.members == 1)
+    return Status::ok(); // a group of one: the sum, mean and max are itself
+  return reduceInGroup(group.comm, group.members,
+                       "an all-reduce over " + group.name, data, count, dtype,
+                       op);
 }
 
 Status MpiCommunicator::reduceInGroup(MPI_Comm group, int64_t members,
@@ -186,48 +190,62 @@ Status MpiCommunicator::reduceInGroup(MPI_Comm group, int64_t members,
 Status MpiCommunicator::reduceScatter(int64_t axis, const void *in, void *out,
                                       int64_t count, DType dtype,
                                       ReduceOp op) const {
-  MTRT_RETURN_IF_ERROR(checkAxis(axis));
+  return reduceScatterStrided(axis, 1, in, out, count, dtype, op);
+}
+
+Status MpiCommunicator::reduceScatterStrided(int64_t axis, int64_t stride,
+                                             const void *in, void *out,
+                                             int64_t count, DType dtype,
+                                             ReduceOp op) const {
+  Group group;
+  MTRT_RETURN_IF_ERROR(stridedGroup(axis, stride, group));
   if (op == ReduceOp::Max)
     return Status::error("a reduce-scatter takes a sum or an average");
   MTRT_RETURN_IF_ERROR(checkAverage(dtype, op));
-  if (!usesMpi) {
+  if (group.members == 1) {
     std::memcpy(out, in, size_t(count * dtypeSize(dtype)));
     return Status::ok();
   }
-  int64_t parts = shape[size_t(axis)];
   if (isHalf(dtype)) {
-    std::vector<float> values = widened(dtype, in, count * parts);
+    std::vector<float> values = widened(dtype, in, count * group.members);
     std::vector<float> piece(static_cast<size_t>(count));
-    MTRT_RETURN_IF_ERROR(reduceScatter(axis, values.data(), piece.data(), count,
-                                       DType::F32, op));
+    MTRT_RETURN_IF_ERROR(reduceScatterStrided(
+        axis, stride, values.data(), piece.data(), count, DType::F32, op));
     narrow(dtype, piece, out);
     return Status::ok();
   }
   MPI_Request request;
   MTRT_RETURN_IF_ERROR(
       check(MPI_Ireduce_scatter_block(in, out, int(count), mpiType(dtype),
-                                      MPI_SUM, groups[size_t(axis)], &request),
+                                      MPI_SUM, group.comm, &request),
             "reduce-scatter"));
   MTRT_RETURN_IF_ERROR(
-      wait(request, "a reduce-scatter over " + describeAxis(axis), timeout));
+      wait(request, "a reduce-scatter over " + group.name, timeout));
   if (op == ReduceOp::Average)
-    return divide(out, count, dtype, parts);
+    return divide(out, count, dtype, group.members);
   return Status::ok();
 }
 
 Status MpiCommunicator::allGather(int64_t axis, const void *in, void *out,
                                   int64_t count, DType dtype) const {
-  MTRT_RETURN_IF_ERROR(checkAxis(axis));
-  if (!usesMpi) {
+  return allGatherStrided(axis, 1, in, out, count, dtype);
+}
+
+Status MpiCommunicator::allGatherStrided(int64_t axis, int64_t stride,
+                                         const void *in, void *out,
+                                         int64_t count, DType dtype) const {
+  Group group;
+  MTRT_RETURN_IF_ERROR(stridedGroup(axis, stride, group));
+  if (group.members == 1) {
     std::memcpy(out, in, size_t(count * dtypeSize(dtype)));
     return Status::ok();
   }
   MPI_Request request;
   MTRT_RETURN_IF_ERROR(
       check(MPI_Iallgather(in, int(count), mpiType(dtype), out, int(count),
-                           mpiType(dtype), groups[size_t(axis)], &request),
+                           mpiType(dtype), group.comm, &request),
             "all-gather"));
-  return wait(request, "an all-gather over " + describeAxis(axis), timeout);
+  return wait(request, "an all-gather over " + group.name, timeout);
 }
 
 Status MpiCommunicator::send(int64_t axis, int64_t peer, int64_t tag,

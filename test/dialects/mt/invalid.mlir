@@ -2715,3 +2715,51 @@ func.func @negative_strided_all_reduce_negative_stride(%g: tensor<4x4xf32>) -> t
   %r = mt.strided_all_reduce %g {grid = @grid, grid_axis = 0 : i64, stride = -2 : i64} : tensor<4x4xf32>
   return %r : tensor<4x4xf32>
 }
+
+// -----
+
+func.func @negative_strided_reduce_scatter_not_flat(%g: tensor<4x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'mt.strided_reduce_scatter' op takes and gives flat (1-D) tensors, got 'tensor<4x4xf32>' and 'tensor<2x4xf32>'}}
+  %r = mt.strided_reduce_scatter %g {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<4x4xf32> -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @negative_strided_reduce_scatter_pieces(%g: tensor<10xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.strided_reduce_scatter' op the whole 'tensor<10xf32>' is not a whole number of pieces 'tensor<4xf32>'}}
+  %r = mt.strided_reduce_scatter %g {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<10xf32> -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @negative_strided_all_gather_type(%p: tensor<4xf32>) -> tensor<8xbf16> {
+  // expected-error @+1 {{'mt.strided_all_gather' op the whole 'tensor<8xbf16>' and the piece 'tensor<4xf32>' differ in element type}}
+  %r = mt.strided_all_gather %p {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<4xf32> -> tensor<8xbf16>
+  return %r : tensor<8xbf16>
+}
+
+// -----
+
+func.func @negative_strided_all_gather_smaller(%p: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.strided_all_gather' op the whole 'tensor<4xf32>' is not a whole number of pieces 'tensor<8xf32>'}}
+  %r = mt.strided_all_gather %p {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<8xf32> -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @negative_strided_all_slice_stride(%p: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.strided_all_slice' op stride must be positive, got 0}}
+  %r = mt.strided_all_slice %p {grid = @grid, grid_axis = 0 : i64, stride = 0 : i64} : tensor<8xf32> -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @negative_strided_all_slice_axis(%p: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mt.strided_all_slice' op grid_axis must be non-negative, got -1}}
+  %r = mt.strided_all_slice %p {grid = @grid, grid_axis = -1 : i64, stride = 2 : i64} : tensor<8xf32> -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -550,6 +550,18 @@ func.func @expert_exchange(%rows: tensor<8x4xf32>, %offsets: tensor<5xi32>) -> t
   return %summed : tensor<8x4xf32>
 }
 
+// ZeRO's pieces of an expert over its replicas (every second rank).
+// CHECK-LABEL: func.func @expert_pieces
+// CHECK:         mt.strided_reduce_scatter %{{.*}} {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<32xf32> -> tensor<16xf32>
+// CHECK:         mt.strided_all_slice %{{.*}} {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<32xbf16> -> tensor<16xbf16>
+// CHECK:         mt.strided_all_gather %{{.*}} {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<16xf32> -> tensor<32xf32>
+func.func @expert_pieces(%grad: tensor<32xf32>, %param: tensor<32xbf16>) -> (tensor<32xf32>, tensor<16xbf16>) {
+  %piece = mt.strided_reduce_scatter %grad {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<32xf32> -> tensor<16xf32>
+  %mine = mt.strided_all_slice %param {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<32xbf16> -> tensor<16xbf16>
+  %whole = mt.strided_all_gather %piece {grid = @grid, grid_axis = 0 : i64, stride = 2 : i64} : tensor<16xf32> -> tensor<32xf32>
+  return %whole, %mine : tensor<32xf32>, tensor<16xbf16>
+}
+
 // A routing with a capacity (Megatron-LM's token dropping): 8 tokens of 2
 // choices over 3 experts at factor 1 take ceil(16 / 3) = 6 rows an expert,
 // ranked by the gate weights (the probs policy) or, without them, by
