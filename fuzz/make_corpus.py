@@ -99,6 +99,8 @@ TINY_SMOLLM3 = dict(TINY_LLAMA, model_type="smollm3", pad_token_id=None,
 TINY_GRANITE = dict(TINY_LLAMA, model_type="granite", embedding_multiplier=12.0,
                     residual_multiplier=0.22, attention_multiplier=0.125,
                     logits_scaling=16.0)
+# Phi-3: its projections stored as rows of fused tensors (mt.fused_in).
+TINY_PHI3 = dict(TINY_LLAMA, model_type="phi3", pad_token_id=None)
 # Gemma: zero-centered norms (scale 1 + w), GeGLU, embeddings times sqrt(h).
 TINY_GEMMA = dict(TINY_LLAMA, model_type="gemma", hidden_act="gelu",
                   hidden_activation="gelu_pytorch_tanh", head_dim=4,
@@ -181,6 +183,7 @@ def artifacts(bindir):
               ("--moe-z-loss-coeff", "0.01")),
              ("olmo2-1rank.mtx", TINY_OLMO2, 1, ""),
              ("granite-1rank.mtx", TINY_GRANITE, 1, ""),
+             ("phi3-1rank.mtx", TINY_PHI3, 1, ""),
              ("gemma-1rank-unfused.mtx", TINY_GEMMA, 1, "fuse=false"),
              ("gemma2-1rank-unfused.mtx", TINY_GEMMA2, 1, "fuse=false"),
              ("gemma3-1rank.mtx", TINY_GEMMA3, 1, ""),

@@ -49,9 +49,9 @@ static LogicalResult checkFloat32Factor(ConfigReader &reader, StringRef key,
 
 /// The model types this importer reads, in the order errors list them.
 static constexpr llvm::StringLiteral kModelTypes[] = {
-    "llama",     "mistral",   "mixtral", "qwen2",       "qwen3",
-    "qwen3_moe", "qwen2_moe", "olmoe",   "olmo2",       "granite",
-    "smollm3",   "gemma",     "gemma2",  "gemma3_text", "gemma3"};
+    "llama",     "mistral", "mixtral",     "qwen2",   "qwen3",   "qwen3_moe",
+    "qwen2_moe", "olmoe",   "olmo2",       "granite", "smollm3", "phi3",
+    "gemma",     "gemma2",  "gemma3_text", "gemma3"};
 
 bool mlir::mt::isLlamaFamily(StringRef modelType) {
   return llvm::is_contained(kModelTypes, modelType);
@@ -330,6 +330,10 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
   bool olmo2 = config.modelType == "olmo2";
   bool granite = config.modelType == "granite";
   bool smollm3 = config.modelType == "smollm3";
+  // Phi-3 (Phi-3, Phi-3.5 and Phi-4 language models): LLaMA's layer with
+  // the q, k and v projections published as one qkv_proj, the gate and up
+  // projections as one gate_up_proj.
+  bool phi3 = config.modelType == "phi3";
   // Each family's default rotary base (SmolLM3Config's default_theta 2e6).
   double defaultTheta = mixtral || gemma3 ? 1e6 : smollm3 ? 2e6 : 10000.0;
   bool attentionBias = false, qwen2MoeQkvBias = true;
@@ -350,8 +354,9 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
       !assign(config.numHeads, size("num_attention_heads", 8)) ||
       !assign(config.maxPositions, size("max_position_embeddings", 131072)) ||
       !assign(config.rmsNormEpsilon,
-              reader.positiveNumber("rms_norm_eps",
-                                    mixtral || olmoe || olmo2 ? 1e-5 : 1e-6)) ||
+              reader.positiveNumber(
+                  "rms_norm_eps",
+                  mixtral || olmoe || olmo2 || phi3 ? 1e-5 : 1e-6)) ||
       !assign(config.ropeTheta,
               rotaryBase(reader, "rope_theta", defaultTheta)) ||
       !assign(config.initializerRange,
@@ -367,11 +372,13 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
   // train every row. Said, not refused: the pad token seldom occurs in
   // pretraining data, and fine-tuning that pads with it may want either.
   // Absent, it is the family's default: GemmaConfig's 0 (Gemma 2's, Gemma
-  // 3's), OLMo2Config's and OlmoeConfig's 1, SmolLM3Config's 128004.
+  // 3's), OLMo2Config's and OlmoeConfig's 1, SmolLM3Config's 128004,
+  // Phi3Config's 32000.
   std::optional<int64_t> familyPad = gemma ? std::optional<int64_t>(0)
                                      : olmo2 || olmoe
                                          ? std::optional<int64_t>(1)
                                      : smollm3 ? std::optional<int64_t>(128004)
+                                     : phi3    ? std::optional<int64_t>(32000)
                                                : std::nullopt;
   if (const llvm::json::Value *pad = object->get("pad_token_id");
       pad && pad->getAsInteger())
@@ -395,7 +402,7 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
   if (!assign(config.numKeyValueHeads,
               reader.optionalPositiveInt("num_key_value_heads",
                                          llama || olmoe || olmo2 || granite ||
-                                                 explicitNull
+                                                 phi3 || explicitNull
                                              ? config.numHeads
                                          : qwen3Moe || smollm3 ? 4
                                          : gemma2 || gemma3    ? 4
@@ -520,6 +527,18 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
            << "is " << shown(attentionDropout)
            << "; only 0 is supported for LLaMA-family models";
   }
+  // Phi-3's dropouts of the embeddings and of each sublayer's output
+  // (0 in every published config).
+  if (phi3)
+    for (StringRef key : {"embd_pdrop", "resid_pdrop"}) {
+      FailureOr<double> dropout = reader.probability(key, 0.0);
+      if (failed(dropout))
+        return failure();
+      if (*dropout != 0.0)
+        return reader.error(key)
+               << "is " << shown(*dropout) << "; only 0 is supported for phi3";
+    }
+  config.fusedProjections = phi3;
   if (config.numHeads % config.numKeyValueHeads != 0)
     return reader.error("num_key_value_heads")
            << "is " << config.numKeyValueHeads
@@ -551,8 +570,9 @@ parseLlamaFields(ConfigReader &reader, StringRef modelType, bool multimodal) {
     return reader.error("use_sliding_window")
            << "is true; only false (no window) is supported for "
            << config.modelType;
-  // (MixtralConfig's default is None: no window.)
-  int64_t defaultWindow = object->get("sliding_window") || mixtral ? 0 : 4096;
+  // (MixtralConfig's and Phi3Config's default is None: no window.)
+  int64_t defaultWindow =
+      object->get("sliding_window") || mixtral || phi3 ? 0 : 4096;
   if (sliding &&
       !assign(config.slidingWindow,
               reader.optionalPositiveInt("sliding_window", defaultWindow)))
@@ -810,12 +830,20 @@ private:
       std::string p = "model.layers." + std::to_string(layer) + ".";
       if (config.normPlacement != LlamaConfig::NormPlacement::Post)
         declareNorm(p + "input_layernorm.weight");
-      declareLinear(p + "self_attn.q_proj", config.numHeads * hd, d, true,
-                    config.qkvBias);
-      declareLinear(p + "self_attn.k_proj", config.numKeyValueHeads * hd, d,
-                    true, config.qkvBias);
-      declareLinear(p + "self_attn.v_proj", config.numKeyValueHeads * hd, d,
-                    true, config.qkvBias);
+      // Phi-3 publishes q, k and v as the rows of one qkv_proj, in that
+      // order.
+      std::string qkv = p + "self_attn.qkv_proj.weight";
+      int64_t qRows = config.numHeads * hd,
+              kvRows = config.numKeyValueHeads * hd;
+      declareLinear(p + "self_attn.q_proj", qRows, d, true, config.qkvBias);
+      if (config.fusedProjections)
+        storedIn(qkv, 0);
+      declareLinear(p + "self_attn.k_proj", kvRows, d, true, config.qkvBias);
+      if (config.fusedProjections)
+        storedIn(qkv, qRows);
+      declareLinear(p + "self_attn.v_proj", kvRows, d, true, config.qkvBias);
+      if (config.fusedProjections)
+        storedIn(qkv, qRows + kvRows);
       declareLinear(p + "self_attn.o_proj", d, config.numHeads * hd, false,
                     config.outputBias);
       if (config.qkNorm != LlamaConfig::QKNorm::None) {
@@ -831,10 +859,16 @@ private:
       if (isSparse(layer)) {
         declareExperts(p + config.expertNames.block + ".");
       } else {
+        // Phi-3 publishes gate and up as the rows of one gate_up_proj.
+        std::string gateUp = p + "mlp.gate_up_proj.weight";
         declareLinear(p + "mlp.gate_proj", config.intermediateSize, d, true,
                       config.mlpBias);
+        if (config.fusedProjections)
+          storedIn(gateUp, 0);
         declareLinear(p + "mlp.up_proj", config.intermediateSize, d, true,
                       config.mlpBias);
+        if (config.fusedProjections)
+          storedIn(gateUp, config.intermediateSize);
         declareLinear(p + "mlp.down_proj", d, config.intermediateSize, false,
                       config.mlpBias);
       }

@@ -33,6 +33,10 @@ struct DeclaredParameter {
   SmallVector<int64_t> shape;
   ParallelRole role;
   ParamInitializer init;
+  /// Where published weights store it when not under its name: rows from
+  /// `fusedRow` on of tensor `fusedIn` (mt.fused_in). Empty: none.
+  std::string fusedIn;
+  int64_t fusedRow = 0;
 };
 
 /// Checks that the micro-batch is positive, within the supported size, and
@@ -91,14 +95,24 @@ inline OwningOpRef<ModuleOp> buildModelFunction(
         MTDialect::getInputAttrName(), builder.getStringAttr(role)));
   };
   SmallVector<DictionaryAttr> argAttrs = {input("tokens"), input("labels")};
-  for (const DeclaredParameter &param : params)
-    argAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr(MTDialect::getParamAttrName(),
-                              builder.getStringAttr(param.name)),
-         builder.getNamedAttr(MTDialect::getParallelAttrName(),
-                              param.role.toAttr(context)),
-         builder.getNamedAttr(MTDialect::getInitAttrName(),
-                              param.init.toAttr(context))}));
+  for (const DeclaredParameter &param : params) {
+    SmallVector<NamedAttribute> attrs = {
+        builder.getNamedAttr(MTDialect::getParamAttrName(),
+                             builder.getStringAttr(param.name)),
+        builder.getNamedAttr(MTDialect::getParallelAttrName(),
+                             param.role.toAttr(context)),
+        builder.getNamedAttr(MTDialect::getInitAttrName(),
+                             param.init.toAttr(context))};
+    if (!param.fusedIn.empty())
+      attrs.push_back(builder.getNamedAttr(
+          MTDialect::getFusedInAttrName(),
+          builder.getDictionaryAttr(
+              {builder.getNamedAttr("tensor",
+                                    builder.getStringAttr(param.fusedIn)),
+               builder.getNamedAttr(
+                   "row", builder.getI64IntegerAttr(param.fusedRow))})));
+    argAttrs.push_back(builder.getDictionaryAttr(attrs));
+  }
   func.setAllArgAttrs(argAttrs);
   func.setResultAttr(0, MTDialect::getOutputAttrName(),
                      builder.getStringAttr("loss"));
@@ -138,7 +152,13 @@ protected:
   void declare(std::string name, ArrayRef<int64_t> shape, ParallelRole role,
                ParamInitializer init) {
     params.push_back(
-        {namePrefix + name, SmallVector<int64_t>(shape), role, init});
+        {namePrefix + name, SmallVector<int64_t>(shape), role, init, "", 0});
+  }
+  /// The parameter declared last is stored in published weights as rows
+  /// from `row` on of tensor `tensor` (a name the builder uses).
+  void storedIn(const std::string &tensor, int64_t row) {
+    params.back().fusedIn = namePrefix + tensor;
+    params.back().fusedRow = row;
   }
   Value param(const std::string &name) {
     return paramValues.lookup(namePrefix + name);

@@ -1261,7 +1261,8 @@ FailureOr<int64_t> keepParameterCopies(func::FuncOp function) {
       for (NamedAttribute attr :
            function.getArgAttrDict(param.getArgNumber()).getValue())
         if (attr.getName() != MTDialect::getInitAttrName() &&
-            attr.getName() != MTDialect::getParallelAttrName())
+            attr.getName() != MTDialect::getParallelAttrName() &&
+            attr.getName() != MTDialect::getFusedInAttrName())
           attrs.push_back(attr);
       attrs.push_back(builder.getNamedAttr(
           MTDialect::getStateAttrName(), builder.getStringAttr("param_copy")));

@@ -121,6 +121,17 @@ named under "language_model." as its checkpoints store it. A rope_scaling of
 type "linear" divides the frequencies by its factor (Gemma 3's global
 layers).
 
+Phi-3 (phi3, modeling_phi3.py: Phi-3, Phi-3.5 and Phi-4's language models) is
+Llama's layer with its projections fused as the checkpoints store them:
+self_attn.qkv_proj's output split into the queries (the first
+num_attention_heads x head_dim features), the keys and the values (the next
+num_key_value_heads x head_dim each), and mlp.gate_up_proj's output split
+in halves, gate then up: down_proj(up * silu(gate)) (defaults: rms_norm_eps
+1e-5, key/value heads num_attention_heads, pad_token_id 32000, no sliding
+window; embd_pdrop and resid_pdrop must be 0). Its parameters are named as
+the checkpoints name them: a run's q_proj, k_proj, v_proj, gate_proj and
+up_proj are those tensors' rows.
+
 Token dropping (train --moe-expert-capacity-factor F, Megatron-LM's
 topk_softmax_with_capacity, written from its moe_utils.py): each expert takes
 at most capacity = ceil(T * k / E * F) of the T tokens' choices (at most T),
@@ -148,7 +159,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 torch.set_default_dtype(torch.float32)
 
 MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "olmoe", "olmo2", "granite",
-               "smollm3", "gemma", "gemma2", "gemma3_text", "gemma3")
+               "smollm3", "phi3", "gemma", "gemma2", "gemma3_text", "gemma3")
 
 # Gemma3TextConfig's sizes, which the multimodal configs' text_config leaves
 # out (Gemma 3 1B's).
@@ -254,6 +265,15 @@ def load_config(path):
     if kind == "olmo2":
         c.setdefault("rms_norm_eps", 1e-5)
         c.setdefault("pad_token_id", 1)
+    # Phi-3's fused projections (Phi3Attention's qkv_proj, Phi3MLP's
+    # gate_up_proj).
+    c["fused"] = kind == "phi3"
+    if kind == "phi3":
+        for key in ("embd_pdrop", "resid_pdrop"):
+            if c.get(key, 0.0) != 0:
+                fail(f"{key} must be 0 (dropout masks cannot match)")
+        c.setdefault("rms_norm_eps", 1e-5)
+        c.setdefault("pad_token_id", 32000)
     # Each layer's MLP: "moe" (with the checkpoint's names) or "dense".
     c["sparse"] = [mixtral] * layers
     c["expert_names"] = ("block_sparse_moe.", "w1", "w3", "w2")
@@ -330,7 +350,7 @@ def load_config(path):
     c["mlp_bias"] = kind in ("llama", "granite", "smollm3") and c.get("mlp_bias", False)
     if kind == "mistral":
         c["windows"] = [c.get("sliding_window", 4096)] * layers
-    elif mixtral:
+    elif mixtral or kind == "phi3":
         c["windows"] = [c.get("sliding_window")] * layers
     elif gemma2 or gemma3:
         pattern = c.get("sliding_window_pattern", 6)
@@ -364,9 +384,12 @@ def parameter_shapes(c):
         p = f"model.layers.{l}."
         if c["pre_norms"]:
             shapes[p + "input_layernorm.weight"] = (d,)
-        linear(p + "self_attn.q_proj", h * hd, d, c["qkv_bias"])
-        linear(p + "self_attn.k_proj", kv * hd, d, c["qkv_bias"])
-        linear(p + "self_attn.v_proj", kv * hd, d, c["qkv_bias"])
+        if c["fused"]:  # Phi3Attention's one projection of [q | k | v]
+            linear(p + "self_attn.qkv_proj", (h + 2 * kv) * hd, d, False)
+        else:
+            linear(p + "self_attn.q_proj", h * hd, d, c["qkv_bias"])
+            linear(p + "self_attn.k_proj", kv * hd, d, c["qkv_bias"])
+            linear(p + "self_attn.v_proj", kv * hd, d, c["qkv_bias"])
         linear(p + "self_attn.o_proj", d, h * hd, c["o_bias"])
         if c["qk_norm"]:
             per_head = c["qk_norm"] == "head"
@@ -394,8 +417,11 @@ def parameter_shapes(c):
                 linear(q + "shared_expert.down_proj", d, c["shared_expert"], False)
                 linear(q + "shared_expert_gate", 1, d, False)
             continue
-        linear(p + "mlp.gate_proj", inter, d, c["mlp_bias"])
-        linear(p + "mlp.up_proj", inter, d, c["mlp_bias"])
+        if c["fused"]:  # Phi3MLP's one projection of [gate | up]
+            linear(p + "mlp.gate_up_proj", 2 * inter, d, False)
+        else:
+            linear(p + "mlp.gate_proj", inter, d, c["mlp_bias"])
+            linear(p + "mlp.up_proj", inter, d, c["mlp_bias"])
         linear(p + "mlp.down_proj", d, inter, c["mlp_bias"])
         if c["post_norms"]:  # Olmo2DecoderLayer's, after its MLP in the state dict
             shapes[p + "post_attention_layernorm.weight"] = (d,)
@@ -588,8 +614,13 @@ def forward(params, ids, labels, c):
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
         y = norm(x, params[p + "input_layernorm.weight"], eps) if c["pre_norms"] else x
-        q = linear(y, p + "self_attn.q_proj")
-        k = linear(y, p + "self_attn.k_proj")
+        if c["fused"]:  # Phi3Attention: [q | k | v] = qkv_proj(y)
+            qkv = linear(y, p + "self_attn.qkv_proj")
+            q, k, v_flat = qkv.split((h * hd, kv * hd, kv * hd), dim=-1)
+        else:
+            q = linear(y, p + "self_attn.q_proj")
+            k = linear(y, p + "self_attn.k_proj")
+            v_flat = linear(y, p + "self_attn.v_proj")
         if c["qk_norm"] == "projection":  # OlmoeAttention: over the projection
             q = norm(q, params[p + "self_attn.q_norm.weight"], eps)
             k = norm(k, params[p + "self_attn.k_norm.weight"], eps)
@@ -598,7 +629,7 @@ def forward(params, ids, labels, c):
             q = norm(q, params[p + "self_attn.q_norm.weight"], eps)
             k = norm(k, params[p + "self_attn.k_norm.weight"], eps)
         q, k = q.transpose(1, 2), k.transpose(1, 2)
-        v = linear(y, p + "self_attn.v_proj").view(b, s, kv, hd).transpose(1, 2)
+        v = v_flat.view(b, s, kv, hd).transpose(1, 2)
         if c["rope_layers"][l]:  # SmolLM3's NoPE layers have none
             local = local_rotary is not None and c["local_rope_layers"][l]
             cos, sin = local_rotary if local else global_rotary
@@ -625,6 +656,9 @@ def forward(params, ids, labels, c):
             y = norm(x, params[p + "post_attention_layernorm.weight"], eps)
         if c["sparse"][l]:
             y = sparse_moe(y, p + c["expert_names"][0], linear, c, router_logits)
+        elif c["fused"]:  # Phi3MLP: gate, up = gate_up_proj(y).chunk(2)
+            gate, up = linear(y, p + "mlp.gate_up_proj").chunk(2, dim=-1)
+            y = linear(up * F.silu(gate), p + "mlp.down_proj")
         else:
             gate = linear(y, p + "mlp.gate_proj")
             act = F.gelu(gate, approximate="tanh") if c["mlp_act"] == "gelu_tanh" else F.silu(gate)

@@ -45,6 +45,9 @@ Artifact everyField() {
   artifact.params = {{"w", DType::F32, {4, 8}},
                      {"b", DType::F32, {8}},
                      {"wte", DType::F32, {16, 8}}};
+  // Stored in published weights as rows 12 to 16 of a fused tensor.
+  artifact.params[0].fusedIn = "wqkv";
+  artifact.params[0].fusedRow = 12;
 
   RankProgram first;
   first.stage = 0;
@@ -185,6 +188,8 @@ TEST(Artifact, RoundTripKeepsEveryField) {
     EXPECT_EQ(loaded.params[i].name, original.params[i].name);
     EXPECT_EQ(loaded.params[i].dtype, original.params[i].dtype);
     EXPECT_EQ(loaded.params[i].shape, original.params[i].shape);
+    EXPECT_EQ(loaded.params[i].fusedIn, original.params[i].fusedIn);
+    EXPECT_EQ(loaded.params[i].fusedRow, original.params[i].fusedRow);
   }
   ASSERT_EQ(loaded.programs.size(), original.programs.size());
   for (size_t p = 0; p < original.programs.size(); ++p) {

@@ -455,6 +455,31 @@ LogicalResult MTDialect::verifyRegionArgAttribute(Operation *op,
   if (name == getParallelAttrName() || name == getInitAttrName())
     return verifyStructureAttr(op, type, attrs, attr,
                                "argument #" + Twine(argIndex));
+  if (name == getFusedInAttrName()) {
+    // {tensor = "name", row = R}: a parameter's rows in a published tensor.
+    auto fused = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto tensor = fused ? fused.getAs<StringAttr>("tensor") : StringAttr();
+    auto row = fused ? fused.getAs<IntegerAttr>("row") : IntegerAttr();
+    if (!fused || fused.size() != 2 || !tensor || tensor.getValue().empty() ||
+        !row || !row.getType().isSignlessInteger(64) ||
+        row.getValue().isNegative())
+      return op->emitOpError()
+             << "argument #" << argIndex << ": '" << name
+             << "' must be {tensor = \"name\", row = R} with a non-negative "
+                "i64 row, got "
+             << attr.getValue();
+    if (!attrs || !attrs.get(getParamAttrName()))
+      return op->emitOpError()
+             << "argument #" << argIndex << ": '" << name << "' needs '"
+             << getParamAttrName() << "' beside it";
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (!ranked || ranked.getRank() == 0)
+      return op->emitOpError()
+             << "argument #" << argIndex << ": '" << name
+             << "' states rows of a tensor; the argument has none (" << type
+             << ")";
+    return success();
+  }
   if (name != getParamAttrName() && name != getStateAttrName())
     return op->emitOpError() << "unknown mt dialect argument attribute '"
                              << name << "' on argument #" << argIndex;

@@ -224,6 +224,14 @@ def MT_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getInitAttrName() {
       return ::llvm::StringLiteral("mt.init");
     }
+    /// Argument attribute on a parameter that published weights store as
+    /// rows of a fused tensor, `{tensor = "name", row = R}`: its rows are
+    /// that tensor's from row R on (Phi-3's qkv_proj and gate_up_proj hold
+    /// the q, k, v and the gate, up projections one after another). The
+    /// runtime reads it from there when a weights file lacks it by name.
+    static constexpr ::llvm::StringLiteral getFusedInAttrName() {
+      return ::llvm::StringLiteral("mt.fused_in");
+    }
     /// Whether `name` is one of the attributes that say how an argument or
     /// result is sharded (`mt.full_shape`, `mt.shard_*`, `mt.piece_axis`,
     /// `mt.valid_rows`).

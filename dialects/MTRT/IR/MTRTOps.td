@@ -96,7 +96,9 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
     initializer, as its `mt.init` states it. Under expert parallelism a
     parameter or state holds a different expert on each coordinate of grid
     axis `expert_axis`: the one `expert_names` names at that coordinate
-    (`name` is coordinate 0's).
+    (`name` is coordinate 0's). `fused_in`, `{tensor = "name", row = R}`,
+    states that published weights store a parameter as rows from R on of
+    another tensor (the parameter's `mt.fused_in`).
 
     ```mlir
     %x = mtrt.buffer {offset = 4096 : i64, kind = "activation"} : memref<2x8x16xf32>
@@ -115,7 +117,8 @@ def MTRT_BufferOp : MTRT_Op<"buffer", [HasParent<"ProgramOp">]> {
                        OptionalAttr<I64Attr>:$microbatch,
                        OptionalAttr<DictionaryAttr>:$init,
                        OptionalAttr<StrArrayAttr>:$expert_names,
-                       OptionalAttr<I64Attr>:$expert_axis);
+                       OptionalAttr<I64Attr>:$expert_axis,
+                       OptionalAttr<DictionaryAttr>:$fused_in);
   let results = (outs MTRT_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
   let hasVerifier = 1;

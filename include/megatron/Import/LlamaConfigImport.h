@@ -34,8 +34,8 @@ struct Llama3RopeScaling {
 /// The fields of a LLaMA-family `config.json` that shape the training graph.
 struct LlamaConfig {
   /// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen2_moe, olmoe,
-  /// olmo2, granite, smollm3, gemma, gemma2 or gemma3_text (also a gemma3
-  /// multimodal config's text model).
+  /// olmo2, granite, smollm3, phi3, gemma, gemma2 or gemma3_text (also a
+  /// gemma3 multimodal config's text model).
   std::string modelType;
   /// What the checkpoint's parameter names start with before "model." and
   /// "lm_head.": "language_model." for the text model of a gemma3
@@ -62,6 +62,11 @@ struct LlamaConfig {
   bool outputBias = false;
   /// Biases on the MLP projections (Llama's mlp_bias).
   bool mlpBias = false;
+  /// Whether published weights hold the q, k and v projections as one
+  /// qkv_proj and the gate and up projections as one gate_up_proj (Phi-3):
+  /// each stays a parameter of its own, stating its rows there
+  /// (mt.fused_in).
+  bool fusedProjections = false;
   /// q_norm and k_norm, RMSNorms of the queries and keys before the rotary
   /// embedding: Qwen3's over each head (weights [head_dim]), OLMoE's over
   /// the whole projection (weights [heads * head_dim]).

@@ -65,6 +65,8 @@ struct Allocation {
   /// Expert parallelism: the expert each coordinate of the axis holds.
   ArrayAttr expertNames;
   std::optional<int64_t> expertAxis;
+  /// A parameter's rows in a published fused tensor (mt.fused_in).
+  DictionaryAttr fusedIn;
 };
 
 /// An arena plans at most mtrt::kMaxArenaBytes (2^60), which the loader
@@ -296,9 +298,12 @@ struct LowerToRuntimePass
       if (param) {
         alloc.kind = state ? state.getValue().str() : "param";
         alloc.name = param.getValue().str();
-        if (!state)
+        if (!state) {
           alloc.init = function.getArgAttrOfType<DictionaryAttr>(
               index, MTDialect::getInitAttrName());
+          alloc.fusedIn = function.getArgAttrOfType<DictionaryAttr>(
+              index, MTDialect::getFusedInAttrName());
+        }
       } else if (input) {
         alloc.kind = "input";
         alloc.name = input.getValue().str();
@@ -903,7 +908,8 @@ struct LowerToRuntimePass
                            : IntegerAttr(),
           alloc.init, alloc.expertNames,
           alloc.expertAxis ? builder.getI64IntegerAttr(*alloc.expertAxis)
-                           : IntegerAttr());
+                           : IntegerAttr(),
+          alloc.fusedIn);
       buffers[value] = buffer;
       return buffer;
     };

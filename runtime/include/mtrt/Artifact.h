@@ -8,7 +8,8 @@
 //   {"format": "megatron-mlir-artifact", "version": 5, "world_size": W,
 //    "grid": {"shape": [pp?, dp, tp], "axes": ["pp"?, "dp", "tp"]},
 //    "params": [{"name", "dtype", "shape",            full, unsharded shapes
-//                "init"?: {"kind": "normal" | "zeros" | "ones", "std"?}}],
+//                "init"?: {"kind": "normal" | "zeros" | "ones", "std"?},
+//                "fused_in"?: {"tensor", "row"}}],
 //    "programs": [{"stage", "flops_per_token"?, "arena_bytes",
 //                  "persistent_bytes",
 //                  "buffers": [{"id", "offset", "dtype", "shape", "kind",
@@ -248,6 +249,12 @@ struct ParamDesc {
   /// None: the artifact states no initializer (the run must load the
   /// parameter from a checkpoint).
   ParamInitSpec init;
+  /// Where published weights store the parameter, when not under its own
+  /// name: rows `fusedRow` to `fusedRow + shape[0]` of tensor `fusedIn`
+  /// (Phi-3's qkv_proj and gate_up_proj hold the q, k and v projections
+  /// and the gate and up projections one after another). Empty: none.
+  std::string fusedIn;
+  int64_t fusedRow = 0;
 };
 
 struct Artifact {

@@ -295,6 +295,7 @@ constexpr const char *kFormat = "format", *kVersion = "version",
                      *kOutputs = "outputs", *kGridAxis = "grid_axis",
                      *kStride = "stride", *kBase = "base", *kInit = "init",
                      *kStd = "std", *kGenerated = "generated_kernels",
+                     *kFusedIn = "fused_in", *kTensor = "tensor", *kRow = "row",
                      *kKernelSource = "kernel_source", *kElements = "elements",
                      *kNumOutputs = "num_outputs",
                      *kOperandDtypes = "operand_dtypes",
@@ -450,6 +451,21 @@ Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
         reader.fail(at + ".kind",
                     "is '" + kind + "', not normal, zeros or ones");
       }
+    }
+    if (params[i].contains(key::kFusedIn)) {
+      const json *fused =
+          reader.field(params[i], key::kFusedIn, where, json::value_t::object);
+      std::string at = where + ".fused_in";
+      if (fused) {
+        param.fusedIn = reader.string(*fused, key::kTensor, at);
+        param.fusedRow = reader.integer(*fused, key::kRow, at);
+      }
+      if (reader.ok() && param.fusedIn.empty())
+        reader.fail(at + ".tensor", "must name a tensor");
+      if (reader.ok() && param.fusedRow < 0)
+        reader.fail(at + ".row", "must not be negative");
+      if (reader.ok() && param.shape.empty())
+        reader.fail(at, "a scalar parameter is no rows of a tensor");
     }
     artifact.params.push_back(std::move(param));
   }
@@ -1101,6 +1117,9 @@ void mtrt::writeArtifact(const Artifact &artifact, std::ostream &os) {
     case ParamInitSpec::Kind::None:
       break;
     }
+    if (!param.fusedIn.empty())
+      entry[key::kFusedIn] = {{key::kTensor, param.fusedIn},
+                              {key::kRow, param.fusedRow}};
     params.push_back(std::move(entry));
   }
   document[key::kParams] = std::move(params);

@@ -12,6 +12,7 @@
 #include "mtrt/Device.h"
 #include "mtrt/EvaluationSlice.h"
 #include "mtrt/ExecutionTrace.h"
+#include "mtrt/FusedTensors.h"
 #include "mtrt/HalfFloat.h"
 #include "mtrt/Hash.h"
 #include "mtrt/HuggingFaceWeights.h"
@@ -373,16 +374,22 @@ public:
                                     : buffer.name + "::" + buffer.kind;
     };
     HuggingFaceWeights paramsFile;
+    // The published tensors that hold several parameters (Phi-3's
+    // qkv_proj) read as the parameters they hold.
+    FusedTensorView weights(paramsFile, artifact.params);
     const TensorSource *source = nullptr;
     if (checkpoint.iteration > 0) {
       source = checkpoint.shards.get();
     } else if (!options.loadParams.empty()) {
       std::set<std::string> modelNames;
-      for (const auto &entry : described)
+      for (const auto &entry : described) {
         modelNames.insert(entry.first);
+        if (!entry.second->fusedIn.empty())
+          modelNames.insert(entry.second->fusedIn);
+      }
       MTRT_RETURN_IF_ERROR(
           HuggingFaceWeights::open(options.loadParams, modelNames, paramsFile));
-      source = &paramsFile;
+      source = &weights;
     }
     if (source) {
       // Strict by default: a tensor the model does not have means the
@@ -404,7 +411,7 @@ public:
         const std::string head = "lm_head.weight";
         if (name.size() >= head.size() &&
             name.compare(name.size() - head.size(), head.size(), head) == 0 &&
-            !described.count(name) && source == &paramsFile) {
+            !described.count(name) && source == &weights) {
           std::string prefix = name.substr(0, name.size() - head.size());
           for (const char *embedding :
                {"wte.weight", "model.embed_tokens.weight"})
@@ -417,7 +424,7 @@ public:
       }
       // --no-strict-load is for a parameter file; a training checkpoint
       // holds exactly its model's state.
-      const std::string remedy = source == &paramsFile
+      const std::string remedy = source == &weights
                                      ? "--no-strict-load ignores them"
                                      : "the checkpoint is of another model";
       if (!unexpected.empty() && !options.nonStrictLoad) {
@@ -476,7 +483,7 @@ public:
         return Status::error(
             source->location() + ": missing tensor '" + name +
             "' that the model needs (" +
-            (source == &paramsFile
+            (source == &weights
                  ? std::string("--no-strict-load initializes it instead")
                  : "the checkpoint is of another model") +
             ")");
@@ -496,14 +503,13 @@ public:
       MTRT_RETURN_IF_ERROR(source->info(name, dtype, shape));
       // Hugging Face's weights are widened to F32 as they are read; a
       // training checkpoint holds F32.
-      bool readable = source == &paramsFile
-                          ? HuggingFaceWeights::readsDtype(dtype)
-                          : dtype == "F32";
+      bool readable = source == &weights ? HuggingFaceWeights::readsDtype(dtype)
+                                         : dtype == "F32";
       if (!readable)
         return Status::error(
             source->location() + ": tensor '" + name + "' has dtype " + dtype +
-            (source == &paramsFile ? ", expected F32, BF16, F16 or F64"
-                                   : ", expected F32"));
+            (source == &weights ? ", expected F32, BF16, F16 or F64"
+                                : ", expected F32"));
       if (shape != fullShape) {
         std::string expected, got;
         for (int64_t d : fullShape)

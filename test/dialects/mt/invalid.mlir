@@ -1626,6 +1626,30 @@ func.func private @negative_init_kind(tensor<4xf32> {mt.param = "w", mt.init = {
 
 // -----
 
+// A parameter's rows in a published fused tensor (Phi-3's qkv_proj):
+// {tensor = "name", row = R} with a non-negative row, on a parameter with
+// rows.
+
+// expected-error @below {{'func.func' op argument #0: 'mt.fused_in' must be {tensor = "name", row = R} with a non-negative i64 row, got {row = -1 : i64, tensor = "qkv.weight"}}}
+func.func private @negative_fused_in_row(tensor<4x2xf32> {mt.param = "q.weight", mt.fused_in = {tensor = "qkv.weight", row = -1 : i64}})
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'mt.fused_in' must be {tensor = "name", row = R} with a non-negative i64 row, got {row = 0 : i64, tensor = ""}}}
+func.func private @negative_fused_in_tensor(tensor<4x2xf32> {mt.param = "q.weight", mt.fused_in = {tensor = "", row = 0 : i64}})
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'mt.fused_in' needs 'mt.param' beside it}}
+func.func private @negative_fused_in_not_param(tensor<4x2xf32> {mt.fused_in = {tensor = "qkv.weight", row = 0 : i64}})
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'mt.fused_in' states rows of a tensor; the argument has none ('tensor<f32>')}}
+func.func private @negative_fused_in_scalar(tensor<f32> {mt.param = "s", mt.fused_in = {tensor = "qkv.weight", row = 0 : i64}})
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // mt.rope, mt.repeat_kv
 //===----------------------------------------------------------------------===//
