@@ -1,11 +1,14 @@
 //===- RuntimeIOTest.cpp - Tests of the runtime's file and data inputs ----===//
 //
-// Safetensors reading and writing, train.bin token batches, the synthetic
-// corpus and the learning-rate schedule.
+// Safetensors reading and writing, parameters published as rows of fused
+// tensors, train.bin token batches, the synthetic corpus and the
+// learning-rate schedule.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mtrt/CheckpointShards.h"
+#include "mtrt/FusedTensors.h"
+#include "mtrt/HuggingFaceWeights.h"
 #include "mtrt/LearningRate.h"
 #include "mtrt/ParamInit.h"
 #include "mtrt/Safetensors.h"
@@ -16,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -456,6 +460,116 @@ std::vector<uint16_t> countingTokens(int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     ids[i] = static_cast<uint16_t>(1000 + i);
   return ids;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters published as rows of one tensor (Phi-3's qkv_proj)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A [rows, 2] F32 tensor whose element i is first + i.
+HostTensor rowsFrom(float first, int64_t rows) {
+  HostTensor tensor;
+  tensor.dtype = "F32";
+  tensor.shape = {rows, 2};
+  std::vector<float> values(size_t(rows * 2));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = first + float(i);
+  tensor.bytes.resize(values.size() * sizeof(float));
+  std::memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
+  return tensor;
+}
+
+std::vector<float> floatsOf(const HostTensor &tensor) {
+  std::vector<float> values(tensor.bytes.size() / sizeof(float));
+  std::memcpy(values.data(), tensor.bytes.data(), tensor.bytes.size());
+  return values;
+}
+
+/// q (rows 0-1), k (row 2) and v (row 3) of "qkv"; "o" on its own.
+std::vector<ParamDesc> fusedParams() {
+  std::vector<ParamDesc> params(4);
+  const char *names[] = {"q", "k", "v", "o"};
+  int64_t rows[] = {2, 1, 1, 2}, at[] = {0, 2, 3, 0};
+  for (size_t i = 0; i < 4; ++i) {
+    params[i].name = names[i];
+    params[i].shape = {rows[i], 2};
+    if (i < 3) {
+      params[i].fusedIn = "qkv";
+      params[i].fusedRow = at[i];
+    }
+  }
+  return params;
+}
+} // namespace
+
+TEST(FusedTensors, SavedFusedInPlaceOfTheFirstAndReadBackByRows) {
+  std::vector<ParamDesc> params = fusedParams();
+  std::vector<std::pair<std::string, HostTensor>> tensors = {
+      {"q", rowsFrom(0, 2)},
+      {"o", rowsFrom(100, 2)},
+      {"k", rowsFrom(4, 1)},
+      {"v", rowsFrom(6, 1)}};
+  fuseAsPublished(params, tensors);
+  ASSERT_EQ(tensors.size(), 2u);
+  EXPECT_EQ(tensors[0].first, "qkv");
+  EXPECT_EQ(tensors[0].second.shape, (std::vector<int64_t>{4, 2}));
+  EXPECT_EQ(floatsOf(tensors[0].second),
+            (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(tensors[1].first, "o");
+
+  // Written and read through the view: each parameter is its rows.
+  TempDir dir;
+  std::string path = dir.path("fused.safetensors");
+  ASSERT_TRUE(writeSafetensors(path, tensors, {}));
+  HuggingFaceWeights file;
+  ASSERT_TRUE(
+      HuggingFaceWeights::open(path, {"q", "k", "v", "o", "qkv"}, file));
+  FusedTensorView view(file, params);
+  // The fused tensor's name stands for its parameters'.
+  std::vector<std::string> names = view.names();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"k", "o", "q", "v"}));
+  EXPECT_TRUE(view.contains("q"));
+  std::string dtype;
+  std::vector<int64_t> shape;
+  ASSERT_TRUE(view.info("k", dtype, shape));
+  EXPECT_EQ(shape, (std::vector<int64_t>{1, 2}));
+  float k[2];
+  ASSERT_TRUE(view.readRuns("k", {{0, 2}}, k));
+  EXPECT_EQ(k[0], 4.0f);
+  EXPECT_EQ(k[1], 5.0f);
+  float vSecond;
+  ASSERT_TRUE(view.readRuns("v", {{1, 1}}, &vSecond));
+  EXPECT_EQ(vSecond, 7.0f);
+}
+
+TEST(FusedTensors, RowsThatDoNotTileStayUnderTheirNames) {
+  // v missing from the saved tensors: q and k do not make the whole
+  // tensor from row 0 on, so nothing is fused.
+  std::vector<ParamDesc> params = fusedParams();
+  std::vector<std::pair<std::string, HostTensor>> tensors = {
+      {"q", rowsFrom(0, 2)}, {"k", rowsFrom(4, 1)}, {"o", rowsFrom(100, 2)}};
+  fuseAsPublished(params, tensors);
+  ASSERT_EQ(tensors.size(), 3u);
+  EXPECT_EQ(tensors[0].first, "q");
+  EXPECT_EQ(tensors[1].first, "k");
+  // A fused tensor too short for a parameter's rows is refused by name.
+  TempDir dir;
+  std::string path = dir.path("short.safetensors");
+  std::vector<std::pair<std::string, HostTensor>> shortFile = {
+      {"qkv", rowsFrom(0, 3)}};
+  ASSERT_TRUE(writeSafetensors(path, shortFile, {}));
+  HuggingFaceWeights file;
+  ASSERT_TRUE(HuggingFaceWeights::open(path, {"q", "k", "v", "qkv"}, file));
+  FusedTensorView view(file, params);
+  std::string dtype;
+  std::vector<int64_t> shape;
+  EXPECT_TRUE(view.info("k", dtype, shape));
+  Status status = view.info("v", dtype, shape);
+  EXPECT_EQ(status.message(),
+            path + ": tensor 'qkv' has shape [3, 2], which does not hold rows "
+                   "3 to 4 of shape [1, 2] for parameter 'v'");
 }
 
 TEST(TokenData, BatchIndexing) {

@@ -18,9 +18,11 @@
 
 #include "mtrt/Artifact.h"
 #include "mtrt/CheckpointShards.h"
+#include "mtrt/Safetensors.h"
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mtrt {
@@ -50,6 +52,16 @@ private:
   const TensorSource &file;
   std::map<std::string, const ParamDesc *> fused;
 };
+
+/// `tensors` (full tensors under the model's names, as --save-params
+/// writes them) with the parameters that published weights store as rows
+/// of one tensor concatenated into it, in place of the first of them: a
+/// Phi-3's q, k and v projections written as its qkv_proj, so that the
+/// file loads where the family's published weights do. A fused tensor
+/// whose rows its parameters do not tile from row 0 (an artifact edited
+/// by hand) keeps them under their own names.
+void fuseAsPublished(const std::vector<ParamDesc> &params,
+                     std::vector<std::pair<std::string, HostTensor>> &tensors);
 
 } // namespace mtrt
 

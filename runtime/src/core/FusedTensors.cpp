@@ -3,6 +3,7 @@
 #include "mtrt/FusedTensors.h"
 
 #include <algorithm>
+#include <set>
 
 using namespace mtrt;
 
@@ -84,4 +85,65 @@ Status FusedTensorView::readRuns(const std::string &name,
   for (ElementRun &run : shifted)
     run.offset += param->fusedRow * rowElements;
   return file.readRuns(param->fusedIn, shifted, dst);
+}
+
+void mtrt::fuseAsPublished(
+    const std::vector<ParamDesc> &params,
+    std::vector<std::pair<std::string, HostTensor>> &tensors) {
+  // Each fused tensor's parameters, by row.
+  std::map<std::string, std::map<int64_t, std::string>> members;
+  for (const ParamDesc &param : params)
+    if (!param.fusedIn.empty())
+      members[param.fusedIn][param.fusedRow] = param.name;
+  if (members.empty())
+    return;
+  std::map<std::string, size_t> position;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    position[tensors[i].first] = i;
+  std::set<std::string> fusedAway;
+  for (const auto &[fused, rows] : members) {
+    // The members tile rows 0 to the total, one after another, with equal
+    // trailing dimensions and one dtype.
+    std::vector<const HostTensor *> parts;
+    int64_t next = 0;
+    bool tiles = !position.count(fused);
+    for (const auto &[row, name] : rows) {
+      auto it = position.find(name);
+      if (!tiles || it == position.end() || row != next) {
+        tiles = false;
+        break;
+      }
+      const HostTensor &part = tensors[it->second].second;
+      if (part.shape.empty() ||
+          (!parts.empty() &&
+           (part.dtype != parts.front()->dtype ||
+            !std::equal(part.shape.begin() + 1, part.shape.end(),
+                        parts.front()->shape.begin() + 1,
+                        parts.front()->shape.end())))) {
+        tiles = false;
+        break;
+      }
+      parts.push_back(&part);
+      next += part.shape.front();
+    }
+    if (!tiles || parts.empty())
+      continue;
+    HostTensor whole;
+    whole.dtype = parts.front()->dtype;
+    whole.shape = parts.front()->shape;
+    whole.shape.front() = next;
+    for (const HostTensor *part : parts)
+      whole.bytes.insert(whole.bytes.end(), part->bytes.begin(),
+                         part->bytes.end());
+    // In place of its first parameter; the others leave.
+    auto first = rows.begin();
+    tensors[position[first->second]] = {fused, std::move(whole)};
+    for (auto it = std::next(first); it != rows.end(); ++it)
+      fusedAway.insert(it->second);
+  }
+  tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                               [&](const auto &entry) {
+                                 return fusedAway.count(entry.first) != 0;
+                               }),
+                tensors.end());
 }

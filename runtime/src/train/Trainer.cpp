@@ -1410,10 +1410,15 @@ public:
       MTRT_RETURN_IF_ERROR(gatherTensor("param", param, tensor));
       tensors.emplace_back(param.name, std::move(tensor));
     }
+    // As the family publishes its weights (a Phi-3's fused projections),
+    // so that the file loads where those do (and here, through
+    // FusedTensorView).
+    if (comm.rank() == 0)
+      fuseAsPublished(artifact.params, tensors);
     MTRT_RETURN_IF_ERROR(writeTensors(options.saveParams, tensors, {}));
     if (comm.rank() == 0)
       std::printf("saved %zu parameters (after step %lld) to %s\n",
-                  tensors.size(), static_cast<long long>(lastStep),
+                  artifact.params.size(), static_cast<long long>(lastStep),
                   options.saveParams.c_str());
     return Status::ok();
   }
