@@ -336,16 +336,11 @@ LogicalResult mlir::mt::exportArtifact(ModuleOp module, llvm::raw_ostream &os) {
       // A padded vocabulary's checkpoint tensor has only the real rows.
       if (std::optional<uint64_t> valid = buffer.getValidRows())
         param.shape[0] = int64_t(*valid);
-      // Stored in published weights as rows of a fused tensor.
+      // Stored in published weights as rows of a fused tensor (the
+      // buffer's verifier checked the form).
       if (DictionaryAttr fused = buffer.getFusedInAttr()) {
-        auto tensor = fused.getAs<StringAttr>("tensor");
-        auto row = fused.getAs<IntegerAttr>("row");
-        if (!tensor || !row)
-          return buffer.emitOpError()
-                 << "has an invalid fused_in " << fused
-                 << " (expected {tensor = \"name\", row = R})";
-        param.fusedIn = tensor.str();
-        param.fusedRow = row.getInt();
+        param.fusedIn = fused.getAs<StringAttr>("tensor").str();
+        param.fusedRow = fused.getAs<IntegerAttr>("row").getInt();
       }
       if (DictionaryAttr init = buffer.getInitAttr()) {
         std::optional<ParamInitializer> spec = ParamInitializer::fromAttr(init);

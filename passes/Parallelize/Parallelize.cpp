@@ -308,6 +308,17 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
                 StringAttr::get(op->getContext(), "optimizer"));
   }
 
+  /// markOptimizerPhase for a gradient's reduction and the views and the
+  /// padding it reduces (a reduce-scatter's flattened input).
+  static void markReductionOptimizerPhase(Value reduced) {
+    markOptimizerPhase(reduced);
+    for (Operation *flat =
+             reduced.getDefiningOp()->getOperand(0).getDefiningOp();
+         flat && isa<tensor::CollapseShapeOp, tensor::PadOp>(flat);
+         flat = flat->getOperand(0).getDefiningOp())
+      markOptimizerPhase(flat->getResult(0));
+  }
+
   Value allReduce(OpBuilder &b, Location loc, Value value,
                   shard::ReductionKind kind) {
     ++numCollectives;
@@ -439,7 +450,10 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         piece, kGridName, int64_t(kDataAxis), int64_t(ep));
   }
 
-  /// gatherPieces, or gatherExpertPieces for a piece of an expert.
+  /// slicePiece and gatherPieces, or their expert forms for an expert.
+  Value slicePieceOf(bool expert, OpBuilder &b, Location loc, Value flat) {
+    return expert ? sliceExpertPiece(b, loc, flat) : slicePiece(b, loc, flat);
+  }
   Value gatherPiecesOf(bool expert, OpBuilder &b, Location loc, Value piece) {
     return expert ? gatherExpertPieces(b, loc, piece)
                   : gatherPieces(b, loc, piece);
@@ -608,12 +622,7 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
         Value summed = grad;
         if (shardsExperts() && zero >= 2) {
           summed = reduceScatterExpert(g, gradLoc, flatten(g, gradLoc, grad));
-          markOptimizerPhase(summed);
-          for (Operation *flat =
-                   summed.getDefiningOp()->getOperand(0).getDefiningOp();
-               flat && isa<tensor::CollapseShapeOp, tensor::PadOp>(flat);
-               flat = flat->getOperand(0).getDefiningOp())
-            markOptimizerPhase(flat->getResult(0));
+          markReductionOptimizerPhase(summed);
         } else if (ep < dp) {
           ++numCollectives;
           summed = StridedAllReduceOp::create(g, gradLoc, grad, kGridName,
@@ -652,15 +661,12 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
               ? reduceScatter(g, gradLoc, flatten(g, gradLoc, toReduce))
               : allReduce(g, gradLoc, toReduce, shard::ReductionKind::Average);
       // Reduced once per step, after the gradient is accumulated over the
-      // microbatches (mt-pipeline reads this).
-      markOptimizerPhase(result);
-      // So are the views and the padding it reduces (ZeRO >= 2).
-      for (Operation *flat =
-               result.getDefiningOp()->getOperand(0).getDefiningOp();
-           flat && zero >= 2 &&
-           isa<tensor::CollapseShapeOp, tensor::PadOp>(flat);
-           flat = flat->getOperand(0).getDefiningOp())
-        markOptimizerPhase(flat->getResult(0));
+      // microbatches (mt-pipeline reads this), and so are the views and the
+      // padding a reduce-scatter reduces (ZeRO >= 2).
+      if (zero >= 2)
+        markReductionOptimizerPhase(result);
+      else
+        markOptimizerPhase(result);
       if (reduce16) {
         auto wide =
             CastOp::create(g, gradLoc,
@@ -827,9 +833,6 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
     RankedTensorType full = update.getParam().getType();
     RankedTensorType pieceType =
         flatType(full, expert ? expertReplicas() : int64_t(dp));
-    auto slice = [&](OpBuilder &b, Location loc, Value flat) {
-      return expert ? sliceExpertPiece(b, loc, flat) : slicePiece(b, loc, flat);
-    };
 
     // The moments are pieces from now on.
     for (BlockArgument state : {expAvg, expAvgSq}) {
@@ -849,9 +852,10 @@ struct ParallelizePass : public mt::impl::ParallelizePassBase<ParallelizePass> {
       markSharded(attrs, param.getArgNumber(), std::nullopt, full);
       paramPiece = param;
     } else {
-      paramPiece = slice(b, loc, flatten(b, loc, param));
+      paramPiece = slicePieceOf(expert, b, loc, flatten(b, loc, param));
     }
-    Value gradPiece = zero >= 2 ? grad : slice(b, loc, flatten(b, loc, grad));
+    Value gradPiece =
+        zero >= 2 ? grad : slicePieceOf(expert, b, loc, flatten(b, loc, grad));
     auto piece = AdamWOp::create(
         b, loc, pieceType, pieceType, pieceType, paramPiece, gradPiece, expAvg,
         expAvgSq, update.getStep(), update.getLr(), update.getBeta1(),

@@ -52,6 +52,19 @@ LogicalResult BufferOp::verify() {
   if (getExpertNames() && (getExpertNames()->empty() || !getName() ||
                            getExpertNames()->getValue()[0] != getNameAttr()))
     return emitOpError() << "expert_names must start with the buffer's name";
+  // A parameter's rows in a published fused tensor (the artifact's
+  // params[].fused_in).
+  if (DictionaryAttr fused = getFusedInAttr()) {
+    auto tensor = fused.getAs<StringAttr>("tensor");
+    auto row = fused.getAs<IntegerAttr>("row");
+    if (getKind() != "param" || fused.size() != 2 || !tensor ||
+        tensor.getValue().empty() || !row || row.getInt() < 0 ||
+        getType().getRank() == 0)
+      return emitOpError()
+             << "fused_in must be {tensor = \"name\", row = R} with a "
+                "non-negative row, on a param buffer with rows, got "
+             << fused << " on a '" << getKind() << "' buffer";
+  }
   if (std::optional<uint64_t> valid = getValidRows()) {
     // The padded vocabulary's true rows, at most the full tensor's (the
     // attribute is read signed, as the artifact stores it).

@@ -131,6 +131,13 @@ struct BufferDesc {
   std::vector<std::string> expertNames;
 
   bool sharded() const { return !fullShape.empty(); }
+  /// How many consecutive coordinates of grid axis `axis` share one ZeRO
+  /// piece index: an expert's group size on its expert axis (its pieces
+  /// are over its replicas, coordinate c holding piece c / expertRanks),
+  /// else 1.
+  int64_t pieceStride(int64_t axis) const {
+    return axis == expertAxis && expertRanks > 0 ? expertRanks : 1;
+  }
   int64_t numElements() const;
   int64_t bytes() const { return numElements() * dtypeSize(dtype); }
 };

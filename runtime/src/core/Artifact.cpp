@@ -339,12 +339,9 @@ RankProgram mtrt::specializeProgram(const Artifact &artifact, int64_t rank) {
                : 0;
   };
   for (BufferDesc &buffer : program.buffers) {
-    // An expert's ZeRO piece is indexed among its replicas: the ranks of
-    // its axis whose coordinates are equal modulo its group's size.
+    // An expert's ZeRO piece is indexed among its replicas.
     auto pieceIndex = [&](int64_t axis) {
-      return axis == buffer.expertAxis && buffer.expertRanks > 0
-                 ? coordinate(axis) / buffer.expertRanks
-                 : coordinate(axis);
+      return coordinate(axis) / buffer.pieceStride(axis);
     };
     buffer.shardIndex = buffer.shardDim < 0 ? pieceIndex(buffer.shardAxis)
                                             : coordinate(buffer.shardAxis);
@@ -562,13 +559,9 @@ Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
         }
       }
       // ZeRO pieces over the axis an expert's groups lie on are the
-      // expert's, over its replicas (the coordinates equal modulo the
-      // group's size): as many as the axis holds groups.
+      // expert's, over its replicas: as many as the axis holds groups.
       auto piecesOver = [&](int64_t axis) {
-        int64_t ranks = artifact.gridShape[size_t(axis)];
-        return axis == buffer.expertAxis && buffer.expertRanks > 0
-                   ? ranks / buffer.expertRanks
-                   : ranks;
+        return artifact.gridShape[size_t(axis)] / buffer.pieceStride(axis);
       };
       if (buffers[b].contains(key::kShard)) {
         const json *shard =
@@ -589,13 +582,16 @@ Status mtrt::parseArtifact(const std::string &bytes, const std::string &path,
             if (reader.ok() &&
                 (buffer.shardDim < 0 || buffer.pieceCount <= 0 ||
                  buffer.pieceCount != piecesOver(buffer.pieceAxis)))
-              reader.fail(in, "pieces over grid axis " +
-                                  std::to_string(buffer.pieceAxis) +
-                                  " need a split dimension and a count equal "
-                                  "to the axis' size" +
-                                  (buffer.pieceAxis == buffer.expertAxis
-                                       ? " over the expert's groups"
-                                       : ""));
+              reader.fail(
+                  in,
+                  "pieces over grid axis " + std::to_string(buffer.pieceAxis) +
+                      " need a split dimension and a count equal "
+                      "to the axis' size" +
+                      (buffer.pieceAxis == buffer.expertAxis
+                           ? " (an expert's pieces are over its " +
+                                 std::to_string(piecesOver(buffer.pieceAxis)) +
+                                 " replicas on the axis)"
+                           : ""));
           }
           buffer.fullShape = reader.shape(
               json{{key::kShape, reader.array(*shard, key::kFullShape, in)}},

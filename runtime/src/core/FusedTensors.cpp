@@ -87,6 +87,31 @@ Status FusedTensorView::readRuns(const std::string &name,
   return file.readRuns(param->fusedIn, shifted, dst);
 }
 
+/// The saved tensors of a fused tensor's parameters (by row) if they tile
+/// its rows from 0 on, one after another, with one dtype and equal
+/// trailing dimensions; else none.
+static std::vector<const HostTensor *>
+tilingParts(const std::map<int64_t, std::string> &rows,
+            const std::map<std::string, size_t> &position,
+            const std::vector<std::pair<std::string, HostTensor>> &tensors) {
+  std::vector<const HostTensor *> parts;
+  int64_t next = 0;
+  for (const auto &[row, name] : rows) {
+    auto it = position.find(name);
+    if (it == position.end() || row != next)
+      return {};
+    const HostTensor &part = tensors[it->second].second;
+    const HostTensor *first = parts.empty() ? &part : parts.front();
+    if (part.shape.empty() || part.dtype != first->dtype ||
+        !std::equal(part.shape.begin() + 1, part.shape.end(),
+                    first->shape.begin() + 1, first->shape.end()))
+      return {};
+    parts.push_back(&part);
+    next += part.shape.front();
+  }
+  return parts;
+}
+
 void mtrt::fuseAsPublished(
     const std::vector<ParamDesc> &params,
     std::vector<std::pair<std::string, HostTensor>> &tensors) {
@@ -102,39 +127,21 @@ void mtrt::fuseAsPublished(
     position[tensors[i].first] = i;
   std::set<std::string> fusedAway;
   for (const auto &[fused, rows] : members) {
-    // The members tile rows 0 to the total, one after another, with equal
-    // trailing dimensions and one dtype.
-    std::vector<const HostTensor *> parts;
-    int64_t next = 0;
-    bool tiles = !position.count(fused);
-    for (const auto &[row, name] : rows) {
-      auto it = position.find(name);
-      if (!tiles || it == position.end() || row != next) {
-        tiles = false;
-        break;
-      }
-      const HostTensor &part = tensors[it->second].second;
-      if (part.shape.empty() ||
-          (!parts.empty() &&
-           (part.dtype != parts.front()->dtype ||
-            !std::equal(part.shape.begin() + 1, part.shape.end(),
-                        parts.front()->shape.begin() + 1,
-                        parts.front()->shape.end())))) {
-        tiles = false;
-        break;
-      }
-      parts.push_back(&part);
-      next += part.shape.front();
-    }
-    if (!tiles || parts.empty())
+    if (position.count(fused))
+      continue; // already saved under its own name
+    std::vector<const HostTensor *> parts =
+        tilingParts(rows, position, tensors);
+    if (parts.empty())
       continue;
     HostTensor whole;
     whole.dtype = parts.front()->dtype;
     whole.shape = parts.front()->shape;
-    whole.shape.front() = next;
-    for (const HostTensor *part : parts)
+    whole.shape.front() = 0;
+    for (const HostTensor *part : parts) {
+      whole.shape.front() += part->shape.front();
       whole.bytes.insert(whole.bytes.end(), part->bytes.begin(),
                          part->bytes.end());
+    }
     // In place of its first parameter; the others leave.
     auto first = rows.begin();
     tensors[position[first->second]] = {fused, std::move(whole)};

@@ -170,22 +170,18 @@ std::string CudaDevice::unsupported(const Command &command, KernelId id) const {
   case KernelId::reduce_scatter:
   case KernelId::all_gather:
   case KernelId::all_slice:
-    if (!communicator)
-      return "a collective without the run's communicator";
-    if (int64_t axis = int64_t(command.get("grid_axis", 0));
-        axis < 0 || axis >= int64_t(communicator->coords().size()))
-      return "a collective along grid axis " + std::to_string(axis) +
-             ", which the device grid does not have";
-    break;
   case KernelId::expert_dispatch:
-  case KernelId::expert_combine:
+  case KernelId::expert_combine: {
+    const std::string what =
+        isCollective(id) ? "a collective" : "an expert exchange";
     if (!communicator)
-      return "an expert exchange without the run's communicator";
+      return what + " without the run's communicator";
     if (int64_t axis = int64_t(command.get("grid_axis", 0));
         axis < 0 || axis >= int64_t(communicator->coords().size()))
-      return "an expert exchange along grid axis " + std::to_string(axis) +
+      return what + " along grid axis " + std::to_string(axis) +
              ", which the device grid does not have";
     break;
+  }
   default:
     if (!isMoeKernel(id))
       return "no CUDA kernel for it yet";

@@ -191,3 +191,27 @@ mtrt.program @expert_names_not_first attributes {stage = 0 : i64, arena_bytes = 
   // expected-error @below {{'mtrt.buffer' op expert_names must start with the buffer's name}}
   %x = mtrt.buffer {offset = 0 : i64, kind = "param", name = "e0", expert_axis = 0 : i64, expert_names = ["e1", "e0"]} : memref<4x4xf32>
 }
+
+// -----
+
+// A parameter's rows in a published fused tensor (Phi-3's qkv_proj): a
+// tensor's name and a row that is not negative, on a param buffer.
+
+mtrt.program @fused_in_negative_row attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+  // expected-error @below {{'mtrt.buffer' op fused_in must be {tensor = "name", row = R} with a non-negative row, on a param buffer with rows, got {row = -2 : i64, tensor = "qkv"} on a 'param' buffer}}
+  %x = mtrt.buffer {offset = 0 : i64, kind = "param", name = "k", fused_in = {tensor = "qkv", row = -2 : i64}} : memref<4x4xf32>
+}
+
+// -----
+
+mtrt.program @fused_in_not_param attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+  // expected-error @below {{'mtrt.buffer' op fused_in must be {tensor = "name", row = R} with a non-negative row, on a param buffer with rows, got {row = 0 : i64, tensor = "qkv"} on a 'exp_avg' buffer}}
+  %x = mtrt.buffer {offset = 0 : i64, kind = "exp_avg", name = "k", fused_in = {tensor = "qkv", row = 0 : i64}} : memref<4x4xf32>
+}
+
+// -----
+
+mtrt.program @fused_in_no_tensor attributes {stage = 0 : i64, arena_bytes = 64 : i64, persistent_bytes = 0 : i64} {
+  // expected-error @below {{'mtrt.buffer' op fused_in must be {tensor = "name", row = R} with a non-negative row, on a param buffer with rows, got {row = 0 : i64} on a 'param' buffer}}
+  %x = mtrt.buffer {offset = 0 : i64, kind = "param", name = "k", fused_in = {row = 0 : i64}} : memref<4x4xf32>
+}
